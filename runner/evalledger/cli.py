@@ -1,0 +1,124 @@
+"""The evalledger command line."""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import click
+import psycopg
+
+from . import db
+from .errors import EXIT_ERROR, EvalledgerError
+
+
+class LedgerGroup(click.Group):
+    """A group whose usage errors exit 3, like every other error, not click's 2."""
+
+    def main(self, *args, **kwargs):
+        kwargs.setdefault("standalone_mode", True)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Abort:
+            click.echo("evalledger: aborted", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.UsageError as exc:
+            message = exc.format_message()
+            where = f" ({exc.ctx.command_path})" if exc.ctx else ""
+            click.echo(f"evalledger: error: {message}{where}", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except psycopg.Error as exc:
+            db.explain(exc).show()
+            sys.exit(EXIT_ERROR)
+        except BrokenPipeError:
+            sys.exit(0)
+
+
+def database_option(command):
+    """--database-url, shared by every command that touches the database."""
+
+    @click.option(
+        "--database-url",
+        envvar="DATABASE_URL",
+        metavar="URL",
+        help="PostgreSQL 14+ to use instead of the embedded server (default: $DATABASE_URL).",
+    )
+    @functools.wraps(command)
+    def wrapper(*args, database_url=None, **kwargs):
+        db.use_database_url(database_url)
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
+@click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="evalledger")
+def cli():
+    """evalledger: a PostgreSQL ledger for LLM evaluations.
+
+    Exit codes: 0 pass / ok, 1 fail or regression, 2 inconclusive, 3 any error.
+    """
+
+
+# -- db ------------------------------------------------------------------------------------------
+
+
+@cli.group("db")
+def db_group():
+    """Start, stop and migrate the database."""
+
+
+@db_group.command("up")
+def db_up():
+    """Start the embedded PostgreSQL and print its DSN."""
+    from .embedded import EmbeddedServer
+
+    server = EmbeddedServer()
+    click.echo(server.start())
+
+
+@db_group.command("down")
+def db_down():
+    """Stop the embedded PostgreSQL."""
+    from .embedded import EmbeddedServer
+
+    stopped = EmbeddedServer().stop()
+    click.echo("stopped" if stopped else "not running")
+
+
+@db_group.command("migrate")
+@database_option
+def db_migrate():
+    """Apply pending migrations (safe to run twice, or twice at once)."""
+    from .migrate import migrate
+
+    applied = migrate(db.database_url())
+    for migration_id in applied:
+        click.echo(f"applied {migration_id}")
+    if not applied:
+        click.echo("up to date")
+
+
+@db_group.command("status")
+@database_option
+def db_status():
+    """List applied and pending migrations."""
+    from .migrate import status
+
+    state = status(db.database_url())
+    for migration_id in state.applied:
+        click.echo(f"applied  {migration_id}")
+    for migration_id in state.pending:
+        click.echo(f"pending  {migration_id}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

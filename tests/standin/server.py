@@ -1,0 +1,433 @@
+"""A local HTTP stand-in for the OpenAI Chat Completions and Anthropic Messages APIs."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import itertools
+import json
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from . import steps as st
+
+# Seed 000's rubric, used when a request carries no schema to read dimensions from.
+DEFAULT_DIMENSIONS = ("accuracy", "attribution", "weight_calibration", "kind_classification", "signal_density")
+
+# Fake keys, recognisable in assertions that a key never leaks.
+FAKE_KEYS = {
+    "openai": "sk-standin-openai-7f3a9c1e5b2d4f60",
+    "anthropic": "sk-ant-standin-2e8d6b4a0c9f1e37",
+    "google": "AIzaStandinGoogle9d41c7e2b5a8f036",
+    "compat": "sk-standin-compat-5c0e9a3f7b1d2e84",
+}
+_AUTH_HEADERS = {"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"}
+
+Responder = Callable[[str, str, str], "dict | str"]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as received; auth header values are replaced by '<redacted>'."""
+
+    api: str  # "openai" or "anthropic"
+    path: str
+    model: str
+    headers: dict[str, str]
+    body: dict
+    system: str
+    user: str
+    schema: dict | None  # the structured-output schema sent, if any
+    key_name: str | None  # which FAKE_KEYS entry authenticated it, if any
+    received_at: float
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _with_trailing_commas(payload: dict) -> str:
+    # indent puts every closing bracket on its own line; add a comma to the line before.
+    return re.sub(r"([^\s\[{,])(\n\s*[}\]])", r"\1,\2", json.dumps(payload, indent=2))
+
+
+class StandIn:
+    """The stand-in server plus its script: start() once, reset() between tests.
+
+    Per model (or "*" for any model) a queue of scripted Steps is served first, then the
+    model's default Step (ok()). Valid verdicts come from `responder(model, system, user)`
+    when set (a dict, or a str sent verbatim), else are generated from the request's
+    schema (numbers get `score`, clamped to the schema's bounds), else are
+    {"scores": {dim: score for dim in dimensions}, "narrative": ..., "confidence": ...}.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._ids = itertools.count(1)
+        self._wake = threading.Event()
+        self.reset()
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> "StandIn":
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.standin = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="provider-standin", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._wake.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "StandIn":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        """Forget scripts, records and settings; release any hanging request."""
+        with self._lock:
+            self._wake.set()
+            self._wake = threading.Event()
+            self._scripts: dict[str, collections.deque[st.Step]] = collections.defaultdict(collections.deque)
+            self._defaults: dict[str, st.Step] = {}
+            self._requests: list[RecordedRequest] = []
+            self._in_flight = 0
+            self._max_in_flight = 0
+        self.responder: Responder | None = None
+        self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
+        self.score: float = 8
+        self.latency_s: float = 0.0
+        self.fixed_usage: tuple[int, int] | None = None
+
+    # --- addresses -------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "stand-in not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    def env(self) -> dict[str, str]:
+        """Environment variables pointing every provider of evalledger at this server."""
+        v1 = self.openai_base_url
+        return {
+            "OPENAI_API_KEY": FAKE_KEYS["openai"],
+            "OPENAI_BASE_URL": v1,
+            "ANTHROPIC_API_KEY": FAKE_KEYS["anthropic"],
+            "ANTHROPIC_BASE_URL": self.anthropic_base_url,
+            "GEMINI_API_KEY": FAKE_KEYS["google"],
+            "GEMINI_BASE_URL": v1,
+            "VLLM_BASE_URL": v1,
+            "OLLAMA_BASE_URL": v1,
+            "COMPAT_BASE_URL": v1,
+            "COMPAT_API_KEY": FAKE_KEYS["compat"],
+        }
+
+    def install_env(self, monkeypatch: Any) -> None:
+        """Set env() with pytest's monkeypatch (undone after the test)."""
+        for name, value in self.env().items():
+            monkeypatch.setenv(name, value)
+
+    # --- script ----------------------------------------------------------------------
+
+    def script(self, model: str, *script_steps: st.Step) -> None:
+        """Queue steps for a model ("*": any model without its own queue), served in order."""
+        with self._lock:
+            self._scripts[model].extend(script_steps)
+
+    def set_default(self, model: str, step: st.Step) -> None:
+        """What a model ("*": any model) gets once its queue is empty."""
+        with self._lock:
+            self._defaults[model] = step
+
+    def _next_step(self, model: str) -> st.Step:
+        with self._lock:
+            for name in (model, "*"):
+                if self._scripts.get(name):
+                    return self._scripts[name].popleft()
+            return self._defaults.get(model) or self._defaults.get("*") or st.ok()
+
+    # --- records ---------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def requests_for(self, model: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.model == model]
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._max_in_flight
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    # --- serving ---------------------------------------------------------------------
+
+    def _record(self, api: str, path: str, headers: Any, body: dict) -> tuple[RecordedRequest, str | None]:
+        received_key = None
+        redacted: dict[str, str] = {}
+        for name, value in headers.items():
+            lname = name.lower()
+            if lname in _AUTH_HEADERS:
+                received_key = value.removeprefix("Bearer ").strip()
+                value = "<redacted>"
+            redacted[lname] = value
+        key_name = next((n for n, k in FAKE_KEYS.items() if k == received_key), None)
+        if api == "openai":
+            messages = body.get("messages") or []
+            system = "".join(_text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+            user = "".join(_text_of(m.get("content")) for m in messages if m.get("role") == "user")
+            rf = body.get("response_format") or {}
+            schema = (rf.get("json_schema") or {}).get("schema") if rf.get("type") == "json_schema" else None
+        else:
+            system = _text_of(body.get("system"))
+            user = "".join(_text_of(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
+            schema = None
+            forced = _forced_tool(body)
+            if forced is not None:
+                schema = forced.get("input_schema")
+        rec = RecordedRequest(
+            api=api,
+            path=path,
+            model=str(body.get("model", "")),
+            headers=redacted,
+            body=body,
+            system=system,
+            user=user,
+            schema=schema,
+            key_name=key_name,
+            received_at=time.monotonic(),
+        )
+        with self._lock:
+            self._requests.append(rec)
+        return rec, received_key
+
+    def handle(self, api: str, path: str, headers: Any, body: dict) -> tuple[int, dict[str, str], bytes] | None:
+        """Serve one API request; None means drop the connection without answering."""
+        rec, received_key = self._record(api, path, headers, body)
+        wake = self._wake
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            step = self._next_step(rec.model)
+            if step.hang_s:
+                wake.wait(step.hang_s)
+                return None
+            delay = step.latency_s or self.latency_s
+            if delay:
+                wake.wait(delay)
+            if step.status != 200:
+                message = step.error_message
+                if step.echo_key:
+                    message += f" Key provided: {received_key}"
+                return step.status, dict(step.headers), _error_body(api, step.status, message)
+            return 200, dict(step.headers), self._reply(api, rec, body, step)
+        finally:
+            # Decrement before the response is written: the client's next request must
+            # not see this one still counted, or the bound would look broken.
+            with self._lock:
+                self._in_flight -= 1
+
+    def _payload(self, rec: RecordedRequest) -> dict | str:
+        if self.responder is not None:
+            return self.responder(rec.model, rec.system, rec.user)
+        if rec.schema:
+            generated = self._instance(rec.schema, None)
+            if isinstance(generated, dict):
+                return generated
+        return {
+            "scores": {d: self.score for d in self.dimensions},
+            "narrative": "Stand-in verdict.",
+            "confidence": 0.8,
+        }
+
+    def _instance(self, schema: Any, name: str | None) -> Any:
+        """A value satisfying a (simple) JSON schema, numbers set to `score`."""
+        if not isinstance(schema, dict):
+            return self.score
+        if "const" in schema:
+            return schema["const"]
+        if schema.get("enum"):
+            return schema["enum"][0]
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), None)
+        if kind == "object" or "properties" in schema:
+            return {k: self._instance(v, k) for k, v in (schema.get("properties") or {}).items()}
+        if kind == "array":
+            return [self._instance(schema.get("items"), name) for _ in range(schema.get("minItems", 1))]
+        if kind in ("number", "integer"):
+            value = self.score
+            if "maximum" in schema:
+                value = min(value, schema["maximum"])
+            if "minimum" in schema:
+                value = max(value, schema["minimum"])
+            return int(value) if kind == "integer" else value
+        if kind == "string":
+            return f"Stand-in {name or 'text'}."
+        if kind == "boolean":
+            return False
+        return None
+
+    def _reply(self, api: str, rec: RecordedRequest, body: dict, step: st.Step) -> bytes:
+        payload: dict | str = step.raw_text if step.render == st.RAW else self._payload(rec)
+        if isinstance(payload, dict):
+            payload = copy.deepcopy(payload)
+            if step.mutate is not None:
+                step.mutate(payload)
+        tool = _forced_tool(body) if api == "anthropic" else None
+        as_tool = isinstance(payload, dict) and step.render == st.STRUCTURED and tool is not None
+        if isinstance(payload, str):
+            text = payload
+        elif step.render == st.FENCED:
+            text = "Here is my verdict:\n```json\n" + json.dumps(payload, indent=2) + "\n```\n"
+        elif step.render == st.TRAILING_COMMA:
+            text = _with_trailing_commas(payload)
+        elif step.render == st.PROSE:
+            text = (
+                "I read the item carefully; my assessment follows.\n"
+                + json.dumps(payload)
+                + "\nLet me know if {anything} needs another look."
+            )
+        else:
+            text = json.dumps(payload)
+        usage = step.usage or self.fixed_usage or (
+            # Roughly what a tokenizer says: 4 characters a token, plus per-message overhead.
+            math.ceil((len(rec.system) + len(rec.user)) / 4) + 7,
+            max(1, math.ceil(len(text) / 4)),
+        )
+        n = next(self._ids)
+        if api == "openai":
+            return json.dumps(
+                {
+                    "id": f"chatcmpl-standin{n}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": rec.model,
+                    "system_fingerprint": "fp_standin",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text, "refusal": None},
+                            "logprobs": None,
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+                }
+            ).encode()
+        if as_tool:
+            content = [{"type": "tool_use", "id": f"toolu_standin{n}", "name": tool["name"], "input": payload}]
+        else:
+            content = [{"type": "text", "text": text}]
+        return json.dumps(
+            {
+                "id": f"msg_standin{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": rec.model,
+                "content": content,
+                "stop_reason": "tool_use" if as_tool else "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+            }
+        ).encode()
+
+
+def _forced_tool(body: dict) -> dict | None:
+    choice = body.get("tool_choice") or {}
+    if choice.get("type") != "tool":
+        return None
+    return next((t for t in body.get("tools") or [] if t.get("name") == choice.get("name")), None)
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}
+
+
+def _error_body(api: str, status: int, message: str) -> bytes:
+    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    if api == "openai":
+        return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The default listen backlog (5) drops connections when 32+ clients connect at once.
+    request_queue_size = 512
+    standin: StandIn
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: pytest shows stderr
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/chat/completions"):
+            api = "openai"
+        elif path.endswith("/messages"):
+            api = "anthropic"
+        else:
+            self._send(404, {}, b'{"error": {"message": "not found"}}')
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send(400, {}, _error_body(api, 400, "request body is not JSON"))
+            return
+        answer = self.server.standin.handle(api, path, self.headers, body)
+        if answer is None:
+            self.close_connection = True
+            return
+        self._send(*answer)
+
+    def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("x-request-id", "req_standin")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (a timeout): nothing to do

@@ -1,0 +1,68 @@
+-- run_for_write_v1: the question's run, locked FOR SHARE so a completion cannot slip between
+-- this check and the write; SECURITY DEFINER because a reviewer may not lock runs itself.
+CREATE OR REPLACE FUNCTION evalledger.run_for_write_v1(run_id uuid) RETURNS evalledger.brain_eval_log
+LANGUAGE sql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+    SELECT l.* FROM brain_eval_log l WHERE l.eval_run_id = run_id FOR SHARE;
+$$;
+
+-- question_passes_v1: a question row against the rubric's per-question pass criteria.
+CREATE OR REPLACE FUNCTION evalledger.question_passes_v1(
+    q evalledger.brain_eval_question_score, policy jsonb, brain text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    WITH p AS (SELECT policy -> 'question_pass' AS c)
+    SELECT q.hallucinations_detected <= (c ->> 'max_hallucinations')::int
+       AND q.citation_rate >= (c ->> 'min_citation_rate')::numeric
+       AND (NOT q.uses_stale_fixture OR coalesce(q.staleness_correctly_recognized, false))
+       AND (q.diagnosis_accuracy_score IS NULL
+            OR q.diagnosis_accuracy_score >= (c ->> 'min_diagnosis_accuracy')::numeric)
+       AND (q.narrative_coherence_rating IS NULL
+            OR q.narrative_coherence_rating >= (c ->> 'min_narrative_coherence')::int)
+       AND (q.lever_mapping_violations IS NULL
+            OR NOT (c -> 'lever_mapping_applies_to') ? brain
+            OR q.lever_mapping_violations <= (c ->> 'max_lever_violations')::int)
+      FROM p;
+$$;
+
+-- brain_eval_question_score_write_v1: question rows join only runs in progress; afterwards only
+-- the run's own reviewer may change the reviewer-scored fields, and only until completion.
+-- question_passed is always the database's. SECURITY INVOKER: current_user is the reviewer.
+CREATE OR REPLACE FUNCTION evalledger.brain_eval_question_score_write_v1() RETURNS trigger
+LANGUAGE plpgsql SET search_path = evalledger, pg_temp AS $$
+DECLARE
+    run evalledger.brain_eval_log;
+    changed text;
+BEGIN
+    run := run_for_write_v1(NEW.eval_run_id);
+    IF run.eval_run_id IS NULL THEN
+        RETURN NEW;  -- the foreign key reports the missing run
+    END IF;
+    IF run.completed_at IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: run % is complete: its question rows are final', run.eval_run_id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+
+    IF TG_OP = 'INSERT' THEN
+        PERFORM refuse_supplied_v1('brain_eval_question_score',
+                                   jsonb_build_object('question_passed', NEW.question_passed));
+        NEW.created_at := now();
+    ELSE
+        SELECT string_agg(n.key, ', ' ORDER BY n.key) INTO changed
+          FROM jsonb_each(to_jsonb(NEW)) n JOIN jsonb_each(to_jsonb(OLD)) o USING (key)
+         WHERE n.value IS DISTINCT FROM o.value
+           AND n.key NOT IN ('hallucinations_detected', 'total_claims', 'diagnosis_accuracy_score',
+                             'narrative_coherence_rating', 'reviewer_comments');
+        IF changed IS NOT NULL THEN
+            RAISE EXCEPTION 'evalledger: only reviewer-scored fields of a question row change, not %', changed
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        IF reviewer_id_of(current_user) IS DISTINCT FROM run.reviewer_user_id THEN
+            RAISE EXCEPTION 'evalledger: only the run''s reviewer scores its questions'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    END IF;
+
+    NEW.question_passed := question_passes_v1(
+        NEW, (SELECT r.definition FROM rubric r WHERE r.rubric_id = run.rubric_id), run.brain_under_test);
+    RETURN NEW;
+END;
+$$;

@@ -1,0 +1,18 @@
+-- prompt_tuner_admit_v1: a prompt tuner may not be registered while reviewing an open run of the
+-- same brain. The target row is taken FOR NO KEY UPDATE, which waits for (and is waited on by)
+-- a run insert's FOR SHARE, so the two checks always see each other's committed rows.
+CREATE OR REPLACE FUNCTION evalledger.prompt_tuner_admit_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+BEGIN
+    PERFORM 1 FROM target t WHERE t.target_id = NEW.target_id FOR NO KEY UPDATE;
+    IF EXISTS (SELECT 1 FROM brain_eval_log l
+                WHERE l.brain_under_test = NEW.target_id AND l.reviewer_user_id = NEW.user_id
+                  AND l.completed_at IS NULL) THEN
+        RAISE EXCEPTION 'evalledger: % reviews an open run of %: complete it before registering them as a prompt tuner',
+                NEW.user_id, NEW.target_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'prompt_tuner_not_reviewing_open_run';
+    END IF;
+    NEW.registered_at := now();
+    RETURN NEW;
+END;
+$$;
