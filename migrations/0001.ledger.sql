@@ -281,6 +281,8 @@ CREATE TRIGGER target_00_append_only BEFORE UPDATE OR DELETE ON target
     FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
 CREATE TRIGGER rubric_00_append_only BEFORE UPDATE OR DELETE ON rubric
     FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER reviewer_00_append_only BEFORE UPDATE OR DELETE ON reviewer
+    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
 CREATE TRIGGER prompt_tuner_00_append_only BEFORE UPDATE OR DELETE ON prompt_tuner
     FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
 CREATE TRIGGER brain_analysis_log_00_append_only BEFORE UPDATE OR DELETE ON brain_analysis_log

@@ -93,3 +93,25 @@ def ensure_login_role(admin, name: str, member_of: str) -> None:
     )
     admin.execute(psycopg.sql.SQL("GRANT {} TO {}").format(
         psycopg.sql.Identifier(member_of), psycopg.sql.Identifier(name)))
+
+
+REVIEWER_ROLE = "evalledger_test_reviewer_a"
+OTHER_REVIEWER_ROLE = "evalledger_test_reviewer_b"
+
+
+@pytest.fixture
+def reviewers(admin):
+    """Two reviewers, each a login role in evalledger_reviewer: {role_name: reviewer_user_id}."""
+    from evalledger.brain_eval import add_reviewer
+
+    found = {}
+    for role in (REVIEWER_ROLE, OTHER_REVIEWER_ROLE):
+        ensure_login_role(admin, role, "evalledger_reviewer")
+        found[role] = add_reviewer(admin, role, role.rsplit("_", 1)[-1].upper())
+    return found
+
+
+@pytest.fixture
+def reviewer_id(reviewers):
+    """The first reviewer's reviewer_user_id."""
+    return reviewers[REVIEWER_ROLE]

@@ -1,0 +1,59 @@
+"""Builders for ledger rows: a valid 30-question run that a test bends at one point."""
+
+from __future__ import annotations
+
+from evalledger import brain_eval
+
+SHA_A = "a" * 64
+SHA_B = "b" * 64
+IN_BAND = {"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}
+OUT_OF_BAND = {"high_confidence_pct": 90, "multi_source_pct": 20, "inference_pct": 10, "speculation_pct": 25}
+STALE_QUESTIONS = 5
+
+
+def question(number: int, brain: str = "AGT-901") -> dict:
+    """A question row that passes everything: the first five use stale fixtures and recognise them."""
+    stale = number <= STALE_QUESTIONS
+    return {
+        "question_id": f"EVAL-Q{number:02d}",
+        "question_type": "plan_diagnosis",
+        "uses_stale_fixture": stale,
+        "staleness_correctly_recognized": True if stale else None,
+        "citation_rate": 1,
+        "hallucinations_detected": 0,
+        "total_claims": 10,
+        "diagnosis_accuracy_score": 1.0,
+        "lever_mapping_violations": 0 if brain == "AGT-902" else None,
+        "confidence_distribution": dict(IN_BAND),
+        "narrative_coherence_rating": 5,
+    }
+
+
+def run_fields(brain: str = "AGT-901", **overrides) -> dict:
+    """Run-level fields of a quarterly run."""
+    return {
+        "run_trigger": "quarterly",
+        "brain_under_test": brain,
+        "model_id": "claude-sonnet-4-6",
+        "system_prompt_hash": SHA_A,
+        "brain_view_contracts_hash": SHA_B,
+        "question_catalog_version": "v28-2026Q2",
+        **overrides,
+    }
+
+
+def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True, **run_overrides):
+    """Record a run of `count` questions; `bend(number, row)` may change any row. Returns the
+    Decision when completed, else the run id."""
+    run_id = brain_eval.start_run(conn, **run_fields(brain, **run_overrides), question_count=count,
+                                  reviewer_user_id=reviewer_user_id)
+    for number in range(1, count + 1):
+        row = question(number, brain)
+        if bend:
+            bend(number, row)
+        analysis_id = brain_eval.record_analysis(
+            conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=SHA_A,
+            question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
+            token_cost_usd="0.0125")
+        brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **row)
+    return brain_eval.complete_run(conn, run_id) if complete else run_id
