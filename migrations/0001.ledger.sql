@@ -27,7 +27,8 @@ CREATE SCHEMA evalledger AUTHORIZATION evalledger_owner;
 REVOKE ALL ON SCHEMA evalledger FROM PUBLIC;
 GRANT USAGE ON SCHEMA evalledger
     TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
-ALTER DEFAULT PRIVILEGES FOR ROLE evalledger_owner IN SCHEMA evalledger REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+-- Functions are not PUBLIC: a SECURITY DEFINER function would otherwise read past RLS for anyone.
+ALTER DEFAULT PRIVILEGES FOR ROLE evalledger_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 
 SET LOCAL ROLE evalledger_owner;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -384,10 +385,11 @@ CREATE POLICY legal_hold_auditor ON legal_hold FOR SELECT TO evalledger_auditor 
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_revops, evalledger_auditor;
 GRANT SELECT ON legal_hold TO evalledger_auditor;
 
--- Functions the policies and triggers call on a role's behalf.
-GRANT EXECUTE ON FUNCTION reviewer_id_of(name), run_for_write_v1(uuid),
-    question_passes_v1(brain_eval_question_score, jsonb, text), refuse_supplied_v1(text, jsonb)
-    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- Functions the policies and triggers call on a role's behalf; nothing else is executable.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_passes_v1(brain_eval_question_score, jsonb, text),
+    refuse_supplied_v1(text, jsonb) TO evalledger_runner, evalledger_reviewer;
+GRANT EXECUTE ON FUNCTION reviewer_id_of(name) TO evalledger_reviewer;
 
 -- =============================================================================================
 -- Seed data: the brains of seed 002 and the brain-eval v1 rubric
@@ -446,6 +448,7 @@ RESET ROLE;
 -- Event triggers (superuser only; elsewhere `evalledger doctor` explains their absence)
 -- =============================================================================================
 \ir ../triggers/ddl_guard_v1.sql
+REVOKE EXECUTE ON FUNCTION evalledger.ddl_guard_v1(), evalledger.drop_guard_v1() FROM PUBLIC;
 
 DO $events$
 BEGIN

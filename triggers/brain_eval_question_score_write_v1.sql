@@ -1,8 +1,9 @@
--- run_for_write_v1: the question's run, locked FOR SHARE so a completion cannot slip between
--- this check and the write; SECURITY DEFINER because a reviewer may not lock runs itself.
-CREATE OR REPLACE FUNCTION evalledger.run_for_write_v1(run_id uuid) RETURNS evalledger.brain_eval_log
+-- lock_run_v1: lock a run FOR SHARE so its completion cannot slip between a question row's
+-- check and its write. SECURITY DEFINER because locking needs UPDATE rights a reviewer lacks;
+-- it returns nothing, so it reveals nothing past the caller's own row-level security.
+CREATE OR REPLACE FUNCTION evalledger.lock_run_v1(run_id uuid) RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
-    SELECT l.* FROM brain_eval_log l WHERE l.eval_run_id = run_id FOR SHARE;
+    SELECT FROM brain_eval_log l WHERE l.eval_run_id = run_id FOR SHARE;
 $$;
 
 -- question_passes_v1: a question row against the rubric's per-question pass criteria.
@@ -32,8 +33,9 @@ DECLARE
     run evalledger.brain_eval_log;
     changed text;
 BEGIN
-    run := run_for_write_v1(NEW.eval_run_id);
-    IF run.eval_run_id IS NULL THEN
+    PERFORM lock_run_v1(NEW.eval_run_id);
+    SELECT l.* INTO run FROM brain_eval_log l WHERE l.eval_run_id = NEW.eval_run_id;
+    IF NOT FOUND THEN
         RETURN NEW;  -- the foreign key reports the missing run
     END IF;
     IF run.completed_at IS NOT NULL THEN

@@ -115,6 +115,34 @@ def db_status():
         click.echo(f"pending  {migration_id}")
 
 
+# -- demo and doctor ---------------------------------------------------------------------------
+
+
+@cli.command("demo")
+@database_option
+def demo_command():
+    """Run the main job end to end and print what the database decided."""
+    from . import demo
+
+    demo.run()
+
+
+@cli.command("doctor")
+@database_option
+def doctor_command():
+    """Check the database: reachable, migrated, roles, guards, event triggers.
+
+    Exit 0 when every check passes (warnings allowed), 1 when one fails, 3 when the database
+    cannot be reached.
+    """
+    from .doctor import diagnose
+
+    findings = diagnose(db.database_url())
+    for finding in findings:
+        click.echo(f"{finding.level:4}  {finding.check}: {finding.detail}")
+    sys.exit(1 if any(f.level == "fail" for f in findings) else 0)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()

@@ -1,0 +1,34 @@
+# Two commands on a fresh machine with Python 3.11+ and make: `make demo`, `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-db schema bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalledger needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/evalledger demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Only the tests that need a database (e.g. against DATABASE_URL=...some other server).
+test-db: $(STAMP)
+	$(BIN)/python -m pytest tests/db tests/e2e
+
+# Refresh sql/schema.current.txt after adding a migration.
+schema: $(STAMP)
+	$(BIN)/python -m evalledger.schema
+
+bench: $(STAMP)
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .test-home

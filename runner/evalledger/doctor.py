@@ -1,0 +1,108 @@
+"""`evalledger doctor`: is this database a sound evalledger ledger?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+from . import db
+from .migrate import status
+
+LEDGER_TABLES = ("target", "rubric", "reviewer", "prompt_tuner", "brain_analysis_log",
+                 "brain_eval_log", "brain_eval_question_score", "legal_hold")
+# The guards each ledger table must carry; their absence means the table is not append-only.
+GUARD_TRIGGERS = {
+    **{t: (f"{t}_00_no_truncate",) for t in LEDGER_TABLES},
+    "target": ("target_00_append_only", "target_00_no_truncate"),
+    "rubric": ("rubric_00_append_only", "rubric_00_no_truncate", "rubric_10_fingerprint"),
+    "reviewer": ("reviewer_00_append_only", "reviewer_00_no_truncate"),
+    "prompt_tuner": ("prompt_tuner_00_append_only", "prompt_tuner_00_no_truncate", "prompt_tuner_10_admit"),
+    "brain_analysis_log": ("brain_analysis_log_00_append_only", "brain_analysis_log_00_no_truncate"),
+    "brain_eval_log": ("brain_eval_log_00_append_only", "brain_eval_log_00_no_truncate",
+                       "brain_eval_log_10_admit", "brain_eval_log_10_guard_update", "brain_eval_log_20_decide"),
+    "brain_eval_question_score": ("brain_eval_question_score_00_append_only",
+                                  "brain_eval_question_score_00_no_truncate",
+                                  "brain_eval_question_score_10_write"),
+    "legal_hold": ("legal_hold_00_append_only", "legal_hold_00_no_truncate"),
+}
+EVENT_TRIGGERS = ("evalledger_ddl_guard_v1", "evalledger_drop_guard_v1")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's outcome: level is ok, warn or fail."""
+
+    level: str
+    check: str
+    detail: str
+
+
+def _roles(conn: psycopg.Connection) -> list[Finding]:
+    rows = {r[0]: r[1:] for r in conn.execute(
+        "SELECT rolname, rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = ANY(%s)",
+        (list(db.ROLES.values()),))}
+    missing = [r for r in db.ROLES.values() if r not in rows]
+    if missing:
+        return [Finding("fail", "roles", f"missing: {', '.join(missing)}")]
+    risky = [name for name, (sup, bypass, _) in rows.items() if sup or bypass]
+    if risky:
+        return [Finding("fail", "roles", f"superuser or BYPASSRLS: {', '.join(risky)}")]
+    if rows["evalledger_owner"][2]:
+        return [Finding("fail", "roles", "evalledger_owner can log in; it should be NOLOGIN")]
+    return [Finding("ok", "roles", "all six present; none superuser or BYPASSRLS; owner NOLOGIN")]
+
+
+def _guards(conn: psycopg.Connection) -> list[Finding]:
+    present = {(t, g): enabled for t, g, enabled in conn.execute(
+        """SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+            WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT t.tgisinternal""")}
+    missing = [f"{t}.{g}" for t, names in GUARD_TRIGGERS.items() for g in names if (t, g) not in present]
+    weak = [f"{t}.{g}" for (t, g), enabled in present.items() if enabled != "A"]
+    unforced = [r[0] for r in conn.execute(
+        """SELECT relname FROM pg_class WHERE relnamespace = 'evalledger'::regnamespace
+            AND relkind IN ('r', 'p') AND NOT (relrowsecurity AND relforcerowsecurity)""")]
+    findings = []
+    if missing:
+        findings.append(Finding("fail", "guard triggers", f"missing: {', '.join(missing)}"))
+    if weak:
+        findings.append(Finding("fail", "guard triggers", f"not ENABLE ALWAYS: {', '.join(weak)}"))
+    if unforced:
+        findings.append(Finding("fail", "row-level security", f"not enabled and forced on: {', '.join(unforced)}"))
+    if not findings:
+        count = sum(len(names) for names in GUARD_TRIGGERS.values())
+        findings.append(Finding("ok", "guard triggers", f"{count} present, all ENABLE ALWAYS; RLS forced on every table"))
+    return findings
+
+
+def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
+    found = dict(conn.execute("SELECT evtname, evtenabled FROM pg_event_trigger WHERE evtname = ANY(%s)",
+                              (list(EVENT_TRIGGERS),)).fetchall())
+    if not found:
+        return [Finding("warn", "event triggers",
+                        "absent: the user who migrated was not a superuser (managed servers do not allow "
+                        "event triggers), so DISABLE TRIGGER / DROP TRIGGER by the owner is not refused "
+                        "here; see docs/guards.md")]
+    weak = [f"{name} ({state})" for name, state in found.items() if state != "A"]
+    missing = [name for name in EVENT_TRIGGERS if name not in found]
+    if missing or weak:
+        return [Finding("fail", "event triggers", f"missing: {missing}; not ENABLE ALWAYS: {weak}")]
+    return [Finding("ok", "event triggers", "DDL and DROP guards present, ENABLE ALWAYS")]
+
+
+def diagnose(url: str) -> list[Finding]:
+    """Every check, in order; stops after a failed connection or missing schema."""
+    findings = [Finding("ok", "database", f"reachable at {db.describe(url)}")]
+    state = status(url)
+    if state.pending:
+        findings.append(Finding("fail", "migrations", f"pending: {', '.join(state.pending)} "
+                                                      "(run `evalledger db migrate`)"))
+    else:
+        findings.append(Finding("ok", "migrations", f"current ({len(state.applied)} applied)"))
+    with db.connect(url, autocommit=True) as conn:
+        findings += _roles(conn)
+        if conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None:
+            return findings
+        findings += _guards(conn)
+        findings += _event_triggers(conn)
+    return findings
