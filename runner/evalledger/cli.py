@@ -23,9 +23,8 @@ class LedgerGroup(click.Group):
             click.echo("evalledger: aborted", err=True)
             sys.exit(EXIT_ERROR)
         except click.UsageError as exc:
-            message = exc.format_message()
-            where = f" ({exc.ctx.command_path})" if exc.ctx else ""
-            click.echo(f"evalledger: error: {message}{where}", err=True)
+            where = exc.ctx.command_path.partition(" ")[2] if exc.ctx else ""
+            click.echo(f"evalledger: error: {where + ': ' if where else ''}{exc.format_message()}", err=True)
             sys.exit(EXIT_ERROR)
         except click.ClickException as exc:
             exc.show()

@@ -51,14 +51,19 @@ def describe(url: str) -> str:
     return f"{info.get('user', '')}@{host}:{info.get('port', 5432)}/{info.get('dbname', '')}"
 
 
+def unreachable(url: str, exc: psycopg.OperationalError) -> EvalledgerError:
+    """A failed connection as one line naming the server (never its password)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    return EvalledgerError(f"cannot reach the database at {describe(url)}: {lines[0] if lines else type(exc).__name__}")
+
+
 def connect(url: str | None = None, *, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
     """Open a connection, acting as the named application role when one is given."""
     url = url or database_url()
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EvalledgerError(f"cannot reach the database at {describe(url)}: {first}") from None
+        raise unreachable(url, exc) from None
     try:
         conn.execute(f"SET search_path = {SCHEMA}, public")
         if role:
@@ -92,7 +97,7 @@ def transaction(role: str | None = None, url: str | None = None) -> Iterator[psy
 def explain(exc: psycopg.Error) -> EvalledgerError:
     """A database error as one line a person understands."""
     diag = exc.diag
-    message = (diag.message_primary or str(exc)).strip()
+    message = " ".join((diag.message_primary or str(exc)).split())
     where = []
     if diag.table_name:
         where.append(f"table {diag.table_name}")

@@ -23,6 +23,7 @@ from yoyo.connections import parse_uri
 from yoyo.migrations import Migration, MigrationList, StepCollector
 from yoyo.utils import change_param_style
 
+from .db import unreachable
 from .errors import EvalledgerError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,7 +70,10 @@ class LedgerBackend(PostgresqlPsycopgBackend):
     dsn = ""
 
     def connect(self, dburi):
-        return psycopg.connect(self.dsn, autocommit=True)
+        try:
+            return psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise unreachable(self.dsn, exc) from None
 
     def copy(self):
         raise AssertionError("every step runs on the one connection that also marks it applied")
