@@ -126,7 +126,9 @@ class Budget:
             if reservation.settled:
                 return
             reservation.settled = True
-            self._reserved = max(0.0, self._reserved - reservation.amount_usd)
+            self._reserved -= reservation.amount_usd
+            if self._reserved < _EPSILON_USD:  # float residue of many +/- pairs
+                self._reserved = 0.0
             self._spent += actual_usd or 0.0
 
     def __repr__(self) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import inspect
 import json
 import logging
-import math
 import os
 import random
 import re
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
@@ -53,6 +54,7 @@ _PROVIDERS: dict[str, _Provider] = {
     "compat": _Provider("openai", ("COMPAT_API_KEY",), "COMPAT_BASE_URL", None, False),
 }
 PROVIDERS = tuple(_PROVIDERS)
+_NO_KEY = "no-key"
 
 
 class MissingCredentialsError(EvalledgerError):
@@ -132,15 +134,36 @@ def provider_config(provider: str, env: Mapping[str, str] | None = None) -> Prov
     if not key:
         if info.key_required:
             raise MissingCredentialsError(f"provider {provider!r} needs {' or '.join(info.key_vars)}")
-        key = "unused"  # the SDK insists on a key; keyless local servers ignore it
+        key = _NO_KEY  # the SDK insists on a key; keyless local servers ignore it
     return ProviderConfig(provider=provider, base_url=base_url, api_key=key)
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    # The SDKs' own default (httpx2's), built once: loading the CA store costs ~50 ms of
+    # CPU per client, which would stall the event loop at the start of every run.
+    import httpx2  # the HTTP stack both SDKs are built on
+
+    return httpx2.create_ssl_context()
 
 
 def _make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
     # max_retries=0: the retry policy and the attempt count are ours, not the SDK's.
     if _PROVIDERS[cfg.provider].sdk == "anthropic":
-        return anthropic.AsyncAnthropic(api_key=cfg.api_key, base_url=cfg.base_url, max_retries=0, timeout=timeout_s)
-    return openai.AsyncOpenAI(api_key=cfg.api_key, base_url=cfg.base_url, max_retries=0, timeout=timeout_s)
+        return anthropic.AsyncAnthropic(
+            api_key=cfg.api_key,
+            base_url=cfg.base_url,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=_tls_context()),
+        )
+    return openai.AsyncOpenAI(
+        api_key=cfg.api_key,
+        base_url=cfg.base_url,
+        max_retries=0,
+        timeout=timeout_s,
+        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+    )
 
 
 # --- requests and results ----------------------------------------------------------------
@@ -150,7 +173,8 @@ def _make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
 class JudgeRequest:
     """One judge call. key is the caller's own id (item, cycle...) echoed in the result.
 
-    temperature=None sends none (some models refuse one). json_schema, when given, is
+    temperature=None sends none (some models refuse one); Anthropic never gets one, as
+    its SDK 2.x Messages API has no such parameter. json_schema, when given, is
     sent as strict structured output, so it should be strict-compatible (every property
     required, additionalProperties false); a provider that rejects it gets plain text.
     """
@@ -258,8 +282,7 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, req: JudgeRequest, st
     }
     if req.system:
         kwargs["system"] = req.system
-    if req.temperature is not None:
-        kwargs["temperature"] = req.temperature
+    # No temperature: the Messages API of SDK 2.x has no such parameter any more.
     name = None
     if structured:
         # Anthropic's structured output: one tool whose input is the verdict, forced.
@@ -376,11 +399,13 @@ async def run_calls(
     "budget_exhausted" for a call the budget did not allow). Raises EvalledgerError before
     any call for a missing price (when the budget has a cap) or missing credentials.
     timeout_s bounds each HTTP attempt; 408/429/5xx, timeouts and connection errors are
-    retried up to max_retries times with jittered exponential backoff, or after the
-    server's Retry-After. A 400/422 to a structured-output request is retried once as
-    plain text, and that model stays on text for the rest of the run. on_result (sync or
-    async) sees each result as it finishes, one at a time; an exception from it cancels
-    the run and propagates.
+    retried up to max_retries times with jittered exponential backoff (first step
+    backoff_base_s), or after the server's Retry-After; a Retry-After over a minute
+    ends the call instead. The concurrency slot is released while a call waits to
+    retry. A 400/422 to a structured-output request is retried once as plain text, and
+    that model stays on text for the rest of the run. on_result (sync or async) sees
+    each result as it finishes, one at a time; an exception from it cancels the run and
+    propagates.
     """
     if concurrency < 1:
         raise EvalledgerError(f"concurrency must be at least 1, got {concurrency}")
@@ -394,7 +419,7 @@ async def run_calls(
     if budget is not None and budget.cap_usd is not None:
         budget.check_prices(dict.fromkeys(specs))
     configs = {s.provider: provider_config(s.provider, env) for s in specs}
-    secrets = [c.api_key for c in configs.values()]
+    secrets = [c.api_key for c in configs.values() if c.api_key != _NO_KEY]
 
     clients: dict[str, Any] = {}  # one per provider per run, made on first use
     text_only: set[str] = set()  # specs that refused structured output this run
@@ -421,7 +446,7 @@ async def run_calls(
     async def one(index: int, req: JudgeRequest) -> JudgeCall:
         spec: ModelSpec = req.spec  # type: ignore[assignment]
         result = JudgeCall(spec=spec, key=req.key, index=index)
-        structured = req.json_schema is not None and spec.spec not in text_only
+        structured = False
         reservation = None
         retries = 0
         started = None
@@ -437,6 +462,8 @@ async def run_calls(
                             return result
                     if started is None:
                         started = time.monotonic()
+                        # Decided now, not when queued: another call may have found the model refuses it.
+                        structured = req.json_schema is not None and spec.spec not in text_only
                     result.attempts += 1
                     try:
                         reply = await attempt(spec, req, structured)

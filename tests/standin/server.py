@@ -392,6 +392,8 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    # Nagle plus the client's delayed ACK would hold a small response back ~40 ms.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: pytest shows stderr
