@@ -49,6 +49,43 @@ def print_decision(decided: brain_eval.Decision) -> None:
         click.echo(f"    {key:32} {'n/a' if value is None else round(float(value), 4)}")
 
 
+# Demo captures: PII of each kind the scrubber knows, as a user might type it into a search box.
+DEMO_CAPTURES = [
+    {"tool_name": "query", "query": "why did jane.doe@example.com's renewal forecast drop last quarter?",
+     "retrieved_slugs": ["renewals/q3", "accounts/jane-doe"], "retrieved_chunk_ids": [101, 102, 102],
+     "source_ids": ["crm"], "expand_enabled": True, "detail": "medium", "detail_resolved": "medium",
+     "vector_enabled": True, "expansion_applied": True, "latency_ms": 412.5, "remote": True},
+    {"tool_name": "search", "query": "refund for card 4111 1111 1111 1111 charged twice",
+     "retrieved_slugs": ["billing/refunds"], "retrieved_chunk_ids": [7], "source_ids": ["billing"],
+     "vector_enabled": False, "expansion_applied": False, "latency_ms": 38, "remote": False},
+    {"tool_name": "query", "query": "API calls fail with Authorization: Bearer sk-live-51HqLyjWDarjtT1zdp7dc",
+     "retrieved_slugs": ["runbooks/api-auth"], "retrieved_chunk_ids": [55, 56], "source_ids": ["runbooks"],
+     "expand_enabled": False, "detail": "high", "detail_resolved": "high", "vector_enabled": True,
+     "expansion_applied": False, "latency_ms": 220, "remote": True, "job_id": 42, "subagent_id": 7},
+]
+
+
+def capture_demo(url: str) -> list[str]:
+    """Capture the demo queries through the real writer (scrubbing on), once; return their NDJSON rows."""
+    from .capture import CaptureWriter
+
+    keys = [uuid.uuid5(DEMO_NAMESPACE, f"capture:{row['query']}") for row in DEMO_CAPTURES]
+    writer = CaptureWriter(url, scrub=True, background=False)
+    try:
+        writer.write([{**row, "capture_key": key} for row, key in zip(DEMO_CAPTURES, keys)])
+    finally:
+        writer.close(0)
+    with db.transaction("runner", url) as conn:
+        lines = conn.execute(
+            """SELECT evalledger.eval_candidate_ndjson_v1(c)::text FROM evalledger.eval_candidates c
+                WHERE c.capture_key = ANY(%s) ORDER BY c.created_at DESC, c.id DESC""", (keys,)).fetchall()
+    click.echo(f"  captured {writer.stats.written} new, {writer.stats.duplicates} already there; "
+               f"exported as `evalledger export` prints them:")
+    for (line,) in lines:
+        click.echo(f"  {line}")
+    return [line for (line,) in lines]
+
+
 def run() -> None:
     """Migrate, record the demo brain-eval run, print what the database decided."""
     url = db.database_url()
@@ -59,3 +96,6 @@ def run() -> None:
     click.echo("brain-eval (question scores from the shipped fixture fixtures/brain_eval_demo.json, "
                "not a live brain):")
     print_decision(brain_eval_demo(url))
+    click.echo("")
+    click.echo("capture (demo queries with an email, a card number and a bearer token, scrubbed before storage):")
+    capture_demo(url)

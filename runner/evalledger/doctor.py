@@ -90,6 +90,27 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
     return [Finding("ok", "event triggers", "DDL and DROP guards present, ENABLE ALWAYS")]
 
 
+def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
+    """Seed 001: warn when captures failed in the last 24 hours, with a count per reason.
+
+    Quiet (no finding) when there were none, when the capture tables are not there, and when the
+    connecting user may not read them: doctor then says nothing rather than something untrue."""
+    try:
+        if conn.execute("SELECT to_regclass('evalledger.eval_capture_failures')").fetchone()[0] is None:
+            return []
+        counts = conn.execute(
+            """SELECT reason, count(*) FROM evalledger.eval_capture_failures
+                WHERE occurred_at > now() - interval '24 hours' GROUP BY reason ORDER BY reason""").fetchall()
+    except psycopg.errors.InsufficientPrivilege:
+        return []
+    total = sum(n for _, n in counts)
+    if not total:
+        return []
+    per_reason = ", ".join(f"{reason} {n}" for reason, n in counts)
+    return [Finding("warn", "capture failures", f"{total} in the last 24 hours ({per_reason}); "
+                                                "see evalledger.eval_capture_failures")]
+
+
 def diagnose(url: str) -> list[Finding]:
     """Every check, in order; stops after a failed connection or missing schema."""
     findings = [Finding("ok", "database", f"reachable at {db.describe(url)}")]
@@ -105,4 +126,5 @@ def diagnose(url: str) -> list[Finding]:
             return findings
         findings += _guards(conn)
         findings += _event_triggers(conn)
+        findings += _capture_failures(conn)
     return findings
