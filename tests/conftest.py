@@ -42,7 +42,8 @@ postgresql_server = factories.postgresql_noproc(
     port=SERVER.get("port", 5432),
     user=SERVER.get("user"),
     password=SERVER.get("password"),
-    dbname="evalledger_test",
+    # Per process, so that two test sessions on one server never share a template.
+    dbname=f"evalledger_test_{os.getpid()}",
     load=[load_ledger],
 )
 postgresql = factories.postgresql("postgresql_server")

@@ -104,13 +104,14 @@ def load_fixture(path: Path) -> dict:
     return data
 
 
-def record_fixture_run(conn: psycopg.Connection, fixture: dict, reviewer_user_id: UUID) -> Decision:
+def record_fixture_run(conn: psycopg.Connection, fixture: dict, reviewer_user_id: UUID,
+                       complete: bool = True) -> Decision:
     """Record a whole run from a fixture (analyses, run, question rows), then complete it."""
     run = fixture["run"]
     questions = fixture["questions"]
     run_id = start_run(conn, **run, question_count=len(questions), reviewer_user_id=reviewer_user_id)
-    for number, question in enumerate(questions, start=1):
+    for question in questions:
         analysis_id = record_analysis(conn, brain=run["brain_under_test"], model_id=run["model_id"],
                                       system_prompt_hash=run["system_prompt_hash"], **question["analysis"])
         add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **question["score"])
-    return complete_run(conn, run_id)
+    return complete_run(conn, run_id) if complete else read_decision(conn, run_id)

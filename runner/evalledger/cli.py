@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 
 import click
@@ -10,6 +9,7 @@ import psycopg
 
 from . import db
 from .errors import EXIT_ERROR, EvalledgerError
+from .options import database_option  # noqa: F401  (commands in other modules import it from here)
 
 
 class LedgerGroup(click.Group):
@@ -34,23 +34,6 @@ class LedgerGroup(click.Group):
             sys.exit(EXIT_ERROR)
         except BrokenPipeError:
             sys.exit(0)
-
-
-def database_option(command):
-    """--database-url, shared by every command that touches the database."""
-
-    @click.option(
-        "--database-url",
-        envvar="DATABASE_URL",
-        metavar="URL",
-        help="PostgreSQL 14+ to use instead of the embedded server (default: $DATABASE_URL).",
-    )
-    @functools.wraps(command)
-    def wrapper(*args, database_url=None, **kwargs):
-        db.use_database_url(database_url)
-        return command(*args, **kwargs)
-
-    return wrapper
 
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -140,6 +123,20 @@ def doctor_command():
     for finding in findings:
         click.echo(f"{finding.level:4}  {finding.check}: {finding.detail}")
     sys.exit(1 if any(f.level == "fail" for f in findings) else 0)
+
+
+from . import ledger_cli  # noqa: E402  (its commands use the shared options above)
+
+for _command in ledger_cli.COMMANDS:
+    cli.add_command(_command)
+
+
+# -- capture and export (runner/evalledger/capture_cli.py) -----------------------------------
+
+from .capture_cli import capture_group, export_command  # noqa: E402
+
+cli.add_command(capture_group)
+cli.add_command(export_command)
 
 
 def main() -> None:

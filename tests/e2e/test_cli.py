@@ -1,6 +1,8 @@
 """The CLI end to end: help for every command, exact output, exit codes and one-line errors."""
 
 import click
+from click.testing import CliRunner
+from psycopg.conninfo import make_conninfo
 import pytest
 
 from evalledger.cli import cli
@@ -19,9 +21,10 @@ def all_commands(group=cli, path=()):
 def test_every_command_has_help(path):
     command = dict(all_commands())[path]
     assert command.help and command.help.strip(), f"{' '.join(path)} has no docstring"
-    result = run_cli(*path, "--help")
-    assert result.code == 0
-    assert command.help.strip().splitlines()[0] in result.out
+    result = CliRunner().invoke(cli, [*path, "--help"])
+    assert result.exit_code == 0
+    first_line = command.help.strip().splitlines()[0]
+    assert " ".join(first_line.split()) in " ".join(result.output.split())
 
 
 def test_status_lists_every_migration(dsn):
@@ -81,7 +84,7 @@ def test_doctor_fails_when_a_guard_is_gone(dsn, admin):
 def test_doctor_on_an_empty_database_says_what_is_missing(dsn, admin):
     admin.execute("CREATE DATABASE evalledger_doctor_empty")
     try:
-        empty = dsn.replace("dbname=evalledger_test", "dbname=evalledger_doctor_empty")
+        empty = make_conninfo(dsn, dbname="evalledger_doctor_empty")
         result = run_cli("doctor", env={"DATABASE_URL": empty})
         assert result.code == 1
         assert "fail  migrations: pending: " in result.out

@@ -1,0 +1,100 @@
+"""The ledger commands as an operator and a reviewer use them: record, review, complete, show."""
+
+import json
+import re
+
+import pytest
+
+from evalledger.demo import fixture_path
+from tests.cli import run_cli
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+
+
+@pytest.fixture
+def env(dsn):
+    return {"DATABASE_URL": dsn}
+
+
+@pytest.fixture
+def fixture_file(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(fixture_path().read_text())
+    return path
+
+
+def test_target_add_and_list(env):
+    added = run_cli("target", "add", "AGT-903", "--name", "Renewals brain", env=env)
+    assert (added.code, added.out) == (0, "registered AGT-903\n")
+    listed = run_cli("target", "list", env=env)
+    assert listed.out == (
+        "AGT-901          brain    Pipeline brain (diagnosis)\n"
+        "AGT-902          brain    Action brain (diagnosis and proposed levers)\n"
+        "AGT-903          brain    Renewals brain\n")
+    again = run_cli("target", "add", "AGT-903", "--name", "x", env=env)
+    assert again.code == 3
+    assert again.err.startswith("evalledger: error: duplicate key value violates unique constraint")
+
+
+def test_reviewer_add_is_idempotent(env):
+    first = run_cli("reviewer", "add", "evalledger_demo_reviewer", "--name", "Dana", env=env)
+    assert first.code == 0 and re.fullmatch(r"[0-9a-f-]{36}\n", first.out)
+    assert run_cli("reviewer", "add", "evalledger_demo_reviewer", "--name", "Dana", env=env).out == first.out
+
+
+def test_record_review_complete_show(env, reviewers, fixture_file):
+    recorded = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, "--no-complete", env=env)
+    assert recorded.code == 2, recorded.err
+    run_id = re.search(r"run ([0-9a-f-]{36}) is in progress", recorded.out).group(1)
+
+    scored = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "2", "--comment", "muddled",
+                     "--as", REVIEWER_ROLE, env=env)
+    assert (scored.code, scored.out) == (0, "EVAL-Q01: does not pass\n")
+
+    stranger = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "5", "--as", OTHER_REVIEWER_ROLE, env=env)
+    assert stranger.code == 3
+    assert stranger.err == f"evalledger: error: no question EVAL-Q01 in run {run_id} that you review\n"
+
+    completed = run_cli("brain-eval", "complete", run_id, env=env)
+    assert completed.code == 0, completed.err
+    assert "  decision  pass_with_notes\n" in completed.out
+
+    late = run_cli("review", "score", run_id, "EVAL-Q02", "--coherence", "1", "--as", REVIEWER_ROLE, env=env)
+    assert late.code == 3
+    assert f"run {run_id} is complete: its question rows are final" in late.err
+
+    shown = run_cli("brain-eval", "show", run_id, env=env)
+    assert shown.code == 0 and shown.out == completed.out
+
+
+def test_record_refuses_a_prompt_tuner_as_reviewer(env, reviewers, fixture_file, admin):
+    admin.execute("INSERT INTO prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)", (reviewers[REVIEWER_ROLE],))
+    result = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
+    assert result.code == 3
+    assert f"reviewer {reviewers[REVIEWER_ROLE]} tunes the prompt of AGT-902: not independent" in result.err
+    assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0
+
+
+def test_a_bad_question_leaves_nothing_written(env, reviewers, fixture_file, admin):
+    data = json.loads(fixture_file.read_text())
+    data["questions"][17]["score"]["citation_rate"] = 2
+    fixture_file.write_text(json.dumps(data))
+    result = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
+    assert result.code == 3
+    assert "brain_eval_question_score_citation_rate_range" in result.err
+    assert result.err.count("\n") == 1
+    for table in ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log"):
+        assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
+def test_record_names_a_broken_file_and_line(env, reviewers, tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"run": {},\n "questions": [,]}')
+    result = run_cli("brain-eval", "record", str(broken), "--reviewer", REVIEWER_ROLE, env=env)
+    assert (result.code, result.err) == (3, f"evalledger: error: {broken}:2: not JSON: Expecting value\n")
+
+
+def test_record_needs_a_registered_reviewer(env, fixture_file):
+    result = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", "nobody", env=env)
+    assert result.code == 3
+    assert result.err == ("evalledger: error: --reviewer 'nobody' is not a registered reviewer "
+                          "(evalledger reviewer add)\n")
