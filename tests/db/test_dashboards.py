@@ -1,0 +1,314 @@
+"""The seed-002 dashboard views: exact rows per panel, and each reader's row-level security."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+
+import psycopg
+import pytest
+
+from evalledger import brain_eval
+from tests.builders import SHA_A, question, record_run, run_fields
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+
+SHA_C = "c" * 64
+SHA_D = "d" * 64
+SHA_E = "e" * 64
+VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
+         "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1"]
+NOW = datetime.now(timezone.utc)
+# Older than the 24-month hot tier by a margin, younger than the 7-year purge horizon.
+COLD = NOW - timedelta(days=760)
+
+
+def rows(conn, sql, *params):
+    return [tuple(r) for r in conn.execute(sql, params).fetchall()]
+
+
+def run_id(decided):
+    return decided.eval_run_id
+
+
+def record_at(conn, reviewer_user_id, started_at, *, brain="AGT-901", count=6, bend=None, prompt=SHA_A):
+    """A completed run as it would have been recorded at started_at: its analyses produced then and
+    the run completed an hour later (builders.record_run stamps analyses and completion now)."""
+    eval_run_id = brain_eval.start_run(
+        conn, **run_fields(brain, system_prompt_hash=prompt, started_at=started_at),
+        question_count=count, reviewer_user_id=reviewer_user_id)
+    for number in range(1, count + 1):
+        row = question(number, brain)
+        if bend:
+            bend(number, row)
+        analysis_id = brain_eval.record_analysis(
+            conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=prompt,
+            question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
+            token_cost_usd="0.0125", produced_at=started_at)
+        brain_eval.add_question_score(conn, eval_run_id=eval_run_id, brain_analysis_id=analysis_id, **row)
+    brain_eval.complete_run(conn, eval_run_id, completed_at=started_at + timedelta(hours=1))
+    return eval_run_id
+
+
+def production_analysis(conn, brain, prompt, produced_at):
+    """A brain analysis no eval question points at: production traffic."""
+    return brain_eval.record_analysis(
+        conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=prompt,
+        question="what changed in pipeline?", output="it grew", token_cost_usd="0.0100",
+        produced_at=produced_at)
+
+
+def fail_questions(*numbers):
+    def bend(number, row):
+        if number in numbers:
+            row["hallucinations_detected"] = 1
+    return bend
+
+
+def quarter(ts):
+    ts = ts.astimezone(timezone.utc)
+    return f"{ts.year}-Q{(ts.month - 1) // 3 + 1}"
+
+
+# -- Per-brain quarterly trend ----------------------------------------------------------------
+
+def test_quarterly_trend_is_the_last_eight_completed_quarterly_runs_per_brain(connect_as, reviewer_id):
+    runner = connect_as("evalledger_runner")
+    started = {k: NOW - timedelta(days=30 * (10 - k)) for k in range(1, 10)}
+    runs = {}
+    for k in range(1, 10):  # run k cites at 1 - k/100, so each run's column value differs
+        def bend(number, row, k=k):
+            row["citation_rate"] = Decimal(100 - k) / 100
+        runs[k] = run_id(record_run(runner, reviewer_id, count=6, bend=bend, started_at=started[k]))
+    # Not plotted: a newer quarterly run still in progress, and a newer completed on-demand run.
+    record_run(runner, reviewer_id, count=6, complete=False, started_at=NOW - timedelta(hours=2))
+    record_run(runner, reviewer_id, count=6, run_trigger="on_demand", started_at=NOW - timedelta(hours=1))
+    agt_902 = run_id(record_run(runner, reviewer_id, brain="AGT-902", count=6, started_at=started[5]))
+
+    got = rows(connect_as("evalledger_auditor"), """
+        SELECT brain_under_test, recency_rank, eval_run_id, quarter, decision, citation_rate,
+               hallucination_rate, staleness_recognition_rate, diagnosis_accuracy_mean,
+               lever_mapping_correctness, confidence_calibration_in_band, narrative_coherence_mean
+          FROM brain_quarterly_trend_v1 ORDER BY brain_under_test, recency_rank""")
+    expected = [
+        ("AGT-901", rank, runs[k], quarter(started[k]), "pass" if k <= 5 else "pass_with_notes",
+         Decimal(100 - k) / 100, 0, 1, 1, None, 1, 5)
+        for rank, k in enumerate(range(9, 1, -1), start=1)
+    ] + [("AGT-902", 1, agt_902, quarter(started[5]), "pass", 1, 0, 1, 1, 1, 1, 5)]
+    assert got == expected
+    types = rows(connect_as("evalledger_auditor"), """
+        SELECT DISTINCT pg_typeof(citation_rate)::text, pg_typeof(narrative_coherence_mean)::text
+          FROM brain_quarterly_trend_v1""")
+    assert types == [("numeric", "numeric")]
+
+
+# -- Most-failing questions -------------------------------------------------------------------
+
+def test_most_failing_questions_ranked_by_share_of_completed_runs_failed(connect_as, reviewer_id):
+    runner = connect_as("evalledger_runner")
+    record_run(runner, reviewer_id, count=4, bend=fail_questions(1, 2))
+    record_run(runner, reviewer_id, count=4, bend=fail_questions(1))
+    record_run(runner, reviewer_id, count=4)
+    record_run(runner, reviewer_id, count=4, bend=fail_questions(3), complete=False)  # not counted
+
+    got = rows(connect_as("evalledger_auditor"),
+               "SELECT * FROM most_failing_questions_v1 ORDER BY fail_rank, question_id")
+    assert got == [
+        ("EVAL-Q01", 3, 2, Decimal("66.67"), 1),
+        ("EVAL-Q02", 3, 1, Decimal("33.33"), 2),
+        ("EVAL-Q03", 3, 0, Decimal("0.00"), 3),
+        ("EVAL-Q04", 3, 0, Decimal("0.00"), 3),
+    ]
+
+
+# -- Stale-fixture pass rate ------------------------------------------------------------------
+
+def test_stale_fixture_pass_rate_flags_any_miss_as_sev2(connect_as, reviewer_id):
+    runner = connect_as("evalledger_runner")
+
+    def miss_two(number, row):
+        if number in (2, 4):
+            row["staleness_correctly_recognized"] = False
+
+    def no_stale(number, row):
+        row["uses_stale_fixture"] = False
+        row["staleness_correctly_recognized"] = None
+
+    clean = run_id(record_run(runner, reviewer_id, count=6, started_at=NOW - timedelta(days=3)))
+    missed = run_id(record_run(runner, reviewer_id, brain="AGT-902", count=6, bend=miss_two,
+                               started_at=NOW - timedelta(days=2)))
+    none = run_id(record_run(runner, reviewer_id, count=3, bend=no_stale, run_trigger="on_demand",
+                             started_at=NOW - timedelta(days=1)))
+    record_run(runner, reviewer_id, count=6, bend=miss_two, complete=False)  # in progress: not shown
+
+    got = rows(connect_as("evalledger_auditor"), """
+        SELECT eval_run_id, brain_under_test, run_trigger, stale_questions, stale_recognised,
+               stale_missed, all_recognised, sev2_incident
+          FROM stale_fixture_pass_rate_v1 ORDER BY started_at""")
+    assert got == [
+        (clean, "AGT-901", "quarterly", 5, 5, 0, True, False),
+        (missed, "AGT-902", "quarterly", 5, 3, 2, False, True),
+        (none, "AGT-901", "on_demand", 0, 0, 0, None, False),
+    ]
+
+
+# -- Reviewer calibration ---------------------------------------------------------------------
+
+def ratings(*given):
+    def bend(number, row):
+        row["narrative_coherence_rating"] = given[number - 1]
+    return bend
+
+
+def test_reviewer_calibration_distribution_per_reviewer(connect_as, reviewers):
+    runner = connect_as("evalledger_runner")
+    a, b = reviewers[REVIEWER_ROLE], reviewers[OTHER_REVIEWER_ROLE]
+    record_run(runner, a, count=4, bend=ratings(5, 4, 4, 2))
+    record_run(runner, a, count=3, bend=ratings(3, None, 5))
+    record_run(runner, a, count=2, bend=ratings(1, 1), complete=False)  # in progress: not counted
+    record_run(runner, b, count=2, bend=ratings(1, 1))
+
+    got = rows(connect_as("evalledger_auditor"), "SELECT * FROM reviewer_calibration_v1")
+    # a: 5, 4, 4, 2, 3, 5: mean 23/6, sample stddev sqrt(6.8333/5)
+    assert sorted(got) == sorted([
+        (a, 2, 6, 0, 1, 1, 2, 2, Decimal("3.8333"), Decimal("1.1690")),
+        (b, 1, 2, 2, 0, 0, 0, 0, Decimal("1.0000"), Decimal("0.0000")),
+    ])
+
+
+# -- Cost per run -----------------------------------------------------------------------------
+
+def test_cost_per_run_over_time_per_brain(connect_as, reviewer_id):
+    runner = connect_as("evalledger_runner")
+    first = run_id(record_run(runner, reviewer_id, count=4, reviewer_hours_spent="1.50",
+                              started_at=NOW - timedelta(days=40)))
+    second = run_id(record_run(runner, reviewer_id, count=2, started_at=NOW - timedelta(days=10)))
+    other = run_id(record_run(runner, reviewer_id, brain="AGT-902", count=3, reviewer_hours_spent="0.25",
+                              run_trigger="prompt_change", started_at=NOW - timedelta(days=20)))
+    record_run(runner, reviewer_id, count=2, complete=False)  # no cost until complete
+
+    got = rows(connect_as("evalledger_auditor"), """
+        SELECT brain_under_test, eval_run_id, run_trigger, question_count, token_cost_usd,
+               reviewer_hours_spent, token_cost_per_question_usd
+          FROM cost_per_run_v1 ORDER BY brain_under_test, started_at""")
+    assert got == [
+        ("AGT-901", first, "quarterly", 4, Decimal("0.0500"), Decimal("1.50"), Decimal("0.0125")),
+        ("AGT-901", second, "quarterly", 2, Decimal("0.0250"), None, Decimal("0.0125")),
+        ("AGT-902", other, "prompt_change", 3, Decimal("0.0375"), Decimal("0.25"), Decimal("0.0125")),
+    ]
+
+
+# -- Production-vs-eval prompt comparison -----------------------------------------------------
+
+def test_prompt_drift_compares_latest_production_prompt_with_last_passing_eval(connect_as, admin, reviewer_id):
+    admin.execute("""INSERT INTO target (target_id, kind, display_name) VALUES
+                     ('AGT-903', 'brain', 'never evaluated'), ('AGT-904', 'brain', 'idle'),
+                     ('BOT-1', 'bot', 'not a brain')""")
+    runner = connect_as("evalledger_runner")
+    # AGT-901: passed on C, then failed on D; production moved from C to D.
+    production_analysis(runner, "AGT-901", SHA_C, NOW - timedelta(days=3))
+    latest_901 = NOW - timedelta(days=1)
+    production_analysis(runner, "AGT-901", SHA_D, latest_901)
+    passed_c = run_id(record_run(runner, reviewer_id, count=3, system_prompt_hash=SHA_C,
+                                 started_at=NOW - timedelta(days=10)))
+    record_run(runner, reviewer_id, count=3, system_prompt_hash=SHA_D, bend=fail_questions(1, 2, 3),
+               started_at=NOW - timedelta(days=5))
+    # AGT-902: production runs the prompt its last passing eval was on. (Every eval run above
+    # records its own analyses with SHA_A, produced just now: they are not production traffic.)
+    latest_902 = NOW - timedelta(days=2)
+    production_analysis(runner, "AGT-902", SHA_E, latest_902)
+    passed_e = run_id(record_run(runner, reviewer_id, brain="AGT-902", count=3, system_prompt_hash=SHA_E,
+                                 system_prompt_version_label="pipeline_brain_v3",
+                                 started_at=NOW - timedelta(days=4)))
+    # AGT-903: production traffic on a prompt that never passed an eval.
+    latest_903 = NOW - timedelta(days=6)
+    production_analysis(runner, "AGT-903", SHA_C, latest_903)
+
+    got = rows(connect_as("evalledger_revops"), "SELECT * FROM prompt_drift_v1 ORDER BY brain")
+    started = dict(rows(connect_as("evalledger_revops"),
+                        "SELECT eval_run_id, started_at FROM cost_per_run_v1"))
+    assert got == [
+        ("AGT-901", SHA_D, latest_901, SHA_C, None, passed_c, "pass", started[passed_c], True),
+        ("AGT-902", SHA_E, latest_902, SHA_E, "pipeline_brain_v3", passed_e, "pass", started[passed_e], False),
+        ("AGT-903", SHA_C, latest_903, None, None, None, None, None, True),
+        ("AGT-904", None, None, None, None, None, None, None, None),
+    ]
+
+
+# -- Who reads what ---------------------------------------------------------------------------
+
+def tiered_ledger(connect_as, reviewer_id):
+    """A passing run started 25 months ago (cold tier) and a failing one started 10 days ago."""
+    runner = connect_as("evalledger_runner")
+    cold = record_at(runner, reviewer_id, COLD, prompt=SHA_C, bend=ratings(5, 5, 5, 5, 5, 4))
+    hot = record_at(runner, reviewer_id, NOW - timedelta(days=10), bend=fail_questions(1, 2))
+    return cold, hot
+
+
+def what_a_role_sees(conn):
+    return {
+        "trend": rows(conn, "SELECT eval_run_id FROM brain_quarterly_trend_v1 ORDER BY recency_rank"),
+        "failing": rows(conn, "SELECT runs_seen, runs_failed FROM most_failing_questions_v1 "
+                              "WHERE question_id = 'EVAL-Q01'"),
+        "stale": rows(conn, "SELECT eval_run_id FROM stale_fixture_pass_rate_v1 ORDER BY started_at"),
+        "calibration": rows(conn, "SELECT runs_reviewed, ratings, rating_4 FROM reviewer_calibration_v1"),
+        "cost": rows(conn, "SELECT eval_run_id FROM cost_per_run_v1 ORDER BY started_at"),
+        "drift": rows(conn, "SELECT eval_run_id, eval_prompt_hash, production_prompt_hash FROM prompt_drift_v1 "
+                            "WHERE brain = 'AGT-901'"),
+    }
+
+
+def test_revops_sees_the_hot_tier_and_auditors_everything(connect_as, reviewer_id):
+    cold, hot = tiered_ledger(connect_as, reviewer_id)
+    assert what_a_role_sees(connect_as("evalledger_revops")) == {
+        "trend": [(hot,)], "failing": [(1, 1)], "stale": [(hot,)], "calibration": [(1, 6, 0)],
+        "cost": [(hot,)], "drift": [(None, None, None)],
+    }
+    assert what_a_role_sees(connect_as("evalledger_auditor")) == {
+        "trend": [(hot,), (cold,)], "failing": [(2, 1)], "stale": [(cold,), (hot,)],
+        "calibration": [(2, 12, 1)], "cost": [(cold,), (hot,)], "drift": [(cold, SHA_C, None)],
+    }
+
+
+def test_reader_rls_holds_without_security_invoker_as_on_postgresql_14(connect_as, admin, reviewer_id):
+    """PostgreSQL 14 has no security_invoker: the views must filter by the reader all the same."""
+    cold, hot = tiered_ledger(connect_as, reviewer_id)
+    if int(admin.execute("SHOW server_version_num").fetchone()[0]) >= 150000:
+        for view in VIEWS:
+            admin.execute(f"ALTER VIEW evalledger.{view} RESET (security_invoker)")
+    # Why the functions: a plain view reads with its owner's rights, and the owner sees all.
+    admin.execute("SET ROLE evalledger_owner")
+    admin.execute("CREATE VIEW evalledger.owner_rights_probe AS SELECT eval_run_id FROM evalledger.brain_eval_log")
+    admin.execute("GRANT SELECT ON evalledger.owner_rights_probe TO evalledger_revops")
+    admin.execute("RESET ROLE")
+    revops = connect_as("evalledger_revops")
+    assert sorted(rows(revops, "SELECT eval_run_id FROM owner_rights_probe")) == sorted([(cold,), (hot,)])
+
+    seen = what_a_role_sees(revops)
+    assert seen["cost"] == seen["stale"] == seen["trend"] == [(hot,)]
+    assert seen["failing"] == [(1, 1)]
+    assert seen["drift"] == [(None, None, None)]
+
+
+@pytest.mark.parametrize("role", ["evalledger_agent", "evalledger_runner", "evalledger_reviewer"])
+def test_roles_without_a_dashboard_grant_cannot_select(connect_as, reviewer_id, role):
+    record_run(connect_as("evalledger_runner"), reviewer_id, count=2)
+    conn = connect_as(role)
+    for view in VIEWS:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(f"SELECT * FROM evalledger.{view}")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(f"SELECT * FROM evalledger.{view.removesuffix('_v1')}_rows_v1()")
+
+
+def test_views_are_owned_commented_and_invoker_where_supported(admin):
+    found = rows(admin, """
+        SELECT c.relname, pg_get_userbyid(c.relowner), obj_description(c.oid, 'pg_class') IS NOT NULL,
+               coalesce('security_invoker=true' = ANY (c.reloptions), false)
+          FROM pg_class c
+         WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind = 'v' ORDER BY c.relname""")
+    invoker = int(admin.execute("SHOW server_version_num").fetchone()[0]) >= 150000
+    assert found == [(view, "evalledger_owner", True, invoker) for view in sorted(VIEWS)]
+    # Inlined into the caller's query (no Function Scan), so filters reach the tables' indexes.
+    plan = "\n".join(r[0] for r in admin.execute(
+        "EXPLAIN SELECT * FROM evalledger.cost_per_run_v1 WHERE brain_under_test = 'AGT-902'"))
+    assert "Function Scan" not in plan and "brain_eval_log" in plan
