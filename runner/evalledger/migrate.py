@@ -131,9 +131,9 @@ class Status:
     pending: list[str]
 
 
-def status(dsn: str) -> Status:
+def status(dsn: str, directory: Path = MIGRATIONS_DIR) -> Status:
     """Applied and pending migrations of the database at dsn."""
-    migrations = read_migrations()
+    migrations = read_migrations(directory)
     with backend_for(dsn) as backend:
         with backend.lock():
             pending = {m.id for m in backend.to_apply(migrations)}
@@ -141,9 +141,9 @@ def status(dsn: str) -> Status:
     return Status([i for i in ids if i not in pending], [i for i in ids if i in pending])
 
 
-def migrate(dsn: str) -> list[str]:
+def migrate(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
     """Apply every pending migration under the lock; return the ids applied."""
-    migrations = read_migrations()
+    migrations = read_migrations(directory)
     with backend_for(dsn) as backend:
         with backend.lock():
             pending = backend.to_apply(migrations)
