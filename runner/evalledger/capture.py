@@ -491,6 +491,12 @@ class CaptureWriter:
             self._wake.clear()
             try:
                 self._drain_all()
+                if self._down and (self._stopping or time.monotonic() >= self._retry_at):
+                    with self._io:  # the database may be back: reconnect, which replays the spool
+                        try:
+                            self._connection()
+                        except DatabaseDown as exc:
+                            self._went_down(exc)
             except Exception:  # pragma: no cover - the writer must outlive any bug in one batch
                 log.exception("evalledger capture: batch lost to an unexpected error")
             if self._stopping and not self._queue:

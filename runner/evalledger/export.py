@@ -77,9 +77,18 @@ def note(message: str) -> None:
     click.echo(f"export: {message}", err=True)
 
 
+@dataclass(frozen=True)
+class Exported:
+    """How many rows an export wrote, and its effective window [since, until)."""
+
+    rows: int
+    since: datetime | None
+    until: datetime
+
+
 def run_export(since: Since | None, until: datetime | None, limit: int | None, tool: str | None,
-               out=None, role: str = "runner") -> int:
-    """Stream the window to out (default stdout); return the number of rows written."""
+               out=None, role: str = "runner") -> Exported:
+    """Stream the window to out (default stdout); return what was written and the window."""
     out = out or sys.stdout.buffer
     conn = db.connect(db.database_url(), role=role, autocommit=True)
     rows = 0
@@ -125,8 +134,8 @@ def run_export(since: Since | None, until: datetime | None, limit: int | None, t
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        return rows
+        return Exported(rows, lower, upper)
     note(f"{rows} rows; the next window starts at --since {iso(upper)}")
     if limit is not None and rows == limit:
         note(f"limit {limit} reached: older rows of this window were not exported")
-    return rows
+    return Exported(rows, lower, upper)
