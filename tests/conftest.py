@@ -6,6 +6,8 @@ own EVALLEDGER_HOME inside the repository, so tests never touch the user's ~/.ev
 
 from __future__ import annotations
 
+pytest_plugins = ["tests.standin.fixtures"]
+
 import os
 from pathlib import Path
 

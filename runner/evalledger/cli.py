@@ -138,6 +138,14 @@ from .capture_cli import capture_group, export_command  # noqa: E402
 cli.add_command(capture_group)
 cli.add_command(export_command)
 
+from .takes_cli import corpus_group, regress_command, replay_command, run_group, trend_command  # noqa: E402
+
+cli.add_command(run_group)
+cli.add_command(replay_command)
+cli.add_command(trend_command)
+cli.add_command(regress_command)
+cli.add_command(corpus_group)
+
 
 def main() -> None:
     """Console-script entry point."""

@@ -86,6 +86,33 @@ def capture_demo(url: str) -> list[str]:
     return [line for (line,) in lines]
 
 
+DEMO_TAKES = "fixtures/takes_demo.jsonl"
+DEMO_TAKES_SEED = 2026  # the seed the shipped recordings were made with
+
+
+def takes_quality_demo(url: str) -> dict:
+    """Load the shipped demo takes (once), run takes-quality on them with the recorded judge
+    replies (never live calls in a demo), print the verdict the database computed."""
+    from pathlib import Path
+
+    from . import takes, takes_quality
+
+    corpus = takes.read_file(Path(str(resources.files("evalledger") / DEMO_TAKES)))
+    with db.transaction("runner", url) as conn:
+        added, seen = takes.load(conn, corpus)
+    click.echo(f"  corpus    {added} demo takes loaded, {seen} already there")
+    outcome = takes_quality.run(
+        takes_quality.RunOptions(slug_prefix="demo/", seed=DEMO_TAKES_SEED, cycles=1, judges="recorded"),
+        say=lambda line: None)
+    receipt = outcome.receipt
+    if outcome.already_recorded:
+        click.echo(f"  run {receipt.get('run_id')} was recorded by an earlier demo; reading it back")
+    click.echo(f"  verdict   {receipt['verdict']}")
+    click.echo(f"  message   {receipt['verdictMessage']}")
+    click.echo(f"  receipt   {outcome.path}")
+    return receipt
+
+
 def run() -> None:
     """Migrate, record the demo brain-eval run, print what the database decided."""
     url = db.database_url()
@@ -96,6 +123,10 @@ def run() -> None:
     click.echo("brain-eval (question scores from the shipped fixture fixtures/brain_eval_demo.json, "
                "not a live brain):")
     print_decision(brain_eval_demo(url))
+    click.echo("")
+    click.echo("takes-quality (12 demo takes from fixtures/takes_demo.jsonl; judge replies recorded with the demo, "
+               "not live calls):")
+    takes_quality_demo(url)
     click.echo("")
     click.echo("capture (demo queries with an email, a card number and a bearer token, scrubbed before storage):")
     capture_demo(url)

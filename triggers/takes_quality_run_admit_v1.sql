@@ -1,0 +1,51 @@
+-- takes_quality_run_admit_v1: a takes-quality run starts in progress, under a takes-quality
+-- rubric, with a valid panel; the database fills in the rubric and panel fingerprints itself
+-- (rubric_sha8: first 8 hex of the rubric's fingerprint; models_sha8: over the sorted model ids).
+CREATE OR REPLACE FUNCTION evalledger.takes_quality_run_admit_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+DECLARE
+    bad text;
+BEGIN
+    IF NEW.completed_at IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: a takes-quality run is inserted in progress: completed_at must be NULL'
+            USING ERRCODE = 'check_violation', COLUMN = 'completed_at',
+                  HINT = 'insert its judge verdicts, then set completed_at';
+    END IF;
+    PERFORM evalledger.refuse_supplied_v1(
+        'eval_takes_quality_runs',
+        jsonb_build_object('cycles_run', NEW.cycles_run, 'verdict', NEW.verdict,
+                           'overall_score', NEW.overall_score, 'cost_usd', NEW.cost_usd,
+                           'receipt_json', NEW.receipt_json));
+
+    IF NEW.rubric_id IS NULL THEN
+        SELECT r.rubric_id INTO NEW.rubric_id
+          FROM rubric r WHERE r.suite = 'takes-quality' ORDER BY r.rubric_id DESC LIMIT 1;
+    END IF;
+    SELECT left(r.fingerprint, 8) INTO NEW.rubric_sha8
+      FROM rubric r WHERE r.rubric_id = NEW.rubric_id AND r.suite = 'takes-quality';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'evalledger: rubric % is not a takes-quality rubric', NEW.rubric_id
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'rubric_id';
+    END IF;
+
+    IF cardinality(NEW.models) IS NULL OR cardinality(NEW.models) = 0 THEN
+        RAISE EXCEPTION 'evalledger: a takes-quality run needs a panel of at least one model'
+            USING ERRCODE = 'check_violation', COLUMN = 'models';
+    END IF;
+    SELECT m INTO bad FROM unnest(NEW.models) m WHERE m IS NULL OR m !~ '^[a-z]+:\S+$' LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'evalledger: model % is not a provider:model id', coalesce(quote_literal(bad), 'NULL')
+            USING ERRCODE = 'check_violation', COLUMN = 'models';
+    END IF;
+    SELECT m INTO bad FROM unnest(NEW.models) m GROUP BY m HAVING count(*) > 1 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'evalledger: model % is on the panel twice', bad
+            USING ERRCODE = 'check_violation', COLUMN = 'models';
+    END IF;
+    NEW.models_sha8 := left(encode(sha256(convert_to(
+        (SELECT string_agg(m, E'\n' ORDER BY m COLLATE "C") FROM unnest(NEW.models) m), 'UTF8')), 'hex'), 8);
+    NEW.started_at := coalesce(NEW.started_at, now());
+    NEW.created_at := now();
+    RETURN NEW;
+END;
+$$;
