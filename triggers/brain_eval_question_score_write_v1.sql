@@ -36,7 +36,10 @@ BEGIN
     PERFORM lock_run_v1(NEW.eval_run_id);
     SELECT l.* INTO run FROM brain_eval_log l WHERE l.eval_run_id = NEW.eval_run_id;
     IF NOT FOUND THEN
-        RETURN NEW;  -- the foreign key reports the missing run
+        -- Not left to the foreign key: session_replication_role = replica skips that check.
+        RAISE EXCEPTION 'evalledger: no run %: a question row belongs to a run', NEW.eval_run_id
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'eval_run_id',
+                  CONSTRAINT = 'brain_eval_question_score_run_fkey';
     END IF;
     IF run.completed_at IS NOT NULL THEN
         RAISE EXCEPTION 'evalledger: run % is complete: its question rows are final', run.eval_run_id

@@ -1,11 +1,12 @@
 -- purgeable_v1: true when a ledger row is past the 7-year horizon (measured from its run's
--- started_at, so a run and its rows expire together) and no legal hold covers its run.
+-- started_at, so a run and its rows expire together) and no legal hold covers its run. A released
+-- hold expires with its run: its foreign key would otherwise keep the run forever.
 CREATE OR REPLACE FUNCTION evalledger.purgeable_v1(table_name text, r jsonb) RETURNS boolean
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
     WITH runs AS (
         SELECT l.eval_run_id, l.started_at
           FROM brain_eval_log l
-         WHERE (table_name IN ('brain_eval_log', 'brain_eval_question_score')
+         WHERE (table_name IN ('brain_eval_log', 'brain_eval_question_score', 'legal_hold')
                 AND l.eval_run_id = (r ->> 'eval_run_id')::uuid)
             OR (table_name = 'brain_analysis_log'
                 AND l.eval_run_id IN (SELECT q.eval_run_id FROM brain_eval_question_score q
@@ -13,6 +14,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
     )
     SELECT CASE table_name
              WHEN 'brain_analysis_log' THEN (r ->> 'produced_at')::timestamptz < now() - interval '7 years'
+             WHEN 'legal_hold' THEN (r ->> 'released_at') IS NOT NULL AND EXISTS (SELECT 1 FROM runs)
              ELSE EXISTS (SELECT 1 FROM runs)
            END
        AND NOT EXISTS (SELECT 1 FROM runs WHERE started_at >= now() - interval '7 years')
