@@ -6,7 +6,7 @@ touches the disk or the network. A background writer thread then, per batch:
 
 1. validates each row, scrubs its query with :func:`evalledger.scrub.scrub_pii` (unless
    ``eval.scrub_pii`` is false) -- nothing unscrubbed is ever stored, in the database or the spool;
-2. COPYs the batch into ``evalledger.eval_candidates`` acting as ``evalledger_runner``;
+2. INSERTs the batch (one statement) into ``evalledger.eval_candidates`` as ``evalledger_runner``;
 3. on a failed batch, retries row by row (each row in a savepoint) so one bad row never costs
    the good ones, and records each failure in ``eval_capture_failures`` with its reason:
    ``check_violation`` (SQLSTATE 23514), ``rls_reject`` (42501: privileges and row-level
@@ -53,16 +53,17 @@ log = logging.getLogger("evalledger.capture")
 REASONS = ("db_down", "rls_reject", "check_violation", "scrubber_exception", "other")
 TOOLS = ("query", "search")
 DETAILS = ("low", "medium", "high")
-# The input columns, in COPY order (id and created_at are the database's).
+# The input columns, in insert order (id and created_at are the database's).
 COLUMNS = ("tool_name", "query", "retrieved_slugs", "retrieved_chunk_ids", "source_ids", "expand_enabled",
            "detail", "detail_resolved", "vector_enabled", "expansion_applied", "latency_ms", "remote",
            "job_id", "subagent_id", "capture_key")
-COPY_TYPES = ("text", "text", "text[]", "int8[]", "text[]", "bool", "text", "text", "bool", "bool", "float8",
-              "bool", "int8", "int8", "uuid")
 REQUIRED = ("tool_name", "query", "vector_enabled", "latency_ms", "remote")
 DEFAULTS = {"retrieved_slugs": [], "retrieved_chunk_ids": [], "source_ids": [], "expand_enabled": None,
             "detail": None, "detail_resolved": None, "expansion_applied": False, "job_id": None,
             "subagent_id": None, "capture_key": None}
+_COLUMN_LIST = ", ".join(COLUMNS)
+_BATCH_INSERT = (f"INSERT INTO evalledger.eval_candidates ({_COLUMN_LIST}) SELECT {_COLUMN_LIST} "
+                 "FROM json_populate_recordset(NULL::evalledger.eval_candidates, %s::json)")
 # Deterministic failure keys: the same row failing for the same reason is one failure, however
 # many times a spool is replayed.
 FAILURE_NAMESPACE = uuid.UUID("0b5f8f5e-3c1d-4b8e-9a57-4f6c2d1e7a90")
@@ -206,6 +207,11 @@ def normalize(row: dict) -> dict:
     else:
         raise RowError("capture_key", "expected a UUID")
     return out
+
+
+def _batch_json(rows: list[dict]) -> str:
+    return json.dumps([{**r, "capture_key": str(r["capture_key"])} for r in rows], separators=(",", ":"),
+                      ensure_ascii=False, allow_nan=False)
 
 
 def _json_row(row: dict) -> dict:
@@ -618,28 +624,24 @@ class CaptureWriter:
         conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(role)))
 
     def _insert_rows(self, conn: psycopg.Connection, rows: list[dict], failures: list[Failure]) -> None:
-        """COPY the rows; on failure, row by row in savepoints, recording each failure."""
+        """One INSERT for the whole batch; on failure, row by row in savepoints, recording each failure.
+
+        PostgreSQL refuses COPY FROM to a role under row-level security, and per-row INSERTs even
+        in pipeline mode spend their time binding parameters, so a batch travels as one JSON
+        array expanded by json_populate_recordset: one statement, one round trip.
+        """
         if not rows:
             return
-        copy_sql = sql.SQL("COPY evalledger.eval_candidates ({}) FROM STDIN (FORMAT binary)").format(
-            sql.SQL(", ").join(map(sql.Identifier, COLUMNS)))
         try:
             with conn.transaction():
                 self._set_role(conn, self.role)
-                with conn.cursor() as cur:
-                    with cur.copy(copy_sql) as copy:
-                        copy.set_types(COPY_TYPES)
-                        for row in rows:
-                            copy.write_row([row[c] for c in COLUMNS])
-                    written = cur.rowcount
+                written = conn.execute(_BATCH_INSERT, (_batch_json(rows),)).rowcount
             self.stats.written += written
             self.stats.duplicates += len(rows) - written
             return
         except Exception as exc:
             if _is_down(exc, conn):
                 raise DatabaseDown(_describe(exc)) from exc
-        insert = sql.SQL("INSERT INTO evalledger.eval_candidates ({}) VALUES ({})").format(
-            sql.SQL(", ").join(map(sql.Identifier, COLUMNS)), sql.SQL(", ").join(sql.Placeholder() * len(COLUMNS)))
         written = 0
         row_failures = []
         try:
@@ -648,8 +650,7 @@ class CaptureWriter:
                     try:
                         with conn.transaction():
                             self._set_role(conn, self.role)
-                            cur = conn.execute(insert, [row[c] for c in COLUMNS])
-                            written += cur.rowcount
+                            written += conn.execute(_BATCH_INSERT, (_batch_json([row]),)).rowcount
                     except Exception as exc:
                         if _is_down(exc, conn):
                             raise DatabaseDown(_describe(exc)) from exc
