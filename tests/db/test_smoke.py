@@ -1,2 +1,3 @@
-def test_migrated(admin):
-    assert admin.execute("select count(*) from target").fetchone()[0] == 2
+def test_seed_002_brains_are_registered(admin):
+    brains = admin.execute("SELECT target_id FROM target WHERE kind = 'brain' ORDER BY 1").fetchall()
+    assert brains == [("AGT-901",), ("AGT-902",)]
