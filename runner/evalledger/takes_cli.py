@@ -9,10 +9,13 @@ from pathlib import Path
 
 import click
 
-from . import db, panel, receipts, takes, takes_quality
-from .options import database_option
 from .errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
-from .takes_quality import DEFAULT_MODELS, RunOptions
+from .options import database_option
+
+# The suite's modules import the provider SDKs (seconds of start-up): they are imported inside
+# the commands, so `evalledger --help` and every other command stay fast.
+DEFAULT_MODELS = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+JUDGE_MODES = ("auto", "live", "recorded")
 
 BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pass it, and every panel model "
                "needs a price in pricing.json. 0 is a zero budget (nothing that costs money is called), "
@@ -20,6 +23,8 @@ BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pas
 
 
 def _echo_receipt_json(receipt: dict) -> None:
+    from . import receipts
+
     click.echo(receipts.dumps(receipt), nl=False)
 
 
@@ -34,7 +39,7 @@ def panel_options(command):
                   help="Time limit of one HTTP attempt.")
     @click.option("--retries", "max_retries", type=int, default=3, show_default=True,
                   help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After).")
-    @click.option("--judges", type=click.Choice(panel.JUDGE_MODES), default="auto", show_default=True,
+    @click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
                   help="auto: live where the provider's API key is set, else the recorded replies shipped "
                        "with evalledger; live or recorded to insist.")
     @functools.wraps(command)
@@ -77,7 +82,9 @@ def run_takes_quality(as_json, **options):
     Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 any error. The receipt is stored in
     eval_takes_quality_runs and written to $EVALLEDGER_HOME/eval-receipts/.
     """
-    outcome = takes_quality.run(RunOptions(**options), say=(lambda _line: None) if as_json else click.echo)
+    from . import receipts, takes_quality
+
+    outcome = takes_quality.run(takes_quality.RunOptions(**options), say=(lambda _line: None) if as_json else click.echo)
     if as_json:
         _echo_receipt_json(outcome.receipt)
     else:
@@ -101,6 +108,8 @@ def replay_command(receipt, from_db, as_json):
 
     Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE (the receipt's verdict), 3 any error.
     """
+    from . import receipts, takes_quality
+
     if (receipt is None) == (from_db is None):
         raise EvalledgerError("replay: give a RECEIPT file or --from-db SHAS (one of them)")
     if from_db is not None:
@@ -130,6 +139,8 @@ def trend_command(limit, rubric_version, as_json):
 
     A stricter rubric is a new epoch, shown apart, so it never reads as a quality drop.
     """
+    from . import takes_quality
+
     rows = takes_quality.trend_rows(limit, rubric_version)
     if as_json:
         click.echo(json.dumps(takes_quality.trend_json(rows), indent=2))
@@ -155,10 +166,12 @@ def regress_command(against, threshold, **options):
     corpus, prompt or rubric fingerprints are printed as warnings. Exit 0 no regression,
     1 regression, 2 a side has no scores to compare (inconclusive), 3 any error.
     """
+    from . import receipts, takes_quality
+
     if threshold < 0:
         raise EvalledgerError(f"--threshold must be 0 or more, got {threshold}")
     baseline = receipts.load(against)
-    opts = takes_quality.options_from_receipt(baseline, RunOptions(**options))
+    opts = takes_quality.options_from_receipt(baseline, takes_quality.RunOptions(**options))
     click.echo(f"regress against {against} (threshold {threshold:g}): panel {', '.join(opts.models)}; "
                f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {opts.limit} takes; seed {opts.seed}")
     if opts.seed is None:
@@ -196,6 +209,8 @@ def corpus_load(file):
     All or nothing: any bad line loads nothing and names FILE:LINE and the field. Takes already
     present are skipped.
     """
+    from . import db, takes
+
     loaded = takes.read_file(file)
     with db.transaction("runner") as conn:
         added, seen = takes.load(conn, loaded)

@@ -15,17 +15,18 @@ import random
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import jinja2
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from . import db, panel, receipts, takes
+from . import db, receipts, takes
 from .errors import EvalledgerError
-from .pricing import Budget
-from .providers import BUDGET_EXHAUSTED, JudgeCall, JudgeRequest, ModelSpec
+
+if TYPE_CHECKING:  # the panel imports the provider SDKs: only `run` needs them
+    from .providers import JudgeCall
 
 SUITE = "takes-quality"
 DEFAULT_MODELS = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
@@ -183,6 +184,8 @@ def models_answered(conn: psycopg.Connection, run_id: int, cycle: int) -> set[st
 
 def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: JudgeCall, recorded: bool) -> dict | None:
     """INSERT one judge verdict; return what the database made of it (None if already there)."""
+    from . import panel
+
     provider_failed = call.error_kind is not None
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
@@ -247,6 +250,10 @@ def panel_num(value: Any) -> str:
 
 def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None) -> Outcome:
     """Run the suite end to end; `say` prints a progress line (or not)."""
+    from . import panel
+    from .pricing import Budget
+    from .providers import BUDGET_EXHAUSTED, JudgeRequest
+
     specs = panel.parse_panel(opts.models)
     if opts.limit < 1:
         raise EvalledgerError(f"--limit must be at least 1, got {opts.limit}")
