@@ -155,27 +155,31 @@ def test_text_output_names_the_verdict_and_the_receipt(env, corpus):
     assert lines[-1].startswith("receipt   ") and lines[-1].endswith(".json")
 
 
-@pytest.mark.parametrize("step, reason", [
-    (steps.fenced(), None),
-    (steps.trailing_comma(), None),
-    (steps.prose_wrapped(), None),
-    (steps.text("I would rather not score this sample."), "parse_failed: no JSON object in the reply"),
-    (steps.text('{"scores": {"accuracy": 8, "attribution": '), "parse_failed: no JSON object in the reply"),
-    (steps.missing("accuracy", "weight_calibration"), "incomplete_scores: missing [accuracy, weight_calibration]"),
-    (steps.out_of_scale(value=0), "out_of_scale: accuracy = 0 (scale 1-10)"),
-    (steps.nan_score(), 'out_of_scale: accuracy = "NaN" (scale 1-10)'),
-    (steps.with_scores(accuracy="high"), 'out_of_scale: accuracy = "high" (scale 1-10)'),
-], ids=["fenced", "trailing-comma", "prose", "prose-only", "truncated", "missing", "zero", "nan", "string"])
-def test_a_judge_reply_contributes_or_says_why_not(env, corpus, standin, step, reason):
-    standin.script("gpt-4o", step)
-    result, receipt = tq(env)
-    assert result.code == 0, result.err  # 2 of 3 still meet the 2/3 quorum
-    if reason is None:
-        assert receipt["errors"] == [] and receipt["successes_per_cycle"] == [3]
-    else:
-        assert receipt["errors"] == [f"cycle 1 openai:gpt-4o: {reason}"]
-        assert receipt["successes_per_cycle"] == [2]
-        assert "openai:gpt-4o" not in receipt["scores"]["accuracy"]["per_model"]
+REPLIES = [  # (model, scripted reply, why it does not contribute or None)
+    ("fenced", steps.fenced(), None),
+    ("trailing-comma", steps.trailing_comma(), None),
+    ("prose", steps.prose_wrapped(), None),
+    ("prose-only", steps.text("I would rather not score this sample."), "parse_failed: no JSON object in the reply"),
+    ("truncated", steps.text('{"scores": {"accuracy": 8, "attribution": '), "parse_failed: no JSON object in the reply"),
+    ("missing", steps.missing("accuracy", "weight_calibration"),
+     "incomplete_scores: missing [accuracy, weight_calibration]"),
+    ("zero", steps.out_of_scale(value=0), "out_of_scale: accuracy = 0 (scale 1-10)"),
+    ("nan", steps.nan_score(), 'out_of_scale: accuracy = "NaN" (scale 1-10)'),
+    ("string", steps.with_scores(accuracy="high"), 'out_of_scale: accuracy = "high" (scale 1-10)'),
+]
+
+
+def test_each_judge_reply_contributes_or_says_why_not(env, corpus, standin, admin):
+    # One run, one judge per kind of reply (an OpenAI-compatible server serves them all).
+    for model, step, _ in REPLIES:
+        standin.script(model, step)
+    result, receipt = tq(env, "--models", ",".join(f"compat:{m}" for m, _, _ in REPLIES))
+    assert result.code == 2, result.err  # 3 of 9 contributed: under the 2/3 quorum
+    assert receipt["errors"] == [f"cycle 1 compat:{m}: {why}" for m, _, why in REPLIES if why]
+    assert receipt["successes_per_cycle"] == [3]
+    assert sorted(receipt["scores"]["accuracy"]["per_model"]) == ["compat:fenced", "compat:prose", "compat:trailing-comma"]
+    excerpt = count(admin, "SELECT raw_excerpt FROM eval_takes_quality_judge_verdicts WHERE model = 'compat:prose-only'")
+    assert excerpt == "I would rather not score this sample."
 
 
 def test_429_with_retry_after_is_retried(env, corpus, standin, admin):

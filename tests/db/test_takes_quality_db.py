@@ -1,0 +1,140 @@
+"""takes-quality in the database: what the triggers decide, append-only, and who may do what."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg.types.json import Jsonb
+
+PANEL = ["openai:gpt-4o", "anthropic:claude-opus-4-7", "google:gemini-1.5-pro"]
+DIMS = ["accuracy", "attribution", "weight_calibration", "kind_classification", "signal_density"]
+
+
+def start_run(conn, **overrides) -> int:
+    values = {"corpus_source": "db", "sample_limit": 10, "seed": 1, "n_takes": 3, "corpus_sha8": "aaaaaaaa",
+              "prompt_sha8": "bbbbbbbb", "models": PANEL, **overrides}
+    cols = ", ".join(values)
+    marks = ", ".join(f"%({k})s" for k in values)
+    return conn.execute(f"INSERT INTO eval_takes_quality_runs ({cols}) VALUES ({marks}) RETURNING id", values).fetchone()[0]
+
+
+def verdict(conn, run_id, model, scores=None, cycle=1, **extra):
+    values = {"run_id": run_id, "cycle": cycle, "model": model, "recorded": False,
+              "response_json": Jsonb({"scores": scores if scores is not None else {d: 8 for d in DIMS},
+                                      "feedback": "fine", "improvements": ["x"]}), **extra}
+    cols = ", ".join(values)
+    marks = ", ".join(f"%({k})s" for k in values)
+    return conn.execute(f"INSERT INTO eval_takes_quality_judge_verdicts ({cols}) VALUES ({marks}) "
+                        "RETURNING contributes, error_kind, error_message", values).fetchone()
+
+
+@pytest.fixture
+def runner(connect_as):
+    return connect_as("evalledger_runner")
+
+
+def test_fingerprints_are_the_databases(runner, admin):
+    run_id = start_run(runner)
+    models_sha8, rubric_sha8 = runner.execute(
+        "SELECT models_sha8, rubric_sha8 FROM eval_takes_quality_runs WHERE id = %s", (run_id,)).fetchone()
+    import hashlib
+
+    assert models_sha8 == hashlib.sha256("\n".join(sorted(PANEL)).encode()).hexdigest()[:8]
+    fingerprint = admin.execute("SELECT fingerprint FROM rubric WHERE suite = 'takes-quality'").fetchone()[0]
+    assert rubric_sha8 == fingerprint[:8]
+    # The same eval with the panel reordered is the same run.
+    again = runner.execute(
+        "INSERT INTO eval_takes_quality_runs (corpus_source, sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models) "
+        "VALUES ('db', 10, 2, 3, 'aaaaaaaa', 'bbbbbbbb', %s) "
+        "ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_shas_key DO NOTHING", (list(reversed(PANEL)),))
+    assert again.rowcount == 0
+
+
+def test_the_database_decides_contribution(runner):
+    run_id = start_run(runner)
+    assert verdict(runner, run_id, PANEL[0]) == (True, None, None)
+    assert verdict(runner, run_id, PANEL[1], {"accuracy": 8}) == (
+        False, "incomplete_scores", "missing [attribution, weight_calibration, kind_classification, signal_density]")
+    assert verdict(runner, run_id, PANEL[2], {**{d: 8 for d in DIMS}, "signal_density": 10.5}) == (
+        False, "out_of_scale", "signal_density = 10.5 (scale 1-10)")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="error_kind out_of_scale is the database's"):
+        verdict(runner, run_id, PANEL[0], cycle=2, error_kind="out_of_scale")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # a computed column: no INSERT grant
+        runner.execute("INSERT INTO eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, contributes) "
+                       "VALUES (%s, 3, %s, false, true)", (run_id, PANEL[0]))
+    with pytest.raises(psycopg.errors.CheckViolation, match="not on the panel"):
+        verdict(runner, run_id, "openai:gpt-4.1", cycle=2)
+    decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
+    assert decided["verdict"] == "inconclusive" and decided["contributed"] == 1
+
+
+@pytest.mark.parametrize("scores, verdict_expected", [
+    ([8, 8, 8], "pass"),
+    ([7, 7, 7], "pass"),
+    ([9, 9, 4], "fail"),      # mean 7.33 but a minimum under 5
+    ([7, 7, 6.97], "fail"),   # mean 6.99
+])
+def test_pass_rule_at_its_boundaries(runner, scores, verdict_expected):
+    run_id = start_run(runner)
+    for model, score in zip(PANEL, scores):
+        verdict(runner, run_id, model, {**{d: 8 for d in DIMS}, "accuracy": score})
+    decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
+    assert decided["verdict"] == verdict_expected
+
+
+def test_completion_needs_every_verdict_and_happens_once(runner):
+    run_id = start_run(runner)
+    verdict(runner, run_id, PANEL[0])
+    with pytest.raises(psycopg.errors.CheckViolation, match="cycle 1 lacks anthropic:claude-opus-4-7, google"):
+        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+    verdict(runner, run_id, PANEL[1])
+    verdict(runner, run_id, PANEL[2], error_kind="provider_error", error_message="HTTP 500", response_json=None)
+    receipt = runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s "
+                             "RETURNING receipt_json", (run_id,)).fetchone()[0]
+    assert receipt["verdict"] == "pass" and receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500"]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="is complete"):
+        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="is complete: no more verdicts"):
+        verdict(runner, run_id, PANEL[0], cycle=2)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # only completed_at is granted
+        runner.execute("UPDATE eval_takes_quality_runs SET verdict = 'fail' WHERE id = %s", (run_id,))
+
+
+@pytest.mark.parametrize("table", ["take", "eval_takes_quality_runs", "eval_takes_quality_judge_verdicts"])
+def test_append_only_even_for_the_owner(admin, runner, connect_as, table):
+    run_id = start_run(runner)
+    verdict(runner, run_id, PANEL[0])
+    runner.execute("INSERT INTO take (take_sha, slug, kind, holder, weight, since, source, claim) "
+                   "VALUES (repeat('a', 64), 'a/b', 'take', 'ann', 0.5, '2026', 's', 'c')")
+    owner = connect_as("evalledger_owner")
+    for statement in (f"DELETE FROM {table}", f"TRUNCATE {table} CASCADE"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+            owner.execute(statement)
+    if table != "eval_takes_quality_runs":
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+            owner.execute(f"UPDATE {table} SET created_at = now()" if table != "take"
+                          else "UPDATE take SET claim = 'x'")
+    assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+
+
+def test_readers_read_and_agents_get_nothing(runner, connect_as):
+    start_run(runner)
+    for role in ("evalledger_revops", "evalledger_auditor"):
+        assert connect_as(role).execute("SELECT count(*) FROM eval_takes_quality_runs").fetchone()[0] == 1
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            connect_as(role).execute("INSERT INTO take (take_sha, slug, kind, holder, weight, since, source, claim) "
+                                     "VALUES (repeat('b', 64), 'a', 'take', 'h', 0.5, '2026', 's', 'c')")
+    agent = connect_as("evalledger_agent")  # not even USAGE on the schema: nothing resolves
+    refused = (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction)
+    for table in ("take", "eval_takes_quality_runs", "eval_takes_quality_judge_verdicts"):
+        with pytest.raises(refused):
+            agent.execute(f"SELECT 1 FROM evalledger.{table}")
+    with pytest.raises(refused):
+        agent.execute("SELECT evalledger.takes_quality_cycle_v1(1, 1)")
+
+
+def test_ddl_guard_keeps_the_triggers(admin):
+    if not admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'").fetchone()[0]:
+        pytest.skip("event triggers need a superuser")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="ENABLE ALWAYS"):
+        admin.execute("ALTER TABLE eval_takes_quality_judge_verdicts DISABLE TRIGGER eval_takes_quality_judge_verdicts_10_admit")
