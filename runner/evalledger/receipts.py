@@ -18,7 +18,7 @@ from .errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 
 SCHEMA_VERSION = 1
 SUITE = "takes-quality"
-SCHEMA_FILE = "takes_quality_receipt.v1.schema.json"
+SCHEMA_FILE = "schemas/takes_quality_receipt.v1.schema.json"  # the contract, for consumers
 EXIT_BY_VERDICT = {"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
 # Seed 000's field order, then the optional fields this runner adds.
 ORDER = ("schema_version", "ts", "rubric_version", "rubric_sha8", "corpus", "prompt_sha8", "models_sha8",

@@ -16,7 +16,7 @@ from evalledger.providers import JudgeRequest
 from evalledger.takes_quality import Rubric
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "runner/evalledger/takes_quality_receipt.v1.schema.json").read_text())
+SCHEMA = json.loads((REPO / "runner/evalledger/schemas/takes_quality_receipt.v1.schema.json").read_text())
 DEMO = REPO / "runner/evalledger/fixtures/takes_demo.jsonl"
 
 
