@@ -160,7 +160,7 @@ def trend_command(limit, rubric_version, as_json):
 @panel_options
 @database_option
 def regress_command(against, threshold, **options):
-    """Re-run takes-quality as the baseline receipt did and compare: exit 1 on a regression.
+    """Re-run takes-quality like a baseline receipt; exit 1 on a regression.
 
     Same panel, slug prefix, source, sample size and seed as the baseline. Differences in the
     corpus, prompt or rubric fingerprints are printed as warnings. Exit 0 no regression,
@@ -204,7 +204,9 @@ def corpus_group():
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @database_option
 def corpus_load(file):
-    """Load takes from a JSONL file (slug, kind, holder, weight, since, source, claim).
+    """Load takes from a JSONL file into the database's corpus.
+
+    Each line: slug, kind, holder, weight (0 to 1), since, source, claim.
 
     All or nothing: any bad line loads nothing and names FILE:LINE and the field. Takes already
     present are skipped.
