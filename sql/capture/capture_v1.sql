@@ -88,38 +88,29 @@ BEGIN
 END;
 $$;
 
--- eval_candidate_ndjson_v1: one captured row as its seed-001 NDJSON object (schema_version first; json keeps key order, jsonb would not).
+-- eval_candidate_ndjson_v1: one captured row as its seed-001 NDJSON object (schema_version first: row_to_json keeps column order, jsonb would not).
 CREATE FUNCTION evalledger.eval_candidate_ndjson_v1(c evalledger.eval_candidates) RETURNS json
 LANGUAGE sql STABLE AS $$
-    SELECT json_build_object(
-        'schema_version', 1,
-        'id', c.id,
-        'tool_name', c.tool_name,
-        'query', c.query,
-        'retrieved_slugs', c.retrieved_slugs,
-        'retrieved_chunk_ids', c.retrieved_chunk_ids,
-        'source_ids', c.source_ids,
-        'expand_enabled', c.expand_enabled,
-        'detail', c.detail,
-        'detail_resolved', c.detail_resolved,
-        'vector_enabled', c.vector_enabled,
-        'expansion_applied', c.expansion_applied,
-        'latency_ms', c.latency_ms,
-        'remote', c.remote,
-        'job_id', c.job_id,
-        'subagent_id', c.subagent_id,
-        'created_at', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+    SELECT row_to_json(r) FROM (
+        SELECT 1 AS schema_version, c.id, c.tool_name, c.query, c.retrieved_slugs, c.retrieved_chunk_ids,
+               c.source_ids, c.expand_enabled, c.detail, c.detail_resolved, c.vector_enabled,
+               c.expansion_applied, c.latency_ms, c.remote, c.job_id, c.subagent_id,
+               to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at) r
 $$;
 
--- eval_candidates_export_v1: the rows of the window [since, until) (since NULL: unbounded), optionally of one tool, newest first (created_at DESC, id DESC), at most max_rows (NULL: all). Inlined by the planner, so it streams from the export index under the caller's row-level security.
+-- eval_candidates_export_v1: the rows of the window [since, until) (since NULL: unbounded), optionally of one tool, newest first (created_at DESC, id DESC), at most max_rows (NULL: all), each built as eval_candidate_ndjson_v1 builds it. Inlined by the planner, so it streams from the export index under the caller's row-level security; the outer projection keeps the inner order.
 CREATE FUNCTION evalledger.eval_candidates_export_v1(since timestamptz, until timestamptz, tool text, max_rows bigint)
 RETURNS SETOF json
 LANGUAGE sql STABLE AS $$
-    SELECT evalledger.eval_candidate_ndjson_v1(c)
-      FROM evalledger.eval_candidates c
-     WHERE (since IS NULL OR c.created_at >= since)
-       AND c.created_at < until
-       AND (tool IS NULL OR c.tool_name = tool)
-     ORDER BY c.created_at DESC, c.id DESC
-     LIMIT max_rows
+    SELECT row_to_json(r) FROM (
+        SELECT 1 AS schema_version, c.id, c.tool_name, c.query, c.retrieved_slugs, c.retrieved_chunk_ids,
+               c.source_ids, c.expand_enabled, c.detail, c.detail_resolved, c.vector_enabled,
+               c.expansion_applied, c.latency_ms, c.remote, c.job_id, c.subagent_id,
+               to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
+          FROM evalledger.eval_candidates c
+         WHERE (since IS NULL OR c.created_at >= since)
+           AND c.created_at < until
+           AND (tool IS NULL OR c.tool_name = tool)
+         ORDER BY c.created_at DESC, c.id DESC
+         LIMIT max_rows) r
 $$;

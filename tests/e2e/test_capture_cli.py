@@ -28,15 +28,15 @@ def test_export_prints_the_seed_rows_and_the_window_exactly(dsn, admin):
                      env={"DATABASE_URL": dsn})
     assert result.code == 0, result.err
     assert result.out == (
-        '{"schema_version" : 1, "id" : 2, "tool_name" : "search", "query" : "x", "retrieved_slugs" : [], '
-        '"retrieved_chunk_ids" : [], "source_ids" : [], "expand_enabled" : null, "detail" : null, '
-        '"detail_resolved" : null, "vector_enabled" : false, "expansion_applied" : false, "latency_ms" : 7, '
-        '"remote" : false, "job_id" : null, "subagent_id" : null, "created_at" : "2026-11-30T08:00:00.000001Z"}\n'
-        '{"schema_version" : 1, "id" : 1, "tool_name" : "query", "query" : "say \\"hi\\"\\n\\\\ é", '
-        '"retrieved_slugs" : ["a","b"], "retrieved_chunk_ids" : [3,3,1], "source_ids" : ["s"], '
-        '"expand_enabled" : true, "detail" : "low", "detail_resolved" : "high", "vector_enabled" : true, '
-        '"expansion_applied" : false, "latency_ms" : 412.5, "remote" : true, "job_id" : 9, "subagent_id" : null, '
-        '"created_at" : "2026-11-30T08:00:00.000001Z"}\n')
+        '{"schema_version":1,"id":2,"tool_name":"search","query":"x","retrieved_slugs":[],'
+        '"retrieved_chunk_ids":[],"source_ids":[],"expand_enabled":null,"detail":null,'
+        '"detail_resolved":null,"vector_enabled":false,"expansion_applied":false,"latency_ms":7,'
+        '"remote":false,"job_id":null,"subagent_id":null,"created_at":"2026-11-30T08:00:00.000001Z"}\n'
+        '{"schema_version":1,"id":1,"tool_name":"query","query":"say \\"hi\\"\\n\\\\ é",'
+        '"retrieved_slugs":["a","b"],"retrieved_chunk_ids":[3,3,1],"source_ids":["s"],'
+        '"expand_enabled":true,"detail":"low","detail_resolved":"high","vector_enabled":true,'
+        '"expansion_applied":false,"latency_ms":412.5,"remote":true,"job_id":9,"subagent_id":null,'
+        '"created_at":"2026-11-30T08:00:00.000001Z"}\n')
     assert json.loads(result.out.splitlines()[1])["query"] == 'say "hi"\n\\ é'
     assert result.err == (
         "export: window created_at >= 2026-11-30T07:00:00.000000Z and < 2026-11-30T09:00:00.000000Z "
