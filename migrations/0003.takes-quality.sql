@@ -39,7 +39,7 @@ CREATE TABLE eval_takes_quality_runs (
     started_at    timestamptz  NOT NULL DEFAULT now(),
     completed_at  timestamptz,
     rubric_id     bigint       NOT NULL,
-    target_id     varchar(16)  NOT NULL DEFAULT 'takes',
+    target_id     varchar(16),
     corpus_source text         NOT NULL,
     corpus_path   text,
     slug_prefix   text,
@@ -210,10 +210,8 @@ GRANT EXECUTE ON FUNCTION takes_quality_cycle_v1(bigint, integer), takes_quality
     TO evalledger_runner;
 
 -- =============================================================================================
--- Seed data: the takes corpus as a target, and the takes-quality v1.0 rubric
+-- Seed data: the takes-quality v1.0 rubric
 -- =============================================================================================
-INSERT INTO target (target_id, kind, display_name, model_family) VALUES
-    ('takes', 'corpus', 'The takes layer (extracted claims)', NULL);
 
 -- Seed 000's rule as data: 5 dimensions scored 1-10 by each judge; pass when every dimension's
 -- mean is >= 7 and its minimum across contributing models >= 5; inconclusive when fewer than

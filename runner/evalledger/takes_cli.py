@@ -72,7 +72,9 @@ def run_group():
               help="Sampling seed: the same seed over the same corpus samples the same takes. [default: random, "
                    "recorded in the receipt]")
 @click.option("--rubric-version", default=None, metavar="V", help="Rubric version to judge by. [default: newest]")
-@click.option("--target", default="takes", show_default=True, help="Registered target the takes belong to.")
+@click.option("--target", default=None, metavar="TARGET_ID",
+              help="The registered target (`evalledger target add`) whose takes these are; judges of its "
+                   "model family are flagged in their verdict rows.")
 @panel_options
 @click.option("--json", "as_json", is_flag=True, help="Print only the receipt JSON on stdout.")
 @database_option

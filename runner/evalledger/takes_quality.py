@@ -51,7 +51,7 @@ class RunOptions:
     max_retries: int = 3
     judges: str = "auto"
     rubric_version: str | None = None
-    target: str = "takes"
+    target: str | None = None
 
 
 @dataclass

@@ -134,7 +134,18 @@ def test_readers_read_and_agents_get_nothing(runner, connect_as):
 
 
 def test_ddl_guard_keeps_the_triggers(admin):
-    if not admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'").fetchone()[0]:
+    if not admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v2'").fetchone()[0]:
         pytest.skip("event triggers need a superuser")
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="ENABLE ALWAYS"):
         admin.execute("ALTER TABLE eval_takes_quality_judge_verdicts DISABLE TRIGGER eval_takes_quality_judge_verdicts_10_admit")
+
+
+def test_a_judge_of_the_targets_family_is_flagged(runner, admin):
+    admin.execute("INSERT INTO target (target_id, kind, display_name, model_family) "
+                  "VALUES ('takes-x', 'corpus', 'Takes extracted by an OpenAI model', 'openai')")
+    run_id = start_run(runner, target_id="takes-x")
+    verdict(runner, run_id, PANEL[0])
+    verdict(runner, run_id, PANEL[1])
+    flags = runner.execute("SELECT model, family, same_family FROM eval_takes_quality_judge_verdicts "
+                           "ORDER BY model").fetchall()
+    assert flags == [("anthropic:claude-opus-4-7", "anthropic", False), ("openai:gpt-4o", "openai", True)]
