@@ -26,7 +26,7 @@ GUARD_TRIGGERS = {
                                   "brain_eval_question_score_10_write"),
     "legal_hold": ("legal_hold_00_append_only", "legal_hold_00_no_truncate"),
 }
-EVENT_TRIGGERS = ("evalledger_ddl_guard_v1", "evalledger_drop_guard_v1")
+EVENT_TRIGGERS = ("evalledger_ddl_guard_v2", "evalledger_drop_guard_v3")
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,16 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
     missing = [name for name in EVENT_TRIGGERS if name not in found]
     if missing or weak:
         return [Finding("fail", "event triggers", f"missing: {missing}; not ENABLE ALWAYS: {weak}")]
-    return [Finding("ok", "event triggers", "DDL and DROP guards present, ENABLE ALWAYS")]
+    # The guards hold against the owner role only while it owns none of the ledger's code.
+    owned = [r[0] for r in conn.execute(
+        """SELECT p.proname FROM pg_proc p
+            WHERE p.pronamespace IN ('evalledger'::regnamespace, 'evalledger_guard'::regnamespace)
+              AND p.proowner <> (SELECT evtowner FROM pg_event_trigger WHERE evtname = %s)
+            ORDER BY 1""", (EVENT_TRIGGERS[0],))]
+    if owned:
+        return [Finding("fail", "event triggers", f"functions not owned by the installer: {', '.join(owned)}")]
+    return [Finding("ok", "event triggers", "DDL and DROP guards present, ENABLE ALWAYS; "
+                                            "every ledger function owned by the installer")]
 
 
 def _capture_failures(conn: psycopg.Connection) -> list[Finding]:

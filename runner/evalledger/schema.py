@@ -37,10 +37,11 @@ SECTIONS = {
           FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
          WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT t.tgisinternal""",
     "functions": """
-        SELECT format('%s(%s) returns %s security_definer=%s config=%s body_md5=%s', p.proname,
+        SELECT format('%s.%s(%s) returns %s security_definer=%s config=%s owned_by_owner_role=%s body_md5=%s',
+                      p.pronamespace::regnamespace, p.proname,
                       pg_get_function_identity_arguments(p.oid), pg_get_function_result(p.oid),
-                      p.prosecdef, p.proconfig, md5(p.prosrc))
-          FROM pg_proc p WHERE p.pronamespace = 'evalledger'::regnamespace""",
+                      p.prosecdef, p.proconfig, pg_get_userbyid(p.proowner) = 'evalledger_owner', md5(p.prosrc))
+          FROM pg_proc p WHERE p.pronamespace IN ('evalledger'::regnamespace, 'evalledger_guard'::regnamespace)""",
     "views": """
         SELECT format('%s options=%s md5=%s', c.relname, c.reloptions, md5(pg_get_viewdef(c.oid)))
           FROM pg_class c WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind = 'v'""",

@@ -719,7 +719,7 @@ def test_replica_role_skips_no_guard(admin, runner, reviewer_id, done_run):
 @pytest.fixture
 def event_triggers(admin):
     installed = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname IN "
-                              "('evalledger_ddl_guard_v1', 'evalledger_drop_guard_v1') AND evtenabled = 'A'"
+                              "('evalledger_ddl_guard_v2', 'evalledger_drop_guard_v3') AND evtenabled = 'A'"
                               ).fetchone()[0]
     if installed != 2:
         pytest.skip("the migrating user was not a superuser: no event triggers")
@@ -933,7 +933,7 @@ def test_only_the_owner_purges(admin, connect_as, runner, reviewer_id):
 # What a superuser can still do (docs/guards.md, "Limits"): shown, not defended
 # =================================================================================================
 def test_superuser_can_drop_the_event_trigger_then_disable_a_guard(admin, event_triggers, done_run):
-    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v1")
+    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v2")
     admin.execute("ALTER TABLE evalledger.brain_eval_question_score "
                   "DISABLE TRIGGER brain_eval_question_score_00_append_only")
     deleted = admin.execute("DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (done_run,))
@@ -941,7 +941,7 @@ def test_superuser_can_drop_the_event_trigger_then_disable_a_guard(admin, event_
 
 
 def test_superuser_can_disable_the_event_trigger(admin, event_triggers):
-    admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
+    admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v2 DISABLE")
     admin.execute("ALTER TABLE evalledger.brain_eval_log NO FORCE ROW LEVEL SECURITY")
     assert admin.execute("SELECT relforcerowsecurity FROM pg_class WHERE oid = 'evalledger.brain_eval_log'::regclass"
                          ).fetchone()[0] is False
@@ -957,35 +957,59 @@ def test_superuser_can_switch_event_triggers_off(admin, event_triggers):
 
 
 # =================================================================================================
-# Known gaps (docs/guards.md, "Known gaps"): each asserts the guard we want and is expected to fail
-# until it exists. strict: a fix turns these into failures that ask for the marker to go.
+# The owner role cannot lift a guard: the ledger's code belongs to the installer (migration 0005)
 # =================================================================================================
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the event triggers watch ALTER TABLE and DROP, not CREATE OR REPLACE FUNCTION")
-def test_gap_owner_redefines_a_guard_function(admin, connect_as, event_triggers, done_run):
-    owner = connect_as(OWNER)
-    try:
-        owner.execute("CREATE OR REPLACE FUNCTION evalledger.refuse_change_v1() RETURNS trigger "
-                      "LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$")
-    except errors.InsufficientPrivilege:
-        return
-    raise AssertionError("the owner replaced the append-only guard's body")
+def test_owner_cannot_redefine_a_guard_function(admin, connect_as, event_triggers, done_run):
+    with pytest.raises(errors.InsufficientPrivilege, match="must be owner of function refuse_change_v1"):
+        connect_as(OWNER).execute("CREATE OR REPLACE FUNCTION evalledger.refuse_change_v1() RETURNS trigger "
+                                  "LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$")
+    refused(admin, admin, "DELETE FROM evalledger.brain_eval_log WHERE eval_run_id = %s", (done_run,),
+            error=errors.InsufficientPrivilege, says="brain_eval_log is append-only: DELETE refused")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the event triggers do not watch CREATE OR REPLACE TRIGGER")
-def test_gap_owner_replaces_a_guard_trigger(admin, connect_as, event_triggers):
+def test_owner_cannot_swap_a_guard_trigger_for_its_own_function(admin, connect_as, event_triggers):
     owner = connect_as(OWNER)
     owner.execute("CREATE FUNCTION evalledger.let_through() RETURNS trigger LANGUAGE plpgsql "
                   "AS $$ BEGIN RETURN OLD; END $$")
-    try:
-        owner.execute("CREATE OR REPLACE TRIGGER brain_eval_log_00_append_only BEFORE DELETE "
-                      "ON evalledger.brain_eval_log FOR EACH ROW EXECUTE FUNCTION evalledger.let_through()")
-    except errors.InsufficientPrivilege:
-        return
-    raise AssertionError("the owner swapped the append-only trigger for a no-op")
+    before = guard_state(admin)
+    for statement in (
+        "CREATE OR REPLACE TRIGGER brain_eval_log_00_append_only BEFORE DELETE "
+        "ON evalledger.brain_eval_log FOR EACH ROW EXECUTE FUNCTION evalledger.let_through()",
+        "CREATE TRIGGER brain_eval_log_99_fake_decision BEFORE UPDATE "
+        "ON evalledger.brain_eval_log FOR EACH ROW EXECUTE FUNCTION evalledger.let_through()",
+    ):
+        with pytest.raises(errors.InsufficientPrivilege, match="ledger triggers run the installer's functions"):
+            owner.execute(statement)
+    assert [t for t in guard_state(admin)["triggers"]] == before["triggers"]
 
 
+def test_ledger_table_cannot_leave_the_schema(admin, event_triggers):
+    admin.execute("CREATE SCHEMA elsewhere")
+    with pytest.raises(errors.InsufficientPrivilege, match="ledger table elsewhere.legal_hold stays in schema evalledger"):
+        admin.execute("ALTER TABLE evalledger.legal_hold SET SCHEMA elsewhere")
+    assert admin.execute("SELECT to_regclass('evalledger.legal_hold')").fetchone()[0] is not None
+
+
+def test_owner_cannot_drop_the_drop_guard(admin, connect_as, event_triggers):
+    guard = admin.execute("SELECT evtfoid::regprocedure::text FROM pg_event_trigger "
+                          "WHERE evtname = 'evalledger_drop_guard_v3'").fetchone()[0]
+    assert guard == "evalledger_guard.drop_guard_v3()"
+    with pytest.raises(errors.InsufficientPrivilege, match="permission denied for schema evalledger_guard"):
+        connect_as(OWNER).execute(f"DROP FUNCTION {guard} CASCADE")
+    assert admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v3'"
+                         ).fetchone()[0] == 1
+
+
+def test_owner_cannot_drop_the_schema(admin, connect_as, event_triggers):
+    with pytest.raises(errors.InsufficientPrivilege, match="DROP refused: .* is part of the ledger"):
+        connect_as(OWNER).execute("DROP SCHEMA evalledger CASCADE")
+    assert admin.execute("SELECT count(*) FROM evalledger.target").fetchone()[0] >= 2
+
+
+# =================================================================================================
+# Known gaps (docs/guards.md, "Known gaps"): each asserts the guard we want and is expected to fail
+# until it exists. strict: a fix turns these into failures that ask for the marker to go.
+# =================================================================================================
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason="DETACH PARTITION is recognised by the text of the top-level query")
 def test_gap_detach_partition_through_dynamic_sql(admin, event_triggers):
@@ -1006,40 +1030,3 @@ def test_gap_detach_partition_concurrently(admin, event_triggers):
         admin.execute("ALTER TABLE evalledger.guard_probe DETACH PARTITION evalledger.guard_probe_2019 CONCURRENTLY")
     assert partitions_of(admin, "evalledger.guard_probe") == [("guard_probe_2019", False)], \
         "the partition is left pending detach"
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the ALTER TABLE guard looks only at tables that are in schema evalledger afterwards")
-def test_gap_table_moved_out_of_the_schema(admin, event_triggers):
-    admin.execute("CREATE SCHEMA elsewhere")
-    try:
-        admin.execute("ALTER TABLE evalledger.legal_hold SET SCHEMA elsewhere")
-    except errors.InsufficientPrivilege:
-        return
-    admin.execute("ALTER TABLE elsewhere.legal_hold DISABLE TRIGGER ALL")
-    raise AssertionError("legal_hold left the schema and its guards were switched off")
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the event-trigger functions live in the schema the owner owns, so the owner may drop "
-                          "them, and the event trigger with them, by CASCADE")
-def test_gap_owner_drops_the_drop_guard_by_cascade(admin, connect_as, event_triggers):
-    guard = admin.execute("SELECT evtfoid::regprocedure::text FROM pg_event_trigger "
-                          "WHERE evtname = 'evalledger_drop_guard_v1'").fetchone()[0]
-    owner = connect_as(OWNER)
-    try:
-        owner.execute(f"DROP FUNCTION {guard} CASCADE")
-    except errors.InsufficientPrivilege:
-        return
-    owner.execute("DROP TABLE evalledger.legal_hold")
-    raise AssertionError("the owner dropped the drop guard, then a ledger table")
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="DROP SCHEMA ... CASCADE drops the event triggers' own functions first")
-def test_gap_owner_drops_the_schema(admin, connect_as, event_triggers):
-    try:
-        connect_as(OWNER).execute("DROP SCHEMA evalledger CASCADE")
-    except errors.InsufficientPrivilege:
-        return
-    raise AssertionError("the owner dropped the whole ledger")

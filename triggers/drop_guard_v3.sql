@@ -1,0 +1,35 @@
+-- drop_guard_v3: drop_guard_v2's rule, from a schema the owner role does not own, so that
+-- neither DROP FUNCTION ... CASCADE nor DROP SCHEMA evalledger CASCADE can take the guard away
+-- first: no trigger, policy, table, view, function or schema of the ledger is dropped, except a
+-- capture partition past retention inside capture_purge_v1(). The capture functions are called
+-- dynamically: when a DROP SCHEMA cascades, they are already gone by the time this runs.
+CREATE OR REPLACE FUNCTION evalledger_guard.drop_guard_v3() RETURNS event_trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    dropped record;
+    purging boolean := false;
+    expired boolean;
+BEGIN
+    IF to_regprocedure('evalledger.capture_purging_v1()') IS NOT NULL THEN
+        EXECUTE 'SELECT evalledger.capture_purging_v1()' INTO purging;
+    END IF;
+    FOR dropped IN
+        SELECT d.object_type, d.object_identity,
+               substring(d.object_identity FROM '(?:^| on )evalledger\.(eval_candidates_p[0-9]{6})$') AS partition
+          FROM pg_event_trigger_dropped_objects() d
+         WHERE d.object_type IN ('trigger', 'policy', 'table', 'view', 'function', 'schema')
+           AND (d.schema_name IN ('evalledger', 'evalledger_guard')
+                OR d.object_identity IN ('evalledger', 'evalledger_guard')
+                OR d.object_identity LIKE '% on evalledger.%')
+           AND NOT d.is_temporary
+    LOOP
+        IF purging AND dropped.partition IS NOT NULL THEN
+            EXECUTE 'SELECT evalledger.capture_partition_expired_v1($1)' INTO expired USING dropped.partition;
+            CONTINUE WHEN expired;
+        END IF;
+        RAISE EXCEPTION 'evalledger: DROP refused: % % is part of the ledger', dropped.object_type, dropped.object_identity
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'replace a trigger with CREATE OR REPLACE TRIGGER and a new _vN function';
+    END LOOP;
+END;
+$$;
