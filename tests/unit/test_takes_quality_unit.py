@@ -159,7 +159,7 @@ def test_recorded_replies_by_prompt_then_by_model():
     sample = takes.sample_takes(takes.read_file(DEMO), seed=2026, limit=100, slug_prefix="demo/")
     system, user = takes_quality.render(rubric, sample, "demo/")
     entry = panel.recordings()["google:gemini-1.5-pro"]
-    assert panel.prompt_sha256(system, user) in entry["by_prompt_sha256"], "recordings are stale: regenerate them"
+    assert panel.prompt_sha256(system, user) in entry["by_prompt_sha256"], "recordings are stale: run python -m tests.record_judges"
     call = panel.recorded_call(JudgeRequest("google:gemini-1.5-pro", system=system, user=user), 0)
     assert call.ok and call.cost_usd == 0.0 and call.parsed["scores"]["signal_density"] == 6  # fenced, repaired
     other = panel.recorded_call(JudgeRequest("google:gemini-1.5-pro", system="x", user="y"), 0)
