@@ -19,9 +19,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Only the tests that need a database (e.g. against DATABASE_URL=...some other server).
+# The database tests alone (e.g. against DATABASE_URL=...some other server).
 test-db: $(STAMP)
-	$(BIN)/python -m pytest tests/db tests/e2e
+	$(BIN)/python -m pytest tests/db
 
 # Refresh sql/schema.current.txt after adding a migration.
 schema: $(STAMP)
