@@ -19,7 +19,6 @@ EVALLEDGER_HOME (stopped and removed at the end); either way in a database of it
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -28,14 +27,13 @@ import uuid
 from pathlib import Path
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from evalledger import capture  # noqa: E402
-from evalledger.migrate import migrate  # noqa: E402
+from evalledger import scratch  # noqa: E402
 
 QUERY = "how did the Q3 renewal forecast for the enterprise segment change after the pricing update?"
 
@@ -47,16 +45,6 @@ def row(i: int) -> dict:
             "detail_resolved": "medium", "vector_enabled": True, "expansion_applied": False,
             "latency_ms": 120.5, "remote": True, "job_id": None, "subagent_id": None}
 
-
-def start_server():
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return url, None, None
-    from evalledger.embedded import EmbeddedServer
-
-    home = Path(tempfile.mkdtemp(prefix="evalledger-bench-"))
-    server = EmbeddedServer(home)
-    return server.start(), server, home
 
 
 def caller_overhead(dsn: str, home: Path, calls: int) -> list[int]:
@@ -82,70 +70,56 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=3_000)
     args = parser.parse_args()
 
-    server_url, server, home = start_server()
-    database = f"evalledger_capture_bench_{os.getpid()}"
-    admin_url = make_conninfo(server_url, dbname=conninfo_to_dict(server_url).get("dbname") or "postgres")
-    dsn = make_conninfo(server_url, dbname=database)
     spool_home = Path(tempfile.mkdtemp(prefix="evalledger-bench-spool-"))
-    try:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{database}"')
-        migrate(dsn)
-
-        samples = caller_overhead(dsn, spool_home, args.calls)
-        samples.sort()
-        p50 = samples[len(samples) // 2] / 1000
-        p99 = samples[int(len(samples) * 0.99)] / 1000
-        print(f"caller: {len(samples)} calls of capture_candidate, writer running")
-        print(f"  p50 {p50:.2f} us   p99 {p99:.2f} us   max {samples[-1] / 1000:.0f} us   "
-              f"(target p99 <= 50 us: {'met' if p99 <= 50 else 'NOT met'})")
-
-        rows = [row(i) for i in range(args.rows)]
-        writer = capture.CaptureWriter(dsn, home=spool_home, background=False)
-        t0 = time.perf_counter()
-        for start in range(0, len(rows), writer.batch_size):
-            writer.write(rows[start:start + writer.batch_size])
-        writer_s = time.perf_counter() - t0
-        writer.close(0)
-        assert writer.stats.written == len(rows), writer.stats
-
-        columns = capture.COLUMNS
-        insert = (f"INSERT INTO evalledger.eval_candidates ({', '.join(columns)}) "
-                  f"VALUES ({', '.join(['%s'] * len(columns))})")
-        single = [capture.normalize(dict(r)) for r in rows[: args.single]]
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("SET ROLE evalledger_runner")
-            t0 = time.perf_counter()
-            for r in single:
-                conn.execute(insert, [uuid.uuid4() if c == "capture_key" else r[c] for c in columns])
-            single_s = time.perf_counter() - t0
-        writer_rate = len(rows) / writer_s
-        single_rate = len(single) / single_s
-        print(f"writer: {len(rows)} rows in {writer_s:.2f} s = {writer_rate:,.0f} rows/s "
-              f"(batches of {writer.batch_size}, scrub_pii on, one INSERT per batch)")
-        print(f"one INSERT per row (autocommit, as the runner): {len(single)} rows in {single_s:.2f} s "
-              f"= {single_rate:,.0f} rows/s")
-        print(f"  ratio {writer_rate / single_rate:.1f}x (target >= 10x: "
-              f"{'met' if writer_rate / single_rate >= 10 else 'NOT met'})")
-
-        import scrub as scrub_bench  # bench/scrub.py
-        import random
-
-        from evalledger.scrub import scrub_pii
-
-        text = scrub_bench.corpus(random.Random(7))
-        seconds = min(scrub_bench.timed(scrub_pii, text) for _ in range(3))
-        print(f"scrubber: {len(text.encode()) / 1e6 / seconds:.1f} MB/s over bench/scrub.py's corpus")
-    finally:
-        shutil.rmtree(spool_home, ignore_errors=True)
+    with scratch.server() as server_url, scratch.migrated_database(server_url, "evalledger_capture_bench") as dsn:
         try:
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+            samples = caller_overhead(dsn, spool_home, args.calls)
+            samples.sort()
+            p50 = samples[len(samples) // 2] / 1000
+            p99 = samples[int(len(samples) * 0.99)] / 1000
+            print(f"caller: {len(samples)} calls of capture_candidate, writer running")
+            print(f"  p50 {p50:.2f} us   p99 {p99:.2f} us   max {samples[-1] / 1000:.0f} us   "
+                  f"(target p99 <= 50 us: {'met' if p99 <= 50 else 'NOT met'})")
+
+            rows = [row(i) for i in range(args.rows)]
+            writer = capture.CaptureWriter(dsn, home=spool_home, background=False)
+            t0 = time.perf_counter()
+            for start in range(0, len(rows), writer.batch_size):
+                writer.write(rows[start:start + writer.batch_size])
+            writer_s = time.perf_counter() - t0
+            writer.close(0)
+            assert writer.stats.written == len(rows), writer.stats
+
+            columns = capture.COLUMNS
+            insert = (f"INSERT INTO evalledger.eval_candidates ({', '.join(columns)}) "
+                      f"VALUES ({', '.join(['%s'] * len(columns))})")
+            single = [capture.normalize(dict(r)) for r in rows[: args.single]]
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("SET ROLE evalledger_runner")
+                t0 = time.perf_counter()
+                for r in single:
+                    conn.execute(insert, [uuid.uuid4() if c == "capture_key" else r[c] for c in columns])
+                single_s = time.perf_counter() - t0
+            writer_rate = len(rows) / writer_s
+            single_rate = len(single) / single_s
+            print(f"writer: {len(rows)} rows in {writer_s:.2f} s = {writer_rate:,.0f} rows/s "
+                  f"(batches of {writer.batch_size}, scrub_pii on, one INSERT per batch)")
+            print(f"one INSERT per row (autocommit, as the runner): {len(single)} rows in {single_s:.2f} s "
+                  f"= {single_rate:,.0f} rows/s")
+            print(f"  ratio {writer_rate / single_rate:.1f}x (target >= 10x: "
+                  f"{'met' if writer_rate / single_rate >= 10 else 'NOT met'})")
+
+            import scrub as scrub_bench  # bench/scrub.py
+            import random
+
+            from evalledger.scrub import scrub_pii
+
+            text = scrub_bench.corpus(random.Random(7))
+            seconds = min(scrub_bench.timed(scrub_pii, text) for _ in range(3))
+            print(f"scrubber: {len(text.encode()) / 1e6 / seconds:.1f} MB/s over bench/scrub.py's corpus")
         finally:
-            if server is not None:
-                server.stop()
-                shutil.rmtree(server.base, ignore_errors=True)
-                shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(spool_home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -19,20 +19,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 
-from evalledger.migrate import migrate  # noqa: E402
+from evalledger import scratch  # noqa: E402
 
 CLI = Path(sys.executable).with_name("evalledger")
 BASELINE = """
@@ -48,16 +45,6 @@ ORDERED = ("COPY (SELECT row_to_json(c) FROM evalledger.eval_candidates c ORDER 
            "TO STDOUT")
 UNORDERED = "COPY (SELECT row_to_json(c) FROM evalledger.eval_candidates c) TO STDOUT"
 
-
-def start_server():
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return url, None, None
-    from evalledger.embedded import EmbeddedServer
-
-    home = Path(tempfile.mkdtemp(prefix="evalledger-bench-"))
-    server = EmbeddedServer(home)
-    return server.start(), server, home
 
 
 def child(argv: list[str], env: dict | None = None) -> tuple[float, int]:
@@ -78,14 +65,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     args = parser.parse_args()
 
-    server_url, server, home = start_server()
-    database = f"evalledger_export_bench_{os.getpid()}"
-    admin_url = make_conninfo(server_url, dbname=conninfo_to_dict(server_url).get("dbname") or "postgres")
-    dsn = make_conninfo(server_url, dbname=database)
-    try:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{database}"')
-        migrate(dsn)
+    with scratch.server() as server_url, scratch.migrated_database(server_url, "evalledger_export_bench") as dsn:
         t0 = time.perf_counter()
         with psycopg.connect(dsn, autocommit=True) as conn:
             # The first minutes of this month: always inside an existing partition.
@@ -100,7 +80,7 @@ def main() -> None:
                     " ARRAY['crm'], CASE WHEN i %% 3 = 0 THEN NULL ELSE true END, 'medium', 'medium', true, false,"
                     " 120.5, true, CASE WHEN i %% 5 = 0 THEN i END, gen_random_uuid(),"
                     " date_trunc('month', now()) + i * interval '1 millisecond' / 4"
-                    " FROM generate_series(%s, %s) i", (start + 1, min(start + 100_000, args.rows)))
+                    " FROM generate_series(%s::int, %s::int) i", (start + 1, min(start + 100_000, args.rows)))
             conn.execute("VACUUM ANALYZE evalledger.eval_candidates")
         print(f"loaded {args.rows:,} rows in {time.perf_counter() - t0:.0f} s")
 
@@ -124,15 +104,6 @@ def main() -> None:
               f"against the unordered COPY {rate['export'] / rate['unordered']:.2f}")
         print(f"peak RSS of the export process: {small_rss} MB at 10,000 rows ({small_s:.1f} s), "
               f"{max(rss)} MB at {args.rows:,} rows")
-    finally:
-        try:
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        finally:
-            if server is not None:
-                server.stop()
-                shutil.rmtree(server.base, ignore_errors=True)
-                shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -31,22 +31,18 @@ under a temporary EVALLEDGER_HOME (stopped and removed at the end).
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 
-from evalledger.migrate import migrate  # noqa: E402
+from evalledger import scratch  # noqa: E402
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64
@@ -173,16 +169,6 @@ class WritePath:
             self.questions += len(questions)
 
 
-def start_server() -> tuple[str, object, Path | None]:
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return url, None, None
-    from evalledger.embedded import EmbeddedServer
-
-    home = Path(tempfile.mkdtemp(prefix="evalledger-bench-"))
-    server = EmbeddedServer(home)
-    return server.start(), server, home
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -193,83 +179,69 @@ def main() -> None:
     args = parser.parse_args()
 
     t_start = time.perf_counter()
-    server_url, server, home = start_server()
-    database = f"evalledger_bench_{os.getpid()}"
-    admin_url = make_conninfo(server_url, dbname=conninfo_to_dict(server_url).get("dbname") or "postgres")
-    dsn = make_conninfo(server_url, dbname=database)
     paths: list[WritePath] = []
-    try:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{database}"')
-        migrate(dsn)
-        total_runs = 2 * (args.runs + WARMUP_RUNS)
-        with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute(COPIES)
-            reviewer_id = admin.execute(
-                "INSERT INTO evalledger.reviewer (reviewer_user_id, role_name, display_name) "
-                "VALUES (gen_random_uuid(), 'evalledger_bench_reviewer', 'bench') RETURNING reviewer_user_id"
-            ).fetchone()[0]
-            rubric_id = admin.execute(
-                "SELECT rubric_id FROM evalledger.rubric WHERE suite = 'brain-eval' ORDER BY rubric_id DESC LIMIT 1"
-            ).fetchone()[0]
-            # The brain analyses the question rows point at: written before the clock starts.
-            analyses = [r[0] for r in admin.execute(
-                "INSERT INTO evalledger.brain_analysis_log (brain, model_id, system_prompt_hash, question, output, "
-                "token_cost_usd) SELECT 'AGT-901', 'claude-sonnet-4-6', %s, 'q ' || n, 'a ' || n, 0.0125 "
-                "FROM generate_series(1, %s) n RETURNING analysis_id",
-                (SHA_A, total_runs * args.questions))]
-            version = admin.execute("SHOW server_version").fetchone()[0]
-
-        # The guarded path lets the admission trigger pick the rubric, as the runner does.
-        guarded = WritePath("guarded", dsn, GUARDED, None, reviewer_id, args.synchronous_commit)
-        baseline = WritePath("baseline", dsn, BASELINE, rubric_id, reviewer_id, args.synchronous_commit)
-        paths = [guarded, baseline]
-        chunks = iter(analyses[i:i + args.questions] for i in range(0, len(analyses), args.questions))
-        for n in range(args.runs + WARMUP_RUNS):
-            # Alternate which path goes first so neither always meets the other's dirty pages.
-            for path in (paths if n % 2 == 0 else paths[::-1]):
-                path.one_run(next(chunks), count=n >= WARMUP_RUNS)
-
-        with psycopg.connect(dsn, autocommit=True) as check:
-            decided = check.execute("SELECT decision::text, count(*) FROM evalledger.brain_eval_log "
-                                    "GROUP BY 1 ORDER BY 1").fetchall()
-
-        def rate(count: int, seconds: float) -> float:
-            return count / seconds if seconds else float("nan")
-
-        print(f"ledger writes: PostgreSQL {version}; {args.runs} runs x {args.questions} question rows on each path "
-              f"(+{WARMUP_RUNS} warm-up runs each, not counted); synchronous_commit={args.synchronous_commit}")
-        print("  guarded  = evalledger tables as evalledger_runner: RLS + every trigger")
-        print("  baseline = bench.* LIKE-copies (defaults, CHECKs, indexes, same foreign keys), no triggers, no RLS")
-        print(f"  guarded runs decided: {', '.join(f'{d}={c}' for d, c in decided)}")
-        print(f"{'':34}{'guarded':>12}{'baseline':>12}{'ratio':>8}")
-        figures = [
-            ("question rows/s (score rows)", guarded.questions, baseline.questions, "write_s"),
-            ("verdict rows/s (score + run rows)", guarded.questions + guarded.runs,
-             baseline.questions + baseline.runs, "write_s"),
-            ("completions/s (decision trigger)", guarded.runs, baseline.runs, "complete_s"),
-        ]
-        for label, g_count, b_count, clock in figures:
-            g, b = rate(g_count, getattr(guarded, clock)), rate(b_count, getattr(baseline, clock))
-            print(f"{label:34}{g:>12.0f}{b:>12.0f}{g / b:>8.2f}")
-        g_all = (guarded.questions + guarded.runs) / (guarded.write_s + guarded.complete_s)
-        b_all = (baseline.questions + baseline.runs) / (baseline.write_s + baseline.complete_s)
-        print(f"{'verdict rows/s incl. completion':34}{g_all:>12.0f}{b_all:>12.0f}{g_all / b_all:>8.2f}")
-        print(f"  per run: write {guarded.write_s / guarded.runs * 1000:.2f} ms guarded vs "
-              f"{baseline.write_s / baseline.runs * 1000:.2f} ms baseline; completion "
-              f"{guarded.complete_s / guarded.runs * 1000:.2f} ms vs {baseline.complete_s / baseline.runs * 1000:.2f} ms")
-        print(f"  wall time {time.perf_counter() - t_start:.1f} s (including server start and migration)")
-    finally:
-        for path in paths:
-            path.conn.close()
+    with scratch.server() as server_url, scratch.migrated_database(server_url, "evalledger_bench") as dsn:
         try:
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            total_runs = 2 * (args.runs + WARMUP_RUNS)
+            with psycopg.connect(dsn, autocommit=True) as admin:
+                admin.execute(COPIES)
+                reviewer_id = admin.execute(
+                    "INSERT INTO evalledger.reviewer (reviewer_user_id, role_name, display_name) "
+                    "VALUES (gen_random_uuid(), 'evalledger_bench_reviewer', 'bench') RETURNING reviewer_user_id"
+                ).fetchone()[0]
+                rubric_id = admin.execute(
+                    "SELECT rubric_id FROM evalledger.rubric WHERE suite = 'brain-eval' ORDER BY rubric_id DESC LIMIT 1"
+                ).fetchone()[0]
+                # The brain analyses the question rows point at: written before the clock starts.
+                analyses = [r[0] for r in admin.execute(
+                    "INSERT INTO evalledger.brain_analysis_log (brain, model_id, system_prompt_hash, question, output, "
+                    "token_cost_usd) SELECT 'AGT-901', 'claude-sonnet-4-6', %s, 'q ' || n, 'a ' || n, 0.0125 "
+                    "FROM generate_series(1, %s) n RETURNING analysis_id",
+                    (SHA_A, total_runs * args.questions))]
+                version = admin.execute("SHOW server_version").fetchone()[0]
+
+            # The guarded path lets the admission trigger pick the rubric, as the runner does.
+            guarded = WritePath("guarded", dsn, GUARDED, None, reviewer_id, args.synchronous_commit)
+            baseline = WritePath("baseline", dsn, BASELINE, rubric_id, reviewer_id, args.synchronous_commit)
+            paths = [guarded, baseline]
+            chunks = iter(analyses[i:i + args.questions] for i in range(0, len(analyses), args.questions))
+            for n in range(args.runs + WARMUP_RUNS):
+                # Alternate which path goes first so neither always meets the other's dirty pages.
+                for path in (paths if n % 2 == 0 else paths[::-1]):
+                    path.one_run(next(chunks), count=n >= WARMUP_RUNS)
+
+            with psycopg.connect(dsn, autocommit=True) as check:
+                decided = check.execute("SELECT decision::text, count(*) FROM evalledger.brain_eval_log "
+                                        "GROUP BY 1 ORDER BY 1").fetchall()
+
+            def rate(count: int, seconds: float) -> float:
+                return count / seconds if seconds else float("nan")
+
+            print(f"ledger writes: PostgreSQL {version}; {args.runs} runs x {args.questions} question rows on each path "
+                  f"(+{WARMUP_RUNS} warm-up runs each, not counted); synchronous_commit={args.synchronous_commit}")
+            print("  guarded  = evalledger tables as evalledger_runner: RLS + every trigger")
+            print("  baseline = bench.* LIKE-copies (defaults, CHECKs, indexes, same foreign keys), no triggers, no RLS")
+            print(f"  guarded runs decided: {', '.join(f'{d}={c}' for d, c in decided)}")
+            print(f"{'':34}{'guarded':>12}{'baseline':>12}{'ratio':>8}")
+            figures = [
+                ("question rows/s (score rows)", guarded.questions, baseline.questions, "write_s"),
+                ("verdict rows/s (score + run rows)", guarded.questions + guarded.runs,
+                 baseline.questions + baseline.runs, "write_s"),
+                ("completions/s (decision trigger)", guarded.runs, baseline.runs, "complete_s"),
+            ]
+            for label, g_count, b_count, clock in figures:
+                g, b = rate(g_count, getattr(guarded, clock)), rate(b_count, getattr(baseline, clock))
+                print(f"{label:34}{g:>12.0f}{b:>12.0f}{g / b:>8.2f}")
+            g_all = (guarded.questions + guarded.runs) / (guarded.write_s + guarded.complete_s)
+            b_all = (baseline.questions + baseline.runs) / (baseline.write_s + baseline.complete_s)
+            print(f"{'verdict rows/s incl. completion':34}{g_all:>12.0f}{b_all:>12.0f}{g_all / b_all:>8.2f}")
+            print(f"  per run: write {guarded.write_s / guarded.runs * 1000:.2f} ms guarded vs "
+                  f"{baseline.write_s / baseline.runs * 1000:.2f} ms baseline; completion "
+                  f"{guarded.complete_s / guarded.runs * 1000:.2f} ms vs {baseline.complete_s / baseline.runs * 1000:.2f} ms")
+            print(f"  wall time {time.perf_counter() - t_start:.1f} s (including server start and migration)")
         finally:
-            if server is not None:
-                server.stop()
-                shutil.rmtree(server.base, ignore_errors=True)
-                shutil.rmtree(home, ignore_errors=True)
+            for path in paths:
+                path.conn.close()
 
 
 if __name__ == "__main__":

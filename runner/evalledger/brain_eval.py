@@ -10,7 +10,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg.rows import class_row, dict_row
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from . import queries

@@ -8,7 +8,7 @@ import click
 import psycopg
 
 from . import db
-from .errors import EXIT_ERROR, EvalledgerError
+from .errors import EXIT_ERROR
 from .options import database_option  # noqa: F401  (commands in other modules import it from here)
 
 

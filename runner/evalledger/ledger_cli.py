@@ -7,7 +7,6 @@ import uuid
 from pathlib import Path
 
 import click
-import psycopg
 from psycopg import sql
 
 from . import brain_eval, db, queries

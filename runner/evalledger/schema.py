@@ -3,7 +3,6 @@ the checked-in sql/schema.current.txt (run `make schema` to refresh it after a n
 
 from __future__ import annotations
 
-import os
 
 import psycopg
 
@@ -95,22 +94,10 @@ def snapshot(conn: psycopg.Connection) -> str:
 
 def fresh_snapshot(server_url: str) -> str:
     """Migrate a new scratch database on the server, snapshot it, drop it."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from .scratch import migrated_database
 
-    from .migrate import migrate
-
-    scratch = f"evalledger_schema_{os.getpid()}"
-    scratch_url = make_conninfo(server_url, dbname=scratch)
-    admin_url = make_conninfo(server_url, dbname=conninfo_to_dict(server_url).get("dbname") or "postgres")
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{scratch}"')
-    try:
-        migrate(scratch_url)
-        with psycopg.connect(scratch_url) as conn:
-            return snapshot(conn)
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{scratch}" WITH (FORCE)')
+    with migrated_database(server_url, "evalledger_schema") as dsn, psycopg.connect(dsn) as conn:
+        return snapshot(conn)
 
 
 def main() -> None:
