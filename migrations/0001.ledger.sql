@@ -95,6 +95,7 @@ CREATE TABLE prompt_tuner (
 CREATE TABLE brain_analysis_log (
     analysis_id        uuid          NOT NULL DEFAULT gen_random_uuid(),
     brain              varchar(16)   NOT NULL,
+    origin             varchar(16)   NOT NULL DEFAULT 'eval',
     model_id           varchar(64)   NOT NULL,
     system_prompt_hash varchar(64)   NOT NULL,
     question_id        varchar(16),
@@ -110,6 +111,8 @@ CREATE TABLE brain_analysis_log (
     created_at         timestamptz   NOT NULL DEFAULT now(),
     CONSTRAINT brain_analysis_log_pkey PRIMARY KEY (analysis_id),
     CONSTRAINT brain_analysis_log_brain_fkey FOREIGN KEY (brain) REFERENCES target (target_id),
+    -- production: a real user's request; eval: produced for a harness question.
+    CONSTRAINT brain_analysis_log_origin_known CHECK (origin IN ('production', 'eval')),
     CONSTRAINT brain_analysis_log_prompt_hash_is_sha256 CHECK (system_prompt_hash ~ '^[0-9a-f]{64}$'),
     CONSTRAINT brain_analysis_log_sources_read_is_array CHECK (jsonb_typeof(sources_read) = 'array'),
     CONSTRAINT brain_analysis_log_claims_is_array CHECK (jsonb_typeof(claims) = 'array'),

@@ -4,9 +4,9 @@
 -- name: insert_analysis
 -- Record what a brain produced for one question.
 INSERT INTO evalledger.brain_analysis_log
-    (brain, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
+    (brain, origin, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
      proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at)
-VALUES (%(brain)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
+VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
         %(sources_read)s, %(claims)s, %(proposed_actions)s, %(input_tokens)s, %(output_tokens)s,
         %(token_cost_usd)s, coalesce(%(produced_at)s, now()))
 RETURNING analysis_id;

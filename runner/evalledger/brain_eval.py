@@ -17,7 +17,7 @@ from . import queries
 from .errors import EvalledgerError
 
 ANALYSIS_DEFAULTS = {
-    "question_id": None, "sources_read": [], "claims": [], "proposed_actions": None,
+    "origin": "eval", "question_id": None, "sources_read": [], "claims": [], "proposed_actions": None,
     "input_tokens": 0, "output_tokens": 0, "produced_at": None,
 }
 RUN_DEFAULTS = {

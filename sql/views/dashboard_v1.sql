@@ -212,9 +212,9 @@ COMMENT ON VIEW evalledger.cost_per_run_v1 IS
 -- Production-vs-eval prompt comparison
 -- =============================================================================================
 -- prompt_drift_rows_v1: per brain, the prompt hash of its latest production analysis against the hash of its last passing eval.
--- A production analysis is a brain_analysis_log row no question score points at (the harness
--- records its own analyses in the same table); a passing eval is a completed run decided pass
--- or pass_with_notes. Latest means produced_at, last means started_at.
+-- A production analysis is a brain_analysis_log row of origin 'production' (the harness records
+-- its own analyses, origin 'eval', in the same table); a passing eval is a completed run decided
+-- pass or pass_with_notes. Latest means produced_at, last means started_at.
 CREATE FUNCTION evalledger.prompt_drift_rows_v1()
 RETURNS TABLE (
     brain                       varchar(16),
@@ -237,9 +237,7 @@ LANGUAGE sql STABLE AS $$
       LEFT JOIN LATERAL (
             SELECT a.system_prompt_hash, a.produced_at
               FROM evalledger.brain_analysis_log a
-             WHERE a.brain = t.target_id
-               AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q
-                                WHERE q.brain_analysis_id = a.analysis_id)
+             WHERE a.brain = t.target_id AND a.origin = 'production'
              ORDER BY a.produced_at DESC, a.created_at DESC, a.analysis_id DESC
              LIMIT 1) p ON true
       LEFT JOIN LATERAL (

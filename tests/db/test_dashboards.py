@@ -50,9 +50,9 @@ def record_at(conn, reviewer_user_id, started_at, *, brain="AGT-901", count=6, b
 
 
 def production_analysis(conn, brain, prompt, produced_at):
-    """A brain analysis no eval question points at: production traffic."""
+    """A brain analysis of a real user's request: production traffic."""
     return brain_eval.record_analysis(
-        conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=prompt,
+        conn, brain=brain, origin="production", model_id="claude-sonnet-4-6", system_prompt_hash=prompt,
         question="what changed in pipeline?", output="it grew", token_cost_usd="0.0100",
         produced_at=produced_at)
 
@@ -312,3 +312,14 @@ def test_views_are_owned_commented_and_invoker_where_supported(admin):
     plan = "\n".join(r[0] for r in admin.execute(
         "EXPLAIN SELECT * FROM evalledger.cost_per_run_v1 WHERE brain_under_test = 'AGT-902'"))
     assert "Function Scan" not in plan and "brain_eval_log" in plan
+
+
+def test_an_eval_analysis_not_yet_scored_is_not_production(connect_as):
+    runner = connect_as("evalledger_runner")
+    production_analysis(runner, "AGT-901", SHA_C, NOW - timedelta(days=1))
+    # The harness records a brain's answer before its question row exists: still eval, not traffic.
+    brain_eval.record_analysis(runner, brain="AGT-901", model_id="claude-sonnet-4-6", system_prompt_hash=SHA_D,
+                               question="EVAL-Q01", output="answer", token_cost_usd="0.0100")
+    seen = connect_as("evalledger_revops").execute(
+        "SELECT production_prompt_hash FROM prompt_drift_v1 WHERE brain = 'AGT-901'").fetchall()
+    assert seen == [(SHA_C,)]
