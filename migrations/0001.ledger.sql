@@ -391,7 +391,8 @@ GRANT SELECT ON legal_hold TO evalledger_auditor;
 -- Functions the policies and triggers call on a role's behalf; nothing else is executable.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_passes_v1(brain_eval_question_score, jsonb, text),
-    refuse_supplied_v1(text, jsonb) TO evalledger_runner, evalledger_reviewer;
+    refuse_supplied_v1(text, jsonb), changed_columns_v1(jsonb, jsonb, text[])
+    TO evalledger_runner, evalledger_reviewer;
 GRANT EXECUTE ON FUNCTION reviewer_id_of(name) TO evalledger_reviewer;
 
 -- =============================================================================================

@@ -9,9 +9,7 @@ BEGIN
         RAISE EXCEPTION 'evalledger: run % is complete: brain_eval_log is append-only', OLD.eval_run_id
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    SELECT string_agg(n.key, ', ' ORDER BY n.key) INTO changed
-      FROM jsonb_each(to_jsonb(NEW)) n JOIN jsonb_each(to_jsonb(OLD)) o USING (key)
-     WHERE n.value IS DISTINCT FROM o.value AND n.key <> 'completed_at';
+    changed := changed_columns_v1(to_jsonb(NEW), to_jsonb(OLD), ARRAY['completed_at']);
     IF changed IS NOT NULL THEN
         IF changed ~ '(aggregated_scores|hard_criteria_passed|soft_criteria_passed_count|decision|token_cost_usd|reviewer_independence_verified)' THEN
             PERFORM evalledger.refuse_supplied_v1('brain_eval_log', jsonb_build_object(changed, true));

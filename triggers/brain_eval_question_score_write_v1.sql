@@ -51,11 +51,9 @@ BEGIN
                                    jsonb_build_object('question_passed', NEW.question_passed));
         NEW.created_at := now();
     ELSE
-        SELECT string_agg(n.key, ', ' ORDER BY n.key) INTO changed
-          FROM jsonb_each(to_jsonb(NEW)) n JOIN jsonb_each(to_jsonb(OLD)) o USING (key)
-         WHERE n.value IS DISTINCT FROM o.value
-           AND n.key NOT IN ('hallucinations_detected', 'total_claims', 'diagnosis_accuracy_score',
-                             'narrative_coherence_rating', 'reviewer_comments');
+        changed := changed_columns_v1(to_jsonb(NEW), to_jsonb(OLD), ARRAY[
+            'hallucinations_detected', 'total_claims', 'diagnosis_accuracy_score',
+            'narrative_coherence_rating', 'reviewer_comments']);
         IF changed IS NOT NULL THEN
             RAISE EXCEPTION 'evalledger: only reviewer-scored fields of a question row change, not %', changed
                 USING ERRCODE = 'insufficient_privilege';

@@ -187,9 +187,7 @@ BEGIN
         RAISE EXCEPTION 'evalledger: takes-quality run % is complete: eval_takes_quality_runs is append-only', OLD.id
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    SELECT string_agg(n.key, ', ' ORDER BY n.key) INTO changed
-      FROM jsonb_each(to_jsonb(NEW)) n JOIN jsonb_each(to_jsonb(OLD)) o USING (key)
-     WHERE n.value IS DISTINCT FROM o.value AND n.key <> 'completed_at';
+    changed := changed_columns_v1(to_jsonb(NEW), to_jsonb(OLD), ARRAY['completed_at']);
     IF changed IS NOT NULL THEN
         RAISE EXCEPTION 'evalledger: eval_takes_quality_runs is append-only: only completed_at may be set, not %', changed
             USING ERRCODE = 'insufficient_privilege';
