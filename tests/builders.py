@@ -42,18 +42,20 @@ def run_fields(brain: str = "AGT-901", **overrides) -> dict:
     }
 
 
-def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True, **run_overrides):
-    """Record a run of `count` questions; `bend(number, row)` may change any row. Returns the
-    Decision when completed, else the run id."""
-    run_id = brain_eval.start_run(conn, **run_fields(brain, **run_overrides), question_count=count,
-                                  reviewer_user_id=reviewer_user_id)
+def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
+               completed_at=None, **run_overrides):
+    """Record a run of `count` questions; `bend(number, row)` may change any row. The analyses
+    carry the run's prompt and are produced when it started (now, unless started_at is given).
+    Returns the Decision when completed, else the run id."""
+    fields = run_fields(brain, **run_overrides)
+    run_id = brain_eval.start_run(conn, **fields, question_count=count, reviewer_user_id=reviewer_user_id)
     for number in range(1, count + 1):
         row = question(number, brain)
         if bend:
             bend(number, row)
         analysis_id = brain_eval.record_analysis(
-            conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=SHA_A,
+            conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=fields["system_prompt_hash"],
             question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
-            token_cost_usd="0.0125")
+            token_cost_usd="0.0125", produced_at=fields.get("started_at"))
         brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **row)
-    return brain_eval.complete_run(conn, run_id) if complete else run_id
+    return brain_eval.complete_run(conn, run_id, completed_at) if complete else run_id

@@ -30,14 +30,7 @@ BEGIN
 
     -- Holding the target row FOR SHARE makes a concurrent prompt-tuner registration (which
     -- takes it FOR UPDATE) wait for this run or run first: never both unseen by the other.
-    -- Only READ COMMITTED reads the registry with a snapshot taken after that wait; an older
-    -- REPEATABLE READ or SERIALIZABLE snapshot would miss a tuner committed meanwhile.
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'evalledger: reviewer independence is checked under READ COMMITTED, not %',
-                upper(current_setting('transaction_isolation'))
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'insert runs in a READ COMMITTED transaction';
-    END IF;
+    PERFORM require_read_committed_v1('insert runs');
     PERFORM 1 FROM target t WHERE t.target_id = NEW.brain_under_test FOR SHARE;
     IF EXISTS (SELECT 1 FROM prompt_tuner p
                 WHERE p.target_id = NEW.brain_under_test AND p.user_id = NEW.reviewer_user_id) THEN

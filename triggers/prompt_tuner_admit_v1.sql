@@ -4,14 +4,7 @@
 CREATE OR REPLACE FUNCTION evalledger.prompt_tuner_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
-    -- Only READ COMMITTED reads the runs with a snapshot taken after the lock; an older
-    -- REPEATABLE READ or SERIALIZABLE snapshot would miss a run committed meanwhile.
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'evalledger: reviewer independence is checked under READ COMMITTED, not %',
-                upper(current_setting('transaction_isolation'))
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'register prompt tuners in a READ COMMITTED transaction';
-    END IF;
+    PERFORM require_read_committed_v1('register prompt tuners');
     PERFORM 1 FROM target t WHERE t.target_id = NEW.target_id FOR NO KEY UPDATE;
     IF EXISTS (SELECT 1 FROM brain_eval_log l
                 WHERE l.brain_under_test = NEW.target_id AND l.reviewer_user_id = NEW.user_id

@@ -7,6 +7,21 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
      WHERE n.value IS DISTINCT FROM o.value AND n.key <> ALL (allowed);
 $$;
 
+-- require_read_committed_v1: a row-lock handshake only works if the check after the lock reads
+-- with a fresh snapshot, which READ COMMITTED alone takes; any older snapshot could miss a row
+-- committed while this transaction waited.
+CREATE OR REPLACE FUNCTION evalledger.require_read_committed_v1(action text) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'evalledger: reviewer independence is checked under READ COMMITTED, not %',
+                upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = format('%s in a READ COMMITTED transaction', action);
+    END IF;
+END;
+$$;
+
 -- refuse_supplied_v1: raise when a caller supplied any of the values the database computes.
 CREATE OR REPLACE FUNCTION evalledger.refuse_supplied_v1(table_name text, computed jsonb) RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$

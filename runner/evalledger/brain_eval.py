@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -14,7 +13,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from . import queries
-from .errors import EvalledgerError
+from .errors import EvalledgerError, load_user_json
 
 ANALYSIS_DEFAULTS = {
     "origin": "eval", "question_id": None, "sources_read": [], "claims": [], "proposed_actions": None,
@@ -94,10 +93,9 @@ def add_reviewer(conn: psycopg.Connection, role_name: str, display_name: str, re
 
 def load_fixture(path: Path) -> dict:
     """A recorded run: {run: {...}, questions: [{analysis: {...}, score: {...}}, ...]}."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    data = load_user_json(path)
+    if not isinstance(data, dict):
+        raise EvalledgerError(f"{path}: expected a JSON object with 'run' and 'questions'")
     for key in ("run", "questions"):
         if key not in data:
             raise EvalledgerError(f"{path}: missing top-level field {key!r}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .embedded import evalledger_home
-from .errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
+from .errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError, load_user_json
 
 SCHEMA_VERSION = 1
 SUITE = "takes-quality"
@@ -138,16 +138,7 @@ def check(receipt: Any, where: str) -> dict:
 
 def load(path: Path) -> dict:
     """Read and check a receipt file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalledgerError(f"{path}: no such receipt file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalledgerError(f"{path}: cannot read: {exc}") from None
-    try:
-        receipt = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    receipt = load_user_json(path, "receipt file")
     return check(receipt, str(path))
 
 

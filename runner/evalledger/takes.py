@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 import psycopg
 
-from .errors import EvalledgerError
+from .errors import EvalledgerError, read_user_text
 
 FIELDS = ("slug", "kind", "holder", "weight", "since", "source", "claim")
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -107,12 +107,7 @@ def parse_take(obj: Any, where: str) -> Take:
 def read_file(path: Path) -> list[Take]:
     """Every take of a JSONL file (blank lines skipped); the first bad line raises
     `FILE:LINE: field 'x': ...`, with a count of the other bad lines."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalledgerError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalledgerError(f"{path}: cannot read: {exc}") from None
+    text = read_user_text(path)
     takes: list[Take] = []
     first: EvalledgerError | None = None
     bad = 0

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from evalledger import brain_eval
-from tests.builders import SHA_A, question, record_run, run_fields
+from tests.builders import SHA_A, record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
 SHA_C = "c" * 64
@@ -31,22 +31,9 @@ def run_id(decided):
 
 
 def record_at(conn, reviewer_user_id, started_at, *, brain="AGT-901", count=6, bend=None, prompt=SHA_A):
-    """A completed run as it would have been recorded at started_at: its analyses produced then and
-    the run completed an hour later (builders.record_run stamps analyses and completion now)."""
-    eval_run_id = brain_eval.start_run(
-        conn, **run_fields(brain, system_prompt_hash=prompt, started_at=started_at),
-        question_count=count, reviewer_user_id=reviewer_user_id)
-    for number in range(1, count + 1):
-        row = question(number, brain)
-        if bend:
-            bend(number, row)
-        analysis_id = brain_eval.record_analysis(
-            conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=prompt,
-            question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
-            token_cost_usd="0.0125", produced_at=started_at)
-        brain_eval.add_question_score(conn, eval_run_id=eval_run_id, brain_analysis_id=analysis_id, **row)
-    brain_eval.complete_run(conn, eval_run_id, completed_at=started_at + timedelta(hours=1))
-    return eval_run_id
+    """A completed run as it would have been recorded at started_at, completed an hour later."""
+    return record_run(conn, reviewer_user_id, brain=brain, count=count, bend=bend, system_prompt_hash=prompt,
+                      started_at=started_at, completed_at=started_at + timedelta(hours=1)).eval_run_id
 
 
 def production_analysis(conn, brain, prompt, produced_at):
