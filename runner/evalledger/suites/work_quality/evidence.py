@@ -1,0 +1,184 @@
+"""The evidence a work-quality panel judges: the run's real work product, never its own claims.
+
+`--work-product` is one of:
+- a file: its text;
+- a directory: every text file under it, in path order, each after a `=== path ===` header
+  (binary or non-UTF-8 files, `.git` and other dot-directories are left out and counted);
+- `git:A..B`: the real `git diff A..B` in `--repo` (default: the current directory), after its
+  diffstat;
+- `-`: standard input.
+
+The judges see at most MAX_CHARS characters of it (about 15k tokens: room for the rubric and a
+reply in every panel model's context, at a bounded price). Past that the text is cut at a line
+boundary and ends with a visible marker saying how much was left out, and the snapshot's
+`evidence_digest` says so too. The digest is short on purpose (it is stored in every snapshot):
+the diffstat for a git range, counts for a file, directory or stdin, plus an excerpt for stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+MAX_CHARS = 60_000
+DIGEST_MAX_CHARS = 2_000
+EXCERPT_CHARS = 200
+
+
+class EvidenceError(ValueError):
+    """Evidence that cannot be gathered; the message names the path or the range."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the judges read (text) and what the snapshot keeps of it (digest)."""
+
+    text: str
+    digest: str
+    truncated: bool
+    total_chars: int
+    source: str
+
+
+def truncation_marker(shown: int, total: int) -> str:
+    return f"[... evalledger truncated the work product here: {shown} of {total} characters shown ...]"
+
+
+def _cap(text: str, limit: int) -> tuple[str, bool]:
+    """text cut to at most limit characters, at a line end when one is near, with the marker."""
+    if len(text) <= limit:
+        return text, False
+    cut = text.rfind("\n", 0, limit)
+    if cut < limit // 2:  # no line end in the second half: cut mid-line rather than lose half
+        cut = limit
+    return text[:cut].rstrip("\n") + "\n" + truncation_marker(cut, len(text)) + "\n", True
+
+
+def _counts(text: str) -> str:
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return f"{lines} line{'s' if lines != 1 else ''}, {len(text)} characters"
+
+
+def _finish(text: str, digest: str, source: str, limit: int) -> Evidence:
+    shown, truncated = _cap(text, limit)
+    if truncated:
+        digest += f"; truncated for the judges at {limit} of {len(text)} characters"
+    if len(digest) > DIGEST_MAX_CHARS:
+        digest = digest[: DIGEST_MAX_CHARS - 1] + "…"
+    return Evidence(shown, digest, truncated, len(text), source)
+
+
+def _decode(data: bytes) -> str | None:
+    """UTF-8 text, or None for what looks binary (a NUL byte, or not UTF-8)."""
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _from_file(path: Path, limit: int) -> Evidence:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EvidenceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    text = _decode(data)
+    if text is None:
+        raise EvidenceError(f"{path}: not a UTF-8 text file (judges read text)")
+    return _finish(text, f"file {path.name}: {_counts(text)}", str(path), limit)
+
+
+def _from_directory(root: Path, limit: int) -> Evidence:
+    parts: list[str] = []
+    files = skipped = 0
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        paths += [Path(dirpath) / f for f in filenames]
+    for path in sorted(paths, key=lambda p: p.relative_to(root).as_posix()):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink() or not path.is_file():
+            skipped += 1
+            continue
+        try:
+            text = _decode(path.read_bytes())
+        except OSError as exc:
+            raise EvidenceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if text is None:
+            skipped += 1
+            continue
+        files += 1
+        parts.append(f"=== {rel} ===\n{text}{'' if text.endswith(chr(10)) or not text else chr(10)}")
+    if files == 0:
+        raise EvidenceError(f"{root}: no text files in this directory")
+    text = "".join(parts)
+    digest = f"directory {root.name or root}: {files} text file{'s' if files != 1 else ''}, {_counts(text)}"
+    if skipped:
+        digest += f" ({skipped} binary or special file{'s' if skipped != 1 else ''} left out)"
+    return _finish(text, digest, str(root), limit)
+
+
+def _git(repo: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), "-c", "core.quotepath=off", *args],
+                              capture_output=True, check=False, timeout=120)
+    except FileNotFoundError:
+        raise EvidenceError("git: not installed (needed for a git:A..B work product)") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise EvidenceError(f"git {' '.join(args[:2])} in {repo}: {message[0] if message else 'failed'}")
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def _from_git(spec: str, repo: Path | None, limit: int) -> Evidence:
+    rng = spec[len("git:"):]
+    a, sep, b = rng.partition("..")
+    if not sep or not a or not b or b.startswith("."):
+        raise EvidenceError(f"--work-product {spec}: expected git:A..B (two revisions)")
+    repo = repo or Path.cwd()
+    if not repo.is_dir():
+        raise EvidenceError(f"--repo {repo}: no such directory")
+    for rev in (a, b):
+        _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    # --no-ext-diff and --no-color: the diff as git stores it, whatever the user's config says.
+    stat = _git(repo, "diff", "--no-color", "--no-ext-diff", "--stat=200", "--end-of-options", f"{a}..{b}")
+    diff = _git(repo, "diff", "--no-color", "--no-ext-diff", "--end-of-options", f"{a}..{b}")
+    if not diff.strip():
+        raise EvidenceError(f"--work-product {spec}: the range has no changes in {repo}")
+    text = f"$ git diff --stat {a}..{b}\n{stat}\n$ git diff {a}..{b}\n{diff}"
+    summary = [line for line in stat.rstrip().splitlines() if line.strip()]
+    digest = f"git diff {a}..{b}: " + (summary[-1].strip() if summary else "no changes")
+    if len(summary) > 1:
+        digest += "\n" + "\n".join(line.rstrip() for line in summary[:-1])
+    return _finish(text, digest, spec, limit)
+
+
+def _from_stdin(stream: TextIO, limit: int) -> Evidence:
+    text = stream.read()
+    if not text.strip():
+        raise EvidenceError("--work-product -: standard input was empty")
+    first = text.strip().splitlines()[0]
+    excerpt = first if len(first) <= EXCERPT_CHARS else first[: EXCERPT_CHARS - 1] + "…"
+    return _finish(text, f"stdin: {_counts(text)}; begins: {excerpt}", "-", limit)
+
+
+def gather(spec: str, *, repo: Path | None = None, stdin: TextIO | None = None,
+           limit: int = MAX_CHARS) -> Evidence:
+    """The evidence `--work-product spec` names."""
+    if spec == "-":
+        return _from_stdin(stdin or sys.stdin, limit)
+    if spec.startswith("git:"):
+        return _from_git(spec, repo, limit)
+    if repo is not None:
+        raise EvidenceError("--repo goes with a git:A..B work product")
+    path = Path(spec)
+    if path.is_dir():
+        return _from_directory(path, limit)
+    if not path.exists():
+        raise EvidenceError(f"{spec}: no such file or directory")
+    return _from_file(path, limit)

@@ -1,0 +1,3 @@
+module evalledger.test/snapshot_roundtrip
+
+go 1.19

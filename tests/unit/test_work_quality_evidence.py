@@ -1,0 +1,124 @@
+"""work-quality evidence: a file, a directory, a real git range, stdin; the size cap is visible."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evalledger.suites.work_quality import evidence
+from evalledger.suites.work_quality.evidence import EvidenceError, gather
+
+
+def test_a_file_is_its_text_with_counts(tmp_path):
+    path = tmp_path / "report.md"
+    path.write_text("# Findings\nThe bug is in parse().\n")
+    ev = gather(str(path))
+    assert ev.text == "# Findings\nThe bug is in parse().\n" and not ev.truncated
+    assert ev.digest == "file report.md: 2 lines, 34 characters"
+
+
+def test_a_directory_is_every_text_file_in_path_order_with_headers(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "z.py").write_text("z = 1\n")
+    (tmp_path / "a.txt").write_text("alpha")
+    (tmp_path / "c.bin").write_bytes(b"\x00\x01")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref")
+    ev = gather(str(tmp_path))
+    assert ev.text == "=== a.txt ===\nalpha\n=== b/z.py ===\nz = 1\n"
+    assert ev.digest.endswith(": 2 text files, 4 lines, 41 characters (1 binary or special file left out)")
+
+
+def test_a_directory_without_text_is_an_error(tmp_path):
+    (tmp_path / "x.bin").write_bytes(b"\x00")
+    with pytest.raises(EvidenceError, match="no text files"):
+        gather(str(tmp_path))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(repo), "PATH": "/usr/bin:/bin"}
+                          ).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "one")
+    (repo / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    git(repo, "commit", "-qam", "fix add")
+    return repo
+
+
+def test_a_git_range_is_the_real_diff_with_its_diffstat(repo):
+    ev = gather("git:HEAD~1..HEAD", repo=repo)
+    assert "-    return a - b\n+    return a + b" in ev.text
+    assert ev.text.startswith("$ git diff --stat HEAD~1..HEAD\n app.py | 2 +-\n")
+    assert ev.digest == "git diff HEAD~1..HEAD: 1 file changed, 1 insertion(+), 1 deletion(-)\n app.py | 2 +-"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("git:HEAD", "expected git:A..B"), ("git:..HEAD", "expected git:A..B"),
+    ("git:HEAD...HEAD~1", "expected git:A..B"),
+    ("git:nope..HEAD", "git rev-parse --verify in .*repo"), ("git:HEAD..HEAD", "the range has no changes"),
+])
+def test_bad_git_ranges_are_named(repo, spec, message):
+    with pytest.raises(EvidenceError, match=message):
+        gather(spec, repo=repo)
+
+
+def test_a_git_range_outside_a_repository_is_named(tmp_path):
+    with pytest.raises(EvidenceError, match=f"git rev-parse --verify in {tmp_path}"):
+        gather("git:A..B", repo=tmp_path)
+
+
+def test_stdin_with_an_excerpt():
+    ev = gather("-", stdin=io.StringIO("created issue #12: login fails\nand more\n"))
+    assert ev.text.startswith("created issue #12") and ev.source == "-"
+    assert ev.digest == "stdin: 2 lines, 40 characters; begins: created issue #12: login fails"
+
+
+def test_empty_stdin_is_an_error():
+    with pytest.raises(EvidenceError, match="standard input was empty"):
+        gather("-", stdin=io.StringIO("  \n"))
+
+
+def test_past_the_cap_the_text_is_cut_at_a_line_with_a_visible_marker(tmp_path):
+    path = tmp_path / "big.log"
+    path.write_text("".join(f"line {i:04d}\n" for i in range(100)))  # 1000 characters
+    ev = gather(str(path), limit=95)
+    assert ev.truncated and ev.total_chars == 1000
+    assert ev.text == "".join(f"line {i:04d}\n" for i in range(9)) + \
+        "[... evalledger truncated the work product here: 89 of 1000 characters shown ...]\n"
+    assert ev.digest == "file big.log: 100 lines, 1000 characters; truncated for the judges at 95 of 1000 characters"
+
+
+def test_the_documented_cap_is_the_default(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("x" * (evidence.MAX_CHARS + 1))
+    ev = gather(str(path))
+    assert ev.truncated and ev.text.startswith("x" * evidence.MAX_CHARS)  # one long line: cut mid-line
+    assert ev.text.endswith(f"{evidence.MAX_CHARS} of {evidence.MAX_CHARS + 1} characters shown ...]\n")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: str(p / "absent"), "absent: no such file or directory"),
+    (lambda p: (p / "b.bin").write_bytes(b"\xff\xfe") and str(p / "b.bin"), "not a UTF-8 text file"),
+])
+def test_unreadable_work_products_are_named(tmp_path, make, message):
+    with pytest.raises(EvidenceError, match=message):
+        gather(make(tmp_path))
+
+
+def test_repo_without_a_git_range_is_an_error(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(EvidenceError, match="--repo goes with a git:A..B"):
+        gather(str(tmp_path / "f"), repo=tmp_path)
