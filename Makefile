@@ -23,9 +23,9 @@ test: $(STAMP)
 test-db: $(STAMP)
 	$(BIN)/python -m pytest tests/db
 
-# Refresh sql/schema.current.txt after adding a migration.
+# Refresh tests/db/schema.current.txt after adding a migration.
 schema: $(STAMP)
-	$(BIN)/python -m evalledger.schema
+	$(BIN)/python -m tests.db.schema_snapshot
 
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

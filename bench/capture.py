@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from evalledger import capture  # noqa: E402
-from evalledger import scratch  # noqa: E402
+from evalledger.suites.capture import writer as capture  # noqa: E402
+from evalledger.core import scratch  # noqa: E402
 
 QUERY = "how did the Q3 renewal forecast for the enterprise segment change after the pricing update?"
 
@@ -113,7 +113,7 @@ def main() -> None:
             import scrub as scrub_bench  # bench/scrub.py
             import random
 
-            from evalledger.scrub import scrub_pii
+            from evalledger.suites.capture.scrub import scrub_pii
 
             text = scrub_bench.corpus(random.Random(7))
             seconds = min(scrub_bench.timed(scrub_pii, text) for _ in range(3))

@@ -29,7 +29,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 
-from evalledger import scratch  # noqa: E402
+from evalledger.core import scratch  # noqa: E402
 
 CLI = Path(sys.executable).with_name("evalledger")
 BASELINE = """

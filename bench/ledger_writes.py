@@ -42,7 +42,7 @@ from psycopg.types.json import Jsonb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 
-from evalledger import scratch  # noqa: E402
+from evalledger.core import scratch  # noqa: E402
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64

@@ -26,7 +26,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalledger.providers import JudgeRequest, run_calls  # noqa: E402
+from evalledger.judges.providers import JudgeRequest, run_calls  # noqa: E402
 from tests.standin import StandIn  # noqa: E402
 
 CALLS = 90

@@ -4,7 +4,7 @@ import random
 import re
 import time
 
-from evalledger.scrub import scrub_pii
+from evalledger.suites.capture.scrub import scrub_pii
 
 CORPUS_BYTES = 20_000_000
 MB = 1_000_000

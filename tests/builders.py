@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalledger import brain_eval
+from evalledger.suites.brain_eval import store as brain_eval
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64

@@ -24,7 +24,7 @@ def _server_url() -> str:
     url = os.environ.get("DATABASE_URL")
     if url:
         return url
-    from evalledger.embedded import EmbeddedServer
+    from evalledger.core.embedded import EmbeddedServer
 
     return EmbeddedServer(TEST_HOME).start()
 
@@ -34,7 +34,7 @@ SERVER = conninfo_to_dict(_server_url())
 
 def load_ledger(host, port, user, dbname, password=None, **_ignored) -> None:
     """Build the template database from the migrations, exactly as `evalledger db migrate` does."""
-    from evalledger.migrate import migrate
+    from evalledger.core.migrate import migrate
 
     migrate(make_conninfo(host=host, port=port, user=user, dbname=dbname, password=password))
 
@@ -105,7 +105,7 @@ OTHER_REVIEWER_ROLE = "evalledger_test_reviewer_b"
 @pytest.fixture
 def reviewers(admin):
     """Two reviewers, each a login role in evalledger_reviewer: {role_name: reviewer_user_id}."""
-    from evalledger.brain_eval import add_reviewer
+    from evalledger.suites.brain_eval.store import add_reviewer
 
     found = {}
     for role in (REVIEWER_ROLE, OTHER_REVIEWER_ROLE):

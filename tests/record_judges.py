@@ -1,4 +1,4 @@
-"""Regenerate runner/evalledger/fixtures/recorded_judges.json after the prompt templates, the rubric
+"""Regenerate runner/evalledger/suites/takes_quality/fixtures/recorded_judges.json after the prompt templates, the rubric
 row or the demo corpus change:  .venv/bin/python -m tests.record_judges
 
 The replies are fixed (written by hand to read like real judges); only the prompt key is recomputed.
@@ -7,16 +7,16 @@ import json
 import re
 from pathlib import Path
 
-from evalledger import takes, takes_quality
-from evalledger.panel import prompt_sha256
-from evalledger.takes_quality import Rubric
+from evalledger.suites.takes_quality import corpus as takes, run as takes_quality
+from evalledger.judges.panel import prompt_sha256
+from evalledger.suites.takes_quality.run import Rubric
 
 REPO = Path(__file__).resolve().parents[1]
 
-mig = (REPO / "migrations/0003.takes-quality.sql").read_text()
+mig = (REPO / "runner/evalledger/migrations/0003.takes-quality.sql").read_text()
 definition = json.loads(re.search(r"\$rubric\$(.*?)\$rubric\$", mig, re.S).group(1))
 rubric = Rubric(0, "v1.0", "", definition)
-all_takes = takes.read_file((REPO / "runner/evalledger/fixtures/takes_demo.jsonl"))
+all_takes = takes.read_file((REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"))
 sample = takes.sample_takes(all_takes, seed=2026, limit=100, slug_prefix="demo/")
 system, user = takes_quality.render(rubric, sample, "demo/")
 key = prompt_sha256(system, user)
@@ -49,5 +49,5 @@ doc = {
            "key; every run and receipt that uses them says so."),
   "models": models,
 }
-(REPO / "runner/evalledger/fixtures/recorded_judges.json").write_text(json.dumps(doc, indent=2) + "\n")
+(REPO / "runner/evalledger/suites/takes_quality/fixtures/recorded_judges.json").write_text(json.dumps(doc, indent=2) + "\n")
 print(key)

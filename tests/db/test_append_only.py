@@ -20,7 +20,7 @@ import pytest
 from psycopg import errors
 from psycopg.types.json import Jsonb
 
-from evalledger import brain_eval
+from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import SHA_A, question, record_run, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 

@@ -16,15 +16,15 @@ import jsonschema
 import psycopg
 import pytest
 
-from evalledger import db
-from evalledger.capture import CaptureWriter
-from evalledger.export import Since, run_export
+from evalledger.core import db
+from evalledger.suites.capture.writer import CaptureWriter
+from evalledger.suites.capture.export import Since, run_export
 
 ROW = {"tool_name": "query", "query": "hello", "retrieved_slugs": ["a", "b"], "retrieved_chunk_ids": [1, 1, 2],
        "source_ids": ["s"], "expand_enabled": True, "detail": "low", "detail_resolved": "medium",
        "vector_enabled": True, "expansion_applied": False, "latency_ms": 12.5, "remote": True,
        "job_id": 3, "subagent_id": 4}
-SCHEMA = json.loads((resources.files("evalledger") / "schemas" / "eval_candidate.v1.schema.json").read_text())
+SCHEMA = json.loads((resources.files("evalledger.suites.capture") / "schemas" / "eval_candidate.v1.schema.json").read_text())
 
 
 def count(admin, table="eval_candidates", where="true"):
@@ -164,8 +164,8 @@ def test_the_same_capture_key_is_written_once(dsn, admin, tmp_path):
 
 def test_the_database_stopped_mid_capture(tmp_path):
     """A throwaway embedded server: capture, stop it, keep capturing, start it: every row once."""
-    from evalledger.embedded import EmbeddedServer
-    from evalledger.migrate import migrate
+    from evalledger.core.embedded import EmbeddedServer
+    from evalledger.core.migrate import migrate
 
     server = EmbeddedServer(tmp_path / "home")
     try:

@@ -8,7 +8,7 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from evalledger import brain_eval
+from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import SHA_A, record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 

@@ -7,8 +7,8 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-from evalledger.errors import EvalledgerError
-from evalledger.migrate import expand_includes, migrate, read_migrations, status
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.migrate import expand_includes, migrate, read_migrations, status
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_includes_expand_relative_to_the_including_file(tmp_path):
 
 
 def test_migrate_twice_at_once_applies_each_migration_once(empty_dsn):
-    script = "import sys; from evalledger.migrate import migrate; print(migrate(sys.argv[1]))"
+    script = "import sys; from evalledger.core.migrate import migrate; print(migrate(sys.argv[1]))"
     runs = [subprocess.Popen([sys.executable, "-c", script, empty_dsn], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [run.communicate(timeout=300) for run in runs]

@@ -8,7 +8,7 @@ import subprocess
 
 import psycopg
 
-from evalledger.doctor import _capture_failures
+from evalledger.core.doctor import _capture_failures
 from tests.cli import SCRIPT, run_cli
 
 INSERT = ("INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids,"
@@ -139,7 +139,7 @@ def test_capture_status_follows_the_resolution_order(tmp_path):
 
 
 def test_replay_writes_the_spool(dsn, admin, tmp_path):
-    from evalledger.capture import CaptureWriter
+    from evalledger.suites.capture.writer import CaptureWriter
 
     down = CaptureWriter(f"postgresql://nobody@/nodb?host={tmp_path}", home=tmp_path, background=False)
     down.write([dict(ROW), dict(ROW)])

@@ -6,7 +6,7 @@ from psycopg.conninfo import make_conninfo
 import pytest
 
 from evalledger.cli import cli
-from evalledger.migrate import read_migrations
+from evalledger.core.migrate import read_migrations
 from tests.cli import run_cli
 
 

@@ -7,7 +7,7 @@ import stat
 import psycopg
 import pytest
 
-from evalledger.embedded import EmbeddedServer, _wheel_install
+from evalledger.core.embedded import EmbeddedServer, _wheel_install
 from tests.cli import run_cli
 
 
@@ -65,7 +65,7 @@ def test_commands_start_the_server_on_demand(private_home):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root's server runs from a copy of the binaries")
 def test_root_runs_a_copy_when_the_binaries_are_out_of_reach(private_home, monkeypatch):
-    import evalledger.embedded as embedded
+    import evalledger.core.embedded as embedded
 
     # As when the project's .venv sits under a home directory of mode 700.
     monkeypatch.setattr(embedded, "_traversable_by_others", lambda path: False)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from evalledger.demo import fixture_path
+from evalledger.suites.brain_eval.demo import fixture_path
 from tests.cli import run_cli
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 

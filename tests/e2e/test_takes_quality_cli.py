@@ -13,12 +13,12 @@ import jsonschema
 import psycopg
 import pytest
 
-from evalledger import receipts
+from evalledger.suites.takes_quality import receipts
 from tests.cli import SCRIPT, run_cli
 from tests.standin import FAKE_KEYS, steps
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "runner/evalledger/schemas/takes_quality_receipt.v1.schema.json").read_text())
+SCHEMA = json.loads((REPO / "runner/evalledger/suites/takes_quality/schemas/takes_quality_receipt.v1.schema.json").read_text())
 PANEL = ["openai:gpt-4o", "anthropic:claude-opus-4-7", "google:gemini-1.5-pro"]
 NOWHERE = "postgresql://nobody@/nodb?host=/nonexistent-evalledger-socket-dir"
 

@@ -8,8 +8,8 @@ import uuid
 import psycopg
 import pytest
 
-from evalledger import capture
-from evalledger.capture import (CaptureWriter, RowError, ScrubberFailed, Spool, classify, normalize,
+from evalledger.suites.capture import writer as capture
+from evalledger.suites.capture.writer import (CaptureWriter, RowError, ScrubberFailed, Spool, classify, normalize,
                                 resolve_settings)
 
 ROW = {"tool_name": "query", "query": "q", "vector_enabled": True, "latency_ms": 5, "remote": False}

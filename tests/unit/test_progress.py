@@ -2,7 +2,7 @@
 
 import io
 
-from evalledger.panel import Progress
+from evalledger.judges.panel import Progress
 
 
 class Terminal(io.StringIO):

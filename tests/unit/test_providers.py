@@ -18,11 +18,11 @@ _ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from evalledger import providers as prov  # noqa: E402
-from evalledger.errors import EvalledgerError  # noqa: E402
-from evalledger.judging import repair_json, validate_scores  # noqa: E402
-from evalledger.pricing import Budget, PricingNotFoundError, cost_of, estimate_tokens, price_for  # noqa: E402
-from evalledger.providers import (  # noqa: E402
+from evalledger.judges import providers as prov, specs  # noqa: E402
+from evalledger.core.errors import EvalledgerError  # noqa: E402
+from evalledger.judges.repair import repair_json, validate_scores  # noqa: E402
+from evalledger.judges.pricing import Budget, PricingNotFoundError, cost_of, estimate_tokens, price_for  # noqa: E402
+from evalledger.judges.providers import (  # noqa: E402
     JudgeRequest,
     MissingCredentialsError,
     ModelSpec,
@@ -110,7 +110,7 @@ def test_credentials_come_from_the_environment_and_stay_out_of_repr_and_errors()
     assert not has_live_credentials("openai:gpt-4o", env)
     assert not has_live_credentials("vllm:x", env)  # no base URL
     cfg = provider_config("google", env)
-    assert cfg.base_url == prov.GEMINI_OPENAI_URL
+    assert cfg.base_url == specs.GEMINI_OPENAI_URL
     assert "AIzaSecret" not in repr(cfg)
     with pytest.raises(MissingCredentialsError, match="OPENAI_API_KEY"):
         provider_config("openai", env)

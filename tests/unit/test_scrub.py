@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalledger.scrub import scrub_pii
+from evalledger.suites.capture.scrub import scrub_pii
 
 R = "[REDACTED]"
 

@@ -10,18 +10,20 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evalledger import panel, receipts, takes, takes_quality
-from evalledger.errors import EvalledgerError
-from evalledger.providers import JudgeRequest
-from evalledger.takes_quality import Rubric
+from evalledger.judges import panel
+from evalledger.suites.takes_quality import corpus as takes, receipts, run as takes_quality
+from evalledger.core.errors import EvalledgerError
+from evalledger.judges.providers import JudgeRequest
+from evalledger.suites.takes_quality.run import Rubric
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "runner/evalledger/schemas/takes_quality_receipt.v1.schema.json").read_text())
-DEMO = REPO / "runner/evalledger/fixtures/takes_demo.jsonl"
+TQ = "evalledger.suites.takes_quality"
+SCHEMA = json.loads((REPO / "runner/evalledger/suites/takes_quality/schemas/takes_quality_receipt.v1.schema.json").read_text())
+DEMO = REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"
 
 
 def rubric_from_migration() -> Rubric:
-    text = (REPO / "migrations/0003.takes-quality.sql").read_text()
+    text = (REPO / "runner/evalledger/migrations/0003.takes-quality.sql").read_text()
     definition = json.loads(re.search(r"\$rubric\$(.*?)\$rubric\$", text, re.S).group(1))
     return Rubric(1, definition["version"], "0" * 64, definition)
 
@@ -144,25 +146,25 @@ def test_panel_specs_accept_both_separators_and_refuse_duplicates():
 
 def test_offline_by_default_live_with_a_key_and_an_error_with_neither():
     specs = panel.parse_panel(takes_quality.DEFAULT_MODELS)
-    assert set(panel.resolve_modes(specs, "auto", {}).values()) == {"recorded"}
-    modes = panel.resolve_modes(specs, "auto", {"OPENAI_API_KEY": "sk-x"})
+    assert set(panel.resolve_modes(specs, TQ, "auto", {}).values()) == {"recorded"}
+    modes = panel.resolve_modes(specs, TQ, "auto", {"OPENAI_API_KEY": "sk-x"})
     assert modes == {"openai:gpt-4o": "live", "anthropic:claude-opus-4-7": "recorded", "google:gemini-1.5-pro": "recorded"}
     with pytest.raises(EvalledgerError, match=r"no API key for openai:gpt-4\.1 \(set OPENAI_API_KEY\)"):
-        panel.resolve_modes(panel.parse_panel("openai:gpt-4.1"), "auto", {})
+        panel.resolve_modes(panel.parse_panel("openai:gpt-4.1"), TQ, "auto", {})
     with pytest.raises(EvalledgerError, match="--judges live: no credentials for anthropic:claude-opus-4-7"):
-        panel.resolve_modes(specs, "live", {"OPENAI_API_KEY": "sk-x", "GEMINI_API_KEY": "g"})
-    assert set(panel.resolve_modes(specs, "recorded", {"OPENAI_API_KEY": "sk-x"}).values()) == {"recorded"}
+        panel.resolve_modes(specs, TQ, "live", {"OPENAI_API_KEY": "sk-x", "GEMINI_API_KEY": "g"})
+    assert set(panel.resolve_modes(specs, TQ, "recorded", {"OPENAI_API_KEY": "sk-x"}).values()) == {"recorded"}
 
 
 def test_recorded_replies_by_prompt_then_by_model():
     rubric = rubric_from_migration()
     sample = takes.sample_takes(takes.read_file(DEMO), seed=2026, limit=100, slug_prefix="demo/")
     system, user = takes_quality.render(rubric, sample, "demo/")
-    entry = panel.recordings()["google:gemini-1.5-pro"]
+    entry = panel.recordings(TQ)["google:gemini-1.5-pro"]
     assert panel.prompt_sha256(system, user) in entry["by_prompt_sha256"], "recordings are stale: run python -m tests.record_judges"
-    call = panel.recorded_call(JudgeRequest("google:gemini-1.5-pro", system=system, user=user), 0)
+    call = panel.recorded_call(JudgeRequest("google:gemini-1.5-pro", system=system, user=user), 0, TQ)
     assert call.ok and call.cost_usd == 0.0 and call.parsed["scores"]["signal_density"] == 6  # fenced, repaired
-    other = panel.recorded_call(JudgeRequest("google:gemini-1.5-pro", system="x", user="y"), 0)
+    other = panel.recorded_call(JudgeRequest("google:gemini-1.5-pro", system="x", user="y"), 0, TQ)
     assert other.parsed == call.parsed
 
 

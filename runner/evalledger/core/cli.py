@@ -1,0 +1,116 @@
+"""The core's commands: the database (db up/down/migrate/status), doctor, and the target registry."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import db, queries
+from .options import database_option
+
+
+# -- db ------------------------------------------------------------------------------------------
+
+
+@click.group("db")
+def db_group():
+    """Start, stop and migrate the database."""
+
+
+@db_group.command("up")
+def db_up():
+    """Start the embedded PostgreSQL and print its DSN."""
+    from .embedded import EmbeddedServer
+
+    server = EmbeddedServer()
+    click.echo(server.start())
+
+
+@db_group.command("down")
+def db_down():
+    """Stop the embedded PostgreSQL."""
+    from .embedded import EmbeddedServer
+
+    stopped = EmbeddedServer().stop()
+    click.echo("stopped" if stopped else "not running")
+
+
+@db_group.command("migrate")
+@database_option
+def db_migrate():
+    """Apply pending migrations (safe to run twice, or twice at once)."""
+    from .migrate import migrate
+
+    applied = migrate(db.database_url())
+    for migration_id in applied:
+        click.echo(f"applied {migration_id}")
+    if not applied:
+        click.echo("up to date")
+
+
+@db_group.command("status")
+@database_option
+def db_status():
+    """List applied and pending migrations."""
+    from .migrate import status
+
+    state = status(db.database_url())
+    for migration_id in state.applied:
+        click.echo(f"applied  {migration_id}")
+    for migration_id in state.pending:
+        click.echo(f"pending  {migration_id}")
+
+
+# -- doctor --------------------------------------------------------------------------------------
+
+
+@click.command("doctor")
+@database_option
+def doctor_command():
+    """Check the database: reachable, migrated, roles, guards, event triggers.
+
+    Exit 0 when every check passes (warnings allowed), 1 when one fails, 3 when the database
+    cannot be reached.
+    """
+    from .doctor import diagnose
+
+    findings = diagnose(db.database_url())
+    for finding in findings:
+        click.echo(f"{finding.level:4}  {finding.check}: {finding.detail}")
+    sys.exit(1 if any(f.level == "fail" for f in findings) else 0)
+
+
+# -- targets -------------------------------------------------------------------------------------
+
+
+@click.group("target")
+def target_group():
+    """Register and list what is under test (brains, bots, features)."""
+
+
+@target_group.command("add")
+@click.argument("target_id")
+@click.option("--kind", type=click.Choice(["brain", "bot", "feature", "corpus"]), default="brain", show_default=True)
+@click.option("--name", "display_name", required=True, help="Human-readable name.")
+@click.option("--family", "model_family", help="Model family of the target (flags same-family judges).")
+@database_option
+def target_add(target_id, kind, display_name, model_family):
+    """Register TARGET_ID (e.g. AGT-903): a new brain is a row, not a migration."""
+    with db.transaction("owner") as conn:
+        conn.execute(queries.get("add_target"), {"target_id": target_id, "kind": kind,
+                                                 "display_name": display_name, "model_family": model_family})
+    click.echo(f"registered {target_id}")
+
+
+@target_group.command("list")
+@database_option
+def target_list():
+    """List registered targets."""
+    with db.transaction("runner") as conn:
+        for target_id, kind, name in conn.execute(
+                "SELECT target_id, kind, display_name FROM target ORDER BY target_id"):
+            click.echo(f"{target_id:16} {kind:8} {name}")
+
+
+COMMANDS = [db_group, doctor_command, target_group]

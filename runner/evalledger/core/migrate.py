@@ -1,0 +1,153 @@
+"""Schema migrations: yoyo's bookkeeping with three of its gaps closed.
+
+- A migration and its applied-mark commit in one transaction: a crash leaves neither.
+- SQL without parameters is sent as it is, so a ``%`` in a migration is just a ``%``.
+- The lock is a PostgreSQL advisory lock, which the server releases if the process dies, so a
+  killed ``migrate`` never leaves a stale lock row behind; two at once simply queue.
+
+A migration file may pull in a versioned trigger or view file with psql's ``\\ir path`` line,
+so each released function version lives in exactly one file and ``psql -f`` reads the same text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+from yoyo.connections import parse_uri
+from yoyo.migrations import Migration, MigrationList, StepCollector
+from yoyo.utils import change_param_style
+
+from .db import unreachable
+from .errors import EvalledgerError
+from .paths import migrations_dir
+
+# Any fixed 64-bit number unique to this project; pg_advisory_lock keys are per database.
+ADVISORY_LOCK_KEY = 0x6576616C6C656467  # "evalledg"
+_INCLUDE = re.compile(r"^\\ir\s+(\S+)\s*$", re.MULTILINE)
+
+
+def expand_includes(path: Path, seen: tuple[Path, ...] = ()) -> str:
+    """The file's SQL with each `\\ir relative/path` line replaced by that file's text."""
+    if path in seen:
+        raise EvalledgerError(f"{path.name}: \\ir includes itself")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvalledgerError(f"{seen[-1].name if seen else path}: missing include {path}") from None
+
+    def include(match: re.Match) -> str:
+        return expand_includes((path.parent / match.group(1)).resolve(), (*seen, path))
+
+    return _INCLUDE.sub(include, text)
+
+
+class LedgerMigration(Migration):
+    """A .sql migration run as one multi-statement step, with its includes expanded."""
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        self.source = expand_includes(Path(self.path))
+        self.module = types.ModuleType(self.path)
+        self.module.__doc__ = self.source.split("\n", 1)[0].lstrip("- ")
+        self._depends = set()
+        self.use_transactions = True
+        collector = StepCollector(migration=self)
+        collector.add_step(self.source)
+        self.steps = collector.create_steps(True)
+
+
+class LedgerBackend(PostgresqlPsycopgBackend):
+    """yoyo's psycopg 3 backend on a connection we open ourselves."""
+
+    dsn = ""
+
+    def connect(self, dburi):
+        try:
+            return psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise unreachable(self.dsn, exc) from None
+
+    def copy(self):
+        raise AssertionError("every step runs on the one connection that also marks it applied")
+
+    def execute(self, sql, params=None):
+        cursor = self.cursor()
+        if params:
+            sql, params = change_param_style(self.driver.paramstyle, sql, params)
+            cursor.execute(sql, params)
+        else:
+            cursor.execute(sql)
+        return cursor
+
+    @contextlib.contextmanager
+    def lock(self, timeout=None):
+        if self._is_locked:
+            yield
+            return
+        self.connection.execute("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK_KEY,))
+        self._is_locked = True
+        try:
+            yield
+        finally:
+            self._is_locked = False
+            self.connection.execute("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK_KEY,))
+
+    def apply_one(self, migration, force=False, mark=True):
+        self.ensure_internal_schema_updated()
+        with self.transaction():
+            migration.process_steps(self, "apply", force=force)
+            # A migration may SET LOCAL its role and search_path; yoyo's tables are in the default.
+            self.execute("RESET ROLE; RESET search_path")
+            self.log_migration(migration, "apply")
+            if mark:
+                self.mark_one(migration, log=False)
+
+
+def read_migrations(directory: Path | None = None) -> MigrationList:
+    """The migrations in id order; finding none is an error, never "up to date"."""
+    directory = directory or migrations_dir()
+    paths = sorted(p for p in directory.glob("*.sql") if not p.name.endswith(".rollback.sql"))
+    if not paths:
+        raise EvalledgerError(f"no migrations found in {directory}: the installation is incomplete")
+    return MigrationList(LedgerMigration(p.stem, str(p), str(directory)) for p in paths)
+
+
+def backend_for(dsn: str) -> LedgerBackend:
+    """A yoyo backend bound to dsn."""
+    backend_class = type("BoundLedgerBackend", (LedgerBackend,), {"dsn": dsn})
+    return backend_class(parse_uri("postgresql+psycopg://evalledger/evalledger"), "_yoyo_migration")
+
+
+@dataclass(frozen=True)
+class Status:
+    """Which migrations a database has, and which it lacks."""
+
+    applied: list[str]
+    pending: list[str]
+
+
+def status(dsn: str, directory: Path | None = None) -> Status:
+    """Applied and pending migrations of the database at dsn."""
+    migrations = read_migrations(directory)
+    with backend_for(dsn) as backend:
+        with backend.lock():
+            pending = {m.id for m in backend.to_apply(migrations)}
+    ids = [m.id for m in migrations]
+    return Status([i for i in ids if i not in pending], [i for i in ids if i in pending])
+
+
+def migrate(dsn: str, directory: Path | None = None) -> list[str]:
+    """Apply every pending migration under the lock; return the ids applied."""
+    migrations = read_migrations(directory)
+    with backend_for(dsn) as backend:
+        with backend.lock():
+            pending = backend.to_apply(migrations)
+            backend.apply_migrations(pending)
+    return [m.id for m in pending]

@@ -1,0 +1,192 @@
+"""The judge panel, shared by every suite: live or recorded judges, concurrent calls, progress.
+
+Each panel model is judged live when the environment has credentials for its provider (see
+providers.has_live_credentials), else from the recorded replies shipped with evalledger
+(fixtures/recorded_judges.json): offline by default. A recorded reply is looked up by model and
+by the SHA-256 of the rendered prompt, falling back to the model's default reply; a model with
+neither a key nor a recording is an error before any call. Every result, live or recorded,
+goes through the same on_result callback (which INSERTs it) as soon as it exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from importlib import resources
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
+
+from evalledger.core.errors import EvalledgerError
+from .repair import repair_json
+from . import JUDGE_MODES, LIVE, RECORDED  # noqa: F401  (re-exported for the suites)
+from .pricing import Budget
+from .providers import (
+    _PROVIDERS,
+    JudgeCall,
+    JudgeRequest,
+    ModelSpec,
+    has_live_credentials,
+    parse_model_spec,
+    run_calls,
+)
+
+# Each judged suite ships its recorded replies as this file of its own package.
+RECORDED_FILE = "fixtures/recorded_judges.json"
+_RAW_EXCERPT = 2000
+
+
+def parse_panel(text: str | Sequence[str]) -> list[ModelSpec]:
+    """'a,b,c' (or a list) as model specs; empty entries and duplicates are errors."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    specs = [parse_model_spec(item) for item in items if item.strip()]
+    if not specs:
+        raise EvalledgerError("--models: the panel needs at least one model")
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.spec in seen:
+            raise EvalledgerError(f"--models: {spec.spec} is on the panel twice")
+        seen.add(spec.spec)
+    return specs
+
+
+def prompt_sha256(system: str, user: str) -> str:
+    """The key of a rendered prompt in the recordings."""
+    return hashlib.sha256(f"{system}\x00{user}".encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def recordings(suite: str) -> dict:
+    """A suite package's recorded replies: {spec: {"by_prompt_sha256": {...}, "default": {...}}}."""
+    data = json.loads(resources.files(suite).joinpath(RECORDED_FILE).read_text("utf-8"))
+    return data["models"]
+
+
+def resolve_modes(specs: Iterable[ModelSpec], suite: str, mode: str = "auto",
+                  env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Per model: live or recorded, or raise naming the model that can be neither."""
+    env = os.environ if env is None else env
+    modes = {}
+    for spec in specs:
+        live = has_live_credentials(spec, env)
+        recorded = spec.spec in recordings(suite)
+        if mode == LIVE and not live:
+            info = _PROVIDERS[spec.provider]
+            raise EvalledgerError(f"--judges live: no credentials for {spec.spec}: set {' or '.join(info.key_vars)}")
+        if mode == RECORDED and not recorded:
+            raise EvalledgerError(f"--judges recorded: no recorded replies for {spec.spec} in {RECORDED_FILE}")
+        if mode == "auto" and not live and not recorded:
+            info = _PROVIDERS[spec.provider]
+            raise EvalledgerError(
+                f"no API key for {spec.spec} (set {' or '.join(info.key_vars)}) and no recorded replies "
+                f"for it in {RECORDED_FILE}")
+        modes[spec.spec] = LIVE if (mode == LIVE or (mode == "auto" and live)) else RECORDED
+    return modes
+
+
+def recorded_call(req: JudgeRequest, index: int, suite: str) -> JudgeCall:
+    """A recorded reply as a JudgeCall: parsed like a live one, costing nothing."""
+    spec: ModelSpec = req.spec  # type: ignore[assignment]
+    entry = recordings(suite)[spec.spec]
+    reply = entry.get("by_prompt_sha256", {}).get(prompt_sha256(req.system, req.user)) or entry["default"]
+    text = reply["text"]
+    return JudgeCall(spec=spec, text=text, parsed=repair_json(text), input_tokens=int(reply.get("input_tokens", 0)),
+                     output_tokens=int(reply.get("output_tokens", 0)), latency_ms=0, attempts=0, cost_usd=0.0,
+                     key=req.key, index=index)
+
+
+async def run_panel(
+    requests: Sequence[JudgeRequest],
+    modes: Mapping[str, str],
+    *,
+    suite: str,
+    on_result: Callable[[JudgeCall], Any],
+    concurrency: int,
+    timeout_s: float,
+    max_retries: int,
+    budget: Budget | None,
+) -> list[JudgeCall]:
+    """Recorded replies first (instant), then the live calls concurrently; each result goes to
+    on_result as it arrives."""
+    recorded = [r for r in requests if modes[r.spec.spec] == RECORDED]  # type: ignore[union-attr]
+    live = [r for r in requests if modes[r.spec.spec] == LIVE]  # type: ignore[union-attr]
+    results = []
+    for index, req in enumerate(recorded):
+        call = recorded_call(req, index, suite)
+        on_result(call)
+        results.append(call)
+    if live:
+        results += await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                                   budget=budget, on_result=on_result)
+    return results
+
+
+def json_safe(value: Any) -> Any:
+    """A parsed reply PostgreSQL's jsonb accepts: NaN and infinities become strings (so the
+    database rules them out of scale), NUL characters are dropped."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def raw_excerpt(call: JudgeCall) -> str | None:
+    """The start of a reply that did not parse, kept for diagnosis."""
+    if call.parsed is not None or not call.text:
+        return None
+    return call.text[:_RAW_EXCERPT].replace("\x00", "")
+
+
+class Progress:
+    """Calls done and cost so far: a bar redrawn on a terminal, else nothing (plain lines are
+    the caller's)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.total = total
+        self.done = 0
+        self.cost = 0.0
+        self.label = ""
+        self._last = 0.0
+
+    def start(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label, total, 0
+        self._draw(force=True)
+
+    def advance(self, cost: float | None) -> None:
+        self.done += 1
+        self.cost += cost or 0.0
+        self._draw(force=self.done == self.total)
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.05:
+            return
+        self._last = now
+        width = 24
+        filled = width * self.done // max(self.total, 1)
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} calls  ${self.cost:.4f}\x1b[K")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def run_sync(coro) -> Any:
+    """Run a coroutine to completion from synchronous code."""
+    return asyncio.run(coro)

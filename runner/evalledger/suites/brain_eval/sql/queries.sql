@@ -1,0 +1,67 @@
+-- brain-eval's named queries. Each starts with a "-- name: <name>" line and a comment that says
+-- what it does (loaded by core/queries.py).
+
+-- name: insert_analysis
+-- Record what a brain produced for one question.
+INSERT INTO evalledger.brain_analysis_log
+    (brain, origin, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
+     proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at)
+VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
+        %(sources_read)s, %(claims)s, %(proposed_actions)s, %(input_tokens)s, %(output_tokens)s,
+        %(token_cost_usd)s, coalesce(%(produced_at)s, now()))
+RETURNING analysis_id;
+
+-- name: insert_run
+-- Start a brain-eval run; the database verifies reviewer independence and picks the rubric.
+INSERT INTO evalledger.brain_eval_log
+    (eval_run_id, run_trigger, brain_under_test, model_id, system_prompt_hash,
+     system_prompt_version_label, brain_view_contracts_hash, question_catalog_version,
+     question_count, started_at, reviewer_user_id, calibration_notes, reviewer_hours_spent, rubric_id)
+VALUES (coalesce(%(eval_run_id)s, gen_random_uuid()), %(run_trigger)s, %(brain_under_test)s, %(model_id)s,
+        %(system_prompt_hash)s, %(system_prompt_version_label)s, %(brain_view_contracts_hash)s,
+        %(question_catalog_version)s, %(question_count)s, coalesce(%(started_at)s, now()),
+        %(reviewer_user_id)s, %(calibration_notes)s, %(reviewer_hours_spent)s, %(rubric_id)s)
+RETURNING eval_run_id;
+
+-- name: insert_question_score
+-- Score one question of a run in progress; question_passed is the database's.
+INSERT INTO evalledger.brain_eval_question_score
+    (eval_run_id, question_id, brain_analysis_id, question_type, uses_stale_fixture, citation_rate,
+     hallucinations_detected, total_claims, staleness_correctly_recognized, diagnosis_accuracy_score,
+     lever_mapping_violations, confidence_distribution, narrative_coherence_rating, reviewer_comments)
+VALUES (%(eval_run_id)s, %(question_id)s, %(brain_analysis_id)s, %(question_type)s,
+        %(uses_stale_fixture)s, %(citation_rate)s, %(hallucinations_detected)s, %(total_claims)s,
+        %(staleness_correctly_recognized)s, %(diagnosis_accuracy_score)s, %(lever_mapping_violations)s,
+        %(confidence_distribution)s, %(narrative_coherence_rating)s, %(reviewer_comments)s)
+RETURNING question_score_id, question_passed;
+
+-- name: complete_run
+-- Complete a run: the decision trigger computes aggregates, criteria, decision and rationale.
+UPDATE evalledger.brain_eval_log SET completed_at = coalesce(%(completed_at)s, now())
+ WHERE eval_run_id = %(eval_run_id)s AND completed_at IS NULL;
+
+-- name: run_decision
+-- What the database decided for a run.
+SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_scores,
+       hard_criteria_passed, soft_criteria_passed_count, decision::text AS decision,
+       decision_rationale, token_cost_usd, reviewer_independence_verified
+  FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
+
+-- name: add_reviewer
+-- Register a human reviewer: a database role and the reviewer_user_id runs will carry.
+WITH added AS (
+    INSERT INTO evalledger.reviewer (reviewer_user_id, role_name, display_name)
+    VALUES (coalesce(%(reviewer_user_id)s, gen_random_uuid()), %(role_name)s, %(display_name)s)
+    ON CONFLICT (role_name) DO NOTHING
+    RETURNING reviewer_user_id)
+SELECT reviewer_user_id FROM added
+UNION ALL
+SELECT reviewer_user_id FROM evalledger.reviewer WHERE role_name = %(role_name)s;
+
+-- name: add_prompt_tuner
+-- Register a prompt tuner of a brain (the independence check reads this registry).
+INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES (%(target_id)s, %(user_id)s);
+
+-- name: run_exists
+-- Whether a run with this id was recorded.
+SELECT 1 FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;

@@ -1,0 +1,117 @@
+"""The brain-eval suite (seed 002): record analyses, runs and question scores; read back the decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+from evalledger.core.queries import Queries
+from evalledger.core.errors import EvalledgerError, load_user_json
+
+QUERIES = Queries(__package__)
+
+ANALYSIS_DEFAULTS = {
+    "origin": "eval", "question_id": None, "sources_read": [], "claims": [], "proposed_actions": None,
+    "input_tokens": 0, "output_tokens": 0, "produced_at": None,
+}
+RUN_DEFAULTS = {
+    "eval_run_id": None, "system_prompt_version_label": None, "started_at": None,
+    "calibration_notes": None, "reviewer_hours_spent": None, "rubric_id": None,
+}
+QUESTION_DEFAULTS = {
+    "staleness_correctly_recognized": None, "diagnosis_accuracy_score": None,
+    "lever_mapping_violations": None, "narrative_coherence_rating": None, "reviewer_comments": None,
+}
+_JSON_FIELDS = {"sources_read", "claims", "proposed_actions", "calibration_notes", "confidence_distribution"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the database decided for a completed run."""
+
+    eval_run_id: UUID
+    brain_under_test: str
+    question_count: int
+    completed_at: Any
+    aggregated_scores: dict | None
+    hard_criteria_passed: bool | None
+    soft_criteria_passed_count: int | None
+    decision: str | None
+    decision_rationale: str | None
+    token_cost_usd: Decimal | None
+    reviewer_independence_verified: bool
+
+
+def _params(defaults: dict, values: dict) -> dict:
+    params = {**defaults, **values}
+    return {k: Jsonb(v) if k in _JSON_FIELDS and v is not None else v for k, v in params.items()}
+
+
+def record_analysis(conn: psycopg.Connection, **values) -> UUID:
+    """Insert one brain_analysis_log row; return its analysis_id."""
+    return conn.execute(QUERIES["insert_analysis"], _params(ANALYSIS_DEFAULTS, values)).fetchone()[0]
+
+
+def start_run(conn: psycopg.Connection, **values) -> UUID:
+    """Insert a run in progress; return its eval_run_id."""
+    return conn.execute(QUERIES["insert_run"], _params(RUN_DEFAULTS, values)).fetchone()[0]
+
+
+def add_question_score(conn: psycopg.Connection, **values) -> tuple[UUID, bool]:
+    """Insert one question row; return its id and the question_passed the database computed."""
+    return tuple(conn.execute(QUERIES["insert_question_score"], _params(QUESTION_DEFAULTS, values)).fetchone())
+
+
+def complete_run(conn: psycopg.Connection, eval_run_id: UUID, completed_at=None) -> Decision:
+    """Set completed_at; return the decision the database computed."""
+    done = conn.execute(QUERIES["complete_run"], {"eval_run_id": eval_run_id, "completed_at": completed_at})
+    if done.rowcount != 1:
+        raise EvalledgerError(f"run {eval_run_id} is not an open run this role can complete")
+    return read_decision(conn, eval_run_id)
+
+
+def read_decision(conn: psycopg.Connection, eval_run_id: UUID) -> Decision:
+    """The run's row as the database computed it."""
+    with conn.cursor(row_factory=class_row(Decision)) as cur:
+        found = cur.execute(QUERIES["run_decision"], {"eval_run_id": eval_run_id}).fetchone()
+    if found is None:
+        raise EvalledgerError(f"no run {eval_run_id}")
+    return found
+
+
+def add_reviewer(conn: psycopg.Connection, role_name: str, display_name: str, reviewer_user_id=None) -> UUID:
+    """Register (or find) the reviewer acting as role_name."""
+    return conn.execute(QUERIES["add_reviewer"], {
+        "role_name": role_name, "display_name": display_name, "reviewer_user_id": reviewer_user_id,
+    }).fetchone()[0]
+
+
+def load_fixture(path: Path) -> dict:
+    """A recorded run: {run: {...}, questions: [{analysis: {...}, score: {...}}, ...]}."""
+    data = load_user_json(path)
+    if not isinstance(data, dict):
+        raise EvalledgerError(f"{path}: expected a JSON object with 'run' and 'questions'")
+    for key in ("run", "questions"):
+        if key not in data:
+            raise EvalledgerError(f"{path}: missing top-level field {key!r}")
+    return data
+
+
+def record_fixture_run(conn: psycopg.Connection, fixture: dict, reviewer_user_id: UUID,
+                       complete: bool = True) -> Decision:
+    """Record a whole run from a fixture (analyses, run, question rows), then complete it."""
+    run = fixture["run"]
+    questions = fixture["questions"]
+    run_id = start_run(conn, **run, question_count=len(questions), reviewer_user_id=reviewer_user_id)
+    for question in questions:
+        analysis_id = record_analysis(conn, brain=run["brain_under_test"], model_id=run["model_id"],
+                                      system_prompt_hash=run["system_prompt_hash"], **question["analysis"])
+        add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **question["score"])
+    return complete_run(conn, run_id) if complete else read_decision(conn, run_id)

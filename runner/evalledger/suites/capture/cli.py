@@ -1,0 +1,189 @@
+"""The capture commands: `evalledger capture import|replay|status` and `evalledger export`.
+
+Registered by cli.py at its bottom.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import uuid
+from collections import Counter
+
+import click
+
+from evalledger.core import db
+from evalledger.core.options import database_option
+from evalledger.core.errors import EvalledgerError
+
+# Import keys: the same line of the same log always gets the same capture_key, so importing a
+# log twice (or a log that has grown since) writes each row once.
+IMPORT_NAMESPACE = uuid.UUID("7d0c4e55-2b8f-4f0e-8d6b-51a3c9e2f014")
+# Fields an exported row carries that an import ignores (the database assigns them anew).
+EXPORT_ONLY = ("id", "created_at")
+IMPORT_BATCH = 1000
+
+
+@click.group("capture")
+def capture_group():
+    """Captured queries: import them from logs, replay the local spool, show the configuration."""
+
+
+def parse_import(path: str, lines) -> list[dict]:
+    """The rows of an NDJSON capture log; EvalledgerError naming file, line and field otherwise."""
+    from .writer import COLUMNS, RowError, normalize
+
+    rows = []
+    seen: Counter = Counter()
+    known = set(COLUMNS) | {"schema_version", *EXPORT_ONLY}
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text:
+            continue
+        where = f"{path}:{number}"
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise EvalledgerError(f"{where}: not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise EvalledgerError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise EvalledgerError(f"{where}: field {unknown[0]}: unknown field")
+        if "schema_version" in data and (data["schema_version"] != 1 or isinstance(data["schema_version"], bool)):
+            raise EvalledgerError(f"{where}: field schema_version: expected 1, got {json.dumps(data['schema_version'])}")
+        fields = {k: v for k, v in data.items() if k in COLUMNS}
+        if fields.get("capture_key") is None:
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            seen[digest] += 1
+            fields["capture_key"] = uuid.uuid5(IMPORT_NAMESPACE, f"{digest}#{seen[digest]}")
+        try:
+            normalize(dict(fields))
+        except RowError as exc:
+            raise EvalledgerError(f"{where}: {exc}") from None
+        rows.append(fields)
+    return rows
+
+
+@capture_group.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@database_option
+def capture_import(file):
+    """Ingest captured rows from an NDJSON log through the capture path.
+
+    Every line is checked first (a malformed line stops the import before anything is written,
+    naming its line and field); rows are then scrubbed (unless eval.scrub_pii is false), written
+    as evalledger_runner, and refused rows are recorded in eval_capture_failures like live
+    capture. Importing the same log twice writes each row once.
+    """
+    from .writer import CaptureWriter, DatabaseDown, resolve_settings
+
+    try:
+        handle = sys.stdin if file == "-" else open(file, encoding="utf-8")
+    except OSError as exc:
+        raise EvalledgerError(f"{file}: cannot read: {exc.strerror}") from None
+    try:
+        with handle:
+            rows = parse_import(file, handle)
+    except UnicodeDecodeError as exc:
+        raise EvalledgerError(f"{file}: not UTF-8 text: {exc.reason}") from None
+    url = db.database_url()
+    settings = resolve_settings()
+    writer = CaptureWriter(url, scrub=settings.scrub_pii, background=False)
+    try:
+        try:
+            writer._connection()
+        except DatabaseDown as exc:
+            raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
+        for start in range(0, len(rows), IMPORT_BATCH):
+            writer.write(rows[start:start + IMPORT_BATCH])
+    finally:
+        writer.close(0)
+    stats = writer.stats
+    failed = {reason: n for reason, n in stats.failed.items() if n}
+    failed_text = f" ({', '.join(f'{r} {n}' for r, n in failed.items())})" if failed else ""
+    click.echo(f"imported {file}: {len(rows)} rows: {stats.written} written, {stats.duplicates} already present, "
+               f"{sum(failed.values())} failed{failed_text}")
+    if stats.spooled:
+        raise EvalledgerError(f"the database went away during the import: {stats.spooled} rows wait in "
+                              f"{writer.spool.path}; `evalledger capture replay` writes them")
+
+
+@capture_group.command("replay")
+@database_option
+def capture_replay():
+    """Write the rows waiting in the local capture spool ($EVALLEDGER_HOME/capture) now."""
+    from .writer import CaptureWriter
+
+    url = db.database_url()
+    writer = CaptureWriter(url, background=False)
+    pending = writer.spool.pending()
+    try:
+        writer.replay_spool()
+    finally:
+        writer.close(0)
+    left = writer.spool.pending()
+    if left:
+        raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {left} spooled records "
+                              f"still wait in {writer.spool.path}")
+    click.echo(f"replayed {pending} spooled records: {writer.stats.replayed} rows written, "
+               f"{writer.stats.duplicates} already present")
+
+
+@capture_group.command("status")
+def capture_status():
+    """Show whether capture is on, why, whether queries are scrubbed, and the spool."""
+    from .writer import Spool, evalledger_home, resolve_settings
+
+    settings = resolve_settings()
+    spool = Spool(evalledger_home() / "capture" / "spool.ndjson")
+    click.echo(f"capture: {'on' if settings.capture else 'off'} ({settings.source})")
+    click.echo(f"scrub_pii: {'true' if settings.scrub_pii else 'false'}")
+    click.echo(f"spool: {spool.pending()} records waiting in {spool.path}")
+
+
+def _since(ctx, param, value):
+    from .export import parse_since
+
+    if value is None:
+        return None
+    try:
+        return parse_since(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither a duration (45s, 30m, 24h, 7d, 2w) "
+                                 "nor an ISO 8601 timestamp") from None
+
+
+def _until(ctx, param, value):
+    from .export import parse_timestamp
+
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 timestamp") from None
+
+
+@click.command("export")
+@click.option("--since", callback=_since, metavar="DUR|TS",
+              help="Inclusive lower bound: a duration back from now (45s, 30m, 24h, 7d, 2w) or a timestamp.")
+@click.option("--until", callback=_until, metavar="TS",
+              help="Exclusive upper bound (default and latest: now, as the database fixes it).")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N rows (the newest).")
+@click.option("--tool", type=click.Choice(["query", "search"]), help="Only rows of this tool.")
+@database_option
+def export_command(since, until, limit, tool):
+    """Write captured rows as NDJSON (seed-001 row schema v1) to stdout, newest first.
+
+    One object per line, schema_version first, ordered created_at DESC, id DESC. The window is
+    [--since, --until) on created_at; stderr prints it with microseconds and ends with the
+    --since that continues exactly where this export stopped (no row missed or repeated).
+    """
+    from .export import run_export
+
+    run_export(since, until, limit, tool)
+
+
+COMMANDS = (capture_group, export_command)

@@ -1,0 +1,144 @@
+"""`evalledger export`: captured rows as seed-001 NDJSON, streamed straight from the database.
+
+The window is ``[since, until)`` on ``created_at``:
+
+- ``until`` (exclusive) is the export bound the database hands out
+  (``capture_export_bound_v1()``: every row stamped before it is committed and visible, no row
+  stamped later can be earlier), or ``--until`` when that is earlier;
+- ``since`` (inclusive) is ``--since``: a duration back from that bound (``7d``) or an absolute
+  timestamp; absent, the window has no lower bound.
+
+So ``--since`` set to the ``until`` of the previous export continues exactly where it ended: no
+row missed, none repeated, even among rows with the same ``created_at``. Both bounds are printed
+on stderr with microseconds, ready to paste.
+
+Each line is built in SQL (``eval_candidate_ndjson_v1``) and sent with COPY: the CSV format with a
+delimiter and a quote character that JSON text never contains (control characters are always
+escaped in JSON) leaves every line exactly as the database built it, with no per-row work here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import click
+import psycopg
+
+from evalledger.core import db
+from evalledger.core.queries import Queries
+
+QUERIES = Queries(__package__)
+
+HEARTBEAT_ROWS = 50_000
+_DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+COPY_SQL = ("COPY (SELECT * FROM evalledger.eval_candidates_export_v1(%s, %s, %s, %s)) "
+            "TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')")
+
+
+@dataclass(frozen=True)
+class Since:
+    """--since: a duration back from the export bound, or an absolute timestamp."""
+
+    duration: timedelta | None = None
+    at: datetime | None = None
+
+    def resolve(self, bound: datetime) -> datetime | None:
+        """The inclusive lower bound for an export whose bound is `bound`."""
+        if self.duration is not None:
+            return bound - self.duration
+        return self.at
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO 8601 timestamp; without an offset it is UTC."""
+    value = datetime.fromisoformat(text.strip())
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+def parse_since(text: str) -> Since:
+    """7d, 24h, 30m, 45s, 2w, or an ISO 8601 timestamp; ValueError otherwise."""
+    match = _DURATION.match(text.strip())
+    if match:
+        return Since(duration=timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
+    return Since(at=parse_timestamp(text))
+
+
+def iso(value: datetime | None) -> str:
+    """A bound as printed on stderr: UTC, microseconds, Z (what --since and --until accept)."""
+    if value is None:
+        return "-infinity"
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def note(message: str) -> None:
+    """One line of progress on stderr."""
+    click.echo(f"export: {message}", err=True)
+
+
+@dataclass(frozen=True)
+class Exported:
+    """How many rows an export wrote, and its effective window [since, until)."""
+
+    rows: int
+    since: datetime | None
+    until: datetime
+
+
+def run_export(since: Since | None, until: datetime | None, limit: int | None, tool: str | None,
+               out=None, role: str = "runner") -> Exported:
+    """Stream the window to out (default stdout); return what was written and the window."""
+    out = out or sys.stdout.buffer
+    conn = db.connect(db.database_url(), role=role, autocommit=True)
+    rows = 0
+    closed_pipe = False
+    try:
+        # A writer holding the window lock for longer than this is stuck, not busy.
+        conn.execute("SET lock_timeout = '60s'")
+        bound = conn.execute("SELECT evalledger.capture_export_bound_v1()").fetchone()[0]
+        upper = min(until, bound) if until is not None else bound
+        lower = since.resolve(bound) if since is not None else None
+        window = f"created_at >= {iso(lower)} and < {iso(upper)}" if lower else f"created_at < {iso(upper)}"
+        note(f"window {window} (tool: {tool or 'all'}, limit: {limit or 'none'})")
+        try:
+            with conn.cursor() as cur:
+                with cur.copy(COPY_SQL, (lower, upper, tool, limit)) as copy:
+                    write = out.write
+                    for data in copy:
+                        try:
+                            write(data)
+                        except BrokenPipeError:
+                            closed_pipe = True
+                            conn.cancel_safe()
+                            break
+                        rows += 1
+                        if rows % HEARTBEAT_ROWS == 0:
+                            note(f"{rows} rows so far")
+            if not closed_pipe:
+                out.flush()
+        except BrokenPipeError:
+            closed_pipe = True
+        except psycopg.errors.QueryCanceled:
+            if not closed_pipe:
+                raise
+        except psycopg.Error:
+            if not closed_pipe:
+                raise
+    except psycopg.Error as exc:
+        raise db.explain(exc) from None
+    finally:
+        conn.close()
+    if closed_pipe:
+        # The reader left (`| head`): stop quietly, and keep Python's exit flush from complaining.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return Exported(rows, lower, upper)
+    note(f"{rows} rows; the next window starts at --since {iso(upper)}")
+    if limit is not None and rows == limit:
+        note(f"limit {limit} reached: older rows of this window were not exported")
+    return Exported(rows, lower, upper)

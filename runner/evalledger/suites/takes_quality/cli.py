@@ -1,0 +1,193 @@
+"""The takes-quality commands: run takes-quality, replay, trend, regress, corpus load."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
+from evalledger.core.options import database_option, panel_options
+
+# The suite's modules import the provider SDKs (seconds of start-up): they are imported inside
+# the commands, so `evalledger --help` and every other command stay fast.
+DEFAULT_MODELS = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+
+def _echo_receipt_json(receipt: dict) -> None:
+    from . import receipts
+
+    click.echo(receipts.dumps(receipt), nl=False)
+
+
+# -- run -------------------------------------------------------------------------------------
+
+
+@click.command("takes-quality")
+@click.option("--limit", type=int, default=100, show_default=True, help="Sample size: N takes.")
+@click.option("--source", type=click.Choice(["db", "fs"]), default="db", show_default=True,
+              help="db: the corpus loaded with `corpus load`; fs: JSONL takes read from --path.")
+@click.option("--path", type=click.Path(path_type=str), default=None, metavar="FILE_OR_DIR",
+              help="With --source fs: a JSONL file of takes, or a directory of them.")
+@click.option("--slug-prefix", default=None, metavar="P", help="Only takes whose slug starts with P.")
+@click.option("--models", default=DEFAULT_MODELS, show_default=True, metavar="A,B,C",
+              help="Comma-separated panel of provider:model (or provider/model).")
+@click.option("--seed", type=int, default=None,
+              help="Sampling seed: the same seed over the same corpus samples the same takes. [default: random, "
+                   "recorded in the receipt]")
+@click.option("--rubric-version", default=None, metavar="V", help="Rubric version to judge by. [default: newest]")
+@click.option("--target", default=None, metavar="TARGET_ID",
+              help="The registered target (`evalledger target add`) whose takes these are; judges of its "
+                   "model family are flagged in their verdict rows.")
+@panel_options
+@click.option("--json", "as_json", is_flag=True, help="Print only the receipt JSON on stdout.")
+@database_option
+def run_takes_quality(as_json, **options):
+    """A 3-model panel scores a sample of takes against the 5-dimension rubric.
+
+    Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 any error. The receipt is stored in
+    eval_takes_quality_runs and written to $EVALLEDGER_HOME/eval-receipts/.
+    """
+    from . import receipts, run as takes_quality
+
+    outcome = takes_quality.run(takes_quality.RunOptions(**options), say=(lambda _line: None) if as_json else click.echo)
+    if as_json:
+        _echo_receipt_json(outcome.receipt)
+    else:
+        click.echo(receipts.render(outcome.receipt), nl=False)
+        click.echo(f"receipt   {outcome.path}")
+    sys.exit(receipts.exit_code(outcome.receipt))
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+@click.command("replay")
+@click.argument("receipt", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--from-db", "from_db", metavar="SHAS",
+              help="Rebuild from the database (CORPUS-PROMPT-MODELS-RUBRIC fingerprints or the receipt's file "
+                   "name) and write the disk copy again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt JSON instead of the text.")
+@database_option
+def replay_command(receipt, from_db, as_json):
+    """Re-render a takes-quality receipt; needs no database (except --from-db).
+
+    Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE (the receipt's verdict), 3 any error.
+    """
+    from . import receipts, run as takes_quality
+
+    if (receipt is None) == (from_db is None):
+        raise EvalledgerError("replay: give a RECEIPT file or --from-db SHAS (one of them)")
+    if from_db is not None:
+        outcome = takes_quality.rebuild_from_db(takes_quality.parse_shas(from_db))
+        loaded, note = outcome.receipt, f"rebuilt from the database; disk copy written to {outcome.path}"
+    else:
+        loaded, note = receipts.load(receipt), None
+    if as_json:
+        _echo_receipt_json(loaded)
+    else:
+        click.echo(receipts.render(loaded), nl=False)
+        if note:
+            click.echo(note)
+    sys.exit(receipts.exit_code(loaded))
+
+
+# -- trend -----------------------------------------------------------------------------------
+
+
+@click.command("trend")
+@click.option("--limit", type=int, default=20, show_default=True, help="Most recent N completed runs.")
+@click.option("--rubric-version", default=None, metavar="V", help="Only runs judged by this rubric version.")
+@click.option("--json", "as_json", is_flag=True, help="Print the trend as JSON.")
+@database_option
+def trend_command(limit, rubric_version, as_json):
+    """takes-quality runs over time, grouped by rubric epoch (newest first).
+
+    A stricter rubric is a new epoch, shown apart, so it never reads as a quality drop.
+    """
+    from . import run as takes_quality
+
+    rows = takes_quality.trend_rows(limit, rubric_version)
+    if as_json:
+        click.echo(json.dumps(takes_quality.trend_json(rows), indent=2))
+    else:
+        click.echo(takes_quality.trend_text(rows), nl=False)
+    sys.exit(EXIT_OK)
+
+
+# -- regress ---------------------------------------------------------------------------------
+
+
+@click.command("regress")
+@click.option("--against", "against", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              metavar="RECEIPT", help="The baseline receipt (e.g. from `run takes-quality --json`).")
+@click.option("--threshold", type=float, default=0.5, show_default=True,
+              help="A dimension mean (or the overall) dropping by more than this is a regression.")
+@panel_options
+@database_option
+def regress_command(against, threshold, **options):
+    """Re-run takes-quality like a baseline receipt; exit 1 on a regression.
+
+    Same panel, slug prefix, source, sample size and seed as the baseline. Differences in the
+    corpus, prompt or rubric fingerprints are printed as warnings. Exit 0 no regression,
+    1 regression, 2 a side has no scores to compare (inconclusive), 3 any error.
+    """
+    from . import receipts, run as takes_quality
+
+    if threshold < 0:
+        raise EvalledgerError(f"--threshold must be 0 or more, got {threshold}")
+    baseline = receipts.load(against)
+    opts = takes_quality.options_from_receipt(baseline, takes_quality.RunOptions(**options))
+    click.echo(f"regress against {against} (threshold {threshold:g}): panel {', '.join(opts.models)}; "
+               f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {opts.limit} takes; seed {opts.seed}")
+    if opts.seed is None:
+        click.echo("warning: the baseline receipt has no seed: the sample is drawn at random")
+    outcome = takes_quality.run(opts, say=click.echo)
+    click.echo(f"receipt   {outcome.path}")
+    cmp = takes_quality.compare(baseline, outcome.receipt, threshold)
+    for warning in cmp.warnings:
+        click.echo(f"warning: {warning}")
+    click.echo(takes_quality.comparison_text(cmp, threshold), nl=False)
+    if cmp.regressed:
+        click.echo(f"REGRESSION: {', '.join(cmp.regressed)} dropped by more than {threshold:g}")
+        sys.exit(EXIT_FAIL)
+    if not cmp.comparable:
+        click.echo("INCONCLUSIVE: a side has no mean to compare (an inconclusive run)")
+        sys.exit(EXIT_INCONCLUSIVE)
+    click.echo(f"OK: no dimension mean dropped by more than {threshold:g}")
+    sys.exit(EXIT_OK)
+
+
+# -- corpus ----------------------------------------------------------------------------------
+
+
+@click.group("corpus")
+def corpus_group():
+    """Manage the takes corpus."""
+
+
+@corpus_group.command("load")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@database_option
+def corpus_load(file):
+    """Load takes from a JSONL file into the database's corpus.
+
+    Each line: slug, kind, holder, weight (0 to 1), since, source, claim.
+
+    All or nothing: any bad line loads nothing and names FILE:LINE and the field. Takes already
+    present are skipped.
+    """
+    from evalledger.core import db
+    from . import corpus as takes
+
+    loaded = takes.read_file(file)
+    with db.transaction("runner") as conn:
+        added, seen = takes.load(conn, loaded)
+    click.echo(f"loaded {added} take{'s' if added != 1 else ''} from {file}"
+               + (f" ({seen} already present)" if seen else ""))
+
+
+RUN_COMMANDS = (run_takes_quality,)
+COMMANDS = (replay_command, trend_command, regress_command, corpus_group)

@@ -1,0 +1,195 @@
+"""The takes corpus: validate JSONL takes, load them into the database, sample them (db or fs).
+
+A take is one JSON object per line with exactly these fields:
+slug (no whitespace), kind (lowercase word: fact, take, bet, hunch...), holder, weight (0 to 1),
+since (YYYY, YYYY-MM or YYYY-MM-DD), source, claim. Its identity is take_sha, the SHA-256 of
+the seven fields, so the same take loaded twice, or read from a file and from the database, is
+the same take. A sample is the n takes with the smallest md5("<seed>:<take_sha>"), presented
+by (slug, take_sha): the same seed over the same takes gives the same sample, in SQL or here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterable
+
+import psycopg
+
+from evalledger.core.errors import EvalledgerError, read_user_text
+
+FIELDS = ("slug", "kind", "holder", "weight", "since", "source", "claim")
+_KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
+_SINCE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+
+
+@dataclass(frozen=True)
+class Take:
+    """One take, as loaded or sampled."""
+
+    slug: str
+    kind: str
+    holder: str
+    weight: float
+    since: str
+    source: str
+    claim: str
+
+    @property
+    def sha(self) -> str:
+        """SHA-256 over the seven fields (weight as a float, so 0.80 and 0.8 are one take)."""
+        canonical = json.dumps([self.slug, self.kind, self.holder, float(self.weight), self.since,
+                                self.source, self.claim], ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def as_prompt_line(self, number: int) -> str:
+        """The take as one JSON line for the judge: data, with <, > and & escaped so no take
+        can close the block it sits in or pass for markup."""
+        line = json.dumps({"n": number, "slug": self.slug, "kind": self.kind, "holder": self.holder,
+                           "weight": float(self.weight), "since": self.since, "source": self.source,
+                           "claim": self.claim}, ensure_ascii=False)
+        return line.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _field_error(where: str, field: str, message: str) -> EvalledgerError:
+    return EvalledgerError(f"{where}: field {field!r}: {message}")
+
+
+def _text(where: str, obj: dict, field: str) -> str:
+    value = obj.get(field)
+    if not isinstance(value, str):
+        raise _field_error(where, field, f"must be a string, got {json.dumps(value)}")
+    if not value.strip():
+        raise _field_error(where, field, "must not be blank")
+    if "\x00" in value:
+        raise _field_error(where, field, "must not contain NUL characters")
+    return value
+
+
+def parse_take(obj: Any, where: str) -> Take:
+    """Validate one decoded line; raise an error naming where and the field."""
+    if not isinstance(obj, dict):
+        raise EvalledgerError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    missing = [f for f in FIELDS if f not in obj]
+    if missing:
+        raise _field_error(where, missing[0], "missing")
+    unknown = sorted(set(obj) - set(FIELDS))
+    if unknown:
+        raise _field_error(where, unknown[0], f"unknown field (a take has {', '.join(FIELDS)})")
+    slug = _text(where, obj, "slug")
+    if any(c.isspace() for c in slug):
+        raise _field_error(where, "slug", f"must not contain whitespace, got {json.dumps(slug)}")
+    kind = _text(where, obj, "kind")
+    if not _KIND.match(kind):
+        raise _field_error(where, "kind", f"must be a lowercase word such as fact, take, bet or hunch, got {json.dumps(kind)}")
+    weight = obj["weight"]
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) \
+            or not 0 <= weight <= 1:
+        raise _field_error(where, "weight", f"must be a number from 0 to 1, got {json.dumps(weight)}")
+    since = obj["since"]
+    m = _SINCE.match(since) if isinstance(since, str) else None
+    try:
+        if m is None:
+            raise ValueError
+        dt.date(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
+    except ValueError:
+        raise _field_error(where, "since", f"must be a date YYYY, YYYY-MM or YYYY-MM-DD, got {json.dumps(since)}") from None
+    return Take(slug=slug, kind=kind, holder=_text(where, obj, "holder"), weight=float(weight), since=since,
+                source=_text(where, obj, "source"), claim=_text(where, obj, "claim"))
+
+
+def read_file(path: Path) -> list[Take]:
+    """Every take of a JSONL file (blank lines skipped); the first bad line raises
+    `FILE:LINE: field 'x': ...`, with a count of the other bad lines."""
+    text = read_user_text(path)
+    takes: list[Take] = []
+    first: EvalledgerError | None = None
+    bad = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise EvalledgerError(f"{where}: not JSON: {exc.msg} (column {exc.colno})") from None
+            takes.append(parse_take(obj, where))
+        except EvalledgerError as exc:
+            bad += 1
+            first = first or exc
+    if first is not None:
+        more = f" (and {bad - 1} more bad line{'s' if bad > 2 else ''})" if bad > 1 else ""
+        raise EvalledgerError(first.format_message() + more)
+    return takes
+
+
+def read_path(path: Path) -> list[Take]:
+    """The takes of a JSONL file, or of every *.jsonl file in a directory (by name), deduplicated."""
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+        if not files:
+            raise EvalledgerError(f"{path}: no *.jsonl files in this directory")
+    else:
+        files = [path]
+    unique: dict[str, Take] = {}
+    for file in files:
+        for take in read_file(file):
+            unique.setdefault(take.sha, take)
+    return list(unique.values())
+
+
+def load(conn: psycopg.Connection, takes: Iterable[Take]) -> tuple[int, int]:
+    """Insert takes in one transaction (the caller's); return (added, already present)."""
+    added = seen = 0
+    with conn.cursor() as cur:
+        for take in takes:
+            cur.execute(
+                "INSERT INTO evalledger.take (take_sha, slug, kind, holder, weight, since, source, claim) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT ON CONSTRAINT take_sha_key DO NOTHING",
+                (take.sha, take.slug, take.kind, take.holder, Decimal(repr(take.weight)), take.since,
+                 take.source, take.claim))
+            if cur.rowcount == 1:
+                added += 1
+            else:
+                seen += 1
+    return added, seen
+
+
+def sample_key(seed: int, take_sha: str) -> str:
+    """The sampling order of a take for a seed (the same expression as the SQL sample)."""
+    return hashlib.md5(f"{seed}:{take_sha}".encode()).hexdigest()
+
+
+def _present(takes: list[Take]) -> list[Take]:
+    return sorted(takes, key=lambda t: (t.slug, t.sha))
+
+
+def sample_takes(takes: Iterable[Take], *, seed: int, limit: int, slug_prefix: str | None) -> list[Take]:
+    """The sample from takes read from files (no database)."""
+    pool = [t for t in takes if slug_prefix is None or t.slug.startswith(slug_prefix)]
+    pool.sort(key=lambda t: (sample_key(seed, t.sha), t.sha))
+    return _present(pool[:limit])
+
+
+_SAMPLE_SQL = """
+SELECT slug, kind, holder, weight, since, source, claim
+  FROM evalledger.take
+ WHERE %(prefix)s::text IS NULL
+    OR slug LIKE replace(replace(replace(%(prefix)s::text, '\\', '\\\\'), '%%', '\\%%'), '_', '\\_') || '%%'
+ ORDER BY md5(%(seed)s::text || ':' || take_sha) COLLATE "C", take_sha COLLATE "C"
+ LIMIT %(limit)s
+"""
+
+
+def sample_db(conn: psycopg.Connection, *, seed: int, limit: int, slug_prefix: str | None) -> list[Take]:
+    """The sample from the database's corpus."""
+    rows = conn.execute(_SAMPLE_SQL, {"prefix": slug_prefix, "seed": str(seed), "limit": limit}).fetchall()
+    return _present([Take(slug, kind, holder, float(weight), since, source, claim)
+                     for slug, kind, holder, weight, since, source, claim in rows])

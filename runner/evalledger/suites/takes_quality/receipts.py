@@ -1,0 +1,202 @@
+"""takes-quality receipts (seed 000, schema_version 1): disk copies, reading, and rendering.
+
+The database builds a receipt (takes_quality_receipt_v1) when a run completes; this module only
+orders its keys for people, writes the disk copy atomically, reads one back (no database
+needed) and renders it as text. It never recomputes a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evalledger.core.embedded import evalledger_home
+from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError, load_user_json
+
+SCHEMA_VERSION = 1
+SUITE = "takes-quality"
+SCHEMA_FILE = "schemas/takes_quality_receipt.v1.schema.json"  # the contract, for consumers
+EXIT_BY_VERDICT = {"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
+# Seed 000's field order, then the optional fields this runner adds.
+ORDER = ("schema_version", "ts", "rubric_version", "rubric_sha8", "corpus", "prompt_sha8", "models_sha8",
+         "models", "cycles_run", "successes_per_cycle", "verdict", "scores", "overall_score", "cost_usd",
+         "improvements", "errors", "verdictMessage", "judges", "seed", "run_id")
+CORPUS_ORDER = ("source", "n_takes", "slug_prefix", "corpus_sha8", "path")
+DIM_ORDER = ("mean", "min", "max", "scores", "per_model")
+REQUIRED = ORDER[:17]
+SHA_FIELDS = ("corpus_sha8", "prompt_sha8", "models_sha8", "rubric_sha8")
+
+
+def receipts_dir() -> Path:
+    """$EVALLEDGER_HOME/eval-receipts."""
+    return evalledger_home() / "eval-receipts"
+
+
+def shas_of(receipt: dict) -> tuple[str, str, str, str]:
+    """(corpus, prompt, models, rubric) fingerprints."""
+    return (receipt["corpus"]["corpus_sha8"], receipt["prompt_sha8"], receipt["models_sha8"], receipt["rubric_sha8"])
+
+
+def file_name(receipt: dict) -> str:
+    """takes-quality-<corpus>-<prompt>-<models>-<rubric>.json"""
+    return f"{SUITE}-{'-'.join(shas_of(receipt))}.json"
+
+
+def ordered(receipt: dict, dims: list[str] | None = None) -> dict:
+    """The receipt with keys in the seed's order (dimensions in rubric order), for people."""
+    out: dict[str, Any] = {k: receipt[k] for k in ORDER if k in receipt}
+    out.update({k: v for k, v in receipt.items() if k not in out})
+    corpus = receipt.get("corpus")
+    if isinstance(corpus, dict):
+        out["corpus"] = {k: corpus[k] for k in CORPUS_ORDER if k in corpus} | corpus
+    scores = receipt.get("scores")
+    if isinstance(scores, dict):
+        names = [d for d in (dims or []) if d in scores] + [d for d in scores if d not in (dims or [])]
+        out["scores"] = {}
+        for name in names:
+            dim = scores[name]
+            if isinstance(dim, dict):
+                per_model = dim.get("per_model")
+                if isinstance(per_model, dict) and isinstance(receipt.get("models"), list):
+                    rank = {m: i for i, m in enumerate(receipt["models"])}
+                    dim = {**dim, "per_model": dict(sorted(per_model.items(), key=lambda kv: rank.get(kv[0], 1 << 30)))}
+                dim = {k: dim[k] for k in DIM_ORDER if k in dim} | dim
+            out["scores"][name] = dim
+    return out
+
+
+def dumps(receipt: dict) -> str:
+    """The receipt as pretty JSON with a final newline."""
+    return json.dumps(receipt, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path so a reader sees the old file or the new one, never half of it:
+    a temporary file in the same folder, fsync, rename, fsync the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def save(receipt: dict) -> Path:
+    """Write the disk copy under $EVALLEDGER_HOME/eval-receipts; return its path."""
+    path = receipts_dir() / file_name(receipt)
+    try:
+        write_atomic(path, dumps(receipt))
+    except OSError as exc:
+        raise EvalledgerError(f"{path}: cannot write the receipt: {exc.strerror or exc}") from None
+    return path
+
+
+def check(receipt: Any, where: str) -> dict:
+    """A receipt this runner can read: schema_version 1 and every seed field present."""
+    if not isinstance(receipt, dict):
+        raise EvalledgerError(f"{where}: a receipt is a JSON object")
+    version = receipt.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise EvalledgerError(
+            f"{where}: field 'schema_version': unsupported receipt schema_version {json.dumps(version)} "
+            f"(this evalledger reads {SCHEMA_VERSION})")
+    for field in REQUIRED:
+        if field not in receipt:
+            raise EvalledgerError(f"{where}: field {field!r}: missing")
+    if receipt["verdict"] not in EXIT_BY_VERDICT:
+        raise EvalledgerError(f"{where}: field 'verdict': expected pass, fail or inconclusive, "
+                              f"got {json.dumps(receipt['verdict'])}")
+    corpus = receipt["corpus"]
+    if not isinstance(corpus, dict):
+        raise EvalledgerError(f"{where}: field 'corpus': expected an object")
+    for field in ("source", "n_takes", "slug_prefix", "corpus_sha8"):
+        if field not in corpus:
+            raise EvalledgerError(f"{where}: field 'corpus.{field}': missing")
+    for field in ("models", "successes_per_cycle", "improvements", "errors"):
+        if not isinstance(receipt[field], list):
+            raise EvalledgerError(f"{where}: field {field!r}: expected an array")
+    if not isinstance(receipt["scores"], dict):
+        raise EvalledgerError(f"{where}: field 'scores': expected an object")
+    return receipt
+
+
+def load(path: Path) -> dict:
+    """Read and check a receipt file."""
+    receipt = load_user_json(path, "receipt file")
+    return check(receipt, str(path))
+
+
+def exit_code(receipt: dict) -> int:
+    """0 pass, 1 fail, 2 inconclusive."""
+    return EXIT_BY_VERDICT[receipt["verdict"]]
+
+
+def _num(value: Any, places: int = 2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, (int, float)):
+        text = f"{value:.{places}f}".rstrip("0").rstrip(".")
+        return text or "0"
+    return str(value)
+
+
+JUDGE_LABELS = {
+    "live": "live calls",
+    "recorded": "recorded replies shipped with evalledger (no live calls)",
+    "mixed": "some live calls, some recorded replies shipped with evalledger",
+}
+
+
+def render(receipt: dict) -> str:
+    """The receipt as text, the same for `run` and `replay`."""
+    corpus = receipt["corpus"]
+    lines = [
+        f"verdict   {str(receipt['verdict']).upper()}",
+        f"          {receipt['verdictMessage']}",
+        f"rubric    {receipt['rubric_version']} ({receipt['rubric_sha8']})",
+        f"corpus    {corpus['source']}{' ' + corpus['path'] if corpus.get('path') else ''}, "
+        f"{corpus['n_takes']} takes, slug prefix {json.dumps(corpus['slug_prefix']) if corpus['slug_prefix'] is not None else 'none'}"
+        f"{', seed ' + str(receipt['seed']) if receipt.get('seed') is not None else ''} ({corpus['corpus_sha8']})",
+        f"prompt    {receipt['prompt_sha8']}",
+        f"models    {', '.join(receipt['models'])} ({receipt['models_sha8']})",
+    ]
+    if receipt.get("judges"):
+        lines.append(f"judges    {JUDGE_LABELS.get(receipt['judges'], receipt['judges'])}")
+    lines.append(f"cycles    {receipt['cycles_run']} (contributing models per cycle: "
+                 f"{', '.join(str(n) for n in receipt['successes_per_cycle'])})")
+    width = max([len(d) for d in receipt["scores"]] + [9])
+    lines.append(f"scores    {'dimension':<{width}}  {'mean':>6} {'min':>5} {'max':>5}  per model")
+    for name, dim in receipt["scores"].items():
+        per_model = dim.get("per_model") or {}
+        shown = " ".join(_num(per_model[m]) if m in per_model else "-" for m in receipt["models"])
+        lines.append(f"          {name:<{width}}  {_num(dim.get('mean')):>6} {_num(dim.get('min')):>5} "
+                     f"{_num(dim.get('max')):>5}  {shown}")
+    lines.append(f"overall   {_num(receipt['overall_score'])}")
+    lines.append(f"cost      ${receipt['cost_usd']:.4f}" if isinstance(receipt["cost_usd"], (int, float))
+                 else f"cost      {receipt['cost_usd']}")
+    lines.append(f"ts        {receipt['ts']}")
+    if receipt["improvements"]:
+        lines.append("improvements")
+        lines.extend(f"  - {item}" for item in receipt["improvements"])
+    if receipt["errors"]:
+        lines.append("errors")
+        lines.extend(f"  - {item}" for item in receipt["errors"])
+    else:
+        lines.append("errors    none")
+    return "\n".join(lines) + "\n"
