@@ -1,0 +1,101 @@
+-- The work-quality suite's named queries (loaded by evalledger.core.queries). The runner reads
+-- and writes the ledger only through these; every decision is in the functions they call.
+
+-- name: rubric
+-- The newest work-quality rubric (the one a new snapshot row is judged by).
+SELECT rubric_id, version, fingerprint, definition
+  FROM evalledger.rubric WHERE suite = 'work-quality' ORDER BY rubric_id DESC LIMIT 1;
+
+-- name: has_completed_snapshot
+-- Whether the ledger holds any completed snapshot of a target (else the store's last is imported).
+SELECT EXISTS (SELECT 1 FROM evalledger.eval_work_quality_snapshots
+                WHERE name = %(name)s AND completed_at IS NOT NULL);
+
+-- name: start_run
+-- A run's snapshot row; the database stamps `at` and picks the previous snapshot.
+INSERT INTO evalledger.eval_work_quality_snapshots (
+    origin, rubric_id, kind, name, persona, run_id, bot_family, bot_version, iterion_sha, task, outcome,
+    evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries, models)
+VALUES ('run', %(rubric_id)s, %(kind)s, %(name)s, %(persona)s, %(run_id)s, %(bot_family)s, %(bot_version)s,
+        %(iterion_sha)s, %(task)s, %(outcome)s, %(evidence_digest)s, %(evidence_sha256)s, %(cost_usd)s, %(tokens)s,
+        %(duration_ms)s, %(iterations)s, %(model_calls)s, %(retries)s, %(models)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_run_key DO NOTHING
+RETURNING snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, true AS created;
+
+-- name: find_run
+-- The row a repeated --run-id names (complete or not).
+SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, false AS created
+  FROM evalledger.eval_work_quality_snapshots WHERE name = %(name)s AND run_id = %(run_id)s;
+
+-- name: previous_for_prompt
+-- What the judges are shown of the previous snapshot: its scores, price, digest, first narrative.
+SELECT s.run_id, s.at, s.mean_scores, s.cost_usd, s.tokens, s.duration_ms, s.evidence_digest,
+       (SELECT v.narrative FROM evalledger.eval_work_quality_judge_verdicts v
+         WHERE v.snapshot_id = s.snapshot_id AND v.contributes AND btrim(v.narrative) <> ''
+         ORDER BY array_position(s.models, v.model), v.verdict_id LIMIT 1) AS narrative
+  FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = %(snapshot_id)s;
+
+-- name: models_answered
+SELECT model FROM evalledger.eval_work_quality_judge_verdicts WHERE snapshot_id = %(snapshot_id)s;
+
+-- name: record_verdict
+-- One judge's reply (or failure) as it arrives; the database decides whether it contributes.
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (
+    snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+    input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores, same_family;
+
+-- name: verdicts
+-- Every verdict row of a snapshot, in panel order.
+SELECT v.model, v.contributes, v.error_kind, v.error_message, v.same_family, v.recorded
+  FROM evalledger.eval_work_quality_judge_verdicts v
+  JOIN evalledger.eval_work_quality_snapshots s USING (snapshot_id)
+ WHERE v.snapshot_id = %(snapshot_id)s ORDER BY array_position(s.models, v.model), v.verdict_id;
+
+-- name: complete
+-- Completion: the database computes the aggregate, the comparison and the document.
+UPDATE evalledger.eval_work_quality_snapshots SET completed_at = now()
+ WHERE snapshot_id = %(snapshot_id)s AND completed_at IS NULL
+RETURNING snapshot_json;
+
+-- name: document
+SELECT snapshot_json FROM evalledger.eval_work_quality_snapshots
+ WHERE snapshot_id = %(snapshot_id)s AND completed_at IS NOT NULL;
+
+-- name: documents_by_run_id
+-- `snapshot show RUN_ID`: every completed snapshot with that run id (one per target).
+SELECT name, snapshot_json FROM evalledger.eval_work_quality_snapshots
+ WHERE run_id = %(run_id)s AND completed_at IS NOT NULL ORDER BY name;
+
+-- name: list_snapshots
+-- `snapshot list NAME`: the target's history, oldest first, as the history view shows it.
+SELECT s.at, s.run_id, s.origin, (s.mean_scores ->> 'overall')::numeric AS overall,
+       (s.mean_scores ->> 'value_for_money')::numeric AS value_for_money, s.comparison ->> 'verdict' AS verdict,
+       (s.comparison ->> 'overall_delta')::numeric AS overall_delta, s.cost_usd,
+       evalledger.work_quality_is_regression_v1(s.comparison) AS reasons
+  FROM evalledger.eval_work_quality_snapshots s
+ WHERE s.name = %(name)s AND s.completed_at IS NOT NULL
+ ORDER BY s.at, s.snapshot_id;
+
+-- name: compare
+-- The seed's Compare and IsRegression over two snapshots' mean scores, as the database computes them.
+SELECT d AS delta, evalledger.work_quality_is_regression_v1(d, %(tolerance)s) AS reasons,
+       CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
+            ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance
+  FROM evalledger.work_quality_compare_v1(%(prev_mean)s, %(cur_mean)s, %(prev_run_id)s) d;
+
+-- name: is_regression
+SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s) AS reasons,
+       CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
+            ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance;
+
+-- name: import_snapshot
+-- One history file into the ledger; a file already imported (same target and run id) adds nothing.
+INSERT INTO evalledger.eval_work_quality_snapshots (origin, snapshot_json, source_file, models)
+VALUES ('import', %(document)s, %(source_file)s, '{}')
+ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_run_key DO NOTHING
+RETURNING snapshot_id;

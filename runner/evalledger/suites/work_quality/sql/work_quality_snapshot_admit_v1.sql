@@ -1,0 +1,96 @@
+-- work_quality_snapshot_admit_v1: a new snapshot row, from a run or from an imported file.
+-- A run (origin 'run') starts in progress: the runner supplies what it observed (target, task,
+-- evidence digest, metrics, panel); the database stamps `at` and picks the previous snapshot
+-- (the target's latest completed one) that the judges will see and that the comparison is
+-- against. An import (origin 'import') supplies only the document a SnapshotStore file held
+-- (and the file's name): the database reads every column from it, and the row is complete at once.
+CREATE FUNCTION evalledger.work_quality_snapshot_admit_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+DECLARE
+    doc jsonb := NEW.snapshot_json;
+    prev eval_work_quality_snapshots;
+    bad text;
+BEGIN
+    IF NEW.rubric_id IS NULL THEN
+        SELECT r.rubric_id INTO NEW.rubric_id FROM rubric r WHERE r.suite = 'work-quality' ORDER BY r.rubric_id DESC LIMIT 1;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM rubric r WHERE r.rubric_id = NEW.rubric_id AND r.suite = 'work-quality') THEN
+        RAISE EXCEPTION 'evalledger: rubric % is not a work-quality rubric', NEW.rubric_id
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'rubric_id';
+    END IF;
+    NEW.created_at := now();
+
+    IF NEW.origin = 'import' THEN
+        IF doc IS NULL OR jsonb_typeof(doc) <> 'object' THEN
+            RAISE EXCEPTION 'evalledger: an imported snapshot is its document: snapshot_json must be an object'
+                USING ERRCODE = 'check_violation', COLUMN = 'snapshot_json';
+        END IF;
+        IF (doc ->> 'schema_version') IS DISTINCT FROM '1' THEN
+            RAISE EXCEPTION 'evalledger: snapshot schema_version % is not 1', coalesce(doc ->> 'schema_version', 'null')
+                USING ERRCODE = 'check_violation', COLUMN = 'snapshot_json';
+        END IF;
+        PERFORM refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
+            'completed_at', NEW.completed_at, 'mean_scores', NEW.mean_scores, 'comparison', NEW.comparison,
+            'prev_snapshot_id', NEW.prev_snapshot_id, 'note', NEW.note));
+        NEW.kind := doc ->> 'kind';
+        NEW.name := doc ->> 'name';
+        NEW.persona := coalesce(doc ->> 'persona', '');
+        NEW.run_id := doc ->> 'run_id';
+        NEW.at := (doc ->> 'at')::timestamptz;
+        NEW.bot_version := coalesce(doc ->> 'bot_version', '');
+        NEW.iterion_sha := coalesce(doc ->> 'iterion_sha', '');
+        NEW.task := coalesce(doc ->> 'task', '');
+        NEW.outcome := '';
+        NEW.evidence_digest := coalesce(doc ->> 'evidence_digest', '');
+        NEW.cost_usd := coalesce((doc #>> '{metrics,cost_usd}')::numeric, 0);
+        NEW.tokens := coalesce((doc #>> '{metrics,tokens}')::bigint, 0);
+        NEW.duration_ms := coalesce((doc #>> '{metrics,duration_ms}')::bigint, 0);
+        NEW.iterations := coalesce((doc #>> '{metrics,iterations}')::bigint, 0);
+        NEW.model_calls := coalesce((doc #>> '{metrics,model_calls}')::bigint, 0);
+        NEW.retries := coalesce((doc #>> '{metrics,retries}')::bigint, 0);
+        NEW.models := ARRAY(SELECT v ->> 'model'
+                              FROM jsonb_array_elements(CASE jsonb_typeof(doc #> '{aggregate,verdicts}')
+                                                        WHEN 'array' THEN doc #> '{aggregate,verdicts}' ELSE '[]' END)
+                                   WITH ORDINALITY x(v, n) ORDER BY n);
+        NEW.mean_scores := coalesce(doc #> '{aggregate,mean_scores}', '{}');
+        NEW.disagreement := doc #> '{aggregate,disagreement}';
+        NEW.note := coalesce(doc #>> '{aggregate,note}', '');
+        NEW.prev_run_id := nullif(doc ->> 'prev_run_id', '');
+        NEW.comparison := CASE WHEN jsonb_typeof(doc -> 'comparison') = 'object' THEN doc -> 'comparison' END;
+        NEW.prev_snapshot_id := (SELECT s.snapshot_id FROM eval_work_quality_snapshots s
+                                  WHERE s.name = NEW.name AND s.run_id = NEW.prev_run_id);
+        NEW.judges_cost_usd := 0;
+        NEW.completed_at := now();
+        RETURN NEW;
+    END IF;
+
+    -- A run: what the database computes is not the runner's to supply.
+    PERFORM refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
+        'completed_at', NEW.completed_at, 'mean_scores', NEW.mean_scores, 'disagreement', NEW.disagreement,
+        'note', NEW.note, 'comparison', NEW.comparison, 'snapshot_json', NEW.snapshot_json,
+        'prev_snapshot_id', NEW.prev_snapshot_id, 'prev_run_id', NEW.prev_run_id,
+        'judges_cost_usd', NEW.judges_cost_usd, 'source_file', NEW.source_file));
+    IF cardinality(NEW.models) IS NULL OR cardinality(NEW.models) = 0 THEN
+        RAISE EXCEPTION 'evalledger: a work-quality run needs a panel of at least one model'
+            USING ERRCODE = 'check_violation', COLUMN = 'models';
+    END IF;
+    SELECT m INTO bad FROM unnest(NEW.models) m WHERE m IS NULL OR m !~ '^[a-z]+:\S+$' LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'evalledger: model % is not a provider:model id', coalesce(quote_literal(bad), 'NULL')
+            USING ERRCODE = 'check_violation', COLUMN = 'models';
+    END IF;
+    SELECT m INTO bad FROM unnest(NEW.models) m GROUP BY m HAVING count(*) > 1 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'evalledger: model % is on the panel twice', bad USING ERRCODE = 'check_violation', COLUMN = 'models';
+    END IF;
+    NEW.at := now();
+    SELECT * INTO prev FROM eval_work_quality_snapshots s
+     WHERE s.name = NEW.name AND s.completed_at IS NOT NULL
+     ORDER BY s.at DESC, s.snapshot_id DESC LIMIT 1;
+    IF FOUND THEN
+        NEW.prev_snapshot_id := prev.snapshot_id;
+        NEW.prev_run_id := prev.run_id;
+    END IF;
+    RETURN NEW;
+END;
+$$;

@@ -1,0 +1,131 @@
+-- work_quality_verdict_admit_v1: one judge's verdict on an open work-quality run. The runner
+-- supplies what it observed (the parsed reply, or the provider failure); the database decides
+-- whether it contributes: all seven dimensions present, numbers on the rubric's 0-1 scale, a
+-- narrative, and a confidence on 0-1. Otherwise it records why (parse_failed, incomplete_scores,
+-- out_of_scale, off_contract) and the judge is skipped with a note at completion. The judge's
+-- family is its provider, and a judge of the assessed run's family is flagged. The relative
+-- judgement (better/same/worse per dimension) is kept only when there is a previous snapshot.
+-- Rows of an imported snapshot come from its own file (inserted by work_quality_import_verdicts_v1).
+CREATE FUNCTION evalledger.work_quality_verdict_admit_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+DECLARE
+    snap eval_work_quality_snapshots;
+    policy jsonb;
+    dims text[];
+    missing text[];
+    dim text;
+    value jsonb;
+    lo numeric;
+    hi numeric;
+    container jsonb;
+    normalised jsonb := '{}';
+    relative jsonb;
+    rel text;
+BEGIN
+    SELECT * INTO snap FROM eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'evalledger: no work-quality snapshot %', NEW.snapshot_id
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'snapshot_id';
+    END IF;
+    IF snap.origin = 'import' AND pg_trigger_depth() < 2 THEN
+        RAISE EXCEPTION 'evalledger: an imported snapshot''s verdicts come from its file only'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF snap.origin = 'run' AND snap.completed_at IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: work-quality snapshot % is complete: no more verdicts', NEW.snapshot_id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF snap.origin = 'run' AND NOT NEW.model = ANY (snap.models) THEN
+        RAISE EXCEPTION 'evalledger: model % is not on the panel of snapshot %', NEW.model, NEW.snapshot_id
+            USING ERRCODE = 'check_violation', COLUMN = 'model';
+    END IF;
+    PERFORM refuse_supplied_v1('eval_work_quality_judge_verdicts', jsonb_build_object(
+        'scores', NEW.scores, 'narrative', NEW.narrative, 'relative_vs_prev', NEW.relative_vs_prev,
+        'relative_narrative', NEW.relative_narrative, 'confidence', NEW.confidence));
+
+    -- The family is the provider: the spec's part before the first ':' (ours) or '/' (the seed's).
+    NEW.family := substring(NEW.model FROM '^([^:/]*)');
+    NEW.same_family := CASE WHEN snap.origin = 'import'
+                            THEN coalesce((NEW.response_json ->> 'same_family_as_bot')::boolean, false)
+                            ELSE coalesce(NEW.family = snap.bot_family, false) END;
+    NEW.created_at := now();
+
+    IF NEW.error_kind IS NOT NULL THEN
+        IF NEW.error_kind NOT IN ('provider_error', 'budget_exhausted') THEN
+            RAISE EXCEPTION 'evalledger: error_kind % is the database''s to decide', NEW.error_kind
+                USING ERRCODE = 'insufficient_privilege', COLUMN = 'error_kind';
+        END IF;
+        NEW.contributes := false;
+        RETURN NEW;
+    END IF;
+    NEW.error_message := NULL;
+
+    IF NEW.response_json IS NULL OR jsonb_typeof(NEW.response_json) <> 'object' THEN
+        NEW.contributes := false;
+        NEW.error_kind := 'parse_failed';
+        NEW.error_message := 'no JSON object in the reply';
+        RETURN NEW;
+    END IF;
+
+    SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = snap.rubric_id;
+    dims := ARRAY(SELECT d ->> 'key' FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n) ORDER BY n);
+    lo := (policy -> 'scale' ->> 'min')::numeric;
+    hi := (policy -> 'scale' ->> 'max')::numeric;
+    -- A judge replies flat (the seed's schema); a snapshot file nests them under "scores".
+    container := CASE WHEN jsonb_typeof(NEW.response_json -> 'scores') = 'object'
+                      THEN NEW.response_json -> 'scores' ELSE NEW.response_json END;
+    missing := ARRAY(SELECT d FROM unnest(dims) WITH ORDINALITY u(d, n)
+                      WHERE coalesce(jsonb_typeof(container -> d), 'null') = 'null' ORDER BY n);
+    IF cardinality(missing) > 0 THEN
+        NEW.contributes := false;
+        NEW.error_kind := 'incomplete_scores';
+        NEW.error_message := format('missing [%s]', array_to_string(missing, ', '));
+        RETURN NEW;
+    END IF;
+    FOREACH dim IN ARRAY dims LOOP
+        value := container -> dim;
+        IF jsonb_typeof(value) <> 'number' OR (value #>> '{}')::numeric NOT BETWEEN lo AND hi THEN
+            NEW.contributes := false;
+            NEW.error_kind := 'out_of_scale';
+            NEW.error_message := format('%s = %s (scale %s-%s)', dim, value::text, lo, hi);
+            RETURN NEW;
+        END IF;
+        normalised := normalised || jsonb_build_object(dim, trim_scale((value #>> '{}')::numeric));
+    END LOOP;
+    IF jsonb_typeof(NEW.response_json -> 'narrative') IS DISTINCT FROM 'string'
+       OR btrim(NEW.response_json ->> 'narrative') = '' THEN
+        NEW.contributes := false;
+        NEW.error_kind := 'off_contract';
+        NEW.error_message := 'no narrative';
+        RETURN NEW;
+    END IF;
+    IF jsonb_typeof(NEW.response_json -> 'confidence') IS DISTINCT FROM 'number'
+       OR (NEW.response_json ->> 'confidence')::numeric NOT BETWEEN 0 AND 1 THEN
+        NEW.contributes := false;
+        NEW.error_kind := 'off_contract';
+        NEW.error_message := format('confidence = %s (expected a number from 0 to 1)',
+                                    coalesce((NEW.response_json -> 'confidence')::text, 'missing'));
+        RETURN NEW;
+    END IF;
+
+    NEW.scores := normalised;
+    NEW.narrative := NEW.response_json ->> 'narrative';
+    NEW.confidence := trim_scale((NEW.response_json ->> 'confidence')::numeric);
+    IF snap.prev_run_id IS NOT NULL THEN
+        -- better/same/worse per dimension, spelled as the seed normalises it; "n/a" and anything
+        -- else is left out, and an empty judgement is none.
+        relative := CASE WHEN jsonb_typeof(NEW.response_json -> 'relative_vs_prev') = 'object'
+                         THEN NEW.response_json -> 'relative_vs_prev' ELSE '{}' END;
+        NEW.relative_vs_prev := (
+            SELECT jsonb_object_agg(d, lower(btrim(relative ->> d)))
+              FROM unnest(dims) d
+             WHERE jsonb_typeof(relative -> d) = 'string'
+               AND lower(btrim(relative ->> d)) IN ('better', 'same', 'worse'));
+        IF jsonb_typeof(NEW.response_json -> 'relative_narrative') = 'string' THEN
+            NEW.relative_narrative := NEW.response_json ->> 'relative_narrative';
+        END IF;
+    END IF;
+    NEW.contributes := true;
+    RETURN NEW;
+END;
+$$;
