@@ -2,7 +2,8 @@
 -- once, after every panel model has a verdict row. The database then computes the aggregate:
 -- mean_scores per dimension over the contributing judges; disagreement (max - min) per dimension
 -- when at least two contributed (one judge has no spread to show); the note naming each skipped
--- judge, and each contributing judge of the assessed run's family; the comparison with the previous snapshot
+-- judge, and each contributing judge of the assessed run's family, after a label naming the
+-- judges whose replies were recorded rather than live; the comparison with the previous snapshot
 -- (work_quality_compare_v1); what the judges cost; and the whole document. With no contributing
 -- judge there is nothing to aggregate: completion is refused and the run stays visibly open.
 CREATE FUNCTION evalledger.work_quality_snapshot_complete_v1() RETURNS trigger
@@ -60,7 +61,13 @@ BEGIN
             SELECT array_position(NEW.models, v.model), 2,
                    format('judge %s shares the assessed run''s family (%s)', v.model, v.family)
               FROM eval_work_quality_judge_verdicts v
-             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.same_family) notes;
+             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.same_family
+            UNION ALL
+            SELECT 0, 0, 'recorded replies shipped with evalledger, not live calls: '
+                         || string_agg(v.model, ', ' ORDER BY array_position(NEW.models, v.model))
+              FROM eval_work_quality_judge_verdicts v
+             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.recorded
+            HAVING count(*) > 0) notes;
     IF NEW.prev_snapshot_id IS NOT NULL THEN
         SELECT s.mean_scores INTO prev_mean FROM eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.prev_snapshot_id;
         NEW.comparison := work_quality_compare_v1(prev_mean, NEW.mean_scores, NEW.prev_run_id);

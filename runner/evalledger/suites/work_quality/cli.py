@@ -1,0 +1,245 @@
+"""Commands of the work-quality suite: `run work-quality` and `snapshot list|show|compare|import`.
+
+The suite's modules import the provider SDKs (seconds of start-up) only inside `run`, so
+`evalledger --help` and the snapshot commands stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
+from evalledger.core.options import BUDGET_HELP, database_option
+from evalledger.judges import JUDGE_MODES
+
+TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
+                  "regress_tolerance, 0.08, held in the database]")
+
+
+# -- run -------------------------------------------------------------------------------------
+
+
+@click.command("work-quality")
+@click.option("--kind", type=click.Choice(["bot", "feature"]), required=True, help="What was run.")
+@click.option("--name", required=True, metavar="NAME", help="The target: the bot or feature (its history's name).")
+@click.option("--persona", default="", metavar="P", help="The bot's persona, if any.")
+@click.option("--family", default=None, metavar="FAMILY",
+              help="The assessed run's model family (anthropic, openai...): judges of it are flagged.")
+@click.option("--task", required=True, metavar="TEXT", help="What the run was asked to do.")
+@click.option("--work-product", "work_product", required=True, metavar="PATH|git:A..B|-",
+              help="The real artifact: a file, a directory, the git diff A..B in --repo, or - for stdin.")
+@click.option("--repo", default=None, type=click.Path(file_okay=False, path_type=str), metavar="DIR",
+              help="The repository of a git:A..B work product. [default: the current directory]")
+@click.option("--outcome", default="", metavar="TEXT", help="The run's status text.")
+@click.option("--metrics", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE.json",
+              help="The run's price: cost_usd, tokens, duration_ms, iterations, model_calls, retries.")
+@click.option("--bot-version", "bot_version", default="", metavar="V", help="The assessed bot's version.")
+@click.option("--source-sha", "source_sha", default="", metavar="SHA",
+              help="The source revision the run used (the snapshot's iterion_sha).")
+@click.option("--run-id", "run_id", default=None, metavar="ID",
+              help="The assessed run's id. [default: a new one] The same id again reads the snapshot back.")
+@click.option("--models", default=None, metavar="SPECS",
+              help="Comma-separated panel of provider:model or provider/model. [default: "
+                   "$EVALLEDGER_WORK_QUALITY_MODELS, else openai:gpt-4o,anthropic:claude-opus-4-7]")
+@click.option("--store", default=None, type=click.Path(file_okay=False, path_type=str), metavar="DIR",
+              help="The snapshot history root. [default: $EVALLEDGER_HOME/quality]")
+@click.option("--gate", is_flag=True, help="Exit 1 when this snapshot regresses against the previous one.")
+@click.option("--tolerance", type=float, default=None, metavar="T", help=TOLERANCE_HELP)
+@click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
+              help="auto: live where the provider's API key is set, else the recorded replies shipped "
+                   "with evalledger; live or recorded to insist.")
+@click.option("--budget-usd", "budget_usd", type=float, default=None, metavar="USD", help=BUDGET_HELP)
+@click.option("--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once.")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
+              help="Time limit of one HTTP attempt.")
+@click.option("--retries", "max_retries", type=int, default=3, show_default=True,
+              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After).")
+@click.option("--json", "as_json", is_flag=True, help="Print only the snapshot JSON on stdout.")
+@database_option
+def run_work_quality(gate, as_json, **options):
+    """A cross-family panel judges a run's real work product and its price.
+
+    Writes the snapshot to the store and the ledger, compared (by the database) with the
+    target's previous snapshot. Exit 0 written (and, with --gate, no regression or no
+    baseline), 1 --gate found a regression (reasons on stderr), 3 any error.
+    """
+    from . import run as wq
+
+    say = (lambda _line: None) if as_json else click.echo
+    outcome = wq.run(wq.RunOptions(**options), say=say, stdin=click.get_text_stream("stdin"))
+    if as_json:
+        click.echo(outcome.text, nl=False)
+    else:
+        click.echo(wq.summary(outcome.snapshot), nl=False)
+        click.echo(f"snapshot  {outcome.path}")
+    _gate(outcome.reasons, outcome.tolerance, gate, quiet=as_json)
+
+
+def _gate(reasons: list[str], tolerance: float, gate: bool, *, quiet: bool) -> None:
+    if reasons:
+        for reason in reasons:
+            click.echo(f"regression: {reason} (tolerance {tolerance:g})", err=gate or not quiet)
+        sys.exit(EXIT_FAIL if gate else EXIT_OK)
+    if gate and not quiet:
+        click.echo(f"gate: no regression (tolerance {tolerance:g})")
+    sys.exit(EXIT_OK)
+
+
+# -- snapshot --------------------------------------------------------------------------------
+
+
+@click.group("snapshot")
+def snapshot_group():
+    """Read work-quality snapshots, compare two, import a history."""
+
+
+def _load(ref: str):
+    """A snapshot from a file path, else from the ledger by run id: (snapshot, where)."""
+    from evalledger.core import db
+
+    from . import snapshot as snap_mod, store
+    from .history import SnapshotStore
+
+    path = Path(ref)
+    if path.is_file() or ref.endswith(".json"):
+        try:
+            return SnapshotStore.load(path), str(path)
+        except snap_mod.SnapshotError as exc:
+            raise EvalledgerError(str(exc)) from None
+    with db.transaction("runner") as conn:
+        found = store.documents_by_run_id(conn, ref)
+    if not found:
+        raise EvalledgerError(f"{ref}: no such snapshot file, and no completed snapshot with this run id in the ledger")
+    if len(found) > 1:
+        raise EvalledgerError(f"{ref}: run id of snapshots of several targets ({', '.join(r['name'] for r in found)}); "
+                              f"name the file instead")
+    return snap_mod.snapshot_from(found[0]["snapshot_json"], ref), f"the ledger ({found[0]['name']})"
+
+
+@snapshot_group.command("list")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@database_option
+def snapshot_list(name, as_json):
+    """A target's snapshots in the ledger, oldest first, with the database's comparison."""
+    from evalledger.core import db
+
+    from . import store
+
+    with db.transaction("runner") as conn:
+        rows = store.list_snapshots(conn, name)
+    if as_json:
+        click.echo(json.dumps([{
+            "at": r["at"].isoformat(), "run_id": r["run_id"], "origin": r["origin"],
+            "overall": _num(r["overall"]), "value_for_money": _num(r["value_for_money"]),
+            "verdict": r["verdict"], "overall_delta": _num(r["overall_delta"]), "cost_usd": _num(r["cost_usd"]),
+            "regression_reasons": list(r["reasons"])} for r in rows], indent=2))
+        return
+    if not rows:
+        click.echo(f"no snapshots of {name} in the ledger")
+        return
+    click.echo(f"{'at (UTC)':<21}{'run id':<28}{'overall':>8}{'value':>8}{'delta':>8}  {'verdict':<8}{'cost $':>9}  origin")
+    for r in rows:
+        delta = "-" if r["overall_delta"] is None else f"{float(r['overall_delta']):+.3f}"
+        click.echo(f"{r['at'].strftime('%Y-%m-%d %H:%M:%S'):<21}{r['run_id'][:27]:<28}{_f(r['overall']):>8}"
+                   f"{_f(r['value_for_money']):>8}{delta:>8}  {(r['verdict'] or '-'):<8}{float(r['cost_usd']):>9.4f}  "
+                   f"{r['origin']}{'  REGRESSION' if r['reasons'] else ''}")
+
+
+def _num(value):
+    return None if value is None else float(value)
+
+
+def _f(value) -> str:
+    return "-" if value is None else f"{float(value):.3f}"
+
+
+@snapshot_group.command("show")
+@click.argument("ref", metavar="PATH|RUN_ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the snapshot JSON (exactly as the seed's Go writes it).")
+@database_option
+def snapshot_show(ref, as_json):
+    """One snapshot: a history file, or a run id in the ledger."""
+    from . import run as wq, snapshot as snap_mod
+
+    snap, where = _load(ref)
+    if as_json:
+        click.echo(snap_mod.dumps(snap), nl=False)
+        return
+    click.echo(wq.summary(snap), nl=False)
+    click.echo(f"from      {where}")
+
+
+@snapshot_group.command("compare")
+@click.argument("previous", metavar="A")
+@click.argument("current", metavar="B")
+@click.option("--tolerance", type=float, default=None, metavar="T", help=TOLERANCE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison (the seed's Delta) and the reasons as JSON.")
+@database_option
+def snapshot_compare(previous, current, tolerance, as_json):
+    """B compared with A (each a file or a run id), computed by the database.
+
+    Exit 0 no regression, 1 overall or value_for_money dropped by more than the tolerance, 3 any error.
+    """
+    from evalledger.core import db
+
+    from . import store
+
+    if tolerance is not None and tolerance < 0:
+        raise EvalledgerError(f"--tolerance must be 0 or more, got {tolerance:g}")
+    a, _ = _load(previous)
+    b, _ = _load(current)
+    with db.transaction("runner") as conn:
+        found = store.compare(conn, a.aggregate.mean_scores or {}, b.aggregate.mean_scores or {}, a.run_id, tolerance)
+    delta, reasons, tol = found["delta"], list(found["reasons"]), float(found["tolerance"])
+    if as_json:
+        click.echo(json.dumps({"comparison": delta, "tolerance": tol, "regression": bool(reasons),
+                               "reasons": reasons}, indent=2))
+    else:
+        click.echo(f"{b.name}: {b.run_id} compared with {a.run_id}: {delta['verdict'].upper()}")
+        click.echo(f"{'dimension':<18}{'A':>8}{'B':>8}{'delta':>9}")
+        for dim, change in sorted(delta["per_dimension"].items(), key=lambda kv: _order(kv[0])):
+            click.echo(f"{dim:<18}{_f((a.aggregate.mean_scores or {}).get(dim)):>8}"
+                       f"{_f((b.aggregate.mean_scores or {}).get(dim)):>8}{float(change):>+9.3f}")
+    if reasons:
+        for reason in reasons:
+            click.echo(f"regression: {reason} (tolerance {tol:g})", err=True)
+        sys.exit(EXIT_FAIL)
+    if not as_json:
+        click.echo(f"no regression (tolerance {tol:g})")
+
+
+def _order(dim: str) -> int:
+    from .snapshot import DIMENSIONS
+
+    return DIMENSIONS.index(dim) if dim in DIMENSIONS else len(DIMENSIONS)
+
+
+@snapshot_group.command("import")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), metavar="DIR")
+@database_option
+def snapshot_import(directory):
+    """Bring a history written by the seed's Go SnapshotStore into the ledger.
+
+    DIR is a store root (one folder per target) or one target's folder. Every file is checked
+    first; then all of them are imported in one transaction, or none. Files already imported
+    (same target and run id) are skipped, so importing again adds nothing. A file of another
+    schema_version is skipped with a warning.
+    """
+    from evalledger.core import db
+
+    from . import imports
+
+    found = imports.read_directory(directory, warn=lambda line: click.echo(f"warning: {line}", err=True))
+    with db.transaction("runner") as conn:
+        added = imports.ingest(conn, found)
+    click.echo(f"imported {added} snapshot{'s' if added != 1 else ''} from {directory}"
+               + (f" ({len(found) - added} already in the ledger)" if len(found) - added else ""))
+
+
+RUN_COMMANDS = (run_work_quality,)
+COMMANDS = (snapshot_group,)

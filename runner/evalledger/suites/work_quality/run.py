@@ -1,0 +1,351 @@
+"""`run work-quality`: a cross-family panel judges a run's real work product and its price.
+
+The runner gathers the evidence, renders the rubric row's system prompt and the evidence
+message, calls the panel (live, or the recorded replies shipped with evalledger), INSERTs each
+verdict as it arrives, completes the snapshot row, and writes the snapshot file from the
+document the database built. The database decides which judges contribute, the means, spreads
+and note, the previous snapshot, the comparison and the regression reasons.
+
+The previous snapshot is the target's latest in the ledger; when the ledger has none but the
+store (the seed's SnapshotStore directory) has a history for the target, that history is imported
+first, so the database compares against it all the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, TextIO
+
+import jinja2
+import psycopg
+
+from evalledger.core import db
+from evalledger.core.errors import EvalledgerError, load_user_json
+
+from . import evidence as evidence_mod, snapshot as snap_mod, store
+from .history import SnapshotStore
+from .snapshot import DIMENSIONS, Metrics, Snapshot, SnapshotError
+
+if TYPE_CHECKING:  # the panel imports the provider SDKs: only `run` needs them
+    from evalledger.judges.providers import JudgeCall
+
+SUITE_PACKAGE = __package__
+# The seed's default panel spans two families: one OpenAI model, one Anthropic model.
+DEFAULT_MODELS = "openai:gpt-4o,anthropic:claude-opus-4-7"
+MODELS_ENV = "EVALLEDGER_WORK_QUALITY_MODELS"
+USER_TEMPLATE = "work_quality_user.j2"
+MAX_OUTPUT_TOKENS = 2048
+_FAMILY = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+@dataclass
+class RunOptions:
+    """What `run work-quality` was asked for."""
+
+    kind: str
+    name: str
+    task: str
+    work_product: str
+    persona: str = ""
+    family: str | None = None
+    repo: str | None = None
+    outcome: str = ""
+    metrics: str | None = None
+    bot_version: str = ""
+    source_sha: str = ""
+    run_id: str | None = None
+    models: str | None = None
+    store: str | None = None
+    tolerance: float | None = None
+    judges: str = "auto"
+    budget_usd: float | None = None
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 3
+
+
+@dataclass
+class Outcome:
+    """The snapshot as written, where, and what the database said about it."""
+
+    snapshot: Snapshot
+    path: Path
+    text: str
+    reasons: list[str]
+    tolerance: float
+    already_recorded: bool = False
+    imported: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def default_store() -> Path:
+    """$EVALLEDGER_HOME/quality (EVALLEDGER_HOME defaults to ~/.evalledger)."""
+    return Path(os.environ.get("EVALLEDGER_HOME") or "~/.evalledger").expanduser().absolute() / "quality"
+
+
+def panel_text(opts_models: str | None) -> str:
+    """--models, else $EVALLEDGER_WORK_QUALITY_MODELS, else the two-family default."""
+    if opts_models and opts_models.strip():
+        return opts_models
+    env = os.environ.get(MODELS_ENV, "")
+    return env if env.strip() else DEFAULT_MODELS
+
+
+def _text_option(value: str, flag: str, *, required: bool = False) -> str:
+    if required and not value.strip():
+        raise EvalledgerError(f"{flag}: must not be blank")
+    if re.search(r"[\x00-\x1f\x7f]", value) and flag in ("--name", "--run-id", "--persona", "--bot-version",
+                                                         "--source-sha"):
+        raise EvalledgerError(f"{flag}: must be one line of printable text, got {value!r}")
+    return value
+
+
+def read_metrics(path: str | None) -> Metrics:
+    """The --metrics file: the seed's Metrics object, strictly (a wrong type or unknown field names it)."""
+    if path is None:
+        return Metrics()
+    data = load_user_json(Path(path), "metrics file")
+    try:
+        return snap_mod.metrics_from(data, "metrics", strict=True)
+    except SnapshotError as exc:
+        raise EvalledgerError(f"{path}: {exc}") from None
+
+
+def new_run_id() -> str:
+    return f"wq-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+# --- prompts -----------------------------------------------------------------------------
+
+
+def verdict_schema() -> dict:
+    """A judge's reply: the seed's flat schema (every score a top-level number), plus the
+    per-dimension relative judgement; strict-compatible (everything required)."""
+    props: dict[str, Any] = {d: {"type": "number"} for d in DIMENSIONS}
+    props["narrative"] = {"type": "string"}
+    props["confidence"] = {"type": "number"}
+    props["relative_vs_prev"] = {
+        "type": "object",
+        "properties": {d: {"type": "string", "enum": list(snap_mod.RELATIVES)} for d in DIMENSIONS},
+        "required": list(DIMENSIONS), "additionalProperties": False}
+    props["relative_narrative"] = {"type": "string"}
+    return {"title": "work_quality_verdict", "type": "object", "properties": props,
+            "required": list(props), "additionalProperties": False}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader(SUITE_PACKAGE, "templates"), autoescape=False,
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+
+
+def render(rubric: store.Rubric, *, kind: str, name: str, persona: str, task: str, outcome: str, metrics: Metrics,
+           work_product: str, prev: dict | None) -> tuple[str, str]:
+    """(system, user): the rubric row's system prompt, and the evidence message."""
+    env = _environment()
+    system = env.from_string(rubric.definition["system_prompt_template"]).render(
+        rubric=rubric.definition, has_prev=prev is not None)
+    prev_view = None
+    if prev is not None:
+        prev_view = {**prev, "mean_scores": {k: float(v) for k, v in (prev["mean_scores"] or {}).items()},
+                     "cost_usd": float(prev["cost_usd"])}
+    user = env.get_template(USER_TEMPLATE).render(
+        kind=kind, name=name, persona=persona, task=task, outcome=outcome, metrics=metrics,
+        work_product=work_product, prev=prev_view, dimensions=DIMENSIONS)
+    return system.strip() + "\n", user.strip() + "\n"
+
+
+# --- the run -----------------------------------------------------------------------------
+
+
+def _result_line(decided: dict | None, call: JudgeCall, recorded: bool) -> str:
+    if decided is None:
+        return f"{call.spec.spec}: already recorded"
+    if decided["contributes"]:
+        scores = " ".join(f"{d}={snap_mod.go_float(float(decided['scores'][d]))}" for d in DIMENSIONS)
+        status = f"ok  {scores}" + ("  (same family as the assessed run)" if decided["same_family"] else "")
+    else:
+        status = "skipped: " + decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
+    extra = "  recorded" if recorded else f"  ${call.cost_usd or 0:.4f}  {call.latency_ms} ms"
+    return f"judge {call.spec.spec}  {status}{extra}"
+
+
+def import_history(conn: psycopg.Connection, history: SnapshotStore, name: str) -> int:
+    """The store's history of one target into the ledger; how many files were new."""
+    added = 0
+    for path, loaded in history.history(name):
+        if store.import_snapshot(conn, snap_mod.as_document(loaded), path.name):
+            added += 1
+    return added
+
+
+def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = None,
+        progress_stream: TextIO | None = None, database_url: str | None = None) -> Outcome:
+    """Judge the work product, record everything, write the snapshot; raise EvalledgerError on any error."""
+    from evalledger.judges import panel
+    from evalledger.judges.pricing import Budget
+    from evalledger.judges.providers import JudgeRequest
+
+    # Everything the user typed is checked before any row or call.
+    if opts.kind not in ("bot", "feature"):
+        raise EvalledgerError(f"--kind must be bot or feature, got {opts.kind!r}")
+    name = _text_option(opts.name, "--name", required=True)
+    run_id = _text_option(opts.run_id, "--run-id", required=True) if opts.run_id is not None else new_run_id()
+    persona = _text_option(opts.persona, "--persona")
+    bot_version = _text_option(opts.bot_version, "--bot-version")
+    source_sha = _text_option(opts.source_sha, "--source-sha")
+    task = _text_option(opts.task, "--task", required=True)
+    family = (opts.family or "").strip().lower() or None
+    if family is not None and not _FAMILY.match(family):
+        raise EvalledgerError(f"--family: expected a provider family such as anthropic or openai, got {opts.family!r}")
+    if opts.tolerance is not None and opts.tolerance < 0:
+        raise EvalledgerError(f"--tolerance must be 0 or more, got {opts.tolerance:g}")
+    metrics = read_metrics(opts.metrics)
+    specs = panel.parse_panel(panel_text(opts.models))
+    budget = Budget(opts.budget_usd)
+    if budget.cap_usd is not None:
+        budget.check_prices(specs)
+    modes = panel.resolve_modes(specs, SUITE_PACKAGE, opts.judges)
+    try:
+        ev = evidence_mod.gather(opts.work_product, repo=Path(opts.repo) if opts.repo else None, stdin=stdin)
+    except evidence_mod.EvidenceError as exc:
+        raise EvalledgerError(str(exc)) from None
+    history = SnapshotStore(Path(opts.store) if opts.store else default_store(),
+                            warn=lambda line: say(f"warning: {line}"))
+    evidence_sha256 = hashlib.sha256(ev.text.encode("utf-8", "surrogateescape")).hexdigest()
+
+    conn = db.connect(database_url, role="runner", autocommit=True)
+    try:
+        rubric = store.rubric(conn)
+        imported = 0
+        if not store.has_completed_snapshot(conn, name):
+            try:
+                imported = import_history(conn, history, name)
+            except SnapshotError as exc:
+                raise EvalledgerError(str(exc)) from None
+            if imported:
+                say(f"imported {imported} earlier snapshot{'s' if imported != 1 else ''} of {name} from {history.dir(name)}")
+        row = store.start_or_find_run(conn, {
+            "rubric_id": rubric.rubric_id, "kind": opts.kind, "name": name, "persona": persona, "run_id": run_id,
+            "bot_family": family, "bot_version": bot_version, "iterion_sha": source_sha, "task": task,
+            "outcome": opts.outcome, "evidence_digest": snap_mod.portable_text(ev.digest),
+            "evidence_sha256": evidence_sha256, "cost_usd": metrics.cost_usd, "tokens": metrics.tokens,
+            "duration_ms": metrics.duration_ms, "iterations": metrics.iterations, "model_calls": metrics.model_calls,
+            "retries": metrics.retries, "models": [s.spec for s in specs]})
+        snapshot_id = row["snapshot_id"]
+        say(f"work-quality: {opts.kind} {name}, run {run_id}; work product {ev.source} ({ev.digest.splitlines()[0]}); "
+            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); snapshot row {snapshot_id}")
+        if row["completed_at"] is not None:
+            how = "imported from the store" if row["origin"] == "import" else "recorded"
+            say(f"run {run_id} of {name} was {how} earlier: reading it back, no calls made")
+            return _finish(conn, history, row["snapshot_json"], opts.tolerance, already=True, imported=imported)
+        if not row["created"]:
+            if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != [s.spec for s in specs]:
+                raise EvalledgerError(f"--run-id {run_id}: started earlier with another work product or panel; "
+                                      f"use a new --run-id")
+            say(f"run {run_id} was started earlier and never completed: resuming it")
+        prev = store.previous_for_prompt(conn, row["prev_snapshot_id"]) if row["prev_snapshot_id"] else None
+        say(f"previous snapshot: {prev['run_id']}" if prev else "previous snapshot: none (the first of this target)")
+        recorded_models = [s.spec for s in specs if modes[s.spec] == panel.RECORDED]
+        if recorded_models:
+            if len(recorded_models) == len(specs):
+                say("judges: recorded replies shipped with evalledger, not live calls "
+                    "(no API keys in the environment; set them for live judges)")
+            else:
+                say(f"judges: recorded replies for {', '.join(recorded_models)} (no API key), live calls for the rest")
+
+        system, user = render(rubric, kind=opts.kind, name=name, persona=persona, task=task, outcome=opts.outcome,
+                              metrics=metrics, work_product=ev.text, prev=prev)
+        schema = verdict_schema()
+        todo = [s for s in specs if s.spec not in store.models_answered(conn, snapshot_id)]
+        requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
+                                 max_output_tokens=MAX_OUTPUT_TOKENS, key=s.spec) for s in todo]
+        progress = panel.Progress(len(requests), progress_stream)
+        progress.start("work-quality", len(requests))
+
+        def on_result(call: JudgeCall) -> None:
+            recorded = modes[call.spec.spec] == panel.RECORDED
+            decided = store.record_verdict(conn, snapshot_id, call, recorded)
+            progress.advance(call.cost_usd)
+            if not progress.enabled:
+                say(_result_line(decided, call, recorded))
+
+        try:
+            panel.run_sync(panel.run_panel(requests, modes, suite=SUITE_PACKAGE, on_result=on_result,
+                                           concurrency=opts.concurrency, timeout_s=opts.timeout_s,
+                                           max_retries=opts.max_retries, budget=budget))
+        finally:
+            progress.finish()
+
+        rows = store.verdicts(conn, snapshot_id)
+        if not any(r["contributes"] for r in rows):
+            why = "; ".join(f"{r['model']}: {r['error_kind']}" + (f": {r['error_message']}" if r["error_message"] else "")
+                            for r in rows)
+            raise EvalledgerError(f"no judge produced a verdict ({why}); no snapshot written, run {run_id} "
+                                  f"stays open in the ledger")
+        document = store.complete(conn, snapshot_id)
+        return _finish(conn, history, document, opts.tolerance, already=False, imported=imported)
+    except psycopg.Error as exc:
+        raise db.explain(exc) from None
+    finally:
+        conn.close()
+
+
+def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, tolerance: float | None, *,
+            already: bool, imported: int) -> Outcome:
+    """Write the file from the database's document; read the regression reasons back."""
+    snap = snap_mod.snapshot_from(document)
+    try:
+        path = history.write(snap)
+    except (SnapshotError, OSError) as exc:
+        raise EvalledgerError(f"snapshot store: {exc}") from None
+    gate = store.is_regression(conn, document.get("comparison"), tolerance)
+    return Outcome(snap, path, snap_mod.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
+                   already_recorded=already, imported=imported)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def summary(snap: Snapshot) -> str:
+    """The text a person reads after a run or with `snapshot show`."""
+    agg = snap.aggregate
+    mean = agg.mean_scores or {}
+    spread = agg.disagreement or {}
+    lines = [f"{snap.kind} {snap.name}" + (f" ({snap.persona})" if snap.persona else "") +
+             f"  run {snap.run_id}  at {snap_mod.go_time(snap.at, snap.at_nanos)}",
+             f"judges    {', '.join(v.model for v in agg.verdicts or [])}",
+             f"{'dimension':<18}{'mean':>8}{'spread':>8}" + (f"{'delta':>9}" if snap.comparison else "")]
+    for dim in DIMENSIONS:
+        line = f"{dim:<18}{_fmt(mean.get(dim)):>8}{_fmt(spread.get(dim)):>8}"
+        if snap.comparison:
+            line += f"{_fmt((snap.comparison.per_dimension or {}).get(dim), signed=True):>9}"
+        lines.append(line)
+    m = snap.metrics
+    lines.append(f"price     ${m.cost_usd:.4f}, {m.tokens} tokens, {m.duration_ms} ms, {m.iterations} iterations, "
+                 f"{m.model_calls} model calls, {m.retries} retries")
+    if snap.evidence_digest:
+        lines.append(f"evidence  {snap.evidence_digest.splitlines()[0]}")
+    if agg.note:
+        lines.append(f"note      {agg.note}")
+    lines.append(comparison_line(snap))
+    return "\n".join(lines) + "\n"
+
+
+def comparison_line(snap: Snapshot) -> str:
+    if snap.comparison is None:
+        return "compared  no previous snapshot (the first of this target)"
+    c = snap.comparison
+    return (f"compared  with {c.prev_run_id}: {c.verdict.upper()}  overall {_fmt(c.overall_delta, signed=True)}, "
+            f"value_for_money {_fmt(c.value_delta, signed=True)}")
+
+
+def _fmt(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"

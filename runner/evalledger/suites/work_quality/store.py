@@ -1,0 +1,123 @@
+"""The work-quality ledger, through the suite's named queries (sql/queries.sql) only.
+
+Nothing here decides anything: each function INSERTs what the runner observed or reads back
+what the database computed (contribution, aggregate, comparison, regression reasons).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.queries import Queries
+
+if TYPE_CHECKING:  # the panel imports the provider SDKs: only `run` needs them
+    from evalledger.judges.providers import JudgeCall
+
+Q = Queries("evalledger.suites.work_quality")
+
+
+@dataclass(frozen=True)
+class Rubric:
+    rubric_id: int
+    version: str
+    fingerprint: str
+    definition: dict
+
+    @property
+    def dims(self) -> list[str]:
+        return [d["key"] for d in self.definition["dimensions"]]
+
+
+def _one(conn: psycopg.Connection, name: str, params: dict[str, Any]) -> dict | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(Q[name], params).fetchone()
+
+
+def _all(conn: psycopg.Connection, name: str, params: dict[str, Any]) -> list[dict]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(Q[name], params).fetchall()
+
+
+def rubric(conn: psycopg.Connection) -> Rubric:
+    row = _one(conn, "rubric", {})
+    if row is None:
+        raise EvalledgerError("no work-quality rubric in the database: run `evalledger db migrate`")
+    return Rubric(**row)
+
+
+def has_completed_snapshot(conn: psycopg.Connection, name: str) -> bool:
+    return _one(conn, "has_completed_snapshot", {"name": name})["exists"]
+
+
+def start_or_find_run(conn: psycopg.Connection, values: dict[str, Any]) -> dict:
+    """The run's snapshot row: inserted now, or the one an earlier run with this run id left."""
+    row = _one(conn, "start_run", values)
+    if row is None:
+        row = _one(conn, "find_run", {"name": values["name"], "run_id": values["run_id"]})
+    if row is None:
+        raise EvalledgerError(f"--run-id {values['run_id']}: a snapshot with this id exists but cannot be read")
+    return row
+
+
+def previous_for_prompt(conn: psycopg.Connection, snapshot_id: int) -> dict | None:
+    return _one(conn, "previous_for_prompt", {"snapshot_id": snapshot_id})
+
+
+def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[str]:
+    return {r["model"] for r in _all(conn, "models_answered", {"snapshot_id": snapshot_id})}
+
+
+def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool) -> dict | None:
+    """INSERT one judge's reply or failure; return what the database made of it (None if already there)."""
+    from evalledger.judges import panel
+
+    provider_failed = call.error_kind is not None
+    return _one(conn, "record_verdict", {
+        "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
+        "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
+        "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
+        "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
+        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": call.cost_usd or 0,
+        "latency_ms": call.latency_ms, "attempts": call.attempts})
+
+
+def verdicts(conn: psycopg.Connection, snapshot_id: int) -> list[dict]:
+    return _all(conn, "verdicts", {"snapshot_id": snapshot_id})
+
+
+def complete(conn: psycopg.Connection, snapshot_id: int) -> dict:
+    """Set completed_at; the database computes the aggregate and the document, returned here."""
+    row = _one(conn, "complete", {"snapshot_id": snapshot_id}) or _one(conn, "document", {"snapshot_id": snapshot_id})
+    return row["snapshot_json"]
+
+
+def documents_by_run_id(conn: psycopg.Connection, run_id: str) -> list[dict]:
+    return _all(conn, "documents_by_run_id", {"run_id": run_id})
+
+
+def list_snapshots(conn: psycopg.Connection, name: str) -> list[dict]:
+    return _all(conn, "list_snapshots", {"name": name})
+
+
+def compare(conn: psycopg.Connection, prev_mean: dict | None, cur_mean: dict | None, prev_run_id: str,
+            tolerance: float | None) -> dict:
+    """{delta, reasons, tolerance}: the seed's Compare and IsRegression, computed by the database."""
+    return _one(conn, "compare", {"prev_mean": None if prev_mean is None else Jsonb(prev_mean),
+                                  "cur_mean": None if cur_mean is None else Jsonb(cur_mean),
+                                  "prev_run_id": prev_run_id, "tolerance": tolerance})
+
+
+def is_regression(conn: psycopg.Connection, delta: dict | None, tolerance: float | None) -> dict:
+    """{reasons, tolerance} for a comparison the database computed earlier."""
+    return _one(conn, "is_regression", {"delta": None if delta is None else Jsonb(delta), "tolerance": tolerance})
+
+
+def import_snapshot(conn: psycopg.Connection, document: Any, source_file: str) -> bool:
+    """One history file into the ledger; False when it was there already."""
+    return _one(conn, "import_snapshot", {"document": Jsonb(document), "source_file": source_file}) is not None
