@@ -21,7 +21,7 @@ from evalledger.suites.work_quality.snapshot import DIMENSIONS, Aggregate, Delta
 
 REPO = Path(__file__).resolve().parents[2]
 READER = REPO / "tests" / "go" / "snapshot_roundtrip"
-GO_HISTORY = REPO / "runner" / "evalledger" / "suites" / "work_quality" / "fixtures" / "go_history"
+GO_HISTORY = READER / "testdata" / "history"
 GO = shutil.which("go")
 
 pytestmark = pytest.mark.skipif(GO is None, reason="no Go toolchain on PATH (install Debian's golang-go to check "

@@ -1,8 +1,8 @@
 """The demo's work-quality step: a small shipped work product judged twice by the recorded panel.
 
 The same bot ("demo-fixer") is asked twice to fix an off-by-one in a pagination helper. The
-first run (fixtures/demo/run-1.diff) fixes it with a test that proves it, cheaply; the second
-(run-2.diff) rewrites the module into a class, keeps the bug and edits the test to match, at
+first run (fixtures/demo-run-1.diff) fixes it with a test that proves it, cheaply; the second
+(demo-run-2.diff) rewrites the module into a class, keeps the bug and edits the test to match, at
 seven times the price. The judges are the replies recorded with the demo (never live calls),
 and the database compares the second snapshot with the first and finds the regression.
 Fixed run ids make a repeated demo read both snapshots back instead of judging them again.
@@ -19,8 +19,8 @@ from . import run as wq
 DEMO_NAME = "demo-fixer"
 DEMO_TASK = "Fix the off-by-one in shop.paginate.paginate() and add a test that proves every item appears once."
 DEMO_RUNS = (
-    ("demo-run-1", "fixtures/demo/run-1.diff", "fixtures/demo/metrics-1.json", "finished: approved after 2 iterations"),
-    ("demo-run-2", "fixtures/demo/run-2.diff", "fixtures/demo/metrics-2.json", "finished: approved after 7 iterations"),
+    ("demo-run-1", "fixtures/demo-run-1.diff", "fixtures/demo-metrics-1.json", "finished: approved after 2 iterations"),
+    ("demo-run-2", "fixtures/demo-run-2.diff", "fixtures/demo-metrics-2.json", "finished: approved after 7 iterations"),
 )
 
 
