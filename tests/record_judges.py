@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from evalledger.suites.takes_quality import corpus as takes, run as takes_quality
+from evalledger.suites.takes_quality import corpus as takes, prompts
 from evalledger.judges.panel import prompt_sha256
-from evalledger.suites.takes_quality.run import Rubric
+from evalledger.core.rubric import Rubric
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -18,7 +18,7 @@ definition = json.loads(re.search(r"\$rubric\$(.*?)\$rubric\$", mig, re.S).group
 rubric = Rubric(0, "v1.0", "", definition)
 all_takes = takes.read_file((REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"))
 sample = takes.sample_takes(all_takes, seed=2026, limit=100, slug_prefix="demo/")
-system, user = takes_quality.render(rubric, sample, "demo/")
+system, user = prompts.render(rubric, sample, "demo/")
 key = prompt_sha256(system, user)
 in_tok = (len(system) + len(user)) // 4 + 7
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
@@ -66,6 +68,60 @@ def test_the_database_decides_contribution(runner):
         verdict(runner, run_id, "openai:gpt-4.1", cycle=2)
     decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
     assert decided["verdict"] == "inconclusive" and decided["contributed"] == 1
+
+
+def _full(**over):
+    return {**{d: 8 for d in DIMS}, **over}
+
+
+_ALL_MISSING = "missing [accuracy, attribution, weight_calibration, kind_classification, signal_density]"
+# (what the judge's reply parsed to, then what the database decides: error kind, message, scores)
+CONTRIBUTION_CASES = [
+    (_full(accuracy=10, attribution=7), (None, None, _full(accuracy=10, attribution=7))),
+    ({"scores": _full(accuracy=1, signal_density=9.5), "narrative": "ok"},
+     (None, None, _full(accuracy=1, signal_density=9.5))),
+    ({**_full(), "extra": 99}, (None, None, _full())),  # keys the rubric does not name are ignored
+    ({"scores": "n/a", **_full(accuracy=9)}, (None, None, _full(accuracy=9))),  # not an object: top level
+    (None, ("parse_failed", "no JSON object in the reply", None)),
+    ([{"accuracy": 7}], ("parse_failed", "no JSON object in the reply", None)),
+    ("7", ("parse_failed", "no JSON object in the reply", None)),
+    ({k: v for k, v in _full().items() if k != "signal_density"},
+     ("incomplete_scores", "missing [signal_density]", None)),
+    ({"scores": {"accuracy": None}}, ("incomplete_scores", _ALL_MISSING, None)),  # null is missing
+    ({"scores": _full(attribution=None, kind_classification=None)},
+     ("incomplete_scores", "missing [attribution, kind_classification]", None)),
+    ({"accuracy": 11}, ("incomplete_scores", _ALL_MISSING.replace("accuracy, ", ""), None)),  # missing first
+    (_full(accuracy=11), ("out_of_scale", "accuracy = 11 (scale 1-10)", None)),
+    (_full(accuracy=0.99), ("out_of_scale", "accuracy = 0.99 (scale 1-10)", None)),
+    (_full(accuracy=10.001), ("out_of_scale", "accuracy = 10.001 (scale 1-10)", None)),
+    (_full(accuracy="8"), ("out_of_scale", 'accuracy = "8" (scale 1-10)', None)),
+    (_full(accuracy=True), ("out_of_scale", "accuracy = true (scale 1-10)", None)),
+    (_full(accuracy=[8]), ("out_of_scale", "accuracy = [8] (scale 1-10)", None)),
+    (_full(accuracy=math.nan), ("out_of_scale", 'accuracy = "NaN" (scale 1-10)', None)),
+    (_full(accuracy=math.inf), ("out_of_scale", 'accuracy = "Infinity" (scale 1-10)', None)),
+    (_full(accuracy=-math.inf), ("out_of_scale", 'accuracy = "-Infinity" (scale 1-10)', None)),
+    (_full(attribution=0, signal_density=11), ("out_of_scale", "attribution = 0 (scale 1-10)", None)),
+]
+
+
+def test_the_database_decides_every_reason_a_parsed_reply_does_not_contribute(runner):
+    """What the runner sends for each shape of parsed reply (NaN and infinities made JSON-safe by
+    the runner), and what the database makes of it: the one home of the contribution rule."""
+    from evalledger.judges.providers import JudgeCall
+    from evalledger.judges.specs import parse_model_spec
+    from evalledger.suites.takes_quality import store
+
+    run_id = start_run(runner)
+    decided = []
+    for cycle, (parsed, _) in enumerate(CONTRIBUTION_CASES, start=1):
+        call = JudgeCall(spec=parse_model_spec(PANEL[0]), text="reply", parsed=parsed, output_tokens=10)
+        row = store.record_verdict(runner, run_id, cycle, call, recorded=False)
+        decided.append((row["error_kind"], row["error_message"], row["scores"]))
+        assert row["contributes"] is (row["error_kind"] is None)
+    assert decided == [expected for _, expected in CONTRIBUTION_CASES]
+    stored = runner.execute("SELECT count(*) FILTER (WHERE contributes), count(*) "
+                            "FROM eval_takes_quality_judge_verdicts WHERE run_id = %s", (run_id,)).fetchone()
+    assert stored == (4, len(CONTRIBUTION_CASES))
 
 
 @pytest.mark.parametrize("scores, verdict_expected", [
@@ -134,7 +190,7 @@ def test_readers_read_and_agents_get_nothing(runner, connect_as):
 
 
 def test_ddl_guard_keeps_the_triggers(admin):
-    if not admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v2'").fetchone()[0]:
+    if not admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'").fetchone()[0]:
         pytest.skip("event triggers need a superuser")
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="ENABLE ALWAYS"):
         admin.execute("ALTER TABLE eval_takes_quality_judge_verdicts DISABLE TRIGGER eval_takes_quality_judge_verdicts_10_admit")

@@ -108,8 +108,7 @@ def target_add(target_id, kind, display_name, model_family):
 def target_list():
     """List registered targets."""
     with db.transaction("runner") as conn:
-        for target_id, kind, name in conn.execute(
-                "SELECT target_id, kind, display_name FROM target ORDER BY target_id"):
+        for target_id, kind, name in conn.execute(queries.get("list_targets")):
             click.echo(f"{target_id:16} {kind:8} {name}")
 
 

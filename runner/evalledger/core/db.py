@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 
 import psycopg
-from psycopg import errors as pgerrors
+from psycopg import errors as pgerrors, sql
 
 from .errors import EvalledgerError
 
@@ -65,9 +65,9 @@ def connect(url: str | None = None, *, role: str | None = None, autocommit: bool
     except psycopg.OperationalError as exc:
         raise unreachable(url, exc) from None
     try:
-        conn.execute(f"SET search_path = {SCHEMA}, public")
+        conn.execute(sql.SQL("SET search_path = {}, public").format(sql.Identifier(SCHEMA)))
         if role:
-            conn.execute(f"SET ROLE {ROLES[role]}")
+            conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(ROLES[role])))
         if not autocommit:
             conn.commit()
     except psycopg.Error as exc:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from . import db
+from . import db, queries
 from .migrate import status
 
 LEDGER_TABLES = ("target", "rubric", "reviewer", "prompt_tuner", "brain_analysis_log",
@@ -26,7 +26,7 @@ GUARD_TRIGGERS = {
                                   "brain_eval_question_score_10_write"),
     "legal_hold": ("legal_hold_00_append_only", "legal_hold_00_no_truncate"),
 }
-EVENT_TRIGGERS = ("evalledger_ddl_guard_v2", "evalledger_drop_guard_v3")
+EVENT_TRIGGERS = ("evalledger_ddl_guard_v1", "evalledger_drop_guard_v1")
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,7 @@ class Finding:
 
 
 def _roles(conn: psycopg.Connection) -> list[Finding]:
-    rows = {r[0]: r[1:] for r in conn.execute(
-        "SELECT rolname, rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = ANY(%s)",
-        (list(db.ROLES.values()),))}
+    rows = {r[0]: r[1:] for r in conn.execute(queries.get("doctor_roles"), {"roles": list(db.ROLES.values())})}
     missing = [r for r in db.ROLES.values() if r not in rows]
     if missing:
         return [Finding("fail", "roles", f"missing: {', '.join(missing)}")]
@@ -54,14 +52,10 @@ def _roles(conn: psycopg.Connection) -> list[Finding]:
 
 
 def _guards(conn: psycopg.Connection) -> list[Finding]:
-    present = {(t, g): enabled for t, g, enabled in conn.execute(
-        """SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-            WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT t.tgisinternal""")}
+    present = {(t, g): enabled for t, g, enabled in conn.execute(queries.get("doctor_triggers"))}
     missing = [f"{t}.{g}" for t, names in GUARD_TRIGGERS.items() for g in names if (t, g) not in present]
     weak = [f"{t}.{g}" for (t, g), enabled in present.items() if enabled != "A"]
-    unforced = [r[0] for r in conn.execute(
-        """SELECT relname FROM pg_class WHERE relnamespace = 'evalledger'::regnamespace
-            AND relkind IN ('r', 'p') AND NOT (relrowsecurity AND relforcerowsecurity)""")]
+    unforced = [r[0] for r in conn.execute(queries.get("doctor_unforced_rls"))]
     findings = []
     if missing:
         findings.append(Finding("fail", "guard triggers", f"missing: {', '.join(missing)}"))
@@ -76,8 +70,7 @@ def _guards(conn: psycopg.Connection) -> list[Finding]:
 
 
 def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
-    found = dict(conn.execute("SELECT evtname, evtenabled FROM pg_event_trigger WHERE evtname = ANY(%s)",
-                              (list(EVENT_TRIGGERS),)).fetchall())
+    found = dict(conn.execute(queries.get("doctor_event_triggers"), {"names": list(EVENT_TRIGGERS)}).fetchall())
     if not found:
         return [Finding("warn", "event triggers",
                         "absent: the user who migrated was not a superuser (managed servers do not allow "
@@ -88,11 +81,8 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
     if missing or weak:
         return [Finding("fail", "event triggers", f"missing: {missing}; not ENABLE ALWAYS: {weak}")]
     # The guards hold against the owner role only while it owns none of the ledger's code.
-    owned = [r[0] for r in conn.execute(
-        """SELECT p.proname FROM pg_proc p
-            WHERE p.pronamespace IN ('evalledger'::regnamespace, 'evalledger_guard'::regnamespace)
-              AND p.proowner <> (SELECT evtowner FROM pg_event_trigger WHERE evtname = %s)
-            ORDER BY 1""", (EVENT_TRIGGERS[0],))]
+    owned = [r[0] for r in conn.execute(queries.get("doctor_functions_not_owned_by_installer"),
+                                        {"event_trigger": EVENT_TRIGGERS[0]})]
     if owned:
         return [Finding("fail", "event triggers", f"functions not owned by the installer: {', '.join(owned)}")]
     return [Finding("ok", "event triggers", "DDL and DROP guards present, ENABLE ALWAYS; "
@@ -105,11 +95,9 @@ def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
     Quiet (no finding) when there were none, when the capture tables are not there, and when the
     connecting user may not read them: doctor then says nothing rather than something untrue."""
     try:
-        if conn.execute("SELECT to_regclass('evalledger.eval_capture_failures')").fetchone()[0] is None:
+        if not conn.execute(queries.get("doctor_capture_installed")).fetchone()[0]:
             return []
-        counts = conn.execute(
-            """SELECT reason, count(*) FROM evalledger.eval_capture_failures
-                WHERE occurred_at > now() - interval '24 hours' GROUP BY reason ORDER BY reason""").fetchall()
+        counts = conn.execute(queries.get("doctor_capture_failures")).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         return []
     total = sum(n for _, n in counts)
@@ -131,7 +119,7 @@ def diagnose(url: str) -> list[Finding]:
         findings.append(Finding("ok", "migrations", f"current ({len(state.applied)} applied)"))
     with db.connect(url, autocommit=True) as conn:
         findings += _roles(conn)
-        if conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None:
+        if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
             return findings
         findings += _guards(conn)
         findings += _event_triggers(conn)

@@ -210,16 +210,16 @@ class EmbeddedServer:
 
     def _ensure_database(self) -> None:
         import psycopg
+        from psycopg import sql
+
+        from . import queries
 
         admin = f"postgresql://{SUPERUSER}@/postgres?host={self.socket_dir}&port=5432"
         for attempt in range(50):
             try:
                 with psycopg.connect(admin, autocommit=True) as conn:
-                    exists = conn.execute(
-                        "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)
-                    ).fetchone()
-                    if not exists:
-                        conn.execute(f'CREATE DATABASE "{DATABASE}"')
+                    if not conn.execute(queries.get("database_exists"), {"name": DATABASE}).fetchone()[0]:
+                        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
                     return
             except psycopg.OperationalError:
                 if attempt == 49:

@@ -23,6 +23,7 @@ from yoyo.connections import parse_uri
 from yoyo.migrations import Migration, MigrationList, StepCollector
 from yoyo.utils import change_param_style
 
+from . import queries
 from .db import unreachable
 from .errors import EvalledgerError
 from .paths import migrations_dir
@@ -91,20 +92,20 @@ class LedgerBackend(PostgresqlPsycopgBackend):
         if self._is_locked:
             yield
             return
-        self.connection.execute("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK_KEY,))
+        self.connection.execute(queries.get("advisory_lock"), {"key": ADVISORY_LOCK_KEY})
         self._is_locked = True
         try:
             yield
         finally:
             self._is_locked = False
-            self.connection.execute("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK_KEY,))
+            self.connection.execute(queries.get("advisory_unlock"), {"key": ADVISORY_LOCK_KEY})
 
     def apply_one(self, migration, force=False, mark=True):
         self.ensure_internal_schema_updated()
         with self.transaction():
             migration.process_steps(self, "apply", force=force)
             # A migration may SET LOCAL its role and search_path; yoyo's tables are in the default.
-            self.execute("RESET ROLE; RESET search_path")
+            self.execute(queries.get("reset_session"))
             self.log_migration(migration, "apply")
             if mark:
                 self.mark_one(migration, log=False)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .migrate import migrate
@@ -40,11 +41,11 @@ def migrated_database(server_url: str, prefix: str = "evalledger_scratch") -> It
     name = f"{prefix}_{os.getpid()}"
     admin_url = make_conninfo(server_url, dbname=conninfo_to_dict(server_url).get("dbname") or "postgres")
     with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         dsn = make_conninfo(server_url, dbname=name)
         migrate(dsn)
         yield dsn
     finally:
         with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))

@@ -88,6 +88,17 @@ def resolve_modes(specs: Iterable[ModelSpec], suite: str, mode: str = "auto",
     return modes
 
 
+def describe_modes(specs: Sequence[ModelSpec], modes: Mapping[str, str]) -> str | None:
+    """The line that says which judges answer from recordings rather than live (None: all live)."""
+    recorded = [s.spec for s in specs if modes[s.spec] == RECORDED]
+    if not recorded:
+        return None
+    if len(recorded) == len(specs):
+        return ("judges: recorded replies shipped with evalledger, not live calls "
+                "(no API keys in the environment; set them for live judges)")
+    return f"judges: recorded replies for {', '.join(recorded)} (no API key), live calls for the rest"
+
+
 def recorded_call(req: JudgeRequest, index: int, suite: str) -> JudgeCall:
     """A recorded reply as a JudgeCall: parsed like a live one, costing nothing."""
     spec: ModelSpec = req.spec  # type: ignore[assignment]

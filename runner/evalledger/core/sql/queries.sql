@@ -5,3 +5,71 @@
 -- Register something under test.
 INSERT INTO evalledger.target (target_id, kind, display_name, model_family)
 VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s);
+
+-- name: list_targets
+-- Every registered target, by id.
+SELECT target_id, kind, display_name FROM evalledger.target ORDER BY target_id;
+
+-- name: rubric
+-- A suite's rubric row: the named version, else the newest.
+SELECT rubric_id, version, fingerprint, definition
+  FROM evalledger.rubric
+ WHERE suite = %(suite)s AND (%(version)s::text IS NULL OR version = %(version)s)
+ ORDER BY rubric_id DESC LIMIT 1;
+
+-- name: advisory_lock
+-- Wait for the migration lock (released by the server if the process dies).
+SELECT pg_advisory_lock(%(key)s);
+
+-- name: advisory_unlock
+-- Release the migration lock.
+SELECT pg_advisory_unlock(%(key)s);
+
+-- name: reset_session
+-- Back to the login role and default search_path, where yoyo keeps its tables.
+RESET ROLE; RESET search_path;
+
+-- name: database_exists
+-- Whether a database of this name exists on the server.
+SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %(name)s);
+
+-- name: doctor_roles
+-- The application roles and their dangerous attributes.
+SELECT rolname, rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = ANY(%(roles)s);
+
+-- name: doctor_triggers
+-- Every user trigger on the ledger's tables and whether it is enabled always ('A').
+SELECT c.relname, t.tgname, t.tgenabled
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT t.tgisinternal;
+
+-- name: doctor_unforced_rls
+-- Ledger tables whose row-level security is not both enabled and forced.
+SELECT relname FROM pg_class
+ WHERE relnamespace = 'evalledger'::regnamespace
+   AND relkind IN ('r', 'p') AND NOT (relrowsecurity AND relforcerowsecurity);
+
+-- name: doctor_event_triggers
+-- The named event triggers and their enabled state.
+SELECT evtname, evtenabled FROM pg_event_trigger WHERE evtname = ANY(%(names)s);
+
+-- name: doctor_functions_not_owned_by_installer
+-- Ledger and guard functions owned by someone other than the event trigger's owner.
+SELECT p.proname FROM pg_proc p
+ WHERE p.pronamespace IN ('evalledger'::regnamespace, 'evalledger_guard'::regnamespace)
+   AND p.proowner <> (SELECT evtowner FROM pg_event_trigger WHERE evtname = %(event_trigger)s)
+ ORDER BY 1;
+
+-- name: doctor_schema_exists
+-- Whether the ledger's schema is installed.
+SELECT to_regnamespace('evalledger') IS NOT NULL;
+
+-- name: doctor_capture_installed
+-- Whether the capture failures table exists (doctor stays quiet about capture when not).
+SELECT to_regclass('evalledger.eval_capture_failures') IS NOT NULL;
+
+-- name: doctor_capture_failures
+-- Capture failures of the last 24 hours, counted per reason.
+SELECT reason, count(*) FROM evalledger.eval_capture_failures
+ WHERE occurred_at > now() - interval '24 hours'
+ GROUP BY reason ORDER BY reason;

@@ -12,9 +12,11 @@ import click
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core.options import database_option, panel_options
 
+from . import DEFAULT_MODELS
+
 # The suite's modules import the provider SDKs (seconds of start-up): they are imported inside
 # the commands, so `evalledger --help` and every other command stay fast.
-DEFAULT_MODELS = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+
 
 def _echo_receipt_json(receipt: dict) -> None:
     from . import receipts
@@ -107,13 +109,13 @@ def trend_command(limit, rubric_version, as_json):
 
     A stricter rubric is a new epoch, shown apart, so it never reads as a quality drop.
     """
-    from . import run as takes_quality
+    from . import trend
 
-    rows = takes_quality.trend_rows(limit, rubric_version)
+    rows = trend.trend_rows(limit, rubric_version)
     if as_json:
-        click.echo(json.dumps(takes_quality.trend_json(rows), indent=2))
+        click.echo(json.dumps(trend.trend_json(rows), indent=2))
     else:
-        click.echo(takes_quality.trend_text(rows), nl=False)
+        click.echo(trend.trend_text(rows), nl=False)
     sys.exit(EXIT_OK)
 
 
@@ -134,7 +136,7 @@ def regress_command(against, threshold, **options):
     corpus, prompt or rubric fingerprints are printed as warnings. Exit 0 no regression,
     1 regression, 2 a side has no scores to compare (inconclusive), 3 any error.
     """
-    from . import receipts, run as takes_quality
+    from . import receipts, run as takes_quality, trend
 
     if threshold < 0:
         raise EvalledgerError(f"--threshold must be 0 or more, got {threshold}")
@@ -146,10 +148,10 @@ def regress_command(against, threshold, **options):
         click.echo("warning: the baseline receipt has no seed: the sample is drawn at random")
     outcome = takes_quality.run(opts, say=click.echo)
     click.echo(f"receipt   {outcome.path}")
-    cmp = takes_quality.compare(baseline, outcome.receipt, threshold)
+    cmp = trend.compare(baseline, outcome.receipt, threshold)
     for warning in cmp.warnings:
         click.echo(f"warning: {warning}")
-    click.echo(takes_quality.comparison_text(cmp, threshold), nl=False)
+    click.echo(trend.comparison_text(cmp, threshold), nl=False)
     if cmp.regressed:
         click.echo(f"REGRESSION: {', '.join(cmp.regressed)} dropped by more than {threshold:g}")
         sys.exit(EXIT_FAIL)

@@ -23,6 +23,9 @@ from typing import Any, Iterable
 import psycopg
 
 from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core.queries import Queries
+
+QUERIES = Queries(__package__)
 
 FIELDS = ("slug", "kind", "holder", "weight", "since", "source", "claim")
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -150,11 +153,10 @@ def load(conn: psycopg.Connection, takes: Iterable[Take]) -> tuple[int, int]:
     added = seen = 0
     with conn.cursor() as cur:
         for take in takes:
-            cur.execute(
-                "INSERT INTO evalledger.take (take_sha, slug, kind, holder, weight, since, source, claim) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT ON CONSTRAINT take_sha_key DO NOTHING",
-                (take.sha, take.slug, take.kind, take.holder, Decimal(repr(take.weight)), take.since,
-                 take.source, take.claim))
+            cur.execute(QUERIES["insert_take"], {
+                "take_sha": take.sha, "slug": take.slug, "kind": take.kind, "holder": take.holder,
+                "weight": Decimal(repr(take.weight)), "since": take.since, "source": take.source,
+                "claim": take.claim})
             if cur.rowcount == 1:
                 added += 1
             else:
@@ -178,18 +180,8 @@ def sample_takes(takes: Iterable[Take], *, seed: int, limit: int, slug_prefix: s
     return _present(pool[:limit])
 
 
-_SAMPLE_SQL = """
-SELECT slug, kind, holder, weight, since, source, claim
-  FROM evalledger.take
- WHERE %(prefix)s::text IS NULL
-    OR slug LIKE replace(replace(replace(%(prefix)s::text, '\\', '\\\\'), '%%', '\\%%'), '_', '\\_') || '%%'
- ORDER BY md5(%(seed)s::text || ':' || take_sha) COLLATE "C", take_sha COLLATE "C"
- LIMIT %(limit)s
-"""
-
-
 def sample_db(conn: psycopg.Connection, *, seed: int, limit: int, slug_prefix: str | None) -> list[Take]:
     """The sample from the database's corpus."""
-    rows = conn.execute(_SAMPLE_SQL, {"prefix": slug_prefix, "seed": str(seed), "limit": limit}).fetchall()
+    rows = conn.execute(QUERIES["sample_takes"], {"prefix": slug_prefix, "seed": str(seed), "limit": limit}).fetchall()
     return _present([Take(slug, kind, holder, float(weight), since, source, claim)
                      for slug, kind, holder, weight, since, source, claim in rows])

@@ -147,7 +147,7 @@ def exit_code(receipt: dict) -> int:
     return EXIT_BY_VERDICT[receipt["verdict"]]
 
 
-def _num(value: Any, places: int = 2) -> str:
+def num(value: Any, places: int = 2) -> str:
     if value is None:
         return "-"
     if isinstance(value, (int, float)):
@@ -184,10 +184,10 @@ def render(receipt: dict) -> str:
     lines.append(f"scores    {'dimension':<{width}}  {'mean':>6} {'min':>5} {'max':>5}  per model")
     for name, dim in receipt["scores"].items():
         per_model = dim.get("per_model") or {}
-        shown = " ".join(_num(per_model[m]) if m in per_model else "-" for m in receipt["models"])
-        lines.append(f"          {name:<{width}}  {_num(dim.get('mean')):>6} {_num(dim.get('min')):>5} "
-                     f"{_num(dim.get('max')):>5}  {shown}")
-    lines.append(f"overall   {_num(receipt['overall_score'])}")
+        shown = " ".join(num(per_model[m]) if m in per_model else "-" for m in receipt["models"])
+        lines.append(f"          {name:<{width}}  {num(dim.get('mean')):>6} {num(dim.get('min')):>5} "
+                     f"{num(dim.get('max')):>5}  {shown}")
+    lines.append(f"overall   {num(receipt['overall_score'])}")
     lines.append(f"cost      ${receipt['cost_usd']:.4f}" if isinstance(receipt["cost_usd"], (int, float))
                  else f"cost      {receipt['cost_usd']}")
     lines.append(f"ts        {receipt['ts']}")

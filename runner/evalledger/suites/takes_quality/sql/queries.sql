@@ -1,0 +1,80 @@
+-- takes-quality's named queries. Each starts with a "-- name: <name>" line and a comment that
+-- says what it does (loaded by core/queries.py).
+
+-- name: start_run
+-- A new run row (the database fills in the rubric and panel fingerprints), or nothing when a run with the same four fingerprints exists.
+INSERT INTO evalledger.eval_takes_quality_runs (rubric_id, target_id, corpus_source, corpus_path, slug_prefix,
+                                                sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models)
+VALUES (%(rubric_id)s, %(target_id)s, %(corpus_source)s, %(corpus_path)s, %(slug_prefix)s, %(sample_limit)s,
+        %(seed)s, %(n_takes)s, %(corpus_sha8)s, %(prompt_sha8)s, %(models)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_shas_key DO NOTHING
+RETURNING id, completed_at, receipt_json, models_sha8, rubric_sha8, true AS created;
+
+-- name: find_run
+-- The run start_run collided with: same corpus, prompt and rubric fingerprints, and the same panel in any order.
+SELECT r.id, r.completed_at, r.receipt_json, r.models_sha8, r.rubric_sha8, false AS created
+  FROM evalledger.eval_takes_quality_runs r
+ WHERE r.corpus_sha8 = %(corpus_sha8)s AND r.prompt_sha8 = %(prompt_sha8)s
+   AND r.rubric_sha8 = (SELECT left(b.fingerprint, 8) FROM evalledger.rubric b WHERE b.rubric_id = %(rubric_id)s)
+   AND ARRAY(SELECT m FROM unnest(r.models) m ORDER BY m COLLATE "C")
+     = ARRAY(SELECT m FROM unnest(%(models)s::text[]) m ORDER BY m COLLATE "C");
+
+-- name: models_answered
+-- The panel models with a verdict recorded in one cycle of a run.
+SELECT model FROM evalledger.eval_takes_quality_judge_verdicts WHERE run_id = %(run_id)s AND cycle = %(cycle)s;
+
+-- name: insert_verdict
+-- One judge's verdict as the runner observed it; the database decides whether it contributes, and why not.
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, structured, response_json,
+                                                          raw_excerpt, error_kind, error_message, input_tokens,
+                                                          output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores;
+
+-- name: cycle_decision
+-- What the database decides of one cycle so far (verdict, contributing models, panel size).
+SELECT evalledger.takes_quality_cycle_v1(%(run_id)s, %(cycle)s) AS decision;
+
+-- name: complete_run
+-- Close an open run; the database computes the verdict and the receipt.
+UPDATE evalledger.eval_takes_quality_runs SET completed_at = now()
+ WHERE id = %(run_id)s AND completed_at IS NULL
+RETURNING receipt_json;
+
+-- name: run_receipt
+-- The receipt of one run (NULL while it is open).
+SELECT receipt_json FROM evalledger.eval_takes_quality_runs WHERE id = %(run_id)s;
+
+-- name: receipt_by_shas
+-- The receipt of the completed run with these four fingerprints.
+SELECT receipt_json FROM evalledger.eval_takes_quality_runs
+ WHERE corpus_sha8 = %(corpus_sha8)s AND prompt_sha8 = %(prompt_sha8)s AND models_sha8 = %(models_sha8)s
+   AND rubric_sha8 = %(rubric_sha8)s AND completed_at IS NOT NULL;
+
+-- name: trend
+-- Completed runs, newest rubric epoch first, newest run first within an epoch.
+SELECT r.id, r.receipt_json ->> 'ts' AS ts, b.version AS rubric_version, r.rubric_sha8, r.verdict,
+       r.overall_score::float8 AS overall_score, r.cost_usd::float8 AS cost_usd, r.corpus_sha8
+  FROM evalledger.eval_takes_quality_runs r
+  JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+ WHERE r.completed_at IS NOT NULL AND (%(version)s::text IS NULL OR b.version = %(version)s)
+ ORDER BY max(r.started_at) OVER (PARTITION BY r.rubric_id) DESC, r.rubric_id DESC, r.started_at DESC, r.id DESC
+ LIMIT %(limit)s;
+
+-- name: insert_take
+-- One take of the corpus; a take already present (same content hash) is skipped.
+INSERT INTO evalledger.take (take_sha, slug, kind, holder, weight, since, source, claim)
+VALUES (%(take_sha)s, %(slug)s, %(kind)s, %(holder)s, %(weight)s, %(since)s, %(source)s, %(claim)s)
+ON CONFLICT ON CONSTRAINT take_sha_key DO NOTHING;
+
+-- name: sample_takes
+-- A seeded sample of the corpus (slug prefix matched literally), in the order corpus.sample_key gives files.
+SELECT slug, kind, holder, weight, since, source, claim
+  FROM evalledger.take
+ WHERE %(prefix)s::text IS NULL
+    OR slug LIKE replace(replace(replace(%(prefix)s::text, '\', '\\'), '%%', '\%%'), '_', '\_') || '%%'
+ ORDER BY md5(%(seed)s::text || ':' || take_sha) COLLATE "C", take_sha COLLATE "C"
+ LIMIT %(limit)s;

@@ -1,0 +1,101 @@
+"""takes-quality's database side: each function calls one named query (sql/queries.sql).
+
+The database decides everything stored: a verdict's contribution, a cycle's decision, the run's
+verdict, its receipt and the models_sha8 and rubric_sha8 fingerprints; this module only writes
+what the runner observed and reads those decisions back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from evalledger.core import rubric as rubrics
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.queries import Queries
+from evalledger.core.rubric import Rubric
+
+if TYPE_CHECKING:  # the providers import the SDKs: only a run needs them
+    from evalledger.judges.providers import JudgeCall
+
+SUITE = "takes-quality"
+QUERIES = Queries(__package__)
+
+
+def _one(conn: psycopg.Connection, name: str, params: dict) -> dict | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES[name], params).fetchone()
+
+
+def load_rubric(conn: psycopg.Connection, version: str | None = None) -> Rubric:
+    """The named takes-quality rubric version, else the newest."""
+    found = rubrics.find(conn, SUITE, version)
+    if found is None:
+        raise EvalledgerError(f"--rubric-version: no takes-quality rubric {version}" if version else
+                              "no takes-quality rubric in the database: run `evalledger db migrate`")
+    return found
+
+
+def rubric_dims(conn: psycopg.Connection, version: str) -> list[str]:
+    """The dimensions of a rubric version, in order ([] when there is no such version)."""
+    found = rubrics.find(conn, SUITE, version)
+    return found.dims if found is not None else []
+
+
+def start_or_find_run(conn: psycopg.Connection, **values) -> dict:
+    """Insert the run row, or find the one with the same four fingerprints (complete or not)."""
+    row = _one(conn, "start_run", values)
+    if row is not None:
+        return row
+    found = _one(conn, "find_run", values)
+    if found is None:
+        raise EvalledgerError("a run with these fingerprints exists but this role cannot read it")
+    return found
+
+
+def models_answered(conn: psycopg.Connection, run_id: int, cycle: int) -> set[str]:
+    """The models whose verdict for this cycle is recorded."""
+    return {r[0] for r in conn.execute(QUERIES["models_answered"], {"run_id": run_id, "cycle": cycle})}
+
+
+def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: JudgeCall, recorded: bool) -> dict | None:
+    """INSERT one judge verdict; return what the database made of it (None if already there)."""
+    from evalledger.judges import panel
+
+    provider_failed = call.error_kind is not None
+    return _one(conn, "insert_verdict", {
+        "run_id": run_id, "cycle": cycle, "model": call.spec.spec, "recorded": recorded,
+        "structured": call.structured,
+        "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
+        "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
+        "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
+        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": call.cost_usd or 0,
+        "latency_ms": call.latency_ms, "attempts": call.attempts})
+
+
+def cycle_decision(conn: psycopg.Connection, run_id: int, cycle: int) -> dict:
+    """The database's decision of one cycle."""
+    return _one(conn, "cycle_decision", {"run_id": run_id, "cycle": cycle})["decision"]
+
+
+def complete_run(conn: psycopg.Connection, run_id: int) -> dict:
+    """Set completed_at; the database computes the verdict and the receipt."""
+    row = _one(conn, "complete_run", {"run_id": run_id})
+    if row is None:  # completed meanwhile by an identical run
+        row = _one(conn, "run_receipt", {"run_id": run_id})
+    return row["receipt_json"]
+
+
+def receipt_from_db(conn: psycopg.Connection, shas: tuple[str, str, str, str]) -> dict | None:
+    """The receipt of the completed run with these (corpus, prompt, models, rubric) fingerprints."""
+    row = _one(conn, "receipt_by_shas", dict(zip(("corpus_sha8", "prompt_sha8", "models_sha8", "rubric_sha8"), shas)))
+    return row["receipt_json"] if row else None
+
+
+def trend(conn: psycopg.Connection, limit: int, rubric_version: str | None) -> list[dict]:
+    """Completed runs, newest rubric epoch first, newest run first within an epoch."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["trend"], {"version": rubric_version, "limit": limit}).fetchall()
