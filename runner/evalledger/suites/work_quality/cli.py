@@ -70,7 +70,7 @@ def run_work_quality(gate, as_json, **options):
     from . import run as wq
 
     say = (lambda _line: None) if as_json else click.echo
-    outcome = wq.run(wq.RunOptions(**options), say=say, stdin=click.get_text_stream("stdin"))
+    outcome = wq.run(wq.RunOptions(**options), say=say, stdin=sys.stdin)
     if as_json:
         click.echo(outcome.text, nl=False)
     else:
@@ -82,7 +82,7 @@ def run_work_quality(gate, as_json, **options):
 def _gate(reasons: list[str], tolerance: float, gate: bool, *, quiet: bool) -> None:
     if reasons:
         for reason in reasons:
-            click.echo(f"regression: {reason} (tolerance {tolerance:g})", err=gate or not quiet)
+            click.echo(f"regression: {reason} (tolerance {tolerance:g})", err=gate or quiet)
         sys.exit(EXIT_FAIL if gate else EXIT_OK)
     if gate and not quiet:
         click.echo(f"gate: no regression (tolerance {tolerance:g})")

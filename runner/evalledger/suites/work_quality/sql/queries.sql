@@ -83,13 +83,13 @@ SELECT s.at, s.run_id, s.origin, (s.mean_scores ->> 'overall')::numeric AS overa
 
 -- name: compare
 -- The seed's Compare and IsRegression over two snapshots' mean scores, as the database computes them.
-SELECT d AS delta, evalledger.work_quality_is_regression_v1(d, %(tolerance)s) AS reasons,
+SELECT d AS delta, evalledger.work_quality_is_regression_v1(d, %(tolerance)s::numeric) AS reasons,
        CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
             ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance
   FROM evalledger.work_quality_compare_v1(%(prev_mean)s, %(cur_mean)s, %(prev_run_id)s) d;
 
 -- name: is_regression
-SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s) AS reasons,
+SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeric) AS reasons,
        CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
             ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance;
 
