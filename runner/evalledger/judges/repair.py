@@ -1,17 +1,12 @@
-"""Turning a judge's raw output into scores: tolerant JSON repair, then strict validation."""
+"""Tolerant JSON repair of a judge's raw output. Whether the scores in it count is the database's
+to decide (each suite's verdict trigger), never this module's."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from typing import Any, Sequence
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
-
-PARSE_FAILED = "parse_failed"
-OUT_OF_SCALE = "out_of_scale"
-INCOMPLETE_PREFIX = "incomplete_scores"
 
 
 def _loads_object(text: str) -> dict | None:
@@ -98,35 +93,3 @@ def repair_json(text: str | None) -> dict | None:
             if found is not None:
                 return found
     return None
-
-
-def _is_score(value: Any) -> bool:
-    # bool is an int subclass; True must not pass as a score of 1.
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def validate_scores(
-    parsed: Any, dimensions: Sequence[str], scale_min: float, scale_max: float
-) -> tuple[dict[str, float] | None, str | None]:
-    """Scores for every dimension, or None and exactly one reason.
-
-    Scores are read from parsed["scores"] when that is an object (the shape our schemas
-    ask for, leaving room for narrative and confidence beside it), else from the top
-    level (what a judge writing free text tends to emit). A null counts as missing.
-    Reasons, checked in this order: "parse_failed", "incomplete_scores: missing [a, b]",
-    "out_of_scale" (non-number, bool, NaN, infinity, or outside [scale_min, scale_max]).
-    Keys not in dimensions are ignored.
-    """
-    if not isinstance(parsed, dict):
-        return None, PARSE_FAILED
-    container = parsed["scores"] if isinstance(parsed.get("scores"), dict) else parsed
-    missing = [d for d in dimensions if container.get(d) is None]
-    if missing:
-        return None, f"{INCOMPLETE_PREFIX}: missing [{', '.join(missing)}]"
-    scores: dict[str, float] = {}
-    for dim in dimensions:
-        value = container[dim]
-        if not _is_score(value) or not scale_min <= value <= scale_max:
-            return None, OUT_OF_SCALE
-        scores[dim] = float(value)
-    return scores, None
