@@ -8,7 +8,6 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
-import psycopg
 import pytest
 from psycopg import errors
 from psycopg.types.json import Jsonb

@@ -344,3 +344,16 @@ def test_the_demo_judges_twice_and_prints_the_regression(dsn, tmp_path, capsys, 
     assert "regression: overall dropped -0.600 (vs demo-run-1)" in out
     again = work_quality_demo(dsn, store=str(tmp_path / "store"))
     assert again.already_recorded and "read back" in capsys.readouterr().out
+
+
+def test_a_stale_store_file_warns_on_stderr_and_json_stdout_stays_the_snapshot(env, work, judges, tmp_path):
+    store = tmp_path / "store"
+    (store / "review-pr").mkdir(parents=True)
+    for path in (GO_HISTORY / "review-pr").glob("*.json"):
+        doc = path.read_text()
+        (store / "review-pr" / path.name).write_text(
+            doc.replace('"schema_version": 1', '"schema_version": 2') if "run-b" in path.name else doc)
+    result = wq(env, work, "--run-id", "live", "--store", str(store), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "schema_version 2, not 1: skipped" in result.stderr
+    assert snap_mod.loads(result.stdout).prev_run_id == "run-a"  # the stale newer file is no baseline

@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 import secrets
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -184,9 +185,15 @@ def import_history(conn: psycopg.Connection, history: SnapshotStore, name: str) 
     return added
 
 
+def _stderr_warning(line: str) -> None:
+    print(f"evalledger: warning: {line}", file=sys.stderr)
+
+
 def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = None,
-        progress_stream: TextIO | None = None, database_url: str | None = None) -> Outcome:
-    """Judge the work product, record everything, write the snapshot; raise EvalledgerError on any error."""
+        progress_stream: TextIO | None = None, database_url: str | None = None,
+        warn: Callable[[str], None] = _stderr_warning) -> Outcome:
+    """Judge the work product, record everything, write the snapshot; raise EvalledgerError on any error.
+    `say` prints progress (stdout, or nothing under --json); `warn` a skipped history file (stderr)."""
     from evalledger.judges import panel
     from evalledger.judges.pricing import Budget
     from evalledger.judges.providers import JudgeRequest
@@ -215,8 +222,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         ev = evidence_mod.gather(opts.work_product, repo=Path(opts.repo) if opts.repo else None, stdin=stdin)
     except evidence_mod.EvidenceError as exc:
         raise EvalledgerError(str(exc)) from None
-    history = SnapshotStore(Path(opts.store) if opts.store else default_store(),
-                            warn=lambda line: say(f"warning: {line}"))
+    history = SnapshotStore(Path(opts.store) if opts.store else default_store(), warn=warn)
     evidence_sha256 = hashlib.sha256(ev.text.encode("utf-8", "surrogateescape")).hexdigest()
 
     conn = db.connect(database_url, role="runner", autocommit=True)
