@@ -8,9 +8,12 @@ import uuid
 import psycopg
 import pytest
 
-from evalledger.suites.capture import writer as capture
-from evalledger.suites.capture.writer import (CaptureWriter, RowError, ScrubberFailed, Spool, classify, normalize,
-                                resolve_settings)
+from evalledger.suites.capture import api as capture
+from evalledger.suites.capture.failures import DatabaseDown, ScrubberFailed, classify
+from evalledger.suites.capture.rows import RowError, normalize
+from evalledger.suites.capture.settings import resolve_settings
+from evalledger.suites.capture.spool import Spool
+from evalledger.suites.capture.writer import CaptureWriter
 
 ROW = {"tool_name": "query", "query": "q", "vector_enabled": True, "latency_ms": 5, "remote": False}
 
@@ -147,9 +150,9 @@ def test_a_failed_replay_keeps_the_spool(tmp_path):
     spool.append([{"n": 1}])
 
     def refuse(records):
-        raise capture.DatabaseDown("gone")
+        raise DatabaseDown("gone")
 
-    with pytest.raises(capture.DatabaseDown):
+    with pytest.raises(DatabaseDown):
         spool.replay(refuse)
     assert spool.pending() == 1
 

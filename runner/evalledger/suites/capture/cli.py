@@ -32,7 +32,7 @@ def capture_group():
 
 def parse_import(path: str, lines) -> list[dict]:
     """The rows of an NDJSON capture log; EvalledgerError naming file, line and field otherwise."""
-    from .writer import COLUMNS, RowError, normalize
+    from .rows import COLUMNS, RowError, normalize
 
     rows = []
     seen: Counter = Counter()
@@ -77,7 +77,9 @@ def capture_import(file):
     as evalledger_runner, and refused rows are recorded in eval_capture_failures like live
     capture. Importing the same log twice writes each row once.
     """
-    from .writer import CaptureWriter, DatabaseDown, resolve_settings
+    from .failures import DatabaseDown
+    from .settings import resolve_settings
+    from .writer import CaptureWriter
 
     try:
         handle = sys.stdin if file == "-" else open(file, encoding="utf-8")
@@ -93,7 +95,7 @@ def capture_import(file):
     writer = CaptureWriter(url, scrub=settings.scrub_pii, background=False)
     try:
         try:
-            writer._connection()
+            writer.connection()
         except DatabaseDown as exc:
             raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
         for start in range(0, len(rows), IMPORT_BATCH):
@@ -134,10 +136,11 @@ def capture_replay():
 @capture_group.command("status")
 def capture_status():
     """Show whether capture is on, why, whether queries are scrubbed, and the spool."""
-    from .writer import Spool, evalledger_home, resolve_settings
+    from .settings import resolve_settings, spool_path
+    from .spool import Spool
 
     settings = resolve_settings()
-    spool = Spool(evalledger_home() / "capture" / "spool.ndjson")
+    spool = Spool(spool_path())
     click.echo(f"capture: {'on' if settings.capture else 'off'} ({settings.source})")
     click.echo(f"scrub_pii: {'true' if settings.scrub_pii else 'false'}")
     click.echo(f"spool: {spool.pending()} records waiting in {spool.path}")
@@ -183,7 +186,7 @@ def export_command(since, until, limit, tool):
     """
     from .export import run_export
 
-    run_export(since, until, limit, tool)
+    run_export(since, until, limit, tool, note=lambda line: click.echo(f"export: {line}", err=True))
 
 
 COMMANDS = (capture_group, export_command)

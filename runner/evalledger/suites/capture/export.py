@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-import click
 import psycopg
 
 from evalledger.core import db
@@ -36,8 +36,6 @@ QUERIES = Queries(__package__)
 HEARTBEAT_ROWS = 50_000
 _DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-COPY_SQL = ("COPY (SELECT * FROM evalledger.eval_candidates_export_v1(%s, %s, %s, %s)) "
-            "TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')")
 
 
 @dataclass(frozen=True)
@@ -75,11 +73,6 @@ def iso(value: datetime | None) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def note(message: str) -> None:
-    """One line of progress on stderr."""
-    click.echo(f"export: {message}", err=True)
-
-
 @dataclass(frozen=True)
 class Exported:
     """How many rows an export wrote, and its effective window [since, until)."""
@@ -90,23 +83,24 @@ class Exported:
 
 
 def run_export(since: Since | None, until: datetime | None, limit: int | None, tool: str | None,
-               out=None, role: str = "runner") -> Exported:
-    """Stream the window to out (default stdout); return what was written and the window."""
+               out=None, role: str = "runner", note: Callable[[str], None] = lambda _line: None) -> Exported:
+    """Stream the window to out (default stdout); return what was written and the window.
+    note is told the window, progress and the next --since (the CLI prints them on stderr)."""
     out = out or sys.stdout.buffer
     conn = db.connect(db.database_url(), role=role, autocommit=True)
     rows = 0
     closed_pipe = False
     try:
-        # A writer holding the window lock for longer than this is stuck, not busy.
-        conn.execute("SET lock_timeout = '60s'")
-        bound = conn.execute("SELECT evalledger.capture_export_bound_v1()").fetchone()[0]
+        conn.execute(QUERIES["export_lock_timeout"])
+        bound = conn.execute(QUERIES["export_bound"]).fetchone()[0]
         upper = min(until, bound) if until is not None else bound
         lower = since.resolve(bound) if since is not None else None
         window = f"created_at >= {iso(lower)} and < {iso(upper)}" if lower else f"created_at < {iso(upper)}"
         note(f"window {window} (tool: {tool or 'all'}, limit: {limit or 'none'})")
         try:
             with conn.cursor() as cur:
-                with cur.copy(COPY_SQL, (lower, upper, tool, limit)) as copy:
+                with cur.copy(QUERIES["export_copy"],
+                              {"since": lower, "until": upper, "tool": tool, "max_rows": limit}) as copy:
                     write = out.write
                     for data in copy:
                         try:

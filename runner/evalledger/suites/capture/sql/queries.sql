@@ -7,3 +7,39 @@ SELECT evalledger.eval_candidate_ndjson_v1(c)::text
   FROM evalledger.eval_candidates c
  WHERE c.capture_key = ANY(%(keys)s)
  ORDER BY c.created_at DESC, c.id DESC;
+
+-- name: writer_session
+-- The capture writer's session: the ledger's schema first, and no statement stuck for long.
+SET search_path = evalledger, public; SET statement_timeout = '30s';
+
+-- name: ensure_partitions
+-- Create this month's partition of eval_candidates and the next three, if missing.
+SELECT evalledger.capture_ensure_partitions_v1(3);
+
+-- name: insert_candidates
+-- A batch of captured rows sent as one JSON array (one statement, one round trip); a capture_key already stored is skipped.
+INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids,
+                                        expand_enabled, detail, detail_resolved, vector_enabled, expansion_applied,
+                                        latency_ms, remote, job_id, subagent_id, capture_key)
+SELECT tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids, expand_enabled, detail, detail_resolved,
+       vector_enabled, expansion_applied, latency_ms, remote, job_id, subagent_id, capture_key
+  FROM json_populate_recordset(NULL::evalledger.eval_candidates, %(rows)s::json);
+
+-- name: insert_failure
+-- One capture failure; the same row failing for the same reason (the same failure_key) is recorded once.
+INSERT INTO evalledger.eval_capture_failures (failure_key, reason, occurred_at, tool_name, sqlstate, detail, capture_key)
+VALUES (%(failure_key)s, %(reason)s, %(occurred_at)s, %(tool_name)s, %(sqlstate)s, %(detail)s, %(capture_key)s)
+ON CONFLICT (failure_key) DO NOTHING;
+
+-- name: export_lock_timeout
+-- A writer holding the capture window lock for longer than this is stuck, not busy.
+SET lock_timeout = '60s';
+
+-- name: export_bound
+-- The exclusive upper bound of an export window (taken in its own statement, read in later ones).
+SELECT evalledger.capture_export_bound_v1();
+
+-- name: export_copy
+-- The export lines of a window, as COPY CSV with delimiter and quote bytes no JSON line contains, so each line passes through unchanged.
+COPY (SELECT * FROM evalledger.eval_candidates_export_v1(%(since)s, %(until)s, %(tool)s, %(max_rows)s))
+  TO STDOUT (FORMAT csv, DELIMITER E'\x02', QUOTE E'\x01');

@@ -1,0 +1,61 @@
+"""Whether capture is on, and whether it scrubs: seed 001's configuration resolution."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalledger.core.embedded import evalledger_home
+
+log = logging.getLogger("evalledger.capture")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the configuration resolves to, and why."""
+
+    capture: bool
+    scrub_pii: bool
+    source: str
+
+
+def resolve_settings(home: Path | None = None, environ: dict | None = None) -> Settings:
+    """Resolve eval.capture and eval.scrub_pii exactly as seed 001 does.
+
+    1. ``eval.capture: true`` in ``$EVALLEDGER_HOME/config.json`` -> on
+    2. ``eval.capture: false`` there -> off (overrides the environment variable)
+    3. ``EVALLEDGER_CONTRIBUTOR_MODE`` is exactly ``1`` -> on
+    4. otherwise off.
+
+    Only JSON booleans count: any other value of eval.capture (or an unreadable file) is as if it
+    were absent. ``eval.scrub_pii`` is true unless it is the JSON boolean false.
+    """
+    home = home or evalledger_home()
+    environ = os.environ if environ is None else environ
+    section: dict = {}
+    path = home / "config.json"
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict) and isinstance(loaded.get("eval"), dict):
+            section = loaded["eval"]
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        log.warning("evalledger capture: ignoring %s: %s", path, exc)
+    scrub = section.get("scrub_pii") is not False
+    capture = section.get("capture")
+    if capture is True:
+        return Settings(True, scrub, "config.json eval.capture = true")
+    if capture is False:
+        return Settings(False, scrub, "config.json eval.capture = false")
+    if environ.get("EVALLEDGER_CONTRIBUTOR_MODE") == "1":
+        return Settings(True, scrub, "EVALLEDGER_CONTRIBUTOR_MODE=1")
+    return Settings(False, scrub, "default (off)")
+
+
+def spool_path(home: Path | None = None) -> Path:
+    """Where rows the database could not take yet wait: $EVALLEDGER_HOME/capture/spool.ndjson."""
+    return (home or evalledger_home()) / "capture" / "spool.ndjson"
