@@ -1,12 +1,17 @@
 """A deterministic text picture of the evalledger schema, to compare a migrated database with
-the checked-in tests/db/schema.current.txt (run `make schema` to refresh it after a new migration)."""
+the checked-in tests/db/schema.current.txt (run `make schema` to refresh it after a new migration).
+
+The picture is the same on every date: the monthly partitions of eval_candidates are named after
+the months they hold, so each partition's name is printed as <parent>_pYYYYMM, the lines it
+yields are listed once, and a "partitions" section checks instead how many there are, that each
+holds one whole month (UTC) and that its name says which."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 
 import psycopg
-
-from pathlib import Path
 
 SNAPSHOT_FILE = Path(__file__).with_name("schema.current.txt")
 
@@ -74,7 +79,23 @@ SECTIONS = {
     "event triggers": """
         SELECT format('%s on %s tags=%s enabled=%s', evtname, evtevent, evttags, evtenabled)
           FROM pg_event_trigger WHERE evtname LIKE 'evalledger\\_%'""",
+    "partitions": """
+        SELECT format('%s partitions=%s each_one_utc_month_named_pYYYYMM=%s', p.relname, count(*),
+                      bool_and(b.lo = date_trunc('month', b.lo) AND b.hi = b.lo + interval '1 month'
+                               AND c.relname = p.relname || '_p' || to_char(b.lo, 'YYYYMM')))
+          FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent JOIN pg_class c ON c.oid = i.inhrelid
+         CROSS JOIN LATERAL (
+               SELECT substring(pg_get_expr(c.relpartbound, c.oid) FROM $$FROM \\('([^']+)'\\)$$)::timestamptz
+                          AT TIME ZONE 'UTC' AS lo,
+                      substring(pg_get_expr(c.relpartbound, c.oid) FROM $$TO \\('([^']+)'\\)$$)::timestamptz
+                          AT TIME ZONE 'UTC' AS hi) b
+         WHERE p.relnamespace = 'evalledger'::regnamespace AND p.relkind = 'p'
+         GROUP BY p.relname""",
 }
+PARTITIONS = """
+    SELECT c.relname, p.relname FROM pg_inherits i
+      JOIN pg_class p ON p.oid = i.inhparent JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE p.relnamespace = 'evalledger'::regnamespace AND p.relkind = 'p'"""
 
 
 def snapshot(conn: psycopg.Connection) -> str:
@@ -83,10 +104,13 @@ def snapshot(conn: psycopg.Connection) -> str:
     saved = conn.execute("SHOW search_path").fetchone()[0]
     conn.execute("SET search_path = pg_catalog")
     try:
+        # A partition's name (and the names derived from it) carries its month: print it undated.
+        undated = {name: f"{parent}_pYYYYMM" for name, parent in conn.execute(PARTITIONS)}
+        pattern = re.compile("|".join(sorted(map(re.escape, undated), key=len, reverse=True)) or "(?!)")
         out = []
         for title, query in SECTIONS.items():
             out.append(f"## {title}")
-            out.extend(sorted(row[0] for row in conn.execute(query)))
+            out.extend(sorted({pattern.sub(lambda m: undated[m.group(0)], row[0]) for row in conn.execute(query)}))
     finally:
         conn.execute(f"SET search_path = {saved}")
     return "\n".join(out) + "\n"

@@ -719,7 +719,7 @@ def test_replica_role_skips_no_guard(admin, runner, reviewer_id, done_run):
 @pytest.fixture
 def event_triggers(admin):
     installed = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname IN "
-                              "('evalledger_ddl_guard_v2', 'evalledger_drop_guard_v3') AND evtenabled = 'A'"
+                              "('evalledger_ddl_guard_v1', 'evalledger_drop_guard_v1') AND evtenabled = 'A'"
                               ).fetchone()[0]
     if installed != 2:
         pytest.skip("the migrating user was not a superuser: no event triggers")
@@ -775,7 +775,7 @@ DROP_REFUSED = [
     "DROP POLICY brain_eval_log_owner_all ON evalledger.brain_eval_log",
     "DROP TABLE evalledger.legal_hold",
     "DROP FUNCTION evalledger.refuse_change_v1() CASCADE",
-    "DROP FUNCTION evalledger.ddl_guard_v1() CASCADE",
+    "DROP FUNCTION evalledger.criterion_met_v1(jsonb, numeric) CASCADE",
 ]
 
 
@@ -933,7 +933,7 @@ def test_only_the_owner_purges(admin, connect_as, runner, reviewer_id):
 # What a superuser can still do (docs/guards.md, "Limits"): shown, not defended
 # =================================================================================================
 def test_superuser_can_drop_the_event_trigger_then_disable_a_guard(admin, event_triggers, done_run):
-    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v2")
+    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v1")
     admin.execute("ALTER TABLE evalledger.brain_eval_question_score "
                   "DISABLE TRIGGER brain_eval_question_score_00_append_only")
     deleted = admin.execute("DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (done_run,))
@@ -941,7 +941,7 @@ def test_superuser_can_drop_the_event_trigger_then_disable_a_guard(admin, event_
 
 
 def test_superuser_can_disable_the_event_trigger(admin, event_triggers):
-    admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v2 DISABLE")
+    admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
     admin.execute("ALTER TABLE evalledger.brain_eval_log NO FORCE ROW LEVEL SECURITY")
     assert admin.execute("SELECT relforcerowsecurity FROM pg_class WHERE oid = 'evalledger.brain_eval_log'::regclass"
                          ).fetchone()[0] is False
@@ -992,11 +992,11 @@ def test_ledger_table_cannot_leave_the_schema(admin, event_triggers):
 
 def test_owner_cannot_drop_the_drop_guard(admin, connect_as, event_triggers):
     guard = admin.execute("SELECT evtfoid::regprocedure::text FROM pg_event_trigger "
-                          "WHERE evtname = 'evalledger_drop_guard_v3'").fetchone()[0]
-    assert guard == "evalledger_guard.drop_guard_v3()"
+                          "WHERE evtname = 'evalledger_drop_guard_v1'").fetchone()[0]
+    assert guard == "evalledger_guard.drop_guard_v1()"
     with pytest.raises(errors.InsufficientPrivilege, match="permission denied for schema evalledger_guard"):
         connect_as(OWNER).execute(f"DROP FUNCTION {guard} CASCADE")
-    assert admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v3'"
+    assert admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1'"
                          ).fetchone()[0] == 1
 
 

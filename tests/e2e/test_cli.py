@@ -72,8 +72,8 @@ def test_doctor_passes_on_a_migrated_database(dsn):
 
 
 def test_doctor_fails_when_a_guard_is_gone(dsn, admin):
-    admin.execute("DROP EVENT TRIGGER evalledger_drop_guard_v3")
-    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v2")
+    admin.execute("DROP EVENT TRIGGER evalledger_drop_guard_v1")
+    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v1")
     admin.execute("ALTER TABLE brain_eval_log DISABLE TRIGGER brain_eval_log_00_append_only")
     result = run_cli("doctor", env={"DATABASE_URL": dsn})
     assert result.code == 1

@@ -1,7 +1,7 @@
--- purgeable_v1: true when a ledger row is past the 7-year horizon (measured from its run's
+-- purgeable_v1: true when a ledger row is past the purge horizon (measured from its run's
 -- started_at, so a run and its rows expire together) and no legal hold covers its run. A released
 -- hold expires with its run: its foreign key would otherwise keep the run forever.
-CREATE OR REPLACE FUNCTION evalledger.purgeable_v1(table_name text, r jsonb) RETURNS boolean
+CREATE FUNCTION evalledger.purgeable_v1(table_name text, r jsonb) RETURNS boolean
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
     WITH runs AS (
         SELECT l.eval_run_id, l.started_at
@@ -13,11 +13,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
                                        WHERE q.brain_analysis_id = (r ->> 'analysis_id')::uuid))
     )
     SELECT CASE table_name
-             WHEN 'brain_analysis_log' THEN (r ->> 'produced_at')::timestamptz < now() - interval '7 years'
+             WHEN 'brain_analysis_log' THEN (r ->> 'produced_at')::timestamptz < now() - evalledger.purge_horizon_v1()
              WHEN 'legal_hold' THEN (r ->> 'released_at') IS NOT NULL AND EXISTS (SELECT 1 FROM runs)
              ELSE EXISTS (SELECT 1 FROM runs)
            END
-       AND NOT EXISTS (SELECT 1 FROM runs WHERE started_at >= now() - interval '7 years')
+       AND NOT EXISTS (SELECT 1 FROM runs WHERE started_at >= now() - evalledger.purge_horizon_v1())
        AND NOT EXISTS (SELECT 1 FROM runs JOIN legal_hold h USING (eval_run_id)
                         WHERE h.released_at IS NULL);
 $$;

@@ -1,6 +1,6 @@
--- refuse_change_v1: the append-only guard. A DELETE passes only for a row past the 7-year purge
--- horizon that no legal hold covers; every UPDATE it guards, and every TRUNCATE, is refused.
-CREATE OR REPLACE FUNCTION evalledger.refuse_change_v1() RETURNS trigger
+-- refuse_change_v1: the append-only guard. A DELETE passes only for a row past the purge horizon
+-- (purge_horizon_v1) that no legal hold covers; every UPDATE it guards, and every TRUNCATE, is refused.
+CREATE FUNCTION evalledger.refuse_change_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
@@ -9,7 +9,8 @@ BEGIN
         END IF;
         RAISE EXCEPTION 'evalledger: % is append-only: DELETE refused', TG_TABLE_NAME
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'rows are purged only after 7 years, and never under a legal hold';
+                  HINT = format('rows are purged only after %s, and never under a legal hold',
+                                evalledger.purge_horizon_v1());
     END IF;
     RAISE EXCEPTION 'evalledger: % is append-only: % refused', TG_TABLE_NAME, TG_OP
         USING ERRCODE = 'insufficient_privilege';

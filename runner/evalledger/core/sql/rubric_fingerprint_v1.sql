@@ -1,6 +1,6 @@
 -- rubric_fingerprint_v1: a rubric's fingerprint is the SHA-256 of its canonical definition, so
 -- two rows with the same policy share it and any change of policy changes it.
-CREATE OR REPLACE FUNCTION evalledger.rubric_fingerprint_v1() RETURNS trigger
+CREATE FUNCTION evalledger.rubric_fingerprint_v1() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     NEW.fingerprint := encode(sha256(convert_to(NEW.definition::text, 'UTF8')), 'hex');

@@ -1,6 +1,6 @@
 -- brain_eval_log_admit_v1: a new run starts in progress, with nothing the database computes
 -- supplied by the caller, under a rubric, and with a reviewer independent of the brain's prompt.
-CREATE OR REPLACE FUNCTION evalledger.brain_eval_log_admit_v1() RETURNS trigger
+CREATE FUNCTION evalledger.brain_eval_log_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
     IF NEW.completed_at IS NOT NULL THEN

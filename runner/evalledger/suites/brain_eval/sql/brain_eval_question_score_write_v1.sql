@@ -1,33 +1,7 @@
--- lock_run_v1: lock a run FOR SHARE so its completion cannot slip between a question row's
--- check and its write. SECURITY DEFINER because locking needs UPDATE rights a reviewer lacks;
--- it returns nothing, so it reveals nothing past the caller's own row-level security.
-CREATE OR REPLACE FUNCTION evalledger.lock_run_v1(run_id uuid) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
-    SELECT FROM brain_eval_log l WHERE l.eval_run_id = run_id FOR SHARE;
-$$;
-
--- question_passes_v1: a question row against the rubric's per-question pass criteria.
-CREATE OR REPLACE FUNCTION evalledger.question_passes_v1(
-    q evalledger.brain_eval_question_score, policy jsonb, brain text) RETURNS boolean
-LANGUAGE sql IMMUTABLE AS $$
-    WITH p AS (SELECT policy -> 'question_pass' AS c)
-    SELECT q.hallucinations_detected <= (c ->> 'max_hallucinations')::int
-       AND q.citation_rate >= (c ->> 'min_citation_rate')::numeric
-       AND (NOT q.uses_stale_fixture OR coalesce(q.staleness_correctly_recognized, false))
-       AND (q.diagnosis_accuracy_score IS NULL
-            OR q.diagnosis_accuracy_score >= (c ->> 'min_diagnosis_accuracy')::numeric)
-       AND (q.narrative_coherence_rating IS NULL
-            OR q.narrative_coherence_rating >= (c ->> 'min_narrative_coherence')::int)
-       AND (q.lever_mapping_violations IS NULL
-            OR NOT (c -> 'lever_mapping_applies_to') ? brain
-            OR q.lever_mapping_violations <= (c ->> 'max_lever_violations')::int)
-      FROM p;
-$$;
-
 -- brain_eval_question_score_write_v1: question rows join only runs in progress; afterwards only
 -- the run's own reviewer may change the reviewer-scored fields, and only until completion.
 -- question_passed is always the database's. SECURITY INVOKER: current_user is the reviewer.
-CREATE OR REPLACE FUNCTION evalledger.brain_eval_question_score_write_v1() RETURNS trigger
+CREATE FUNCTION evalledger.brain_eval_question_score_write_v1() RETURNS trigger
 LANGUAGE plpgsql SET search_path = evalledger, pg_temp AS $$
 DECLARE
     run evalledger.brain_eval_log;
@@ -58,7 +32,7 @@ BEGIN
             RAISE EXCEPTION 'evalledger: only reviewer-scored fields of a question row change, not %', changed
                 USING ERRCODE = 'insufficient_privilege';
         END IF;
-        IF reviewer_id_of(current_user) IS DISTINCT FROM run.reviewer_user_id THEN
+        IF reviewer_id_of_v1(current_user) IS DISTINCT FROM run.reviewer_user_id THEN
             RAISE EXCEPTION 'evalledger: only the run''s reviewer scores its questions'
                 USING ERRCODE = 'insufficient_privilege';
         END IF;

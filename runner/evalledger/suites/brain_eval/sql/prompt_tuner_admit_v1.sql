@@ -1,7 +1,7 @@
 -- prompt_tuner_admit_v1: a prompt tuner may not be registered while reviewing an open run of the
 -- same brain. The target row is taken FOR NO KEY UPDATE, which waits for (and is waited on by)
 -- a run insert's FOR SHARE, so the two checks always see each other's committed rows.
-CREATE OR REPLACE FUNCTION evalledger.prompt_tuner_admit_v1() RETURNS trigger
+CREATE FUNCTION evalledger.prompt_tuner_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
     PERFORM require_read_committed_v1('register prompt tuners');

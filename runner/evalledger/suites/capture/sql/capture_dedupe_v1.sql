@@ -3,7 +3,7 @@
 -- partition key); a key seen before makes the row a no-op, so replaying a spool after a crash
 -- between the INSERT and the spool's truncation writes every row exactly once. A statement that
 -- fails afterwards rolls the key back with the row.
-CREATE OR REPLACE FUNCTION evalledger.capture_dedupe_v1() RETURNS trigger
+CREATE FUNCTION evalledger.capture_dedupe_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
     INSERT INTO evalledger.eval_candidate_keys (capture_key, created_at)

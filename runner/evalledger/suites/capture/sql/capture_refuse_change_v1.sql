@@ -1,19 +1,19 @@
 -- capture_refuse_change_v1: the append-only guard of the capture tables. UPDATE and TRUNCATE are
 -- always refused. DELETE passes only inside evalledger.capture_purge_v1() (its transaction-local
--- marker) and only for a failure or key row recorded before the capture retention horizon;
+-- marker) and only for a failure or key row recorded before the purge horizon;
 -- captured rows themselves leave only with their whole monthly partition.
-CREATE OR REPLACE FUNCTION evalledger.capture_refuse_change_v1() RETURNS trigger
+CREATE FUNCTION evalledger.capture_refuse_change_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
     IF TG_OP = 'DELETE' AND TG_TABLE_NAME IN ('eval_capture_failures', 'eval_candidate_keys')
        AND evalledger.capture_purging_v1()
        AND (to_jsonb(OLD) ->> CASE TG_TABLE_NAME WHEN 'eval_capture_failures' THEN 'recorded_at'
                                                  ELSE 'created_at' END)::timestamptz
-           < now() - evalledger.capture_retention_v1() THEN
+           < now() - evalledger.purge_horizon_v1() THEN
         RETURN OLD;
     END IF;
     RAISE EXCEPTION 'evalledger: % is append-only: % refused', TG_TABLE_NAME, TG_OP
         USING ERRCODE = 'insufficient_privilege',
-              HINT = 'capture rows leave only through evalledger.capture_purge_v1(), past the retention horizon';
+              HINT = 'capture rows leave only through evalledger.capture_purge_v1(), past the purge horizon';
 END;
 $$;

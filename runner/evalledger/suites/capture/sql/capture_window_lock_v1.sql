@@ -5,7 +5,7 @@
 -- the same lock exclusively for an instant: the bound it reads is later than every created_at of
 -- a transaction that is still open or already committed, and earlier than (or equal to) every
 -- created_at still to come. That is what makes chained export windows exact.
-CREATE OR REPLACE FUNCTION evalledger.capture_window_lock_v1() RETURNS trigger
+CREATE FUNCTION evalledger.capture_window_lock_v1() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     -- 1702257505 is 'evca' (eval capture); 1 is the window lock.

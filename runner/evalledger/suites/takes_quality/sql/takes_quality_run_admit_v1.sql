@@ -1,7 +1,7 @@
 -- takes_quality_run_admit_v1: a takes-quality run starts in progress, under a takes-quality
 -- rubric, with a valid panel; the database fills in the rubric and panel fingerprints itself
 -- (rubric_sha8: first 8 hex of the rubric's fingerprint; models_sha8: over the sorted model ids).
-CREATE OR REPLACE FUNCTION evalledger.takes_quality_run_admit_v1() RETURNS trigger
+CREATE FUNCTION evalledger.takes_quality_run_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 DECLARE
     bad text;

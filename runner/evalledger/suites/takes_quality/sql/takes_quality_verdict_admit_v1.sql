@@ -3,7 +3,7 @@
 -- whether the verdict contributes: every rubric dimension present, a number, within the scale.
 -- Otherwise it records why (parse_failed, incomplete_scores, out_of_scale). It also derives the
 -- judge's family from its model id and flags a judge of the target's own family.
-CREATE OR REPLACE FUNCTION evalledger.takes_quality_verdict_admit_v1() RETURNS trigger
+CREATE FUNCTION evalledger.takes_quality_verdict_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 DECLARE
     run eval_takes_quality_runs;

@@ -1,9 +1,9 @@
--- drop_guard_v3: drop_guard_v2's rule, from a schema the owner role does not own, so that
--- neither DROP FUNCTION ... CASCADE nor DROP SCHEMA evalledger CASCADE can take the guard away
--- first: no trigger, policy, table, view, function or schema of the ledger is dropped, except a
--- capture partition past retention inside capture_purge_v1(). The capture functions are called
+-- drop_guard_v1: no trigger, policy, table, view, function or schema of the ledger is dropped,
+-- except a capture partition past retention inside capture_purge_v1(). It lives in a schema the
+-- owner role does not own, so that neither DROP FUNCTION ... CASCADE nor DROP SCHEMA evalledger
+-- CASCADE can take the guard away first. The capture functions are called
 -- dynamically: when a DROP SCHEMA cascades, they are already gone by the time this runs.
-CREATE OR REPLACE FUNCTION evalledger_guard.drop_guard_v3() RETURNS event_trigger
+CREATE FUNCTION evalledger_guard.drop_guard_v1() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     dropped record;

@@ -1,0 +1,900 @@
+-- The ledger's baseline: roles, schema, the brain-eval ledger (seed 002) and its dashboards, the takes-quality suite (seed 000), eval capture (seed 001), and the guards the owner role cannot lift.
+
+-- Folded from the unreleased migrations 0001-0005 before 0.1.0: each function and view version
+-- is installed once, from its own file (\ir), and nothing superseded is installed at all. The
+-- owner role owns the schema, its tables and views; the user who migrates owns the code (where
+-- it is a superuser) and the event triggers (docs/guards.md).
+
+-- =============================================================================================
+-- Roles
+-- =============================================================================================
+-- Roles are cluster-wide, so they are created only where missing: several databases on one
+-- server share them. None is superuser, none bypasses row-level security.
+DO $roles$
+DECLARE
+    wanted text[] := ARRAY['evalledger_owner:NOLOGIN', 'evalledger_runner:LOGIN',
+                           'evalledger_reviewer:LOGIN', 'evalledger_revops:LOGIN',
+                           'evalledger_auditor:LOGIN', 'evalledger_agent:LOGIN'];
+    spec text;
+BEGIN
+    FOREACH spec IN ARRAY wanted LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = split_part(spec, ':', 1)) THEN
+            EXECUTE format('CREATE ROLE %I %s NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE',
+                           split_part(spec, ':', 1), split_part(spec, ':', 2));
+        END IF;
+    END LOOP;
+END
+$roles$;
+-- Whoever migrates may act as the owner, so that every object below is the owner's.
+GRANT evalledger_owner TO CURRENT_USER;
+
+CREATE SCHEMA evalledger AUTHORIZATION evalledger_owner;
+REVOKE ALL ON SCHEMA evalledger FROM PUBLIC;
+GRANT USAGE ON SCHEMA evalledger
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- Functions are not PUBLIC: a SECURITY DEFINER function would otherwise read past RLS for anyone.
+ALTER DEFAULT PRIVILEGES FOR ROLE evalledger_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+
+SET LOCAL ROLE evalledger_owner;
+SET LOCAL search_path = evalledger, pg_temp;
+
+-- =============================================================================================
+-- Types
+-- =============================================================================================
+-- Why a run happened (seed 002, exactly as written).
+CREATE TYPE eval_run_trigger AS ENUM ('pre_launch', 'quarterly', 'prompt_change', 'model_promotion', 'on_demand');
+-- The rubric's verdict on a completed run.
+CREATE TYPE eval_decision AS ENUM ('pass', 'pass_with_notes', 'conditional', 'fail');
+
+-- =============================================================================================
+-- Registries: targets, rubrics, reviewers, prompt tuners
+-- =============================================================================================
+-- What is under test: a brain, bot or feature is a row here, not a CHECK list.
+CREATE TABLE target (
+    target_id    varchar(16) NOT NULL,
+    kind         text        NOT NULL,
+    display_name text        NOT NULL,
+    model_family text,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT target_pkey PRIMARY KEY (target_id),
+    CONSTRAINT target_id_format CHECK (target_id ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$'),
+    CONSTRAINT target_kind_known CHECK (kind IN ('brain', 'bot', 'feature', 'corpus'))
+);
+
+-- A suite's policy as data; immutable, so a stricter rubric is a new row (a new epoch).
+CREATE TABLE rubric (
+    rubric_id   bigint GENERATED ALWAYS AS IDENTITY,
+    suite       text        NOT NULL,
+    version     text        NOT NULL,
+    definition  jsonb       NOT NULL,
+    fingerprint char(64)    NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT rubric_pkey PRIMARY KEY (rubric_id),
+    CONSTRAINT rubric_suite_version_key UNIQUE (suite, version),
+    CONSTRAINT rubric_definition_is_object CHECK (jsonb_typeof(definition) = 'object')
+);
+
+-- Human reviewers: a database role name mapped to the reviewer_user_id that runs carry.
+CREATE TABLE reviewer (
+    reviewer_user_id uuid        NOT NULL,
+    role_name        name        NOT NULL,
+    display_name     text        NOT NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT reviewer_pkey PRIMARY KEY (reviewer_user_id),
+    CONSTRAINT reviewer_role_name_key UNIQUE (role_name)
+);
+
+-- Who tunes each brain's prompt; readable by the owner alone, consulted by the independence check.
+CREATE TABLE prompt_tuner (
+    target_id     varchar(16) NOT NULL,
+    user_id       uuid        NOT NULL,
+    registered_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT prompt_tuner_pkey PRIMARY KEY (target_id, user_id),
+    CONSTRAINT prompt_tuner_target_fkey FOREIGN KEY (target_id) REFERENCES target (target_id)
+);
+
+-- =============================================================================================
+-- The brain's outputs and the eval ledger (seed 002)
+-- =============================================================================================
+-- What the brain produced for one question: the drill-down target of a question score.
+CREATE TABLE brain_analysis_log (
+    analysis_id        uuid          NOT NULL DEFAULT gen_random_uuid(),
+    brain              varchar(16)   NOT NULL,
+    origin             varchar(16)   NOT NULL DEFAULT 'eval',
+    model_id           varchar(64)   NOT NULL,
+    system_prompt_hash varchar(64)   NOT NULL,
+    question_id        varchar(16),
+    question           text          NOT NULL,
+    output             text          NOT NULL,
+    sources_read       jsonb         NOT NULL DEFAULT '[]',
+    claims             jsonb         NOT NULL DEFAULT '[]',
+    proposed_actions   jsonb,
+    input_tokens       integer       NOT NULL DEFAULT 0,
+    output_tokens      integer       NOT NULL DEFAULT 0,
+    token_cost_usd     numeric(10,4) NOT NULL,
+    produced_at        timestamptz   NOT NULL DEFAULT now(),
+    created_at         timestamptz   NOT NULL DEFAULT now(),
+    CONSTRAINT brain_analysis_log_pkey PRIMARY KEY (analysis_id),
+    CONSTRAINT brain_analysis_log_brain_fkey FOREIGN KEY (brain) REFERENCES target (target_id),
+    -- production: a real user's request; eval: produced for a harness question.
+    CONSTRAINT brain_analysis_log_origin_known CHECK (origin IN ('production', 'eval')),
+    CONSTRAINT brain_analysis_log_prompt_hash_is_sha256 CHECK (system_prompt_hash ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT brain_analysis_log_sources_read_is_array CHECK (jsonb_typeof(sources_read) = 'array'),
+    CONSTRAINT brain_analysis_log_claims_is_array CHECK (jsonb_typeof(claims) = 'array'),
+    CONSTRAINT brain_analysis_log_tokens_not_negative CHECK (input_tokens >= 0 AND output_tokens >= 0),
+    CONSTRAINT brain_analysis_log_cost_not_negative CHECK (token_cost_usd >= 0)
+);
+
+-- BrainEvalLog: one row per harness run.
+CREATE TABLE brain_eval_log (
+    eval_run_id                    uuid          NOT NULL DEFAULT gen_random_uuid(),
+    run_trigger                    eval_run_trigger NOT NULL,
+    brain_under_test               varchar(16)   NOT NULL,
+    model_id                       varchar(64)   NOT NULL,
+    system_prompt_hash             varchar(64)   NOT NULL,
+    system_prompt_version_label    varchar(64),
+    brain_view_contracts_hash      varchar(64)   NOT NULL,
+    question_catalog_version       varchar(32)   NOT NULL,
+    question_count                 integer       NOT NULL,
+    started_at                     timestamptz   NOT NULL,
+    completed_at                   timestamptz,
+    reviewer_user_id               uuid          NOT NULL,
+    reviewer_independence_verified boolean       NOT NULL,
+    aggregated_scores              jsonb,
+    hard_criteria_passed           boolean,
+    soft_criteria_passed_count     integer,
+    decision                       eval_decision,
+    decision_rationale             text,
+    calibration_notes              jsonb,
+    token_cost_usd                 numeric(10,4),
+    reviewer_hours_spent           numeric(5,2),
+    created_at                     timestamptz   NOT NULL DEFAULT now(),
+    rubric_id                      bigint        NOT NULL,
+    CONSTRAINT brain_eval_log_pkey PRIMARY KEY (eval_run_id),
+    CONSTRAINT brain_eval_log_brain_under_test_fkey FOREIGN KEY (brain_under_test) REFERENCES target (target_id),
+    CONSTRAINT brain_eval_log_reviewer_fkey FOREIGN KEY (reviewer_user_id) REFERENCES reviewer (reviewer_user_id),
+    CONSTRAINT brain_eval_log_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
+    CONSTRAINT brain_eval_log_prompt_hash_is_sha256 CHECK (system_prompt_hash ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT brain_eval_log_view_contracts_hash_is_sha256 CHECK (brain_view_contracts_hash ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT brain_eval_log_question_count_positive CHECK (question_count > 0),
+    CONSTRAINT brain_eval_log_completed_after_start CHECK (completed_at IS NULL OR completed_at >= started_at),
+    CONSTRAINT brain_eval_log_reviewer_independent CHECK (reviewer_independence_verified),
+    CONSTRAINT brain_eval_log_reviewer_hours_not_negative CHECK (reviewer_hours_spent IS NULL OR reviewer_hours_spent >= 0),
+    -- What the database computes at completion is absent while a run is in progress and
+    -- required once it is complete.
+    CONSTRAINT brain_eval_log_computed_iff_complete CHECK (
+        (completed_at IS NULL AND aggregated_scores IS NULL AND hard_criteria_passed IS NULL
+         AND soft_criteria_passed_count IS NULL AND decision IS NULL AND decision_rationale IS NULL
+         AND token_cost_usd IS NULL)
+        OR
+        (completed_at IS NOT NULL AND aggregated_scores IS NOT NULL AND hard_criteria_passed IS NOT NULL
+         AND soft_criteria_passed_count IS NOT NULL AND decision IS NOT NULL AND decision_rationale IS NOT NULL
+         AND token_cost_usd IS NOT NULL)),
+    CONSTRAINT brain_eval_log_aggregated_scores_keys CHECK (
+        aggregated_scores IS NULL OR aggregated_scores ?& ARRAY[
+            'citation_rate', 'hallucination_rate', 'staleness_recognition_rate', 'diagnosis_accuracy_mean',
+            'lever_mapping_correctness', 'confidence_calibration_in_band', 'narrative_coherence_mean'])
+);
+
+-- BrainEvalQuestionScore: one row per (run, question).
+CREATE TABLE brain_eval_question_score (
+    question_score_id              uuid         NOT NULL DEFAULT gen_random_uuid(),
+    eval_run_id                    uuid         NOT NULL,
+    question_id                    varchar(16)  NOT NULL,
+    brain_analysis_id              uuid         NOT NULL,
+    question_type                  varchar(32)  NOT NULL,
+    uses_stale_fixture             boolean      NOT NULL,
+    citation_rate                  numeric(5,4) NOT NULL,
+    hallucinations_detected        integer      NOT NULL,
+    total_claims                   integer      NOT NULL,
+    staleness_correctly_recognized boolean,
+    diagnosis_accuracy_score       numeric(3,2),
+    lever_mapping_violations       integer,
+    confidence_distribution        jsonb        NOT NULL,
+    narrative_coherence_rating     integer,
+    reviewer_comments              text,
+    question_passed                boolean      NOT NULL,
+    created_at                     timestamptz  NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_question_score_pkey PRIMARY KEY (question_score_id),
+    -- No CASCADE: runs are append-only.
+    CONSTRAINT brain_eval_question_score_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
+    CONSTRAINT brain_eval_question_score_analysis_fkey FOREIGN KEY (brain_analysis_id) REFERENCES brain_analysis_log (analysis_id),
+    CONSTRAINT brain_eval_question_score_question_once_per_run UNIQUE (eval_run_id, question_id),
+    CONSTRAINT brain_eval_question_score_question_type_known CHECK (question_type IN (
+        'plan_diagnosis', 'coverage_gap', 'play_retrospective', 'forecast_bias', 'churn_diagnosis',
+        'expansion_qualification', 'handoff_briefing', 'qbr_narrative')),
+    CONSTRAINT brain_eval_question_score_citation_rate_range CHECK (citation_rate BETWEEN 0 AND 1),
+    CONSTRAINT brain_eval_question_score_claims_consistent CHECK (
+        total_claims >= 0 AND hallucinations_detected BETWEEN 0 AND total_claims),
+    CONSTRAINT brain_eval_question_score_staleness_only_on_stale_fixture CHECK (
+        (staleness_correctly_recognized IS NOT NULL) = uses_stale_fixture),
+    CONSTRAINT brain_eval_question_score_diagnosis_scale CHECK (
+        diagnosis_accuracy_score IS NULL OR diagnosis_accuracy_score IN (0.0, 0.5, 1.0)),
+    CONSTRAINT brain_eval_question_score_lever_violations_not_negative CHECK (
+        lever_mapping_violations IS NULL OR lever_mapping_violations >= 0),
+    CONSTRAINT brain_eval_question_score_coherence_scale CHECK (
+        narrative_coherence_rating IS NULL OR narrative_coherence_rating BETWEEN 1 AND 5),
+    CONSTRAINT brain_eval_question_score_confidence_distribution_shape CHECK (
+        jsonb_typeof(confidence_distribution) = 'object'
+        AND confidence_distribution ?& ARRAY['high_confidence_pct', 'multi_source_pct', 'inference_pct', 'speculation_pct']
+        AND jsonb_typeof(confidence_distribution -> 'high_confidence_pct') = 'number'
+        AND jsonb_typeof(confidence_distribution -> 'multi_source_pct') = 'number'
+        AND jsonb_typeof(confidence_distribution -> 'inference_pct') = 'number'
+        AND jsonb_typeof(confidence_distribution -> 'speculation_pct') = 'number'
+        AND (confidence_distribution ->> 'high_confidence_pct')::numeric BETWEEN 0 AND 100
+        AND (confidence_distribution ->> 'multi_source_pct')::numeric BETWEEN 0 AND 100
+        AND (confidence_distribution ->> 'inference_pct')::numeric BETWEEN 0 AND 100
+        AND (confidence_distribution ->> 'speculation_pct')::numeric BETWEEN 0 AND 100)
+);
+
+-- Runs a legal hold keeps past the purge horizon; released holds stay as history.
+CREATE TABLE legal_hold (
+    hold_id     bigint      GENERATED ALWAYS AS IDENTITY,
+    eval_run_id uuid        NOT NULL,
+    reason      text        NOT NULL,
+    placed_at   timestamptz NOT NULL DEFAULT now(),
+    released_at timestamptz,
+    CONSTRAINT legal_hold_pkey PRIMARY KEY (hold_id),
+    CONSTRAINT legal_hold_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id)
+);
+
+-- =============================================================================================
+-- takes-quality (seed 000): the corpus of takes, runs with their receipts, judge verdicts
+-- =============================================================================================
+-- The corpus: one row per take (a claim someone holds, with a kind, a weight and a source).
+-- take_sha is the SHA-256 of the take's seven fields, so loading a file twice adds nothing.
+CREATE TABLE take (
+    take_id   bigint      GENERATED ALWAYS AS IDENTITY,
+    take_sha  char(64)    NOT NULL,
+    slug      text        NOT NULL,
+    kind      text        NOT NULL,
+    holder    text        NOT NULL,
+    weight    numeric     NOT NULL,
+    since     text        NOT NULL,
+    source    text        NOT NULL,
+    claim     text        NOT NULL,
+    loaded_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT take_pkey PRIMARY KEY (take_id),
+    CONSTRAINT take_sha_key UNIQUE (take_sha),
+    CONSTRAINT take_sha_is_sha256 CHECK (take_sha ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT take_slug_format CHECK (slug ~ '^[^\s]+$'),
+    CONSTRAINT take_kind_format CHECK (kind ~ '^[a-z][a-z0-9_-]*$'),
+    CONSTRAINT take_holder_not_blank CHECK (btrim(holder) <> ''),
+    CONSTRAINT take_weight_range CHECK (weight BETWEEN 0 AND 1),
+    CONSTRAINT take_since_format CHECK (since ~ '^\d{4}(-\d{2}(-\d{2})?)?$'),
+    CONSTRAINT take_source_not_blank CHECK (btrim(source) <> ''),
+    CONSTRAINT take_claim_not_blank CHECK (btrim(claim) <> '')
+);
+
+-- One row per takes-quality run. The four fingerprints identify an eval: a second identical run
+-- is INSERT ... ON CONFLICT DO NOTHING. A run without completed_at was stopped halfway; at
+-- completion the database computes the verdict and writes the whole receipt (receipt_json).
+CREATE TABLE eval_takes_quality_runs (
+    id            bigint       GENERATED ALWAYS AS IDENTITY,
+    started_at    timestamptz  NOT NULL DEFAULT now(),
+    completed_at  timestamptz,
+    rubric_id     bigint       NOT NULL,
+    target_id     varchar(16),
+    corpus_source text         NOT NULL,
+    corpus_path   text,
+    slug_prefix   text,
+    sample_limit  integer      NOT NULL,
+    seed          bigint       NOT NULL,
+    n_takes       integer      NOT NULL,
+    corpus_sha8   char(8)      NOT NULL,
+    prompt_sha8   char(8)      NOT NULL,
+    models_sha8   char(8)      NOT NULL,
+    rubric_sha8   char(8)      NOT NULL,
+    models        text[]       NOT NULL,
+    cycles_run    integer,
+    verdict       text,
+    overall_score numeric,
+    cost_usd      numeric,
+    receipt_json  jsonb,
+    created_at    timestamptz  NOT NULL DEFAULT now(),
+    CONSTRAINT eval_takes_quality_runs_pkey PRIMARY KEY (id),
+    CONSTRAINT eval_takes_quality_runs_shas_key UNIQUE (corpus_sha8, prompt_sha8, models_sha8, rubric_sha8),
+    CONSTRAINT eval_takes_quality_runs_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
+    CONSTRAINT eval_takes_quality_runs_target_fkey FOREIGN KEY (target_id) REFERENCES target (target_id),
+    CONSTRAINT eval_takes_quality_runs_source_known CHECK (corpus_source IN ('db', 'fs')),
+    CONSTRAINT eval_takes_quality_runs_path_iff_fs CHECK ((corpus_path IS NOT NULL) = (corpus_source = 'fs')),
+    CONSTRAINT eval_takes_quality_runs_sample_positive CHECK (sample_limit > 0 AND n_takes > 0 AND n_takes <= sample_limit),
+    CONSTRAINT eval_takes_quality_runs_shas_are_hex CHECK (
+        corpus_sha8 ~ '^[0-9a-f]{8}$' AND prompt_sha8 ~ '^[0-9a-f]{8}$'
+        AND models_sha8 ~ '^[0-9a-f]{8}$' AND rubric_sha8 ~ '^[0-9a-f]{8}$'),
+    CONSTRAINT eval_takes_quality_runs_verdict_known CHECK (verdict IN ('pass', 'fail', 'inconclusive')),
+    CONSTRAINT eval_takes_quality_runs_completed_after_start CHECK (completed_at IS NULL OR completed_at >= started_at),
+    -- What the database computes at completion is absent while the run is open, present after.
+    CONSTRAINT eval_takes_quality_runs_computed_iff_complete CHECK (
+        (completed_at IS NULL AND cycles_run IS NULL AND verdict IS NULL AND overall_score IS NULL
+         AND cost_usd IS NULL AND receipt_json IS NULL)
+        OR
+        (completed_at IS NOT NULL AND cycles_run IS NOT NULL AND verdict IS NOT NULL
+         AND cost_usd IS NOT NULL AND receipt_json IS NOT NULL))
+);
+
+-- One row per judge verdict: a model's reply (or failure) for one cycle of a run. The runner
+-- inserts it as it arrives; the database decides whether it contributes and why not.
+CREATE TABLE eval_takes_quality_judge_verdicts (
+    verdict_id    bigint       GENERATED ALWAYS AS IDENTITY,
+    run_id        bigint       NOT NULL,
+    cycle         integer      NOT NULL,
+    model         text         NOT NULL,
+    family        text         NOT NULL,
+    same_family   boolean      NOT NULL,
+    recorded      boolean      NOT NULL,
+    structured    boolean      NOT NULL DEFAULT false,
+    response_json jsonb,
+    raw_excerpt   text,
+    scores        jsonb,
+    feedback      text,
+    improvements  jsonb,
+    contributes   boolean      NOT NULL,
+    error_kind    text,
+    error_message text,
+    input_tokens  integer      NOT NULL DEFAULT 0,
+    output_tokens integer      NOT NULL DEFAULT 0,
+    cost_usd      numeric(14,8) NOT NULL DEFAULT 0,
+    latency_ms    integer      NOT NULL DEFAULT 0,
+    attempts      integer      NOT NULL DEFAULT 0,
+    created_at    timestamptz  NOT NULL DEFAULT now(),
+    CONSTRAINT eval_takes_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
+    CONSTRAINT eval_takes_quality_judge_verdicts_once UNIQUE (run_id, cycle, model),
+    CONSTRAINT eval_takes_quality_judge_verdicts_run_fkey FOREIGN KEY (run_id) REFERENCES eval_takes_quality_runs (id),
+    CONSTRAINT eval_takes_quality_judge_verdicts_cycle_positive CHECK (cycle >= 1),
+    CONSTRAINT eval_takes_quality_judge_verdicts_error_kind_known CHECK (error_kind IN (
+        'provider_error', 'budget_exhausted', 'parse_failed', 'incomplete_scores', 'out_of_scale')),
+    CONSTRAINT eval_takes_quality_judge_verdicts_contributes_iff_no_error CHECK (
+        contributes = (error_kind IS NULL) AND contributes = (scores IS NOT NULL)),
+    CONSTRAINT eval_takes_quality_judge_verdicts_counts_not_negative CHECK (
+        input_tokens >= 0 AND output_tokens >= 0 AND cost_usd >= 0 AND latency_ms >= 0 AND attempts >= 0)
+);
+
+-- =============================================================================================
+-- Eval capture (seed 001): captured queries (monthly partitions), their keys, capture failures
+-- =============================================================================================
+-- capture_distinct_v1 is called by eval_candidates' CHECK constraints, so it comes first.
+\ir ../suites/capture/sql/capture_distinct_v1.sql
+-- One captured query or search call (seed 001, row schema v1), partitioned by month of created_at.
+CREATE TABLE eval_candidates (
+    id                  bigint           GENERATED ALWAYS AS IDENTITY,
+    tool_name           text             NOT NULL,
+    query               text             NOT NULL,
+    retrieved_slugs     text[]           NOT NULL DEFAULT '{}',
+    retrieved_chunk_ids bigint[]         NOT NULL DEFAULT '{}',
+    source_ids          text[]           NOT NULL DEFAULT '{}',
+    expand_enabled      boolean,
+    detail              text,
+    detail_resolved     text,
+    vector_enabled      boolean          NOT NULL,
+    expansion_applied   boolean          NOT NULL,
+    latency_ms          double precision NOT NULL,
+    remote              boolean          NOT NULL,
+    job_id              bigint,
+    subagent_id         bigint,
+    -- Stamped after the INSERT statement took the capture window lock (capture_window_lock_v1).
+    created_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+    -- Client-generated, unique through eval_candidate_keys; never exported.
+    capture_key         uuid             NOT NULL,
+    CONSTRAINT eval_candidates_pkey PRIMARY KEY (created_at, id),
+    CONSTRAINT eval_candidates_tool_name_known CHECK (tool_name IN ('query', 'search')),
+    CONSTRAINT eval_candidates_query_max_50kb CHECK (octet_length(query) <= 51200),
+    CONSTRAINT eval_candidates_detail_known CHECK (detail IN ('low', 'medium', 'high')),
+    CONSTRAINT eval_candidates_detail_resolved_known CHECK (detail_resolved IN ('low', 'medium', 'high')),
+    CONSTRAINT eval_candidates_expand_only_for_query CHECK (tool_name = 'query' OR expand_enabled IS NULL),
+    CONSTRAINT eval_candidates_slugs_distinct CHECK (
+        array_position(retrieved_slugs, NULL) IS NULL
+        AND cardinality(retrieved_slugs) = cardinality(evalledger.capture_distinct_v1(retrieved_slugs))),
+    CONSTRAINT eval_candidates_chunk_ids_not_null CHECK (array_position(retrieved_chunk_ids, NULL) IS NULL),
+    CONSTRAINT eval_candidates_source_ids_distinct CHECK (
+        array_position(source_ids, NULL) IS NULL
+        AND cardinality(source_ids) = cardinality(evalledger.capture_distinct_v1(source_ids))),
+    CONSTRAINT eval_candidates_arrays_one_dimensional CHECK (
+        coalesce(array_ndims(retrieved_slugs), 1) = 1 AND coalesce(array_ndims(retrieved_chunk_ids), 1) = 1
+        AND coalesce(array_ndims(source_ids), 1) = 1),
+    CONSTRAINT eval_candidates_latency_finite CHECK (latency_ms >= 0 AND latency_ms < 'Infinity'::double precision),
+    CONSTRAINT eval_candidates_ids_not_negative CHECK (
+        (job_id IS NULL OR job_id >= 0) AND (subagent_id IS NULL OR subagent_id >= 0))
+) PARTITION BY RANGE (created_at);
+
+-- Every capture_key ever written (with its row's created_at, for the purge): the UNIQUE key that
+-- eval_candidates, being partitioned by time, cannot carry itself.
+CREATE TABLE eval_candidate_keys (
+    capture_key uuid        NOT NULL,
+    created_at  timestamptz NOT NULL,
+    CONSTRAINT eval_candidate_keys_pkey PRIMARY KEY (capture_key)
+);
+
+-- Why a capture did not reach eval_candidates (seed 001's companion audit table; read by doctor).
+CREATE TABLE eval_capture_failures (
+    failure_id  bigint      GENERATED ALWAYS AS IDENTITY,
+    failure_key uuid        NOT NULL,
+    reason      text        NOT NULL,
+    occurred_at timestamptz NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    tool_name   text,
+    sqlstate    text,
+    detail      text,
+    capture_key uuid,
+    CONSTRAINT eval_capture_failures_pkey PRIMARY KEY (failure_id),
+    CONSTRAINT eval_capture_failures_failure_key_key UNIQUE (failure_key),
+    CONSTRAINT eval_capture_failures_reason_known CHECK (
+        reason IN ('db_down', 'rls_reject', 'check_violation', 'scrubber_exception', 'other')),
+    CONSTRAINT eval_capture_failures_tool_name_known CHECK (tool_name IN ('query', 'search')),
+    CONSTRAINT eval_capture_failures_sqlstate_format CHECK (sqlstate ~ '^[0-9A-Z]{5}$'),
+    CONSTRAINT eval_capture_failures_detail_short CHECK (char_length(detail) <= 500)
+);
+
+-- =============================================================================================
+-- Indexes
+-- =============================================================================================
+-- =============================================================================================
+-- Indexes (seed 002's six)
+-- =============================================================================================
+CREATE INDEX brain_eval_log_brain_started_idx ON brain_eval_log (brain_under_test, started_at DESC);
+CREATE INDEX brain_eval_log_decision_started_idx ON brain_eval_log (decision, started_at DESC);
+CREATE INDEX brain_eval_log_system_prompt_hash_idx ON brain_eval_log (system_prompt_hash);
+CREATE INDEX brain_eval_question_score_question_created_idx ON brain_eval_question_score (question_id, created_at DESC);
+CREATE INDEX brain_eval_question_score_run_idx ON brain_eval_question_score (eval_run_id);
+CREATE INDEX brain_eval_question_score_stale_fixture_idx ON brain_eval_question_score (uses_stale_fixture, staleness_correctly_recognized);
+-- Foreign keys that the seed does not index but joins and the purge walk.
+CREATE INDEX brain_analysis_log_prompt_hash_idx ON brain_analysis_log (system_prompt_hash);
+CREATE INDEX brain_eval_question_score_analysis_idx ON brain_eval_question_score (brain_analysis_id);
+-- The prompt comparison looks up each brain's latest production analysis: without this index
+-- that is a scan of the whole (production-sized) analysis log.
+CREATE INDEX brain_analysis_log_brain_produced_idx ON brain_analysis_log (brain, produced_at DESC);
+-- --slug-prefix filters the corpus by LIKE 'prefix%'.
+CREATE INDEX take_slug_prefix_idx ON take (slug text_pattern_ops);
+-- trend reads completed runs newest first.
+CREATE INDEX eval_takes_quality_runs_started_idx ON eval_takes_quality_runs (started_at DESC);
+-- The export order, newest first (seed 001: created_at DESC, id DESC).
+CREATE INDEX eval_candidates_export_idx ON eval_candidates (created_at DESC, id DESC);
+-- Export with --tool.
+CREATE INDEX eval_candidates_tool_export_idx ON eval_candidates (tool_name, created_at DESC, id DESC);
+-- The purge walks keys by age.
+CREATE INDEX eval_candidate_keys_created_idx ON eval_candidate_keys (created_at);
+-- doctor counts the last 24 hours by reason.
+CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurred_at DESC, reason);
+
+-- =============================================================================================
+-- Functions shared by every suite: append-only, completion-once, retention windows
+-- =============================================================================================
+\ir ../core/sql/changed_columns_v1.sql
+\ir ../core/sql/require_read_committed_v1.sql
+\ir ../core/sql/refuse_supplied_v1.sql
+\ir ../core/sql/purge_horizon_v1.sql
+\ir ../core/sql/hot_tier_v1.sql
+\ir ../core/sql/purgeable_v1.sql
+\ir ../core/sql/refuse_change_v1.sql
+\ir ../core/sql/complete_once_v1.sql
+\ir ../core/sql/rubric_fingerprint_v1.sql
+\ir ../core/sql/reviewer_id_of_v1.sql
+
+-- =============================================================================================
+-- brain-eval: admission, reviewer independence, question rows, the decision
+-- =============================================================================================
+\ir ../suites/brain_eval/sql/prompt_tuner_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_log_admit_v1.sql
+\ir ../suites/brain_eval/sql/confidence_in_band_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_scores_v1.sql
+\ir ../suites/brain_eval/sql/criterion_met_v1.sql
+\ir ../suites/brain_eval/sql/criterion_miss_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_decide_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_log_decide_v1.sql
+\ir ../suites/brain_eval/sql/lock_run_v1.sql
+\ir ../suites/brain_eval/sql/question_passes_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_question_score_write_v1.sql
+
+-- =============================================================================================
+-- brain-eval dashboards and audit views v1 (seed 002's six panels)
+-- =============================================================================================
+-- Each panel is a view over a SECURITY INVOKER SQL function (<panel>_rows_v1): a function called
+-- from a view runs as the querying role, so RevOps (hot tier) and auditors (everything) each read
+-- through their own row-level security on PostgreSQL 14 too, which has no security_invoker; the
+-- functions are plain STABLE SQL, so the planner inlines them and filters push down. Without a SET
+-- search_path their bodies name everything schema-qualified. Only completed runs count. Where the
+-- server has it (15+), the views also get security_invoker = true (belt and braces).
+\ir ../suites/brain_eval/sql/brain_quarterly_trend_v1.sql
+\ir ../suites/brain_eval/sql/most_failing_questions_v1.sql
+\ir ../suites/brain_eval/sql/stale_fixture_pass_rate_v1.sql
+\ir ../suites/brain_eval/sql/reviewer_calibration_v1.sql
+\ir ../suites/brain_eval/sql/cost_per_run_v1.sql
+\ir ../suites/brain_eval/sql/prompt_drift_v1.sql
+DO $invoker$
+DECLARE
+    v text;
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        FOREACH v IN ARRAY ARRAY['brain_quarterly_trend_v1', 'most_failing_questions_v1',
+                                 'stale_fixture_pass_rate_v1', 'reviewer_calibration_v1',
+                                 'cost_per_run_v1', 'prompt_drift_v1'] LOOP
+            EXECUTE format('ALTER VIEW evalledger.%I SET (security_invoker = true)', v);
+        END LOOP;
+    END IF;
+END
+$invoker$;
+
+-- =============================================================================================
+-- takes-quality: admission, verdicts, the cycle verdict, the receipt
+-- =============================================================================================
+\ir ../suites/takes_quality/sql/takes_quality_run_admit_v1.sql
+\ir ../suites/takes_quality/sql/takes_quality_verdict_admit_v1.sql
+\ir ../suites/takes_quality/sql/takes_quality_cycle_v1.sql
+\ir ../suites/takes_quality/sql/takes_quality_receipt_v1.sql
+\ir ../suites/takes_quality/sql/takes_quality_run_decide_v1.sql
+
+-- =============================================================================================
+-- Eval capture: the window lock, dedupe, append-only, partitions, the NDJSON export
+-- =============================================================================================
+\ir ../suites/capture/sql/capture_window_lock_v1.sql
+\ir ../suites/capture/sql/capture_dedupe_v1.sql
+\ir ../suites/capture/sql/capture_refuse_change_v1.sql
+\ir ../suites/capture/sql/capture_partition_expired_v1.sql
+\ir ../suites/capture/sql/capture_ensure_partitions_v1.sql
+\ir ../suites/capture/sql/capture_export_bound_v1.sql
+\ir ../suites/capture/sql/eval_candidate_ndjson_v1.sql
+\ir ../suites/capture/sql/eval_candidates_export_v1.sql
+
+-- =============================================================================================
+-- Triggers
+-- =============================================================================================
+-- Trigger names carry their firing order (PostgreSQL fires them alphabetically).
+CREATE TRIGGER rubric_10_fingerprint BEFORE INSERT ON rubric
+    FOR EACH ROW EXECUTE FUNCTION rubric_fingerprint_v1();
+CREATE TRIGGER prompt_tuner_10_admit BEFORE INSERT ON prompt_tuner
+    FOR EACH ROW EXECUTE FUNCTION prompt_tuner_admit_v1();
+CREATE TRIGGER brain_eval_log_10_admit BEFORE INSERT ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_log_admit_v1();
+-- A changed computed column is refused as a value the caller may not supply.
+CREATE TRIGGER brain_eval_log_10_guard_update BEFORE UPDATE ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('run', 'eval_run_id',
+        '{aggregated_scores,hard_criteria_passed,soft_criteria_passed_count,decision,decision_rationale,token_cost_usd,reviewer_independence_verified}');
+CREATE TRIGGER brain_eval_log_20_decide BEFORE UPDATE ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_log_decide_v1();
+CREATE TRIGGER brain_eval_question_score_10_write BEFORE INSERT OR UPDATE ON brain_eval_question_score
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_question_score_write_v1();
+CREATE TRIGGER eval_takes_quality_runs_10_admit BEFORE INSERT ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_run_admit_v1();
+CREATE TRIGGER eval_takes_quality_runs_10_guard_update BEFORE UPDATE ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('takes-quality run', 'id');
+CREATE TRIGGER eval_takes_quality_runs_20_decide BEFORE UPDATE ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_run_decide_v1();
+CREATE TRIGGER eval_takes_quality_judge_verdicts_10_admit BEFORE INSERT ON eval_takes_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_verdict_admit_v1();
+-- Statement-level: the window lock before any row is stamped (COPY included).
+CREATE TRIGGER eval_candidates_05_window_lock BEFORE INSERT ON eval_candidates
+    FOR EACH STATEMENT EXECUTE FUNCTION capture_window_lock_v1();
+-- A capture_key written before makes the row a no-op (idempotent replay).
+CREATE TRIGGER eval_candidates_10_dedupe BEFORE INSERT ON eval_candidates
+    FOR EACH ROW EXECUTE FUNCTION capture_dedupe_v1();
+
+-- Append-only: every UPDATE a table does not explicitly allow (a run's completion), every DELETE
+-- inside the purge horizon, and every TRUNCATE are refused, for every role. Row triggers are
+-- cloned onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v1 gives each
+-- partition its own. The takes-quality tables are not in purgeable_v1's rule: never deleted.
+DO $append_only$
+DECLARE
+    spec text;
+    t text;
+BEGIN
+    FOREACH spec IN ARRAY ARRAY[
+        'target:UPDATE OR DELETE:refuse_change_v1', 'rubric:UPDATE OR DELETE:refuse_change_v1',
+        'reviewer:UPDATE OR DELETE:refuse_change_v1', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v1',
+        'brain_analysis_log:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_log:DELETE:refuse_change_v1',
+        'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:DELETE:refuse_change_v1',
+        'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
+        'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
+        'eval_candidates:UPDATE OR DELETE:capture_refuse_change_v1',
+        'eval_candidate_keys:UPDATE OR DELETE:capture_refuse_change_v1',
+        'eval_capture_failures:UPDATE OR DELETE:capture_refuse_change_v1'] LOOP
+        t := split_part(spec, ':', 1);
+        EXECUTE format('CREATE TRIGGER %I BEFORE %s ON evalledger.%I FOR EACH ROW EXECUTE FUNCTION evalledger.%I()',
+                       t || '_00_append_only', split_part(spec, ':', 2), t, split_part(spec, ':', 3));
+        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON evalledger.%I FOR EACH STATEMENT EXECUTE FUNCTION evalledger.%I()',
+                       t || '_00_no_truncate', t, split_part(spec, ':', 3));
+    END LOOP;
+END
+$append_only$;
+
+-- =============================================================================================
+-- Row-level security, ENABLE ALWAYS, policies and privileges
+-- =============================================================================================
+-- Every table: row-level security enabled and FORCEd (the owner is held to the policies too, and
+-- sees everything through its own), and every trigger ENABLE ALWAYS (with session_replication_role
+-- = replica an ordinary trigger is skipped).
+DO $rls$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN SELECT c.relname FROM pg_class c
+              WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') LOOP
+        EXECUTE format('ALTER TABLE evalledger.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t.relname);
+        EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_owner USING (true) WITH CHECK (true)',
+                       t.relname || '_owner_all', t.relname);
+    END LOOP;
+    FOR t IN SELECT c.relname, tg.tgname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
+              WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT tg.tgisinternal LOOP
+        EXECUTE format('ALTER TABLE evalledger.%I ENABLE ALWAYS TRIGGER %I', t.relname, t.tgname);
+    END LOOP;
+END
+$rls$;
+
+-- Reference data every reading role needs.
+CREATE POLICY target_read ON target FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+CREATE POLICY rubric_read ON rubric FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+GRANT SELECT ON target, rubric TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- The runner writes runs, question rows and analyses, reads them back, and completes runs.
+CREATE POLICY brain_eval_log_runner ON brain_eval_log TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY brain_eval_question_score_runner ON brain_eval_question_score TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY brain_analysis_log_runner ON brain_analysis_log TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY reviewer_runner ON reviewer FOR SELECT TO evalledger_runner USING (true);
+GRANT SELECT, INSERT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_runner;
+GRANT UPDATE (completed_at) ON brain_eval_log TO evalledger_runner;
+GRANT SELECT ON reviewer TO evalledger_runner;
+
+-- A reviewer sees its own runs, their question rows and the analyses behind them, and scores
+-- the reviewer-scored fields of those question rows.
+CREATE POLICY brain_eval_log_reviewer ON brain_eval_log FOR SELECT TO evalledger_reviewer
+    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+CREATE POLICY brain_eval_question_score_reviewer ON brain_eval_question_score TO evalledger_reviewer
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id))
+    WITH CHECK (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id));
+CREATE POLICY brain_analysis_log_reviewer ON brain_analysis_log FOR SELECT TO evalledger_reviewer
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q WHERE q.brain_analysis_id = brain_analysis_log.analysis_id));
+CREATE POLICY reviewer_self ON reviewer FOR SELECT TO evalledger_reviewer USING (role_name = current_user);
+GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log, reviewer TO evalledger_reviewer;
+GRANT UPDATE (hallucinations_detected, total_claims, diagnosis_accuracy_score, narrative_coherence_rating, reviewer_comments)
+    ON brain_eval_question_score TO evalledger_reviewer;
+
+-- RevOps reads the hot tier (hot_tier_v1); auditors read everything the ledger retains.
+CREATE POLICY brain_eval_log_revops ON brain_eval_log FOR SELECT TO evalledger_revops
+    USING (started_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_question_score_revops ON brain_eval_question_score FOR SELECT TO evalledger_revops
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id));
+CREATE POLICY brain_analysis_log_revops ON brain_analysis_log FOR SELECT TO evalledger_revops
+    USING (produced_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_log_auditor ON brain_eval_log FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_eval_question_score_auditor ON brain_eval_question_score FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_analysis_log_auditor ON brain_analysis_log FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY legal_hold_auditor ON legal_hold FOR SELECT TO evalledger_auditor USING (true);
+GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_revops, evalledger_auditor;
+GRANT SELECT ON legal_hold TO evalledger_auditor;
+
+-- Readers. RevOps (hot tier) and auditors (everything) read the dashboards; each sees what its
+-- own policies let it see. Reviewers and the runner already read the tables they need, and a
+-- dashboard adds nothing for them but a cross-run aggregate of their own rows, so they get no
+-- grant; brain agents and production users get nothing.
+REVOKE ALL ON brain_quarterly_trend_v1, most_failing_questions_v1, stale_fixture_pass_rate_v1,
+    reviewer_calibration_v1, cost_per_run_v1, prompt_drift_v1 FROM PUBLIC;
+GRANT SELECT ON brain_quarterly_trend_v1, most_failing_questions_v1, stale_fixture_pass_rate_v1,
+    reviewer_calibration_v1, cost_per_run_v1, prompt_drift_v1
+    TO evalledger_revops, evalledger_auditor;
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION brain_quarterly_trend_rows_v1(), most_failing_questions_rows_v1(),
+    stale_fixture_pass_rate_rows_v1(), reviewer_calibration_rows_v1(), cost_per_run_rows_v1(),
+    prompt_drift_rows_v1() TO evalledger_revops, evalledger_auditor;
+
+-- The runner loads the corpus, starts runs, records verdicts, completes runs, and reads them
+-- back; it writes only the columns it observes (the rest are the database's).
+CREATE POLICY take_runner ON take TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY eval_takes_quality_runs_runner ON eval_takes_quality_runs TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY eval_takes_quality_judge_verdicts_runner ON eval_takes_quality_judge_verdicts TO evalledger_runner
+    USING (true) WITH CHECK (true);
+GRANT SELECT ON take, eval_takes_quality_runs, eval_takes_quality_judge_verdicts TO evalledger_runner;
+GRANT INSERT (take_sha, slug, kind, holder, weight, since, source, claim) ON take TO evalledger_runner;
+GRANT INSERT (started_at, rubric_id, target_id, corpus_source, corpus_path, slug_prefix, sample_limit, seed,
+              n_takes, corpus_sha8, prompt_sha8, models) ON eval_takes_quality_runs TO evalledger_runner;
+GRANT UPDATE (completed_at) ON eval_takes_quality_runs TO evalledger_runner;
+GRANT INSERT (run_id, cycle, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+              input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+    ON eval_takes_quality_judge_verdicts TO evalledger_runner;
+
+-- RevOps reads the hot tier; auditors read everything. Agents: nothing.
+CREATE POLICY take_revops ON take FOR SELECT TO evalledger_revops USING (loaded_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY eval_takes_quality_runs_revops ON eval_takes_quality_runs FOR SELECT TO evalledger_revops
+    USING (started_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY eval_takes_quality_judge_verdicts_revops ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_revops
+    USING (EXISTS (SELECT 1 FROM evalledger.eval_takes_quality_runs r WHERE r.id = eval_takes_quality_judge_verdicts.run_id));
+CREATE POLICY take_auditor ON take FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY eval_takes_quality_runs_auditor ON eval_takes_quality_runs FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY eval_takes_quality_judge_verdicts_auditor ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_auditor
+    USING (true);
+GRANT SELECT ON take, eval_takes_quality_runs, eval_takes_quality_judge_verdicts TO evalledger_revops, evalledger_auditor;
+
+-- The runner captures (INSERT of the input columns only: id and created_at are the database's)
+-- and exports; it records failures. Nobody but the owner touches eval_candidate_keys.
+CREATE POLICY eval_candidates_runner_read ON eval_candidates FOR SELECT TO evalledger_runner USING (true);
+CREATE POLICY eval_candidates_runner_insert ON eval_candidates FOR INSERT TO evalledger_runner WITH CHECK (true);
+CREATE POLICY eval_capture_failures_runner_read ON eval_capture_failures FOR SELECT TO evalledger_runner USING (true);
+CREATE POLICY eval_capture_failures_runner_insert ON eval_capture_failures FOR INSERT TO evalledger_runner WITH CHECK (true);
+GRANT SELECT ON eval_candidates, eval_capture_failures TO evalledger_runner;
+GRANT INSERT (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids, expand_enabled, detail,
+              detail_resolved, vector_enabled, expansion_applied, latency_ms, remote, job_id, subagent_id,
+              capture_key) ON eval_candidates TO evalledger_runner;
+GRANT INSERT (failure_key, reason, occurred_at, tool_name, sqlstate, detail, capture_key)
+    ON eval_capture_failures TO evalledger_runner;
+
+-- RevOps reads the hot tier; auditors read everything retained. Agents: nothing.
+CREATE POLICY eval_candidates_revops ON eval_candidates FOR SELECT TO evalledger_revops
+    USING (created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY eval_capture_failures_revops ON eval_capture_failures FOR SELECT TO evalledger_revops
+    USING (recorded_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY eval_candidates_auditor ON eval_candidates FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY eval_capture_failures_auditor ON eval_capture_failures FOR SELECT TO evalledger_auditor USING (true);
+GRANT SELECT ON eval_candidates, eval_capture_failures TO evalledger_revops, evalledger_auditor;
+
+-- Functions: nothing is PUBLIC. Roles get what their policies and triggers call on their behalf,
+-- and what they call themselves: the runner a takes-quality cycle's verdict (the early stop) and
+-- receipt, the capture partitions ahead, and the export with the readers.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_passes_v1(brain_eval_question_score, jsonb, text),
+    refuse_supplied_v1(text, jsonb), changed_columns_v1(jsonb, jsonb, text[])
+    TO evalledger_runner, evalledger_reviewer;
+GRANT EXECUTE ON FUNCTION reviewer_id_of_v1(name) TO evalledger_reviewer;
+GRANT EXECUTE ON FUNCTION hot_tier_v1() TO evalledger_revops;
+GRANT EXECUTE ON FUNCTION takes_quality_cycle_v1(bigint, integer), takes_quality_receipt_v1(bigint)
+    TO evalledger_runner;
+GRANT EXECUTE ON FUNCTION capture_ensure_partitions_v1(integer) TO evalledger_runner;
+GRANT EXECUTE ON FUNCTION capture_export_bound_v1(), eval_candidate_ndjson_v1(eval_candidates),
+    eval_candidates_export_v1(timestamptz, timestamptz, text, bigint), capture_distinct_v1(text[])
+    TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- This month and the next three exist from the start; writers extend the range as they run.
+SELECT capture_ensure_partitions_v1(3);
+
+-- =============================================================================================
+-- Seed data: the brains of seed 002, the brain-eval v1 and takes-quality v1.0 rubrics
+-- =============================================================================================
+INSERT INTO target (target_id, kind, display_name, model_family) VALUES
+    ('AGT-901', 'brain', 'Pipeline brain (diagnosis)', 'anthropic'),
+    ('AGT-902', 'brain', 'Action brain (diagnosis and proposed levers)', 'anthropic');
+
+-- Soft thresholds are not in seed 002; these defaults are documented in docs/rubrics.md.
+INSERT INTO rubric (suite, version, definition) VALUES ('brain-eval', 'v1', $rubric$
+{
+  "suite": "brain-eval",
+  "version": "v1",
+  "dimensions": [
+    {"key": "citation_rate", "label": "citation rate", "scored_by": "automatic", "aggregate": "mean of question citation_rate", "unit": "rate"},
+    {"key": "hallucination_rate", "label": "hallucination rate", "scored_by": "reviewer", "aggregate": "sum(hallucinations_detected) / sum(total_claims)", "unit": "rate"},
+    {"key": "staleness_recognition_rate", "label": "staleness recognition", "scored_by": "automatic", "aggregate": "recognised / stale-fixture questions", "unit": "rate"},
+    {"key": "diagnosis_accuracy_mean", "label": "diagnosis accuracy", "scored_by": "reviewer", "aggregate": "mean of scored questions", "unit": "score"},
+    {"key": "lever_mapping_correctness", "label": "lever mapping", "scored_by": "automatic", "aggregate": "questions with 0 violations / questions scored", "unit": "rate"},
+    {"key": "confidence_calibration_in_band", "label": "confidence calibration", "scored_by": "automatic", "aggregate": "questions whose confidence distribution is in band", "unit": "rate"},
+    {"key": "narrative_coherence_mean", "label": "narrative coherence", "scored_by": "reviewer", "aggregate": "mean rating 1-5", "unit": "score"}
+  ],
+  "hard_criteria": [
+    {"key": "hallucination_rate", "label": "hallucination rate", "op": "<=", "threshold": 0.02, "unit": "rate"},
+    {"key": "staleness_recognition_rate", "label": "staleness recognition", "op": ">=", "threshold": 1.0, "unit": "rate"},
+    {"key": "lever_mapping_correctness", "label": "lever mapping", "op": ">=", "threshold": 1.0, "unit": "rate", "applies_to": ["AGT-902"]}
+  ],
+  "soft_criteria": [
+    {"key": "citation_rate", "label": "citation rate", "op": ">=", "threshold": 0.95, "unit": "rate"},
+    {"key": "diagnosis_accuracy_mean", "label": "diagnosis accuracy", "op": ">=", "threshold": 0.75, "unit": "score"},
+    {"key": "confidence_calibration_in_band", "label": "confidence calibration", "op": ">=", "threshold": 0.80, "unit": "rate", "target_label": "band"},
+    {"key": "narrative_coherence_mean", "label": "narrative coherence", "op": ">=", "threshold": 4.0, "unit": "score"}
+  ],
+  "confidence_band": {"high_confidence_pct": [40, 75], "speculation_pct_max": 10},
+  "question_pass": {
+    "max_hallucinations": 0,
+    "min_citation_rate": 0.90,
+    "min_diagnosis_accuracy": 0.5,
+    "min_narrative_coherence": 3,
+    "max_lever_violations": 0,
+    "lever_mapping_applies_to": ["AGT-902"]
+  },
+  "decision_ladder": [
+    {"min_soft_passed": 4, "decision": "pass"},
+    {"min_soft_passed": 3, "decision": "pass_with_notes"},
+    {"min_soft_passed": 2, "decision": "conditional"},
+    {"min_soft_passed": 0, "decision": "fail"}
+  ],
+  "hard_failure_decision": "fail"
+}
+$rubric$);
+
+-- Seed 000's rule as data: 5 dimensions scored 1-10 by each judge; pass when every dimension's
+-- mean is >= 7 and its minimum across contributing models >= 5; inconclusive when fewer than
+-- 2/3 of the panel contributed complete scores. The judge instructions are rendered into the
+-- prompt templates (suites/takes_quality/templates/).
+INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.0', $rubric$
+{
+  "suite": "takes-quality",
+  "version": "v1.0",
+  "scale": {"min": 1, "max": 10},
+  "dimensions": [
+    {"key": "accuracy", "label": "accuracy", "scored_by": "judge", "aggregate": "mean, min and max over contributing models",
+     "question": "Is each claim stated correctly and faithfully to what its source supports?"},
+    {"key": "attribution", "label": "attribution", "scored_by": "judge", "aggregate": "mean, min and max over contributing models",
+     "question": "Is each take attributed to the right holder, and is its source named and plausible?"},
+    {"key": "weight_calibration", "label": "weight calibration", "scored_by": "judge", "aggregate": "mean, min and max over contributing models",
+     "question": "Does each weight (0 to 1) match how firmly the holder holds the claim and how well it is supported?"},
+    {"key": "kind_classification", "label": "kind classification", "scored_by": "judge", "aggregate": "mean, min and max over contributing models",
+     "question": "Is each take's kind right (a fact is verifiable, a take is an opinion, a bet is a prediction, a hunch is a weak belief)?"},
+    {"key": "signal_density", "label": "signal density", "scored_by": "judge", "aggregate": "mean, min and max over contributing models",
+     "question": "Does each take carry a specific, non-trivial claim worth keeping, rather than filler or a duplicate?"}
+  ],
+  "pass_rule": {"every_dim_mean_at_least": 7, "every_dim_min_at_least": 5},
+  "quorum": {"min_contributing_fraction": [2, 3]},
+  "judge_instructions": "You are a strict, independent reviewer of a knowledge base's takes layer. A take is one claim someone holds, recorded with its kind, holder, weight (0 to 1), the date since when it is held, and its source. Judge the sample as a whole: score every dimension from the scale's minimum (very poor) to its maximum (excellent), using whole numbers. Be critical: reserve 9 and 10 for samples with no visible problems. Name concrete improvements to the extraction that produced these takes.",
+  "max_improvements": 5
+}
+$rubric$);
+
+RESET ROLE;
+
+-- =============================================================================================
+-- The capture purge: the user who migrates owns it, so the owner role can neither purge nor fake one
+-- =============================================================================================
+-- capture_purge_marker: the transaction id of a running capture_purge_v1() (deleted before it
+-- returns; xids are never reused); written by that function alone.
+CREATE TABLE evalledger.capture_purge_marker (
+    txid bigint NOT NULL,
+    CONSTRAINT capture_purge_marker_pkey PRIMARY KEY (txid)
+);
+REVOKE ALL ON evalledger.capture_purge_marker FROM PUBLIC;
+-- Privileges keep everyone but this table's owner out; the policy lets that owner through FORCE.
+CREATE POLICY capture_purge_marker_table_owner ON evalledger.capture_purge_marker
+    USING (true) WITH CHECK (true);
+ALTER TABLE evalledger.capture_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+\ir ../suites/capture/sql/capture_purging_v1.sql
+\ir ../suites/capture/sql/capture_purge_v1.sql
+REVOKE EXECUTE ON FUNCTION evalledger.capture_purge_v1(), evalledger.capture_purging_v1() FROM PUBLIC;
+-- The append-only guard (run as evalledger_owner) and the drop guard (run as whoever drops) ask.
+GRANT EXECUTE ON FUNCTION evalledger.capture_purging_v1() TO evalledger_owner;
+
+-- =============================================================================================
+-- Guards the owner role cannot lift: event triggers, and code owned by the installer
+-- =============================================================================================
+-- The event-trigger functions live in a schema of their own, owned by the user who migrates.
+CREATE SCHEMA evalledger_guard;
+REVOKE ALL ON SCHEMA evalledger_guard FROM PUBLIC;
+COMMENT ON SCHEMA evalledger_guard IS 'evalledger: event-trigger functions, out of evalledger_owner''s reach';
+\ir ../core/sql/ddl_guard_v1.sql
+\ir ../core/sql/drop_guard_v1.sql
+\ir ../core/sql/adopt_code_v1.sql
+REVOKE EXECUTE ON FUNCTION evalledger_guard.ddl_guard_v1(), evalledger_guard.drop_guard_v1(),
+    evalledger_guard.adopt_code_v1() FROM PUBLIC;
+
+-- Where the migrating user is a superuser, every function of schema evalledger becomes its own,
+-- so evalledger_owner can never CREATE OR REPLACE a guard or decision function, and the event
+-- triggers are installed (adopt_code_v1 keeps later migrations' functions the installer's too).
+-- Elsewhere (managed servers) there are no event triggers, and a migrating user who is a member
+-- of evalledger_owner could lift any guard anyway: `evalledger doctor` says so.
+DO $install$
+DECLARE
+    f regprocedure;
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE NOTICE 'evalledger: not a superuser: guard event triggers not installed';
+        RETURN;
+    END IF;
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace = 'evalledger'::regnamespace LOOP
+        EXECUTE format('ALTER FUNCTION %s OWNER TO %I', f, current_user);
+    END LOOP;
+    -- The owner role may still run what the writing roles run (its writes pass the same
+    -- triggers), and nothing more: the capture purge stays the installer's alone.
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+              WHERE p.pronamespace = 'evalledger'::regnamespace
+                AND (has_function_privilege('evalledger_runner', p.oid, 'EXECUTE')
+                     OR has_function_privilege('evalledger_reviewer', p.oid, 'EXECUTE')) LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO evalledger_owner', f);
+    END LOOP;
+    -- A later migration acting as the owner role attaches the shared guards to its new tables
+    -- (creating a trigger takes EXECUTE on its function); attaching a guard lifts none.
+    GRANT EXECUTE ON FUNCTION evalledger.refuse_change_v1(), evalledger.complete_once_v1() TO evalledger_owner;
+
+    CREATE EVENT TRIGGER evalledger_ddl_guard_v1 ON ddl_command_end
+        WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER') EXECUTE FUNCTION evalledger_guard.ddl_guard_v1();
+    CREATE EVENT TRIGGER evalledger_drop_guard_v1 ON sql_drop
+        EXECUTE FUNCTION evalledger_guard.drop_guard_v1();
+    CREATE EVENT TRIGGER evalledger_adopt_code_v1 ON ddl_command_end
+        WHEN TAG IN ('CREATE FUNCTION') EXECUTE FUNCTION evalledger_guard.adopt_code_v1();
+    ALTER EVENT TRIGGER evalledger_ddl_guard_v1 ENABLE ALWAYS;
+    ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
+    ALTER EVENT TRIGGER evalledger_adopt_code_v1 ENABLE ALWAYS;
+END
+$install$;

@@ -1,0 +1,96 @@
+-- takes_quality_cycle_v1: one cycle of a takes-quality run, aggregated from its verdict rows
+-- under the run's rubric: per dimension the mean (2 decimals), min, max, the contributing
+-- scores in panel order and per model; the overall score (mean of the dimension means); the
+-- verdict: inconclusive when fewer than the rubric's quorum of the panel contributed, pass when
+-- every dimension mean and every dimension minimum meet the rubric's thresholds, else fail;
+-- and a message that says why.
+CREATE FUNCTION evalledger.takes_quality_cycle_v1(p_run_id bigint, p_cycle integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+DECLARE
+    run eval_takes_quality_runs;
+    policy jsonb;
+    panel int;
+    answered int;
+    contributed int;
+    need_num int;
+    need_den int;
+    min_mean numeric;
+    min_min numeric;
+    dims jsonb;
+    overall numeric;
+    misses text[];
+    verdict text;
+    message text;
+    improvements jsonb;
+BEGIN
+    SELECT * INTO run FROM eval_takes_quality_runs r WHERE r.id = p_run_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'evalledger: no takes-quality run %', p_run_id USING ERRCODE = 'no_data_found';
+    END IF;
+    SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = run.rubric_id;
+    panel := cardinality(run.models);
+    need_num := (policy -> 'quorum' -> 'min_contributing_fraction' ->> 0)::int;
+    need_den := (policy -> 'quorum' -> 'min_contributing_fraction' ->> 1)::int;
+    min_mean := (policy -> 'pass_rule' ->> 'every_dim_mean_at_least')::numeric;
+    min_min := (policy -> 'pass_rule' ->> 'every_dim_min_at_least')::numeric;
+
+    SELECT count(*), count(*) FILTER (WHERE v.contributes) INTO answered, contributed
+      FROM eval_takes_quality_judge_verdicts v WHERE v.run_id = p_run_id AND v.cycle = p_cycle;
+
+    WITH dim AS (
+        SELECT d ->> 'key' AS key, n FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n)
+    ), contrib AS (
+        SELECT v.model, array_position(run.models, v.model) AS pos, v.scores
+          FROM eval_takes_quality_judge_verdicts v
+         WHERE v.run_id = p_run_id AND v.cycle = p_cycle AND v.contributes
+    ), agg AS (
+        SELECT dim.key, dim.n,
+               round(avg((c.scores ->> dim.key)::numeric), 2) AS mean,
+               avg((c.scores ->> dim.key)::numeric) AS exact_mean,
+               min((c.scores ->> dim.key)::numeric) AS lo,
+               max((c.scores ->> dim.key)::numeric) AS hi,
+               coalesce(jsonb_agg(c.scores -> dim.key ORDER BY c.pos) FILTER (WHERE c.model IS NOT NULL), '[]') AS scores,
+               coalesce(jsonb_object_agg(c.model, c.scores -> dim.key) FILTER (WHERE c.model IS NOT NULL), '{}') AS per_model
+          FROM dim LEFT JOIN contrib c ON true
+         GROUP BY dim.key, dim.n
+    )
+    SELECT jsonb_object_agg(a.key, jsonb_build_object(
+               'mean', trim_scale(a.mean), 'min', a.lo, 'max', a.hi, 'scores', a.scores, 'per_model', a.per_model)),
+           trim_scale(round(avg(a.exact_mean), 2)),
+           array_remove(array_agg(
+               CASE WHEN a.mean < min_mean THEN format('%s mean %s < %s', a.key, trim_scale(a.mean), min_mean) END
+               ORDER BY a.n), NULL)
+           || array_remove(array_agg(
+               CASE WHEN a.lo < min_min THEN format('%s min %s < %s', a.key, trim_scale(a.lo), min_min) END
+               ORDER BY a.n), NULL)
+      INTO dims, overall, misses
+      FROM agg a;
+
+    -- Each distinct suggestion once, in panel order.
+    SELECT coalesce(jsonb_agg(i ORDER BY first_seen), '[]') INTO improvements FROM (
+        SELECT i, min(array_position(run.models, v.model) * 1000 + n) AS first_seen
+          FROM eval_takes_quality_judge_verdicts v,
+               jsonb_array_elements(coalesce(v.improvements, '[]')) WITH ORDINALITY x(i, n)
+         WHERE v.run_id = p_run_id AND v.cycle = p_cycle AND v.contributes
+         GROUP BY i) s;
+
+    IF contributed * need_den < need_num * panel THEN
+        verdict := 'inconclusive';
+        message := format('INCONCLUSIVE: %s of %s models contributed complete scores; the rubric needs at least %s/%s of the panel',
+                          contributed, panel, need_num, need_den);
+    ELSIF cardinality(misses) = 0 THEN
+        verdict := 'pass';
+        message := format('PASS: every dim mean >=%s and min >=%s (%s of %s models contributed; overall %s)',
+                          min_mean, min_min, contributed, panel, overall);
+    ELSE
+        verdict := 'fail';
+        message := format('FAIL: %s (%s of %s models contributed; overall %s)',
+                          array_to_string(misses, '; '), contributed, panel, overall);
+    END IF;
+
+    RETURN jsonb_build_object(
+        'cycle', p_cycle, 'panel', panel, 'answered', answered, 'contributed', contributed,
+        'verdict', verdict, 'scores', dims, 'overall_score', overall,
+        'improvements', improvements, 'message', message);
+END;
+$$;
