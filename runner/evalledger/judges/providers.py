@@ -56,22 +56,11 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
+    sdk = anthropic if _PROVIDERS[cfg.provider].sdk == "anthropic" else openai
+    client_class = anthropic.AsyncAnthropic if sdk is anthropic else openai.AsyncOpenAI
     # max_retries=0: the retry policy and the attempt count are ours, not the SDK's.
-    if _PROVIDERS[cfg.provider].sdk == "anthropic":
-        return anthropic.AsyncAnthropic(
-            api_key=cfg.api_key,
-            base_url=cfg.base_url,
-            max_retries=0,
-            timeout=timeout_s,
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=_tls_context()),
-        )
-    return openai.AsyncOpenAI(
-        api_key=cfg.api_key,
-        base_url=cfg.base_url,
-        max_retries=0,
-        timeout=timeout_s,
-        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
-    )
+    return client_class(api_key=cfg.api_key, base_url=cfg.base_url, max_retries=0, timeout=timeout_s,
+                        http_client=sdk.DefaultAsyncHttpxClient(verify=_tls_context()))
 
 
 # --- requests and results ----------------------------------------------------------------

@@ -17,23 +17,38 @@ def _loads_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+class _Strings:
+    """Whether a left-to-right scan of JSON-ish text is inside a string literal."""
+
+    __slots__ = ("inside", "escaped")
+
+    def __init__(self) -> None:
+        self.inside = self.escaped = False
+
+    def consumed(self, ch: str) -> bool:
+        """True when ch belongs to the string being scanned (its closing quote included)."""
+        if not self.inside:
+            return False
+        if self.escaped:
+            self.escaped = False
+        elif ch == "\\":
+            self.escaped = True
+        elif ch == '"':
+            self.inside = False
+        return True
+
+
 def _drop_trailing_commas(text: str) -> str:
     """Remove commas that directly precede '}' or ']', leaving string contents alone."""
     out: list[str] = []
-    in_string = escaped = False
+    strings = _Strings()
     n = len(text)
     for i, ch in enumerate(text):
-        if in_string:
+        if strings.consumed(ch):
             out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
             continue
         if ch == '"':
-            in_string = True
+            strings.inside = True
         elif ch == ",":
             j = i + 1
             while j < n and text[j] in " \t\r\n":
@@ -50,17 +65,12 @@ def _object_spans(text: str) -> list[str]:
     spans: list[str] = []
     depth = 0
     start = -1
-    in_string = escaped = False
+    strings = _Strings()
     for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"' and depth > 0:
-            in_string = True
+        if strings.consumed(ch):
+            continue
+        if ch == '"' and depth > 0:
+            strings.inside = True
         elif ch == "{":
             if depth == 0:
                 start = i

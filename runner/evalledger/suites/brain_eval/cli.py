@@ -7,7 +7,6 @@ import uuid
 from pathlib import Path
 
 import click
-from psycopg import sql
 
 from evalledger.core import db
 
@@ -64,7 +63,7 @@ def tuner_group():
 def tuner_add(target_id, user_id):
     """Register USER_ID as a prompt tuner of TARGET_ID."""
     with db.transaction("owner") as conn:
-        conn.execute(brain_eval.QUERIES["add_prompt_tuner"], {"target_id": target_id, "user_id": _uuid(user_id, "USER_ID")})
+        brain_eval.add_prompt_tuner(conn, target_id, _uuid(user_id, "USER_ID"))
     click.echo(f"registered {user_id} as a prompt tuner of {target_id}")
 
 
@@ -99,6 +98,13 @@ def _finish(decided: brain_eval.Decision) -> None:
     sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
 
 
+def _finish_run(role: str, step, run_id: str) -> None:
+    """step(conn, run id) as role, then the decision it returns printed, and its exit code."""
+    with db.transaction(role) as conn:
+        decided = step(conn, _uuid(run_id, "RUN_ID"))
+    _finish(decided)
+
+
 @brain_eval_group.command("record")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--reviewer", "reviewer_role", required=True, help="Role name of the run's registered reviewer.")
@@ -112,12 +118,12 @@ def record_command(file, reviewer_role, complete):
     """
     fixture = brain_eval.load_fixture(file)
     with db.transaction("runner") as conn:
-        found = conn.execute("SELECT reviewer_user_id FROM reviewer WHERE role_name = %s", (reviewer_role,)).fetchone()
-        if not found:
+        found = brain_eval.reviewer_id(conn, reviewer_role)
+        if found is None:
             raise EvalledgerError(f"--reviewer {reviewer_role!r} is not a registered reviewer "
                                   "(evalledger reviewer add)")
         try:
-            decided = brain_eval.record_fixture_run(conn, fixture, found[0], complete=complete)
+            decided = brain_eval.record_fixture_run(conn, fixture, found, complete=complete)
         except (KeyError, TypeError) as exc:
             raise EvalledgerError(f"{file}: {exc}") from None
     _finish(decided)
@@ -128,9 +134,7 @@ def record_command(file, reviewer_role, complete):
 @database_option
 def complete_command(run_id):
     """Complete RUN_ID: the database computes and stores its decision."""
-    with db.transaction("runner") as conn:
-        decided = brain_eval.complete_run(conn, _uuid(run_id, "RUN_ID"))
-    _finish(decided)
+    _finish_run("runner", brain_eval.complete_run, run_id)
 
 
 @brain_eval_group.command("show")
@@ -138,9 +142,7 @@ def complete_command(run_id):
 @database_option
 def show_command(run_id):
     """Show the decision the database computed for RUN_ID."""
-    with db.transaction("auditor") as conn:
-        decided = brain_eval.read_decision(conn, _uuid(run_id, "RUN_ID"))
-    _finish(decided)
+    _finish_run("auditor", brain_eval.read_decision, run_id)
 
 
 # -- reviews -------------------------------------------------------------------------------------
@@ -168,17 +170,11 @@ def review_score(run_id, question_id, as_role, **fields):
     if not changes:
         raise EvalledgerError("nothing to score: give --hallucinations, --claims, --diagnosis, "
                               "--coherence or --comment")
-    statement = sql.SQL("UPDATE brain_eval_question_score SET {} WHERE eval_run_id = %(run)s "
-                        "AND question_id = %(question)s RETURNING question_passed").format(
-        sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in changes))
     with db.transaction(None) as conn:
-        if as_role:
-            conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(as_role)))
-        row = conn.execute(statement, {**changes, "run": _uuid(run_id, "RUN_ID"), "question": question_id}).fetchone()
-    if row is None:
-        # Row-level security hides other reviewers' runs: an UPDATE there matches nothing.
+        passed = brain_eval.score_question(conn, _uuid(run_id, "RUN_ID"), question_id, changes, as_role)
+    if passed is None:
         raise EvalledgerError(f"no question {question_id} in run {run_id} that you review")
-    click.echo(f"{question_id}: {'passes' if row[0] else 'does not pass'}")
+    click.echo(f"{question_id}: {'passes' if passed else 'does not pass'}")
 
 
 COMMANDS = (reviewer_group, tuner_group, brain_eval_group, review_group)

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
@@ -91,6 +92,29 @@ def add_reviewer(conn: psycopg.Connection, role_name: str, display_name: str, re
     return conn.execute(QUERIES["add_reviewer"], {
         "role_name": role_name, "display_name": display_name, "reviewer_user_id": reviewer_user_id,
     }).fetchone()[0]
+
+
+def reviewer_id(conn: psycopg.Connection, role_name: str) -> UUID | None:
+    """The reviewer_user_id of a registered reviewer role, or None."""
+    found = conn.execute(QUERIES["reviewer_id"], {"role_name": role_name}).fetchone()
+    return found[0] if found else None
+
+
+def add_prompt_tuner(conn: psycopg.Connection, target_id: str, user_id: UUID) -> None:
+    """Register user_id as a prompt tuner of target_id."""
+    conn.execute(QUERIES["add_prompt_tuner"], {"target_id": target_id, "user_id": user_id})
+
+
+def score_question(conn: psycopg.Connection, eval_run_id: UUID, question_id: str, changes: dict,
+                   as_role: str | None = None) -> bool | None:
+    """Set reviewer-scored fields of one question (as as_role when given); whether it now passes,
+    None when no such question is visible to this reviewer (row-level security hides the others)."""
+    setting = sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in changes)
+    if as_role:
+        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(as_role)))
+    row = conn.execute(sql.SQL(QUERIES["score_question"]).format(setting),
+                       {**changes, "run": eval_run_id, "question": question_id}).fetchone()
+    return None if row is None else row[0]
 
 
 def load_fixture(path: Path) -> dict:

@@ -146,27 +146,24 @@ def capture_status():
     click.echo(f"spool: {spool.pending()} records waiting in {spool.path}")
 
 
-def _since(ctx, param, value):
-    from .export import parse_since
+def _bound(parser: str, expected: str):
+    """A click callback parsing a window bound with export.<parser>; a bad value names what was expected."""
 
-    if value is None:
-        return None
-    try:
-        return parse_since(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is neither a duration (45s, 30m, 24h, 7d, 2w) "
-                                 "nor an ISO 8601 timestamp") from None
+    def callback(ctx, param, value):
+        from . import export
+
+        if value is None:
+            return None
+        try:
+            return getattr(export, parser)(value)
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is {expected}") from None
+
+    return callback
 
 
-def _until(ctx, param, value):
-    from .export import parse_timestamp
-
-    if value is None:
-        return None
-    try:
-        return parse_timestamp(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 timestamp") from None
+_since = _bound("parse_since", "neither a duration (45s, 30m, 24h, 7d, 2w) nor an ISO 8601 timestamp")
+_until = _bound("parse_timestamp", "not an ISO 8601 timestamp")
 
 
 @click.command("export")

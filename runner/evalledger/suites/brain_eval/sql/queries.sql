@@ -65,3 +65,13 @@ INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES (%(target_id)s, 
 -- name: run_exists
 -- Whether a run with this id was recorded.
 SELECT 1 FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
+
+-- name: reviewer_id
+-- The reviewer_user_id registered for a reviewer's role name.
+SELECT reviewer_user_id FROM evalledger.reviewer WHERE role_name = %(role_name)s;
+
+-- name: score_question
+-- A reviewer scores some of a question's reviewer fields; store.score_question composes the SET list from the fields given.
+UPDATE evalledger.brain_eval_question_score SET {}
+ WHERE eval_run_id = %(run)s AND question_id = %(question)s
+RETURNING question_passed;
