@@ -81,6 +81,11 @@ def connect(url: str | None = None, *, role: str | None = None, autocommit: bool
     return conn
 
 
+def set_local_role(conn: psycopg.Connection, role: str) -> None:
+    """Act as the database role named role until the current transaction ends."""
+    conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(role)))
+
+
 @contextlib.contextmanager
 def transaction(role: str | None = None, url: str | None = None) -> Iterator[psycopg.Connection]:
     """A connection whose work commits on success and rolls back on any error."""

@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from evalledger.core.db import set_local_role
 from evalledger.core.queries import Queries
 from evalledger.core.errors import EvalledgerError, load_user_json
 
@@ -111,7 +112,7 @@ def score_question(conn: psycopg.Connection, eval_run_id: UUID, question_id: str
     None when no such question is visible to this reviewer (row-level security hides the others)."""
     setting = sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in changes)
     if as_role:
-        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(as_role)))
+        set_local_role(conn, as_role)
     row = conn.execute(sql.SQL(QUERIES["score_question"]).format(setting),
                        {**changes, "run": eval_run_id, "question": question_id}).fetchone()
     return None if row is None else row[0]

@@ -26,8 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import psycopg
-from psycopg import sql
 
+from evalledger.core.db import set_local_role
 from evalledger.core.queries import Queries
 
 from .failures import REASONS, DatabaseDown, Failure, ScrubberFailed, classify, describe, is_down
@@ -266,7 +266,7 @@ class CaptureWriter:
             return
         try:
             with conn.transaction():
-                self._set_role(conn, self.role)
+                set_local_role(conn, self.role)
                 conn.execute(QUERIES["ensure_partitions"])
             self._ensured_month = month
         except psycopg.Error as exc:
@@ -274,10 +274,6 @@ class CaptureWriter:
                 raise DatabaseDown(describe(exc)) from exc
             # A role that may not create partitions still captures into the existing ones.
             self._ensured_month = month
-
-    @staticmethod
-    def _set_role(conn: psycopg.Connection, role: str) -> None:
-        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(role)))
 
     def _insert_rows(self, conn: psycopg.Connection, rows: list[dict], failures: list[Failure]) -> None:
         """One INSERT for the whole batch; on failure, row by row in savepoints, recording each failure.
@@ -290,7 +286,7 @@ class CaptureWriter:
             return
         try:
             with conn.transaction():
-                self._set_role(conn, self.role)
+                set_local_role(conn, self.role)
                 written = conn.execute(QUERIES["insert_candidates"], {"rows": batch_json(rows)}).rowcount
             self.stats.written += written
             self.stats.duplicates += len(rows) - written
@@ -305,7 +301,7 @@ class CaptureWriter:
                 for row in rows:
                     try:
                         with conn.transaction():
-                            self._set_role(conn, self.role)
+                            set_local_role(conn, self.role)
                             written += conn.execute(QUERIES["insert_candidates"], {"rows": batch_json([row])}).rowcount
                     except Exception as exc:
                         if is_down(exc, conn):
@@ -324,7 +320,7 @@ class CaptureWriter:
             return
         try:
             with conn.transaction():
-                self._set_role(conn, self.failure_role)
+                set_local_role(conn, self.failure_role)
                 with conn.cursor() as cur:
                     cur.executemany(QUERIES["insert_failure"], [asdict(f) for f in failures])
         except psycopg.Error as exc:
