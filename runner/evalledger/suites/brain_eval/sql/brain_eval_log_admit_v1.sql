@@ -3,11 +3,7 @@
 CREATE FUNCTION evalledger.brain_eval_log_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 BEGIN
-    IF NEW.completed_at IS NOT NULL THEN
-        RAISE EXCEPTION 'evalledger: a run is inserted in progress: completed_at must be NULL'
-            USING ERRCODE = 'check_violation', COLUMN = 'completed_at',
-                  HINT = 'insert its question rows, then set completed_at';
-    END IF;
+    PERFORM evalledger.require_open_v1('run', NEW.completed_at, 'question rows');
     PERFORM evalledger.refuse_supplied_v1(
         'brain_eval_log',
         jsonb_build_object(

@@ -3,14 +3,8 @@
 -- (rubric_sha8: first 8 hex of the rubric's fingerprint; models_sha8: over the sorted model ids).
 CREATE FUNCTION evalledger.takes_quality_run_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
-DECLARE
-    bad text;
 BEGIN
-    IF NEW.completed_at IS NOT NULL THEN
-        RAISE EXCEPTION 'evalledger: a takes-quality run is inserted in progress: completed_at must be NULL'
-            USING ERRCODE = 'check_violation', COLUMN = 'completed_at',
-                  HINT = 'insert its judge verdicts, then set completed_at';
-    END IF;
+    PERFORM evalledger.require_open_v1('takes-quality run', NEW.completed_at, 'judge verdicts');
     PERFORM evalledger.refuse_supplied_v1(
         'eval_takes_quality_runs',
         jsonb_build_object('cycles_run', NEW.cycles_run, 'verdict', NEW.verdict,
@@ -28,20 +22,7 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'rubric_id';
     END IF;
 
-    IF cardinality(NEW.models) IS NULL OR cardinality(NEW.models) = 0 THEN
-        RAISE EXCEPTION 'evalledger: a takes-quality run needs a panel of at least one model'
-            USING ERRCODE = 'check_violation', COLUMN = 'models';
-    END IF;
-    SELECT m INTO bad FROM unnest(NEW.models) m WHERE m IS NULL OR m !~ '^[a-z]+:\S+$' LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'evalledger: model % is not a provider:model id', coalesce(quote_literal(bad), 'NULL')
-            USING ERRCODE = 'check_violation', COLUMN = 'models';
-    END IF;
-    SELECT m INTO bad FROM unnest(NEW.models) m GROUP BY m HAVING count(*) > 1 LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'evalledger: model % is on the panel twice', bad
-            USING ERRCODE = 'check_violation', COLUMN = 'models';
-    END IF;
+    PERFORM check_panel_v1('takes-quality run', NEW.models);
     NEW.models_sha8 := left(encode(sha256(convert_to(
         (SELECT string_agg(m, E'\n' ORDER BY m COLLATE "C") FROM unnest(NEW.models) m), 'UTF8')), 'hex'), 8);
     NEW.started_at := coalesce(NEW.started_at, now());

@@ -1,21 +1,14 @@
 -- takes_quality_verdict_admit_v1: one judge's verdict for one cycle of an open run. The runner
 -- supplies what it observed (the parsed reply, or the provider failure); the database decides
--- whether the verdict contributes: every rubric dimension present, a number, within the scale.
--- Otherwise it records why (parse_failed, incomplete_scores, out_of_scale). It also derives the
+-- whether the verdict contributes (judge_scores_v1: every rubric dimension present, a number,
+-- within the scale) and otherwise records why (parse_failed, incomplete_scores, out_of_scale),
+-- and keeps the reply's feedback and improvements when it is a JSON object. It also derives the
 -- judge's family from its model id and flags a judge of the target's own family.
 CREATE FUNCTION evalledger.takes_quality_verdict_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 DECLARE
     run eval_takes_quality_runs;
-    policy jsonb;
-    container jsonb;
-    dims text[];
-    missing text[];
-    dim text;
-    value jsonb;
-    lo numeric;
-    hi numeric;
-    normalised jsonb := '{}';
+    judged jsonb;
 BEGIN
     SELECT * INTO run FROM eval_takes_quality_runs r WHERE r.id = NEW.run_id;
     IF NOT FOUND THEN
@@ -48,49 +41,23 @@ BEGIN
         NEW.contributes := false;
         RETURN NEW;
     END IF;
-    NEW.error_message := NULL;
 
-    IF NEW.response_json IS NULL OR jsonb_typeof(NEW.response_json) <> 'object' THEN
-        NEW.contributes := false;
-        NEW.error_kind := 'parse_failed';
-        NEW.error_message := 'no JSON object in the reply';
-        RETURN NEW;
-    END IF;
-    IF jsonb_typeof(NEW.response_json -> 'feedback') = 'string' THEN
-        NEW.feedback := NEW.response_json ->> 'feedback';
-    END IF;
-    IF jsonb_typeof(NEW.response_json -> 'improvements') = 'array' THEN
-        NEW.improvements := (SELECT coalesce(jsonb_agg(i ORDER BY n), '[]')
-                               FROM jsonb_array_elements(NEW.response_json -> 'improvements') WITH ORDINALITY x(i, n)
-                              WHERE jsonb_typeof(i) = 'string' AND btrim(i #>> '{}') <> '');
-    END IF;
-
-    SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = run.rubric_id;
-    dims := ARRAY(SELECT d ->> 'key' FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n) ORDER BY n);
-    lo := (policy -> 'scale' ->> 'min')::numeric;
-    hi := (policy -> 'scale' ->> 'max')::numeric;
-    container := CASE WHEN jsonb_typeof(NEW.response_json -> 'scores') = 'object'
-                      THEN NEW.response_json -> 'scores' ELSE NEW.response_json END;
-    missing := ARRAY(SELECT d FROM unnest(dims) WITH ORDINALITY u(d, n)
-                      WHERE coalesce(jsonb_typeof(container -> d), 'null') = 'null' ORDER BY n);
-    IF cardinality(missing) > 0 THEN
-        NEW.contributes := false;
-        NEW.error_kind := 'incomplete_scores';
-        NEW.error_message := format('missing [%s]', array_to_string(missing, ', '));
-        RETURN NEW;
-    END IF;
-    FOREACH dim IN ARRAY dims LOOP
-        value := container -> dim;
-        IF jsonb_typeof(value) <> 'number' OR (value #>> '{}')::numeric NOT BETWEEN lo AND hi THEN
-            NEW.contributes := false;
-            NEW.error_kind := 'out_of_scale';
-            NEW.error_message := format('%s = %s (scale %s-%s)', dim, value::text, lo, hi);
-            RETURN NEW;
+    judged := judge_scores_v1(NEW.response_json,
+                              (SELECT r.definition FROM rubric r WHERE r.rubric_id = run.rubric_id));
+    IF judged ->> 'error_kind' IS DISTINCT FROM 'parse_failed' THEN
+        IF jsonb_typeof(NEW.response_json -> 'feedback') = 'string' THEN
+            NEW.feedback := NEW.response_json ->> 'feedback';
         END IF;
-        normalised := normalised || jsonb_build_object(dim, trim_scale((value #>> '{}')::numeric));
-    END LOOP;
-    NEW.scores := normalised;
-    NEW.contributes := true;
+        IF jsonb_typeof(NEW.response_json -> 'improvements') = 'array' THEN
+            NEW.improvements := (SELECT coalesce(jsonb_agg(i ORDER BY n), '[]')
+                                   FROM jsonb_array_elements(NEW.response_json -> 'improvements') WITH ORDINALITY x(i, n)
+                                  WHERE jsonb_typeof(i) = 'string' AND btrim(i #>> '{}') <> '');
+        END IF;
+    END IF;
+    NEW.scores := judged -> 'scores';
+    NEW.contributes := NEW.scores IS NOT NULL;
+    NEW.error_kind := judged ->> 'error_kind';
+    NEW.error_message := judged ->> 'error_message';
     RETURN NEW;
 END;
 $$;
