@@ -1,14 +1,23 @@
-"""Run the real console script, as a user would, and capture what it printed."""
+"""The command line as tests drive it: in-process through click's test runner, or, where the
+process itself is the point (a closed pipe, a kill, the console script), as a real process."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import tempfile
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from click.testing import CliRunner
+
 SCRIPT = Path(sys.executable).with_name("evalledger")
+
+# Commands that find no EVALLEDGER_HOME in a test's env get this one, never the user's
+# ~/.evalledger (receipts, spools and an embedded server would land there).
+DEFAULT_HOME = Path(tempfile.gettempdir()) / f"evalledger-test-home-{os.getpid()}"
 
 
 @dataclass
@@ -20,9 +29,43 @@ class Result:
     err: str
 
 
-def run_cli(*args: str, env: dict | None = None, input: str | None = None, timeout: int = 120) -> Result:
-    """`evalledger ARGS` in a subprocess with env added to the current environment."""
-    merged = {**os.environ, **(env or {})}
-    done = subprocess.run([str(SCRIPT), *args], env=merged, input=input, capture_output=True,
-                          text=True, timeout=timeout)
+def _environment(env: dict | None) -> dict:
+    return {"EVALLEDGER_HOME": str(DEFAULT_HOME), **(env or {})}
+
+
+def run_cli(*args: str, env: dict | None = None, input: str | None = None) -> Result:
+    """`evalledger ARGS` in this process, with env added to the current environment.
+
+    What a process would start with is reset around each call, so no call sees another's state.
+    An exception that escapes the CLI's error edge is a crash: its traceback is in err, exit 1,
+    as the console script would print it.
+    """
+    from evalledger.cli import cli
+
+    _reset_process_state()
+    try:
+        result = CliRunner().invoke(cli, list(args), env=_environment(env), input=input, catch_exceptions=True,
+                                    prog_name="evalledger")
+    finally:
+        _reset_process_state()
+    err = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        err += "".join(traceback.format_exception(result.exception))
+    return Result(result.exit_code, result.stdout, err)
+
+
+def _reset_process_state() -> None:
+    """Module-level state one CLI call may leave behind for the next."""
+    from evalledger import capture
+    from evalledger.core import db
+
+    db.use_database_url(None)
+    capture.close(0)
+
+
+def run_script(*args: str, env: dict | None = None, input: str | None = None, timeout: int = 120) -> Result:
+    """`evalledger ARGS` as a real process of the console script, env added to the current environment."""
+    merged = {**os.environ, **_environment(env)}
+    done = subprocess.run([str(SCRIPT), *args], env=merged, input=input, capture_output=True, text=True,
+                          timeout=timeout)
     return Result(done.returncode, done.stdout, done.stderr)

@@ -1,64 +1,194 @@
 """Test fixtures: one real PostgreSQL, a template database built from the migrations, a fresh clone per test.
 
-The server is $DATABASE_URL when set (any PostgreSQL 14+), else the embedded server with its
-own EVALLEDGER_HOME inside the repository, so tests never touch the user's ~/.evalledger.
+The server is $DATABASE_URL when set (any PostgreSQL 14+). Otherwise it is an embedded server of
+this session's own, in a temporary EVALLEDGER_HOME (never the user's ~/.evalledger): started only
+when the first database test asks for it, with durability off, and stopped and deleted when the
+session ends. Tests marked `shared_db` (they only check refusals) share one clone per module.
 """
 
 from __future__ import annotations
 
 pytest_plugins = ["tests.standin.fixtures"]
 
+import contextlib
+import itertools
 import os
+import queue
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from pytest_postgresql import factories
 
-REPO = Path(__file__).resolve().parents[1]
-TEST_HOME = REPO / ".test-home"
+# A test cluster holds nothing worth keeping through a crash: skip the flushes that make a
+# CREATE DATABASE per test slow on a disk that syncs.
+DURABILITY_OFF = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 
 
-def _server_url() -> str:
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    """The server every database test uses: $DATABASE_URL, else this session's embedded one."""
     url = os.environ.get("DATABASE_URL")
     if url:
-        return url
+        yield url
+        return
     from evalledger.core.embedded import EmbeddedServer
 
-    return EmbeddedServer(TEST_HOME).start()
+    home = Path(tempfile.mkdtemp(prefix="evalledger-test-server-"))
+    server = EmbeddedServer(home)
+    try:
+        url = server.start()
+        with psycopg.connect(url, autocommit=True) as conn:
+            for name, value in DURABILITY_OFF.items():
+                conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+            conn.execute("SELECT pg_reload_conf()")
+        yield url
+    finally:
+        server.stop()
+        if server.as_root:
+            shutil.rmtree(server.base, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
 
 
-SERVER = conninfo_to_dict(_server_url())
+# Per process, so that two test sessions on one server never share a template or a clone.
+_PREFIX = f"evalledger_test_{os.getpid()}"
+_clone_numbers = itertools.count(1)
 
 
-def load_ledger(host, port, user, dbname, password=None, **_ignored) -> None:
-    """Build the template database from the migrations, exactly as `evalledger db migrate` does."""
+def _dsn_of(server_url: str, dbname: str) -> str:
+    return make_conninfo(server_url, dbname=dbname)
+
+
+def _drop(admin: psycopg.Connection, name: str) -> None:
+    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def template_db(server_url) -> Iterator[str]:
+    """The name of a database built by the migrations, exactly as `evalledger db migrate` does."""
     from evalledger.core.migrate import migrate
 
-    migrate(make_conninfo(host=host, port=port, user=user, dbname=dbname, password=password))
+    name = f"{_PREFIX}_template"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        _drop(admin, name)
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        try:
+            migrate(_dsn_of(server_url, name))
+            yield name
+        finally:
+            _drop(admin, name)
 
 
-postgresql_server = factories.postgresql_noproc(
-    host=SERVER.get("host"),
-    port=SERVER.get("port", 5432),
-    user=SERVER.get("user"),
-    password=SERVER.get("password"),
-    # Per process, so that two test sessions on one server never share a template.
-    dbname=f"evalledger_test_{os.getpid()}",
-    load=[load_ledger],
-)
-postgresql = factories.postgresql("postgresql_server")
+class ClonePool:
+    """Clones of the template made ahead, and used ones dropped, by two background threads.
+
+    CREATE DATABASE and DROP DATABASE cost a tenth of a second each; done while the previous
+    test runs, they cost a test almost nothing.
+    """
+
+    def __init__(self, server_url: str, template: str, ahead: int = 1) -> None:
+        self.server_url = server_url
+        self.template = template
+        self.ready: queue.Queue = queue.Queue(maxsize=ahead)
+        self.used: queue.Queue = queue.Queue()
+        self.stopping = threading.Event()
+        self.failure: BaseException | None = None
+        self.threads = [threading.Thread(target=self._make, daemon=True, name="clone-maker"),
+                        threading.Thread(target=self._drop_used, daemon=True, name="clone-dropper")]
+        for thread in self.threads:
+            thread.start()
+
+    def _make(self) -> None:
+        try:
+            with psycopg.connect(self.server_url, autocommit=True) as conn:
+                while not self.stopping.is_set():
+                    name = f"{_PREFIX}_{next(_clone_numbers)}"
+                    conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                        sql.Identifier(name), sql.Identifier(self.template)))
+                    self.ready.put(name)
+        except BaseException as exc:  # every later take() raises it, in the tests that wait
+            self.failure = exc
+            self.ready.put(exc)
+
+    def _drop_used(self) -> None:
+        try:
+            with psycopg.connect(self.server_url, autocommit=True) as conn:
+                while (name := self.used.get()) is not None:
+                    _drop(conn, name)
+        except BaseException as exc:  # close() raises it at the end of the session
+            self.failure = self.failure or exc
+
+    def take(self) -> str:
+        """The connection string of a fresh clone, all the test's own."""
+        if self.failure is not None:
+            raise self.failure
+        name = self.ready.get(timeout=120)
+        if isinstance(name, BaseException):
+            raise name
+        return _dsn_of(self.server_url, name)
+
+    def give_back(self, dsn: str) -> None:
+        """Drop the clone behind dsn, in the background."""
+        self.used.put(conninfo_to_dict(dsn)["dbname"])
+
+    def close(self) -> None:
+        """Stop making clones; drop every clone left; wait until all are gone."""
+        self.stopping.set()
+        maker, dropper = self.threads
+        while maker.is_alive():  # it may wait to hand over one more clone
+            with contextlib.suppress(queue.Empty):
+                self._discard(self.ready.get(timeout=0.1))
+        while not self.ready.empty():
+            self._discard(self.ready.get_nowait())
+        self.used.put(None)
+        dropper.join(timeout=120)
+        if self.failure is not None:
+            raise self.failure
+
+    def _discard(self, item) -> None:
+        if isinstance(item, str):
+            self.used.put(item)
+
+
+@pytest.fixture(scope="session")
+def clone_pool(server_url, template_db) -> Iterator[ClonePool]:
+    """Fresh clones of the template, one per test (or per module for shared_db tests)."""
+    pool = ClonePool(server_url, template_db)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@contextlib.contextmanager
+def _clone(pool: ClonePool) -> Iterator[str]:
+    dsn = pool.take()
+    try:
+        yield dsn
+    finally:
+        pool.give_back(dsn)
+
+
+@pytest.fixture(scope="module")
+def module_dsn(clone_pool) -> Iterator[str]:
+    """One clone shared by the module's `shared_db` tests: tests that only check refusals."""
+    with _clone(clone_pool) as dsn:
+        yield dsn
 
 
 @pytest.fixture
-def dsn(postgresql) -> str:
-    """The connection string of this test's fresh, migrated database."""
-    info = postgresql.info
-    return make_conninfo(
-        host=info.host, port=info.port, user=info.user, dbname=info.dbname,
-        password=SERVER.get("password"),
-    )
+def dsn(request, clone_pool) -> Iterator[str]:
+    """The connection string of this test's fresh, migrated database (the module's, when shared_db)."""
+    if request.node.get_closest_marker("shared_db"):
+        yield request.getfixturevalue("module_dsn")
+        return
+    with _clone(clone_pool) as fresh:
+        yield fresh
 
 
 @pytest.fixture
@@ -118,3 +248,16 @@ def reviewers(admin):
 def reviewer_id(reviewers):
     """The first reviewer's reviewer_user_id."""
     return reviewers[REVIEWER_ROLE]
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that uses the database `db`, so `-m "not db"` runs the rest without a server."""
+    for item in items:
+        if "server_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.db)
+
+
+def pytest_sessionfinish(session):
+    from tests.cli import DEFAULT_HOME
+
+    shutil.rmtree(DEFAULT_HOME, ignore_errors=True)
