@@ -497,11 +497,17 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 -- functions are plain STABLE SQL, so the planner inlines them and filters push down. Without a SET
 -- search_path their bodies name everything schema-qualified. Only completed runs count. Where the
 -- server has it (15+), the views also get security_invoker = true (belt and braces).
+\ir ../suites/brain_eval/sql/brain_quarterly_trend_rows_v1.sql
 \ir ../suites/brain_eval/sql/brain_quarterly_trend_v1.sql
+\ir ../suites/brain_eval/sql/most_failing_questions_rows_v1.sql
 \ir ../suites/brain_eval/sql/most_failing_questions_v1.sql
+\ir ../suites/brain_eval/sql/stale_fixture_pass_rate_rows_v1.sql
 \ir ../suites/brain_eval/sql/stale_fixture_pass_rate_v1.sql
+\ir ../suites/brain_eval/sql/reviewer_calibration_rows_v1.sql
 \ir ../suites/brain_eval/sql/reviewer_calibration_v1.sql
+\ir ../suites/brain_eval/sql/cost_per_run_rows_v1.sql
 \ir ../suites/brain_eval/sql/cost_per_run_v1.sql
+\ir ../suites/brain_eval/sql/prompt_drift_rows_v1.sql
 \ir ../suites/brain_eval/sql/prompt_drift_v1.sql
 DO $invoker$
 DECLARE
@@ -535,6 +541,7 @@ $invoker$;
 \ir ../suites/capture/sql/capture_partition_expired_v1.sql
 \ir ../suites/capture/sql/capture_ensure_partitions_v1.sql
 \ir ../suites/capture/sql/capture_export_bound_v1.sql
+\ir ../suites/capture/sql/eval_candidate_ndjson_row_v1.sql
 \ir ../suites/capture/sql/eval_candidate_ndjson_v1.sql
 \ir ../suites/capture/sql/eval_candidates_export_v1.sql
 

@@ -1,0 +1,42 @@
+-- brain_quarterly_trend_rows_v1: per brain, its last 8 completed quarterly runs with each aggregated dimension as a column.
+CREATE FUNCTION evalledger.brain_quarterly_trend_rows_v1()
+RETURNS TABLE (
+    brain_under_test               varchar(16),
+    recency_rank                   bigint,
+    eval_run_id                    uuid,
+    quarter                        text,
+    started_at                     timestamptz,
+    completed_at                   timestamptz,
+    model_id                       varchar(64),
+    system_prompt_hash             varchar(64),
+    question_catalog_version       varchar(32),
+    decision                       text,
+    citation_rate                  numeric,
+    hallucination_rate             numeric,
+    staleness_recognition_rate     numeric,
+    diagnosis_accuracy_mean        numeric,
+    lever_mapping_correctness      numeric,
+    confidence_calibration_in_band numeric,
+    narrative_coherence_mean       numeric)
+LANGUAGE sql STABLE AS $$
+    SELECT t.target_id, r.recency_rank, r.eval_run_id,
+           to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-"Q"Q'),
+           r.started_at, r.completed_at, r.model_id, r.system_prompt_hash, r.question_catalog_version,
+           r.decision::text,
+           (r.aggregated_scores ->> 'citation_rate')::numeric,
+           (r.aggregated_scores ->> 'hallucination_rate')::numeric,
+           (r.aggregated_scores ->> 'staleness_recognition_rate')::numeric,
+           (r.aggregated_scores ->> 'diagnosis_accuracy_mean')::numeric,
+           (r.aggregated_scores ->> 'lever_mapping_correctness')::numeric,
+           (r.aggregated_scores ->> 'confidence_calibration_in_band')::numeric,
+           (r.aggregated_scores ->> 'narrative_coherence_mean')::numeric
+      FROM evalledger.target t
+     CROSS JOIN LATERAL (
+            SELECT l.*, row_number() OVER (ORDER BY l.started_at DESC, l.eval_run_id DESC) AS recency_rank
+              FROM evalledger.brain_eval_log l
+             WHERE l.brain_under_test = t.target_id
+               AND l.run_trigger = 'quarterly'
+               AND l.completed_at IS NOT NULL
+             ORDER BY l.started_at DESC, l.eval_run_id DESC
+             LIMIT 8) r
+$$;
