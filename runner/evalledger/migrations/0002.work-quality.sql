@@ -134,33 +134,17 @@ CREATE INDEX eval_work_quality_snapshots_run_id_idx ON eval_work_quality_snapsho
 \ir ../suites/work_quality/sql/work_quality_import_verdicts_v1.sql
 \ir ../suites/work_quality/sql/work_quality_verdict_admit_v1.sql
 \ir ../suites/work_quality/sql/work_quality_document_v1.sql
-\ir ../suites/work_quality/sql/work_quality_snapshot_complete_v1.sql
+\ir ../suites/work_quality/sql/work_quality_snapshot_decide_v1.sql
 \ir ../suites/work_quality/sql/work_quality_history_v1.sql
-
--- As in 0005: where the migrating user is a superuser, the suite's functions become its own, so
--- evalledger_owner can never CREATE OR REPLACE a guard or decision function, and the DDL guard
--- (which checks that ledger triggers run the installer's functions) accepts the triggers below.
--- The triggers are therefore created by the installer too: the owner role may not execute them.
-RESET ROLE;
-DO $install$
-DECLARE
-    f regprocedure;
-BEGIN
-    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        RETURN;
-    END IF;
-    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-              WHERE p.pronamespace = 'evalledger'::regnamespace AND p.proname LIKE 'work\_quality\_%' LOOP
-        EXECUTE format('ALTER FUNCTION %s OWNER TO %I', f, current_user);
-    END LOOP;
-END
-$install$;
-SET LOCAL search_path = evalledger, pg_temp;
 
 CREATE TRIGGER eval_work_quality_snapshots_10_admit BEFORE INSERT ON eval_work_quality_snapshots
     FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_admit_v1();
-CREATE TRIGGER eval_work_quality_snapshots_10_complete BEFORE UPDATE ON eval_work_quality_snapshots
-    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_complete_v1();
+-- A changed computed column is refused as a value the caller may not supply.
+CREATE TRIGGER eval_work_quality_snapshots_10_guard_update BEFORE UPDATE ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('work-quality snapshot', 'snapshot_id',
+        '{mean_scores,disagreement,note,comparison,judges_cost_usd,snapshot_json,prev_snapshot_id,prev_run_id}');
+CREATE TRIGGER eval_work_quality_snapshots_20_decide BEFORE UPDATE ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_decide_v1();
 CREATE TRIGGER eval_work_quality_snapshots_20_import_verdicts AFTER INSERT ON eval_work_quality_snapshots
     FOR EACH ROW EXECUTE FUNCTION work_quality_import_verdicts_v1();
 CREATE TRIGGER eval_work_quality_judge_verdicts_10_admit BEFORE INSERT ON eval_work_quality_judge_verdicts
@@ -186,15 +170,13 @@ ALTER TABLE eval_work_quality_snapshots ENABLE ROW LEVEL SECURITY, FORCE ROW LEV
     ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_00_append_only,
     ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_00_no_truncate,
     ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_10_admit,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_10_complete,
+    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_10_guard_update,
+    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_20_decide,
     ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_20_import_verdicts;
 ALTER TABLE eval_work_quality_judge_verdicts ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
     ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_00_append_only,
     ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_00_no_truncate,
     ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_10_admit;
-
-SET LOCAL ROLE evalledger_owner;
-SET LOCAL search_path = evalledger, pg_temp;
 
 -- The owner sees everything through its own policy.
 CREATE POLICY eval_work_quality_snapshots_owner_all ON eval_work_quality_snapshots TO evalledger_owner
@@ -220,7 +202,7 @@ GRANT INSERT (snapshot_id, model, recorded, structured, response_json, raw_excer
 
 -- RevOps reads the hot tier (24 months); auditors read everything. Agents: nothing.
 CREATE POLICY eval_work_quality_snapshots_revops ON eval_work_quality_snapshots FOR SELECT TO evalledger_revops
-    USING (at >= now() - interval '24 months');
+    USING (at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY eval_work_quality_judge_verdicts_revops ON eval_work_quality_judge_verdicts FOR SELECT TO evalledger_revops
     USING (EXISTS (SELECT 1 FROM evalledger.eval_work_quality_snapshots s
                     WHERE s.snapshot_id = eval_work_quality_judge_verdicts.snapshot_id));
@@ -240,22 +222,21 @@ GRANT SELECT ON work_quality_history_v1 TO evalledger_revops, evalledger_auditor
 -- =============================================================================================
 \ir ../suites/work_quality/sql/work_quality_rubric_v1.sql
 
-RESET ROLE;
-SET LOCAL search_path = evalledger, pg_temp;
-
--- Functions: nothing is PUBLIC (granted by their owner, the installer). Compare, IsRegression and the policy are for every reader of
+-- Functions: nothing is PUBLIC. Compare, IsRegression and the policy are for every reader of
 -- snapshots; the trigger functions for no one.
 REVOKE EXECUTE ON FUNCTION work_quality_policy_v1(), work_quality_compare_v1(jsonb, jsonb, text),
     work_quality_is_regression_v1(jsonb, numeric), work_quality_snapshot_admit_v1(),
     work_quality_import_verdicts_v1(), work_quality_verdict_admit_v1(),
-    work_quality_document_v1(eval_work_quality_snapshots), work_quality_snapshot_complete_v1(),
+    work_quality_document_v1(eval_work_quality_snapshots), work_quality_snapshot_decide_v1(),
     work_quality_history_rows_v1() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION work_quality_policy_v1(), work_quality_compare_v1(jsonb, jsonb, text),
     work_quality_is_regression_v1(jsonb, numeric)
     TO evalledger_runner, evalledger_revops, evalledger_auditor;
 GRANT EXECUTE ON FUNCTION work_quality_history_rows_v1() TO evalledger_revops, evalledger_auditor;
 
--- The owner role may still run what the runner runs (its writes pass the same triggers), as in 0005.
+-- The owner role may still run what the runner runs (its writes pass the same triggers).
 GRANT EXECUTE ON FUNCTION work_quality_policy_v1(), work_quality_compare_v1(jsonb, jsonb, text),
     work_quality_is_regression_v1(jsonb, numeric) TO evalledger_owner;
 
+
+RESET ROLE;

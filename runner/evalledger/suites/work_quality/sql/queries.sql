@@ -36,6 +36,7 @@ SELECT s.run_id, s.at, s.mean_scores, s.cost_usd, s.tokens, s.duration_ms, s.evi
   FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = %(snapshot_id)s;
 
 -- name: models_answered
+-- The panel models that already have a verdict row (a resumed run asks only the others).
 SELECT model FROM evalledger.eval_work_quality_judge_verdicts WHERE snapshot_id = %(snapshot_id)s;
 
 -- name: record_verdict
@@ -63,6 +64,7 @@ UPDATE evalledger.eval_work_quality_snapshots SET completed_at = now()
 RETURNING snapshot_json;
 
 -- name: document
+-- A completed snapshot's document, as the database built it.
 SELECT snapshot_json FROM evalledger.eval_work_quality_snapshots
  WHERE snapshot_id = %(snapshot_id)s AND completed_at IS NOT NULL;
 
@@ -89,6 +91,7 @@ SELECT d AS delta, evalledger.work_quality_is_regression_v1(d, %(tolerance)s::nu
   FROM evalledger.work_quality_compare_v1(%(prev_mean)s, %(cur_mean)s, %(prev_run_id)s) d;
 
 -- name: is_regression
+-- IsRegression over a comparison the database computed earlier, with the tolerance it used.
 SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeric) AS reasons,
        CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
             ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance;

@@ -9,7 +9,6 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 DECLARE
     doc jsonb := NEW.snapshot_json;
     prev eval_work_quality_snapshots;
-    bad text;
 BEGIN
     IF NEW.rubric_id IS NULL THEN
         SELECT r.rubric_id INTO NEW.rubric_id FROM rubric r WHERE r.suite = 'work-quality' ORDER BY r.rubric_id DESC LIMIT 1;
@@ -64,25 +63,15 @@ BEGIN
         RETURN NEW;
     END IF;
 
-    -- A run: what the database computes is not the runner's to supply.
+    -- A run: inserted in progress, with a valid panel; what the database computes is not the
+    -- runner's to supply.
+    PERFORM require_open_v1('work-quality run', NEW.completed_at, 'judge verdicts');
     PERFORM refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
-        'completed_at', NEW.completed_at, 'mean_scores', NEW.mean_scores, 'disagreement', NEW.disagreement,
+        'mean_scores', NEW.mean_scores, 'disagreement', NEW.disagreement,
         'note', NEW.note, 'comparison', NEW.comparison, 'snapshot_json', NEW.snapshot_json,
         'prev_snapshot_id', NEW.prev_snapshot_id, 'prev_run_id', NEW.prev_run_id,
         'judges_cost_usd', NEW.judges_cost_usd, 'source_file', NEW.source_file));
-    IF cardinality(NEW.models) IS NULL OR cardinality(NEW.models) = 0 THEN
-        RAISE EXCEPTION 'evalledger: a work-quality run needs a panel of at least one model'
-            USING ERRCODE = 'check_violation', COLUMN = 'models';
-    END IF;
-    SELECT m INTO bad FROM unnest(NEW.models) m WHERE m IS NULL OR m !~ '^[a-z]+:\S+$' LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'evalledger: model % is not a provider:model id', coalesce(quote_literal(bad), 'NULL')
-            USING ERRCODE = 'check_violation', COLUMN = 'models';
-    END IF;
-    SELECT m INTO bad FROM unnest(NEW.models) m GROUP BY m HAVING count(*) > 1 LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'evalledger: model % is on the panel twice', bad USING ERRCODE = 'check_violation', COLUMN = 'models';
-    END IF;
+    PERFORM check_panel_v1('work-quality run', NEW.models);
     NEW.at := now();
     SELECT * INTO prev FROM eval_work_quality_snapshots s
      WHERE s.name = NEW.name AND s.completed_at IS NOT NULL

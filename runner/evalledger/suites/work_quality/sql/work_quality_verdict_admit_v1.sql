@@ -12,15 +12,8 @@ DECLARE
     snap eval_work_quality_snapshots;
     policy jsonb;
     dims text[];
-    missing text[];
-    dim text;
-    value jsonb;
-    lo numeric;
-    hi numeric;
-    container jsonb;
-    normalised jsonb := '{}';
+    decided jsonb;
     relative jsonb;
-    rel text;
 BEGIN
     SELECT * INTO snap FROM eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id;
     IF NOT FOUND THEN
@@ -60,38 +53,16 @@ BEGIN
     END IF;
     NEW.error_message := NULL;
 
-    IF NEW.response_json IS NULL OR jsonb_typeof(NEW.response_json) <> 'object' THEN
-        NEW.contributes := false;
-        NEW.error_kind := 'parse_failed';
-        NEW.error_message := 'no JSON object in the reply';
-        RETURN NEW;
-    END IF;
-
+    -- The contribution rule every judged suite shares (all dimensions, numbers, on the scale); a
+    -- judge replies flat (the seed's schema), a snapshot file nests them under "scores".
     SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = snap.rubric_id;
-    dims := ARRAY(SELECT d ->> 'key' FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n) ORDER BY n);
-    lo := (policy -> 'scale' ->> 'min')::numeric;
-    hi := (policy -> 'scale' ->> 'max')::numeric;
-    -- A judge replies flat (the seed's schema); a snapshot file nests them under "scores".
-    container := CASE WHEN jsonb_typeof(NEW.response_json -> 'scores') = 'object'
-                      THEN NEW.response_json -> 'scores' ELSE NEW.response_json END;
-    missing := ARRAY(SELECT d FROM unnest(dims) WITH ORDINALITY u(d, n)
-                      WHERE coalesce(jsonb_typeof(container -> d), 'null') = 'null' ORDER BY n);
-    IF cardinality(missing) > 0 THEN
+    decided := judge_scores_v1(NEW.response_json, policy);
+    IF decided ? 'error_kind' THEN
         NEW.contributes := false;
-        NEW.error_kind := 'incomplete_scores';
-        NEW.error_message := format('missing [%s]', array_to_string(missing, ', '));
+        NEW.error_kind := decided ->> 'error_kind';
+        NEW.error_message := decided ->> 'error_message';
         RETURN NEW;
     END IF;
-    FOREACH dim IN ARRAY dims LOOP
-        value := container -> dim;
-        IF jsonb_typeof(value) <> 'number' OR (value #>> '{}')::numeric NOT BETWEEN lo AND hi THEN
-            NEW.contributes := false;
-            NEW.error_kind := 'out_of_scale';
-            NEW.error_message := format('%s = %s (scale %s-%s)', dim, value::text, lo, hi);
-            RETURN NEW;
-        END IF;
-        normalised := normalised || jsonb_build_object(dim, trim_scale((value #>> '{}')::numeric));
-    END LOOP;
     IF jsonb_typeof(NEW.response_json -> 'narrative') IS DISTINCT FROM 'string'
        OR btrim(NEW.response_json ->> 'narrative') = '' THEN
         NEW.contributes := false;
@@ -108,12 +79,14 @@ BEGIN
         RETURN NEW;
     END IF;
 
-    NEW.scores := normalised;
+    NEW.scores := decided -> 'scores';
     NEW.narrative := NEW.response_json ->> 'narrative';
     NEW.confidence := trim_scale((NEW.response_json ->> 'confidence')::numeric);
     IF snap.prev_run_id IS NOT NULL THEN
         -- better/same/worse per dimension, spelled as the seed normalises it; "n/a" and anything
         -- else is left out, and an empty judgement is none.
+        dims := ARRAY(SELECT d ->> 'key' FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n)
+                       ORDER BY n);
         relative := CASE WHEN jsonb_typeof(NEW.response_json -> 'relative_vs_prev') = 'object'
                          THEN NEW.response_json -> 'relative_vs_prev' ELSE '{}' END;
         NEW.relative_vs_prev := (

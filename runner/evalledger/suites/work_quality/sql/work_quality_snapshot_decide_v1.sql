@@ -1,33 +1,19 @@
--- work_quality_snapshot_complete_v1: the only UPDATE a snapshot row accepts is a run's completion,
--- once, after every panel model has a verdict row. The database then computes the aggregate:
+-- work_quality_snapshot_decide_v1: a run's completion (complete_once_v1 has already refused any
+-- other UPDATE), once every panel model has a verdict row. The database computes the aggregate:
 -- mean_scores per dimension over the contributing judges; disagreement (max - min) per dimension
 -- when at least two contributed (one judge has no spread to show); the note naming each skipped
 -- judge, and each contributing judge of the assessed run's family, after a label naming the
 -- judges whose replies were recorded rather than live; the comparison with the previous snapshot
 -- (work_quality_compare_v1); what the judges cost; and the whole document. With no contributing
 -- judge there is nothing to aggregate: completion is refused and the run stays visibly open.
-CREATE FUNCTION evalledger.work_quality_snapshot_complete_v1() RETURNS trigger
+CREATE FUNCTION evalledger.work_quality_snapshot_decide_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
 DECLARE
-    changed text;
     gap text;
     dims text[];
     contributing integer;
     prev_mean jsonb;
 BEGIN
-    IF OLD.completed_at IS NOT NULL THEN
-        RAISE EXCEPTION 'evalledger: work-quality snapshot % is complete: eval_work_quality_snapshots is append-only', OLD.snapshot_id
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
-    changed := changed_columns_v1(to_jsonb(NEW), to_jsonb(OLD), ARRAY['completed_at']);
-    IF changed IS NOT NULL THEN
-        RAISE EXCEPTION 'evalledger: eval_work_quality_snapshots is append-only: only completed_at may be set, not %', changed
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
-    IF NEW.completed_at IS NULL THEN
-        RAISE EXCEPTION 'evalledger: completed_at is set once, to a time'
-            USING ERRCODE = 'not_null_violation', COLUMN = 'completed_at';
-    END IF;
     SELECT string_agg(m, ', ' ORDER BY p) INTO gap
       FROM unnest(NEW.models) WITH ORDINALITY u(m, p)
      WHERE NOT EXISTS (SELECT 1 FROM eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id AND v.model = u.m);
