@@ -957,7 +957,7 @@ def test_superuser_can_switch_event_triggers_off(admin, event_triggers):
 
 
 # =================================================================================================
-# The owner role cannot lift a guard: the ledger's code belongs to the installer (migration 0005)
+# The owner role cannot lift a guard: the ledger's code belongs to the installer (the baseline)
 # =================================================================================================
 def test_owner_cannot_redefine_a_guard_function(admin, connect_as, event_triggers, done_run):
     with pytest.raises(errors.InsufficientPrivilege, match="must be owner of function refuse_change_v1"):

@@ -59,7 +59,7 @@ def test_up_serves_down_stops_and_no_folder_above_changes_mode(private_home):
 def test_commands_start_the_server_on_demand(private_home):
     result = run_cli("db", "migrate", env={"EVALLEDGER_HOME": str(private_home), "DATABASE_URL": ""})
     assert result.code == 0, result.err
-    assert result.out.startswith("applied 0001.ledger\n")
+    assert result.out.startswith("applied 0001.baseline\n")
     assert EmbeddedServer(private_home).is_running()
 
 
