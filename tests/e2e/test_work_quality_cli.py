@@ -357,3 +357,28 @@ def test_a_stale_store_file_warns_on_stderr_and_json_stdout_stays_the_snapshot(e
     assert result.exit_code == 0, result.stderr
     assert "schema_version 2, not 1: skipped" in result.stderr
     assert snap_mod.loads(result.stdout).prev_run_id == "run-a"  # the stale newer file is no baseline
+
+
+def test_a_run_stopped_halfway_resumes_asking_only_the_missing_judge(env, work, judges, standin, connect_as, admin):
+    import hashlib
+
+    from psycopg.types.json import Jsonb
+
+    from evalledger.suites.work_quality import evidence
+
+    runner = connect_as("evalledger_runner")
+    sha = hashlib.sha256(evidence.gather(str(work)).text.encode()).hexdigest()
+    sid = runner.execute(
+        "INSERT INTO eval_work_quality_snapshots (origin, kind, name, run_id, task, evidence_sha256, models) "
+        "VALUES ('run', 'bot', 'review-pr', 'half', 'fix add()', %s, %s) RETURNING snapshot_id",
+        (sha, PANEL.split(","))).fetchone()[0]
+    runner.execute("INSERT INTO eval_work_quality_judge_verdicts (snapshot_id, model, recorded, response_json) "
+                   "VALUES (%s, 'openai:gpt-4o', false, %s)",
+                   (sid, Jsonb({**{d: 0.6 for d in DIMENSIONS}, "narrative": "earlier", "confidence": 0.5})))
+    result = wq(env, work, "--run-id", "half")
+    assert result.exit_code == 0, result.stderr
+    assert "was started earlier and never completed: resuming it" in result.stdout
+    assert [r.model for r in standin.requests] == ["claude-opus-4-7"]
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts") == 2
+    assert count(admin, "SELECT snapshot_json #> '{aggregate,mean_scores,overall}' FROM eval_work_quality_snapshots"
+                 ) == 0.7

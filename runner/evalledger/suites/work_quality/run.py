@@ -293,7 +293,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             why = "; ".join(f"{r['model']}: {r['error_kind']}" + (f": {r['error_message']}" if r["error_message"] else "")
                             for r in rows)
             raise EvalledgerError(f"no judge produced a verdict ({why}); no snapshot written, run {run_id} "
-                                  f"stays open in the ledger")
+                                  f"stays open in the ledger (a new --run-id judges again)")
         document = store.complete(conn, snapshot_id)
         return _finish(conn, history, document, opts.tolerance, already=False, imported=imported)
     except psycopg.Error as exc:
