@@ -13,8 +13,8 @@ from evalledger.core.rubric import Rubric
 
 REPO = Path(__file__).resolve().parents[1]
 
-mig = (REPO / "runner/evalledger/migrations/0003.takes-quality.sql").read_text()
-definition = json.loads(re.search(r"\$rubric\$(.*?)\$rubric\$", mig, re.S).group(1))
+mig = "".join(p.read_text() for p in sorted((REPO / "runner/evalledger/migrations").glob("*.sql")))
+definition = json.loads(re.search(r"'takes-quality', '[^']+', \$rubric\$(.*?)\$rubric\$", mig, re.S).group(1))
 rubric = Rubric(0, "v1.0", "", definition)
 all_takes = takes.read_file((REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"))
 sample = takes.sample_takes(all_takes, seed=2026, limit=100, slug_prefix="demo/")

@@ -53,13 +53,7 @@ def _queries_files() -> list[Path]:
     return sorted(PACKAGE.rglob("sql/queries.sql"))
 
 
-# work-quality is being built alongside this check: its file joins it (drop it here) once every
-# query there has its comment line.
-_BUILDING = {"suites/work_quality/sql/queries.sql"}
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(reason="work-quality: being built"))
-                                  if _rel(p) in _BUILDING else p for p in _queries_files()], ids=lambda p: _rel(p))
+@pytest.mark.parametrize("path", _queries_files(), ids=lambda p: _rel(p))
 def test_every_named_query_says_what_it_does(path):
     text = path.read_text("utf-8")
     parsed = queries.parse(text)

@@ -23,8 +23,8 @@ DEMO = REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"
 
 
 def rubric_from_migration() -> Rubric:
-    text = (REPO / "runner/evalledger/migrations/0003.takes-quality.sql").read_text()
-    definition = json.loads(re.search(r"\$rubric\$(.*?)\$rubric\$", text, re.S).group(1))
+    text = "".join(p.read_text() for p in sorted((REPO / "runner/evalledger/migrations").glob("*.sql")))
+    definition = json.loads(re.search(r"'takes-quality', '[^']+', \$rubric\$(.*?)\$rubric\$", text, re.S).group(1))
     return Rubric(1, definition["version"], "0" * 64, definition)
 
 

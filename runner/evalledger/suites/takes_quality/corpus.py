@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import psycopg
+from psycopg.rows import class_row
 
 from evalledger.core.errors import EvalledgerError, read_user_text
 from evalledger.core.queries import Queries
@@ -182,6 +183,6 @@ def sample_takes(takes: Iterable[Take], *, seed: int, limit: int, slug_prefix: s
 
 def sample_db(conn: psycopg.Connection, *, seed: int, limit: int, slug_prefix: str | None) -> list[Take]:
     """The sample from the database's corpus."""
-    rows = conn.execute(QUERIES["sample_takes"], {"prefix": slug_prefix, "seed": str(seed), "limit": limit}).fetchall()
-    return _present([Take(slug, kind, holder, float(weight), since, source, claim)
-                     for slug, kind, holder, weight, since, source, claim in rows])
+    with conn.cursor(row_factory=class_row(Take)) as cur:
+        return _present(cur.execute(QUERIES["sample_takes"],
+                                    {"prefix": slug_prefix, "seed": str(seed), "limit": limit}).fetchall())

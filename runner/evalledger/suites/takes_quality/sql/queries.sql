@@ -72,7 +72,7 @@ ON CONFLICT ON CONSTRAINT take_sha_key DO NOTHING;
 
 -- name: sample_takes
 -- A seeded sample of the corpus (slug prefix matched literally), in the order corpus.sample_key gives files.
-SELECT slug, kind, holder, weight, since, source, claim
+SELECT slug, kind, holder, weight::float8 AS weight, since, source, claim
   FROM evalledger.take
  WHERE %(prefix)s::text IS NULL
     OR slug LIKE replace(replace(replace(%(prefix)s::text, '\', '\\'), '%%', '\%%'), '_', '\_') || '%%'
