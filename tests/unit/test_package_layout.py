@@ -158,3 +158,11 @@ def test_specs_and_pricing_load_no_provider_sdk():
     finally:
         sys.modules.clear()
         sys.modules.update(saved)
+
+
+def test_the_application_capture_api_keeps_its_import_path():
+    import evalledger.capture as public
+    from evalledger.suites.capture import api
+
+    assert public.__all__ == ["capture_candidate", "close", "configure", "flush"]
+    assert all(getattr(public, name) is getattr(api, name) for name in public.__all__)
