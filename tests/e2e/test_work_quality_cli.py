@@ -4,6 +4,7 @@ anthropic SDKs pointed at the provider stand-in, snapshot files on disk."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -382,3 +383,19 @@ def test_a_run_stopped_halfway_resumes_asking_only_the_missing_judge(env, work, 
     assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts") == 2
     assert count(admin, "SELECT snapshot_json #> '{aggregate,mean_scores,overall}' FROM eval_work_quality_snapshots"
                  ) == 0.7
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no Go toolchain on PATH (install Debian's golang-go)")
+def test_go_reads_and_rewrites_the_files_a_real_run_writes(env, work, judges, standin, tmp_path):
+    from tests.unit.test_work_quality_go import build_reader, run_reader
+
+    assert wq(env, work, "--run-id", "a", "--family", "openai").exit_code == 0
+    judges.scores = {"gpt-4o": 0.3333333333333333, "claude-opus-4-7": 0.1}
+    standin.responder = lambda model, s, u: {**judges.respond(model, s, u), "narrative": "<b>&</b> \u2028 ok",
+                                             "relative_vs_prev": {d: "worse" for d in DIMENSIONS},
+                                             "relative_narrative": "worse than \"a\""}
+    assert wq(env, work, "--run-id", "b").exit_code == 0
+    files = store_files(tmp_path)
+    assert len(files) == 2 and "comparison" in files[1].read_text()
+    done = run_reader(build_reader(tmp_path), *files)
+    assert done.returncode == 0, done.stderr

@@ -28,9 +28,8 @@ pytestmark = pytest.mark.skipif(GO is None, reason="no Go toolchain on PATH (ins
                                                    "the snapshot contract against Go's encoder)")
 
 
-@pytest.fixture(scope="module")
-def reader(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("go")
+def build_reader(tmp: Path) -> Path:
+    """Compile the Go reader into tmp; its path."""
     binary = tmp / "snapshot_roundtrip"
     # Offline and self-contained: no proxy, no toolchain download, caches in the test's temp dir.
     env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local", "GOTELEMETRY": "off",
@@ -38,6 +37,11 @@ def reader(tmp_path_factory) -> Path:
     done = subprocess.run([GO, "build", "-o", str(binary), "."], cwd=READER, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return binary
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory) -> Path:
+    return build_reader(tmp_path_factory.mktemp("go"))
 
 
 def run_reader(reader: Path, *args) -> subprocess.CompletedProcess:
