@@ -32,7 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from evalledger.suites.capture import writer as capture  # noqa: E402
+from evalledger.suites.capture import api as capture  # noqa: E402
+from evalledger.suites.capture.rows import COLUMNS, normalize  # noqa: E402
+from evalledger.suites.capture.writer import CaptureWriter  # noqa: E402
 from evalledger.core import scratch  # noqa: E402
 
 QUERY = "how did the Q3 renewal forecast for the enterprise segment change after the pricing update?"
@@ -83,7 +85,7 @@ def main() -> None:
                   f"(target p99 <= 50 us: {'met' if p99 <= 50 else 'NOT met'})")
 
             rows = [row(i) for i in range(args.rows)]
-            writer = capture.CaptureWriter(dsn, home=spool_home, background=False)
+            writer = CaptureWriter(dsn, home=spool_home, background=False)
             t0 = time.perf_counter()
             for start in range(0, len(rows), writer.batch_size):
                 writer.write(rows[start:start + writer.batch_size])
@@ -91,10 +93,10 @@ def main() -> None:
             writer.close(0)
             assert writer.stats.written == len(rows), writer.stats
 
-            columns = capture.COLUMNS
+            columns = COLUMNS
             insert = (f"INSERT INTO evalledger.eval_candidates ({', '.join(columns)}) "
                       f"VALUES ({', '.join(['%s'] * len(columns))})")
-            single = [capture.normalize(dict(r)) for r in rows[: args.single]]
+            single = [normalize(dict(r)) for r in rows[: args.single]]
             with psycopg.connect(dsn, autocommit=True) as conn:
                 conn.execute("SET ROLE evalledger_runner")
                 t0 = time.perf_counter()
