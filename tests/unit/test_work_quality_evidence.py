@@ -122,3 +122,32 @@ def test_repo_without_a_git_range_is_an_error(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(EvidenceError, match="--repo goes with a git:A..B"):
         gather(str(tmp_path / "f"), repo=tmp_path)
+
+
+def test_a_large_file_is_streamed_and_counted_whole_multibyte_characters_across_chunks(tmp_path):
+    path = tmp_path / "big.txt"
+    text = "é" * 40_000 + "\n" + "ß" * 40_000  # 160 kB: UTF-8 sequences straddle the 64 KiB reads
+    path.write_text(text)
+    ev = gather(str(path), limit=1000)
+    assert ev.total_chars == len(text) == 80_001
+    assert ev.digest == "file big.txt: 2 lines, 80001 characters; truncated for the judges at 1000 of 80001 characters"
+    assert ev.text == "é" * 1000 + "\n" + evidence.truncation_marker(1000, 80_001) + "\n"
+
+
+def test_a_directory_past_the_cap_is_counted_whole_and_cut_visibly(tmp_path):
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text("x" * 50 + "\n")
+    whole = gather(str(tmp_path))  # under the cap: the whole text
+    ev = gather(str(tmp_path), limit=100)
+    assert ev.total_chars == whole.total_chars == len(whole.text) == 3 * (len("=== a.txt ===\n") + 51)
+    assert ev.text == whole.text[:whole.text.rfind("\n", 0, 100)] + "\n" + \
+        evidence.truncation_marker(whole.text.rfind("\n", 0, 100), whole.total_chars) + "\n"
+    assert ev.digest.endswith(f"3 text files, 6 lines, {whole.total_chars} characters; truncated for the judges at "
+                              f"100 of {whole.total_chars} characters")
+
+
+def test_binary_stdin_is_refused_and_text_stdin_is_read_as_bytes():
+    with pytest.raises(EvidenceError, match="standard input is not UTF-8 text"):
+        gather("-", stdin=io.TextIOWrapper(io.BytesIO(b"\xff\xfe\x00")))
+    ev = gather("-", stdin=io.TextIOWrapper(io.BytesIO("créé\n".encode())))
+    assert ev.text == "créé\n" and ev.total_chars == 5

@@ -11,22 +11,25 @@
 The judges see at most MAX_CHARS characters of it (about 15k tokens: room for the rubric and a
 reply in every panel model's context, at a bounded price). Past that the text is cut at a line
 boundary and ends with a visible marker saying how much was left out, and the snapshot's
-`evidence_digest` says so too. The digest is short on purpose (it is stored in every snapshot):
+`evidence_digest` says so too. Files and stdin are streamed: whatever their size, only the part
+the judges see is held in memory, while the counts cover all of it. The digest is short on purpose (it is stored in every snapshot):
 the diffstat for a git range, counts for a file, directory or stdin, plus an excerpt for stdin.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 MAX_CHARS = 60_000
 DIGEST_MAX_CHARS = 2_000
 EXCERPT_CHARS = 200
+_CHUNK = 1 << 16
 
 
 class EvidenceError(ValueError):
@@ -44,83 +47,126 @@ class Evidence:
     source: str
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A text read with bounded memory: its first characters (head), and its whole size."""
+
+    head: str
+    chars: int
+    lines: int
+    ends_with_newline: bool
+
+
 def truncation_marker(shown: int, total: int) -> str:
     return f"[... evalledger truncated the work product here: {shown} of {total} characters shown ...]"
 
 
-def _cap(text: str, limit: int) -> tuple[str, bool]:
-    """text cut to at most limit characters, at a line end when one is near, with the marker."""
-    if len(text) <= limit:
-        return text, False
-    cut = text.rfind("\n", 0, limit)
+def _lines(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def _counts(read: _Read) -> str:
+    return f"{read.lines} line{'s' if read.lines != 1 else ''}, {read.chars} characters"
+
+
+def _in_memory(text: str, keep: int) -> _Read:
+    return _Read(text[:keep], len(text), _lines(text), text.endswith("\n"))
+
+
+def _read_stream(handle: BinaryIO, keep: int) -> _Read | None:
+    """UTF-8 text from a binary stream, holding only its first `keep` characters but counting all
+    of it; None for what looks binary (a NUL byte, or not UTF-8)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    head: list[str] = []
+    kept = chars = newlines = 0
+    last = ""
+    while True:
+        data = handle.read(_CHUNK)
+        if b"\x00" in data:
+            return None
+        try:
+            text = decoder.decode(data, final=not data)
+        except UnicodeDecodeError:
+            return None
+        if text:
+            chars += len(text)
+            newlines += text.count("\n")
+            last = text[-1]
+            if kept < keep:
+                head.append(text[: keep - kept])
+                kept += len(head[-1])
+        if not data:
+            break
+    return _Read("".join(head), chars, newlines + (1 if chars and last != "\n" else 0), last == "\n")
+
+
+def _cap(read: _Read, limit: int) -> tuple[str, bool]:
+    """The head, cut to at most limit characters at a line end when one is near, with the marker
+    when anything was left out."""
+    if read.chars <= limit:
+        return read.head, False
+    cut = read.head.rfind("\n", 0, limit)
     if cut < limit // 2:  # no line end in the second half: cut mid-line rather than lose half
-        cut = limit
-    return text[:cut].rstrip("\n") + "\n" + truncation_marker(cut, len(text)) + "\n", True
+        cut = min(limit, len(read.head))
+    return read.head[:cut].rstrip("\n") + "\n" + truncation_marker(cut, read.chars) + "\n", True
 
 
-def _counts(text: str) -> str:
-    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    return f"{lines} line{'s' if lines != 1 else ''}, {len(text)} characters"
-
-
-def _finish(text: str, digest: str, source: str, limit: int) -> Evidence:
-    shown, truncated = _cap(text, limit)
+def _finish(read: _Read, digest: str, source: str, limit: int) -> Evidence:
+    shown, truncated = _cap(read, limit)
     if truncated:
-        digest += f"; truncated for the judges at {limit} of {len(text)} characters"
+        digest += f"; truncated for the judges at {limit} of {read.chars} characters"
     if len(digest) > DIGEST_MAX_CHARS:
         digest = digest[: DIGEST_MAX_CHARS - 1] + "…"
-    return Evidence(shown, digest, truncated, len(text), source)
+    return Evidence(shown, digest, truncated, read.chars, source)
 
 
-def _decode(data: bytes) -> str | None:
-    """UTF-8 text, or None for what looks binary (a NUL byte, or not UTF-8)."""
-    if b"\x00" in data:
-        return None
+def _open_read(path: Path, keep: int) -> _Read | None:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        with path.open("rb") as handle:
+            return _read_stream(handle, keep)
+    except OSError as exc:
+        raise EvidenceError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _from_file(path: Path, limit: int) -> Evidence:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise EvidenceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    text = _decode(data)
-    if text is None:
+    read = _open_read(path, limit)
+    if read is None:
         raise EvidenceError(f"{path}: not a UTF-8 text file (judges read text)")
-    return _finish(text, f"file {path.name}: {_counts(text)}", str(path), limit)
+    return _finish(read, f"file {path.name}: {_counts(read)}", str(path), limit)
 
 
 def _from_directory(root: Path, limit: int) -> Evidence:
-    parts: list[str] = []
-    files = skipped = 0
+    head: list[str] = []
+    kept = chars = lines = files = skipped = 0
     paths = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         paths += [Path(dirpath) / f for f in filenames]
     for path in sorted(paths, key=lambda p: p.relative_to(root).as_posix()):
-        rel = path.relative_to(root).as_posix()
         if path.is_symlink() or not path.is_file():
             skipped += 1
             continue
-        try:
-            text = _decode(path.read_bytes())
-        except OSError as exc:
-            raise EvidenceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if text is None:
+        read = _open_read(path, max(limit - kept, 0))
+        if read is None:
             skipped += 1
             continue
         files += 1
-        parts.append(f"=== {rel} ===\n{text}{'' if text.endswith(chr(10)) or not text else chr(10)}")
+        # The file's part of the whole text: a header line, all of the file, a newline closing it.
+        header = f"=== {path.relative_to(root).as_posix()} ===\n"
+        closing = "" if read.ends_with_newline or not read.chars else "\n"
+        chars += len(header) + read.chars + len(closing)
+        lines += 1 + read.lines
+        if kept < limit:
+            whole_file = read.chars == len(read.head)
+            head.append((header + read.head + (closing if whole_file else ""))[: limit - kept])
+            kept += len(head[-1])
     if files == 0:
         raise EvidenceError(f"{root}: no text files in this directory")
-    text = "".join(parts)
-    digest = f"directory {root.name or root}: {files} text file{'s' if files != 1 else ''}, {_counts(text)}"
+    whole = _Read("".join(head), chars, lines, True)
+    digest = f"directory {root.name or root}: {files} text file{'s' if files != 1 else ''}, {_counts(whole)}"
     if skipped:
         digest += f" ({skipped} binary or special file{'s' if skipped != 1 else ''} left out)"
-    return _finish(text, digest, str(root), limit)
+    return _finish(whole, digest, str(root), limit)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -155,16 +201,19 @@ def _from_git(spec: str, repo: Path | None, limit: int) -> Evidence:
     digest = f"git diff {a}..{b}: " + (summary[-1].strip() if summary else "no changes")
     if len(summary) > 1:
         digest += "\n" + "\n".join(line.rstrip() for line in summary[:-1])
-    return _finish(text, digest, spec, limit)
+    return _finish(_in_memory(text, limit), digest, spec, limit)
 
 
 def _from_stdin(stream: TextIO, limit: int) -> Evidence:
-    text = stream.read()
-    if not text.strip():
+    raw = getattr(stream, "buffer", None)
+    read = _read_stream(raw, limit) if raw is not None else _in_memory(stream.read(), limit)
+    if read is None:
+        raise EvidenceError("--work-product -: standard input is not UTF-8 text")
+    if not read.head.strip():
         raise EvidenceError("--work-product -: standard input was empty")
-    first = text.strip().splitlines()[0]
+    first = read.head.strip().splitlines()[0]
     excerpt = first if len(first) <= EXCERPT_CHARS else first[: EXCERPT_CHARS - 1] + "…"
-    return _finish(text, f"stdin: {_counts(text)}; begins: {excerpt}", "-", limit)
+    return _finish(read, f"stdin: {_counts(read)}; begins: {excerpt}", "-", limit)
 
 
 def gather(spec: str, *, repo: Path | None = None, stdin: TextIO | None = None,
