@@ -89,8 +89,12 @@ class SnapshotStore:
             except FileExistsError:
                 if path.read_bytes() != data:
                     raise SnapshotError(f"{path}: already holds a different snapshot (the history is append-only)")
+            except OSError:  # a filesystem without hard links: rename, after the check above
+                os.replace(tmp, path)
+                return path
         finally:
-            os.unlink(tmp)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         return path
 
     def list(self, name: str) -> list[Path]:
