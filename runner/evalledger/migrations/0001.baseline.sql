@@ -467,6 +467,7 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 \ir ../core/sql/purgeable_v1.sql
 \ir ../core/sql/refuse_change_v1.sql
 \ir ../core/sql/complete_once_v1.sql
+\ir ../core/sql/runner_error_v1.sql
 \ir ../core/sql/judge_scores_v1.sql
 \ir ../core/sql/check_panel_v1.sql
 \ir ../core/sql/require_open_v1.sql
