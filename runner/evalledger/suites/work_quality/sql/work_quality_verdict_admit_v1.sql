@@ -43,11 +43,8 @@ BEGIN
                             ELSE coalesce(NEW.family = snap.bot_family, false) END;
     NEW.created_at := now();
 
-    IF NEW.error_kind IS NOT NULL THEN
-        IF NEW.error_kind NOT IN ('provider_error', 'budget_exhausted') THEN
-            RAISE EXCEPTION 'evalledger: error_kind % is the database''s to decide', NEW.error_kind
-                USING ERRCODE = 'insufficient_privilege', COLUMN = 'error_kind';
-        END IF;
+    -- What only the runner can see: the call failed, or the budget did not allow it.
+    IF runner_error_v1(NEW.error_kind) THEN
         NEW.contributes := false;
         RETURN NEW;
     END IF;
