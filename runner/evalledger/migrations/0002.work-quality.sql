@@ -127,6 +127,9 @@ CREATE INDEX eval_work_quality_snapshots_run_id_idx ON eval_work_quality_snapsho
 -- =============================================================================================
 -- Functions and triggers
 -- =============================================================================================
+-- Created as the owner role; the baseline's adopt_code_v1 makes each one the installer's at once
+-- (where the installer is a superuser), so the owner can never redefine them and the DDL guard
+-- accepts the triggers below.
 \ir ../suites/work_quality/sql/work_quality_policy_v1.sql
 \ir ../suites/work_quality/sql/work_quality_compare_v1.sql
 \ir ../suites/work_quality/sql/work_quality_is_regression_v1.sql
