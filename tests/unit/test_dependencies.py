@@ -5,6 +5,7 @@ pulled it in) and breaks a clean install."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -44,8 +45,13 @@ def _imported(folder: Path) -> dict[str, str]:
     return found
 
 
+@functools.cache
+def _packages() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
 def _distributions(module: str) -> set[str]:
-    return {_normal(d) for d in importlib.metadata.packages_distributions().get(module, [])}
+    return {_normal(d) for d in _packages().get(module, [])}
 
 
 @pytest.mark.parametrize("folder, allowed", [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -153,8 +154,8 @@ def test_specs_and_pricing_load_no_provider_sdk():
             importlib.import_module(f"evalledger.judges.{name}")
         loaded = sorted(n for n in sys.modules if n.split(".")[0] in SDKS)
         assert loaded == []
-        importlib.import_module("evalledger.judges.providers")
-        assert {"openai", "anthropic"} <= set(sys.modules)  # the check above can see an SDK load
+        # Not vacuous: each SDK is installed, so an import of it would have shown above.
+        assert all(importlib.util.find_spec(sdk) is not None for sdk in SDKS)
     finally:
         sys.modules.clear()
         sys.modules.update(saved)
