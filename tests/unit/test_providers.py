@@ -22,14 +22,13 @@ from evalledger.judges import providers as prov, specs  # noqa: E402
 from evalledger.core.errors import EvalledgerError  # noqa: E402
 from evalledger.judges.repair import repair_json  # noqa: E402
 from evalledger.judges.pricing import Budget, PricingNotFoundError, cost_of, estimate_tokens, price_for  # noqa: E402
-from evalledger.judges.providers import (  # noqa: E402
-    JudgeRequest,
+from evalledger.judges.providers import JudgeRequest, run_calls  # noqa: E402
+from evalledger.judges.specs import (  # noqa: E402
     MissingCredentialsError,
     ModelSpec,
     has_live_credentials,
     parse_model_spec,
     provider_config,
-    run_calls,
 )
 from tests.standin import FAKE_KEYS, steps  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The judge panel, shared by every suite: live or recorded judges, concurrent calls, progress.
 
 Each panel model is judged live when the environment has credentials for its provider (see
-providers.has_live_credentials), else from the recorded replies shipped with evalledger
+specs.has_live_credentials), else from the recorded replies shipped with evalledger
 (fixtures/recorded_judges.json): offline by default. A recorded reply is looked up by model and
 by the SHA-256 of the rendered prompt, falling back to the model's default reply; a model with
 neither a key nor a recording is an error before any call. Every result, live or recorded,
@@ -23,17 +23,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from evalledger.core.errors import EvalledgerError
 from .repair import repair_json
-from . import JUDGE_MODES, LIVE, RECORDED  # noqa: F401  (re-exported for the suites)
+from . import LIVE, RECORDED
 from .pricing import Budget
-from .providers import (
-    _PROVIDERS,
-    JudgeCall,
-    JudgeRequest,
-    ModelSpec,
-    has_live_credentials,
-    parse_model_spec,
-    run_calls,
-)
+from .providers import JudgeCall, JudgeRequest, run_calls
+from .specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
 
 # Each judged suite ships its recorded replies as this file of its own package.
 RECORDED_FILE = "fixtures/recorded_judges.json"

@@ -1,4 +1,4 @@
-"""Judge calls through the official SDKs: model specs, provider config, retry, timeout, budget."""
+"""Judge calls through the official SDKs: retry, timeout, structured output, budget."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import functools
 import inspect
 import json
 import logging
-import os
 import random
 import re
 import ssl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 
 import anthropic
@@ -21,18 +20,7 @@ import openai
 
 from evalledger.core.errors import EvalledgerError
 from .repair import repair_json
-from .specs import (
-    _PROVIDERS,
-    PROVIDERS,
-    MissingCredentialsError,
-    ModelSpec,
-    ProviderConfig,
-    _NO_KEY,
-    _as_spec,
-    has_live_credentials,
-    parse_model_spec,
-    provider_config,
-)
+from .specs import _NO_KEY, _PROVIDERS, ModelSpec, ProviderConfig, _as_spec, provider_config
 from .pricing import Budget, cost_of, estimate_tokens
 
 log = logging.getLogger(__name__)
