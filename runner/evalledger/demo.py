@@ -20,6 +20,7 @@ def run() -> None:
     from .suites.brain_eval.demo import brain_eval_demo
     from .suites.capture.demo import capture_demo
     from .suites.takes_quality.demo import takes_quality_demo
+    from .suites.work_quality.demo import work_quality_demo
 
     url = db.database_url()
     click.echo(f"database: {db.describe(url)}")
@@ -33,6 +34,10 @@ def run() -> None:
     click.echo("takes-quality (12 demo takes from fixtures/takes_demo.jsonl; judge replies recorded with the demo, "
                "not live calls):")
     takes_quality_demo(url)
+    click.echo("")
+    click.echo("work-quality (a shipped work product judged twice; judge replies recorded with the demo, "
+               "not live calls):")
+    work_quality_demo(url)
     click.echo("")
     click.echo("capture (demo queries with an email, a card number and a bearer token, scrubbed before storage):")
     capture_demo(url)
