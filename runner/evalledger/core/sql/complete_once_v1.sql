@@ -4,7 +4,7 @@
 -- column and, optionally, a text[] of the columns the database computes, a change to which is
 -- refused as a value the caller may not supply.
 CREATE FUNCTION evalledger.complete_once_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     changed text;
 BEGIN
@@ -13,10 +13,10 @@ BEGIN
                 TG_ARGV[0], to_jsonb(OLD) ->> TG_ARGV[1], TG_TABLE_NAME
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    changed := changed_columns_v1(to_jsonb(NEW), to_jsonb(OLD), ARRAY['completed_at']);
+    changed := evalledger.changed_columns_v1(to_jsonb(NEW), to_jsonb(OLD), ARRAY['completed_at']);
     IF changed IS NOT NULL THEN
         IF TG_NARGS > 2 AND string_to_array(changed, ', ') && TG_ARGV[2]::text[] THEN
-            PERFORM refuse_supplied_v1(TG_TABLE_NAME, jsonb_build_object(changed, true));
+            PERFORM evalledger.refuse_supplied_v1(TG_TABLE_NAME, jsonb_build_object(changed, true));
         END IF;
         RAISE EXCEPTION 'evalledger: % is append-only: only completed_at may be set, not %', TG_TABLE_NAME, changed
             USING ERRCODE = 'insufficient_privilege';

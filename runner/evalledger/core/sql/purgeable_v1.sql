@@ -2,14 +2,14 @@
 -- started_at, so a run and its rows expire together) and no legal hold covers its run. A released
 -- hold expires with its run: its foreign key would otherwise keep the run forever.
 CREATE FUNCTION evalledger.purgeable_v1(table_name text, r jsonb) RETURNS boolean
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     WITH runs AS (
         SELECT l.eval_run_id, l.started_at
-          FROM brain_eval_log l
+          FROM evalledger.brain_eval_log l
          WHERE (table_name IN ('brain_eval_log', 'brain_eval_question_score', 'legal_hold')
                 AND l.eval_run_id = (r ->> 'eval_run_id')::uuid)
             OR (table_name = 'brain_analysis_log'
-                AND l.eval_run_id IN (SELECT q.eval_run_id FROM brain_eval_question_score q
+                AND l.eval_run_id IN (SELECT q.eval_run_id FROM evalledger.brain_eval_question_score q
                                        WHERE q.brain_analysis_id = (r ->> 'analysis_id')::uuid))
     )
     SELECT CASE table_name
@@ -18,6 +18,6 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
              ELSE EXISTS (SELECT 1 FROM runs)
            END
        AND NOT EXISTS (SELECT 1 FROM runs WHERE started_at >= now() - evalledger.purge_horizon_v1())
-       AND NOT EXISTS (SELECT 1 FROM runs JOIN legal_hold h USING (eval_run_id)
+       AND NOT EXISTS (SELECT 1 FROM runs JOIN evalledger.legal_hold h USING (eval_run_id)
                         WHERE h.released_at IS NULL);
 $$;

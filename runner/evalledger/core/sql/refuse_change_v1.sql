@@ -1,7 +1,7 @@
 -- refuse_change_v1: the append-only guard. A DELETE passes only for a row past the purge horizon
 -- (purge_horizon_v1) that no legal hold covers; every UPDATE it guards, and every TRUNCATE, is refused.
 CREATE FUNCTION evalledger.refuse_change_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
         IF evalledger.purgeable_v1(TG_TABLE_NAME, to_jsonb(OLD)) THEN

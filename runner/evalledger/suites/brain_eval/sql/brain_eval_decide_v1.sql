@@ -2,7 +2,7 @@
 -- rationale, cost), read from the rubric the run names. One function so the trigger and the
 -- tests that explain a decision read the same policy.
 CREATE FUNCTION evalledger.brain_eval_decide_v1(run evalledger.brain_eval_log) RETURNS jsonb
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     policy jsonb;
     scores jsonb;
@@ -17,26 +17,26 @@ DECLARE
     label text;
     rationale text;
 BEGIN
-    SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = run.rubric_id;
-    scores := brain_eval_scores_v1(run.eval_run_id, policy -> 'confidence_band');
+    SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
+    scores := evalledger.brain_eval_scores_v1(run.eval_run_id, policy -> 'confidence_band');
 
     FOR criterion IN SELECT * FROM jsonb_array_elements(policy -> 'hard_criteria') LOOP
         CONTINUE WHEN criterion ? 'applies_to' AND NOT (criterion -> 'applies_to') ? run.brain_under_test;
         value := (scores ->> (criterion ->> 'key'))::numeric;
         CONTINUE WHEN value IS NULL;  -- nothing of this kind in the run, so nothing missed
-        IF NOT criterion_met_v1(criterion, value) THEN
+        IF NOT evalledger.criterion_met_v1(criterion, value) THEN
             hard_passed := false;
-            hard_misses := hard_misses || criterion_miss_v1(criterion, value);
+            hard_misses := hard_misses || evalledger.criterion_miss_v1(criterion, value);
         END IF;
     END LOOP;
 
     FOR criterion IN SELECT * FROM jsonb_array_elements(policy -> 'soft_criteria') LOOP
         soft_total := soft_total + 1;
         value := (scores ->> (criterion ->> 'key'))::numeric;
-        IF value IS NULL OR criterion_met_v1(criterion, value) THEN
+        IF value IS NULL OR evalledger.criterion_met_v1(criterion, value) THEN
             soft_passed := soft_passed + 1;
         ELSE
-            soft_misses := soft_misses || criterion_miss_v1(criterion, value);
+            soft_misses := soft_misses || evalledger.criterion_miss_v1(criterion, value);
         END IF;
     END LOOP;
 
@@ -70,8 +70,8 @@ BEGIN
         'decision', decided,
         'decision_rationale', rationale,
         'token_cost_usd', (SELECT coalesce(sum(a.token_cost_usd), 0)
-                             FROM brain_eval_question_score q
-                             JOIN brain_analysis_log a ON a.analysis_id = q.brain_analysis_id
+                             FROM evalledger.brain_eval_question_score q
+                             JOIN evalledger.brain_analysis_log a ON a.analysis_id = q.brain_analysis_id
                             WHERE q.eval_run_id = run.eval_run_id));
 END;
 $$;

@@ -1,6 +1,6 @@
 -- brain_eval_scores_v1: the seven aggregated_scores of a run, computed from its question rows.
 CREATE FUNCTION evalledger.brain_eval_scores_v1(run_id uuid, band jsonb) RETURNS jsonb
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT jsonb_build_object(
         'citation_rate', round(avg(q.citation_rate), 6),
         'hallucination_rate', round(coalesce(sum(q.hallucinations_detected)::numeric
@@ -16,6 +16,6 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
             round(avg(CASE WHEN evalledger.confidence_in_band_v1(q.confidence_distribution, band)
                            THEN 1 ELSE 0 END), 6),
         'narrative_coherence_mean', round(avg(q.narrative_coherence_rating), 6))
-      FROM brain_eval_question_score q
+      FROM evalledger.brain_eval_question_score q
      WHERE q.eval_run_id = run_id;
 $$;

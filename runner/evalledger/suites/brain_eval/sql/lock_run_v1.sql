@@ -2,6 +2,6 @@
 -- check and its write. SECURITY DEFINER because locking needs UPDATE rights a reviewer lacks;
 -- it returns nothing, so it reveals nothing past the caller's own row-level security.
 CREATE FUNCTION evalledger.lock_run_v1(run_id uuid) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
-    SELECT FROM brain_eval_log l WHERE l.eval_run_id = run_id FOR SHARE;
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT FROM evalledger.brain_eval_log l WHERE l.eval_run_id = run_id FOR SHARE;
 $$;

@@ -4,7 +4,7 @@
 -- between the INSERT and the spool's truncation writes every row exactly once. A statement that
 -- fails afterwards rolls the key back with the row.
 CREATE FUNCTION evalledger.capture_dedupe_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO evalledger.eval_candidate_keys (capture_key, created_at)
     VALUES (NEW.capture_key, NEW.created_at)

@@ -1,6 +1,6 @@
 -- capture_ensure_partitions_v1: create the monthly (UTC) partitions of eval_candidates from this month to months_ahead months on, each with its own guards; returns how many it made.
 CREATE FUNCTION evalledger.capture_ensure_partitions_v1(months_ahead integer DEFAULT 3) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     month date;
     part text;
@@ -12,7 +12,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Two writers starting at once would otherwise both try to create the same partition.
-    PERFORM pg_advisory_xact_lock(1702257505, 2);
+    PERFORM pg_catalog.pg_advisory_xact_lock(1702257505, 2);
     FOR month IN
         SELECT generate_series(date_trunc('month', clock_timestamp() AT TIME ZONE 'UTC'),
                                date_trunc('month', clock_timestamp() AT TIME ZONE 'UTC')

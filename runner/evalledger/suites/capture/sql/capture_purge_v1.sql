@@ -5,7 +5,7 @@
 -- table, no UPDATE or TRUNCATE. Owned by the user who migrates, never by evalledger_owner, so the
 -- owner role can neither write the marker nor purge. Returns what went and how many rows.
 CREATE FUNCTION evalledger.capture_purge_v1() RETURNS TABLE (purged text, row_count bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     part text;
 BEGIN

@@ -1,6 +1,6 @@
 -- capture_purging_v1: true inside a capture_purge_v1() call of the current transaction.
 CREATE FUNCTION evalledger.capture_purging_v1() RETURNS boolean
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT EXISTS (SELECT 1 FROM evalledger.capture_purge_marker m
                     WHERE m.txid = txid_current_if_assigned())
 $$;

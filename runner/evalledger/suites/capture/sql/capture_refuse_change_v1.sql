@@ -3,7 +3,7 @@
 -- marker) and only for a failure or key row recorded before the purge horizon;
 -- captured rows themselves leave only with their whole monthly partition.
 CREATE FUNCTION evalledger.capture_refuse_change_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF TG_OP = 'DELETE' AND TG_TABLE_NAME IN ('eval_capture_failures', 'eval_candidate_keys')
        AND evalledger.capture_purging_v1()

@@ -5,9 +5,9 @@
 -- every dimension mean and every dimension minimum meet the rubric's thresholds, else fail;
 -- and a message that says why.
 CREATE FUNCTION evalledger.takes_quality_cycle_v1(p_run_id bigint, p_cycle integer) RETURNS jsonb
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    run eval_takes_quality_runs;
+    run evalledger.eval_takes_quality_runs;
     policy jsonb;
     panel int;
     answered int;
@@ -23,11 +23,11 @@ DECLARE
     message text;
     improvements jsonb;
 BEGIN
-    SELECT * INTO run FROM eval_takes_quality_runs r WHERE r.id = p_run_id;
+    SELECT * INTO run FROM evalledger.eval_takes_quality_runs r WHERE r.id = p_run_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'evalledger: no takes-quality run %', p_run_id USING ERRCODE = 'no_data_found';
     END IF;
-    SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = run.rubric_id;
+    SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
     panel := cardinality(run.models);
     need_num := (policy -> 'quorum' -> 'min_contributing_fraction' ->> 0)::int;
     need_den := (policy -> 'quorum' -> 'min_contributing_fraction' ->> 1)::int;
@@ -35,13 +35,13 @@ BEGIN
     min_min := (policy -> 'pass_rule' ->> 'every_dim_min_at_least')::numeric;
 
     SELECT count(*), count(*) FILTER (WHERE v.contributes) INTO answered, contributed
-      FROM eval_takes_quality_judge_verdicts v WHERE v.run_id = p_run_id AND v.cycle = p_cycle;
+      FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = p_run_id AND v.cycle = p_cycle;
 
     WITH dim AS (
         SELECT d ->> 'key' AS key, n FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n)
     ), contrib AS (
         SELECT v.model, array_position(run.models, v.model) AS pos, v.scores
-          FROM eval_takes_quality_judge_verdicts v
+          FROM evalledger.eval_takes_quality_judge_verdicts v
          WHERE v.run_id = p_run_id AND v.cycle = p_cycle AND v.contributes
     ), agg AS (
         SELECT dim.key, dim.n,
@@ -69,7 +69,7 @@ BEGIN
     -- Each distinct suggestion once, in panel order.
     SELECT coalesce(jsonb_agg(i ORDER BY first_seen), '[]') INTO improvements FROM (
         SELECT i, min(array_position(run.models, v.model) * 1000 + n) AS first_seen
-          FROM eval_takes_quality_judge_verdicts v,
+          FROM evalledger.eval_takes_quality_judge_verdicts v,
                jsonb_array_elements(coalesce(v.improvements, '[]')) WITH ORDINALITY x(i, n)
          WHERE v.run_id = p_run_id AND v.cycle = p_cycle AND v.contributes
          GROUP BY i) s;

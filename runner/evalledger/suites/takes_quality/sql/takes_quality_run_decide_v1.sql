@@ -2,22 +2,22 @@
 -- must hold a verdict from every panel model; the database then writes what it decided:
 -- cycles_run, verdict, overall_score, cost_usd and the whole receipt.
 CREATE FUNCTION evalledger.takes_quality_run_decide_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     gap text;
     receipt jsonb;
 BEGIN
     SELECT format('cycle %s lacks %s', g.cycle, string_agg(m, ', ' ORDER BY p)) INTO gap
-      FROM generate_series(1, (SELECT max(v.cycle) FROM eval_takes_quality_judge_verdicts v WHERE v.run_id = NEW.id)) g(cycle)
+      FROM generate_series(1, (SELECT max(v.cycle) FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = NEW.id)) g(cycle)
       CROSS JOIN unnest(NEW.models) WITH ORDINALITY u(m, p)
-     WHERE NOT EXISTS (SELECT 1 FROM eval_takes_quality_judge_verdicts v
+     WHERE NOT EXISTS (SELECT 1 FROM evalledger.eval_takes_quality_judge_verdicts v
                         WHERE v.run_id = NEW.id AND v.cycle = g.cycle AND v.model = u.m)
      GROUP BY g.cycle ORDER BY g.cycle LIMIT 1;
     IF gap IS NOT NULL THEN
         RAISE EXCEPTION 'evalledger: takes-quality run % is not whole: %', NEW.id, gap
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_takes_quality_runs_complete_run_has_verdicts';
     END IF;
-    receipt := takes_quality_receipt_v1(NEW.id);
+    receipt := evalledger.takes_quality_receipt_v1(NEW.id);
     NEW.cycles_run := (receipt ->> 'cycles_run')::int;
     NEW.verdict := receipt ->> 'verdict';
     NEW.overall_score := (receipt ->> 'overall_score')::numeric;

@@ -5,12 +5,12 @@
 -- and keeps the reply's feedback and improvements when it is a JSON object. It also derives the
 -- judge's family from its model id and flags a judge of the target's own family.
 CREATE FUNCTION evalledger.takes_quality_verdict_admit_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    run eval_takes_quality_runs;
+    run evalledger.eval_takes_quality_runs;
     judged jsonb;
 BEGIN
-    SELECT * INTO run FROM eval_takes_quality_runs r WHERE r.id = NEW.run_id;
+    SELECT * INTO run FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'evalledger: no takes-quality run %', NEW.run_id
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'run_id';
@@ -29,16 +29,16 @@ BEGIN
 
     NEW.family := split_part(NEW.model, ':', 1);
     NEW.same_family := coalesce(
-        (SELECT t.model_family = NEW.family FROM target t WHERE t.target_id = run.target_id), false);
+        (SELECT t.model_family = NEW.family FROM evalledger.target t WHERE t.target_id = run.target_id), false);
     NEW.created_at := now();
 
-    IF runner_error_v1(NEW.error_kind) THEN
+    IF evalledger.runner_error_v1(NEW.error_kind) THEN
         NEW.contributes := false;
         RETURN NEW;
     END IF;
 
-    judged := judge_scores_v1(NEW.response_json,
-                              (SELECT r.definition FROM rubric r WHERE r.rubric_id = run.rubric_id));
+    judged := evalledger.judge_scores_v1(NEW.response_json,
+                              (SELECT r.definition FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id));
     IF judged ->> 'error_kind' IS DISTINCT FROM 'parse_failed' THEN
         IF jsonb_typeof(NEW.response_json -> 'feedback') = 'string' THEN
             NEW.feedback := NEW.response_json ->> 'feedback';
