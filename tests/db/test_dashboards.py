@@ -16,7 +16,7 @@ SHA_C = "c" * 64
 SHA_D = "d" * 64
 SHA_E = "e" * 64
 VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
-         "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1"]
+         "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1", "work_quality_history_v1"]
 NOW = datetime.now(timezone.utc)
 # Older than the 24-month hot tier by a margin, younger than the 7-year purge horizon.
 COLD = NOW - timedelta(days=760)

@@ -257,13 +257,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             say(f"run {run_id} was started earlier and never completed: resuming it")
         prev = store.previous_for_prompt(conn, row["prev_snapshot_id"]) if row["prev_snapshot_id"] else None
         say(f"previous snapshot: {prev['run_id']}" if prev else "previous snapshot: none (the first of this target)")
-        recorded_models = [s.spec for s in specs if modes[s.spec] == panel.RECORDED]
-        if recorded_models:
-            if len(recorded_models) == len(specs):
-                say("judges: recorded replies shipped with evalledger, not live calls "
-                    "(no API keys in the environment; set them for live judges)")
-            else:
-                say(f"judges: recorded replies for {', '.join(recorded_models)} (no API key), live calls for the rest")
+        judges_line = panel.describe_modes(specs, modes)
+        if judges_line:
+            say(judges_line)
 
         system, user = render(rubric, kind=opts.kind, name=name, persona=persona, task=task, outcome=opts.outcome,
                               metrics=metrics, work_product=ev.text, prev=prev)

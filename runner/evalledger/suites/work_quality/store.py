@@ -6,7 +6,6 @@ what the database computed (contribution, aggregate, comparison, regression reas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -15,23 +14,12 @@ from psycopg.types.json import Jsonb
 
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
+from evalledger.core.rubric import Rubric, find as find_rubric
 
 if TYPE_CHECKING:  # the panel imports the provider SDKs: only `run` needs them
     from evalledger.judges.providers import JudgeCall
 
 Q = Queries("evalledger.suites.work_quality")
-
-
-@dataclass(frozen=True)
-class Rubric:
-    rubric_id: int
-    version: str
-    fingerprint: str
-    definition: dict
-
-    @property
-    def dims(self) -> list[str]:
-        return [d["key"] for d in self.definition["dimensions"]]
 
 
 def _one(conn: psycopg.Connection, name: str, params: dict[str, Any]) -> dict | None:
@@ -45,10 +33,11 @@ def _all(conn: psycopg.Connection, name: str, params: dict[str, Any]) -> list[di
 
 
 def rubric(conn: psycopg.Connection) -> Rubric:
-    row = _one(conn, "rubric", {})
-    if row is None:
+    """The work-quality rubric a new snapshot is judged by."""
+    found = find_rubric(conn, "work-quality")
+    if found is None:
         raise EvalledgerError("no work-quality rubric in the database: run `evalledger db migrate`")
-    return Rubric(**row)
+    return found
 
 
 def has_completed_snapshot(conn: psycopg.Connection, name: str) -> bool:

@@ -1,11 +1,6 @@
 -- The work-quality suite's named queries (loaded by evalledger.core.queries). The runner reads
 -- and writes the ledger only through these; every decision is in the functions they call.
 
--- name: rubric
--- The newest work-quality rubric (the one a new snapshot row is judged by).
-SELECT rubric_id, version, fingerprint, definition
-  FROM evalledger.rubric WHERE suite = 'work-quality' ORDER BY rubric_id DESC LIMIT 1;
-
 -- name: has_completed_snapshot
 -- Whether the ledger holds any completed snapshot of a target (else the store's last is imported).
 SELECT EXISTS (SELECT 1 FROM evalledger.eval_work_quality_snapshots
