@@ -177,4 +177,150 @@ def review_score(run_id, question_id, as_role, **fields):
     click.echo(f"{question_id}: {'passes' if passed else 'does not pass'}")
 
 
-COMMANDS = (reviewer_group, tuner_group, brain_eval_group, review_group)
+# -- the harness: question catalogs, brains under test ----------------------------------------------
+
+
+@click.group("catalog")
+def catalog_group():
+    """Versioned question catalogs: loaded whole, never changed (a new quarter is a new version)."""
+
+
+@catalog_group.command("load")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@database_option
+def catalog_load(file):
+    """Load the question catalog in FILE (JSON; schema: schemas/question_catalog.v1.schema.json).
+
+    A file with any problem is refused whole, every problem listed with its line and field, and
+    nothing is written. Loading the same version again with the same content changes nothing.
+    """
+    from . import catalog
+
+    document = catalog.check_file(file)
+    with db.transaction("owner") as conn:
+        loaded = catalog.load(conn, document, file.name)
+    stale = sum(q["uses_stale_fixture"] for q in document["questions"])
+    types = len({q["type"] for q in document["questions"]})
+    state = "loaded" if loaded.added else "already loaded, unchanged:"
+    click.echo(f"{state} catalog {loaded.catalog_version}: {loaded.question_count} questions "
+               f"({stale} stale-fixture, {types} of {len(catalog.QUESTION_TYPES)} types), "
+               f"sha256 {loaded.document_sha256}")
+
+
+@catalog_group.command("list")
+@database_option
+def catalog_list():
+    """List the loaded catalog versions."""
+    from . import catalog
+
+    with db.transaction("auditor") as conn:
+        found = catalog.catalogs(conn)
+    if not found:
+        click.echo("no catalog loaded (evalledger catalog load FILE)")
+    for c in found:
+        click.echo(f"{c['catalog_version']:<16} {c['question_count']:>3} questions  {c['stale_count']:>2} stale-fixture  "
+                   f"{c['type_count']} types  loaded {c['loaded_at']:%Y-%m-%d %H:%M}  sha256 {c['document_sha256'][:12]}")
+
+
+@catalog_group.command("show")
+@click.argument("version")
+@click.argument("question_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the stored document (or the one question) as JSON.")
+@database_option
+def catalog_show(version, question_id, as_json):
+    """Show the questions of catalog VERSION (or only QUESTION_ID): type, stale flag, sources, criteria."""
+    import json
+
+    from . import catalog
+
+    with db.transaction("auditor") as conn:
+        questions = catalog.questions(conn, version)
+        document = catalog.document(conn, version) if as_json and not question_id else None
+    if question_id:
+        questions = [q for q in questions if q["question_id"] == question_id]
+        if not questions:
+            raise EvalledgerError(f"catalog {version} has no question {question_id}")
+    if as_json:
+        shown = document if document is not None else {
+            "id": questions[0]["question_id"], "type": questions[0]["question_type"],
+            "text": questions[0]["question_text"], "uses_stale_fixture": questions[0]["uses_stale_fixture"],
+            "sources": questions[0]["sources"], "pass_criteria": questions[0]["pass_criteria"]}
+        click.echo(json.dumps(shown, indent=2))
+        return
+    for q in questions:
+        stale = "  STALE FIXTURE" if q["uses_stale_fixture"] else ""
+        click.echo(f"{q['question_id']}  {q['question_type']}{stale}")
+        click.echo(f"  {q['question_text']}")
+        click.echo("  sources: " + ", ".join(
+            s["id"] + (f" (as of {s['as_of']}, stale)" if s.get("stale") else "") for s in q["sources"]))
+        click.echo("  passes when: " + catalog.describe_criteria(q["pass_criteria"]))
+        for finding in q["pass_criteria"].get("expected_findings", []):
+            click.echo(f"  expects: {finding}")
+
+
+@click.group("brain")
+def brain_group():
+    """Brains under test: each model, system prompt and lever enum is a version of its own."""
+
+
+def _echo_brain(v, prefix: str = "") -> None:
+    label = f"  label {v.version_label}" if v.version_label else ""
+    levers = ", ".join(v.levers) if v.levers else "none"
+    click.echo(f"{prefix}{v.target_id} version {v.version}: {v.model_spec}{label}")
+    click.echo(f"  system_prompt_hash {v.system_prompt_hash}")
+    click.echo(f"  levers {levers}")
+
+
+@brain_group.command("add")
+@click.argument("target_id")
+@click.option("--model", required=True, metavar="PROVIDER:MODEL", help="The brain's model, e.g. anthropic:claude-sonnet-4-6.")
+@click.option("--prompt-file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The system prompt (UTF-8 text); the database stores it and computes its SHA-256.")
+@click.option("--label", "version_label", help="A human-readable version label, e.g. pipeline_brain_v3.")
+@click.option("--lever", "levers", multiple=True, metavar="ACTION_TYPE",
+              help="An allowed proposed_actions[].action_type (repeat for each): the brain's lever enum.")
+@database_option
+def brain_add(target_id, model, prompt_file, version_label, levers):
+    """Register a version of brain TARGET_ID; the same model, prompt and levers again is the same version."""
+    from evalledger.core.errors import read_user_text
+
+    from . import brains
+
+    prompt = read_user_text(prompt_file, "prompt file")
+    with db.transaction("owner") as conn:
+        version, added = brains.add(conn, target_id, model, prompt, version_label, levers)
+    _echo_brain(version, "registered " if added else "already registered: ")
+
+
+@brain_group.command("list")
+@click.argument("target_id", required=False)
+@database_option
+def brain_list(target_id):
+    """List the registered versions of every brain (or of TARGET_ID), oldest first."""
+    from . import brains
+
+    with db.transaction("auditor") as conn:
+        found = brains.versions(conn, target_id)
+    if not found:
+        click.echo("no brain versions registered (evalledger brain add)")
+    for v in found:
+        _echo_brain(v)
+
+
+@brain_group.command("show")
+@click.argument("target_id")
+@click.argument("version", required=False)
+@database_option
+def brain_show(target_id, version):
+    """Show one version of TARGET_ID (a number or label; default: the latest), with its system prompt."""
+    from . import brains
+
+    with db.transaction("auditor") as conn:
+        found = brains.resolve(conn, target_id, version)
+    _echo_brain(found)
+    click.echo("  system prompt:")
+    for line in found.system_prompt.splitlines():
+        click.echo(f"    {line}")
+
+
+COMMANDS = (reviewer_group, tuner_group, brain_eval_group, review_group, catalog_group, brain_group)

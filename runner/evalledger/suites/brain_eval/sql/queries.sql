@@ -75,3 +75,56 @@ SELECT reviewer_user_id FROM evalledger.reviewer WHERE role_name = %(role_name)s
 UPDATE evalledger.brain_eval_question_score SET {}
  WHERE eval_run_id = %(run)s AND question_id = %(question)s
 RETURNING question_passed;
+
+-- name: load_catalog
+-- Load a question catalog whole; the database reads its version and questions from the document. Nothing when that version is loaded already.
+INSERT INTO evalledger.brain_eval_catalog (document, source_file) VALUES (%(document)s, %(source_file)s)
+ON CONFLICT ON CONSTRAINT brain_eval_catalog_pkey DO NOTHING
+RETURNING catalog_version, question_count, document_sha256;
+
+-- name: catalog_loaded
+-- A loaded catalog version, and whether its document is the one given.
+SELECT catalog_version, question_count, document_sha256, document = %(document)s AS same
+  FROM evalledger.brain_eval_catalog WHERE catalog_version = %(catalog_version)s;
+
+-- name: list_catalogs
+-- Every loaded catalog version, oldest first, with its question and stale-fixture counts.
+SELECT c.catalog_version, c.question_count, count(*) FILTER (WHERE q.uses_stale_fixture) AS stale_count,
+       count(DISTINCT q.question_type) AS type_count, c.document_sha256, c.source_file, c.loaded_at
+  FROM evalledger.brain_eval_catalog c
+  JOIN evalledger.brain_eval_catalog_question q USING (catalog_version)
+ GROUP BY c.catalog_version
+ ORDER BY c.loaded_at, c.catalog_version;
+
+-- name: catalog_questions
+-- The questions of one catalog version, in catalog order.
+SELECT position, question_id, question_type, uses_stale_fixture, question_text, sources, pass_criteria
+  FROM evalledger.brain_eval_catalog_question
+ WHERE catalog_version = %(catalog_version)s
+ ORDER BY position;
+
+-- name: catalog_document
+-- The stored document of one catalog version.
+SELECT document FROM evalledger.brain_eval_catalog WHERE catalog_version = %(catalog_version)s;
+
+-- name: add_brain_version
+-- Register a version of a brain under test; the database numbers it and hashes its prompt. Nothing when this configuration is registered already.
+INSERT INTO evalledger.brain_version (target_id, provider, model_id, system_prompt, version_label, levers)
+VALUES (%(target_id)s, %(provider)s, %(model_id)s, %(system_prompt)s, %(version_label)s, %(levers)s)
+ON CONFLICT ON CONSTRAINT brain_version_config_key DO NOTHING
+RETURNING target_id, version, provider, model_id, system_prompt_hash, version_label, levers, system_prompt, created_at;
+
+-- name: same_brain_version
+-- The version registered before with this model, prompt and lever set (levers compared as a set).
+SELECT target_id, version, provider, model_id, system_prompt_hash, version_label, levers, system_prompt, created_at
+  FROM evalledger.brain_version
+ WHERE target_id = %(target_id)s AND provider = %(provider)s AND model_id = %(model_id)s
+   AND system_prompt = %(system_prompt)s
+   AND levers = ARRAY(SELECT DISTINCT l FROM unnest(%(levers)s::text[]) AS l ORDER BY l);
+
+-- name: brain_versions
+-- Registered brain versions, of one brain or of all, oldest first.
+SELECT target_id, version, provider, model_id, system_prompt_hash, version_label, levers, system_prompt, created_at
+  FROM evalledger.brain_version
+ WHERE %(target_id)s::text IS NULL OR target_id = %(target_id)s
+ ORDER BY target_id, version;

@@ -1,0 +1,248 @@
+"""Question catalogs (issue 9): a versioned file of harness questions, checked whole before the
+database sees it, loaded once and never changed (the database reads every question row from the
+stored document)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core.paths import package_path, read_package_text
+from evalledger.core.queries import Queries
+
+QUERIES = Queries(__package__)
+SCHEMA_FILE = "schemas/question_catalog.v1.schema.json"
+# Seed 002's question types, in its order.
+QUESTION_TYPES = ("plan_diagnosis", "coverage_gap", "play_retrospective", "forecast_bias", "churn_diagnosis",
+                  "expansion_qualification", "handoff_briefing", "qbr_narrative")
+DEMO_VERSION = "v28-2026Q2"
+# A question's pass criteria as people read them, in this order.
+CRITERIA = (("max_hallucinations", "hallucinations", "<="), ("min_citation_rate", "citation rate", ">="),
+            ("min_diagnosis_accuracy", "diagnosis accuracy", ">="),
+            ("min_narrative_coherence", "narrative coherence", ">="),
+            ("max_lever_violations", "lever violations", "<="))
+MAX_ERRORS_SHOWN = 20
+
+
+class CatalogError(EvalledgerError):
+    """A catalog file refused whole: every problem found, one line each, naming file, line and field."""
+
+    def __init__(self, path: Path, problems: list[tuple[int, str, str]]):
+        self.problems = sorted(problems)
+        shown = [f"{path}:{line}: {where}: {message}" for line, where, message in self.problems[:MAX_ERRORS_SHOWN]]
+        more = len(self.problems) - len(shown)
+        if more:
+            shown.append(f"{path}: ... and {more} more")
+        super().__init__(f"{path}: catalog refused, nothing loaded ({len(self.problems)} "
+                         f"problem{'s' if len(self.problems) != 1 else ''}):\n" + "\n".join(shown))
+
+
+def describe_criteria(criteria: dict) -> str:
+    """'hallucinations <= 0, citation rate >= 0.9, ...': the criteria a question has, in a fixed order."""
+    return ", ".join(f"{label} {op} {criteria[key]}" for key, label, op in CRITERIA if key in criteria)
+
+
+def demo_catalog_path() -> Path:
+    """The 30-question demo catalog shipped with evalledger."""
+    return package_path("fixtures", f"catalog_{DEMO_VERSION}.json", package=__package__)
+
+
+def schema() -> dict:
+    """The catalog file's JSON Schema, as shipped in the package."""
+    return json.loads(read_package_text(SCHEMA_FILE, package=__package__))
+
+
+# -- where each value of a JSON text is ------------------------------------------------------------
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def json_lines(text: str) -> dict[tuple, int]:
+    """The line each value of a (valid) JSON text starts on, keyed by its path of keys and indexes."""
+    found: dict[tuple, int] = {}
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(index: int) -> int:
+        lo, hi = 0, len(newlines)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if newlines[mid] < index:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo + 1
+
+    def skip(index: int) -> int:
+        return _WS.match(text, index).end()
+
+    def walk(index: int, path: tuple) -> int:
+        index = skip(index)
+        found[path] = line_of(index)
+        opener = text[index]
+        if opener not in "{[":
+            return _DECODER.raw_decode(text, index)[1]
+        closer, index, position = ("}" if opener == "{" else "]"), skip(index + 1), 0
+        if text[index] == closer:
+            return index + 1
+        while True:
+            if opener == "{":
+                key, index = json.decoder.scanstring(text, index + 1)
+                index = skip(index) + 1  # the colon
+                index = walk(index, (*path, key))
+            else:
+                index = walk(index, (*path, position))
+                position += 1
+            index = skip(index)
+            if text[index] == closer:
+                return index + 1
+            index = skip(index + 1)  # past the comma
+
+    walk(0, ())
+    return found
+
+
+def json_path(path) -> str:
+    """A path of keys and indexes as a JSONPath: $.questions[3].pass_criteria."""
+    out = "$"
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out
+
+
+# -- checking a file -------------------------------------------------------------------------------
+
+def _schema_problems(document: Any) -> list[tuple[tuple, str]]:
+    validator = jsonschema.Draft202012Validator(schema())
+    problems = []
+    for error in validator.iter_errors(document):
+        path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties":
+            message = error.message
+        elif error.validator == "enum":
+            message = f"{json.dumps(error.instance)[:60]} is not one of {', '.join(map(str, error.validator_value))}"
+        else:
+            message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+        problems.append((path, message))
+    return problems
+
+
+def _consistency_problems(document: dict) -> list[tuple[tuple, str]]:
+    """What the schema cannot say: unique ids, and stale flags that agree with the sources."""
+    problems = []
+    first_seen: dict[str, int] = {}
+    for i, question in enumerate(document.get("questions", [])):
+        if not isinstance(question, dict):
+            continue
+        qid = question.get("id")
+        if isinstance(qid, str):
+            if qid in first_seen:
+                problems.append(((("questions", i, "id")), f"question id {qid} already used by $.questions[{first_seen[qid]}]"))
+            else:
+                first_seen[qid] = i
+        sources = question.get("sources") if isinstance(question.get("sources"), list) else []
+        seen_sources: set[str] = set()
+        for j, source in enumerate(sources):
+            sid = source.get("id") if isinstance(source, dict) else None
+            if isinstance(sid, str):
+                if sid in seen_sources:
+                    problems.append((("questions", i, "sources", j, "id"), f"source id {sid} used twice in this question"))
+                seen_sources.add(sid)
+        stale_sources = any(isinstance(s, dict) and s.get("stale") is True for s in sources)
+        flag = question.get("uses_stale_fixture")
+        if flag is True and not stale_sources:
+            problems.append((("questions", i, "uses_stale_fixture"),
+                             "a stale-fixture question needs a source marked \"stale\": true"))
+        elif flag is False and stale_sources:
+            problems.append((("questions", i, "uses_stale_fixture"),
+                             "false, but a source is marked \"stale\": true: set it true or unmark the source"))
+    return problems
+
+
+def check_text(text: str, path: Path) -> dict:
+    """The catalog document in text, or CatalogError listing every problem with its line and field."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CatalogError(path, [(exc.lineno, f"column {exc.colno}", f"not JSON: {exc.msg}")]) from None
+    problems = _schema_problems(document)
+    if isinstance(document, dict):
+        problems += _consistency_problems(document)
+    if problems:
+        lines = json_lines(text)
+
+        def line(where: tuple) -> int:
+            while where not in lines:
+                where = where[:-1]
+            return lines[where]
+
+        raise CatalogError(path, [(line(where), json_path(where), message) for where, message in problems])
+    return document
+
+
+def check_file(path: Path) -> dict:
+    """The catalog document in the file at path, checked whole."""
+    return check_text(read_user_text(path, "catalog file"), path)
+
+
+# -- the ledger ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Loaded:
+    """A catalog version as the ledger holds it, and whether this load added it."""
+
+    catalog_version: str
+    question_count: int
+    document_sha256: str
+    added: bool
+
+
+def load(conn: psycopg.Connection, document: dict, source_file: str | None) -> Loaded:
+    """Load a checked document; a version loaded before with the same content is left as it is,
+    and with other content refused (a changed catalog is a new version)."""
+    row = conn.execute(QUERIES["load_catalog"], {"document": Jsonb(document), "source_file": source_file}).fetchone()
+    if row:
+        return Loaded(*row, added=True)
+    version, count, sha, same = conn.execute(
+        QUERIES["catalog_loaded"], {"catalog_version": document["version"], "document": Jsonb(document)}).fetchone()
+    if not same:
+        raise EvalledgerError(f"catalog {version} is already loaded with other content (sha256 {sha[:12]}): "
+                              "a loaded catalog never changes; give the changed one a new version")
+    return Loaded(version, count, sha, added=False)
+
+
+def catalogs(conn: psycopg.Connection) -> list[dict]:
+    """Every loaded catalog version, oldest first, with its question and stale-fixture counts."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["list_catalogs"]).fetchall()
+
+
+def questions(conn: psycopg.Connection, catalog_version: str) -> list[dict]:
+    """The questions of one catalog version in catalog order; EvalledgerError when it is not loaded."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        found = cur.execute(QUERIES["catalog_questions"], {"catalog_version": catalog_version}).fetchall()
+    if not found:
+        raise EvalledgerError(f"no catalog {catalog_version} is loaded (evalledger catalog list)")
+    return found
+
+
+def document(conn: psycopg.Connection, catalog_version: str) -> dict:
+    """The stored document of one catalog version."""
+    row = conn.execute(QUERIES["catalog_document"], {"catalog_version": catalog_version}).fetchone()
+    if row is None:
+        raise EvalledgerError(f"no catalog {catalog_version} is loaded (evalledger catalog list)")
+    return row[0]

@@ -1,0 +1,253 @@
+"""The harness's ledger tables on a real PostgreSQL: question catalogs loaded whole and never
+changed, brain versions numbered and hashed by the database, and who may read or write them."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+import psycopg
+import pytest
+from psycopg import errors
+from psycopg.types.json import Jsonb
+
+from evalledger.suites.brain_eval import brains, catalog
+
+DEMO = json.loads(catalog.demo_catalog_path().read_text("utf-8"))
+HARNESS_TABLES = ("brain_eval_catalog", "brain_eval_catalog_question", "brain_version")
+READERS = ("evalledger_runner", "evalledger_reviewer", "evalledger_revops", "evalledger_auditor")
+
+
+@pytest.fixture
+def owner(connect_as):
+    return connect_as("evalledger_owner")
+
+
+@pytest.fixture
+def loaded(owner):
+    """The demo catalog, loaded as the owner."""
+    return catalog.load(owner, DEMO, "catalog_v28-2026Q2.json")
+
+
+def insert_document(conn, document, **extra):
+    columns = ["document", *extra]
+    values = [Jsonb(document), *extra.values()]
+    conn.execute(f"INSERT INTO evalledger.brain_eval_catalog ({', '.join(columns)}) "
+                 f"VALUES ({', '.join(['%s'] * len(values))})", values)
+
+
+# -- catalogs ---------------------------------------------------------------------------------------
+
+def test_loading_reads_every_question_row_from_the_document(owner, loaded):
+    assert (loaded.catalog_version, loaded.question_count, loaded.added) == ("v28-2026Q2", 30, True)
+    rows = owner.execute(
+        "SELECT position, question_id, question_type, question_text, sources, uses_stale_fixture, pass_criteria "
+        "FROM brain_eval_catalog_question WHERE catalog_version = 'v28-2026Q2' ORDER BY position").fetchall()
+    assert rows == [(n, q["id"], q["type"], q["text"], q["sources"], q["uses_stale_fixture"], q["pass_criteria"])
+                    for n, q in enumerate(DEMO["questions"], start=1)]
+    assert [q["question_id"] for q in catalog.questions(owner, "v28-2026Q2")] == [q["id"] for q in DEMO["questions"]]
+    assert catalog.document(owner, "v28-2026Q2") == DEMO
+
+
+def test_fingerprint_is_the_content_not_the_spelling(owner, loaded):
+    reordered = {k: DEMO[k] for k in reversed(list(DEMO))}
+    assert catalog.load(owner, reordered, None) == catalog.Loaded("v28-2026Q2", 30, loaded.document_sha256, False)
+    changed = copy.deepcopy(DEMO)
+    changed["version"] = "v29-2026Q3"
+    changed["questions"][0]["text"] += "?"
+    other = catalog.load(owner, changed, None)
+    assert other.added and other.document_sha256 != loaded.document_sha256
+    assert len(loaded.document_sha256) == 64 and int(loaded.document_sha256, 16) >= 0
+
+
+def test_a_loaded_version_never_changes(owner, loaded):
+    changed = copy.deepcopy(DEMO)
+    changed["questions"][3]["pass_criteria"]["min_citation_rate"] = 0.5
+    with pytest.raises(Exception, match=r"catalog v28-2026Q2 is already loaded with other content"):
+        catalog.load(owner, changed, None)
+    assert catalog.document(owner, "v28-2026Q2") == DEMO
+
+
+@pytest.mark.parametrize("column, value", [("document_sha256", "a" * 64), ("question_count", 30)])
+def test_computed_catalog_columns_cannot_be_supplied(owner, column, value):
+    with pytest.raises(errors.InsufficientPrivilege, match=rf"brain_eval_catalog.{column} computed by the database"):
+        insert_document(owner, DEMO, **{column: value})
+
+
+def test_catalog_version_must_be_the_documents(owner):
+    with pytest.raises(errors.CheckViolation, match="catalog_version v27 is not the document's version v28-2026Q2"):
+        insert_document(owner, DEMO, catalog_version="v27")
+
+
+def test_no_question_joins_a_loaded_catalog(owner, loaded):
+    with pytest.raises(errors.ForeignKeyViolation, match="catalog v28-2026Q2 has no question at position 31"):
+        owner.execute("INSERT INTO brain_eval_catalog_question (catalog_version, position) VALUES ('v28-2026Q2', 31)")
+    # A question given whole is still read from the document, so it is a duplicate of the one there.
+    with pytest.raises(errors.UniqueViolation):
+        owner.execute("INSERT INTO brain_eval_catalog_question (catalog_version, position, question_id, question_type, "
+                      "question_text, sources, uses_stale_fixture, pass_criteria) VALUES ('v28-2026Q2', 1, 'EVAL-Q99', "
+                      "'qbr_narrative', 'x', '[{\"id\": \"a\"}]', false, '{}')")
+    assert owner.execute("SELECT count(*) FROM brain_eval_catalog_question").fetchone()[0] == 30
+
+
+@pytest.mark.parametrize("table", ["brain_eval_catalog", "brain_eval_catalog_question"])
+@pytest.mark.parametrize("role", ["evalledger_owner", None])
+def test_catalog_rows_cannot_change(admin, connect_as, loaded, table, role):
+    conn = connect_as(role) if role else admin
+    for statement in (f"UPDATE evalledger.{table} SET loaded_at = now()" if table == "brain_eval_catalog"
+                      else f"UPDATE evalledger.{table} SET question_text = 'edited'",
+                      f"DELETE FROM evalledger.{table}", f"TRUNCATE evalledger.{table} CASCADE"):
+        with pytest.raises(errors.InsufficientPrivilege, match="append-only"):
+            conn.execute(statement)
+    assert admin.execute(f"SELECT count(*) FROM evalledger.{table}").fetchone()[0] == (
+        1 if table == "brain_eval_catalog" else 30)
+
+
+@pytest.mark.parametrize("bend, constraint", [
+    (lambda d: d["questions"][6].update(type="unknown"), "brain_eval_catalog_question_type_known"),
+    (lambda d: d["questions"][6].update(id="eval-q06"), "brain_eval_catalog_question_id_format"),
+    (lambda d: d["questions"][6].update(uses_stale_fixture=True), "brain_eval_catalog_question_stale_iff_stale_source"),
+    (lambda d: d["questions"][6]["sources"][0].pop("id"), "brain_eval_catalog_question_sources_shape"),
+    (lambda d: d["questions"][6]["pass_criteria"].update(min_citation_rate=2), "brain_eval_catalog_question_pass_criteria_shape"),
+    (lambda d: d["questions"][6]["pass_criteria"].update(min_diagnosis_accuracy=0.7), "brain_eval_catalog_question_pass_criteria_shape"),
+    (lambda d: d["questions"][6]["pass_criteria"].update(min_narrative_coherence="4"), "brain_eval_catalog_question_pass_criteria_shape"),
+    (lambda d: d["questions"][6]["pass_criteria"].pop("max_hallucinations"), "brain_eval_catalog_question_pass_criteria_shape"),
+])
+def test_database_refuses_a_bad_question_and_keeps_nothing(owner, bend, constraint):
+    """The file check runs first, but the database holds the line too: nothing of the load remains."""
+    bad = copy.deepcopy(DEMO)
+    bend(bad)
+    with pytest.raises(errors.CheckViolation) as caught:
+        with owner.transaction():
+            catalog.load(owner, bad, None)
+    assert caught.value.diag.constraint_name == constraint
+    assert owner.execute("SELECT count(*) FROM brain_eval_catalog").fetchone()[0] == 0
+    assert owner.execute("SELECT count(*) FROM brain_eval_catalog_question").fetchone()[0] == 0
+
+
+def test_database_refuses_a_source_id_twice_in_a_question(owner):
+    bad = copy.deepcopy(DEMO)
+    bad["questions"][2]["sources"][1]["id"] = bad["questions"][2]["sources"][0]["id"]
+    with pytest.raises(errors.CheckViolation, match="question EVAL-Q03 of catalog v28-2026Q2 names a source id twice"):
+        catalog.load(owner, bad, None)
+
+
+@pytest.mark.parametrize("document", [[], {"version": "v1"}, {"version": 1, "questions": []}])
+def test_database_refuses_what_is_not_a_catalog(owner, document):
+    with pytest.raises(errors.CheckViolation):
+        insert_document(owner, document)
+
+
+# -- brain versions ---------------------------------------------------------------------------------
+
+PROMPT = "You are the action brain. Cite every number — with its source id.\r\nNever guess.\n"
+
+
+def test_versions_are_numbered_and_prompts_hashed_by_the_database(owner):
+    first, added = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT, "action_brain_v1",
+                              ["reprice", "add_headcount", "reprice"])
+    assert added and first.version == 1
+    assert first.system_prompt_hash == hashlib.sha256(PROMPT.encode("utf-8")).hexdigest()
+    assert first.system_prompt == PROMPT
+    assert (first.provider, first.model_id, first.levers) == ("anthropic", "claude-sonnet-4-6", ["add_headcount", "reprice"])
+    second, added = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT + "Be brief.\n")
+    assert added and second.version == 2 and second.system_prompt_hash != first.system_prompt_hash
+    other_brain, _ = brains.add(owner, "AGT-901", "openai:gpt-5", PROMPT)
+    assert other_brain.version == 1 and other_brain.system_prompt_hash == first.system_prompt_hash
+    assert [(v.target_id, v.version) for v in brains.versions(owner)] == [("AGT-901", 1), ("AGT-902", 1), ("AGT-902", 2)]
+    assert brains.resolve(owner, "AGT-902").version == 2
+    assert brains.resolve(owner, "AGT-902", "action_brain_v1").version == 1
+
+
+def test_the_same_configuration_is_the_same_version(owner):
+    first, _ = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT, None, ["reprice", "add_headcount"])
+    again, added = brains.add(owner, "AGT-902", "anthropic/claude-sonnet-4-6", PROMPT, None, ["add_headcount", "reprice"])
+    assert not added and again == first
+    new_levers, added = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT, None, ["reprice"])
+    assert added and new_levers.version == 2
+
+
+def test_a_label_names_one_version(owner):
+    brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT, "v3")
+    with pytest.raises(errors.UniqueViolation) as caught:
+        brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT + "x", "v3")
+    assert caught.value.diag.constraint_name == "brain_version_label_key"
+
+
+@pytest.mark.parametrize("column, value", [("system_prompt_hash", "a" * 64), ("version", 7)])
+def test_computed_brain_columns_cannot_be_supplied(owner, column, value):
+    with pytest.raises(errors.InsufficientPrivilege, match=rf"brain_version.{column} computed by the database"):
+        owner.execute(f"INSERT INTO brain_version (target_id, provider, model_id, system_prompt, {column}) "
+                      "VALUES ('AGT-902', 'anthropic', 'm', 'p', %s)", (value,))
+
+
+def test_only_brains_have_versions(owner, admin):
+    admin.execute("INSERT INTO target (target_id, kind, display_name) VALUES ('BOT-1', 'bot', 'A bot')")
+    for target in ("BOT-1", "AGT-999"):
+        with pytest.raises(errors.ForeignKeyViolation, match=f"{target} is not a registered brain"):
+            brains.add(owner, target, "openai:gpt-5", PROMPT)
+
+
+@pytest.mark.parametrize("levers", [["Reprice"], ["re price"], [""]])
+def test_levers_are_action_type_names(owner, levers):
+    with pytest.raises(psycopg.Error) as caught:
+        owner.execute("INSERT INTO brain_version (target_id, provider, model_id, system_prompt, levers) "
+                      "VALUES ('AGT-902', 'anthropic', 'm', 'p', %s)", (levers,))
+    assert caught.value.diag.constraint_name == "brain_version_levers_format"
+
+
+@pytest.mark.parametrize("role", ["evalledger_owner", None])
+def test_a_prompt_is_never_edited(admin, connect_as, role):
+    conn = connect_as(role) if role else admin
+    brains.add(connect_as("evalledger_owner"), "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT)
+    for statement in ("UPDATE evalledger.brain_version SET system_prompt = 'edited'",
+                      "DELETE FROM evalledger.brain_version", "TRUNCATE evalledger.brain_version"):
+        with pytest.raises(errors.InsufficientPrivilege, match="append-only"):
+            conn.execute(statement)
+    assert admin.execute("SELECT system_prompt FROM evalledger.brain_version").fetchall() == [(PROMPT,)]
+
+
+# -- who may do what --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("table", HARNESS_TABLES)
+def test_readers_read_and_nobody_else_writes(admin, reviewers, table):
+    relation = f"evalledger.{table}"
+    for role in (*READERS, "evalledger_test_reviewer_a"):
+        granted = admin.execute(
+            "SELECT has_table_privilege(%(r)s, %(t)s, 'SELECT'), has_table_privilege(%(r)s, %(t)s, 'INSERT'), "
+            "has_table_privilege(%(r)s, %(t)s, 'UPDATE'), has_table_privilege(%(r)s, %(t)s, 'DELETE'), "
+            "has_table_privilege(%(r)s, %(t)s, 'TRUNCATE')", {"r": role, "t": relation}).fetchone()
+        assert granted == (True, False, False, False, False), (role, table)
+        assert admin.execute("SELECT has_any_column_privilege(%s, %s, 'INSERT, UPDATE')", (role, relation)).fetchone()[0] is False
+    assert admin.execute("SELECT has_any_column_privilege('evalledger_agent', %s, 'SELECT, INSERT, UPDATE')",
+                         (relation,)).fetchone()[0] is False
+
+
+def test_every_reader_sees_every_row_and_the_agent_none(connect_as, loaded, owner):
+    brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT)
+    for role in READERS:
+        conn = connect_as(role)
+        assert conn.execute("SELECT count(*) FROM evalledger.brain_eval_catalog_question").fetchone()[0] == 30, role
+        assert conn.execute("SELECT count(*) FROM evalledger.brain_version").fetchone()[0] == 1, role
+    agent = connect_as("evalledger_agent")
+    with pytest.raises(errors.InsufficientPrivilege):
+        agent.execute("SELECT 1 FROM evalledger.brain_version")
+
+
+def test_runner_loads_no_catalog_and_registers_no_brain(connect_as):
+    runner = connect_as("evalledger_runner")
+    with pytest.raises(errors.InsufficientPrivilege):
+        catalog.load(runner, DEMO, None)
+    with pytest.raises(errors.InsufficientPrivilege):
+        brains.add(runner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT)
+
+
+def test_harness_functions_are_no_ones_to_call(admin):
+    callable_by = admin.execute(
+        "SELECT p.proname, r.rolname FROM pg_proc p CROSS JOIN pg_roles r "
+        "WHERE p.pronamespace = 'evalledger'::regnamespace AND p.proname IN ('brain_eval_catalog_admit_v1', "
+        "'brain_eval_catalog_expand_v1', 'brain_eval_catalog_question_admit_v1', 'brain_version_admit_v1') "
+        "AND r.rolname IN ('evalledger_runner', 'evalledger_reviewer', 'evalledger_revops', 'evalledger_auditor', "
+        "'evalledger_agent') AND has_function_privilege(r.oid, p.oid, 'EXECUTE')").fetchall()
+    assert callable_by == []

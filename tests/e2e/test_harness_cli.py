@@ -1,0 +1,166 @@
+"""The harness commands as an operator uses them: catalog load, list and show; brain add, list, show."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from evalledger.suites.brain_eval import catalog
+from tests.cli import run_cli
+
+DEMO_TEXT = catalog.demo_catalog_path().read_text("utf-8")
+DEMO = json.loads(DEMO_TEXT)
+
+
+@pytest.fixture
+def env(dsn):
+    return {"DATABASE_URL": dsn}
+
+
+@pytest.fixture
+def demo_file(tmp_path):
+    path = tmp_path / "catalog_v28-2026Q2.json"
+    path.write_text(DEMO_TEXT)
+    return path
+
+
+def test_load_list_show_the_demo_catalog(env, demo_file):
+    loaded = run_cli("catalog", "load", str(demo_file), env=env)
+    assert loaded.code == 0, loaded.err
+    assert loaded.out.startswith("loaded catalog v28-2026Q2: 30 questions (5 stale-fixture, 8 of 8 types), sha256 ")
+    sha = loaded.out.split("sha256 ")[1].strip()
+
+    again = run_cli("catalog", "load", str(demo_file), env=env)
+    assert (again.code, again.out) == (
+        0, f"already loaded, unchanged: catalog v28-2026Q2: 30 questions (5 stale-fixture, 8 of 8 types), sha256 {sha}\n")
+
+    listed = run_cli("catalog", "list", env=env)
+    assert listed.code == 0
+    [line] = listed.out.splitlines()
+    assert line.startswith("v28-2026Q2        30 questions   5 stale-fixture  8 types  loaded ")
+    assert line.endswith(f"sha256 {sha[:12]}")
+
+    shown = run_cli("catalog", "show", "v28-2026Q2", env=env)
+    assert shown.code == 0
+    assert shown.out.count("STALE FIXTURE") == 5
+    assert [l.split()[0] for l in shown.out.splitlines() if l.startswith("EVAL-")] == [q["id"] for q in DEMO["questions"]]
+    q3 = DEMO["questions"][2]
+    block = shown.out.split("EVAL-Q03  ")[1].split("\nEVAL-Q04")[0]
+    assert block.startswith("plan_diagnosis  STALE FIXTURE\n")
+    assert f"  {q3['text']}\n" in block
+    assert "  sources: " + ", ".join(
+        s["id"] + (f" (as of {s['as_of']}, stale)" if s.get("stale") else "") for s in q3["sources"]) in block
+    assert ("  passes when: hallucinations <= 0, citation rate >= 0.9, diagnosis accuracy >= 0.5, "
+            "narrative coherence >= 3\n") in block
+    assert all(f"  expects: {f}" in block for f in q3["pass_criteria"]["expected_findings"])
+
+
+def test_show_json_gives_back_the_document_and_one_question(env, demo_file):
+    run_cli("catalog", "load", str(demo_file), env=env)
+    whole = run_cli("catalog", "show", "v28-2026Q2", "--json", env=env)
+    assert json.loads(whole.out) == DEMO
+    one = run_cli("catalog", "show", "v28-2026Q2", "EVAL-Q30", "--json", env=env)
+    assert json.loads(one.out) == DEMO["questions"][29]
+    missing = run_cli("catalog", "show", "v28-2026Q2", "EVAL-Q31", env=env)
+    assert (missing.code, missing.err) == (3, "evalledger: error: catalog v28-2026Q2 has no question EVAL-Q31\n")
+    unknown = run_cli("catalog", "show", "v1", env=env)
+    assert (unknown.code, unknown.err) == (3, "evalledger: error: no catalog v1 is loaded (evalledger catalog list)\n")
+
+
+def test_bad_file_is_refused_whole_and_nothing_is_written(env, tmp_path):
+    bad = json.loads(DEMO_TEXT)
+    bad["questions"][29]["type"] = "qbr"
+    bad["questions"][1]["uses_stale_fixture"] = True
+    path = tmp_path / "bad.json"
+    text = json.dumps(bad, indent=2)
+    path.write_text(text)
+    refused = run_cli("catalog", "load", str(path), env=env)
+    assert refused.code == 3 and refused.out == ""
+    first, *problems = refused.err.splitlines()
+    assert first == f"evalledger: error: {path}: catalog refused, nothing loaded (2 problems):"
+    assert [p.split(": ")[1] for p in problems] == ["$.questions[1].uses_stale_fixture", "$.questions[29].type"]
+    for problem in problems:
+        number = int(problem[len(str(path)) + 1:].split(":")[0])
+        key = problem.split(": ")[1].rsplit(".", 1)[1]
+        assert f'"{key}"' in text.splitlines()[number - 1], problem
+    assert run_cli("catalog", "list", env=env).out == "no catalog loaded (evalledger catalog load FILE)\n"
+
+
+def test_not_json_and_missing_file(env, tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{\n  "version": "v1",\n}\n')
+    broken = run_cli("catalog", "load", str(path), env=env)
+    assert broken.code == 3
+    assert broken.err.splitlines()[1] == f"{path}:3: column 1: not JSON: Expecting property name enclosed in double quotes"
+    gone = run_cli("catalog", "load", str(tmp_path / "gone.json"), env=env)
+    assert (gone.code, gone.err) == (3, f"evalledger: error: {tmp_path / 'gone.json'}: no such catalog file\n")
+
+
+def test_changed_content_under_a_loaded_version_is_refused(env, demo_file, tmp_path):
+    run_cli("catalog", "load", str(demo_file), env=env)
+    changed = json.loads(DEMO_TEXT)
+    changed["questions"][0]["text"] = "Something else entirely?"
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(changed))
+    refused = run_cli("catalog", "load", str(path), env=env)
+    assert refused.code == 3
+    assert refused.err.startswith("evalledger: error: catalog v28-2026Q2 is already loaded with other content")
+    assert "give the changed one a new version" in refused.err
+    changed["version"] = "v29-2026Q3"
+    path.write_text(json.dumps(changed))
+    assert run_cli("catalog", "load", str(path), env=env).code == 0
+    assert [l.split()[0] for l in run_cli("catalog", "list", env=env).out.splitlines()] == ["v28-2026Q2", "v29-2026Q3"]
+
+
+PROMPT = "You are the action brain.\nCite the source id of every number.\n"
+
+
+def test_brain_add_list_show(env, tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(PROMPT)
+    sha = hashlib.sha256(PROMPT.encode()).hexdigest()
+    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                    "--label", "action_brain_v3", "--lever", "reprice", "--lever", "add_headcount", env=env)
+    assert (added.code, added.out) == (0, (
+        "registered AGT-902 version 1: anthropic:claude-sonnet-4-6  label action_brain_v3\n"
+        f"  system_prompt_hash {sha}\n"
+        "  levers add_headcount, reprice\n")), added.err
+    again = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                    "--lever", "add_headcount", "--lever", "reprice", env=env)
+    assert again.code == 0 and again.out.startswith("already registered: AGT-902 version 1: ")
+
+    prompt.write_text(PROMPT + "Be brief.\n")
+    changed = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                      env=env)
+    assert changed.out.startswith("registered AGT-902 version 2: anthropic:claude-sonnet-4-6\n")
+    assert "  levers none\n" in changed.out
+
+    listed = run_cli("brain", "list", env=env)
+    assert [l for l in listed.out.splitlines() if not l.startswith("  ")] == [
+        "AGT-902 version 1: anthropic:claude-sonnet-4-6  label action_brain_v3",
+        "AGT-902 version 2: anthropic:claude-sonnet-4-6"]
+    shown = run_cli("brain", "show", "AGT-902", "action_brain_v3", env=env)
+    assert shown.out.endswith("  system prompt:\n    You are the action brain.\n    Cite the source id of every number.\n")
+    assert run_cli("brain", "show", "AGT-902", env=env).out.startswith("AGT-902 version 2:")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["AGT-902", "--model", "claude-sonnet-4-6"], "malformed model spec 'claude-sonnet-4-6'"),
+    (["AGT-902", "--model", "anthropic:m", "--lever", "Re-price"], "lever 'Re-price' is not an action_type name"),
+    (["AGT-999", "--model", "anthropic:m"], "AGT-999 is not a registered brain"),
+])
+def test_brain_add_refusals(env, tmp_path, args, message):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(PROMPT)
+    refused = run_cli("brain", "add", *args, "--prompt-file", str(prompt), env=env)
+    assert refused.code == 3 and refused.err.startswith("evalledger: error: ") and message in refused.err, refused.err
+    assert run_cli("brain", "list", env=env).out == "no brain versions registered (evalledger brain add)\n"
+
+
+def test_empty_prompt_is_refused(env, tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(" \n")
+    refused = run_cli("brain", "add", "AGT-902", "--model", "anthropic:m", "--prompt-file", str(prompt), env=env)
+    assert (refused.code, refused.err) == (3, "evalledger: error: the system prompt is empty\n")
