@@ -251,3 +251,132 @@ def test_harness_functions_are_no_ones_to_call(admin):
         "AND r.rolname IN ('evalledger_runner', 'evalledger_reviewer', 'evalledger_revops', 'evalledger_auditor', "
         "'evalledger_agent') AND has_function_privilege(r.oid, p.oid, 'EXECUTE')").fetchall()
     assert callable_by == []
+
+
+# -- the view-contracts hash against the real database ------------------------------------------------
+
+from evalledger.suites.brain_eval import contracts  # noqa: E402
+
+CONTRACT_SCHEMA = "brain_views"
+# The brain's warehouse: two tables and the brain-ready views over them, created as written here.
+WAREHOUSE = """
+CREATE SCHEMA brain_views;
+CREATE TABLE brain_views.accounts (account_id int PRIMARY KEY, name text, region text, arr numeric, status text,
+                                   closed_on date);
+CREATE TABLE brain_views.opportunities (opp_id int PRIMARY KEY, account_id int, stage text, amount numeric,
+                                        created_at timestamptz);
+CREATE VIEW brain_views.v_active_accounts AS
+    SELECT account_id, name, arr FROM brain_views.accounts WHERE status = 'active' AND arr > 1000;
+CREATE VIEW brain_views.v_pipeline AS
+    SELECT a.region, o.stage, sum(o.amount) AS amount, count(*) AS n
+      FROM brain_views.opportunities o JOIN brain_views.accounts a ON a.account_id = o.account_id
+     WHERE o.stage IN ('commit', 'best_case') AND o.created_at >= now() - interval '90 days'
+     GROUP BY a.region, o.stage;
+CREATE VIEW brain_views.v_churn AS
+    SELECT account_id, CASE WHEN closed_on IS NULL THEN 'open' ELSE 'closed' END AS state,
+           coalesce(arr, 0) * 1.1 AS arr_next, closed_on BETWEEN '2026-01-01' AND '2026-03-31' AS q1
+      FROM brain_views.accounts WHERE region <> 'APAC' OR (arr >= 10 AND arr < 20);
+CREATE VIEW brain_views.v_region_totals AS
+    WITH r AS (SELECT region, sum(arr) AS total FROM brain_views.accounts GROUP BY region)
+    SELECT region, total FROM r WHERE total > 0 ORDER BY total DESC LIMIT 5;
+"""
+# The same contract as files a person wrote: other whitespace, comments, keyword case,
+# parentheses and qualifiers, and the casts PostgreSQL prints for numbers and dates.
+FILES = {
+    "accounts.sql": """-- Active accounts the brain may cite.
+create view brain_views.V_ACTIVE_ACCOUNTS as
+select ACCOUNT_ID, Name, arr
+  from accounts /* the CRM mirror */
+ where (status = 'active') and (arr > 1000::numeric);
+
+CREATE VIEW v_churn AS SELECT accounts.account_id,
+  CASE WHEN (accounts.closed_on IS NULL) THEN 'open'::text ELSE 'closed'::text END AS state,
+  (COALESCE(accounts.arr, 0::numeric) * 1.1) AS arr_next,
+  ((accounts.closed_on >= '2026-01-01'::date) AND (accounts.closed_on <= '2026-03-31'::date)) AS q1
+FROM brain_views.accounts
+WHERE ((accounts.region <> 'APAC') OR ((accounts.arr >= 10::numeric) AND (accounts.arr < 20::numeric)));
+""",
+    "pipeline.sql": """CREATE VIEW v_pipeline AS
+SELECT a.region, o.stage, SUM(o.amount) AS amount, COUNT(*) AS n
+FROM opportunities o INNER JOIN accounts a ON (a.account_id = o.account_id)
+WHERE o.stage = ANY (ARRAY['commit'::text, 'best_case'::text])
+  AND o.created_at >= (now() - '90 days'::interval)
+GROUP BY a.region, o.stage
+""",
+    "totals.sql": """CREATE VIEW v_region_totals AS
+WITH r AS (SELECT region, sum(arr) AS total FROM accounts GROUP BY region)
+SELECT r.region, r.total FROM r WHERE (r.total > 0::numeric) ORDER BY r.total DESC LIMIT 5;
+""",
+}
+
+
+@pytest.fixture
+def warehouse(admin):
+    admin.execute(WAREHOUSE)
+    return admin
+
+
+@pytest.fixture
+def folder(tmp_path):
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def live(conn) -> contracts.Contracts:
+    return contracts.from_database(conn, CONTRACT_SCHEMA, "the test database")
+
+
+def test_live_views_and_files_hash_the_same(warehouse, folder):
+    from_db, from_files = live(warehouse), contracts.from_folder(folder, CONTRACT_SCHEMA)
+    assert sorted(v.name for v in from_db.views) == ["v_active_accounts", "v_churn", "v_pipeline", "v_region_totals"]
+    assert {v.name: v.canonical for v in from_db.views} == {v.name: v.canonical for v in from_files.views}
+    assert from_db.sha256 == from_files.sha256
+    assert from_db.source == "database the test database schema brain_views"
+
+
+def test_files_dumped_from_the_live_views_hash_the_same(warehouse, tmp_path):
+    written = contracts.dump(warehouse, CONTRACT_SCHEMA, "the test database", tmp_path / "dumped")
+    assert sorted(p.name for p in written) == ["v_active_accounts.sql", "v_churn.sql", "v_pipeline.sql",
+                                                "v_region_totals.sql"]
+    assert contracts.from_folder(tmp_path / "dumped", CONTRACT_SCHEMA).sha256 == live(warehouse).sha256
+
+
+def test_a_view_redefined_in_other_words_keeps_the_hash(warehouse):
+    before = live(warehouse).sha256
+    warehouse.execute("CREATE OR REPLACE VIEW brain_views.v_active_accounts AS SELECT a.account_id, a.name, a.arr "
+                      "FROM brain_views.accounts AS a WHERE ((a.arr > 1000) AND a.status = 'active'::text)")
+    assert live(warehouse).sha256 != before  # the conditions' order is part of the definition
+    warehouse.execute("create or replace view brain_views.v_active_accounts as select ACCOUNTS.account_id, name, "
+                      "accounts.arr -- same\n from brain_views.accounts where ((status = 'active'::text) and "
+                      "(arr > (1000)))")
+    assert live(warehouse).sha256 == before
+
+
+@pytest.mark.parametrize("change", [
+    "CREATE OR REPLACE VIEW brain_views.v_active_accounts AS SELECT account_id, name, arr FROM brain_views.accounts "
+    "WHERE status = 'active' AND arr > 1001",
+    "CREATE OR REPLACE VIEW brain_views.v_active_accounts AS SELECT account_id, name, arr FROM brain_views.accounts "
+    "WHERE status = 'active' OR arr > 1000",
+    "CREATE OR REPLACE VIEW brain_views.v_pipeline AS SELECT a.region, o.stage, sum(o.amount) AS amount, count(*) AS n "
+    "FROM brain_views.opportunities o LEFT JOIN brain_views.accounts a ON a.account_id = o.account_id "
+    "WHERE o.stage IN ('commit', 'best_case') AND o.created_at >= now() - interval '90 days' GROUP BY a.region, o.stage",
+    "CREATE OR REPLACE VIEW brain_views.v_churn AS SELECT account_id, CASE WHEN closed_on IS NULL THEN 'open' "
+    "ELSE 'closed' END AS state, coalesce(arr, 0) * 1.2 AS arr_next, closed_on BETWEEN '2026-01-01' AND '2026-03-31' "
+    "AS q1 FROM brain_views.accounts WHERE region <> 'APAC' OR (arr >= 10 AND arr < 20)",
+    "CREATE OR REPLACE VIEW brain_views.v_churn AS SELECT account_id, CASE WHEN closed_on IS NULL THEN 'open' "
+    "ELSE 'closed' END AS state, coalesce(arr, 0) * 1.1 AS arr_next, closed_on BETWEEN '2026-01-01' AND '2026-03-31' "
+    "AS q1 FROM brain_views.accounts WHERE (region <> 'APAC' OR arr >= 10) AND arr < 20",
+    "CREATE VIEW brain_views.v_extra AS SELECT 1 AS one",
+    "DROP VIEW brain_views.v_region_totals",
+])
+def test_any_change_of_meaning_changes_the_hash(warehouse, folder, change):
+    before = live(warehouse).sha256
+    warehouse.execute(change)
+    assert live(warehouse).sha256 != before
+    assert contracts.from_folder(folder, CONTRACT_SCHEMA).sha256 == before
+
+
+def test_a_schema_without_views_is_an_error(admin):
+    with pytest.raises(Exception, match="no views in schema nowhere at the test database"):
+        contracts.from_database(admin, "nowhere", "the test database")

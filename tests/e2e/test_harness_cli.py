@@ -164,3 +164,73 @@ def test_empty_prompt_is_refused(env, tmp_path):
     prompt.write_text(" \n")
     refused = run_cli("brain", "add", "AGT-902", "--model", "anthropic:m", "--prompt-file", str(prompt), env=env)
     assert (refused.code, refused.err) == (3, "evalledger: error: the system prompt is empty\n")
+
+
+# -- contracts hash -----------------------------------------------------------------------------------
+
+VIEWS = """
+CREATE SCHEMA crm;
+CREATE TABLE crm.accounts (account_id int PRIMARY KEY, name text, status text, arr numeric);
+CREATE VIEW crm.v_active AS SELECT account_id, name FROM crm.accounts WHERE status = 'active';
+CREATE VIEW crm.v_big AS SELECT account_id, arr FROM crm.accounts WHERE arr > 1000 ORDER BY arr DESC;
+"""
+
+
+@pytest.fixture
+def crm(admin):
+    admin.execute(VIEWS)
+    return admin
+
+
+def test_contracts_hash_from_live_views_and_from_files(env, crm, tmp_path):
+    shown = run_cli("contracts", "hash", "--schema", "crm", env=env)
+    assert shown.code == 0, shown.err
+    first, source, count, *views = shown.out.splitlines()
+    sha = first.removeprefix("brain_view_contracts_hash ")
+    assert len(sha) == 64 and int(sha, 16) >= 0
+    assert source.startswith("  source database ") and source.endswith(" schema crm (canon-v1)")
+    assert count == "  2 views:"
+    assert [v.split()[0] for v in views] == ["v_active", "v_big"]
+
+    files = tmp_path / "views"
+    files.mkdir()
+    (files / "crm.sql").write_text(
+        "-- what the brain reads\ncreate view crm.V_ACTIVE as select account_id, name from accounts\n"
+        "  where (status = 'active');\n"
+        "CREATE VIEW v_big AS SELECT accounts.account_id, arr FROM crm.accounts WHERE (arr > 1000::numeric)\n"
+        "  ORDER BY arr DESC;\n")
+    from_files = run_cli("contracts", "hash", "--dir", str(files), "--schema", "crm", "--json", env=env)
+    assert from_files.code == 0, from_files.err
+    document = json.loads(from_files.out)
+    assert document["brain_view_contracts_hash"] == sha
+    assert document["source"] == f"folder {files} schema crm" and document["canonical_form"] == "canon-v1"
+    assert [v["name"] for v in document["views"]] == ["v_active", "v_big"]
+
+    dumped = run_cli("contracts", "dump", str(tmp_path / "dumped"), "--schema", "crm", env=env)
+    assert (dumped.code, dumped.out) == (0, f"wrote 2 view files to {tmp_path / 'dumped'}\n")
+    again = run_cli("contracts", "hash", "--dir", str(tmp_path / "dumped"), "--schema", "crm", env=env)
+    assert again.out.splitlines()[0] == first
+
+    crm.execute("CREATE OR REPLACE VIEW crm.v_big AS SELECT account_id, arr FROM crm.accounts WHERE arr > 1000 "
+                "ORDER BY arr")
+    changed = run_cli("contracts", "hash", "--schema", "crm", env=env)
+    assert changed.out.splitlines()[0] != first
+    assert [l.split()[1] for l in changed.out.splitlines()[3:]] != [v.split()[1] for v in views]
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give --schema (live views, at --views-url or the ledger's database) or --dir"),
+    (["--schema", "nowhere"], "no views in schema nowhere at "),
+    (["--dir", "DIR", "--views-url", "postgresql://x@/y"], "--dir and --views-url name two sources: give one"),
+])
+def test_contracts_hash_refusals(env, tmp_path, args, message):
+    args = [str(tmp_path) if a == "DIR" else a for a in args]
+    refused = run_cli("contracts", "hash", *args, env=env)
+    assert refused.code == 3 and refused.err.startswith("evalledger: error: ") and message in refused.err, refused.err
+
+
+def test_contracts_hash_names_the_bad_file(env, tmp_path):
+    (tmp_path / "bad.sql").write_text("CREATE TABLE t (a int);\n")
+    refused = run_cli("contracts", "hash", "--dir", str(tmp_path), env=env)
+    assert (refused.code, refused.err) == (
+        3, f"evalledger: error: {tmp_path / 'bad.sql'}: statement 1: not a CREATE VIEW ... AS query\n")

@@ -323,4 +323,62 @@ def brain_show(target_id, version):
         click.echo(f"    {line}")
 
 
-COMMANDS = (reviewer_group, tuner_group, brain_eval_group, review_group, catalog_group, brain_group)
+@click.group("contracts")
+def contracts_group():
+    """The view-contracts hash: the brain-ready views a brain reads, canonicalised with sqlglot."""
+
+
+@contracts_group.command("hash")
+@click.option("--schema", metavar="NAME", help="The schema of the brain-ready views (live, or their qualifier in --dir files).")
+@click.option("--views-url", metavar="URL", help="The database the brain reads (default: the ledger's database).")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="A folder of CREATE VIEW files (*.sql) instead of live views.")
+@click.option("--json", "as_json", is_flag=True, help="Print the hash, source and views as JSON.")
+@database_option
+def contracts_hash(schema, views_url, folder, as_json):
+    """Print brain_view_contracts_hash and the views it covers.
+
+    The same views hash the same from the live database (any PostgreSQL 14+) and from files,
+    whatever their whitespace, comments, keyword case or redundant parentheses; any change of
+    meaning changes the hash.
+    """
+    import json
+
+    from . import contracts
+
+    if folder and views_url:
+        raise EvalledgerError("--dir and --views-url name two sources: give one")
+    if folder:
+        found = contracts.from_folder(folder, schema)
+    elif schema:
+        url = views_url or db.database_url()
+        with db.connect(url) as conn:
+            found = contracts.from_database(conn, schema, db.describe(url))
+    else:
+        raise EvalledgerError("give --schema (live views, at --views-url or the ledger's database) or --dir")
+    if as_json:
+        click.echo(json.dumps(found.as_json(), indent=2))
+        return
+    click.echo(f"brain_view_contracts_hash {found.sha256}")
+    click.echo(f"  source {found.source} ({contracts.CANON_VERSION})")
+    click.echo(f"  {len(found.views)} view{'s' if len(found.views) != 1 else ''}:")
+    for view in sorted(found.views, key=lambda v: v.name):
+        click.echo(f"    {view.name:<40} {view.sha256[:12]}")
+
+
+@contracts_group.command("dump")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--schema", metavar="NAME", required=True, help="The schema of the brain-ready views.")
+@click.option("--views-url", metavar="URL", help="The database the brain reads (default: the ledger's database).")
+@database_option
+def contracts_dump(folder, schema, views_url):
+    """Write each live view of --schema to FOLDER/<view>.sql, for `contracts hash --dir FOLDER`."""
+    from . import contracts
+
+    url = views_url or db.database_url()
+    with db.connect(url) as conn:
+        written = contracts.dump(conn, schema, db.describe(url), folder)
+    click.echo(f"wrote {len(written)} view file{'s' if len(written) != 1 else ''} to {folder}")
+
+
+COMMANDS = (reviewer_group, tuner_group, brain_eval_group, review_group, catalog_group, brain_group, contracts_group)

@@ -128,3 +128,14 @@ SELECT target_id, version, provider, model_id, system_prompt_hash, version_label
   FROM evalledger.brain_version
  WHERE %(target_id)s::text IS NULL OR target_id = %(target_id)s
  ORDER BY target_id, version;
+
+-- name: contract_search_path
+-- For the rest of the transaction, names in the contract's schema print unqualified and every other schema's qualified.
+SELECT set_config('search_path', format('%%I, pg_catalog', %(schema)s::text), true);
+
+-- name: contract_views
+-- The views of one schema with their definitions as this server prints them, by name.
+SELECT c.relname::text, pg_get_viewdef(c.oid)
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = %(schema)s AND c.relkind = 'v'
+ ORDER BY c.relname;
