@@ -14,16 +14,30 @@ import contextlib
 import itertools
 import os
 import queue
+import select
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+if os.environ.get("FAKETIME") and os.environ.get("FAKETIME_DONT_FAKE_MONOTONIC") == "1":
+    # Under `faketime --exclude-monotonic` (make test-dates), libfaketime 0.9.10 shifts the
+    # CLOCK_MONOTONIC deadline of Python's time.sleep by the fake offset and the kernel refuses it
+    # (EINVAL); select's relative timeout is left alone. (Faking the monotonic clock instead hangs
+    # every timed lock wait: sem_clockwait is not intercepted.)
+    def _sleep(seconds: float) -> None:
+        select.select([], [], [], seconds)
+
+    time.sleep = _sleep
+
 
 # A test cluster holds nothing worth keeping through a crash: skip the flushes that make a
 # CREATE DATABASE per test slow on a disk that syncs.
@@ -226,6 +240,37 @@ def ensure_login_role(admin, name: str, member_of: str) -> None:
     )
     admin.execute(psycopg.sql.SQL("GRANT {} TO {}").format(
         psycopg.sql.Identifier(member_of), psycopg.sql.Identifier(name)))
+
+
+def make_capture_partition(admin, month: date) -> None:
+    """The eval_candidates partition of month (its first day), made as capture_ensure_partitions_v1
+    makes them, unless it exists. That function only makes this month's and later ones."""
+    name = f"eval_candidates_p{month:%Y%m}"
+    if admin.execute("SELECT to_regclass(%s)", (f"evalledger.{name}",)).fetchone()[0]:
+        return
+    following = (month + timedelta(days=32)).replace(day=1)
+    admin.execute(f"CREATE TABLE evalledger.{name} PARTITION OF evalledger.eval_candidates "
+                  f"FOR VALUES FROM ('{month} 00:00:00+00') TO ('{following} 00:00:00+00')")
+    admin.execute(f"CREATE TRIGGER {name}_00_no_truncate BEFORE TRUNCATE ON evalledger.{name} "
+                  "FOR EACH STATEMENT EXECUTE FUNCTION evalledger.capture_refuse_change_v1()")
+    admin.execute(f"CREATE TRIGGER {name}_05_window_lock BEFORE INSERT ON evalledger.{name} "
+                  "FOR EACH STATEMENT EXECUTE FUNCTION evalledger.capture_window_lock_v1()")
+    admin.execute(f"ALTER TABLE evalledger.{name} ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY, "
+                  f"ENABLE ALWAYS TRIGGER eval_candidates_00_append_only, ENABLE ALWAYS TRIGGER "
+                  f"eval_candidates_10_dedupe, ENABLE ALWAYS TRIGGER {name}_00_no_truncate, "
+                  f"ENABLE ALWAYS TRIGGER {name}_05_window_lock, OWNER TO evalledger_owner")
+
+
+def capture_times_since(admin, hours: int) -> datetime:
+    """The start of the hour `hours` hours ago (UTC), with a capture partition for every month
+    from then to now: tests write rows at times relative to now, never at a date that must fall
+    into this month, and still pass in the first hour of a month."""
+    since = (datetime.now(timezone.utc) - timedelta(hours=hours)).replace(minute=0, second=0, microsecond=0)
+    month = since.date().replace(day=1)
+    while month <= datetime.now(timezone.utc).date():
+        make_capture_partition(admin, month)
+        month = (month + timedelta(days=32)).replace(day=1)
+    return since
 
 
 REVIEWER_ROLE = "evalledger_test_reviewer_a"

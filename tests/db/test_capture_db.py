@@ -19,6 +19,7 @@ import pytest
 from evalledger.core import db
 from evalledger.suites.capture.writer import CaptureWriter
 from evalledger.suites.capture.export import Since, run_export
+from tests.conftest import capture_times_since, make_capture_partition
 
 ROW = {"tool_name": "query", "query": "hello", "retrieved_slugs": ["a", "b"], "retrieved_chunk_ids": [1, 1, 2],
        "source_ids": ["s"], "expand_enabled": True, "detail": "low", "detail_resolved": "medium",
@@ -162,6 +163,7 @@ def test_the_same_capture_key_is_written_once(dsn, admin, tmp_path):
     assert (writer.stats.written, writer.stats.duplicates) == (1, 2)
 
 
+@pytest.mark.slow
 def test_the_database_stopped_mid_capture(tmp_path):
     """A throwaway embedded server: capture, stop it, keep capturing, start it: every row once."""
     from evalledger.core.embedded import EmbeddedServer
@@ -245,23 +247,12 @@ def test_the_runner_cannot_choose_id_or_created_at(connect_as):
 
 
 def make_old_partition(admin, month: str) -> None:
-    """A partition as capture_ensure_partitions_v1 makes them, for a month long past."""
-    start = f"{month[:4]}-{month[4:]}-01 00:00:00+00"
-    end = (datetime.strptime(month, "%Y%m") + timedelta(days=32)).strftime("%Y-%m-01 00:00:00+00")
-    name = f"eval_candidates_p{month}"
-    admin.execute(f"CREATE TABLE evalledger.{name} PARTITION OF evalledger.eval_candidates "
-                  f"FOR VALUES FROM ('{start}') TO ('{end}')")
-    admin.execute(f"CREATE TRIGGER {name}_00_no_truncate BEFORE TRUNCATE ON evalledger.{name} "
-                  "FOR EACH STATEMENT EXECUTE FUNCTION evalledger.capture_refuse_change_v1()")
-    admin.execute(f"CREATE TRIGGER {name}_05_window_lock BEFORE INSERT ON evalledger.{name} "
-                  "FOR EACH STATEMENT EXECUTE FUNCTION evalledger.capture_window_lock_v1()")
-    admin.execute(f"ALTER TABLE evalledger.{name} ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY, "
-                  f"ENABLE ALWAYS TRIGGER eval_candidates_00_append_only, ENABLE ALWAYS TRIGGER "
-                  f"eval_candidates_10_dedupe, ENABLE ALWAYS TRIGGER {name}_00_no_truncate, "
-                  f"ENABLE ALWAYS TRIGGER {name}_05_window_lock")
+    """A partition as capture_ensure_partitions_v1 makes them, for a month long past, with one row."""
+    start = datetime.strptime(month, "%Y%m").date()
+    make_capture_partition(admin, start)
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key, created_at) VALUES ('query', 'old', true, false, 1, false, "
-                  "gen_random_uuid(), %s)", (start,))
+                  "gen_random_uuid(), %s)", (f"{start} 00:00:00+00",))
 
 
 def test_the_purge_drops_only_partitions_past_seven_years(dsn, admin, tmp_path):
@@ -331,7 +322,7 @@ def test_the_schema_rejects_what_the_seed_does_not_allow():
 
 
 def test_export_order_and_ties_on_created_at(dsn, admin):
-    t = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
+    t = capture_times_since(admin, 1)
     insert_at(admin, t, 3)
     insert_at(admin, t + timedelta(microseconds=1), 2)
     insert_at(admin, t, 2, tool="search")
@@ -344,7 +335,7 @@ def test_export_order_and_ties_on_created_at(dsn, admin):
 
 
 def test_windows_chain_with_nothing_missed_or_repeated(dsn, admin, tmp_path):
-    t = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
+    t = capture_times_since(admin, 3) + timedelta(hours=1)
     insert_at(admin, t - timedelta(hours=1), 2)
     insert_at(admin, t, 4)  # the boundary itself: all four in the later window, none in the earlier
     first = export_lines(dsn, until=t)

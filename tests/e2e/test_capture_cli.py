@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import datetime, timedelta
 
 import psycopg
 
 from evalledger.core.doctor import _capture_failures
 from tests.cli import SCRIPT, run_cli
+from tests.conftest import capture_times_since
 
 INSERT = ("INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids,"
           " expand_enabled, detail, detail_resolved, vector_enabled, expansion_applied, latency_ms, remote, job_id,"
@@ -18,35 +20,40 @@ INSERT = ("INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_s
 
 
 def test_export_prints_the_seed_rows_and_the_window_exactly(dsn, admin):
+    since = capture_times_since(admin, 3)
+    at = since + timedelta(hours=1, microseconds=1)
+    until = later = since + timedelta(hours=2)  # a row at the bound belongs to the next window
     admin.execute(INSERT, ("query", 'say "hi"\n\\ é', ["a", "b"], [3, 3, 1], ["s"], True, "low", "high", True, False,
-                           412.5, True, 9, None, "2026-11-30T08:00:00.000001Z"))
-    admin.execute(INSERT, ("search", "x", [], [], [], None, None, None, False, False, 7, False, None, None,
-                           "2026-11-30T08:00:00.000001Z"))
-    admin.execute(INSERT, ("query", "later", [], [], [], None, None, None, True, True, 1, False, None, None,
-                           "2026-11-30T09:00:00Z"))
-    result = run_cli("export", "--since", "2026-11-30T07:00:00Z", "--until", "2026-11-30T09:00:00Z",
+                           412.5, True, 9, None, at))
+    admin.execute(INSERT, ("search", "x", [], [], [], None, None, None, False, False, 7, False, None, None, at))
+    admin.execute(INSERT, ("query", "later", [], [], [], None, None, None, True, True, 1, False, None, None, later))
+    result = run_cli("export", "--since", f"{since:%Y-%m-%dT%H:%M:%SZ}", "--until", f"{until:%Y-%m-%dT%H:%M:%SZ}",
                      env={"DATABASE_URL": dsn})
     assert result.code == 0, result.err
     assert result.out == (
         '{"schema_version":1,"id":2,"tool_name":"search","query":"x","retrieved_slugs":[],'
         '"retrieved_chunk_ids":[],"source_ids":[],"expand_enabled":null,"detail":null,'
         '"detail_resolved":null,"vector_enabled":false,"expansion_applied":false,"latency_ms":7,'
-        '"remote":false,"job_id":null,"subagent_id":null,"created_at":"2026-11-30T08:00:00.000001Z"}\n'
+        f'"remote":false,"job_id":null,"subagent_id":null,"created_at":"{z(at)}"}}\n'
         '{"schema_version":1,"id":1,"tool_name":"query","query":"say \\"hi\\"\\n\\\\ é",'
         '"retrieved_slugs":["a","b"],"retrieved_chunk_ids":[3,3,1],"source_ids":["s"],'
         '"expand_enabled":true,"detail":"low","detail_resolved":"high","vector_enabled":true,'
         '"expansion_applied":false,"latency_ms":412.5,"remote":true,"job_id":9,"subagent_id":null,'
-        '"created_at":"2026-11-30T08:00:00.000001Z"}\n')
+        f'"created_at":"{z(at)}"}}\n')
     assert json.loads(result.out.splitlines()[1])["query"] == 'say "hi"\n\\ é'
     assert result.err == (
-        "export: window created_at >= 2026-11-30T07:00:00.000000Z and < 2026-11-30T09:00:00.000000Z "
-        "(tool: all, limit: none)\n"
-        "export: 2 rows; the next window starts at --since 2026-11-30T09:00:00.000000Z\n")
-    following = run_cli("export", "--since", "2026-11-30T09:00:00.000000Z", env={"DATABASE_URL": dsn})
+        f"export: window created_at >= {z(since)} and < {z(until)} (tool: all, limit: none)\n"
+        f"export: 2 rows; the next window starts at --since {z(until)}\n")
+    following = run_cli("export", "--since", z(until), env={"DATABASE_URL": dsn})
     assert [json.loads(line)["query"] for line in following.out.splitlines()] == ["later"]
     only_search = run_cli("export", "--tool", "search", "--limit", "1", env={"DATABASE_URL": dsn})
     assert [json.loads(line)["id"] for line in only_search.out.splitlines()] == [2]
     assert only_search.err.endswith("export: limit 1 reached: older rows of this window were not exported\n")
+
+
+def z(at: datetime) -> str:
+    """A timestamp as export prints it: UTC, microseconds, Z."""
+    return f"{at:%Y-%m-%dT%H:%M:%S.%fZ}"
 
 
 def test_bad_export_flags_exit_3_with_one_line():

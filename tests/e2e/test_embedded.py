@@ -1,4 +1,8 @@
-"""The embedded server: `db up` / `db down`, and nothing around it loosened."""
+"""The embedded server: `db up` / `db down`, and nothing around it loosened.
+
+Each test builds a cluster of its own (slow); `db up` and `db down` run as real processes, as the
+server they start must outlive the command that started it.
+"""
 
 import os
 import shutil
@@ -8,7 +12,9 @@ import psycopg
 import pytest
 
 from evalledger.core.embedded import EmbeddedServer, _wheel_install
-from tests.cli import run_cli
+from tests.cli import run_cli, run_script
+
+pytestmark = pytest.mark.slow
 
 
 def modes(path):
@@ -34,7 +40,7 @@ def test_up_serves_down_stops_and_no_folder_above_changes_mode(private_home):
     above_home = modes(private_home.parent)
     above_binaries = modes(_wheel_install())
 
-    up = run_cli("db", "up", env=env)
+    up = run_script("db", "up", env=env)
     assert up.code == 0, up.err
     dsn = up.out.strip()
     with psycopg.connect(dsn) as conn:
@@ -50,9 +56,9 @@ def test_up_serves_down_stops_and_no_folder_above_changes_mode(private_home):
         assert server.base.owner() == "evalledger-pg"
         assert stat.S_IMODE(server.base.parent.stat().st_mode) == 0o755
 
-    assert run_cli("db", "up", env=env).out.strip() == dsn  # already running: same server
-    assert run_cli("db", "down", env=env).out == "stopped\n"
-    assert run_cli("db", "down", env=env).out == "not running\n"
+    assert run_script("db", "up", env=env).out.strip() == dsn  # already running: same server
+    assert run_script("db", "down", env=env).out == "stopped\n"
+    assert run_script("db", "down", env=env).out == "not running\n"
     assert modes(private_home.parent) == above_home
 
 
