@@ -217,7 +217,11 @@ def test_metrics_reach_the_snapshot_and_the_prompt(env, work, judges, standin, t
     (["--name", " "], "--name: must not be blank"),
     (["--run-id", "a\nb"], "--run-id: must be one line"),
     (["--models", "openai:gpt-4o,openai:gpt-4o"], "on the panel twice"),
-    (["--tolerance", "-1"], "--tolerance must be 0 or more"),
+    (["--tolerance", "-1"], "Invalid value for '--tolerance': must be 0 or more, got -1\n"),
+    (["--tolerance", "nan"], "Invalid value for '--tolerance': 'nan' is not a finite number\n"),
+    (["--concurrency", "0"], "Invalid value for '--concurrency': must be 1 or more, got 0\n"),
+    (["--timeout", "-1"], "Invalid value for '--timeout': must be more than 0, got -1\n"),
+    (["--retries", "-1"], "Invalid value for '--retries': must be 0 or more, got -1\n"),
 ])
 def test_bad_options_are_exit_3_before_any_call(env, work, judges, standin, args, says):
     result = wq(env, work, *args)

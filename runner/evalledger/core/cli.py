@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from . import db, queries
+from . import db, output, queries
 from .options import database_option
 
 
@@ -77,7 +77,7 @@ def doctor_command():
 
     findings = diagnose(db.database_url())
     for finding in findings:
-        click.echo(f"{finding.level:4}  {finding.check}: {finding.detail}")
+        click.echo(f"{output.verdict(finding.level, f'{finding.level:4}')}  {finding.check}: {finding.detail}")
     sys.exit(1 if any(f.level == "fail" for f in findings) else 0)
 
 
@@ -91,7 +91,8 @@ def target_group():
 
 @target_group.command("add")
 @click.argument("target_id")
-@click.option("--kind", type=click.Choice(["brain", "bot", "feature", "corpus"]), default="brain", show_default=True)
+@click.option("--kind", type=click.Choice(["brain", "bot", "feature", "corpus"]), default="brain", show_default=True,
+              help="What the target is.")
 @click.option("--name", "display_name", required=True, help="Human-readable name.")
 @click.option("--family", "model_family", help="Model family of the target (flags same-family judges).")
 @database_option

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-import sys
+import math
 
 import click
 
@@ -16,16 +16,42 @@ def database_option(command):
 
     @click.option(
         "--database-url",
-        envvar="DATABASE_URL",
         metavar="URL",
         help="PostgreSQL 14+ to use instead of the embedded server (default: $DATABASE_URL).",
     )
     @functools.wraps(command)
     def wrapper(*args, database_url=None, **kwargs):
-        db.use_database_url(database_url)
+        # Given before the subcommand, the root group has set it already: keep that.
+        if database_url is not None:
+            db.use_database_url(database_url)
         return command(*args, **kwargs)
 
     return wrapper
+
+
+class Number(click.ParamType):
+    """A finite number (NaN and infinities refused) within bounds; the message names the flag."""
+
+    name = "number"
+
+    def __init__(self, minimum: float | None = None, above: bool = False, integer: bool = False):
+        self.minimum, self.above, self.integer = minimum, above, integer
+        self.name = "integer" if integer else "number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = int(value, 10) if self.integer else float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not {'an integer' if self.integer else 'a number'}", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.minimum is not None and (number <= self.minimum if self.above else number < self.minimum):
+            bound = f"more than {self.minimum:g}" if self.above else f"{self.minimum:g} or more"
+            self.fail(f"must be {bound}, got {value}", param, ctx)
+        return number
 
 
 BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pass it, and every panel model "
@@ -34,23 +60,26 @@ BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pas
 
 
 def panel_options(command):
-    """How a judge panel is called: shared by every judged suite's `run` and by `regress`."""
+    """How a judge panel is called: shared by every judged suite's `run` and by `regress`.
 
-    @click.option("--cycles", type=int, default=None,
-                  help="Up to N panel calls; stop early on PASS or INCONCLUSIVE. [default: 3 on a terminal, else 1]")
-    @click.option("--budget-usd", type=float, default=None, metavar="USD", help=BUDGET_HELP)
-    @click.option("--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once.")
-    @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
-                  help="Time limit of one HTTP attempt.")
-    @click.option("--retries", "max_retries", type=int, default=3, show_default=True,
-                  help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After).")
-    @click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
-                  help="auto: live where the provider's API key is set, else the recorded replies shipped "
-                       "with evalledger; live or recorded to insist.")
-    @functools.wraps(command)
-    def wrapper(*args, cycles=None, **kwargs):
-        if cycles is None:
-            cycles = 3 if sys.stdout.isatty() else 1
-        return command(*args, cycles=cycles, **kwargs)
-
-    return wrapper
+    Every value is checked here, before the command writes anything or imports an SDK.
+    """
+    # The same flags decide the same way on a terminal and in a pipe: no default depends on isatty.
+    options = (
+        click.option("--cycles", type=Number(1, integer=True), default=1, show_default=True, metavar="N",
+                     help="Up to N panel calls; stop early on PASS or INCONCLUSIVE."),
+        click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help=BUDGET_HELP),
+        click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
+                     help="Judge calls in flight at once (1 or more)."),
+        click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True,
+                     metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0)."),
+        click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True,
+                     metavar="N", help="Retries of a 429, 5xx, timeout or connection error (honouring "
+                                       "Retry-After; 0 or more)."),
+        click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
+                     help="auto: live where the provider's API key is set, else the recorded replies shipped "
+                          "with evalledger; live or recorded to insist."),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command

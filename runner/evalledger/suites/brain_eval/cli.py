@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from evalledger.core import db
+from evalledger.core import db, output
 
 from . import store as brain_eval
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
@@ -70,7 +70,7 @@ def tuner_add(target_id, user_id):
 def print_decision(decided: brain_eval.Decision) -> None:
     """The decision, its rationale and the aggregates, as the database computed them."""
     click.echo(f"  run       {decided.eval_run_id}  ({decided.brain_under_test}, {decided.question_count} questions)")
-    click.echo(f"  decision  {decided.decision}")
+    click.echo(f"  decision  {output.verdict(decided.decision)}")
     click.echo(f"  rationale {decided.decision_rationale}")
     click.echo(f"  hard criteria passed: {decided.hard_criteria_passed}; "
                f"soft criteria passed: {decided.soft_criteria_passed_count}; "
@@ -156,11 +156,15 @@ def review_group():
 @review_group.command("score")
 @click.argument("run_id")
 @click.argument("question_id")
-@click.option("--hallucinations", "hallucinations_detected", type=click.IntRange(min=0))
-@click.option("--claims", "total_claims", type=click.IntRange(min=0))
-@click.option("--diagnosis", "diagnosis_accuracy_score", type=click.Choice(["0", "0.5", "1"]))
-@click.option("--coherence", "narrative_coherence_rating", type=click.IntRange(1, 5))
-@click.option("--comment", "reviewer_comments")
+@click.option("--hallucinations", "hallucinations_detected", type=click.IntRange(min=0), metavar="N",
+              help="Hallucinated claims you found (hallucinations_detected).")
+@click.option("--claims", "total_claims", type=click.IntRange(min=0), metavar="N",
+              help="Claims in the analysis (total_claims).")
+@click.option("--diagnosis", "diagnosis_accuracy_score", type=click.Choice(["0", "0.5", "1"]),
+              help="Diagnosis accuracy: 0 wrong, 0.5 partly right, 1 right.")
+@click.option("--coherence", "narrative_coherence_rating", type=click.IntRange(1, 5), metavar="1-5",
+              help="Narrative coherence, 1 (incoherent) to 5.")
+@click.option("--comment", "reviewer_comments", metavar="TEXT", help="Your comment (reviewer_comments).")
 @click.option("--as", "as_role", metavar="ROLE",
               help="Act as this reviewer role (SET ROLE); default: the connecting user.")
 @database_option
@@ -312,7 +316,7 @@ def brain_list(target_id):
 @click.argument("version", required=False)
 @database_option
 def brain_show(target_id, version):
-    """Show one version of TARGET_ID (a number or label; default: the latest), with its system prompt."""
+    """Show VERSION of TARGET_ID (a number or label; default: the latest), with its system prompt."""
     from . import brains
 
     with db.transaction("auditor") as conn:

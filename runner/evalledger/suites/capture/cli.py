@@ -14,6 +14,7 @@ from collections import Counter
 import click
 
 from evalledger.core import db
+from evalledger.core.output import plural
 from evalledger.core.options import database_option
 from evalledger.core.errors import EvalledgerError
 
@@ -70,7 +71,7 @@ def parse_import(path: str, lines) -> list[dict]:
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @database_option
 def capture_import(file):
-    """Ingest captured rows from an NDJSON log through the capture path.
+    """Ingest captured rows from FILE, an NDJSON log (- for stdin), through the capture path.
 
     Every line is checked first (a malformed line stops the import before anything is written,
     naming its line and field); rows are then scrubbed (unless eval.scrub_pii is false), written
@@ -105,10 +106,10 @@ def capture_import(file):
     stats = writer.stats
     failed = {reason: n for reason, n in stats.failed.items() if n}
     failed_text = f" ({', '.join(f'{r} {n}' for r, n in failed.items())})" if failed else ""
-    click.echo(f"imported {file}: {len(rows)} rows: {stats.written} written, {stats.duplicates} already present, "
+    click.echo(f"imported {file}: {plural(len(rows), 'row')}: {stats.written} written, {stats.duplicates} already present, "
                f"{sum(failed.values())} failed{failed_text}")
     if stats.spooled:
-        raise EvalledgerError(f"the database went away during the import: {stats.spooled} rows wait in "
+        raise EvalledgerError(f"the database went away during the import: {plural(stats.spooled, 'row')} wait in "
                               f"{writer.spool.path}; `evalledger capture replay` writes them")
 
 
@@ -127,9 +128,9 @@ def capture_replay():
         writer.close(0)
     left = writer.spool.pending()
     if left:
-        raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {left} spooled records "
+        raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {plural(left, 'spooled record')} "
                               f"still wait in {writer.spool.path}")
-    click.echo(f"replayed {pending} spooled records: {writer.stats.replayed} rows written, "
+    click.echo(f"replayed {plural(pending, 'spooled record')}: {plural(writer.stats.replayed, 'row')} written, "
                f"{writer.stats.duplicates} already present")
 
 
@@ -143,7 +144,7 @@ def capture_status():
     spool = Spool(spool_path())
     click.echo(f"capture: {'on' if settings.capture else 'off'} ({settings.source})")
     click.echo(f"scrub_pii: {'true' if settings.scrub_pii else 'false'}")
-    click.echo(f"spool: {spool.pending()} records waiting in {spool.path}")
+    click.echo(f"spool: {plural(spool.pending(), 'record')} waiting in {spool.path}")
 
 
 def _bound(parser: str, expected: str):

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 
 from evalledger.core import db
+from evalledger.core.output import plural
 from evalledger.core.queries import Queries
 
 QUERIES = Queries(__package__)
@@ -132,7 +133,7 @@ def run_export(since: Since | None, until: datetime | None, limit: int | None, t
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return Exported(rows, lower, upper)
-    note(f"{rows} rows; the next window starts at --since {iso(upper)}")
+    note(f"{plural(rows, 'row')}; the next window starts at --since {iso(upper)}")
     if limit is not None and rows == limit:
         note(f"limit {limit} reached: older rows of this window were not exported")
     return Exported(rows, lower, upper)

@@ -9,12 +9,21 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
-from evalledger.core.options import database_option, panel_options
+from evalledger.core import output
+from evalledger.core.options import Number, database_option, panel_options
 
 from . import DEFAULT_MODELS
 
 # The suite's modules import the provider SDKs (seconds of start-up): they are imported inside
 # the commands, so `evalledger --help` and every other command stay fast.
+
+
+def _echo_receipt_text(receipt: dict) -> None:
+    """The receipt as text, its verdict coloured on a terminal."""
+    from . import receipts
+
+    verdict_line, rest = receipts.render(receipt).split("\n", 1)
+    click.echo(output.verdicts_in(verdict_line) + "\n" + rest, nl=False)
 
 
 def _echo_receipt_json(receipt: dict) -> None:
@@ -57,7 +66,7 @@ def run_takes_quality(as_json, **options):
     if as_json:
         _echo_receipt_json(outcome.receipt)
     else:
-        click.echo(receipts.render(outcome.receipt), nl=False)
+        _echo_receipt_text(outcome.receipt)
         click.echo(f"receipt   {outcome.path}")
     sys.exit(receipts.exit_code(outcome.receipt))
 
@@ -73,7 +82,7 @@ def run_takes_quality(as_json, **options):
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt JSON instead of the text.")
 @database_option
 def replay_command(receipt, from_db, as_json):
-    """Re-render a takes-quality receipt; needs no database (except --from-db).
+    """Re-render a takes-quality RECEIPT file; needs no database (except --from-db).
 
     Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE (the receipt's verdict), 3 any error.
     """
@@ -89,7 +98,7 @@ def replay_command(receipt, from_db, as_json):
     if as_json:
         _echo_receipt_json(loaded)
     else:
-        click.echo(receipts.render(loaded), nl=False)
+        _echo_receipt_text(loaded)
         if note:
             click.echo(note)
     sys.exit(receipts.exit_code(loaded))
@@ -114,7 +123,7 @@ def trend_command(limit, rubric_version, as_json):
     if as_json:
         click.echo(json.dumps(trend.trend_json(rows), indent=2))
     else:
-        click.echo(trend.trend_text(rows), nl=False)
+        click.echo("".join(output.verdicts_in(line) for line in trend.trend_text(rows).splitlines(True)), nl=False)
     sys.exit(EXIT_OK)
 
 
@@ -124,7 +133,7 @@ def trend_command(limit, rubric_version, as_json):
 @click.command("regress")
 @click.option("--against", "against", required=True, type=click.Path(path_type=Path, dir_okay=False),
               metavar="RECEIPT", help="The baseline receipt (e.g. from `run takes-quality --json`).")
-@click.option("--threshold", type=float, default=0.5, show_default=True,
+@click.option("--threshold", type=Number(0), default=0.5, show_default=True,
               help="A dimension mean (or the overall) dropping by more than this is a regression.")
 @panel_options
 @database_option
@@ -137,27 +146,25 @@ def regress_command(against, threshold, **options):
     """
     from . import receipts, run as takes_quality, trend
 
-    if threshold < 0:
-        raise EvalledgerError(f"--threshold must be 0 or more, got {threshold}")
     baseline = receipts.load(against)
     opts = takes_quality.options_from_receipt(baseline, takes_quality.RunOptions(**options))
     click.echo(f"regress against {against} (threshold {threshold:g}): panel {', '.join(opts.models)}; "
-               f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {opts.limit} takes; seed {opts.seed}")
+               f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {output.plural(opts.limit, 'take')}; seed {opts.seed}")
     if opts.seed is None:
-        click.echo("warning: the baseline receipt has no seed: the sample is drawn at random")
+        click.echo(output.warning("the baseline receipt has no seed: the sample is drawn at random"))
     outcome = takes_quality.run(opts, say=click.echo)
     click.echo(f"receipt   {outcome.path}")
     cmp = trend.compare(baseline, outcome.receipt, threshold)
     for warning in cmp.warnings:
-        click.echo(f"warning: {warning}")
+        click.echo(output.warning(warning))
     click.echo(trend.comparison_text(cmp, threshold), nl=False)
     if cmp.regressed:
-        click.echo(f"REGRESSION: {', '.join(cmp.regressed)} dropped by more than {threshold:g}")
+        click.echo(f"{output.paint('REGRESSION', 'red')}: {', '.join(cmp.regressed)} dropped by more than {threshold:g}")
         sys.exit(EXIT_FAIL)
     if not cmp.comparable:
-        click.echo("INCONCLUSIVE: a side has no mean to compare (an inconclusive run)")
+        click.echo(f"{output.verdict('inconclusive', 'INCONCLUSIVE')}: a side has no mean to compare (an inconclusive run)")
         sys.exit(EXIT_INCONCLUSIVE)
-    click.echo(f"OK: no dimension mean dropped by more than {threshold:g}")
+    click.echo(f"{output.paint('OK', 'green')}: no dimension mean dropped by more than {threshold:g}")
     sys.exit(EXIT_OK)
 
 

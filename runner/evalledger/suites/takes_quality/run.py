@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 import psycopg
 
 from evalledger.core import db
+from evalledger.core.output import plural
 from evalledger.core.errors import EvalledgerError
 
 from . import DEFAULT_MODELS, corpus as takes, receipts, store
@@ -115,7 +116,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None) -
             sample_limit=opts.limit, seed=seed, n_takes=len(sample), corpus_sha8=corpus_sha8(takes_block(sample)),
             prompt_sha8=prompt_sha8(), models=[s.spec for s in specs])
         run_id = row["id"]
-        say(f"takes-quality: {len(sample)} takes from {opts.source}"
+        say(f"takes-quality: {plural(len(sample), 'take')} from {opts.source}"
             f"{' ' + opts.path if opts.source == 'fs' else ''}, slug prefix "
             f"{repr(opts.slug_prefix) if opts.slug_prefix else 'none'}, seed {seed}; rubric {rubric.version} "
             f"({rubric.fingerprint[:8]}); run {run_id}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core.options import BUDGET_HELP, database_option
+from evalledger.core.options import BUDGET_HELP, Number, database_option
 from evalledger.judges import JUDGE_MODES
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
@@ -48,16 +48,17 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
 @click.option("--store", default=None, type=click.Path(file_okay=False, path_type=str), metavar="DIR",
               help="The snapshot history root. [default: $EVALLEDGER_HOME/quality]")
 @click.option("--gate", is_flag=True, help="Exit 1 when this snapshot regresses against the previous one.")
-@click.option("--tolerance", type=float, default=None, metavar="T", help=TOLERANCE_HELP)
+@click.option("--tolerance", type=Number(0), default=None, metavar="T", help=TOLERANCE_HELP)
 @click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
               help="auto: live where the provider's API key is set, else the recorded replies shipped "
                    "with evalledger; live or recorded to insist.")
-@click.option("--budget-usd", "budget_usd", type=float, default=None, metavar="USD", help=BUDGET_HELP)
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Judge calls in flight at once.")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
-              help="Time limit of one HTTP attempt.")
-@click.option("--retries", "max_retries", type=int, default=3, show_default=True,
-              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After).")
+@click.option("--budget-usd", "budget_usd", type=Number(0), default=None, metavar="USD", help=BUDGET_HELP)
+@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
+              help="Judge calls in flight at once (1 or more).")
+@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True,
+              metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0).")
+@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
+              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the snapshot JSON on stdout.")
 @database_option
 def run_work_quality(gate, as_json, **options):
@@ -125,7 +126,7 @@ def _load(ref: str):
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @database_option
 def snapshot_list(name, as_json):
-    """A target's snapshots in the ledger, oldest first, with the database's comparison."""
+    """The snapshots of target NAME in the ledger, oldest first, with the database's comparison."""
     from evalledger.core import db
 
     from . import store
@@ -163,7 +164,7 @@ def _f(value) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot JSON (exactly as the seed's Go writes it).")
 @database_option
 def snapshot_show(ref, as_json):
-    """One snapshot: a history file, or a run id in the ledger."""
+    """One snapshot: PATH|RUN_ID, a history file or a run id in the ledger."""
     from . import run as wq, snapshot as snap_mod
 
     snap, where = _load(ref)
@@ -177,7 +178,7 @@ def snapshot_show(ref, as_json):
 @snapshot_group.command("compare")
 @click.argument("previous", metavar="A")
 @click.argument("current", metavar="B")
-@click.option("--tolerance", type=float, default=None, metavar="T", help=TOLERANCE_HELP)
+@click.option("--tolerance", type=Number(0), default=None, metavar="T", help=TOLERANCE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison (the seed's Delta) and the reasons as JSON.")
 @database_option
 def snapshot_compare(previous, current, tolerance, as_json):
@@ -189,8 +190,6 @@ def snapshot_compare(previous, current, tolerance, as_json):
 
     from . import store
 
-    if tolerance is not None and tolerance < 0:
-        raise EvalledgerError(f"--tolerance must be 0 or more, got {tolerance:g}")
     a, _ = _load(previous)
     b, _ = _load(current)
     with db.transaction("runner") as conn:

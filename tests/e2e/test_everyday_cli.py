@@ -1,0 +1,230 @@
+"""The everyday surface of the CLI (issue 12): overview, flags anywhere, one-line errors, plurals,
+colour only on a terminal, flags checked before anything happens."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from evalledger.cli import LedgerGroup
+from evalledger.core.migrate import read_migrations
+from tests.cli import _environment, _reset_process_state, run_cli
+
+GREEN, RED, YELLOW, RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
+
+
+def run_on_terminal(*args: str, env: dict | None = None):
+    """`evalledger ARGS` in-process, as if stdout were a terminal (click keeps the colour)."""
+    from evalledger.cli import cli
+
+    _reset_process_state()
+    try:
+        result = CliRunner().invoke(cli, list(args), env=_environment(env), color=True, prog_name="evalledger")
+    finally:
+        _reset_process_state()
+    return result
+
+
+# -- the overview ------------------------------------------------------------------------------
+
+
+def test_evalledger_alone_prints_the_command_overview():
+    result = run_cli()
+    assert (result.code, result.err) == (0, "")
+    assert result.out.startswith("Usage: evalledger [OPTIONS] [COMMAND] [ARGS]...\n\n"
+                                 "  evalledger: a PostgreSQL ledger for LLM evaluations.\n")
+    commands = result.out.split("Commands:\n", 1)[1]
+    for line in ("  db          Start, stop and migrate the database.\n",
+                 "  target      Register and list what is under test (brains, bots, features).\n"):
+        assert line in commands
+
+
+def test_a_group_alone_prints_its_overview_not_an_error():
+    result = run_cli("db")
+    assert (result.code, result.err) == (0, "")
+    assert result.out.startswith("Usage: evalledger db [OPTIONS] COMMAND [ARGS]...\n")
+    assert "  migrate  Apply pending migrations (safe to run twice, or twice at once).\n" in result.out
+
+
+def test_target_add_is_summed_up_in_a_whole_sentence():
+    result = run_cli("target", "--help")
+    assert "  add   Register TARGET_ID (e.g. AGT-903): a new brain is a row, not a\n        migration.\n" in result.out
+
+
+# -- --database-url anywhere -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_database_url_is_accepted_before_and_after_the_command(dsn, tmp_path, where):
+    nowhere = f"postgresql://nobody@/nodb?host={tmp_path}"
+    args = ["--database-url", dsn, "db", "status"] if where == "before" else ["db", "status", "--database-url", dsn]
+    # The flag wins over DATABASE_URL, wherever it stands.
+    result = run_cli(*args, env={"DATABASE_URL": nowhere})
+    assert (result.code, result.err) == (0, "")
+    assert result.out == "".join(f"applied  {m.id}\n" for m in read_migrations())
+
+
+# -- one line, one prefix ------------------------------------------------------------------------
+
+
+def test_an_error_carries_the_prefix_once():
+    from evalledger.core.errors import EvalledgerError
+
+    @click.group(cls=LedgerGroup)
+    def group():
+        """A group."""
+
+    @group.command()
+    def boom():
+        """Fail with a message that already has the prefix."""
+        raise EvalledgerError("evalledger: error: the thing broke")
+
+    result = CliRunner().invoke(group, ["boom"])
+    assert (result.exit_code, result.stderr) == (3, "evalledger: error: the thing broke\n")
+
+
+# -- bad bytes and a bad home ----------------------------------------------------------------------
+
+BAD = b"caf\xe9".decode("utf-8", "surrogateescape")  # what Python makes of Latin-1 bytes in argv
+
+
+@pytest.mark.parametrize("args, says", [
+    (["target", "add", "AGT-9", "--name", BAD], "--name: 'caf\\xe9' is not UTF-8 text"),
+    (["review", "score", "00000000-0000-0000-0000-000000000000", "EVAL-Q01", f"--comment={BAD}"],
+     "--comment: 'caf\\xe9' is not UTF-8 text"),
+    (["run", "takes-quality", "--slug-prefix", BAD], "--slug-prefix: 'caf\\xe9' is not UTF-8 text"),
+    (["trend", "--rubric-version", BAD], "--rubric-version: 'caf\\xe9' is not UTF-8 text"),
+    (["target", "add", BAD, "--name", "x"], "argument 3: 'caf\\xe9' is not UTF-8 text"),
+])
+def test_bytes_that_are_not_utf8_are_one_line_exit_3(args, says, tmp_path):
+    # An unreachable database: the refusal must come before any connection is tried.
+    result = run_cli(*args, env={"DATABASE_URL": f"postgresql://nobody@/nodb?host={tmp_path}"})
+    assert (result.code, result.out, result.err) == (3, "", f"evalledger: error: {says}\n")
+
+
+def test_an_evalledger_home_that_is_a_file_is_one_line_exit_3(tmp_path):
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    for args in (["capture", "status"], ["replay", str(tmp_path / "r.json")], ["db", "status"]):
+        result = run_cli(*args, env={"EVALLEDGER_HOME": str(home), "DATABASE_URL": ""})
+        assert (result.code, result.err) == (3, f"evalledger: error: EVALLEDGER_HOME={home}: {home} is a file, "
+                                                "not a folder\n"), args
+    below = run_cli("capture", "status", env={"EVALLEDGER_HOME": str(home / "sub")})
+    assert below.err == f"evalledger: error: EVALLEDGER_HOME={home / 'sub'}: {home} is a file, not a folder\n"
+
+
+# -- flags checked before anything happens ------------------------------------------------------------
+
+SDKS = ("openai", "anthropic")
+
+
+@contextlib.contextmanager
+def sdks_unloaded():
+    """The provider SDKs out of sys.modules for the block; yields a function: were they imported since?"""
+    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] in SDKS}
+    for name in saved:
+        del sys.modules[name]
+    try:
+        yield lambda: sorted(n for n in sys.modules if n.split(".")[0] in SDKS)
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] in SDKS]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["run", "takes-quality", "--concurrency", "0"], "run takes-quality: Invalid value for '--concurrency': "
+                                                     "must be 1 or more, got 0"),
+    (["run", "takes-quality", "--timeout", "-1"], "run takes-quality: Invalid value for '--timeout': "
+                                                  "must be more than 0, got -1"),
+    (["run", "takes-quality", "--retries", "-1"], "run takes-quality: Invalid value for '--retries': "
+                                                  "must be 0 or more, got -1"),
+    (["run", "takes-quality", "--cycles", "0"], "run takes-quality: Invalid value for '--cycles': "
+                                                "must be 1 or more, got 0"),
+    (["run", "takes-quality", "--budget-usd", "inf"], "run takes-quality: Invalid value for '--budget-usd': "
+                                                      "'inf' is not a finite number"),
+    (["run", "takes-quality", "--judges", "recorded", "--timeout", "nan"],
+     "run takes-quality: Invalid value for '--timeout': 'nan' is not a finite number"),
+    (["regress", "--against", "baseline.json", "--threshold", "nan"],
+     "regress: Invalid value for '--threshold': 'nan' is not a finite number"),
+    (["regress", "--against", "baseline.json", "--threshold", "-0.5"],
+     "regress: Invalid value for '--threshold': must be 0 or more, got -0.5"),
+    (["run", "work-quality", "--kind", "bot", "--name", "b", "--task", "t", "--work-product", "-",
+      "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be 0 or more, got -1"),
+])
+def test_bad_flags_are_refused_before_anything_is_written_or_any_sdk_imported(dsn, admin, args, says):
+    with sdks_unloaded() as imported:
+        result = run_cli(*args, env={"DATABASE_URL": dsn})
+        assert imported() == []
+    assert (result.code, result.out, result.err) == (3, "", f"evalledger: error: {says}\n")
+    assert "max_retries" not in result.err and "timeout_s" not in result.err
+    for table in ("eval_takes_quality_runs", "eval_takes_quality_judge_verdicts", "eval_work_quality_snapshots"):
+        assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
+def test_the_cycles_default_is_the_same_on_a_terminal_and_in_a_pipe():
+    from evalledger.cli import cli
+
+    option = next(p for p in cli.commands["run"].commands["takes-quality"].params if p.name == "cycles")
+    assert option.default == 1
+    piped = run_cli("run", "takes-quality", "--help").out
+    shown = run_on_terminal("run", "takes-quality", "--help").output
+    assert "[default: 1]" in " ".join(piped.split()) and piped == shown
+
+
+# -- plurals and colour -----------------------------------------------------------------------------
+
+
+CAPTURED = {"tool_name": "query", "query": "renewals at risk", "vector_enabled": True, "latency_ms": 3,
+            "remote": False}
+
+
+def test_one_row_is_one_row(dsn, tmp_path):
+    log = tmp_path / "one.ndjson"
+    log.write_text(json.dumps(CAPTURED) + "\n")
+    result = run_cli("capture", "import", str(log), env={"DATABASE_URL": dsn})
+    assert (result.code, result.out) == (0, f"imported {log}: 1 row: 1 written, 0 already present, 0 failed\n"), \
+        result.err
+
+
+def test_doctor_colours_its_levels_only_on_a_terminal(dsn, admin):
+    admin.execute("DROP EVENT TRIGGER evalledger_drop_guard_v1")
+    admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v1")
+    env = {"DATABASE_URL": dsn}
+    piped = run_cli("doctor", env=env)
+    assert "\x1b[" not in piped.out
+    assert piped.out.startswith("ok    database: ")
+    assert "warn  event triggers: " in piped.out
+    terminal = run_on_terminal("doctor", env=env)
+    assert terminal.output.startswith(f"{GREEN}ok  {RESET}  database: ")
+    assert f"{YELLOW}warn{RESET}  event triggers: " in terminal.output
+    # Stripped of its colour, the terminal's text is the pipe's.
+    assert click.unstyle(terminal.output) == piped.out
+    no_colour = run_on_terminal("doctor", env={**env, "NO_COLOR": "1"})
+    assert no_colour.output == piped.out
+
+
+def test_verdicts_are_coloured_by_their_tone():
+    from evalledger.core import output
+
+    assert output.verdict("pass") == f"{GREEN}pass{RESET}"
+    assert output.verdict("pass_with_notes") == f"{GREEN}pass_with_notes{RESET}"
+    assert output.verdict("fail", "FAIL") == f"{RED}FAIL{RESET}"
+    assert output.verdict("inconclusive") == f"{YELLOW}inconclusive{RESET}"
+    assert output.verdict("conditional") == f"{YELLOW}conditional{RESET}"
+    assert output.verdicts_in("verdict   FAIL") == f"verdict   {RED}FAIL{RESET}"
+    assert output.warning("x") == f"{YELLOW}warning{RESET}: x"
+
+
+def test_no_color_turns_colour_off(monkeypatch):
+    from evalledger.core import output
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert output.verdict("fail") == "fail" and output.warning("x") == "warning: x"
+    monkeypatch.setenv("NO_COLOR", "")  # no-color.org: an empty value does not count
+    assert output.verdict("fail") == f"{RED}fail{RESET}"
