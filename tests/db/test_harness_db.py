@@ -202,7 +202,7 @@ def test_a_prompt_is_never_edited(admin, connect_as, role):
     conn = connect_as(role) if role else admin
     brains.add(connect_as("evalledger_owner"), "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT)
     for statement in ("UPDATE evalledger.brain_version SET system_prompt = 'edited'",
-                      "DELETE FROM evalledger.brain_version", "TRUNCATE evalledger.brain_version"):
+                      "DELETE FROM evalledger.brain_version", "TRUNCATE evalledger.brain_version CASCADE"):
         with pytest.raises(errors.InsufficientPrivilege, match="append-only"):
             conn.execute(statement)
     assert admin.execute("SELECT system_prompt FROM evalledger.brain_version").fetchall() == [(PROMPT,)]
@@ -380,3 +380,165 @@ def test_any_change_of_meaning_changes_the_hash(warehouse, folder, change):
 def test_a_schema_without_views_is_an_error(admin):
     with pytest.raises(Exception, match="no views in schema nowhere at the test database"):
         contracts.from_database(admin, "nowhere", "the test database")
+
+
+# -- harness runs: the answers and the scores the database computes from them ---------------------------
+
+from evalledger.suites.brain_eval import store  # noqa: E402
+
+LEVERS = ["rep_coaching", "save_play"]
+CONTRACTS = {"brain_view_contracts_hash": "c" * 64, "canonical_form": "canon-v1", "source": "folder x",
+             "views": [{"name": "v", "sha256": "d" * 64}]}
+
+
+@pytest.fixture
+def harness_run(owner, loaded, reviewer_id, connect_as):
+    """Open harness runs of AGT-902 (levers apply) and AGT-901 (they do not) over EVAL-Q01..Q03."""
+    runner = connect_as("evalledger_runner")
+    made = {}
+    for brain, levers in (("AGT-902", LEVERS), ("AGT-901", [])):
+        version, _ = brains.add(owner, brain, "anthropic:claude-sonnet-4-6", PROMPT, None, levers)
+        version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = %s", (brain,)).fetchone()[0]
+        run_id = store.start_run(runner, run_trigger="on_demand", brain_under_test=brain, model_id=version.model_id,
+                                 system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
+                                 question_catalog_version="v28-2026Q2", question_count=3, reviewer_user_id=reviewer_id)
+        runner.execute("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
+                       "question_ids, contracts) VALUES (%s, %s, 'v28-2026Q2', %s, %s)",
+                       (run_id, version_id, ["EVAL-Q01", "EVAL-Q02", "EVAL-Q03"], Jsonb(CONTRACTS)))
+        made[brain] = (run_id, version)
+    return runner, made
+
+
+def claim(numerical=True, sources=("quota_attainment_emea",), confidence="high"):
+    return {"text": "x", "numerical": numerical, "source_ids": list(sources), "confidence": confidence}
+
+
+def answer(harness_run, claims=(), actions=None, brain="AGT-902", question="EVAL-Q01", contract_error=None):
+    runner, made = harness_run
+    run_id, version = made[brain]
+    analysis_id = store.record_analysis(
+        runner, brain=brain, model_id=version.model_id, system_prompt_hash=version.system_prompt_hash,
+        question_id=question, question="q", output="o", claims=list(claims), proposed_actions=actions,
+        token_cost_usd=0)
+    runner.execute("INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded, "
+                   "contract_error) VALUES (%s, %s, %s, false, %s)", (run_id, question, analysis_id, contract_error))
+    return runner.execute("SELECT citation_rate::float, confidence_distribution, lever_mapping_violations "
+                          "FROM brain_eval_harness_answer WHERE analysis_id = %s", (analysis_id,)).fetchone()
+
+
+def pct(high=0, multi=0, inference=0, speculation=0):
+    return {"high_confidence_pct": high, "multi_source_pct": multi, "inference_pct": inference,
+            "speculation_pct": speculation}
+
+
+@pytest.mark.parametrize("claims, rate", [
+    ([], 1.0),                                                                   # nothing numerical to cite
+    ([claim(numerical=False, sources=())], 1.0),                                # only a non-numerical claim
+    ([claim()], 1.0),
+    ([claim(sources=())], 0.0),                                                 # no citation at all
+    ([claim(sources=("nowhere",))], 0.0),                                       # a source not given
+    ([claim(sources=("quota_attainment_emea", "nowhere"))], 0.0),               # one citation not given
+    ([claim(sources=("quota_attainment_emea", "win_rate_emea"))], 1.0),         # all given
+    ([claim(), claim(sources=()), claim(sources=()), claim(numerical=False, sources=())], 0.3333),
+    ([claim(), claim(), claim(sources=("win_rate_emea",))], 1.0),
+])
+def test_citation_rate_at_its_boundaries(harness_run, claims, rate):
+    assert answer(harness_run, claims)[0] == rate
+
+
+@pytest.mark.parametrize("labels, expected", [
+    ([], pct()),
+    (["high"], pct(high=100)),
+    (["high", "multi_source", "inference", "speculation"], pct(25, 25, 25, 25)),
+    (["high", "high", "speculation"], pct(high=66.67, speculation=33.33)),
+    (["unknown", "high"], pct(high=50)),
+])
+def test_confidence_distribution_at_its_boundaries(harness_run, labels, expected):
+    assert answer(harness_run, [claim(confidence=label) for label in labels])[1] == expected
+
+
+@pytest.mark.parametrize("actions, violations", [
+    (None, 0), ([], 0),
+    ([{"action_type": "rep_coaching", "description": ""}], 0),
+    ([{"action_type": "rep_coaching", "description": ""}, {"action_type": "save_play", "description": ""}], 0),
+    ([{"action_type": "Rep_Coaching", "description": ""}], 1),
+    ([{"action_type": "discount", "description": ""}, {"action_type": "rep_coaching", "description": ""},
+      {"description": "no type"}], 2),
+])
+def test_lever_mapping_violations_for_agt_902(harness_run, actions, violations):
+    assert answer(harness_run, [], actions)[2] == violations
+
+
+def test_lever_mapping_does_not_apply_to_agt_901(harness_run):
+    assert answer(harness_run, [], [{"action_type": "discount", "description": ""}], brain="AGT-901")[2] is None
+
+
+def test_a_contract_breaking_answer_scores_nothing(harness_run):
+    assert answer(harness_run, [claim()], contract_error="not a JSON document") == (0.0, pct(), 1)
+    assert answer(harness_run, [claim()], brain="AGT-901", contract_error="$.claims: bad") == (0.0, pct(), None)
+
+
+@pytest.mark.parametrize("column, value", [("citation_rate", 1), ("lever_mapping_violations", 0),
+                                           ("confidence_distribution", Jsonb({}))])
+def test_automatic_scores_cannot_be_supplied(harness_run, column, value):
+    runner, made = harness_run
+    run_id, version = made["AGT-902"]
+    analysis_id = store.record_analysis(runner, brain="AGT-902", model_id=version.model_id,
+                                        system_prompt_hash=version.system_prompt_hash, question_id="EVAL-Q01",
+                                        question="q", output="o", token_cost_usd=0)
+    with pytest.raises(errors.InsufficientPrivilege):
+        runner.execute(f"INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded, "
+                       f"{column}) VALUES (%s, 'EVAL-Q01', %s, false, %s)", (run_id, analysis_id, value))
+
+
+def test_an_answer_belongs_to_its_runs_question_and_brain(harness_run):
+    with pytest.raises(errors.CheckViolation, match="question EVAL-Q04 is not one of run"):
+        answer(harness_run, question="EVAL-Q04")
+    runner, made = harness_run
+    run_id, _ = made["AGT-902"]
+    other = store.record_analysis(runner, brain="AGT-902", model_id="other-model", system_prompt_hash="a" * 64,
+                                  question_id="EVAL-Q01", question="q", output="o", token_cost_usd=0)
+    with pytest.raises(errors.CheckViolation, match="is not this run's brain answering EVAL-Q01"):
+        runner.execute("INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded) "
+                       "VALUES (%s, 'EVAL-Q01', %s, false)", (run_id, other))
+    answer(harness_run)
+    with pytest.raises(errors.UniqueViolation):
+        answer(harness_run)
+
+
+def test_a_harness_record_agrees_with_its_run(harness_run, owner, reviewer_id):
+    runner, made = harness_run
+    run_id, version = made["AGT-902"]
+    other_run = store.start_run(runner, run_trigger="on_demand", brain_under_test="AGT-902", model_id="claude-sonnet-4-6",
+                                system_prompt_hash="e" * 64, brain_view_contracts_hash="c" * 64,
+                                question_catalog_version="v28-2026Q2", question_count=1, reviewer_user_id=reviewer_id)
+    version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = 'AGT-902'").fetchone()[0]
+    insert = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
+              "contracts) VALUES (%s, %s, 'v28-2026Q2', %s, %s)")
+    with pytest.raises(errors.CheckViolation, match="is not of AGT-902 version 1"):
+        runner.execute(insert, (other_run, version_id, ["EVAL-Q01"], Jsonb(CONTRACTS)))
+
+
+@pytest.mark.parametrize("table", ["brain_eval_harness_run", "brain_eval_harness_answer"])
+def test_harness_records_cannot_change(admin, harness_run, table):
+    answer(harness_run)
+    for statement in (f"UPDATE evalledger.{table} SET created_at = now()", f"DELETE FROM evalledger.{table}",
+                      f"TRUNCATE evalledger.{table} CASCADE"):
+        with pytest.raises(errors.InsufficientPrivilege, match="append-only"):
+            admin.execute(statement)
+
+
+def test_no_answer_joins_a_completed_run(harness_run):
+    from tests.builders import question
+
+    runner, made = harness_run
+    run_id, version = made["AGT-902"]
+    for number in (1, 2, 3):
+        analysis_id = store.record_analysis(runner, brain="AGT-902", model_id=version.model_id,
+                                            system_prompt_hash=version.system_prompt_hash, question_id=f"EVAL-Q0{number}",
+                                            question="q", output="o", token_cost_usd=0)
+        store.add_question_score(runner, eval_run_id=run_id, brain_analysis_id=analysis_id,
+                                 **question(number, "AGT-902"))
+    store.complete_run(runner, run_id)
+    with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more answers"):
+        answer(harness_run)

@@ -78,8 +78,8 @@ def test_bad_file_is_refused_whole_and_nothing_is_written(env, tmp_path):
     path.write_text(text)
     refused = run_cli("catalog", "load", str(path), env=env)
     assert refused.code == 3 and refused.out == ""
-    first, *problems = refused.err.splitlines()
-    assert first == f"evalledger: error: {path}: catalog refused, nothing loaded (2 problems):"
+    *problems, last = refused.err.splitlines()
+    assert last == f"evalledger: error: {path}: catalog refused, nothing loaded (2 problems, listed above)"
     assert [p.split(": ")[1] for p in problems] == ["$.questions[1].uses_stale_fixture", "$.questions[29].type"]
     for problem in problems:
         number = int(problem[len(str(path)) + 1:].split(":")[0])
@@ -93,7 +93,7 @@ def test_not_json_and_missing_file(env, tmp_path):
     path.write_text('{\n  "version": "v1",\n}\n')
     broken = run_cli("catalog", "load", str(path), env=env)
     assert broken.code == 3
-    assert broken.err.splitlines()[1] == f"{path}:3: column 1: not JSON: Expecting property name enclosed in double quotes"
+    assert broken.err.splitlines()[0] == f"{path}:3: column 1: not JSON: Expecting property name enclosed in double quotes"
     gone = run_cli("catalog", "load", str(tmp_path / "gone.json"), env=env)
     assert (gone.code, gone.err) == (3, f"evalledger: error: {tmp_path / 'gone.json'}: no such catalog file\n")
 
@@ -234,3 +234,155 @@ def test_contracts_hash_names_the_bad_file(env, tmp_path):
     refused = run_cli("contracts", "hash", "--dir", str(tmp_path), env=env)
     assert (refused.code, refused.err) == (
         3, f"evalledger: error: {tmp_path / 'bad.sql'}: statement 1: not a CREATE VIEW ... AS query\n")
+
+
+# -- run brain-eval ------------------------------------------------------------------------------------
+
+from tests.conftest import REVIEWER_ROLE  # noqa: E402
+from tests.standin import steps  # noqa: E402
+
+BRAIN_PROMPT = "You are the action brain of RevOps. Cite the source id of every number you state.\n"
+DEMO_LEVERS = ("add_pipeline_generation", "exec_sponsor_outreach", "expansion_offer", "rep_coaching", "save_play")
+VIEW_FILE = "CREATE VIEW v_accounts AS SELECT account_id, name FROM accounts WHERE status = 'active';\n"
+
+
+@pytest.fixture
+def harness(env, reviewers, demo_file, tmp_path, monkeypatch):
+    """The demo catalog loaded, AGT-902 registered with the demo levers, a folder of views; no API keys."""
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert run_cli("catalog", "load", str(demo_file), env=env).code == 0
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(BRAIN_PROMPT)
+    levers = [arg for lever in DEMO_LEVERS for arg in ("--lever", lever)]
+    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                    "--label", "action_brain_v3", *levers, env=env)
+    assert added.code == 0, added.err
+    views = tmp_path / "views"
+    views.mkdir()
+    (views / "accounts.sql").write_text(VIEW_FILE)
+    return views
+
+
+def run_args(views, *extra):
+    return ("run", "brain-eval", "--brain", "AGT-902", "--catalog", "v28-2026Q2", "--trigger", "quarterly",
+            "--reviewer", REVIEWER_ROLE, "--views-dir", str(views), *extra)
+
+
+def test_recorded_run_stores_every_answer_with_its_automatic_scores(env, admin, harness):
+    done = run_cli(*run_args(harness), env=env)
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
+    run_id = lines[0].split()[1]
+    assert lines[0] == (f"run {run_id} (started): AGT-902 version 1 (anthropic:claude-sonnet-4-6), "
+                        "catalog v28-2026Q2, 30 questions")
+    assert lines[1].startswith("brain: recorded answers shipped with evalledger, not live calls")
+    contracts_hash = run_cli("contracts", "hash", "--dir", str(harness), env=env).out.split()[1]
+    assert lines[2] == f"contracts: {contracts_hash} (1 views, folder {harness})"
+    assert lines[3] == "answers: 30 of 30 stored; 30 asked now, cost $0.0000"
+    assert lines[4:] == ["  EVAL-Q24: breaks the answer contract: not a JSON document"]
+
+    run = admin.execute("SELECT brain_under_test, model_id, system_prompt_hash, system_prompt_version_label, "
+                        "brain_view_contracts_hash, question_catalog_version, question_count, run_trigger::text, "
+                        "completed_at FROM brain_eval_log WHERE eval_run_id = %s", (run_id,)).fetchone()
+    import hashlib
+    assert run == ("AGT-902", "claude-sonnet-4-6", hashlib.sha256(BRAIN_PROMPT.encode()).hexdigest(), "action_brain_v3",
+                   contracts_hash, "v28-2026Q2", 30, "quarterly", None)
+    recorded_contracts = admin.execute("SELECT contracts FROM brain_eval_harness_run WHERE eval_run_id = %s",
+                                       (run_id,)).fetchone()[0]
+    assert recorded_contracts["source"] == f"folder {harness}"
+    assert [v["name"] for v in recorded_contracts["views"]] == ["v_accounts"]
+
+    scores = {r[0]: r[1:] for r in admin.execute(
+        "SELECT a.question_id, a.recorded, a.contract_error, a.citation_rate::float, a.lever_mapping_violations, "
+        "a.confidence_distribution, b.origin, b.sources_read FROM brain_eval_harness_answer a "
+        "JOIN brain_analysis_log b USING (analysis_id) WHERE a.eval_run_id = %s", (run_id,))}
+    assert len(scores) == 30
+    third = 33.33
+    assert scores["EVAL-Q01"][:5] == (True, None, 1.0, 0, {"high_confidence_pct": third, "multi_source_pct": third,
+                                                          "inference_pct": third, "speculation_pct": 0})
+    assert scores["EVAL-Q07"][2] == 0.5  # one of its two numerical claims cites a source it was not given
+    assert scores["EVAL-Q18"][3] == 1  # one proposed action outside the levers
+    assert scores["EVAL-Q24"][1:4] == ("not a JSON document", 0.0, 1)
+    assert all(origin == "eval" for *_, origin, _ in scores.values())
+    assert scores["EVAL-Q03"][6] == DEMO["questions"][2]["sources"]
+
+
+def test_the_same_command_resumes_and_asks_nothing_twice(env, admin, harness):
+    first = run_cli(*run_args(harness, "--questions", "EVAL-Q01,EVAL-Q02"), env=env)
+    run_id = first.out.split()[1]
+    again = run_cli(*run_args(harness, "--questions", "EVAL-Q01,EVAL-Q02"), env=env)
+    assert again.code == 0
+    assert again.out.splitlines()[0].startswith(f"run {run_id} (resumed): ")
+    assert "answers: 2 of 2 stored (2 before this resumption); 0 asked now" in again.out
+    assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 2
+    other = run_cli(*run_args(harness, "--questions", "EVAL-Q01"), env=env)
+    assert other.out.split()[1] != run_id and "(started)" in other.out
+
+
+def test_live_answers_through_the_stand_in(env, admin, harness, standin, monkeypatch):
+    standin.install_env(monkeypatch)
+    answer = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [{"action_type": "rep_coaching",
+                                                                            "description": "coach"}],
+              "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
+                          "confidence": "high"},
+                         {"text": "coverage 2.1x", "numerical": True, "source_ids": ["nowhere"],
+                          "confidence": "speculation"}]}
+    standin.responder = lambda model, system, user: answer
+    standin.script("claude-sonnet-4-6", steps.ok(usage=(1000, 200)), steps.text("Sorry, no JSON today."))
+    done = run_cli(*run_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1"), env=env)
+    assert done.code == 0, done.err
+    assert "brain: recorded" not in done.out
+    assert "  EVAL-Q02: breaks the answer contract: not a JSON document" in done.out
+    requests = standin.requests_for("claude-sonnet-4-6")
+    assert len(requests) == 2
+    assert requests[0].system == BRAIN_PROMPT
+    assert DEMO["questions"][0]["text"] in requests[0].user
+    assert all(f"[{s['id']}]" in requests[0].user for s in DEMO["questions"][0]["sources"])
+    assert requests[0].schema is not None
+    row = admin.execute(
+        "SELECT b.output, b.input_tokens, b.output_tokens, a.recorded, a.citation_rate::float, "
+        "a.lever_mapping_violations, a.confidence_distribution, a.attempts FROM brain_eval_harness_answer a "
+        "JOIN brain_analysis_log b USING (analysis_id) WHERE a.question_id = 'EVAL-Q01'").fetchone()
+    assert row == ("EMEA is at 71% of plan.", 1000, 200, False, 0.5, 0,
+                   {"high_confidence_pct": 50, "multi_source_pct": 0, "inference_pct": 0, "speculation_pct": 50}, 1)
+
+
+def test_a_failed_call_leaves_its_question_for_the_next_run(env, admin, harness, standin, monkeypatch):
+    standin.install_env(monkeypatch)
+    standin.script("claude-sonnet-4-6", steps.ok(), steps.server_error(503))
+    args = run_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1", "--retries", "0")
+    failed = run_cli(*args, env=env)
+    assert failed.code == 3
+    assert "  EVAL-Q02: no answer: provider_error" in failed.out
+    assert failed.err == ("evalledger: error: 1 questions have no answer: run the same command again to ask "
+                          "only those\n")
+    standin.reset()
+    standin.install_env(monkeypatch)
+    resumed = run_cli(*args, env=env)
+    assert resumed.code == 0, resumed.err
+    assert "answers: 2 of 2 stored (1 before this resumption); 1 asked now" in resumed.out
+    assert len(standin.requests_for("claude-sonnet-4-6")) == 1
+    assert "EVAL-Q02" in standin.requests_for("claude-sonnet-4-6")[0].user or \
+        DEMO["questions"][1]["text"] in standin.requests_for("claude-sonnet-4-6")[0].user
+
+
+def test_the_budget_cap_makes_no_call(env, admin, harness, standin, monkeypatch):
+    standin.install_env(monkeypatch)
+    capped = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--budget-usd", "0"), env=env)
+    assert capped.code == 3
+    assert "  EVAL-Q01: no answer: budget_exhausted" in capped.out
+    assert standin.requests_for("claude-sonnet-4-6") == []
+    assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 0
+
+
+def test_no_key_and_no_recording_is_an_error_before_any_call(env, admin, harness, tmp_path):
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("Another brain.\n")
+    run_cli("brain", "add", "AGT-901", "--model", "openai:gpt-5", "--prompt-file", str(prompt), env=env)
+    refused = run_cli("run", "brain-eval", "--brain", "AGT-901", "--catalog", "v28-2026Q2", "--trigger", "on_demand",
+                      "--reviewer", REVIEWER_ROLE, "--views-dir", str(harness), env=env)
+    assert refused.code == 3
+    assert refused.err.startswith("evalledger: error: no API key for openai:gpt-5 (set OPENAI_API_KEY) and no "
+                                  "recorded answers of it to EVAL-Q01")
+    assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0

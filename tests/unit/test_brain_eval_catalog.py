@@ -26,7 +26,7 @@ def refused(document_or_text) -> catalog.CatalogError:
 
 
 def problem_lines(error: catalog.CatalogError) -> list[str]:
-    return str(error).splitlines()[1:]
+    return error.lines
 
 
 def line_at(text: str, number: int) -> str:
@@ -174,7 +174,9 @@ def test_every_problem_is_listed_up_to_twenty():
     assert len(error.problems) == 30
     lines = problem_lines(error)
     assert len(lines) == 21 and lines[-1] == "cat.json: ... and 10 more"
-    assert str(error).startswith("cat.json: catalog refused, nothing loaded (30 problems):")
+    assert str(error) == f"cat.json: catalog refused, nothing loaded (30 problems): {lines[0]}"
+    assert "\n" not in str(error)
+    assert error.summary() == "cat.json: catalog refused, nothing loaded (30 problems, listed above)"
 
 
 @pytest.mark.parametrize("text, expect", [

@@ -1,4 +1,4 @@
--- The brain-eval harness (issue 9): versioned question catalogs and the brains under test, each version of a brain's model, prompt and levers a row of its own.
+-- The brain-eval harness (issue 9): versioned question catalogs, the brains under test (each version of a brain's model, prompt and levers a row of its own), and harness runs with the brain's answers and their automatic scores.
 
 SET LOCAL ROLE evalledger_owner;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -97,6 +97,57 @@ CREATE TABLE brain_version (
         AND (cardinality(levers) = 0 OR array_to_string(levers, ',') ~ '^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$'))
 );
 
+-- One row per harness run (`evalledger run brain-eval`): the registered brain version it called,
+-- the catalog and questions it asked, and which views it hashed, from where.
+CREATE TABLE brain_eval_harness_run (
+    eval_run_id      uuid        NOT NULL,
+    brain_version_id bigint      NOT NULL,
+    catalog_version  varchar(32) NOT NULL,
+    question_ids     text[]      NOT NULL,
+    contracts        jsonb       NOT NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_harness_run_pkey PRIMARY KEY (eval_run_id),
+    CONSTRAINT brain_eval_harness_run_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
+    CONSTRAINT brain_eval_harness_run_brain_version_fkey FOREIGN KEY (brain_version_id)
+        REFERENCES brain_version (brain_version_id),
+    CONSTRAINT brain_eval_harness_run_catalog_fkey FOREIGN KEY (catalog_version)
+        REFERENCES brain_eval_catalog (catalog_version),
+    CONSTRAINT brain_eval_harness_run_questions_distinct CHECK (
+        array_position(question_ids, NULL) IS NULL AND cardinality(question_ids) > 0
+        AND cardinality(question_ids) = cardinality(evalledger.capture_distinct_v1(question_ids))),
+    -- What `contracts hash --json` prints: the hash, its canonical form, the source, every view.
+    CONSTRAINT brain_eval_harness_run_contracts_shape CHECK (
+        jsonb_typeof(contracts) = 'object' AND contracts ?& ARRAY['brain_view_contracts_hash', 'source', 'views']
+        AND jsonb_typeof(contracts -> 'views') = 'array' AND jsonb_array_length(contracts -> 'views') > 0)
+);
+
+-- One row per answer the brain gave in a harness run, pointing at the brain_analysis_log row that
+-- holds it; a question with a row is not asked again when the run resumes. The automatic scores
+-- are the database's, computed from the stored answer at INSERT.
+CREATE TABLE brain_eval_harness_answer (
+    eval_run_id              uuid         NOT NULL,
+    question_id              varchar(16)  NOT NULL,
+    analysis_id              uuid         NOT NULL,
+    recorded                 boolean      NOT NULL,
+    contract_error           text,
+    latency_ms               integer      NOT NULL DEFAULT 0,
+    attempts                 integer      NOT NULL DEFAULT 0,
+    citation_rate            numeric(5,4) NOT NULL,
+    confidence_distribution  jsonb        NOT NULL,
+    lever_mapping_violations integer,
+    created_at               timestamptz  NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_harness_answer_pkey PRIMARY KEY (eval_run_id, question_id),
+    CONSTRAINT brain_eval_harness_answer_run_fkey FOREIGN KEY (eval_run_id)
+        REFERENCES brain_eval_harness_run (eval_run_id),
+    CONSTRAINT brain_eval_harness_answer_analysis_key UNIQUE (analysis_id),
+    CONSTRAINT brain_eval_harness_answer_analysis_fkey FOREIGN KEY (analysis_id)
+        REFERENCES brain_analysis_log (analysis_id),
+    CONSTRAINT brain_eval_harness_answer_contract_error_not_blank CHECK (btrim(contract_error) <> ''),
+    CONSTRAINT brain_eval_harness_answer_counts_not_negative CHECK (latency_ms >= 0 AND attempts >= 0),
+    CONSTRAINT brain_eval_harness_answer_citation_rate_range CHECK (citation_rate BETWEEN 0 AND 1),
+    CONSTRAINT brain_eval_harness_answer_lever_violations_not_negative CHECK (lever_mapping_violations >= 0)
+);
+
 -- =============================================================================================
 -- Indexes
 -- =============================================================================================
@@ -111,6 +162,8 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 \ir ../suites/brain_eval/sql/brain_eval_catalog_expand_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_catalog_question_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_version_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_harness_run_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_harness_answer_admit_v1.sql
 
 CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
     FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_admit_v1();
@@ -120,9 +173,13 @@ CREATE TRIGGER brain_eval_catalog_question_10_admit BEFORE INSERT ON brain_eval_
     FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_question_admit_v1();
 CREATE TRIGGER brain_version_10_admit BEFORE INSERT ON brain_version
     FOR EACH ROW EXECUTE FUNCTION brain_version_admit_v1();
+CREATE TRIGGER brain_eval_harness_run_10_admit BEFORE INSERT ON brain_eval_harness_run
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_run_admit_v1();
+CREATE TRIGGER brain_eval_harness_answer_10_admit BEFORE INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_answer_admit_v1();
 
--- Append-only guards: catalogs and brain versions are never changed and not in purgeable_v1's
--- retention rule, so UPDATE, DELETE and TRUNCATE are refused for every role.
+-- Append-only guards: catalogs, brain versions and harness records are never changed and not in
+-- purgeable_v1's retention rule, so UPDATE, DELETE and TRUNCATE are refused for every role.
 CREATE TRIGGER brain_eval_catalog_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_catalog
     FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
 CREATE TRIGGER brain_eval_catalog_00_no_truncate BEFORE TRUNCATE ON brain_eval_catalog
@@ -134,6 +191,14 @@ CREATE TRIGGER brain_eval_catalog_question_00_no_truncate BEFORE TRUNCATE ON bra
 CREATE TRIGGER brain_version_00_append_only BEFORE UPDATE OR DELETE ON brain_version
     FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
 CREATE TRIGGER brain_version_00_no_truncate BEFORE TRUNCATE ON brain_version
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER brain_eval_harness_run_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_harness_run
+    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER brain_eval_harness_run_00_no_truncate BEFORE TRUNCATE ON brain_eval_harness_run
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER brain_eval_harness_answer_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER brain_eval_harness_answer_00_no_truncate BEFORE TRUNCATE ON brain_eval_harness_answer
     FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
 
 -- =============================================================================================
@@ -154,6 +219,14 @@ ALTER TABLE brain_version ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
     ENABLE ALWAYS TRIGGER brain_version_00_append_only,
     ENABLE ALWAYS TRIGGER brain_version_00_no_truncate,
     ENABLE ALWAYS TRIGGER brain_version_10_admit;
+ALTER TABLE brain_eval_harness_run ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
+    ENABLE ALWAYS TRIGGER brain_eval_harness_run_00_append_only,
+    ENABLE ALWAYS TRIGGER brain_eval_harness_run_00_no_truncate,
+    ENABLE ALWAYS TRIGGER brain_eval_harness_run_10_admit;
+ALTER TABLE brain_eval_harness_answer ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
+    ENABLE ALWAYS TRIGGER brain_eval_harness_answer_00_append_only,
+    ENABLE ALWAYS TRIGGER brain_eval_harness_answer_00_no_truncate,
+    ENABLE ALWAYS TRIGGER brain_eval_harness_answer_10_admit;
 
 -- The owner loads catalogs and registers brain versions (like every registry), and sees everything.
 CREATE POLICY brain_eval_catalog_owner_all ON brain_eval_catalog TO evalledger_owner
@@ -175,8 +248,34 @@ CREATE POLICY brain_version_read ON brain_version FOR SELECT
 GRANT SELECT ON brain_eval_catalog, brain_eval_catalog_question, brain_version
     TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
 
+-- Harness runs as seed 002's role table has runs: the runner inserts (the columns it observes)
+-- and reads; a reviewer reads its own runs' records; RevOps the hot tier; auditors everything.
+CREATE POLICY brain_eval_harness_run_owner_all ON brain_eval_harness_run TO evalledger_owner
+    USING (true) WITH CHECK (true);
+CREATE POLICY brain_eval_harness_answer_owner_all ON brain_eval_harness_answer TO evalledger_owner
+    USING (true) WITH CHECK (true);
+CREATE POLICY brain_eval_harness_run_runner ON brain_eval_harness_run TO evalledger_runner
+    USING (true) WITH CHECK (true);
+CREATE POLICY brain_eval_harness_answer_runner ON brain_eval_harness_answer TO evalledger_runner
+    USING (true) WITH CHECK (true);
+GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer TO evalledger_runner;
+GRANT INSERT (eval_run_id, brain_version_id, catalog_version, question_ids, contracts)
+    ON brain_eval_harness_run TO evalledger_runner;
+GRANT INSERT (eval_run_id, question_id, analysis_id, recorded, contract_error, latency_ms, attempts)
+    ON brain_eval_harness_answer TO evalledger_runner;
+-- Visible exactly where the run itself is (brain_eval_log's own policies decide).
+CREATE POLICY brain_eval_harness_run_readers ON brain_eval_harness_run FOR SELECT
+    TO evalledger_reviewer, evalledger_revops, evalledger_auditor
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_harness_run.eval_run_id));
+CREATE POLICY brain_eval_harness_answer_readers ON brain_eval_harness_answer FOR SELECT
+    TO evalledger_reviewer, evalledger_revops, evalledger_auditor
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_harness_answer.eval_run_id));
+GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer
+    TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
 -- Functions: nothing is PUBLIC, and these are trigger functions, called by no one directly.
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
-    brain_eval_catalog_question_admit_v1(), brain_version_admit_v1() FROM PUBLIC;
+    brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
+    brain_eval_harness_answer_admit_v1() FROM PUBLIC;
 
 RESET ROLE;

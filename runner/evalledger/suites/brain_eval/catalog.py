@@ -34,16 +34,22 @@ MAX_ERRORS_SHOWN = 20
 
 
 class CatalogError(EvalledgerError):
-    """A catalog file refused whole: every problem found, one line each, naming file, line and field."""
+    """A catalog file refused whole. Its message is one line (the first problem and how many there
+    are); `lines` has every problem, one line each, naming file, line and field."""
 
     def __init__(self, path: Path, problems: list[tuple[int, str, str]]):
+        self.path = path
         self.problems = sorted(problems)
-        shown = [f"{path}:{line}: {where}: {message}" for line, where, message in self.problems[:MAX_ERRORS_SHOWN]]
-        more = len(self.problems) - len(shown)
-        if more:
-            shown.append(f"{path}: ... and {more} more")
-        super().__init__(f"{path}: catalog refused, nothing loaded ({len(self.problems)} "
-                         f"problem{'s' if len(self.problems) != 1 else ''}):\n" + "\n".join(shown))
+        lines = [f"{path}:{line}: {where}: {message}" for line, where, message in self.problems[:MAX_ERRORS_SHOWN]]
+        more = len(self.problems) - len(lines)
+        self.lines = lines + ([f"{path}: ... and {more} more"] if more else [])
+        count = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+        super().__init__(f"{path}: catalog refused, nothing loaded ({count}): {lines[0]}")
+
+    def summary(self) -> str:
+        """The one line that follows the listed problems."""
+        return (f"{self.path}: catalog refused, nothing loaded "
+                f"({len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}, listed above)")
 
 
 def describe_criteria(criteria: dict) -> str:

@@ -12,7 +12,7 @@ from evalledger.core import db, output
 
 from . import store as brain_eval
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
-from evalledger.core.options import database_option
+from evalledger.core.options import When, database_option, format_options
 
 # conditional needs a person's follow-up before shipping, like an inconclusive verdict.
 DECISION_EXIT = {"pass": EXIT_OK, "pass_with_notes": EXIT_OK, "conditional": EXIT_INCONCLUSIVE, "fail": EXIT_FAIL}
@@ -51,6 +51,19 @@ def reviewer_add(role_name, display_name, reviewer_user_id):
     click.echo(str(found))
 
 
+@reviewer_group.command("list")
+@format_options
+@database_option
+def reviewer_list(fmt):
+    """List registered reviewers, and whether each login role exists and is in evalledger_reviewer."""
+    from evalledger.core.reading import fetch
+
+    with db.transaction("runner") as conn:
+        columns, rows = fetch(conn, brain_eval.QUERIES["list_reviewers"])
+    click.echo(output.listing(fmt, "reviewers", columns, rows, empty="no reviewers registered (evalledger reviewer add)"),
+               nl=False)
+
+
 @click.group("tuner")
 def tuner_group():
     """The prompt-tuner registry that reviewer independence is checked against."""
@@ -65,6 +78,19 @@ def tuner_add(target_id, user_id):
     with db.transaction("owner") as conn:
         brain_eval.add_prompt_tuner(conn, target_id, _uuid(user_id, "USER_ID"))
     click.echo(f"registered {user_id} as a prompt tuner of {target_id}")
+
+
+@tuner_group.command("list")
+@format_options
+@database_option
+def tuner_list(fmt):
+    """List the prompt tuners of every target (the registry is the owner's: connect as its member)."""
+    from evalledger.core.reading import fetch
+
+    with db.transaction("owner") as conn:
+        columns, rows = fetch(conn, brain_eval.QUERIES["list_tuners"])
+    click.echo(output.listing(fmt, "tuners", columns, rows, empty="no prompt tuners registered (evalledger tuner add)"),
+               nl=False)
 
 
 def print_decision(decided: brain_eval.Decision) -> None:
@@ -139,10 +165,43 @@ def complete_command(run_id):
 
 @brain_eval_group.command("show")
 @click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the run, its decision and its question rows as JSON.")
 @database_option
-def show_command(run_id):
-    """Show the decision the database computed for RUN_ID."""
-    _finish_run("auditor", brain_eval.read_decision, run_id)
+def show_command(run_id, as_json):
+    """Show the decision the database computed for RUN_ID (as an auditor)."""
+    if not as_json:
+        _finish_run("auditor", brain_eval.read_decision, run_id)
+    from dataclasses import asdict
+
+    from evalledger.core.reading import fetch, records
+
+    with db.transaction("auditor") as conn:
+        decided = brain_eval.read_decision(conn, _uuid(run_id, "RUN_ID"))
+        columns, rows = fetch(conn, brain_eval.QUERIES["run_questions"], {"eval_run_id": decided.eval_run_id})
+    click.echo(output.to_json({"schema_version": 1, "kind": "brain_eval_run", **asdict(decided),
+                               "questions": records(columns, rows)}), nl=False)
+    sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
+
+
+@brain_eval_group.command("list")
+@click.option("--brain", metavar="TARGET_ID", help="Only runs of this brain.")
+@click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
+@click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@format_options
+@database_option
+def list_command(brain, since, decision, only_open, limit, fmt):
+    """List brain-eval runs, newest first (as an auditor): ids to show, complete or review."""
+    from evalledger.core.reading import fetch
+
+    if decision and only_open:
+        raise EvalledgerError("--decision and --open exclude each other: an open run has no decision yet")
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, brain_eval.QUERIES["list_runs"], {
+            "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit})
+    click.echo(output.listing(fmt, "brain_eval_runs", columns, rows, empty="no brain-eval runs match",
+                              tone_column="decision"), nl=False)
 
 
 # -- reviews -------------------------------------------------------------------------------------
@@ -200,7 +259,12 @@ def catalog_load(file):
     """
     from . import catalog
 
-    document = catalog.check_file(file)
+    try:
+        document = catalog.check_file(file)
+    except catalog.CatalogError as exc:
+        for line in exc.lines:
+            click.echo(line, err=True)
+        raise EvalledgerError(exc.summary()) from None
     with db.transaction("owner") as conn:
         loaded = catalog.load(conn, document, file.name)
     stale = sum(q["uses_stale_fixture"] for q in document["questions"])
@@ -385,4 +449,99 @@ def contracts_dump(folder, schema, views_url):
     click.echo(f"wrote {len(written)} view file{'s' if len(written) != 1 else ''} to {folder}")
 
 
+def _read_contracts(views_schema, views_url, views_dir):
+    from . import contracts
+
+    if views_dir and (views_schema and views_url):
+        raise EvalledgerError("--views-dir and --views-url name two sources: give one")
+    if views_dir:
+        return contracts.from_folder(views_dir, views_schema)
+    if not views_schema:
+        raise EvalledgerError("the view contracts: give --views-schema (live views) or --views-dir (CREATE VIEW files)")
+    url = views_url or db.database_url()
+    with db.connect(url) as conn:
+        return contracts.from_database(conn, views_schema, db.describe(url))
+
+
+@click.command("brain-eval")
+@click.option("--brain", "target_id", required=True, metavar="TARGET_ID", help="The brain under test, e.g. AGT-902.")
+@click.option("--brain-version", metavar="N|LABEL", help="Which registered version (default: the latest).")
+@click.option("--catalog", "catalog_version", required=True, metavar="VERSION", help="The question catalog, e.g. v28-2026Q2.")
+@click.option("--trigger", "run_trigger", required=True,
+              type=click.Choice(["pre_launch", "quarterly", "prompt_change", "model_promotion", "on_demand"]),
+              help="Why the run happens (seed 002's run_trigger).")
+@click.option("--reviewer", "reviewer_role", required=True, metavar="ROLE", help="Role name of the run's registered reviewer.")
+@click.option("--questions", metavar="EVAL-Q01,...", help="Only these catalog questions (default: all of them).")
+@click.option("--answers", "answers_mode", type=click.Choice(["auto", "live", "recorded"]), default="auto", show_default=True,
+              help="auto: live where the brain's provider has an API key, else the recorded answers shipped with evalledger.")
+@click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
+@click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
+@click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
+@click.option("--concurrency", type=int, default=8, show_default=True, help="Brain calls in flight at once.")
+@click.option("--budget-usd", type=float, default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
+              help="Time limit of one HTTP attempt.")
+@click.option("--retries", "max_retries", type=int, default=3, show_default=True,
+              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON.")
+@database_option
+def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
+                   views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s, max_retries, as_json):
+    """Call the brain under test for every catalog question and store its answers.
+
+    The run is inserted first, then each answer as it arrives, with the automatic scores the
+    database computes from it. A run stopped halfway resumes on the same command, asking only
+    the questions without an answer. Exit 0 when every question has an answer, 3 otherwise.
+    """
+    import json
+
+    from evalledger.judges.panel import Progress, run_sync
+    from evalledger.judges.pricing import Budget
+
+    from . import brains, harness
+
+    found_contracts = _read_contracts(views_schema, views_url, views_dir)
+    wanted = [q.strip() for q in questions.split(",") if q.strip()] if questions else None
+    with db.transaction("runner") as conn:
+        brain = brains.resolve(conn, target_id, brain_version)
+        planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger, found_contracts,
+                               answers_mode)
+        run_id, resumed, answered = harness.start_or_resume(conn, planned)
+    if not as_json:
+        click.echo(f"run {run_id} ({'resumed' if resumed else 'started'}): {brain.target_id} version {brain.version} "
+                   f"({brain.model_spec}), catalog {catalog_version}, {len(planned.questions)} questions")
+        if planned.mode == "recorded":
+            click.echo("brain: recorded answers shipped with evalledger, not live calls "
+                       "(no API key in the environment; set it for live answers)")
+    outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
+                                       timeout_s=timeout_s, max_retries=max_retries, budget=Budget(budget_usd),
+                                       progress=None if as_json else Progress(len(planned.questions)),
+                                       resumed=resumed))
+    with db.transaction("runner") as conn:
+        stored = harness.answers(conn, run_id)
+    if as_json:
+        click.echo(json.dumps({
+            "eval_run_id": str(run_id), "resumed": resumed, "answers_mode": planned.mode,
+            "brain": {"target_id": brain.target_id, "version": brain.version, "model": brain.model_spec,
+                      "system_prompt_hash": brain.system_prompt_hash},
+            "catalog_version": catalog_version, "contracts": found_contracts.as_json(),
+            "asked": outcome.asked, "failed": outcome.failed,
+            "answers": [{**a, "citation_rate": float(a["citation_rate"]), "token_cost_usd": float(a["token_cost_usd"])}
+                        for a in stored]}, indent=2, default=str))
+    else:
+        click.echo(f"contracts: {found_contracts.sha256} ({len(found_contracts.views)} views, {found_contracts.source})")
+        click.echo(f"answers: {len(stored)} of {len(planned.questions)} stored"
+                   f"{f' ({outcome.skipped} before this resumption)' if resumed else ''}; "
+                   f"{outcome.asked} asked now, cost ${outcome.cost_usd:.4f}")
+        for a in stored:
+            if a["contract_error"]:
+                click.echo(f"  {a['question_id']}: breaks the answer contract: {a['contract_error']}")
+        for qid, why in outcome.failed.items():
+            click.echo(f"  {qid}: no answer: {why}")
+    if len(stored) < len(planned.questions):
+        raise EvalledgerError(f"{len(planned.questions) - len(stored)} questions have no answer: run the same "
+                              "command again to ask only those")
+
+
 COMMANDS = (reviewer_group, tuner_group, brain_eval_group, review_group, catalog_group, brain_group, contracts_group)
+RUN_COMMANDS = (run_brain_eval,)

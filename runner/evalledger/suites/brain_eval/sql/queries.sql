@@ -139,3 +139,104 @@ SELECT c.relname::text, pg_get_viewdef(c.oid)
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = %(schema)s AND c.relkind = 'v'
  ORDER BY c.relname;
+
+-- name: brain_version_id
+-- The row id of one registered brain version.
+SELECT brain_version_id FROM evalledger.brain_version WHERE target_id = %(target_id)s AND version = %(version)s;
+
+-- name: open_harness_run
+-- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer and trigger): the one to resume.
+SELECT h.eval_run_id
+  FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
+ WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
+   AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
+   AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
+   AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
+ ORDER BY l.started_at DESC
+ LIMIT 1;
+
+-- name: insert_harness_run
+-- Record what a harness run calls and asks: the brain version, the catalog questions, and the view contracts hashed (with their source).
+INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, contracts)
+VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s);
+
+-- name: harness_answered
+-- The questions of a harness run that have an answer already.
+SELECT question_id FROM evalledger.brain_eval_harness_answer WHERE eval_run_id = %(eval_run_id)s;
+
+-- name: insert_harness_answer
+-- Store one brain answer of a harness run; the database computes its automatic scores.
+INSERT INTO evalledger.brain_eval_harness_answer
+    (eval_run_id, question_id, analysis_id, recorded, contract_error, latency_ms, attempts)
+VALUES (%(eval_run_id)s, %(question_id)s, %(analysis_id)s, %(recorded)s, %(contract_error)s, %(latency_ms)s, %(attempts)s);
+
+-- name: harness_answers
+-- A harness run's answers with their automatic scores and token counts, in catalog order.
+SELECT a.question_id, a.recorded, a.contract_error, a.citation_rate, a.confidence_distribution,
+       a.lever_mapping_violations, a.latency_ms, a.attempts, b.input_tokens, b.output_tokens, b.token_cost_usd
+  FROM evalledger.brain_eval_harness_answer a
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+  JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
+ WHERE a.eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(h.question_ids, a.question_id::text);
+
+-- -- Reading (evalledger brain-eval list, reviewer list, tuner list, dashboard) ---------------------
+
+-- name: list_runs
+-- Runs newest first, filtered by brain, start time, decision and whether still open (what `brain-eval list` shows).
+SELECT eval_run_id, brain_under_test, run_trigger::text AS run_trigger, question_catalog_version,
+       question_count, started_at, completed_at, decision::text AS decision, token_cost_usd
+  FROM evalledger.brain_eval_log
+ WHERE (%(brain)s::text IS NULL OR brain_under_test = %(brain)s)
+   AND (%(since)s::timestamptz IS NULL OR started_at >= %(since)s)
+   AND (%(decision)s::text IS NULL OR decision::text = %(decision)s)
+   AND (NOT %(open)s OR completed_at IS NULL)
+ ORDER BY started_at DESC, eval_run_id
+ LIMIT %(limit)s;
+
+-- name: run_questions
+-- One run's question rows in question order, with what the database computed for each.
+SELECT question_id, question_type::text AS question_type, question_passed, citation_rate, hallucinations_detected,
+       total_claims, diagnosis_accuracy_score, narrative_coherence_rating, reviewer_comments
+  FROM evalledger.brain_eval_question_score
+ WHERE eval_run_id = %(eval_run_id)s
+ ORDER BY question_id;
+
+-- name: list_reviewers
+-- Registered reviewers, with whether their login role exists and is in evalledger_reviewer.
+SELECT r.role_name::text AS role_name, r.reviewer_user_id, r.display_name, r.created_at,
+       to_regrole(quote_ident(r.role_name)) IS NOT NULL AS role_exists,
+       coalesce(pg_has_role(to_regrole(quote_ident(r.role_name)), 'evalledger_reviewer', 'MEMBER'), false) AS is_reviewer
+  FROM evalledger.reviewer r
+ ORDER BY r.role_name;
+
+-- name: list_tuners
+-- The prompt-tuner registry (the owner's alone), with the reviewer role of each user id where there is one.
+SELECT t.target_id, t.user_id, r.role_name::text AS role_name, t.registered_at
+  FROM evalledger.prompt_tuner t
+  LEFT JOIN evalledger.reviewer r ON r.reviewer_user_id = t.user_id
+ ORDER BY t.target_id, t.registered_at, t.user_id;
+
+-- name: dashboard_brain_quarterly_trend_v1
+-- The brain_quarterly_trend_v1 panel as its readers see it.
+SELECT * FROM evalledger.brain_quarterly_trend_v1;
+
+-- name: dashboard_most_failing_questions_v1
+-- The most_failing_questions_v1 panel, worst first.
+SELECT * FROM evalledger.most_failing_questions_v1 ORDER BY fail_rank, question_id;
+
+-- name: dashboard_stale_fixture_pass_rate_v1
+-- The stale_fixture_pass_rate_v1 panel as its readers see it.
+SELECT * FROM evalledger.stale_fixture_pass_rate_v1;
+
+-- name: dashboard_reviewer_calibration_v1
+-- The reviewer_calibration_v1 panel as its readers see it.
+SELECT * FROM evalledger.reviewer_calibration_v1;
+
+-- name: dashboard_cost_per_run_v1
+-- The cost_per_run_v1 panel as its readers see it.
+SELECT * FROM evalledger.cost_per_run_v1;
+
+-- name: dashboard_prompt_drift_v1
+-- The prompt_drift_v1 panel as its readers see it.
+SELECT * FROM evalledger.prompt_drift_v1;

@@ -1,0 +1,242 @@
+"""The harness run (issue 9): the brain under test called for every catalog question, through the
+judge panel's provider layer (concurrency, retry, timeout, budget), each answer stored as it
+arrives with the scores the database computes from it. A run stopped halfway resumes on the next
+identical command, asking only the questions that have no answer yet."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+from uuid import UUID
+
+import jinja2
+import jsonschema
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from evalledger.core import db
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.paths import read_package_text
+from evalledger.core.queries import Queries
+from evalledger.judges import LIVE, RECORDED
+from evalledger.judges.pricing import Budget
+from evalledger.judges.providers import JudgeCall, JudgeRequest, run_calls
+from evalledger.judges.repair import repair_json
+from evalledger.judges.specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
+
+from . import store
+from .brains import BrainVersion
+from .contracts import Contracts
+
+QUERIES = Queries(__package__)
+ANSWER_SCHEMA_FILE = "schemas/brain_answer.v1.schema.json"
+RECORDED_FILE = "fixtures/recorded_brain_answers.json"
+TRIGGERS = ("pre_launch", "quarterly", "prompt_change", "model_promotion", "on_demand")
+MAX_OUTPUT_TOKENS = 2048
+
+
+@functools.cache
+def answer_schema() -> dict:
+    """The answer contract's JSON Schema, as shipped in the package."""
+    return json.loads(read_package_text(ANSWER_SCHEMA_FILE, package=__package__))
+
+
+@functools.cache
+def recorded_answers() -> dict:
+    """Recorded brain answers shipped with evalledger: {model spec: {question id: reply}}."""
+    return json.loads(read_package_text(RECORDED_FILE, package=__package__))["models"]
+
+
+def answer_mode(spec: ModelSpec, questions: Sequence[str], mode: str = "auto",
+                env: Mapping[str, str] | None = None) -> str:
+    """live or recorded for the brain's model, or an error (before any call) naming what is missing."""
+    env = os.environ if env is None else env
+    live = has_live_credentials(spec, env)
+    recorded = recorded_answers().get(spec.spec, {})
+    missing = [q for q in questions if q not in recorded]
+    keys = " or ".join(_PROVIDERS[spec.provider].key_vars)
+    if mode == LIVE and not live:
+        raise EvalledgerError(f"--answers live: no credentials for {spec.spec}: set {keys}")
+    if mode == RECORDED and missing:
+        raise EvalledgerError(f"--answers recorded: no recorded answers of {spec.spec} to {', '.join(missing[:5])}"
+                              f"{' ...' if len(missing) > 5 else ''} in {RECORDED_FILE}")
+    if mode == "auto" and not live and missing:
+        raise EvalledgerError(f"no API key for {spec.spec} (set {keys}) and no recorded answers of it to "
+                              f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} in {RECORDED_FILE}")
+    return LIVE if (mode == LIVE or (mode == "auto" and live)) else RECORDED
+
+
+def render_question(question: dict) -> str:
+    """The user message: the question and its fixture sources."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"), autoescape=False,
+                             undefined=jinja2.StrictUndefined)
+    return env.get_template("brain_question.j2").render(question=question, sources=question["sources"]).strip() + "\n"
+
+
+def check_answer(call: JudgeCall) -> tuple[dict | None, str | None]:
+    """The answer document and None, or None and why the reply breaks the contract."""
+    parsed = call.parsed if call.parsed is not None else repair_json(call.text)
+    if parsed is None:
+        return None, "not a JSON document"
+    errors = sorted(jsonschema.Draft202012Validator(answer_schema()).iter_errors(parsed),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
+        return None, f"{where}: {errors[0].message}"[:500]
+    return parsed, None
+
+
+@dataclass
+class Plan:
+    """Everything a run needs before its first call."""
+
+    brain: BrainVersion
+    brain_version_id: int
+    catalog_version: str
+    questions: list[dict]
+    reviewer_id: UUID
+    trigger: str
+    contracts: Contracts
+    mode: str
+
+    @property
+    def spec(self) -> ModelSpec:
+        return parse_model_spec(self.brain.model_spec)
+
+
+@dataclass
+class Outcome:
+    """What a run (or its resumption) did."""
+
+    eval_run_id: UUID
+    resumed: bool
+    asked: int = 0
+    stored: int = 0
+    broken: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0
+    cost_usd: float = 0.0
+    answered_total: int = 0
+
+
+def plan(conn: psycopg.Connection, brain: BrainVersion, catalog_version: str, question_ids: list[str] | None,
+         reviewer_role: str, trigger: str, contracts: Contracts, mode: str) -> Plan:
+    """Resolve and check everything before any call: brain version, questions, reviewer, answers."""
+    if trigger not in TRIGGERS:
+        raise EvalledgerError(f"--trigger {trigger!r}: expected one of {', '.join(TRIGGERS)}")
+    from . import catalog
+
+    questions = catalog.questions(conn, catalog_version)
+    if question_ids:
+        by_id = {q["question_id"]: q for q in questions}
+        unknown = [q for q in question_ids if q not in by_id]
+        if unknown:
+            raise EvalledgerError(f"--questions: catalog {catalog_version} has no {', '.join(unknown)}")
+        if len(set(question_ids)) != len(question_ids):
+            raise EvalledgerError("--questions: a question is named twice")
+        questions = [by_id[q] for q in question_ids]
+    reviewer_id = store.reviewer_id(conn, reviewer_role)
+    if reviewer_id is None:
+        raise EvalledgerError(f"--reviewer {reviewer_role!r} is not a registered reviewer (evalledger reviewer add)")
+    version_id = conn.execute(QUERIES["brain_version_id"], {"target_id": brain.target_id,
+                                                            "version": brain.version}).fetchone()[0]
+    spec = parse_model_spec(brain.model_spec)
+    chosen = answer_mode(spec, [q["question_id"] for q in questions], mode)
+    return Plan(brain, version_id, catalog_version, questions, reviewer_id, trigger, contracts, chosen)
+
+
+def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[str]]:
+    """The open run this identical command started before (and its answered questions), or a new one."""
+    ids = [q["question_id"] for q in p.questions]
+    identity = {"brain_version_id": p.brain_version_id, "catalog_version": p.catalog_version, "question_ids": ids,
+                "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger}
+    found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
+    if found:
+        answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}
+        return found[0], True, answered
+    run_id = store.start_run(conn, run_trigger=p.trigger, brain_under_test=p.brain.target_id,
+                             model_id=p.brain.model_id, system_prompt_hash=p.brain.system_prompt_hash,
+                             system_prompt_version_label=p.brain.version_label,
+                             brain_view_contracts_hash=p.contracts.sha256, question_catalog_version=p.catalog_version,
+                             question_count=len(ids), reviewer_user_id=p.reviewer_id)
+    conn.execute(QUERIES["insert_harness_run"], {**identity, "eval_run_id": run_id,
+                                                 "contracts": Jsonb(p.contracts.as_json())})
+    return run_id, False, set()
+
+
+def _recorded_call(spec: ModelSpec, request: JudgeRequest, index: int) -> JudgeCall:
+    reply = recorded_answers()[spec.spec][request.key]
+    text = reply["text"]
+    return JudgeCall(spec=spec, text=text, parsed=repair_json(text), input_tokens=int(reply.get("input_tokens", 0)),
+                     output_tokens=int(reply.get("output_tokens", 0)), cost_usd=0.0, key=request.key, index=index)
+
+
+def store_answer(url: str | None, run_id: UUID, p: Plan, question: dict, call: JudgeCall) -> str | None:
+    """One answer in its own transaction, as it arrives: the analysis row, then the answer row (the
+    database computes its scores). Returns the contract violation, if any."""
+    parsed, broken = check_answer(call)
+    with db.transaction("runner", url) as conn:
+        analysis_id = store.record_analysis(
+            conn, brain=p.brain.target_id, origin="eval", model_id=p.brain.model_id,
+            system_prompt_hash=p.brain.system_prompt_hash, question_id=question["question_id"],
+            question=question["question_text"],
+            output=parsed["narrative"] if parsed else (call.text or "").replace("\x00", ""),
+            sources_read=question["sources"], claims=parsed["claims"] if parsed else [],
+            proposed_actions=parsed["proposed_actions"] if parsed else None,
+            input_tokens=call.input_tokens, output_tokens=call.output_tokens,
+            token_cost_usd=round(call.cost_usd or 0.0, 4))
+        conn.execute(QUERIES["insert_harness_answer"], {
+            "eval_run_id": run_id, "question_id": question["question_id"], "analysis_id": analysis_id,
+            "recorded": p.mode == RECORDED, "contract_error": broken, "latency_ms": call.latency_ms,
+            "attempts": call.attempts})
+    return broken
+
+
+async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None, concurrency: int,
+                  timeout_s: float, max_retries: int, budget: Budget | None, progress: Any = None,
+                  resumed: bool = False) -> Outcome:
+    """Ask the brain every question of the run that has no answer yet; store each as it arrives."""
+    outcome = Outcome(run_id, resumed, skipped=len(answered))
+    todo = [q for q in p.questions if q["question_id"] not in answered]
+    by_id = {q["question_id"]: q for q in todo}
+    spec = p.spec
+    requests = [JudgeRequest(spec=spec, system=p.brain.system_prompt, user=render_question(q),
+                             json_schema=answer_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
+                             key=q["question_id"]) for q in todo]
+    outcome.asked = len(requests)
+    if progress is not None:
+        progress.start("brain", len(requests))
+
+    def on_result(call: JudgeCall) -> None:
+        qid = call.key
+        if progress is not None:
+            progress.advance(call.cost_usd)
+        if not call.ok:
+            outcome.failed[qid] = f"{call.error_kind}: {call.error_message or ''}".strip(": ")
+            return
+        outcome.cost_usd += call.cost_usd or 0.0
+        broken = store_answer(url, run_id, p, by_id[qid], call)
+        outcome.stored += 1
+        if broken:
+            outcome.broken.append(qid)
+
+    if p.mode == RECORDED:
+        for index, request in enumerate(requests):
+            on_result(_recorded_call(spec, request, index))
+    elif requests:
+        await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                        budget=budget, on_result=on_result)
+    if progress is not None:
+        progress.finish()
+    outcome.answered_total = outcome.skipped + outcome.stored
+    return outcome
+
+
+def answers(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
+    """A harness run's answers with their automatic scores, in catalog order."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["harness_answers"], {"eval_run_id": run_id}).fetchall()
