@@ -228,3 +228,129 @@ def test_no_color_turns_colour_off(monkeypatch):
     assert output.verdict("fail") == "fail" and output.warning("x") == "warning: x"
     monkeypatch.setenv("NO_COLOR", "")  # no-color.org: an empty value does not count
     assert output.verdict("fail") == f"{RED}fail{RESET}"
+
+
+# -- find and read everything -----------------------------------------------------------------------
+
+from evalledger.core.paths import package_path  # noqa: E402
+
+
+def schema(folder: str, name: str) -> dict:
+    return json.loads(package_path(*folder.split("/"), "schemas", f"{name}.v1.schema.json").read_text())
+
+
+def read_json(result, folder: str, name: str) -> dict:
+    """stdout as JSON, valid against the schema shipped in the package."""
+    import jsonschema
+
+    assert result.err == "", result.err
+    document = json.loads(result.out)
+    jsonschema.validate(document, schema(folder, name), format_checker=jsonschema.FormatChecker())
+    return document
+
+
+@pytest.fixture
+def demo_env(dsn):
+    env = {"DATABASE_URL": dsn}
+    done = run_cli("demo", env=env)
+    assert done.code == 0, done.err
+    return env
+
+
+def test_target_list_as_text_csv_and_json(dsn):
+    env = {"DATABASE_URL": dsn}
+    assert run_cli("target", "add", "AGT-903", "--name", "Renewals brain", "--family", "anthropic", env=env).code == 0
+    text = run_cli("target", "list", env=env)
+    assert text.code == 0
+    lines = text.out.splitlines()
+    assert lines[0].split() == ["target_id", "kind", "display_name", "model_family", "created_at"]
+    assert lines[1].startswith("AGT-901    brain  Pipeline brain (diagnosis)                    anthropic     20")
+    assert lines[3].startswith("AGT-903    brain  Renewals brain                                anthropic     20")
+    csv_out = run_cli("target", "list", "--format", "csv", env=env).out.splitlines()
+    assert csv_out[0] == "target_id,kind,display_name,model_family,created_at"
+    assert csv_out[3].startswith("AGT-903,brain,Renewals brain,anthropic,20")
+    document = read_json(run_cli("target", "list", "--json", env=env), "core", "targets")
+    assert [r["target_id"] for r in document["rows"]] == ["AGT-901", "AGT-902", "AGT-903"]
+    assert run_cli("target", "list", "--format", "json", env=env).out == run_cli("target", "list", "--json", env=env).out
+    shown = read_json(run_cli("target", "show", "AGT-903", "--json", env=env), "core", "targets")
+    assert shown["rows"][0]["display_name"] == "Renewals brain"
+    missing = run_cli("target", "show", "AGT-999", env=env)
+    assert (missing.code, missing.err) == (3, "evalledger: error: no target 'AGT-999' (evalledger target list)\n")
+    both = run_cli("target", "list", "--format", "csv", "--json", env=env)
+    assert both.code == 3 and "--json and --format csv ask for two formats" in both.err
+
+
+def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
+    env = demo_env
+    runs = read_json(run_cli("brain-eval", "list", "--json", env=env), "suites/brain_eval", "brain_eval_runs")["rows"]
+    assert [(r["brain_under_test"], r["decision"]) for r in runs] == [("AGT-902", "pass_with_notes")]
+    run_id = runs[0]["eval_run_id"]
+    text = run_cli("brain-eval", "list", env=env).out.splitlines()
+    assert text[0].split()[:3] == ["eval_run_id", "brain_under_test", "run_trigger"]
+    assert text[1].startswith(f"{run_id}  AGT-902 ")
+    for args, found in [(["--brain", "AGT-901"], 0), (["--brain", "AGT-902"], 1), (["--decision", "fail"], 0),
+                        (["--decision", "pass_with_notes"], 1), (["--open"], 0), (["--since", "1h"], 1),
+                        (["--since", "2999-01-01"], 0)]:
+        listed = run_cli("brain-eval", "list", *args, "--format", "csv", env=env)
+        assert (listed.code, len(listed.out.splitlines()) - 1) == (0, found), args
+    assert run_cli("brain-eval", "list", "--open", env=env).out == "no brain-eval runs match\n"
+    bad_since = run_cli("brain-eval", "list", "--since", "99999w", env=env)
+    assert bad_since.code == 3 and "Invalid value for '--since'" in bad_since.err
+
+    shown = read_json(run_cli("brain-eval", "show", run_id, "--json", env=env), "suites/brain_eval", "brain_eval_run")
+    assert shown["decision"] == "pass_with_notes" and len(shown["questions"]) == shown["question_count"] == 30
+
+    reviewers = read_json(run_cli("reviewer", "list", "--json", env=env), "suites/brain_eval", "reviewers")["rows"]
+    # The demo registers a reviewer without a login role: the list says so.
+    assert [(r["role_name"], r["role_exists"], r["is_reviewer"]) for r in reviewers] == [
+        ("evalledger_demo_reviewer", False, False)]
+    tuners = read_json(run_cli("tuner", "list", "--json", env=env), "suites/brain_eval", "tuners")["rows"]
+    assert isinstance(tuners, list)
+
+    tq_runs = read_json(run_cli("takes-quality", "list", "--json", env=env), "suites/takes_quality",
+                        "takes_quality_runs")["rows"]
+    assert [(r["verdict"], r["judges"]) for r in tq_runs] == [("pass", "recorded")]
+    tq_id = str(tq_runs[0]["id"])
+    tq = read_json(run_cli("takes-quality", "show", tq_id, "--json", env=env), "suites/takes_quality",
+                   "takes_quality_run")
+    assert tq["receipt"]["verdict"] == "pass" and len(tq["verdicts"]) == 3
+    assert all(v["feedback"] for v in tq["verdicts"])
+    tq_text = run_cli("takes-quality", "show", tq_id, env=env)
+    assert tq_text.code == 0
+    assert tq_text.out.startswith("verdict   PASS\n")
+    feedback = tq["verdicts"][0]["feedback"]
+    assert f"    feedback {' '.join(feedback.split())}\n" in tq_text.out
+    assert "\njudges\n  cycle 1  " in tq_text.out
+
+    failures = read_json(run_cli("capture", "failures", "--json", env=env), "suites/capture", "capture_failures")
+    assert isinstance(failures["rows"], list)
+
+
+@pytest.mark.parametrize("panel", ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
+                                   "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1",
+                                   "work_quality_history_v1"])
+def test_dashboard_prints_each_panel(demo_env, admin, panel):
+    columns = [r[0] for r in admin.execute(
+        "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 ORDER BY attnum",
+        (f"evalledger.{panel}",))]
+    count = admin.execute(f"SELECT count(*) FROM evalledger.{panel}").fetchone()[0]
+    document = read_json(run_cli("dashboard", panel, "--json", env=demo_env), "core", "dashboard")
+    assert document["kind"] == panel and len(document["rows"]) == count
+    assert all(list(row) == columns for row in document["rows"])
+    text = run_cli("dashboard", panel, env=demo_env)
+    assert text.code == 0
+    if count:
+        assert text.out.splitlines()[0].split() == columns and len(text.out.splitlines()) == count + 1
+    else:
+        assert text.out == f"{panel}: no rows yet\n"
+    csv_lines = run_cli("dashboard", panel, "--format", "csv", env=demo_env).out.splitlines()
+    assert csv_lines[0] == ",".join(columns)
+
+
+def test_dashboard_alone_lists_the_panels_in_the_views_own_words(dsn):
+    document = read_json(run_cli("dashboard", "--json", env={"DATABASE_URL": dsn}), "core", "panels")
+    assert len(document["rows"]) == 7 and all(r["shows"] for r in document["rows"])
+    unknown = run_cli("dashboard", "nope", env={"DATABASE_URL": dsn})
+    assert unknown.code == 3
+    assert unknown.err.startswith("evalledger: error: dashboard: Invalid value for 'PANEL': 'nope' is not one of "
+                                  "'brain_quarterly_trend_v1', ")

@@ -26,10 +26,12 @@ def test_target_add_and_list(env):
     added = run_cli("target", "add", "AGT-903", "--name", "Renewals brain", env=env)
     assert (added.code, added.out) == (0, "registered AGT-903\n")
     listed = run_cli("target", "list", env=env)
-    assert listed.out == (
-        "AGT-901          brain    Pipeline brain (diagnosis)\n"
-        "AGT-902          brain    Action brain (diagnosis and proposed levers)\n"
-        "AGT-903          brain    Renewals brain\n")
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+    assert re.fullmatch(
+        "target_id  kind   display_name                                  model_family  created_at\n"
+        f"AGT-901    brain  Pipeline brain \\(diagnosis\\)                    anthropic     {stamp}\n"
+        f"AGT-902    brain  Action brain \\(diagnosis and proposed levers\\)  anthropic     {stamp}\n"
+        f"AGT-903    brain  Renewals brain                                -             {stamp}\n", listed.out), listed.out
     again = run_cli("target", "add", "AGT-903", "--name", "x", env=env)
     assert again.code == 3
     assert again.err.startswith("evalledger: error: duplicate key value violates unique constraint")

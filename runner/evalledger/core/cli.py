@@ -7,7 +7,8 @@ import sys
 import click
 
 from . import db, output, queries
-from .options import database_option
+from .errors import EvalledgerError
+from .options import database_option, format_options
 
 
 # -- db ------------------------------------------------------------------------------------------
@@ -105,12 +106,69 @@ def target_add(target_id, kind, display_name, model_family):
 
 
 @target_group.command("list")
+@format_options
 @database_option
-def target_list():
-    """List registered targets."""
-    with db.transaction("runner") as conn:
-        for target_id, kind, name in conn.execute(queries.get("list_targets")):
-            click.echo(f"{target_id:16} {kind:8} {name}")
+def target_list(fmt):
+    """List registered targets (as an auditor)."""
+    from .reading import fetch
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, queries.get("target_rows"))
+    click.echo(output.listing(fmt, "targets", columns, rows, empty="no targets registered (evalledger target add)"),
+               nl=False)
 
 
-COMMANDS = [db_group, doctor_command, target_group]
+@target_group.command("show")
+@click.argument("target_id")
+@format_options
+@database_option
+def target_show(target_id, fmt):
+    """Show the registered target TARGET_ID."""
+    from .reading import fetch
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, queries.get("target_row"), {"target_id": target_id})
+    if not rows:
+        raise EvalledgerError(f"no target {target_id!r} (evalledger target list)")
+    click.echo(output.listing(fmt, "targets", columns, rows), nl=False)
+
+
+# -- dashboards ----------------------------------------------------------------------------------
+
+# The BI contract's views, and the suite whose named queries read each.
+PANELS = {
+    "brain_quarterly_trend_v1": "evalledger.suites.brain_eval",
+    "most_failing_questions_v1": "evalledger.suites.brain_eval",
+    "stale_fixture_pass_rate_v1": "evalledger.suites.brain_eval",
+    "reviewer_calibration_v1": "evalledger.suites.brain_eval",
+    "cost_per_run_v1": "evalledger.suites.brain_eval",
+    "prompt_drift_v1": "evalledger.suites.brain_eval",
+    "work_quality_history_v1": "evalledger.suites.work_quality",
+}
+
+
+@click.command("dashboard")
+@click.argument("panel", required=False, metavar="PANEL", type=click.Choice(list(PANELS)))
+@click.option("--as", "as_role", type=click.Choice(["auditor", "revops"]), default="auditor", show_default=True,
+              help="Read as an auditor (everything retained) or RevOps (the last 24 months).")
+@format_options
+@database_option
+def dashboard_command(panel, as_role, fmt):
+    """Print the dashboard view PANEL of the BI contract as a table (without PANEL: list them).
+
+    Each panel is a view BI tools query directly; this prints what the chosen role sees of it.
+    """
+    from .queries import Queries
+    from .reading import fetch
+
+    with db.transaction(as_role) as conn:
+        if panel is None:
+            rows = [(name, conn.execute(queries.get("panel_description"), {"panel": name}).fetchone()[0])
+                    for name in PANELS]
+            click.echo(output.listing(fmt, "panels", ["panel", "shows"], rows, max_width=200), nl=False)
+            return
+        columns, rows = fetch(conn, Queries(PANELS[panel])[f"dashboard_{panel}"])
+    click.echo(output.listing(fmt, panel, columns, rows, empty=f"{panel}: no rows yet"), nl=False)
+
+
+COMMANDS = [db_group, doctor_command, target_group, dashboard_command]

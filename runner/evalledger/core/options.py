@@ -83,3 +83,59 @@ def panel_options(command):
     for option in reversed(options):
         command = option(command)
     return command
+
+
+FORMATS = ("text", "csv", "json")
+
+
+def format_options(command):
+    """--format text|csv|json and its short form --json, for every command that prints data.
+
+    The command receives fmt. JSON is a stable, documented shape (schema_version 1) with a JSON
+    Schema shipped in the package; CSV has a header row; text is an aligned table.
+    """
+
+    def pick(ctx, param, value):
+        if value and ctx.params.get("fmt") not in (None, "text", "json"):
+            raise click.BadParameter("--json and --format csv ask for two formats: give one", ctx, param)
+        return value
+
+    command = click.option("--json", "as_json", is_flag=True, callback=pick,
+                           help="Print JSON (the same as --format json).")(command)
+    command = click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+                           is_eager=True, help="text: an aligned table; csv: a header row, then one line per row; "
+                                               "json: the documented JSON shape.")(command)
+
+    @functools.wraps(command)
+    def wrapper(*args, fmt="text", as_json=False, **kwargs):
+        return command(*args, fmt="json" if as_json else fmt, **kwargs)
+
+    return wrapper
+
+
+class When(click.ParamType):
+    """A point in time: a duration back from now (45s, 30m, 24h, 7d, 2w) or an ISO 8601 timestamp."""
+
+    name = "when"
+
+    def convert(self, value, param, ctx):
+        import re
+        from datetime import datetime, timedelta, timezone
+
+        if isinstance(value, datetime):
+            return value
+        text = str(value).strip()
+        match = re.fullmatch(r"(\d{1,6})([smhdw])", text)
+        now = datetime.now(timezone.utc)
+        try:
+            if match:
+                units = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+                found = now - timedelta(**{units[match.group(2)]: int(match.group(1))})
+            else:
+                found = datetime.fromisoformat(text)
+                found = found.replace(tzinfo=timezone.utc) if found.tzinfo is None else found
+        except (ValueError, OverflowError):
+            self.fail(f"{value!r} is neither a duration (45s, 30m, 24h, 7d, 2w) nor an ISO 8601 timestamp", param, ctx)
+        if found.year < 1970:
+            self.fail(f"{value!r} reaches back before 1970", param, ctx)
+        return found

@@ -138,3 +138,16 @@ def to_csv(columns: Sequence[str], rows: Iterable[Sequence]) -> str:
         writer.writerow(["" if v is None else json.dumps(plain(v), ensure_ascii=False) if isinstance(v, (dict, list))
                          else plain(v) for v in row])
     return buffer.getvalue()
+
+
+def listing(fmt: str, kind: str, columns: Sequence[str], rows: Sequence[Sequence], *, empty: str = "",
+            tone_column: str | None = None, max_width: int = 60) -> str:
+    """A list of rows in one of the formats: 'text' (a table, or `empty` when there are none),
+    'csv', or 'json': {"schema_version": 1, "kind": kind, "rows": [{column: value}]}."""
+    if fmt == "json":
+        return to_json({"schema_version": 1, "kind": kind, "rows": [dict(zip(columns, r)) for r in rows]})
+    if fmt == "csv":
+        return to_csv(columns, rows)
+    if not rows and empty:
+        return empty + "\n"
+    return table(columns, rows, max_width=max_width, tone_column=tone_column)

@@ -73,3 +73,15 @@ SELECT to_regclass('evalledger.eval_capture_failures') IS NOT NULL;
 SELECT reason, count(*) FROM evalledger.eval_capture_failures
  WHERE occurred_at > now() - interval '24 hours'
  GROUP BY reason ORDER BY reason;
+
+-- name: target_rows
+-- Every registered target with its family and registration time, by id.
+SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.target ORDER BY target_id;
+
+-- name: target_row
+-- One registered target.
+SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.target WHERE target_id = %(target_id)s;
+
+-- name: panel_description
+-- What a dashboard view shows, from its COMMENT (the BI contract's own words).
+SELECT obj_description(to_regclass('evalledger.' || %(panel)s), 'pg_class');

@@ -15,7 +15,8 @@ import click
 
 from evalledger.core import db
 from evalledger.core.output import plural
-from evalledger.core.options import database_option
+from evalledger.core import output
+from evalledger.core.options import When, database_option, format_options
 from evalledger.core.errors import EvalledgerError
 
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
@@ -145,6 +146,25 @@ def capture_status():
     click.echo(f"capture: {'on' if settings.capture else 'off'} ({settings.source})")
     click.echo(f"scrub_pii: {'true' if settings.scrub_pii else 'false'}")
     click.echo(f"spool: {plural(spool.pending(), 'record')} waiting in {spool.path}")
+
+
+@capture_group.command("failures")
+@click.option("--since", type=When(), metavar="DUR|TS", help="Only failures since: 24h, 7d, or a timestamp.")
+@click.option("--reason", type=click.Choice(["check_violation", "rls_reject", "db_down", "scrubber_exception", "other"]),
+              help="Only failures of this reason.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="At most N failures, newest first.")
+@format_options
+@database_option
+def capture_failures(since, reason, limit, fmt):
+    """List refused captures, newest first (as an auditor): when, why, the SQLSTATE and a detail that never holds the query."""
+    from evalledger.core.reading import fetch
+
+    from .writer import QUERIES
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, QUERIES["list_failures"], {"since": since, "reason": reason, "limit": limit})
+    click.echo(output.listing(fmt, "capture_failures", columns, rows, empty="no capture failures match"), nl=False)
 
 
 def _bound(parser: str, expected: str):

@@ -10,7 +10,7 @@ import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core import output
-from evalledger.core.options import Number, database_option, panel_options
+from evalledger.core.options import Number, When, database_option, format_options, panel_options
 
 from . import DEFAULT_MODELS
 
@@ -197,5 +197,84 @@ def corpus_load(file):
                + (f" ({seen} already present)" if seen else ""))
 
 
+# -- list and show -----------------------------------------------------------------------------
+
+
+@click.group("takes-quality")
+def takes_quality_group():
+    """Find takes-quality runs and read each judge's verdict and feedback."""
+
+
+@takes_quality_group.command("list")
+@click.option("--target", metavar="TARGET_ID", help="Only runs of this registered target.")
+@click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
+@click.option("--verdict", type=click.Choice(["pass", "fail", "inconclusive"]), help="Only runs with this verdict.")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@format_options
+@database_option
+def tq_list(target, since, verdict, only_open, limit, fmt):
+    """List takes-quality runs, newest first, with whether their judges were recorded or live."""
+    from evalledger.core import db
+    from evalledger.core.reading import fetch
+
+    from .store import QUERIES
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, QUERIES["list_runs"], {"target": target, "since": since, "verdict": verdict,
+                                                            "open": only_open, "limit": limit})
+    click.echo(output.listing(fmt, "takes_quality_runs", columns, rows, empty="no takes-quality runs match",
+                              tone_column="verdict"), nl=False)
+
+
+@takes_quality_group.command("show")
+@click.argument("run_id", type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="Print the run, its receipt and every judge verdict as JSON.")
+@database_option
+def tq_show(run_id, as_json):
+    """Show takes-quality run RUN_ID: its receipt, then each judge's verdict and feedback, cycle by cycle.
+
+    Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE or still open, 3 any error.
+    """
+    from evalledger.core import db
+    from evalledger.core.reading import fetch, records
+
+    from . import receipts
+    from .store import QUERIES
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, QUERIES["run_by_id"], {"run_id": run_id})
+        if not rows:
+            raise EvalledgerError(f"no takes-quality run {run_id} (evalledger takes-quality list)")
+        run = records(columns, rows)[0]
+        columns, rows = fetch(conn, QUERIES["run_verdicts"], {"run_id": run_id})
+    verdicts = records(columns, rows)
+    receipt = run.pop("receipt_json")
+    code = receipts.exit_code(receipt) if receipt else EXIT_INCONCLUSIVE
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "takes_quality_run", "run": run, "receipt": receipt,
+                                   "verdicts": verdicts}), nl=False)
+        sys.exit(code)
+    if receipt:
+        _echo_receipt_text(receipt)
+    else:
+        click.echo(f"run {run_id} is in progress (started {output.cell(run['started_at'])}): running the same "
+                   "eval again resumes it")
+    click.echo("judges")
+    for v in verdicts:
+        how = "recorded" if v["recorded"] else "live"
+        state = output.paint("contributed", "green") if v["contributes"] else \
+            output.paint(f"{v['error_kind']}: {v['error_message']}", "red")
+        click.echo(f"  cycle {v['cycle']}  {v['model']} ({v['family']}, {how}{', same family' if v['same_family'] else ''})"
+                   f"  {state}")
+        if v["scores"]:
+            click.echo("    scores   " + " ".join(f"{k}={output.cell(x)}" for k, x in v["scores"].items()))
+        if v["feedback"]:
+            click.echo(f"    feedback {' '.join(v['feedback'].split())}")
+    if not verdicts:
+        click.echo("  none yet")
+    sys.exit(code)
+
+
 RUN_COMMANDS = (run_takes_quality,)
-COMMANDS = (replay_command, trend_command, regress_command, corpus_group)
+COMMANDS = (replay_command, trend_command, regress_command, corpus_group, takes_quality_group)

@@ -43,3 +43,12 @@ SELECT evalledger.capture_export_bound_v1();
 -- The export lines of a window, as COPY CSV with delimiter and quote bytes no JSON line contains, so each line passes through unchanged.
 COPY (SELECT * FROM evalledger.eval_candidates_export_v1(%(since)s, %(until)s, %(tool)s, %(max_rows)s))
   TO STDOUT (FORMAT csv, DELIMITER E'\x02', QUOTE E'\x01');
+
+-- name: list_failures
+-- Capture failures newest first, since a time, optionally of one reason (what `capture failures` shows).
+SELECT failure_id, occurred_at, reason, tool_name, sqlstate, detail
+  FROM evalledger.eval_capture_failures
+ WHERE (%(since)s::timestamptz IS NULL OR occurred_at >= %(since)s)
+   AND (%(reason)s::text IS NULL OR reason = %(reason)s)
+ ORDER BY occurred_at DESC, failure_id DESC
+ LIMIT %(limit)s;

@@ -78,3 +78,36 @@ SELECT slug, kind, holder, weight::float8 AS weight, since, source, claim
     OR slug LIKE replace(replace(replace(%(prefix)s::text, '\', '\\'), '%%', '\%%'), '_', '\_') || '%%'
  ORDER BY md5(%(seed)s::text || ':' || take_sha) COLLATE "C", take_sha COLLATE "C"
  LIMIT %(limit)s;
+
+-- name: list_runs
+-- takes-quality runs newest first, filtered by target, start time, verdict and whether still open; judges says whether the replies were recorded, live or both.
+SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
+       r.verdict, r.overall_score, r.cost_usd,
+       CASE WHEN bool_and(v.recorded) THEN 'recorded' WHEN bool_or(v.recorded) THEN 'mixed'
+            WHEN count(v.verdict_id) > 0 THEN 'live' END AS judges
+  FROM evalledger.eval_takes_quality_runs r
+  JOIN evalledger.rubric b USING (rubric_id)
+  LEFT JOIN evalledger.eval_takes_quality_judge_verdicts v ON v.run_id = r.id
+ WHERE (%(target)s::text IS NULL OR r.target_id = %(target)s)
+   AND (%(since)s::timestamptz IS NULL OR r.started_at >= %(since)s)
+   AND (%(verdict)s::text IS NULL OR r.verdict = %(verdict)s)
+   AND (NOT %(open)s OR r.completed_at IS NULL)
+ GROUP BY r.id, b.version
+ ORDER BY r.started_at DESC, r.id DESC
+ LIMIT %(limit)s;
+
+-- name: run_verdicts
+-- One run's judge verdicts, cycle by cycle, with each judge's feedback and why it did not contribute.
+SELECT cycle, model, family, same_family, recorded, contributes, error_kind, error_message, scores, feedback,
+       improvements, cost_usd, latency_ms, attempts
+  FROM evalledger.eval_takes_quality_judge_verdicts
+ WHERE run_id = %(run_id)s
+ ORDER BY cycle, model;
+
+-- name: run_by_id
+-- One takes-quality run and its receipt (NULL while the run is open).
+SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
+       r.verdict, r.overall_score, r.cost_usd, r.receipt_json
+  FROM evalledger.eval_takes_quality_runs r
+  JOIN evalledger.rubric b USING (rubric_id)
+ WHERE r.id = %(run_id)s;

@@ -97,3 +97,7 @@ INSERT INTO evalledger.eval_work_quality_snapshots (origin, snapshot_json, sourc
 VALUES ('import', %(document)s, %(source_file)s, '{}')
 ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_run_key DO NOTHING
 RETURNING snapshot_id;
+
+-- name: dashboard_work_quality_history_v1
+-- The work_quality_history_v1 panel as its readers see it.
+SELECT * FROM evalledger.work_quality_history_v1;
