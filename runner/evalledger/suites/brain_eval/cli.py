@@ -12,7 +12,7 @@ from evalledger.core import db, output
 
 from . import store as brain_eval
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
-from evalledger.core.options import database_option
+from evalledger.core.options import When, database_option, format_options
 
 # conditional needs a person's follow-up before shipping, like an inconclusive verdict.
 DECISION_EXIT = {"pass": EXIT_OK, "pass_with_notes": EXIT_OK, "conditional": EXIT_INCONCLUSIVE, "fail": EXIT_FAIL}
@@ -51,6 +51,19 @@ def reviewer_add(role_name, display_name, reviewer_user_id):
     click.echo(str(found))
 
 
+@reviewer_group.command("list")
+@format_options
+@database_option
+def reviewer_list(fmt):
+    """List registered reviewers, and whether each login role exists and is in evalledger_reviewer."""
+    from evalledger.core.reading import fetch
+
+    with db.transaction("runner") as conn:
+        columns, rows = fetch(conn, brain_eval.QUERIES["list_reviewers"])
+    click.echo(output.listing(fmt, "reviewers", columns, rows, empty="no reviewers registered (evalledger reviewer add)"),
+               nl=False)
+
+
 @click.group("tuner")
 def tuner_group():
     """The prompt-tuner registry that reviewer independence is checked against."""
@@ -65,6 +78,19 @@ def tuner_add(target_id, user_id):
     with db.transaction("owner") as conn:
         brain_eval.add_prompt_tuner(conn, target_id, _uuid(user_id, "USER_ID"))
     click.echo(f"registered {user_id} as a prompt tuner of {target_id}")
+
+
+@tuner_group.command("list")
+@format_options
+@database_option
+def tuner_list(fmt):
+    """List the prompt tuners of every target (the registry is the owner's: connect as its member)."""
+    from evalledger.core.reading import fetch
+
+    with db.transaction("owner") as conn:
+        columns, rows = fetch(conn, brain_eval.QUERIES["list_tuners"])
+    click.echo(output.listing(fmt, "tuners", columns, rows, empty="no prompt tuners registered (evalledger tuner add)"),
+               nl=False)
 
 
 def print_decision(decided: brain_eval.Decision) -> None:
@@ -139,10 +165,43 @@ def complete_command(run_id):
 
 @brain_eval_group.command("show")
 @click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the run, its decision and its question rows as JSON.")
 @database_option
-def show_command(run_id):
-    """Show the decision the database computed for RUN_ID."""
-    _finish_run("auditor", brain_eval.read_decision, run_id)
+def show_command(run_id, as_json):
+    """Show the decision the database computed for RUN_ID (as an auditor)."""
+    if not as_json:
+        _finish_run("auditor", brain_eval.read_decision, run_id)
+    from dataclasses import asdict
+
+    from evalledger.core.reading import fetch, records
+
+    with db.transaction("auditor") as conn:
+        decided = brain_eval.read_decision(conn, _uuid(run_id, "RUN_ID"))
+        columns, rows = fetch(conn, brain_eval.QUERIES["run_questions"], {"eval_run_id": decided.eval_run_id})
+    click.echo(output.to_json({"schema_version": 1, "kind": "brain_eval_run", **asdict(decided),
+                               "questions": records(columns, rows)}), nl=False)
+    sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
+
+
+@brain_eval_group.command("list")
+@click.option("--brain", metavar="TARGET_ID", help="Only runs of this brain.")
+@click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
+@click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@format_options
+@database_option
+def list_command(brain, since, decision, only_open, limit, fmt):
+    """List brain-eval runs, newest first (as an auditor): ids to show, complete or review."""
+    from evalledger.core.reading import fetch
+
+    if decision and only_open:
+        raise EvalledgerError("--decision and --open exclude each other: an open run has no decision yet")
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, brain_eval.QUERIES["list_runs"], {
+            "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit})
+    click.echo(output.listing(fmt, "brain_eval_runs", columns, rows, empty="no brain-eval runs match",
+                              tone_column="decision"), nl=False)
 
 
 # -- reviews -------------------------------------------------------------------------------------

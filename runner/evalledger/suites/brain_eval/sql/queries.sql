@@ -179,3 +179,64 @@ SELECT a.question_id, a.recorded, a.contract_error, a.citation_rate, a.confidenc
   JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
  WHERE a.eval_run_id = %(eval_run_id)s
  ORDER BY array_position(h.question_ids, a.question_id::text);
+
+-- -- Reading (evalledger brain-eval list, reviewer list, tuner list, dashboard) ---------------------
+
+-- name: list_runs
+-- Runs newest first, filtered by brain, start time, decision and whether still open (what `brain-eval list` shows).
+SELECT eval_run_id, brain_under_test, run_trigger::text AS run_trigger, question_catalog_version,
+       question_count, started_at, completed_at, decision::text AS decision, token_cost_usd
+  FROM evalledger.brain_eval_log
+ WHERE (%(brain)s::text IS NULL OR brain_under_test = %(brain)s)
+   AND (%(since)s::timestamptz IS NULL OR started_at >= %(since)s)
+   AND (%(decision)s::text IS NULL OR decision::text = %(decision)s)
+   AND (NOT %(open)s OR completed_at IS NULL)
+ ORDER BY started_at DESC, eval_run_id
+ LIMIT %(limit)s;
+
+-- name: run_questions
+-- One run's question rows in question order, with what the database computed for each.
+SELECT question_id, question_type::text AS question_type, question_passed, citation_rate, hallucinations_detected,
+       total_claims, diagnosis_accuracy_score, narrative_coherence_rating, reviewer_comments
+  FROM evalledger.brain_eval_question_score
+ WHERE eval_run_id = %(eval_run_id)s
+ ORDER BY question_id;
+
+-- name: list_reviewers
+-- Registered reviewers, with whether their login role exists and is in evalledger_reviewer.
+SELECT r.role_name::text AS role_name, r.reviewer_user_id, r.display_name, r.created_at,
+       to_regrole(quote_ident(r.role_name)) IS NOT NULL AS role_exists,
+       coalesce(pg_has_role(to_regrole(quote_ident(r.role_name)), 'evalledger_reviewer', 'MEMBER'), false) AS is_reviewer
+  FROM evalledger.reviewer r
+ ORDER BY r.role_name;
+
+-- name: list_tuners
+-- The prompt-tuner registry (the owner's alone), with the reviewer role of each user id where there is one.
+SELECT t.target_id, t.user_id, r.role_name::text AS role_name, t.registered_at
+  FROM evalledger.prompt_tuner t
+  LEFT JOIN evalledger.reviewer r ON r.reviewer_user_id = t.user_id
+ ORDER BY t.target_id, t.registered_at, t.user_id;
+
+-- name: dashboard_brain_quarterly_trend_v1
+-- The brain_quarterly_trend_v1 panel as its readers see it.
+SELECT * FROM evalledger.brain_quarterly_trend_v1;
+
+-- name: dashboard_most_failing_questions_v1
+-- The most_failing_questions_v1 panel, worst first.
+SELECT * FROM evalledger.most_failing_questions_v1 ORDER BY fail_rank, question_id;
+
+-- name: dashboard_stale_fixture_pass_rate_v1
+-- The stale_fixture_pass_rate_v1 panel as its readers see it.
+SELECT * FROM evalledger.stale_fixture_pass_rate_v1;
+
+-- name: dashboard_reviewer_calibration_v1
+-- The reviewer_calibration_v1 panel as its readers see it.
+SELECT * FROM evalledger.reviewer_calibration_v1;
+
+-- name: dashboard_cost_per_run_v1
+-- The cost_per_run_v1 panel as its readers see it.
+SELECT * FROM evalledger.cost_per_run_v1;
+
+-- name: dashboard_prompt_drift_v1
+-- The prompt_drift_v1 panel as its readers see it.
+SELECT * FROM evalledger.prompt_drift_v1;
