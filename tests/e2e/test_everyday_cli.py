@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 
 import click
@@ -39,9 +40,10 @@ def test_evalledger_alone_prints_the_command_overview():
     assert result.out.startswith("Usage: evalledger [OPTIONS] [COMMAND] [ARGS]...\n\n"
                                  "  evalledger: a PostgreSQL ledger for LLM evaluations.\n")
     commands = result.out.split("Commands:\n", 1)[1]
-    for line in ("  db          Start, stop and migrate the database.\n",
-                 "  target      Register and list what is under test (brains, bots, features).\n"):
-        assert line in commands
+    for name, summary in (("db", "Start, stop and migrate the database."),
+                          ("target", "Register and list what is under test (brains, bots, features)."),
+                          ("dashboard", "Print the dashboard view PANEL of the BI contract as a table (without")):
+        assert re.search(rf"^  {name} +{re.escape(summary)}", commands, re.MULTILINE), name
 
 
 def test_a_group_alone_prints_its_overview_not_an_error():
