@@ -42,7 +42,7 @@ def test_evalledger_alone_prints_the_command_overview():
     commands = result.out.split("Commands:\n", 1)[1]
     for name, summary in (("db", "Start, stop and migrate the database."),
                           ("target", "Register and list what is under test (brains, bots, features)."),
-                          ("dashboard", "Print the dashboard view PANEL of the BI contract as a table (without")):
+                          ("dashboard", "Print the dashboard view PANEL of the BI contract as a table")):
         assert re.search(rf"^  {name} +{re.escape(summary)}", commands, re.MULTILINE), name
 
 
