@@ -296,6 +296,8 @@ def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
         listed = run_cli("brain-eval", "list", *args, "--format", "csv", env=env)
         assert (listed.code, len(listed.out.splitlines()) - 1) == (0, found), args
     assert run_cli("brain-eval", "list", "--open", env=env).out == "no brain-eval runs match\n"
+    assert run_cli("brain-eval", "list", "--quiet", env=env).out == f"{run_id}\n"
+    assert run_cli("brain-eval", "list", "--open", "-q", env=env).out == ""
     bad_since = run_cli("brain-eval", "list", "--since", "99999w", env=env)
     assert bad_since.code == 3 and "Invalid value for '--since'" in bad_since.err
 
@@ -356,3 +358,112 @@ def test_dashboard_alone_lists_the_panels_in_the_views_own_words(dsn):
     assert unknown.code == 3
     assert unknown.err.startswith("evalledger: error: dashboard: Invalid value for 'PANEL': 'nope' is not one of "
                                   "'brain_quarterly_trend_v1', ")
+
+
+# -- the walkthrough: reviewer login roles, tuners, idempotent adds ----------------------------------
+
+import uuid as uuid_module  # noqa: E402
+
+from psycopg import sql as pgsql  # noqa: E402
+
+
+@pytest.fixture
+def new_role(admin):
+    """A role name no one has made yet on this (cluster-wide) server; dropped after the test."""
+    name = f"evalledger_test_{uuid_module.uuid4().hex[:10]}"
+    yield name
+    admin.execute(pgsql.SQL("DROP ROLE IF EXISTS {}").format(pgsql.Identifier(name)))
+
+
+def role_facts(admin, name):
+    return admin.execute("SELECT rolcanlogin, rolpassword IS NOT NULL, pg_has_role(oid, 'evalledger_reviewer', 'MEMBER') "
+                         "FROM pg_authid WHERE rolname = %s", (name,)).fetchone()
+
+
+def test_reviewer_add_creates_the_login_role_and_prints_its_password_once(dsn, admin, new_role):
+    env = {"DATABASE_URL": dsn}
+    first = run_cli("reviewer", "add", new_role, "--name", "Alice", env=env)
+    assert first.code == 0, first.err
+    lines = first.out.splitlines()
+    assert lines[0] == f"role {new_role}: created (LOGIN, member of evalledger_reviewer)"
+    match = re.fullmatch(rf"password for {new_role} \(shown this once; give it to the reviewer\): (\S{{24}})", lines[1])
+    assert match, lines[1]
+    reviewer_id = uuid_module.UUID(lines[2])
+    assert len(lines) == 3
+    assert role_facts(admin, new_role) == (True, True, True)
+    assert admin.execute("SELECT reviewer_user_id FROM reviewer WHERE role_name = %s", (new_role,)).fetchone()[0] \
+        == reviewer_id
+    again = run_cli("reviewer", "add", new_role, "--name", "Alice", env=env)
+    assert (again.code, again.out) == (0, f"role {new_role}: exists, member of evalledger_reviewer\n{reviewer_id}\n")
+    assert match.group(1) not in again.out
+
+
+def test_reviewer_add_asks_for_the_password_when_told(dsn, admin, new_role):
+    result = run_cli("reviewer", "add", new_role, "--name", "Bo", "--password-prompt", env={"DATABASE_URL": dsn},
+                     input="s3cret-pass\ns3cret-pass\n")
+    assert result.code == 0, result.err
+    assert f"role {new_role}: created (LOGIN, member of evalledger_reviewer)\n" in result.out
+    assert "s3cret-pass" not in result.out and "shown this once" not in result.out
+    assert role_facts(admin, new_role) == (True, True, True)
+
+
+def test_reviewer_add_grants_an_existing_role_that_is_not_a_reviewer(dsn, admin, new_role):
+    admin.execute(pgsql.SQL("CREATE ROLE {} LOGIN").format(pgsql.Identifier(new_role)))
+    result = run_cli("reviewer", "add", new_role, "--name", "Cy", env={"DATABASE_URL": dsn})
+    assert result.code == 0, result.err
+    assert result.out.startswith(f"role {new_role}: exists; granted evalledger_reviewer\n")
+    assert role_facts(admin, new_role) == (True, False, True)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("", "role name '': use 1-63 letters, digits, '_', '.', '@' or '-', starting with a letter or '_'"),
+    ('x"; drop table y; --', "role name 'x\"; drop table y; --': use 1-63 letters, digits, '_', '.', '@' or '-', "
+                             "starting with a letter or '_'"),
+    ("o'brien", "role name \"o'brien\": use 1-63 letters, digits, '_', '.', '@' or '-', starting with a letter or '_'"),
+    ("a" * 64, f"role name '{'a' * 64}': use 1-63 letters, digits, '_', '.', '@' or '-', starting with a letter or '_'"),
+    ("pg_monitor", "role name 'pg_monitor' is reserved: a reviewer needs a login role of their own"),
+    ("evalledger_owner", "role name 'evalledger_owner' is reserved: a reviewer needs a login role of their own"),
+])
+def test_reviewer_role_names_are_checked(dsn, admin, name, says):
+    result = run_cli("reviewer", "add", name, "--name", "X", env={"DATABASE_URL": dsn})
+    assert (result.code, result.out, result.err) == (3, "", f"evalledger: error: {says}\n")
+    assert admin.execute("SELECT count(*) FROM reviewer").fetchone()[0] == 0
+
+
+def test_tuner_add_takes_a_role_name_or_a_uuid_once(dsn, admin, reviewers):
+    from tests.conftest import REVIEWER_ROLE
+
+    env = {"DATABASE_URL": dsn}
+    rid = reviewers[REVIEWER_ROLE]
+    by_role = run_cli("tuner", "add", "AGT-901", REVIEWER_ROLE, env=env)
+    assert (by_role.code, by_role.out) == (0, f"registered {REVIEWER_ROLE} ({rid}) as a prompt tuner of AGT-901\n")
+    by_id = run_cli("tuner", "add", "AGT-901", str(rid), env=env)
+    assert (by_id.code, by_id.out) == (0, f"already registered: {rid} as a prompt tuner of AGT-901\n")
+    other = uuid_module.uuid4()
+    assert run_cli("tuner", "add", "AGT-902", str(other), env=env).out == \
+        f"registered {other} as a prompt tuner of AGT-902\n"
+    assert admin.execute("SELECT count(*) FROM prompt_tuner").fetchone()[0] == 2
+    listed = read_json(run_cli("tuner", "list", "--json", env=env), "suites/brain_eval", "tuners")["rows"]
+    assert [(r["target_id"], r["role_name"]) for r in listed] == [("AGT-901", REVIEWER_ROLE), ("AGT-902", None)]
+    for args, says in [(["AGT-901", "nobody"], "'nobody' is neither a UUID nor a registered reviewer's role "
+                                               "(evalledger reviewer add nobody --name ...)"),
+                       (["AGT-999", str(other)], "no target 'AGT-999' (evalledger target list)"),
+                       (["A" * 17, str(other)], f"no target '{'A' * 17}': target ids are at most 16 characters")]:
+        result = run_cli("tuner", "add", *args, env=env)
+        assert (result.code, result.err) == (3, f"evalledger: error: {says}\n"), args
+
+
+def test_target_add_refuses_bad_ids_and_names_in_one_line(dsn, admin):
+    env = {"DATABASE_URL": dsn}
+    for args, says in [(["A" * 17, "--name", "x"], f"TARGET_ID '{'A' * 17}': use 1-16 letters, digits, '.', '_' or "
+                                                   "'-', starting with a letter or digit"),
+                       (["-x", "--name", "x"], None),
+                       (["AGT 9", "--name", "x"], "TARGET_ID 'AGT 9': use 1-16 letters, digits, '.', '_' or '-', "
+                                                  "starting with a letter or digit"),
+                       (["AGT-9", "--name", "n" * 60000], "--name: must be 1 to 200 characters on one line, got 60000"),
+                       (["AGT-9", "--name", "  "], "--name: must be 1 to 200 characters on one line, got 0")]:
+        result = run_cli("target", "add", *args, env=env)
+        assert result.code == 3 and result.err.count("\n") == 1, (args, result.err)
+        if says:
+            assert result.err == f"evalledger: error: {says}\n"
+    assert admin.execute("SELECT count(*) FROM target").fetchone()[0] == 2

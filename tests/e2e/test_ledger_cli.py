@@ -33,14 +33,18 @@ def test_target_add_and_list(env):
         f"AGT-902    brain  Action brain \\(diagnosis and proposed levers\\)  anthropic     {stamp}\n"
         f"AGT-903    brain  Renewals brain                                -             {stamp}\n", listed.out), listed.out
     again = run_cli("target", "add", "AGT-903", "--name", "x", env=env)
-    assert again.code == 3
-    assert again.err.startswith("evalledger: error: duplicate key value violates unique constraint")
+    assert (again.code, again.err) == (3, "evalledger: error: AGT-903 is already registered with another display_name "
+                                          "(display_name 'Renewals brain'): targets are not edited\n")
+    same = run_cli("target", "add", "AGT-903", "--name", "Renewals brain", env=env)
+    assert (same.code, same.out) == (0, "already registered: AGT-903\n")
 
 
-def test_reviewer_add_is_idempotent(env):
-    first = run_cli("reviewer", "add", "evalledger_demo_reviewer", "--name", "Dana", env=env)
-    assert first.code == 0 and re.fullmatch(r"[0-9a-f-]{36}\n", first.out)
-    assert run_cli("reviewer", "add", "evalledger_demo_reviewer", "--name", "Dana", env=env).out == first.out
+def test_reviewer_add_is_idempotent(env, reviewers):
+    # A role that exists and is a reviewer already (the fixture's): checked, registered, and again unchanged.
+    first = run_cli("reviewer", "add", REVIEWER_ROLE, "--name", "Dana", env=env)
+    assert first.code == 0, first.err
+    assert first.out == f"role {REVIEWER_ROLE}: exists, member of evalledger_reviewer\n{reviewers[REVIEWER_ROLE]}\n"
+    assert run_cli("reviewer", "add", REVIEWER_ROLE, "--name", "Dana", env=env).out == first.out
 
 
 def test_record_review_complete_show(env, reviewers, fixture_file):

@@ -94,15 +94,40 @@ def target_group():
 @click.argument("target_id")
 @click.option("--kind", type=click.Choice(["brain", "bot", "feature", "corpus"]), default="brain", show_default=True,
               help="What the target is.")
-@click.option("--name", "display_name", required=True, help="Human-readable name.")
+@click.option("--name", "display_name", required=True, help="Human-readable name (one line, at most 200 characters).")
 @click.option("--family", "model_family", help="Model family of the target (flags same-family judges).")
 @database_option
 def target_add(target_id, kind, display_name, model_family):
-    """Register TARGET_ID (e.g. AGT-903): a new brain is a row, not a migration."""
-    with db.transaction("owner") as conn:
-        conn.execute(queries.get("add_target"), {"target_id": target_id, "kind": kind,
-                                                 "display_name": display_name, "model_family": model_family})
-    click.echo(f"registered {target_id}")
+    """Register TARGET_ID (e.g. AGT-903): a new brain is a row, not a migration.
+
+    TARGET_ID is 1-16 letters, digits, '.', '_' or '-'. Registering the same target again is
+    "already registered"; a target is never edited, so other fields for an existing id are refused.
+    """
+
+    from .reading import fetch, records
+
+    display_name = " ".join(display_name.split())
+    if not display_name or len(display_name) > 200:
+        raise EvalledgerError(f"--name: must be 1 to 200 characters on one line, got {len(display_name)}")
+    wanted = {"target_id": target_id, "kind": kind, "display_name": display_name, "model_family": model_family}
+    try:
+        with db.transaction("owner") as conn:
+            added = conn.execute(queries.get("add_target_once"), wanted).fetchone()
+            columns, rows = fetch(conn, queries.get("target_row"), {"target_id": target_id})
+    except EvalledgerError as exc:
+        if "target_id_format" in str(exc) or "22001" in str(exc):
+            raise EvalledgerError(f"TARGET_ID {target_id!r}: use 1-16 letters, digits, '.', '_' or '-', starting "
+                                  "with a letter or digit") from None
+        raise
+    if added:
+        click.echo(f"registered {target_id}")
+        return
+    found = records(columns, rows)[0]
+    differs = [k for k in ("kind", "display_name", "model_family") if found[k] != wanted[k]]
+    if differs:
+        raise EvalledgerError(f"{target_id} is already registered with another {', '.join(differs)} "
+                              f"({', '.join(f'{k} {found[k]!r}' for k in differs)}): targets are not edited")
+    click.echo(f"already registered: {target_id}")
 
 
 @target_group.command("list")

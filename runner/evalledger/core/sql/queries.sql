@@ -85,3 +85,10 @@ SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.t
 -- name: panel_description
 -- What a dashboard view shows, from its COMMENT (the BI contract's own words).
 SELECT obj_description(to_regclass('evalledger.' || %(panel)s), 'pg_class');
+
+-- name: add_target_once
+-- Register something under test once; returns a row only when it is new.
+INSERT INTO evalledger.target (target_id, kind, display_name, model_family)
+VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s)
+ON CONFLICT ON CONSTRAINT target_pkey DO NOTHING
+RETURNING target_id;

@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 import click
+import psycopg
 
 from evalledger.core import db, output
 
@@ -37,17 +38,54 @@ def reviewer_group():
 @click.argument("role_name")
 @click.option("--name", "display_name", required=True, help="The reviewer's name.")
 @click.option("--id", "reviewer_user_id", help="Their reviewer_user_id (default: a new UUID).")
+@click.option("--password-prompt", is_flag=True,
+              help="Ask for the new login role's password instead of generating one.")
 @database_option
-def reviewer_add(role_name, display_name, reviewer_user_id):
-    """Map database role ROLE_NAME to a reviewer_user_id and print it.
+def reviewer_add(role_name, display_name, reviewer_user_id, password_prompt):
+    """Make ROLE_NAME a reviewer: its login role, then its reviewer_user_id (printed last).
 
-    The role should be a login role that is a member of evalledger_reviewer.
+    When the role does not exist it is created (LOGIN, member of evalledger_reviewer) with a
+    generated password printed once, or the one --password-prompt asks for; this needs a
+    connecting user with CREATEROLE, such as the one that migrated. An existing role is checked
+    and, if it is not yet in evalledger_reviewer, granted it. Running it again changes nothing.
     """
+    import secrets
+
+    brain_eval.check_role_name(role_name)
     wanted = _uuid(reviewer_user_id, "--id") if reviewer_user_id else None
-    with db.transaction("owner") as conn:
+    password = None
+    with db.transaction(None) as conn:
+        state = brain_eval.role_state(conn, role_name)
+        if not state.role_exists:
+            password = (click.prompt(f"password for {role_name}", hide_input=True, confirmation_prompt=True)
+                        if password_prompt else secrets.token_urlsafe(18))
+            try:
+                brain_eval.create_reviewer_role(conn, role_name, password)
+            except psycopg.errors.InsufficientPrivilege:
+                raise EvalledgerError(
+                    f"role {role_name} does not exist and the connecting user may not create roles: connect as a "
+                    f"user with CREATEROLE (the one that migrated), or have an administrator run CREATE ROLE "
+                    f"{role_name} LOGIN IN ROLE evalledger_reviewer") from None
+            said = f"role {role_name}: created (LOGIN, member of evalledger_reviewer)"
+        elif not state.is_reviewer:
+            try:
+                brain_eval.grant_reviewer_role(conn, role_name)
+            except psycopg.errors.InsufficientPrivilege:
+                raise EvalledgerError(
+                    f"role {role_name} exists but is not in evalledger_reviewer, and the connecting user may not "
+                    f"grant it: have an administrator run GRANT evalledger_reviewer TO {role_name}") from None
+            said = f"role {role_name}: exists; granted evalledger_reviewer"
+        else:
+            said = f"role {role_name}: exists, member of evalledger_reviewer"
+        if state.role_exists and not state.can_login:
+            said += " (NOLOGIN: give it LOGIN, or grant it to the login roles of people)"
+        db.set_local_role(conn, db.ROLES["owner"])
         found = brain_eval.add_reviewer(conn, role_name, display_name, wanted)
     if wanted and found != wanted:
         raise EvalledgerError(f"{role_name} is already registered as reviewer {found}")
+    click.echo(said)
+    if password is not None and not password_prompt:
+        click.echo(f"password for {role_name} (shown this once; give it to the reviewer): {password}")
     click.echo(str(found))
 
 
@@ -71,13 +109,34 @@ def tuner_group():
 
 @tuner_group.command("add")
 @click.argument("target_id")
-@click.argument("user_id")
+@click.argument("user", metavar="ROLE_OR_USER_ID")
 @database_option
-def tuner_add(target_id, user_id):
-    """Register USER_ID as a prompt tuner of TARGET_ID."""
+def tuner_add(target_id, user):
+    """Register ROLE_OR_USER_ID as a prompt tuner of TARGET_ID: none of their runs may then be reviewed by them.
+
+    The identity is the reviewer_user_id a run carries: give a registered reviewer's role name
+    (`evalledger reviewer list`) or the UUID your identity system uses for the person. The same
+    pair again is "already registered".
+    """
+    label = user
     with db.transaction("owner") as conn:
-        brain_eval.add_prompt_tuner(conn, target_id, _uuid(user_id, "USER_ID"))
-    click.echo(f"registered {user_id} as a prompt tuner of {target_id}")
+        try:
+            user_id = uuid.UUID(user)
+            label = str(user_id)
+        except ValueError:
+            brain_eval.check_role_name(user)
+            user_id = brain_eval.reviewer_id(conn, user)
+            if user_id is None:
+                raise EvalledgerError(f"{user!r} is neither a UUID nor a registered reviewer's role "
+                                      f"(evalledger reviewer add {user} --name ...)") from None
+        try:
+            added = brain_eval.add_prompt_tuner_once(conn, target_id, user_id)
+        except psycopg.errors.ForeignKeyViolation:
+            raise EvalledgerError(f"no target {target_id!r} (evalledger target list)") from None
+        except psycopg.errors.StringDataRightTruncation:
+            raise EvalledgerError(f"no target {target_id!r}: target ids are at most 16 characters") from None
+    who = label if label == str(user_id) else f"{label} ({user_id})"
+    click.echo(f"{'registered' if added else 'already registered:'} {who} as a prompt tuner of {target_id}")
 
 
 @tuner_group.command("list")
@@ -189,9 +248,10 @@ def show_command(run_id, as_json):
 @click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
 @click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for RUN_ID=$(...)).")
 @format_options
 @database_option
-def list_command(brain, since, decision, only_open, limit, fmt):
+def list_command(brain, since, decision, only_open, limit, quiet, fmt):
     """List brain-eval runs, newest first (as an auditor): ids to show, complete or review."""
     from evalledger.core.reading import fetch
 
@@ -200,6 +260,9 @@ def list_command(brain, since, decision, only_open, limit, fmt):
     with db.transaction("auditor") as conn:
         columns, rows = fetch(conn, brain_eval.QUERIES["list_runs"], {
             "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit})
+    if quiet:
+        click.echo("".join(f"{row[0]}\n" for row in rows), nl=False)
+        return
     click.echo(output.listing(fmt, "brain_eval_runs", columns, rows, empty="no brain-eval runs match",
                               tone_column="decision"), nl=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -140,3 +141,52 @@ def record_fixture_run(conn: psycopg.Connection, fixture: dict, reviewer_user_id
                                       system_prompt_hash=run["system_prompt_hash"], **question["analysis"])
         add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **question["score"])
     return complete_run(conn, run_id) if complete else read_decision(conn, run_id)
+
+
+# A role name a person types and psql accepts unquoted or quoted alike: letters, digits and
+# _ . @ -, starting with a letter or _, at most 63 bytes (PostgreSQL's NAMEDATALEN - 1).
+_ROLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.@-]{0,62}")
+_APPLICATION_ROLES = {"evalledger_owner", "evalledger_runner", "evalledger_reviewer", "evalledger_revops",
+                      "evalledger_auditor", "evalledger_agent"}
+
+
+def check_role_name(role: str) -> str:
+    """role, or an EvalledgerError saying what a reviewer's role name may be."""
+    if not _ROLE_NAME.fullmatch(role) or len(role.encode("utf-8")) > 63:
+        raise EvalledgerError(f"role name {role!r}: use 1-63 letters, digits, '_', '.', '@' or '-', "
+                              "starting with a letter or '_'")
+    if role.startswith("pg_") or role in _APPLICATION_ROLES:
+        raise EvalledgerError(f"role name {role!r} is reserved: a reviewer needs a login role of their own")
+    return role
+
+
+@dataclass(frozen=True)
+class RoleState:
+    """What the server knows of a role."""
+
+    role_exists: bool
+    can_login: bool
+    is_reviewer: bool
+
+
+def role_state(conn: psycopg.Connection, role: str) -> RoleState:
+    """Whether role exists, may log in, and is in evalledger_reviewer."""
+    with conn.cursor(row_factory=class_row(RoleState)) as cur:
+        return cur.execute(QUERIES["role_state"], {"role": role}).fetchone()
+
+
+def create_reviewer_role(conn: psycopg.Connection, role: str, password: str) -> None:
+    """CREATE ROLE role LOGIN PASSWORD ... IN ROLE evalledger_reviewer (needs CREATEROLE)."""
+    conn.execute(sql.SQL(QUERIES["create_reviewer_role"]).format(role=sql.Identifier(role),
+                                                                 password=sql.Literal(password)))
+
+
+def grant_reviewer_role(conn: psycopg.Connection, role: str) -> None:
+    """GRANT evalledger_reviewer TO role (needs the right to grant it)."""
+    conn.execute(sql.SQL(QUERIES["grant_reviewer_role"]).format(role=sql.Identifier(role)))
+
+
+def add_prompt_tuner_once(conn: psycopg.Connection, target_id: str, user_id: UUID) -> bool:
+    """Register user_id as a prompt tuner of target_id; whether it is new."""
+    return conn.execute(QUERIES["add_prompt_tuner_once"], {"target_id": target_id, "user_id": user_id}).fetchone() \
+        is not None

@@ -240,3 +240,25 @@ SELECT * FROM evalledger.cost_per_run_v1;
 -- name: dashboard_prompt_drift_v1
 -- The prompt_drift_v1 panel as its readers see it.
 SELECT * FROM evalledger.prompt_drift_v1;
+
+-- -- Reviewer login roles (evalledger reviewer add) -------------------------------------------------
+
+-- name: role_state
+-- Whether a role exists, may log in, and is a member of evalledger_reviewer.
+SELECT to_regrole(quote_ident(%(role)s)) IS NOT NULL AS role_exists,
+       coalesce((SELECT rolcanlogin FROM pg_roles WHERE rolname = %(role)s), false) AS can_login,
+       coalesce(pg_has_role(to_regrole(quote_ident(%(role)s)), 'evalledger_reviewer', 'MEMBER'), false) AS is_reviewer;
+
+-- name: create_reviewer_role
+-- A reviewer's login role, in evalledger_reviewer from the start (composed: {role} an identifier, {password} a literal).
+CREATE ROLE {role} LOGIN PASSWORD {password} IN ROLE evalledger_reviewer;
+
+-- name: grant_reviewer_role
+-- Make an existing role a reviewer (composed: {role} an identifier).
+GRANT evalledger_reviewer TO {role};
+
+-- name: add_prompt_tuner_once
+-- Register a prompt tuner of a brain once; returns a row only when it is new.
+INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES (%(target_id)s, %(user_id)s)
+ON CONFLICT ON CONSTRAINT prompt_tuner_pkey DO NOTHING
+RETURNING 1;
