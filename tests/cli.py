@@ -44,14 +44,22 @@ def run_cli(*args: str, env: dict | None = None, input: str | None = None) -> Re
 
     _reset_process_state()
     try:
-        result = CliRunner().invoke(cli, list(args), env=_environment(env), input=input, catch_exceptions=True,
-                                    prog_name="evalledger")
+        result = _runner().invoke(cli, list(args), env=_environment(env), input=input, catch_exceptions=True,
+                                  prog_name="evalledger")
     finally:
         _reset_process_state()
     err = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         err += "".join(traceback.format_exception(result.exception))
     return Result(result.exit_code, result.stdout, err)
+
+
+def _runner() -> CliRunner:
+    """A runner that keeps stderr apart from stdout (click 8.2 always does; 8.1 must be asked)."""
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
 
 
 def _reset_process_state() -> None:

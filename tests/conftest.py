@@ -63,10 +63,12 @@ def server_url() -> Iterator[str]:
             conn.execute("SELECT pg_reload_conf()")
         yield url
     finally:
-        server.stop()
-        if server.as_root:
-            shutil.rmtree(server.base, ignore_errors=True)
-        shutil.rmtree(home, ignore_errors=True)
+        try:
+            server.stop()
+        finally:  # a postmaster whose data folder is gone shuts itself down within a minute
+            if server.as_root:
+                shutil.rmtree(server.base, ignore_errors=True)
+            shutil.rmtree(home, ignore_errors=True)
 
 
 # Per process, so that two test sessions on one server never share a template or a clone.
@@ -105,7 +107,7 @@ class ClonePool:
     test runs, they cost a test almost nothing.
     """
 
-    def __init__(self, server_url: str, template: str, ahead: int = 1) -> None:
+    def __init__(self, server_url: str, template: str, ahead: int = 4) -> None:
         self.server_url = server_url
         self.template = template
         self.ready: queue.Queue = queue.Queue(maxsize=ahead)

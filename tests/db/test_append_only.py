@@ -205,6 +205,7 @@ def question_rows(admin, run_id):
 # =================================================================================================
 # brain_eval_log
 # =================================================================================================
+@pytest.mark.shared_db
 def test_column_change_tables_cover_every_column(admin):
     assert set(RUN_COLUMN_CHANGES) == columns_of(admin, "brain_eval_log") - {"completed_at"}
     assert set(QUESTION_COLUMN_CHANGES) == columns_of(admin, "brain_eval_question_score") - REVIEWER_FIELDS
@@ -216,6 +217,7 @@ def update_run_column(admin, conn, run_id, column, *, error, says):
                      "WHERE eval_run_id = %s", (run_id,), error=error, says=says)
 
 
+@pytest.mark.shared_db
 def test_runner_updates_no_run_column_but_completed_at(admin, runner, open_run):
     each_refused((column, update_run_column(admin, runner, open_run, column, error=errors.InsufficientPrivilege,
                                             says="permission denied for table brain_eval_log"))
@@ -223,6 +225,7 @@ def test_runner_updates_no_run_column_but_completed_at(admin, runner, open_run):
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_open_run_column_cannot_change(admin, as_role, open_run, role):
     def says(column):
         if column in COMPUTED_RUN_FIELDS:
@@ -234,6 +237,7 @@ def test_open_run_column_cannot_change(admin, as_role, open_run, role):
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_completed_run_column_cannot_change(admin, as_role, done_run, role):
     each_refused((column, update_run_column(admin, as_role(role), done_run, column,
                                             error=errors.InsufficientPrivilege,
@@ -241,6 +245,7 @@ def test_completed_run_column_cannot_change(admin, as_role, done_run, role):
                  for column in sorted(RUN_COLUMN_CHANGES))
 
 
+@pytest.mark.shared_db
 def test_completion_cannot_carry_another_change(admin, as_role, open_run):
     for role in (OWNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = now(), "
@@ -248,6 +253,7 @@ def test_completion_cannot_carry_another_change(admin, as_role, open_run):
                 error=errors.InsufficientPrivilege, says="only completed_at may be set, not model_id")
 
 
+@pytest.mark.shared_db
 def test_completed_at_is_set_once(admin, as_role, done_run):
     each_refused((f"{role} sets completed_at = {new_value}", lambda role=role, new_value=new_value: refused(
         admin, as_role(role), f"UPDATE evalledger.brain_eval_log SET completed_at = {new_value} "
@@ -256,6 +262,7 @@ def test_completed_at_is_set_once(admin, as_role, done_run):
         for role in (RUNNER, OWNER, SUPERUSER) for new_value in ("now()", "NULL", "completed_at + interval '1 s'"))
 
 
+@pytest.mark.shared_db
 def test_completed_at_cannot_be_set_to_null(admin, as_role, open_run):
     for role in (RUNNER, OWNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = NULL "
@@ -263,6 +270,7 @@ def test_completed_at_cannot_be_set_to_null(admin, as_role, open_run):
                 error=errors.NotNullViolation, says="completed_at is set once, to a time")
 
 
+@pytest.mark.shared_db
 def test_run_is_inserted_in_progress(admin, runner, reviewer_id):
     refused(admin, runner, "INSERT INTO evalledger.brain_eval_log (run_trigger, brain_under_test, model_id, "
             "system_prompt_hash, brain_view_contracts_hash, question_catalog_version, question_count, started_at, "
@@ -285,6 +293,7 @@ COMPUTED_ON_INSERT = {
 
 
 @pytest.mark.parametrize("role", [RUNNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_computed_run_field_cannot_be_supplied(admin, as_role, reviewer_id, role):
     def supply(column):
         def check():
@@ -416,6 +425,7 @@ def test_reviewer_scores_own_open_run(admin, connect_as, open_run):
     assert question_rows(admin, open_run)[1:] == others_before
 
 
+@pytest.mark.shared_db
 def test_other_reviewer_updates_no_rows(admin, connect_as, open_run):
     other = connect_as(OTHER_REVIEWER_ROLE)
     with unchanged(admin):
@@ -433,6 +443,7 @@ def update_question_column(admin, conn, run_id, column, *, error, says):
                      "WHERE eval_run_id = %s", (run_id,), error=error, says=says)
 
 
+@pytest.mark.shared_db
 def test_reviewer_updates_only_reviewer_fields(admin, connect_as, open_run):
     reviewer = connect_as(REVIEWER_ROLE)
     each_refused((column, update_question_column(admin, reviewer, open_run, column,
@@ -442,6 +453,7 @@ def test_reviewer_updates_only_reviewer_fields(admin, connect_as, open_run):
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_question_column_cannot_change(admin, as_role, open_run, role):
     def expected(column):
         if column == "eval_run_id":  # the new run does not exist
@@ -464,6 +476,7 @@ def test_question_row_cannot_move_to_another_run(admin, as_role, runner, reviewe
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_only_the_runs_reviewer_scores(admin, as_role, open_run, role):
     refused(admin, as_role(role), "UPDATE evalledger.brain_eval_question_score SET reviewer_comments = 'mine now' "
                                   "WHERE eval_run_id = %s", (open_run,),
@@ -471,12 +484,14 @@ def test_only_the_runs_reviewer_scores(admin, as_role, open_run, role):
 
 
 @pytest.mark.parametrize("role", [REVIEWER_ROLE, OWNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_question_rows_final_after_completion(admin, as_role, done_run, role):
     refused(admin, as_role(role), "UPDATE evalledger.brain_eval_question_score SET hallucinations_detected = 2, "
                                   "reviewer_comments = 'second thoughts' WHERE eval_run_id = %s", (done_run,),
             error=errors.InsufficientPrivilege, says="is complete: its question rows are final")
 
 
+@pytest.mark.shared_db
 def test_runner_cannot_update_question_rows(admin, runner, open_run):
     refused(admin, runner, "UPDATE evalledger.brain_eval_question_score SET reviewer_comments = 'x' "
                            "WHERE eval_run_id = %s", (open_run,),
@@ -484,6 +499,7 @@ def test_runner_cannot_update_question_rows(admin, runner, open_run):
 
 
 @pytest.mark.parametrize("role", [RUNNER, OWNER, SUPERUSER])
+@pytest.mark.shared_db
 def test_no_question_row_joins_a_completed_run(admin, as_role, done_run, role):
     with unchanged(admin, ["brain_eval_log", "brain_eval_question_score"]), \
          pytest.raises(errors.InsufficientPrivilege, match="is complete: its question rows are final"):
@@ -491,6 +507,7 @@ def test_no_question_row_joins_a_completed_run(admin, as_role, done_run, role):
 
 
 @pytest.mark.parametrize("passed", [True, False])
+@pytest.mark.shared_db
 def test_question_passed_cannot_be_supplied(admin, runner, reviewer_id, passed):
     run_id = brain_eval.start_run(runner, **run_fields(), question_count=3, reviewer_user_id=reviewer_id)
     with unchanged(admin, ["brain_eval_log", "brain_eval_question_score"]), pytest.raises(
@@ -498,6 +515,7 @@ def test_question_passed_cannot_be_supplied(admin, runner, reviewer_id, passed):
         insert_question(runner, run_id, question_passed=passed)
 
 
+@pytest.mark.shared_db
 def test_question_row_needs_a_run(admin, runner):
     with unchanged(admin, ["brain_eval_question_score"]), pytest.raises(
             errors.ForeignKeyViolation, match="a question row belongs to a run"):
@@ -527,6 +545,7 @@ def test_tuner_of_the_other_brain_may_review(admin, runner, reviewer_id):
 
 
 @pytest.mark.parametrize("claimed", [True, False])
+@pytest.mark.shared_db
 def test_independence_cannot_be_claimed(admin, runner, reviewer_id, claimed):
     with unchanged(admin), pytest.raises(
             errors.InsufficientPrivilege, match=r"reviewer_independence_verified computed by the database"):

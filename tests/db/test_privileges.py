@@ -70,6 +70,7 @@ def columns_of(admin, table) -> list[str]:
         "ORDER BY ordinal_position", (table,))]
 
 
+@pytest.mark.shared_db
 def test_matrix_covers_every_table_and_role(admin):
     tables = {r[0] for r in admin.execute(
         "SELECT relname FROM pg_class WHERE relnamespace = 'evalledger'::regnamespace AND relkind IN ('r', 'p') "
@@ -84,6 +85,7 @@ def test_matrix_covers_every_table_and_role(admin):
 # The grant side
 # -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("role, table", CELLS)
+@pytest.mark.shared_db
 def test_granted_privileges_are_the_matrix(admin, reviewers, role, table):
     cell = EXPECTED[(role, table)]
     name, relation = ROLES[role], f"evalledger.{table}"
@@ -105,6 +107,7 @@ def test_granted_privileges_are_the_matrix(admin, reviewers, role, table):
             f"{role} on {table}.{column}"
 
 
+@pytest.mark.shared_db
 def test_reviewer_members_hold_exactly_the_group_privileges(admin, reviewers):
     for member in (REVIEWER_ROLE, OTHER_REVIEWER_ROLE):
         for table in TABLES:
@@ -115,6 +118,7 @@ def test_reviewer_members_hold_exactly_the_group_privileges(admin, reviewers):
                 assert member_has is group_has, f"{member} {op} {table}"
 
 
+@pytest.mark.shared_db
 def test_public_holds_nothing(admin):
     assert admin.execute(
         "SELECT c.relname, a.privilege_type FROM pg_class c, aclexplode(c.relacl) a "
@@ -122,6 +126,7 @@ def test_public_holds_nothing(admin):
     assert admin.execute("SELECT has_schema_privilege('public', 'evalledger', 'USAGE')").fetchone()[0] is False
 
 
+@pytest.mark.shared_db
 def test_schema_usage(admin, reviewers):
     for role, name in ROLES.items():
         usage = admin.execute("SELECT has_schema_privilege(%s, 'evalledger', 'USAGE')", (name,)).fetchone()[0]
@@ -129,6 +134,7 @@ def test_schema_usage(admin, reviewers):
         assert admin.execute("SELECT has_schema_privilege(%s, 'evalledger', 'CREATE')", (name,)).fetchone()[0] is False
 
 
+@pytest.mark.shared_db
 def test_agent_executes_no_function(admin):
     assert admin.execute(
         "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = 'evalledger'::regnamespace "
@@ -151,6 +157,7 @@ def attempt(conn, table, op, column):
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))
+@pytest.mark.shared_db
 def test_every_cell_attempted(admin, connect_as, reviewers, role):
     conn = connect_as(ROLES[role])
     failures = []
@@ -293,6 +300,7 @@ def test_revops_inserts_nothing(connect_as, runs, reviewer_id):
 # -------------------------------------------------------------------------------------------------
 # Role attributes, RLS and trigger modes
 # -------------------------------------------------------------------------------------------------
+@pytest.mark.shared_db
 def test_no_evalledger_role_is_superuser_or_bypasses_rls(admin, reviewers):
     found = admin.execute("SELECT rolname, rolsuper, rolbypassrls FROM pg_roles "
                           "WHERE rolname LIKE 'evalledger\\_%' ORDER BY 1").fetchall()
@@ -300,10 +308,12 @@ def test_no_evalledger_role_is_superuser_or_bypasses_rls(admin, reviewers):
     assert [name for name, su, bypass in found if su or bypass] == []
 
 
+@pytest.mark.shared_db
 def test_owner_cannot_log_in(admin):
     assert admin.execute("SELECT rolcanlogin FROM pg_roles WHERE rolname = 'evalledger_owner'").fetchone()[0] is False
 
 
+@pytest.mark.shared_db
 def test_every_table_has_rls_enabled_and_forced(admin):
     found = admin.execute("SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class "
                           "WHERE relnamespace = 'evalledger'::regnamespace AND relkind IN ('r', 'p')").fetchall()
@@ -311,6 +321,7 @@ def test_every_table_has_rls_enabled_and_forced(admin):
     assert [name for name, enabled, forced in found if not (enabled and forced)] == []
 
 
+@pytest.mark.shared_db
 def test_every_trigger_is_enable_always(admin):
     found = admin.execute("SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t "
                           "JOIN pg_class c ON c.oid = t.tgrelid "
@@ -319,6 +330,7 @@ def test_every_trigger_is_enable_always(admin):
     assert [(table, trigger, mode) for table, trigger, mode in found if mode != "A"] == []
 
 
+@pytest.mark.shared_db
 def test_event_triggers_are_enable_always(admin):
     found = admin.execute("SELECT evtname, evtenabled FROM pg_event_trigger "
                           "WHERE evtname LIKE 'evalledger\\_%'").fetchall()
