@@ -386,3 +386,40 @@ def test_no_key_and_no_recording_is_an_error_before_any_call(env, admin, harness
     assert refused.err.startswith("evalledger: error: no API key for openai:gpt-5 (set OPENAI_API_KEY) and no "
                                   "recorded answers of it to EVAL-Q01")
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0
+
+
+def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, standin, monkeypatch):
+    """The process itself is the point: SIGKILL leaves stored answers stored and the run open."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.cli import SCRIPT, _environment
+
+    standin.install_env(monkeypatch)
+    standin.set_default("claude-sonnet-4-6", steps.ok(latency_s=0.3))
+    questions = ",".join(f"EVAL-Q{n:02d}" for n in range(1, 9))
+    args = run_args(harness, "--questions", questions, "--concurrency", "1")
+    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while admin.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone()[0] < 3:
+            assert process.poll() is None and time.monotonic() < deadline, "the run ended before it was killed"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    stored_before = admin.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone()[0]
+    assert 3 <= stored_before < 8
+    assert admin.execute("SELECT completed_at FROM brain_eval_log").fetchall() == [(None,)]
+    asked_before = len(standin.requests_for("claude-sonnet-4-6"))
+
+    resumed = run_cli(*args, env=env)
+    assert resumed.code == 0, resumed.err
+    assert "(resumed)" in resumed.out
+    assert f"answers: 8 of 8 stored ({stored_before} before this resumption); {8 - stored_before} asked now" in resumed.out
+    assert len(standin.requests_for("claude-sonnet-4-6")) - asked_before == 8 - stored_before
+    assert admin.execute("SELECT count(*), count(DISTINCT question_id) FROM brain_eval_harness_answer").fetchone() == (8, 8)
+    assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1

@@ -175,11 +175,11 @@ def _recorded_call(spec: ModelSpec, request: JudgeRequest, index: int) -> JudgeC
                      output_tokens=int(reply.get("output_tokens", 0)), cost_usd=0.0, key=request.key, index=index)
 
 
-def store_answer(url: str | None, run_id: UUID, p: Plan, question: dict, call: JudgeCall) -> str | None:
+def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict, call: JudgeCall) -> str | None:
     """One answer in its own transaction, as it arrives: the analysis row, then the answer row (the
     database computes its scores). Returns the contract violation, if any."""
     parsed, broken = check_answer(call)
-    with db.transaction("runner", url) as conn:
+    with conn.transaction():
         analysis_id = store.record_analysis(
             conn, brain=p.brain.target_id, origin="eval", model_id=p.brain.model_id,
             system_prompt_hash=p.brain.system_prompt_hash, question_id=question["question_id"],
@@ -219,17 +219,23 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
             outcome.failed[qid] = f"{call.error_kind}: {call.error_message or ''}".strip(": ")
             return
         outcome.cost_usd += call.cost_usd or 0.0
-        broken = store_answer(url, run_id, p, by_id[qid], call)
+        try:
+            broken = store_answer(conn, run_id, p, by_id[qid], call)
+        except psycopg.Error as exc:
+            raise db.explain(exc) from None
         outcome.stored += 1
         if broken:
             outcome.broken.append(qid)
 
-    if p.mode == RECORDED:
-        for index, request in enumerate(requests):
-            on_result(_recorded_call(spec, request, index))
-    elif requests:
-        await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                        budget=budget, on_result=on_result)
+    # One connection for the whole run (each answer its own transaction): a connection per answer
+    # would hold the event loop up for longer than the database work itself.
+    with db.connect(url, role="runner") as conn:
+        if p.mode == RECORDED:
+            for index, request in enumerate(requests):
+                on_result(_recorded_call(spec, request, index))
+        elif requests:
+            await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                            budget=budget, on_result=on_result)
     if progress is not None:
         progress.finish()
     outcome.answered_total = outcome.skipped + outcome.stored
