@@ -305,6 +305,14 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_sessionfinish(session):
+    """Remove the CLI's default EVALLEDGER_HOME, and any server a command started in it."""
     from tests.cli import DEFAULT_HOME
 
+    if (DEFAULT_HOME / "pg").exists() or os.geteuid() == 0:
+        from evalledger.core.embedded import EmbeddedServer
+
+        server = EmbeddedServer(DEFAULT_HOME)
+        if (server.pgdata / "PG_VERSION").exists():
+            server.stop()
+            shutil.rmtree(server.base, ignore_errors=True)
     shutil.rmtree(DEFAULT_HOME, ignore_errors=True)
