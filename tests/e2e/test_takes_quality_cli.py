@@ -285,11 +285,22 @@ def test_an_unreachable_database_is_exit_3(env):
     assert result.code == 3 and result.err.startswith("evalledger: error: cannot reach the database at nobody@")
 
 
-def test_no_key_and_no_recording_is_exit_3(env, corpus):
-    result, _ = tq({**env, "OPENAI_API_KEY": ""}, "--models", "openai:gpt-4.1")
+def test_no_key_stops_the_run_naming_the_keys_and_writes_nothing(env, corpus, admin):
+    no_keys = {k: "" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")}
+    result, _ = tq({**env, **no_keys}, "--models", "openai:gpt-4.1")
     assert result.code == 3
-    assert result.err == ("evalledger: error: no API key for openai:gpt-4.1 (set OPENAI_API_KEY) and no recorded "
-                          "replies for it in fixtures/recorded_judges.json\n")
+    assert result.err == ("evalledger: error: no API key for openai:gpt-4.1 (set OPENAI_API_KEY): set it for live "
+                          "judges, or pass --judges recorded to use the replies recorded with evalledger's demo "
+                          "(written for the demo's corpus, not yours)\n")
+    recorded_only, _ = tq({**env, **no_keys}, "--models", "openai:gpt-4.1", "--judges", "recorded")
+    assert recorded_only.err == ("evalledger: error: --judges recorded: no recorded replies for openai:gpt-4.1 in "
+                                 "fixtures/recorded_judges.json\n")
+    # A panel the demo recorded, over the user's own corpus: recorded replies only when asked by name.
+    unasked, _ = tq({**env, **no_keys})
+    assert unasked.code == 3 and "set them for live judges, or pass --judges recorded" in unasked.err
+    assert count(admin, "SELECT count(*) FROM eval_takes_quality_runs") == 0
+    asked, receipt = tq({**env, **no_keys}, "--judges", "recorded")
+    assert asked.code in (0, 1, 2) and receipt["judges"] == "recorded"
 
 
 # --- idempotency and resumption ---------------------------------------------------------------

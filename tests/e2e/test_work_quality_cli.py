@@ -250,7 +250,14 @@ def test_offline_the_recorded_judges_are_labelled(dsn, work, tmp_path, monkeypat
         monkeypatch.delenv(name, raising=False)
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": None,
            "ANTHROPIC_API_KEY": None}
-    result = wq(env, work, "--run-id", "offline")
+    unasked = wq(env, work, "--run-id", "offline")
+    assert unasked.exit_code == 3
+    assert unasked.stderr == ("evalledger: error: no API key for openai:gpt-4o (set OPENAI_API_KEY), "
+                              "anthropic:claude-opus-4-7 (set ANTHROPIC_API_KEY): set them for live judges, or pass "
+                              "--judges recorded to use the replies recorded with evalledger's demo (written for the "
+                              "demo's corpus, not yours)\n")
+    assert store_files(tmp_path) == []
+    result = wq(env, work, "--run-id", "offline", "--judges", "recorded")
     assert result.exit_code == 0, result.stderr
     assert "judges: recorded replies shipped with evalledger, not live calls" in result.stdout
     [path] = store_files(tmp_path)

@@ -144,16 +144,30 @@ def test_panel_specs_accept_both_separators_and_refuse_duplicates():
         panel.parse_panel(" , ")
 
 
-def test_offline_by_default_live_with_a_key_and_an_error_with_neither():
+def test_auto_is_live_and_recorded_replies_only_by_name():
     specs = panel.parse_panel(DEFAULT_MODELS)
-    assert set(panel.resolve_modes(specs, TQ, "auto", {}).values()) == {"recorded"}
-    modes = panel.resolve_modes(specs, TQ, "auto", {"OPENAI_API_KEY": "sk-x"})
-    assert modes == {"openai:gpt-4o": "live", "anthropic:claude-opus-4-7": "recorded", "google:gemini-1.5-pro": "recorded"}
-    with pytest.raises(EvalledgerError, match=r"no API key for openai:gpt-4\.1 \(set OPENAI_API_KEY\)"):
+    keys = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "a", "GEMINI_API_KEY": "g"}
+    assert set(panel.resolve_modes(specs, TQ, "auto", keys).values()) == {"live"}
+    # No key, or only some: the run stops naming every key that would make it live; the demo's
+    # recorded replies never judge a corpus unasked.
+    with pytest.raises(EvalledgerError) as no_key:
+        panel.resolve_modes(specs, TQ, "auto", {})
+    assert str(no_key.value) == (
+        "no API key for openai:gpt-4o (set OPENAI_API_KEY), anthropic:claude-opus-4-7 (set ANTHROPIC_API_KEY), "
+        "google:gemini-1.5-pro (set GEMINI_API_KEY or GOOGLE_API_KEY): set them for live judges, or pass "
+        "--judges recorded to use the replies recorded with evalledger's demo (written for the demo's corpus, "
+        "not yours)")
+    with pytest.raises(EvalledgerError, match=r"^no API key for anthropic:claude-opus-4-7 \(set ANTHROPIC_API_KEY\), "
+                                              r"google:gemini-1\.5-pro \(set GEMINI_API_KEY or GOOGLE_API_KEY\): "
+                                              r"set them for live judges"):
+        panel.resolve_modes(specs, TQ, "auto", {"OPENAI_API_KEY": "sk-x"})
+    with pytest.raises(EvalledgerError, match=r"no API key for openai:gpt-4\.1 \(set OPENAI_API_KEY\): set it"):
         panel.resolve_modes(panel.parse_panel("openai:gpt-4.1"), TQ, "auto", {})
     with pytest.raises(EvalledgerError, match="--judges live: no credentials for anthropic:claude-opus-4-7"):
         panel.resolve_modes(specs, TQ, "live", {"OPENAI_API_KEY": "sk-x", "GEMINI_API_KEY": "g"})
     assert set(panel.resolve_modes(specs, TQ, "recorded", {"OPENAI_API_KEY": "sk-x"}).values()) == {"recorded"}
+    with pytest.raises(EvalledgerError, match="--judges recorded: no recorded replies for openai:gpt-4.1"):
+        panel.resolve_modes(panel.parse_panel("openai:gpt-4.1"), TQ, "recorded", {})
 
 
 def test_recorded_replies_by_prompt_then_by_model():

@@ -77,8 +77,9 @@ def panel_options(command):
                      metavar="N", help="Retries of a 429, 5xx, timeout or connection error (honouring "
                                        "Retry-After; 0 or more)."),
         click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
-                     help="auto: live where the provider's API key is set, else the recorded replies shipped "
-                          "with evalledger; live or recorded to insist."),
+                     help="auto: live judges; a panel model without its API key stops the run before anything is "
+                          "written, naming the key. recorded: the replies recorded with evalledger's demo (written "
+                          "for the demo's corpus). live: as auto."),
     )
     for option in reversed(options):
         command = option(command)

@@ -61,9 +61,24 @@ def recordings(suite: str) -> dict:
 
 def resolve_modes(specs: Iterable[ModelSpec], suite: str, mode: str = "auto",
                   env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Per model: live or recorded, or raise naming the model that can be neither."""
+    """Per model: live or recorded, or raise naming what is missing.
+
+    auto is live: a model without its API key stops the run before anything is written, naming
+    the keys that would make it live. The recorded replies were written for the demo's own corpus,
+    so they judge only when asked for by name (--judges recorded, as the demo does): a user's
+    corpus is never passed by canned replies that never read it.
+    """
     env = os.environ if env is None else env
+    specs = list(specs)
     modes = {}
+    if mode == "auto":
+        missing = [f"{s.spec} (set {' or '.join(_PROVIDERS[s.provider].key_vars)})" for s in specs
+                   if not has_live_credentials(s, env)]
+        if missing:
+            raise EvalledgerError(
+                f"no API key for {', '.join(missing)}: set {'it' if len(missing) == 1 else 'them'} for live judges, "
+                f"or pass --judges recorded to use the replies recorded with evalledger's demo (written for the "
+                f"demo's corpus, not yours)")
     for spec in specs:
         live = has_live_credentials(spec, env)
         recorded = spec.spec in recordings(suite)
@@ -72,12 +87,7 @@ def resolve_modes(specs: Iterable[ModelSpec], suite: str, mode: str = "auto",
             raise EvalledgerError(f"--judges live: no credentials for {spec.spec}: set {' or '.join(info.key_vars)}")
         if mode == RECORDED and not recorded:
             raise EvalledgerError(f"--judges recorded: no recorded replies for {spec.spec} in {RECORDED_FILE}")
-        if mode == "auto" and not live and not recorded:
-            info = _PROVIDERS[spec.provider]
-            raise EvalledgerError(
-                f"no API key for {spec.spec} (set {' or '.join(info.key_vars)}) and no recorded replies "
-                f"for it in {RECORDED_FILE}")
-        modes[spec.spec] = LIVE if (mode == LIVE or (mode == "auto" and live)) else RECORDED
+        modes[spec.spec] = RECORDED if mode == RECORDED else LIVE
     return modes
 
 

@@ -50,8 +50,9 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
 @click.option("--gate", is_flag=True, help="Exit 1 when this snapshot regresses against the previous one.")
 @click.option("--tolerance", type=Number(0), default=None, metavar="T", help=TOLERANCE_HELP)
 @click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
-              help="auto: live where the provider's API key is set, else the recorded replies shipped "
-                   "with evalledger; live or recorded to insist.")
+              help="auto: live judges; a panel model without its API key stops the run before anything is "
+                   "written, naming the key. recorded: the replies recorded with evalledger's demo (written for "
+                   "the demo's corpus). live: as auto.")
 @click.option("--budget-usd", "budget_usd", type=Number(0), default=None, metavar="USD", help=BUDGET_HELP)
 @click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
               help="Judge calls in flight at once (1 or more).")
