@@ -211,9 +211,10 @@ def takes_quality_group():
 @click.option("--verdict", type=click.Choice(["pass", "fail", "inconclusive"]), help="Only runs with this verdict.")
 @click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for TQ_ID=$(...)).")
 @format_options
 @database_option
-def tq_list(target, since, verdict, only_open, limit, fmt):
+def tq_list(target, since, verdict, only_open, limit, quiet, fmt):
     """List takes-quality runs, newest first, with whether their judges were recorded or live."""
     from evalledger.core import db
     from evalledger.core.reading import fetch
@@ -223,6 +224,9 @@ def tq_list(target, since, verdict, only_open, limit, fmt):
     with db.transaction("auditor") as conn:
         columns, rows = fetch(conn, QUERIES["list_runs"], {"target": target, "since": since, "verdict": verdict,
                                                             "open": only_open, "limit": limit})
+    if quiet:
+        click.echo("".join(f"{row[0]}\n" for row in rows), nl=False)
+        return
     click.echo(output.listing(fmt, "takes_quality_runs", columns, rows, empty="no takes-quality runs match",
                               tone_column="verdict"), nl=False)
 
