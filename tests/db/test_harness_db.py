@@ -542,3 +542,69 @@ def test_no_answer_joins_a_completed_run(harness_run):
     store.complete_run(runner, run_id)
     with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more answers"):
         answer(harness_run)
+
+
+# -- judge suggestions -----------------------------------------------------------------------------------
+
+GOOD_DRAFT = {"total_claims": 3, "unsupported_claims": ["coverage 2.1x"], "diagnosis_accuracy": 0.5,
+              "staleness_recognised": None, "notes": "n"}
+
+
+def suggest(harness_run, reply, question="EVAL-Q01", model="openai:gpt-4o", error_kind=None):
+    runner, made = harness_run
+    run_id, _ = made["AGT-902"]
+    runner.execute("INSERT INTO brain_eval_judge_suggestion (eval_run_id, question_id, model, recorded, response_json, "
+                   "error_kind) VALUES (%s, %s, %s, false, %s, %s)",
+                   (run_id, question, model, None if reply is None else Jsonb(reply), error_kind))
+    return runner.execute("SELECT contributes, error_kind, total_claims, unsupported_claims, diagnosis_accuracy::float, "
+                          "staleness_recognised, same_family FROM brain_eval_judge_suggestion "
+                          "WHERE question_id = %s AND model = %s", (question, model)).fetchone()
+
+
+def test_a_good_draft_contributes_and_judges_keep_their_own(harness_run):
+    answer(harness_run, [claim()])
+    assert suggest(harness_run, GOOD_DRAFT) == (True, None, 3, ["coverage 2.1x"], 0.5, None, False)
+    assert suggest(harness_run, {**GOOD_DRAFT, "diagnosis_accuracy": 1, "unsupported_claims": []},
+                   model="anthropic:claude-opus-4-7") == (True, None, 3, [], 1.0, None, True)
+
+
+def test_staleness_is_drafted_exactly_on_stale_fixture_questions(harness_run):
+    answer(harness_run, [claim()], question="EVAL-Q03")
+    assert suggest(harness_run, GOOD_DRAFT, question="EVAL-Q03")[:2] == (False, "incomplete")
+    assert suggest(harness_run, {**GOOD_DRAFT, "staleness_recognised": False}, question="EVAL-Q03",
+                   model="anthropic:claude-opus-4-7")[:6] == (True, None, 3, ["coverage 2.1x"], 0.5, False)
+    answer(harness_run, [claim()])
+    assert suggest(harness_run, {**GOOD_DRAFT, "staleness_recognised": True})[5] is None
+
+
+@pytest.mark.parametrize("reply, kind", [
+    (None, "parse_failed"), ([1, 2], "parse_failed"),
+    ({**GOOD_DRAFT, "total_claims": None}, "incomplete"),
+    ({k: v for k, v in GOOD_DRAFT.items() if k != "unsupported_claims"}, "incomplete"),
+    ({**GOOD_DRAFT, "diagnosis_accuracy": None}, "incomplete"),
+    ({**GOOD_DRAFT, "total_claims": 2.5}, "out_of_scale"),
+    ({**GOOD_DRAFT, "total_claims": -1}, "out_of_scale"),
+    ({**GOOD_DRAFT, "total_claims": 0}, "out_of_scale"),                     # one unsupported of no claims
+    ({**GOOD_DRAFT, "unsupported_claims": [3]}, "out_of_scale"),
+    ({**GOOD_DRAFT, "diagnosis_accuracy": 0.7}, "out_of_scale"),
+])
+def test_a_bad_draft_does_not_contribute_and_says_why(harness_run, reply, kind):
+    answer(harness_run, [claim()])
+    assert suggest(harness_run, reply)[:4] == (False, kind, None, None)
+
+
+def test_what_the_database_reads_cannot_be_supplied(harness_run):
+    answer(harness_run, [claim()])
+    runner, made = harness_run
+    with pytest.raises(errors.InsufficientPrivilege):
+        runner.execute("INSERT INTO brain_eval_judge_suggestion (eval_run_id, question_id, model, recorded, total_claims) "
+                       "VALUES (%s, 'EVAL-Q01', 'openai:gpt-4o', false, 3)", (made["AGT-902"][0],))
+    with pytest.raises(errors.InsufficientPrivilege, match="error_kind incomplete is the database's to decide"):
+        suggest(harness_run, GOOD_DRAFT, error_kind="incomplete")
+    assert suggest(harness_run, None, model="google:gemini-1.5-pro", error_kind="provider_error")[:2] == (
+        False, "provider_error")
+
+
+def test_a_suggestion_needs_an_answer(harness_run):
+    with pytest.raises(errors.ForeignKeyViolation):
+        suggest(harness_run, GOOD_DRAFT, question="EVAL-Q02")

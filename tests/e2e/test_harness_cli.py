@@ -264,9 +264,13 @@ def harness(env, reviewers, demo_file, tmp_path, monkeypatch):
     return views
 
 
-def run_args(views, *extra):
+def run_args(views, *extra, answers="recorded", judges="recorded"):
     return ("run", "brain-eval", "--brain", "AGT-902", "--catalog", "v28-2026Q2", "--trigger", "quarterly",
-            "--reviewer", REVIEWER_ROLE, "--views-dir", str(views), *extra)
+            "--reviewer", REVIEWER_ROLE, "--views-dir", str(views), "--answers", answers, "--judges", judges, *extra)
+
+
+def live_args(views, *extra):
+    return run_args(views, *extra, answers="auto", judges="auto")
 
 
 def test_recorded_run_stores_every_answer_with_its_automatic_scores(env, admin, harness):
@@ -280,7 +284,10 @@ def test_recorded_run_stores_every_answer_with_its_automatic_scores(env, admin, 
     contracts_hash = run_cli("contracts", "hash", "--dir", str(harness), env=env).out.split()[1]
     assert lines[2] == f"contracts: {contracts_hash} (1 views, folder {harness})"
     assert lines[3] == "answers: 30 of 30 stored; 30 asked now, cost $0.0000"
-    assert lines[4:] == ["  EVAL-Q24: breaks the answer contract: not a JSON document"]
+    assert lines[4] == "  EVAL-Q24: breaks the answer contract: not a JSON document"
+    assert lines[5].startswith("judges: recorded replies shipped with evalledger, not live calls")
+    assert lines[6] == "suggestions: 87 drafted by 3 judges; 87 asked now, cost $0.0000"
+    assert lines[7:] == []
 
     run = admin.execute("SELECT brain_under_test, model_id, system_prompt_hash, system_prompt_version_label, "
                         "brain_view_contracts_hash, question_catalog_version, question_count, run_trigger::text, "
@@ -328,9 +335,15 @@ def test_live_answers_through_the_stand_in(env, admin, harness, standin, monkeyp
                           "confidence": "high"},
                          {"text": "coverage 2.1x", "numerical": True, "source_ids": ["nowhere"],
                           "confidence": "speculation"}]}
-    standin.responder = lambda model, system, user: answer
+    drafts = {"gpt-4o": {"total_claims": 2, "unsupported_claims": ["coverage 2.1x"], "diagnosis_accuracy": 1,
+                         "staleness_recognised": None, "notes": "One claim cites nothing given."},
+              "claude-opus-4-7": {"total_claims": 2, "unsupported_claims": [], "diagnosis_accuracy": 0.5,
+                                  "staleness_recognised": None, "notes": "Fine."},
+              "gemini-1.5-pro": {"total_claims": 3, "unsupported_claims": ["coverage 2.1x"], "diagnosis_accuracy": 2,
+                                 "staleness_recognised": None, "notes": "Out of scale on purpose."}}
+    standin.responder = lambda model, system, user: answer if model == "claude-sonnet-4-6" else drafts[model]
     standin.script("claude-sonnet-4-6", steps.ok(usage=(1000, 200)), steps.text("Sorry, no JSON today."))
-    done = run_cli(*run_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1"), env=env)
+    done = run_cli(*live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1"), env=env)
     assert done.code == 0, done.err
     assert "brain: recorded" not in done.out
     assert "  EVAL-Q02: breaks the answer contract: not a JSON document" in done.out
@@ -346,12 +359,24 @@ def test_live_answers_through_the_stand_in(env, admin, harness, standin, monkeyp
         "JOIN brain_analysis_log b USING (analysis_id) WHERE a.question_id = 'EVAL-Q01'").fetchone()
     assert row == ("EMEA is at 71% of plan.", 1000, 200, False, 0.5, 0,
                    {"high_confidence_pct": 50, "multi_source_pct": 0, "inference_pct": 0, "speculation_pct": 50}, 1)
+    # The judges read only the contract-keeping answer; each keeps its own draft, disagreement and all.
+    judged = admin.execute("SELECT model, same_family, contributes, total_claims, unsupported_claims, "
+                           "diagnosis_accuracy::float, error_kind FROM brain_eval_judge_suggestion "
+                           "WHERE question_id = 'EVAL-Q01' ORDER BY model").fetchall()
+    assert judged == [("anthropic:claude-opus-4-7", True, True, 2, [], 0.5, None),
+                      ("google:gemini-1.5-pro", False, False, None, None, None, "out_of_scale"),
+                      ("openai:gpt-4o", False, True, 2, ["coverage 2.1x"], 1.0, None)]
+    assert admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion WHERE question_id = 'EVAL-Q02'").fetchone() == (0,)
+    assert "suggestions: 2 drafted by 3 judges, 1 failed; 3 asked now" in done.out
+    assert "  EVAL-Q01 google:gemini-1.5-pro: out_of_scale: " in done.out
+    judge_request = standin.requests_for("gpt-4o")[0]
+    assert "EMEA is at 71% of plan." in judge_request.user and DEMO["questions"][0]["text"] in judge_request.user
 
 
 def test_a_failed_call_leaves_its_question_for_the_next_run(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-sonnet-4-6", steps.ok(), steps.server_error(503))
-    args = run_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1", "--retries", "0")
+    args = live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1", "--retries", "0")
     failed = run_cli(*args, env=env)
     assert failed.code == 3
     assert "  EVAL-Q02: no answer: provider_error" in failed.out
@@ -369,22 +394,28 @@ def test_a_failed_call_leaves_its_question_for_the_next_run(env, admin, harness,
 
 def test_the_budget_cap_makes_no_call(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
-    capped = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--budget-usd", "0"), env=env)
+    capped = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--budget-usd", "0"), env=env)
     assert capped.code == 3
     assert "  EVAL-Q01: no answer: budget_exhausted" in capped.out
     assert standin.requests_for("claude-sonnet-4-6") == []
     assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 0
 
 
-def test_no_key_and_no_recording_is_an_error_before_any_call(env, admin, harness, tmp_path):
-    prompt = tmp_path / "p.txt"
-    prompt.write_text("Another brain.\n")
-    run_cli("brain", "add", "AGT-901", "--model", "openai:gpt-5", "--prompt-file", str(prompt), env=env)
-    refused = run_cli("run", "brain-eval", "--brain", "AGT-901", "--catalog", "v28-2026Q2", "--trigger", "on_demand",
-                      "--reviewer", REVIEWER_ROLE, "--views-dir", str(harness), env=env)
-    assert refused.code == 3
-    assert refused.err.startswith("evalledger: error: no API key for openai:gpt-5 (set OPENAI_API_KEY) and no "
-                                  "recorded answers of it to EVAL-Q01")
+@pytest.mark.parametrize("extra, message", [
+    (("--answers", "auto", "--judges", "recorded"),
+     "no API key for anthropic:claude-sonnet-4-6: set ANTHROPIC_API_KEY for live answers, or pass --answers recorded"),
+    (("--answers", "recorded", "--judges", "auto"), "no API key for openai:gpt-4o (set OPENAI_API_KEY)"),
+    (("--answers", "recorded", "--judges", "recorded", "--catalog", "v29-2026Q3"),
+     "--answers recorded: the recorded answers are to catalog v28-2026Q2, not v29-2026Q3"),
+])
+def test_no_key_is_an_error_before_anything_is_written(env, admin, harness, tmp_path, extra, message):
+    other = json.loads(DEMO_TEXT)
+    other["version"] = "v29-2026Q3"
+    (tmp_path / "q3.json").write_text(json.dumps(other))
+    run_cli("catalog", "load", str(tmp_path / "q3.json"), env=env)
+    refused = run_cli("run", "brain-eval", "--brain", "AGT-902", "--catalog", "v28-2026Q2", "--trigger", "on_demand",
+                      "--reviewer", REVIEWER_ROLE, "--views-dir", str(harness), *extra, env=env)
+    assert refused.code == 3 and refused.err.startswith("evalledger: error: ") and message in refused.err, refused.err
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0
 
 
@@ -400,7 +431,7 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
     standin.install_env(monkeypatch)
     standin.set_default("claude-sonnet-4-6", steps.ok(latency_s=0.3))
     questions = ",".join(f"EVAL-Q{n:02d}" for n in range(1, 9))
-    args = run_args(harness, "--questions", questions, "--concurrency", "1")
+    args = live_args(harness, "--questions", questions, "--concurrency", "1")
     process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -423,3 +454,16 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
     assert len(standin.requests_for("claude-sonnet-4-6")) - asked_before == 8 - stored_before
     assert admin.execute("SELECT count(*), count(DISTINCT question_id) FROM brain_eval_harness_answer").fetchone() == (8, 8)
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1
+
+
+def test_a_judge_that_errors_keeps_its_failure_and_the_others_their_drafts(env, admin, harness, standin, monkeypatch):
+    standin.install_env(monkeypatch)
+    standin.script("claude-opus-4-7", steps.server_error(503))
+    done = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0"), env=env)
+    assert done.code == 0, done.err
+    assert "  EVAL-Q01 anthropic:claude-opus-4-7: provider_error" in done.out
+    rows = admin.execute("SELECT model, contributes, error_kind FROM brain_eval_judge_suggestion ORDER BY model").fetchall()
+    assert rows == [("anthropic:claude-opus-4-7", False, "provider_error"), ("google:gemini-1.5-pro", True, None),
+                    ("openai:gpt-4o", True, None)]
+    again = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0"), env=env)
+    assert "0 asked now" in again.out.split("suggestions: ")[1]  # a stored failure is not asked again

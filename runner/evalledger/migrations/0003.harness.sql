@@ -1,4 +1,4 @@
--- The brain-eval harness (issue 9): versioned question catalogs, the brains under test (each version of a brain's model, prompt and levers a row of its own), and harness runs with the brain's answers and their automatic scores.
+-- The brain-eval harness (issue 9): versioned question catalogs, the brains under test (each version of a brain's model, prompt and levers a row of its own), and harness runs with the brain's answers, their automatic scores and the judges' suggestions.
 
 SET LOCAL ROLE evalledger_owner;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -148,6 +148,52 @@ CREATE TABLE brain_eval_harness_answer (
     CONSTRAINT brain_eval_harness_answer_lever_violations_not_negative CHECK (lever_mapping_violations >= 0)
 );
 
+-- One row per judge per answer: what the judge drafts for the reviewer (total claims, the
+-- unsupported claims quoted, diagnosis accuracy where the question has it, staleness recognised
+-- on stale-fixture questions). Suggestions only: never written into the reviewer's columns, and
+-- judges that disagree each keep their row.
+CREATE TABLE brain_eval_judge_suggestion (
+    suggestion_id        bigint        GENERATED ALWAYS AS IDENTITY,
+    eval_run_id          uuid          NOT NULL,
+    question_id          varchar(16)   NOT NULL,
+    model                text          NOT NULL,
+    family               text          NOT NULL,
+    same_family          boolean       NOT NULL,
+    recorded             boolean       NOT NULL,
+    structured           boolean       NOT NULL DEFAULT false,
+    response_json        jsonb,
+    raw_excerpt          text,
+    total_claims         integer,
+    unsupported_claims   jsonb,
+    diagnosis_accuracy   numeric(3,2),
+    staleness_recognised boolean,
+    notes                text,
+    contributes          boolean       NOT NULL,
+    error_kind           text,
+    error_message        text,
+    input_tokens         integer       NOT NULL DEFAULT 0,
+    output_tokens        integer       NOT NULL DEFAULT 0,
+    cost_usd             numeric(14,8) NOT NULL DEFAULT 0,
+    latency_ms           integer       NOT NULL DEFAULT 0,
+    attempts             integer       NOT NULL DEFAULT 0,
+    created_at           timestamptz   NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_judge_suggestion_pkey PRIMARY KEY (suggestion_id),
+    CONSTRAINT brain_eval_judge_suggestion_once UNIQUE (eval_run_id, question_id, model),
+    CONSTRAINT brain_eval_judge_suggestion_answer_fkey FOREIGN KEY (eval_run_id, question_id)
+        REFERENCES brain_eval_harness_answer (eval_run_id, question_id),
+    CONSTRAINT brain_eval_judge_suggestion_model_format CHECK (model ~ '^[a-z][a-z0-9_-]*:\S+$'),
+    CONSTRAINT brain_eval_judge_suggestion_error_kind_known CHECK (error_kind IN (
+        'provider_error', 'budget_exhausted', 'parse_failed', 'incomplete', 'out_of_scale')),
+    CONSTRAINT brain_eval_judge_suggestion_contributes_iff_no_error CHECK (
+        contributes = (error_kind IS NULL) AND contributes = (total_claims IS NOT NULL)
+        AND contributes = (unsupported_claims IS NOT NULL)),
+    CONSTRAINT brain_eval_judge_suggestion_claims_consistent CHECK (
+        total_claims >= 0 AND jsonb_array_length(unsupported_claims) <= total_claims),
+    CONSTRAINT brain_eval_judge_suggestion_diagnosis_scale CHECK (diagnosis_accuracy IN (0.0, 0.5, 1.0)),
+    CONSTRAINT brain_eval_judge_suggestion_counts_not_negative CHECK (
+        input_tokens >= 0 AND output_tokens >= 0 AND cost_usd >= 0 AND latency_ms >= 0 AND attempts >= 0)
+);
+
 -- =============================================================================================
 -- Indexes
 -- =============================================================================================
@@ -164,6 +210,7 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 \ir ../suites/brain_eval/sql/brain_version_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_harness_run_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_harness_answer_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_judge_suggestion_admit_v1.sql
 
 CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
     FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_admit_v1();
@@ -177,6 +224,8 @@ CREATE TRIGGER brain_eval_harness_run_10_admit BEFORE INSERT ON brain_eval_harne
     FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_run_admit_v1();
 CREATE TRIGGER brain_eval_harness_answer_10_admit BEFORE INSERT ON brain_eval_harness_answer
     FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_answer_admit_v1();
+CREATE TRIGGER brain_eval_judge_suggestion_10_admit BEFORE INSERT ON brain_eval_judge_suggestion
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_judge_suggestion_admit_v1();
 
 -- Append-only guards: catalogs, brain versions and harness records are never changed and not in
 -- purgeable_v1's retention rule, so UPDATE, DELETE and TRUNCATE are refused for every role.
@@ -199,6 +248,10 @@ CREATE TRIGGER brain_eval_harness_run_00_no_truncate BEFORE TRUNCATE ON brain_ev
 CREATE TRIGGER brain_eval_harness_answer_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_harness_answer
     FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
 CREATE TRIGGER brain_eval_harness_answer_00_no_truncate BEFORE TRUNCATE ON brain_eval_harness_answer
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER brain_eval_judge_suggestion_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_judge_suggestion
+    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
+CREATE TRIGGER brain_eval_judge_suggestion_00_no_truncate BEFORE TRUNCATE ON brain_eval_judge_suggestion
     FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
 
 -- =============================================================================================
@@ -227,6 +280,10 @@ ALTER TABLE brain_eval_harness_answer ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL
     ENABLE ALWAYS TRIGGER brain_eval_harness_answer_00_append_only,
     ENABLE ALWAYS TRIGGER brain_eval_harness_answer_00_no_truncate,
     ENABLE ALWAYS TRIGGER brain_eval_harness_answer_10_admit;
+ALTER TABLE brain_eval_judge_suggestion ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
+    ENABLE ALWAYS TRIGGER brain_eval_judge_suggestion_00_append_only,
+    ENABLE ALWAYS TRIGGER brain_eval_judge_suggestion_00_no_truncate,
+    ENABLE ALWAYS TRIGGER brain_eval_judge_suggestion_10_admit;
 
 -- The owner loads catalogs and registers brain versions (like every registry), and sees everything.
 CREATE POLICY brain_eval_catalog_owner_all ON brain_eval_catalog TO evalledger_owner
@@ -272,10 +329,22 @@ CREATE POLICY brain_eval_harness_answer_readers ON brain_eval_harness_answer FOR
     USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_harness_answer.eval_run_id));
 GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer
     TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+CREATE POLICY brain_eval_judge_suggestion_owner_all ON brain_eval_judge_suggestion TO evalledger_owner
+    USING (true) WITH CHECK (true);
+CREATE POLICY brain_eval_judge_suggestion_runner ON brain_eval_judge_suggestion TO evalledger_runner
+    USING (true) WITH CHECK (true);
+GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_runner;
+GRANT INSERT (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind,
+              error_message, input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+    ON brain_eval_judge_suggestion TO evalledger_runner;
+CREATE POLICY brain_eval_judge_suggestion_readers ON brain_eval_judge_suggestion FOR SELECT
+    TO evalledger_reviewer, evalledger_revops, evalledger_auditor
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_judge_suggestion.eval_run_id));
+GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
 
 -- Functions: nothing is PUBLIC, and these are trigger functions, called by no one directly.
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
     brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
-    brain_eval_harness_answer_admit_v1() FROM PUBLIC;
+    brain_eval_harness_answer_admit_v1(), brain_eval_judge_suggestion_admit_v1() FROM PUBLIC;
 
 RESET ROLE;

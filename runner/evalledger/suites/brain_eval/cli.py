@@ -536,7 +536,13 @@ def _read_contracts(views_schema, views_url, views_dir):
 @click.option("--reviewer", "reviewer_role", required=True, metavar="ROLE", help="Role name of the run's registered reviewer.")
 @click.option("--questions", metavar="EVAL-Q01,...", help="Only these catalog questions (default: all of them).")
 @click.option("--answers", "answers_mode", type=click.Choice(["auto", "live", "recorded"]), default="auto", show_default=True,
-              help="auto: live where the brain's provider has an API key, else the recorded answers shipped with evalledger.")
+              help="auto is live (the brain's API key is needed); recorded: the answers recorded with the demo "
+                   "catalog, for the demo.")
+@click.option("--judge-models", default=None, metavar="A,B,C",
+              help="The judge panel that drafts suggestions for the reviewer. [default: openai:gpt-4o, "
+                   "anthropic:claude-opus-4-7, google:gemini-1.5-pro]")
+@click.option("--judges", "judges_mode", type=click.Choice(["auto", "live", "recorded"]), default="auto",
+              show_default=True, help="auto is live; recorded: the drafts recorded with the demo, for the demo.")
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
@@ -549,20 +555,24 @@ def _read_contracts(views_schema, views_url, views_dir):
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON.")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
-                   views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s, max_retries, as_json):
+                   judge_models, judges_mode, views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s,
+                   max_retries, as_json):
     """Call the brain under test for every catalog question and store its answers.
 
     The run is inserted first, then each answer as it arrives, with the automatic scores the
-    database computes from it. A run stopped halfway resumes on the same command, asking only
-    the questions without an answer. Exit 0 when every question has an answer, 3 otherwise.
+    database computes from it; then the judge panel drafts its suggestions for the reviewer on each
+    answer. A run stopped halfway resumes on the same command, asking only the questions without an
+    answer (and only the judges without a draft). Exit 0 when every question has an answer, 3 otherwise.
     """
     import json
 
-    from evalledger.judges.panel import Progress, run_sync
+    from evalledger.judges.panel import Progress, describe_modes, parse_panel, resolve_modes, run_sync
     from evalledger.judges.pricing import Budget
 
     from . import brains, harness
 
+    judges = parse_panel(judge_models or harness.DEFAULT_JUDGES)
+    judge_modes = resolve_modes(judges, __package__, judges_mode)
     found_contracts = _read_contracts(views_schema, views_url, views_dir)
     wanted = [q.strip() for q in questions.split(",") if q.strip()] if questions else None
     with db.transaction("runner") as conn:
@@ -576,21 +586,27 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
         if planned.mode == "recorded":
             click.echo("brain: recorded answers shipped with evalledger, not live calls "
                        "(no API key in the environment; set it for live answers)")
+    budget = Budget(budget_usd)
     outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
-                                       timeout_s=timeout_s, max_retries=max_retries, budget=Budget(budget_usd),
+                                       timeout_s=timeout_s, max_retries=max_retries, budget=budget,
                                        progress=None if as_json else Progress(len(planned.questions)),
                                        resumed=resumed))
+    judged = run_sync(harness.judge(run_id, judges, judge_modes, url=None, concurrency=concurrency,
+                                    timeout_s=timeout_s, max_retries=max_retries, budget=budget,
+                                    progress=None if as_json else Progress(0)))
     with db.transaction("runner") as conn:
         stored = harness.answers(conn, run_id)
+        drafts = harness.suggestions(conn, run_id)
     if as_json:
         click.echo(json.dumps({
             "eval_run_id": str(run_id), "resumed": resumed, "answers_mode": planned.mode,
             "brain": {"target_id": brain.target_id, "version": brain.version, "model": brain.model_spec,
                       "system_prompt_hash": brain.system_prompt_hash},
             "catalog_version": catalog_version, "contracts": found_contracts.as_json(),
-            "asked": outcome.asked, "failed": outcome.failed,
+            "asked": outcome.asked, "failed": outcome.failed, "judges_mode": judges_mode,
             "answers": [{**a, "citation_rate": float(a["citation_rate"]), "token_cost_usd": float(a["token_cost_usd"])}
-                        for a in stored]}, indent=2, default=str))
+                        for a in stored],
+            "suggestions": drafts}, indent=2, default=str))
     else:
         click.echo(f"contracts: {found_contracts.sha256} ({len(found_contracts.views)} views, {found_contracts.source})")
         click.echo(f"answers: {len(stored)} of {len(planned.questions)} stored"
@@ -601,6 +617,14 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                 click.echo(f"  {a['question_id']}: breaks the answer contract: {a['contract_error']}")
         for qid, why in outcome.failed.items():
             click.echo(f"  {qid}: no answer: {why}")
+        described = describe_modes(judges, judge_modes)
+        if described:
+            click.echo(described)
+        failed = [d for d in drafts if d["error_kind"]]
+        click.echo(f"suggestions: {len(drafts) - len(failed)} drafted by {len(judges)} judges"
+                   f"{f', {len(failed)} failed' if failed else ''}; {judged.asked} asked now, cost ${judged.cost_usd:.4f}")
+        for d in failed:
+            click.echo(f"  {d['question_id']} {d['model']}: {d['error_kind']}: {d['error_message'] or ''}".rstrip(": "))
     if len(stored) < len(planned.questions):
         raise EvalledgerError(f"{len(planned.questions) - len(stored)} questions have no answer: run the same "
                               "command again to ask only those")

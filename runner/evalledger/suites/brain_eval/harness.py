@@ -37,6 +37,9 @@ ANSWER_SCHEMA_FILE = "schemas/brain_answer.v1.schema.json"
 RECORDED_FILE = "fixtures/recorded_brain_answers.json"
 TRIGGERS = ("pre_launch", "quarterly", "prompt_change", "model_promotion", "on_demand")
 MAX_OUTPUT_TOKENS = 2048
+SUGGESTION_SCHEMA_FILE = "schemas/brain_judge_suggestion.v1.schema.json"
+# The takes-quality panel's three families; a judge of the brain's own family is flagged.
+DEFAULT_JUDGES = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
 
 
 @functools.cache
@@ -46,35 +49,68 @@ def answer_schema() -> dict:
 
 
 @functools.cache
+def suggestion_schema() -> dict:
+    """The JSON Schema of a judge's suggestion, as shipped in the package."""
+    return json.loads(read_package_text(SUGGESTION_SCHEMA_FILE, package=__package__))
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"), autoescape=False,
+                              undefined=jinja2.StrictUndefined)
+
+
+def render_judge(question: dict, answer: dict) -> tuple[str, str]:
+    """The judge's system and user messages for one answer (rendered the same from a recording's
+    document or from the ledger's rows: the answer is printed with sorted keys)."""
+    wants_diagnosis = "min_diagnosis_accuracy" in question["pass_criteria"]
+    system = _templates().get_template("brain_judge_system.j2").render(
+        wants_diagnosis=wants_diagnosis, stale=question["uses_stale_fixture"]).strip() + "\n"
+    shown = json.dumps({"narrative": answer["narrative"], "claims": answer["claims"],
+                        "proposed_actions": answer["proposed_actions"] or []}, indent=1, sort_keys=True)
+    user = _templates().get_template("brain_judge_user.j2").render(
+        question=question, findings=question["pass_criteria"].get("expected_findings", []),
+        answer=shown).strip() + "\n"
+    return system, user
+
+
+@functools.cache
+def _recordings() -> dict:
+    return json.loads(read_package_text(RECORDED_FILE, package=__package__))
+
+
 def recorded_answers() -> dict:
     """Recorded brain answers shipped with evalledger: {model spec: {question id: reply}}."""
-    return json.loads(read_package_text(RECORDED_FILE, package=__package__))["models"]
+    return _recordings()["models"]
 
 
-def answer_mode(spec: ModelSpec, questions: Sequence[str], mode: str = "auto",
+def answer_mode(spec: ModelSpec, catalog_version: str, questions: Sequence[str], mode: str = "auto",
                 env: Mapping[str, str] | None = None) -> str:
-    """live or recorded for the brain's model, or an error (before any call) naming what is missing."""
+    """live or recorded for the brain's model, or an error (before anything is written) naming what
+    is missing. auto is live, like the judges: the recorded answers were written for the demo
+    catalog, so they answer only when asked for by name (--answers recorded) and only its questions."""
     env = os.environ if env is None else env
-    live = has_live_credentials(spec, env)
-    recorded = recorded_answers().get(spec.spec, {})
-    missing = [q for q in questions if q not in recorded]
     keys = " or ".join(_PROVIDERS[spec.provider].key_vars)
-    if mode == LIVE and not live:
-        raise EvalledgerError(f"--answers live: no credentials for {spec.spec}: set {keys}")
-    if mode == RECORDED and missing:
+    if mode in ("auto", LIVE):
+        if not has_live_credentials(spec, env):
+            raise EvalledgerError(
+                f"no API key for {spec.spec}: set {keys} for live answers, or pass --answers recorded to use the "
+                f"answers recorded with evalledger's demo (demo catalog {_recordings()['catalog_version']} only)")
+        return LIVE
+    if catalog_version != _recordings()["catalog_version"]:
+        raise EvalledgerError(f"--answers recorded: the recorded answers are to catalog "
+                              f"{_recordings()['catalog_version']}, not {catalog_version}")
+    missing = [q for q in questions if q not in recorded_answers().get(spec.spec, {})]
+    if missing:
         raise EvalledgerError(f"--answers recorded: no recorded answers of {spec.spec} to {', '.join(missing[:5])}"
                               f"{' ...' if len(missing) > 5 else ''} in {RECORDED_FILE}")
-    if mode == "auto" and not live and missing:
-        raise EvalledgerError(f"no API key for {spec.spec} (set {keys}) and no recorded answers of it to "
-                              f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} in {RECORDED_FILE}")
-    return LIVE if (mode == LIVE or (mode == "auto" and live)) else RECORDED
+    return RECORDED
 
 
 def render_question(question: dict) -> str:
     """The user message: the question and its fixture sources."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"), autoescape=False,
-                             undefined=jinja2.StrictUndefined)
-    return env.get_template("brain_question.j2").render(question=question, sources=question["sources"]).strip() + "\n"
+    return _templates().get_template("brain_question.j2").render(
+        question=question, sources=question["sources"]).strip() + "\n"
 
 
 def check_answer(call: JudgeCall) -> tuple[dict | None, str | None]:
@@ -145,7 +181,7 @@ def plan(conn: psycopg.Connection, brain: BrainVersion, catalog_version: str, qu
     version_id = conn.execute(QUERIES["brain_version_id"], {"target_id": brain.target_id,
                                                             "version": brain.version}).fetchone()[0]
     spec = parse_model_spec(brain.model_spec)
-    chosen = answer_mode(spec, [q["question_id"] for q in questions], mode)
+    chosen = answer_mode(spec, catalog_version, [q["question_id"] for q in questions], mode)
     return Plan(brain, version_id, catalog_version, questions, reviewer_id, trigger, contracts, chosen)
 
 
@@ -246,3 +282,77 @@ def answers(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
     """A harness run's answers with their automatic scores, in catalog order."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(QUERIES["harness_answers"], {"eval_run_id": run_id}).fetchall()
+
+
+@dataclass
+class Judged:
+    """What the judge panel did on a run's answers."""
+
+    asked: int = 0
+    stored: int = 0
+    failed: int = 0
+    cost_usd: float = 0.0
+
+
+async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, str], *, url: str | None,
+                concurrency: int, timeout_s: float, max_retries: int, budget: Budget | None,
+                progress: Any = None) -> Judged:
+    """Each judge drafts its suggestions on every contract-keeping answer it has not judged yet;
+    each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored)."""
+    from evalledger.judges.panel import run_panel
+
+    done = Judged()
+    with db.connect(url, role="runner") as conn:
+        with conn.cursor(row_factory=dict_row) as cur:
+            pending = cur.execute(QUERIES["answers_to_judge"], {"eval_run_id": run_id}).fetchall()
+        requests = []
+        for row in pending:
+            question = {k: row[k] for k in ("question_id", "question_type", "question_text", "sources",
+                                            "uses_stale_fixture", "pass_criteria")}
+            system, user = render_judge(question, row)
+            requests += [JudgeRequest(spec=spec, system=system, user=user, json_schema=suggestion_schema(),
+                                      key=(row["question_id"], spec.spec))
+                         for spec in judges if spec.spec not in row["judged_by"]]
+        done.asked = len(requests)
+        if progress is not None:
+            progress.start("judges", len(requests))
+
+        def on_result(call: JudgeCall) -> None:
+            question_id, model = call.key
+            if progress is not None:
+                progress.advance(call.cost_usd)
+            done.cost_usd += call.cost_usd or 0.0
+            try:
+                store_suggestion(conn, run_id, question_id, model, modes[model] == RECORDED, call)
+            except psycopg.Error as exc:
+                raise db.explain(exc) from None
+            done.stored += 1
+            done.failed += 0 if call.ok else 1
+
+        if requests:
+            await run_panel(requests, modes, suite=__package__, on_result=on_result, concurrency=concurrency,
+                            timeout_s=timeout_s, max_retries=max_retries, budget=budget)
+    if progress is not None:
+        progress.finish()
+    return done
+
+
+def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, model: str, recorded: bool,
+                     call: JudgeCall) -> None:
+    """One judge's reply (or failure) in its own transaction; the database reads the draft from it."""
+    from evalledger.judges.panel import json_safe, raw_excerpt
+
+    with conn.transaction():
+        conn.execute(QUERIES["insert_suggestion"], {
+            "eval_run_id": run_id, "question_id": question_id, "model": model, "recorded": recorded,
+            "structured": call.structured,
+            "response_json": Jsonb(json_safe(call.parsed)) if call.parsed is not None else None,
+            "raw_excerpt": raw_excerpt(call), "error_kind": call.error_kind, "error_message": call.error_message,
+            "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": call.cost_usd or 0.0,
+            "latency_ms": call.latency_ms, "attempts": call.attempts})
+
+
+def suggestions(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
+    """Every judge's suggestion on a run's answers, by question then model."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()

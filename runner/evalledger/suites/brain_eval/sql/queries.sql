@@ -262,3 +262,34 @@ GRANT evalledger_reviewer TO {role};
 INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES (%(target_id)s, %(user_id)s)
 ON CONFLICT ON CONSTRAINT prompt_tuner_pkey DO NOTHING
 RETURNING 1;
+
+-- name: answers_to_judge
+-- The contract-keeping answers of a harness run with their question, and the judges that drafted a suggestion on each already.
+SELECT a.question_id, q.question_type, q.question_text, q.sources, q.uses_stale_fixture, q.pass_criteria,
+       b.output AS narrative, b.claims, b.proposed_actions,
+       coalesce((SELECT array_agg(s.model) FROM evalledger.brain_eval_judge_suggestion s
+                  WHERE s.eval_run_id = a.eval_run_id AND s.question_id = a.question_id), '{}') AS judged_by
+  FROM evalledger.brain_eval_harness_answer a
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+  JOIN evalledger.brain_eval_catalog_question q ON q.catalog_version = h.catalog_version AND q.question_id = a.question_id
+  JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
+ WHERE a.eval_run_id = %(eval_run_id)s AND a.contract_error IS NULL
+ ORDER BY array_position(h.question_ids, a.question_id::text);
+
+-- name: insert_suggestion
+-- Store one judge's draft for the reviewer; the database reads it from the reply and decides whether it contributes.
+INSERT INTO evalledger.brain_eval_judge_suggestion
+    (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+     input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s);
+
+-- name: suggestions
+-- Every judge's suggestion on a harness run's answers, by question then model; disagreement stays visible.
+SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total_claims, s.unsupported_claims,
+       s.diagnosis_accuracy, s.staleness_recognised, s.notes, s.error_kind, s.error_message
+  FROM evalledger.brain_eval_judge_suggestion s
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+ WHERE s.eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(h.question_ids, s.question_id::text), s.model;
