@@ -25,18 +25,10 @@ test: $(STAMP)
 test-db: $(STAMP)
 	$(BIN)/python -m pytest tests/db
 
-# The database and CLI tests at the last second of a month (this one; January's in December)
-# and of this year, UTC, with the tests and the PostgreSQL they start both shifted by Debian's
-# faketime: no test may depend on the calendar. The monotonic clock stays real, so timeouts hold.
-MONTH_END ?= $(shell d=$$(date -u +%Y-%m-01); [ "$$(date -u +%m)" = 12 ] && d=$$(date -u -d "$$d +1 month" +%Y-%m-01); \
-	date -u -d "$$d +1 month -1 second" '+%Y-%m-%d %H:%M:%S')
-YEAR_END ?= $(shell date -u +%Y)-12-31 23:59:59
+# The database and CLI tests at the last second of this month and of this year, with the tests
+# and the PostgreSQL they start both shifted by Debian's faketime (see .ci/test-dates).
 test-dates: $(STAMP)
-	@command -v faketime >/dev/null || { echo "make test-dates needs faketime (apt-get install faketime)" >&2; exit 1; }
-	@for at in "$(MONTH_END)" "$(YEAR_END)"; do \
-		echo "tests at $$at UTC"; \
-		env -u DATABASE_URL faketime --exclude-monotonic "$$at UTC" $(BIN)/python -m pytest -q -m 'not slow' tests/db tests/e2e || exit $$?; \
-	done
+	.ci/test-dates $(BIN)/python
 
 # The wheel as a user gets it: built, installed in a fresh venv, migrating and running the demo.
 wheel-check:
