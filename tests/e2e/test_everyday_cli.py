@@ -467,3 +467,48 @@ def test_target_add_refuses_bad_ids_and_names_in_one_line(dsn, admin):
         if says:
             assert result.err == f"evalledger: error: {says}\n"
     assert admin.execute("SELECT count(*) FROM target").fetchone()[0] == 2
+
+
+# -- the rest of --json, and the small things -----------------------------------------------------
+
+
+def test_status_doctor_and_capture_status_print_json(dsn, tmp_path):
+    env = {"DATABASE_URL": dsn}
+    migrations = read_json(run_cli("db", "status", "--json", env=env), "core", "migrations")
+    assert [r["migration"] for r in migrations["rows"]] == [m.id for m in read_migrations()]
+    assert {r["state"] for r in migrations["rows"]} == {"applied"}
+    doctor = run_cli("doctor", "--json", env=env)
+    assert doctor.code == 0
+    findings = read_json(doctor, "core", "doctor")["findings"]
+    assert [f["check"] for f in findings][:2] == ["database", "migrations"] and {f["level"] for f in findings} == {"ok"}
+    status = read_json(run_cli("capture", "status", "--json", env={"EVALLEDGER_HOME": str(tmp_path),
+                                                                   "EVALLEDGER_CONTRIBUTOR_MODE": "yes"}),
+                       "suites/capture", "capture_status")
+    assert (status["capture"], status["because"]) == (False, 'EVALLEDGER_CONTRIBUTOR_MODE="yes" is not exactly 1; '
+                                                             "default (off)")
+    assert status["spool"] == {"path": str(tmp_path / "capture" / "spool.ndjson"), "records": 0}
+
+
+def test_trend_as_json_csv_and_an_unknown_rubric_version(demo_env):
+    document = read_json(run_cli("trend", "--json", env=demo_env), "suites/takes_quality", "trend")
+    assert [r["verdict"] for r in document["rows"]] == ["pass"]
+    csv_lines = run_cli("trend", "--format", "csv", env=demo_env).out.splitlines()
+    assert csv_lines[0] == "id,ts,rubric_version,verdict,overall_score,cost_usd,corpus_sha8,rubric_sha8"
+    assert csv_lines[1].startswith(f"{document['rows'][0]['id']},{document['rows'][0]['ts']},v1.0,pass,")
+    unknown = run_cli("trend", "--rubric-version", "v9", env=demo_env)
+    assert (unknown.code, unknown.out, unknown.err) == (
+        3, "", "evalledger: error: --rubric-version: no takes-quality rubric v9\n")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--since", "2026-11-30T14:00", "--until", "2026-11-30T13:00"],
+     "--since 2026-11-30T14:00:00+00:00 is not before --until 2026-11-30T13:00:00+00:00: the window [since, until) "
+     "would be empty"),
+    (["--since", "2026-11-30T13:00Z", "--until", "2026-11-30T13:00Z"],
+     "--since 2026-11-30T13:00:00+00:00 is not before --until 2026-11-30T13:00:00+00:00: the window [since, until) "
+     "would be empty"),
+    (["--since", "99999w"], "export: Invalid value for '--since': '99999w' reaches back before 1970"),
+])
+def test_export_refuses_an_empty_or_impossible_window(args, says, tmp_path):
+    result = run_cli("export", *args, env={"DATABASE_URL": f"postgresql://nobody@/nodb?host={tmp_path}"})
+    assert (result.code, result.out, result.err) == (3, "", f"evalledger: error: {says}\n")

@@ -34,17 +34,19 @@ def write_config(home, data):
     ({"eval": {}}, "1", True, "EVALLEDGER_CONTRIBUTOR_MODE=1"),
     ({"engine": "postgres"}, "1", True, "EVALLEDGER_CONTRIBUTOR_MODE=1"),
     ({"eval": {"capture": "true"}}, "1", True, "EVALLEDGER_CONTRIBUTOR_MODE=1"),
-    ({"eval": {"capture": "true"}}, None, False, "default (off)"),
+    ({"eval": {"capture": "true"}}, None, False, 'config.json eval.capture "true" is not a JSON boolean; default (off)'),
+    ({"eval": {"capture": None}}, "yes", False, 'config.json eval.capture null is not a JSON boolean; '
+                                                'EVALLEDGER_CONTRIBUTOR_MODE="yes" is not exactly 1; default (off)'),
     (None, None, False, "default (off)"),
-    (None, "0", False, "default (off)"),
-    (None, "true", False, "default (off)"),
-    (None, "yes", False, "default (off)"),
-    (None, " 1", False, "default (off)"),
-    (None, "1 ", False, "default (off)"),
-    (None, "01", False, "default (off)"),
-    (None, "", False, "default (off)"),
+    (None, "0", False, 'EVALLEDGER_CONTRIBUTOR_MODE="0" is not exactly 1; default (off)'),
+    (None, "true", False, 'EVALLEDGER_CONTRIBUTOR_MODE="true" is not exactly 1; default (off)'),
+    (None, "yes", False, 'EVALLEDGER_CONTRIBUTOR_MODE="yes" is not exactly 1; default (off)'),
+    (None, " 1", False, 'EVALLEDGER_CONTRIBUTOR_MODE=" 1" is not exactly 1; default (off)'),
+    (None, "1 ", False, 'EVALLEDGER_CONTRIBUTOR_MODE="1 " is not exactly 1; default (off)'),
+    (None, "01", False, 'EVALLEDGER_CONTRIBUTOR_MODE="01" is not exactly 1; default (off)'),
+    (None, "", False, 'EVALLEDGER_CONTRIBUTOR_MODE="" is not exactly 1; default (off)'),
     ("{not json", "1", True, "EVALLEDGER_CONTRIBUTOR_MODE=1"),
-    ("{not json", None, False, "default (off)"),
+    ("{not json", None, False, "config.json is not readable JSON; default (off)"),
 ])
 def test_capture_resolution(tmp_path, config, env, expected, source):
     if config is not None:

@@ -51,12 +51,17 @@ def db_migrate():
 
 
 @db_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the migrations as JSON (schema: core/schemas/migrations.v1).")
 @database_option
-def db_status():
+def db_status(as_json):
     """List applied and pending migrations."""
     from .migrate import status
 
     state = status(db.database_url())
+    if as_json:
+        rows = [(m, "applied") for m in state.applied] + [(m, "pending") for m in state.pending]
+        click.echo(output.listing("json", "migrations", ["migration", "state"], rows), nl=False)
+        return
     for migration_id in state.applied:
         click.echo(f"applied  {migration_id}")
     for migration_id in state.pending:
@@ -67,8 +72,9 @@ def db_status():
 
 
 @click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema: core/schemas/doctor.v1).")
 @database_option
-def doctor_command():
+def doctor_command(as_json):
     """Check the database: reachable, migrated, roles, guards, event triggers.
 
     Exit 0 when every check passes (warnings allowed), 1 when one fails, 3 when the database
@@ -77,7 +83,10 @@ def doctor_command():
     from .doctor import diagnose
 
     findings = diagnose(db.database_url())
-    for finding in findings:
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "doctor", "findings": [
+            {"level": f.level, "check": f.check, "detail": f.detail} for f in findings]}), nl=False)
+    for finding in findings if not as_json else ():
         click.echo(f"{output.verdict(finding.level, f'{finding.level:4}')}  {finding.check}: {finding.detail}")
     sys.exit(1 if any(f.level == "fail" for f in findings) else 0)
 

@@ -136,13 +136,19 @@ def capture_replay():
 
 
 @capture_group.command("status")
-def capture_status():
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (schema: capture_status.v1).")
+def capture_status(as_json):
     """Show whether capture is on, why, whether queries are scrubbed, and the spool."""
     from .settings import resolve_settings, spool_path
     from .spool import Spool
 
     settings = resolve_settings()
     spool = Spool(spool_path())
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "capture_status", "capture": settings.capture,
+                                   "because": settings.source, "scrub_pii": settings.scrub_pii,
+                                   "spool": {"path": str(spool.path), "records": spool.pending()}}), nl=False)
+        return
     click.echo(f"capture: {'on' if settings.capture else 'off'} ({settings.source})")
     click.echo(f"scrub_pii: {'true' if settings.scrub_pii else 'false'}")
     click.echo(f"spool: {plural(spool.pending(), 'record')} waiting in {spool.path}")
@@ -175,10 +181,16 @@ def _bound(parser: str, expected: str):
 
         if value is None:
             return None
+        from datetime import datetime, timezone
+
         try:
-            return getattr(export, parser)(value)
-        except ValueError:
+            parsed = getattr(export, parser)(value)
+        except (ValueError, OverflowError):
             raise click.BadParameter(f"{value!r} is {expected}") from None
+        duration = getattr(parsed, "duration", None)
+        if duration is not None and datetime.now(timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc) < duration:
+            raise click.BadParameter(f"{value!r} reaches back before 1970")
+        return parsed
 
     return callback
 
@@ -204,6 +216,9 @@ def export_command(since, until, limit, tool):
     """
     from .export import run_export
 
+    if since is not None and since.at is not None and until is not None and since.at >= until:
+        raise EvalledgerError(f"--since {since.at.isoformat()} is not before --until {until.isoformat()}: "
+                              "the window [since, until) would be empty")
     run_export(since, until, limit, tool, note=lambda line: click.echo(f"export: {line}", err=True))
 
 

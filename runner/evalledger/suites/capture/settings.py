@@ -36,6 +36,7 @@ def resolve_settings(home: Path | None = None, environ: dict | None = None) -> S
     home = home or evalledger_home()
     environ = os.environ if environ is None else environ
     section: dict = {}
+    ignored = []  # why capture is off when someone may have meant it on
     path = home / "config.json"
     try:
         loaded = json.loads(path.read_text(encoding="utf-8"))
@@ -45,6 +46,7 @@ def resolve_settings(home: Path | None = None, environ: dict | None = None) -> S
         pass
     except (OSError, ValueError) as exc:
         log.warning("evalledger capture: ignoring %s: %s", path, exc)
+        ignored.append("config.json is not readable JSON")
     scrub = section.get("scrub_pii") is not False
     capture = section.get("capture")
     if capture is True:
@@ -53,7 +55,12 @@ def resolve_settings(home: Path | None = None, environ: dict | None = None) -> S
         return Settings(False, scrub, "config.json eval.capture = false")
     if environ.get("EVALLEDGER_CONTRIBUTOR_MODE") == "1":
         return Settings(True, scrub, "EVALLEDGER_CONTRIBUTOR_MODE=1")
-    return Settings(False, scrub, "default (off)")
+    if "capture" in section:
+        ignored.append(f"config.json eval.capture {json.dumps(capture)} is not a JSON boolean")
+    if environ.get("EVALLEDGER_CONTRIBUTOR_MODE") is not None:
+        ignored.append(f"EVALLEDGER_CONTRIBUTOR_MODE={json.dumps(environ['EVALLEDGER_CONTRIBUTOR_MODE'])} "
+                       "is not exactly 1")
+    return Settings(False, scrub, "; ".join([*ignored, "default (off)"]))
 
 
 def spool_path(home: Path | None = None) -> Path:

@@ -110,18 +110,27 @@ def replay_command(receipt, from_db, as_json):
 @click.command("trend")
 @click.option("--limit", type=int, default=20, show_default=True, help="Most recent N completed runs.")
 @click.option("--rubric-version", default=None, metavar="V", help="Only runs judged by this rubric version.")
-@click.option("--json", "as_json", is_flag=True, help="Print the trend as JSON.")
+@format_options
 @database_option
-def trend_command(limit, rubric_version, as_json):
+def trend_command(limit, rubric_version, fmt):
     """takes-quality runs over time, grouped by rubric epoch (newest first).
 
     A stricter rubric is a new epoch, shown apart, so it never reads as a quality drop.
     """
-    from . import trend
+    from evalledger.core import db
 
+    from . import store, trend
+
+    if rubric_version is not None:
+        with db.transaction("runner") as conn:
+            store.load_rubric(conn, rubric_version)  # an unknown version is an error, not an empty table
     rows = trend.trend_rows(limit, rubric_version)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(trend.trend_json(rows), indent=2))
+    elif fmt == "csv":
+        document = trend.trend_json(rows)["rows"]
+        columns = ["id", "ts", "rubric_version", "verdict", "overall_score", "cost_usd", "corpus_sha8", "rubric_sha8"]
+        click.echo(output.to_csv(columns, [[r[c] for c in columns] for r in document]), nl=False)
     else:
         click.echo("".join(output.verdicts_in(line) for line in trend.trend_text(rows).splitlines(True)), nl=False)
     sys.exit(EXIT_OK)
