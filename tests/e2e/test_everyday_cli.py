@@ -158,6 +158,10 @@ def sdks_unloaded():
      "regress: Invalid value for '--threshold': must be 0 or more, got -0.5"),
     (["run", "work-quality", "--kind", "bot", "--name", "b", "--task", "t", "--work-product", "-",
       "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be 0 or more, got -1"),
+    (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
+      "--concurrency", "0"], "run brain-eval: Invalid value for '--concurrency': must be 1 or more, got 0"),
+    (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
+      "--timeout", "nan"], "run brain-eval: Invalid value for '--timeout': 'nan' is not a finite number"),
 ])
 def test_bad_flags_are_refused_before_anything_is_written_or_any_sdk_imported(dsn, admin, args, says):
     with sdks_unloaded() as imported:

@@ -13,7 +13,7 @@ from evalledger.core import db, output
 
 from . import store as brain_eval
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
-from evalledger.core.options import When, database_option, format_options
+from evalledger.core.options import Number, When, database_option, format_options
 
 # conditional needs a person's follow-up before shipping, like an inconclusive verdict.
 DECISION_EXIT = {"pass": EXIT_OK, "pass_with_notes": EXIT_OK, "conditional": EXIT_INCONCLUSIVE, "fail": EXIT_FAIL}
@@ -546,12 +546,13 @@ def _read_contracts(views_schema, views_url, views_dir):
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Brain calls in flight at once.")
-@click.option("--budget-usd", type=float, default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
-              help="Time limit of one HTTP attempt.")
-@click.option("--retries", "max_retries", type=int, default=3, show_default=True,
-              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After).")
+@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
+              help="Brain calls in flight at once (1 or more).")
+@click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
+@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True, metavar="SECONDS",
+              help="Time limit of one HTTP attempt (more than 0).")
+@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
+              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON.")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
