@@ -5,6 +5,7 @@ identical command, asking only the questions that have no answer yet."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -46,6 +47,11 @@ DEFAULT_JUDGES = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
 def answer_schema() -> dict:
     """The answer contract's JSON Schema, as shipped in the package."""
     return json.loads(read_package_text(ANSWER_SCHEMA_FILE, package=__package__))
+
+
+@functools.cache
+def _answer_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(answer_schema())
 
 
 @functools.cache
@@ -118,8 +124,7 @@ def check_answer(call: JudgeCall) -> tuple[dict | None, str | None]:
     parsed = call.parsed if call.parsed is not None else repair_json(call.text)
     if parsed is None:
         return None, "not a JSON document"
-    errors = sorted(jsonschema.Draft202012Validator(answer_schema()).iter_errors(parsed),
-                    key=lambda e: list(e.absolute_path))
+    errors = sorted(_answer_validator().iter_errors(parsed), key=lambda e: list(e.absolute_path))
     if errors:
         where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
         return None, f"{where}: {errors[0].message}"[:500]
@@ -263,15 +268,19 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         if broken:
             outcome.broken.append(qid)
 
-    # One connection for the whole run (each answer its own transaction): a connection per answer
-    # would hold the event loop up for longer than the database work itself.
+    async def on_live_result(call: JudgeCall) -> None:
+        # The write runs in a thread, one at a time (run_calls awaits each), so the event loop
+        # keeps serving the calls in flight meanwhile.
+        await asyncio.to_thread(on_result, call)
+
+    # One connection for the whole run, each answer its own transaction.
     with db.connect(url, role="runner") as conn:
         if p.mode == RECORDED:
             for index, request in enumerate(requests):
                 on_result(_recorded_call(spec, request, index))
         elif requests:
             await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_result=on_result)
+                            budget=budget, on_result=on_live_result)
     if progress is not None:
         progress.finish()
     outcome.answered_total = outcome.skipped + outcome.stored
@@ -299,7 +308,7 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
                 progress: Any = None) -> Judged:
     """Each judge drafts its suggestions on every contract-keeping answer it has not judged yet;
     each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored)."""
-    from evalledger.judges.panel import run_panel
+    from evalledger.judges.panel import recorded_call
 
     done = Judged()
     with db.connect(url, role="runner") as conn:
@@ -329,9 +338,15 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
             done.stored += 1
             done.failed += 0 if call.ok else 1
 
-        if requests:
-            await run_panel(requests, modes, suite=__package__, on_result=on_result, concurrency=concurrency,
-                            timeout_s=timeout_s, max_retries=max_retries, budget=budget)
+        async def on_live_result(call: JudgeCall) -> None:
+            await asyncio.to_thread(on_result, call)
+
+        for index, request in enumerate(r for r in requests if modes[r.spec.spec] == RECORDED):
+            on_result(recorded_call(request, index, __package__))
+        live = [r for r in requests if modes[r.spec.spec] != RECORDED]
+        if live:
+            await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                            budget=budget, on_result=on_live_result)
     if progress is not None:
         progress.finish()
     return done

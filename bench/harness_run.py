@@ -1,0 +1,137 @@
+"""Bench: a 30-question harness run (the brain, then a 3-judge panel on each answer) against the
+provider stand-in at a fixed latency, at concurrency 8 and 16.
+
+Each level is one `run brain-eval` as the CLI makes it, minus its printing: the run inserted, 30
+brain calls with each answer stored as it arrives (analysis row, answer row, the database's
+automatic scores), then 90 judge calls with each draft stored as it arrives. Figures:
+  wall s        the two phases together
+  ideal s       calls / concurrency x latency (the issue's yardstick: 120 calls)
+  phased s      ceil(30 / c) x latency + ceil(90 / c) x latency (the judges wait for the answers)
+  ideal/wall    the issue's aim is >= 0.9
+  db ms/q       time in the database per question: its answer stored, plus its three drafts
+It starts its own database (DATABASE_URL's server when set, else a throwaway embedded one) and
+runs the stand-in in a child process, so the wall time is the runner's alone.
+
+    .venv/bin/python bench/harness_run.py [--latency-ms 200] [--levels 8,16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evalledger.core import db  # noqa: E402
+from evalledger.core.scratch import migrated_database, server  # noqa: E402
+from evalledger.judges.panel import parse_panel  # noqa: E402
+from evalledger.suites.brain_eval import brains, catalog, contracts, harness, store  # noqa: E402
+from tests.standin import StandIn  # noqa: E402
+
+TRIGGERS = ("quarterly", "on_demand", "pre_launch", "prompt_change", "model_promotion")
+PROMPT = "You are the action brain of RevOps. Cite the source id of every number you state.\n"
+
+
+def _serve_in_child(latency_s: float, conn) -> None:
+    with StandIn() as standin:
+        standin.latency_s = latency_s
+        conn.send(standin.env())
+        conn.recv()  # block until the parent is done
+
+
+class Timed:
+    """Wall time spent in one module function, summed over calls."""
+
+    def __init__(self, module, name: str) -> None:
+        self.module, self.name, self.original, self.seconds = module, name, getattr(module, name), 0.0
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return self.original(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        setattr(module, name, timed)
+
+    def restore(self) -> None:
+        setattr(self.module, self.name, self.original)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency-ms", type=float, default=200)
+    parser.add_argument("--levels", default="8,16")
+    args = parser.parse_args()
+    latency = args.latency_ms / 1000
+    levels = [int(x) for x in args.levels.split(",")]
+    assert len(levels) < len(TRIGGERS), "one run trigger per level (and the warm-up) keeps each run its own"
+
+    parent_conn, child_conn = multiprocessing.Pipe()
+    child = multiprocessing.Process(target=_serve_in_child, args=(latency, child_conn), daemon=True)
+    child.start()
+    os.environ.update(parent_conn.recv())
+    views = Path(tempfile.mkdtemp(prefix="evalledger-bench-views-"))
+    (views / "v.sql").write_text("CREATE VIEW v_accounts AS SELECT account_id, name FROM accounts;\n")
+    try:
+        with server() as url, migrated_database(url, "evalledger_bench_harness") as dsn:
+            with db.transaction("owner", dsn) as conn:
+                catalog.load(conn, json.loads(catalog.demo_catalog_path().read_text("utf-8")), None)
+                brain, _ = brains.add(conn, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT, None,
+                                      ["add_pipeline_generation", "rep_coaching", "save_play"])
+                store.add_reviewer(conn, "evalledger_bench_reviewer", "Bench reviewer")
+            found = contracts.from_folder(views)
+            judges = parse_panel(harness.DEFAULT_JUDGES)
+            modes = {j.spec: "live" for j in judges}
+            print(f"30 questions x (1 brain + {len(judges)} judges), {args.latency_ms:.0f} ms stand-in latency")
+            print(f"{'concurrency':>11} {'wall s':>8} {'ideal s':>8} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}")
+            # Warm-up: SDK imports, first connections and caches are not what the levels measure.
+            with db.transaction("runner", dsn) as conn:
+                warm = harness.plan(conn, brain, catalog.DEMO_VERSION, ["EVAL-Q01", "EVAL-Q02"],
+                                    "evalledger_bench_reviewer", TRIGGERS[-1], found, "live")
+                warm_id, _, _ = harness.start_or_resume(conn, warm)
+            asyncio.run(harness.execute(warm, warm_id, set(), url=dsn, concurrency=8, timeout_s=10, max_retries=0,
+                                        budget=None))
+            asyncio.run(harness.judge(warm_id, judges, modes, url=dsn, concurrency=8, timeout_s=10, max_retries=0,
+                                      budget=None))
+            for level, trigger in zip(levels, TRIGGERS):
+                with db.transaction("runner", dsn) as conn:
+                    planned = harness.plan(conn, brain, catalog.DEMO_VERSION, None, "evalledger_bench_reviewer",
+                                           trigger, found, "live")
+                    run_id, _, answered = harness.start_or_resume(conn, planned)
+                answers = Timed(harness, "store_answer")
+                drafts = Timed(harness, "store_suggestion")
+                try:
+                    start = time.perf_counter()
+                    outcome = asyncio.run(harness.execute(planned, run_id, answered, url=dsn, concurrency=level,
+                                                          timeout_s=10, max_retries=0, budget=None))
+                    judged = asyncio.run(harness.judge(run_id, judges, modes, url=dsn, concurrency=level,
+                                                       timeout_s=10, max_retries=0, budget=None))
+                    wall = time.perf_counter() - start
+                finally:
+                    answers.restore()
+                    drafts.restore()
+                questions = len(planned.questions)
+                calls = outcome.asked + judged.asked
+                ideal = calls / level * latency
+                phased = (math.ceil(outcome.asked / level) + math.ceil(judged.asked / level)) * latency
+                db_ms = (answers.seconds + drafts.seconds) * 1000 / questions
+                failed = len(outcome.failed) + judged.failed
+                note = f"  ({failed} failed)" if failed else ""
+                print(f"{level:>11} {wall:>8.2f} {ideal:>8.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}{note}")
+    finally:
+        parent_conn.send("stop")
+        child.join(5)
+
+
+if __name__ == "__main__":
+    main()
