@@ -516,3 +516,25 @@ def test_trend_as_json_csv_and_an_unknown_rubric_version(demo_env):
 def test_export_refuses_an_empty_or_impossible_window(args, says, tmp_path):
     result = run_cli("export", *args, env={"DATABASE_URL": f"postgresql://nobody@/nodb?host={tmp_path}"})
     assert (result.code, result.out, result.err) == (3, "", f"evalledger: error: {says}\n")
+
+
+def test_a_relative_path_is_stored_absolute_so_regress_works_from_elsewhere(dsn, tmp_path, monkeypatch):
+    from evalledger.core.paths import package_path
+
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir(), elsewhere.mkdir()
+    (here / "takes.jsonl").write_text(
+        package_path("suites", "takes_quality", "fixtures", "takes_demo.jsonl").read_text())
+    env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+           **{k: "" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")}}
+    monkeypatch.chdir(here)
+    baseline = run_cli("run", "takes-quality", "--source", "fs", "--path", "takes.jsonl", "--seed", "3",
+                       "--judges", "recorded", "--json", env=env)
+    assert baseline.code in (0, 1, 2), baseline.err
+    receipt = json.loads(baseline.out)
+    assert receipt["corpus"]["path"] == str(here / "takes.jsonl")
+    (elsewhere / "baseline.json").write_text(baseline.out)
+    monkeypatch.chdir(elsewhere)
+    again = run_cli("regress", "--against", "baseline.json", "--judges", "recorded", env=env)
+    assert again.code == 0, again.err
+    assert again.out.splitlines()[-1] == "OK: no dimension mean dropped by more than 0.5"

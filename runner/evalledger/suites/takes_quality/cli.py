@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def _echo_receipt_json(receipt: dict) -> None:
 @click.option("--source", type=click.Choice(["db", "fs"]), default="db", show_default=True,
               help="db: the corpus loaded with `corpus load`; fs: JSONL takes read from --path.")
 @click.option("--path", type=click.Path(path_type=str), default=None, metavar="FILE_OR_DIR",
-              help="With --source fs: a JSONL file of takes, or a directory of them.")
+              # Absolute in the receipt, so `regress` finds the takes from any directory.
+              callback=lambda ctx, param, value: os.path.abspath(value) if value else value,
+              help="With --source fs: a JSONL file of takes, or a directory of them (stored as an absolute path).")
 @click.option("--slug-prefix", default=None, metavar="P", help="Only takes whose slug starts with P.")
 @click.option("--models", default=DEFAULT_MODELS, show_default=True, metavar="A,B,C",
               help="Comma-separated panel of provider:model (or provider/model).")
