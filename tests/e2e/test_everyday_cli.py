@@ -538,3 +538,18 @@ def test_a_relative_path_is_stored_absolute_so_regress_works_from_elsewhere(dsn,
     again = run_cli("regress", "--against", "baseline.json", "--judges", "recorded", env=env)
     assert again.code == 0, again.err
     assert again.out.splitlines()[-1] == "OK: no dimension mean dropped by more than 0.5"
+
+
+def test_an_unpriced_live_judge_shows_no_made_up_cost():
+    from evalledger.judges.providers import JudgeCall
+    from evalledger.judges.specs import parse_model_spec as parse_spec
+    from evalledger.suites.takes_quality.run import _result_line as takes_line
+    from evalledger.suites.work_quality.run import _result_line as work_line
+
+    call = JudgeCall(spec=parse_spec("openai:gpt-unpriced"), latency_ms=12, cost_usd=None)
+    refused = {"contributes": False, "error_kind": "parse_failed", "error_message": "no JSON object in the reply"}
+    assert takes_line(1, refused, call, False, []) == ("cycle 1  openai:gpt-unpriced  parse_failed: no JSON object in "
+                                                       "the reply  cost unknown (no price in pricing.json)  12 ms")
+    assert work_line(refused, call, False).endswith("  cost unknown (no price in pricing.json)  12 ms")
+    priced = JudgeCall(spec=parse_spec("openai:gpt-4o"), latency_ms=12, cost_usd=0.00125)
+    assert takes_line(1, refused, priced, False, []).endswith("  $0.0013  12 ms")

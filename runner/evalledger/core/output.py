@@ -30,6 +30,11 @@ TONES = {
 }
 
 
+def money(usd: float | None) -> str:
+    """A cost: '$0.0123', or what is known when the model has no price (never a made-up $0)."""
+    return "cost unknown (no price in pricing.json)" if usd is None else f"${usd:.4f}"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 row', '2 rows', '0 rows' (many: the plural when it is not word + 's')."""
     return f"{n} {word if n == 1 else (many or word + 's')}"

@@ -27,6 +27,7 @@ import jinja2
 import psycopg
 
 from evalledger.core import db
+from evalledger.core.output import money
 from evalledger.core.errors import EvalledgerError, load_user_json
 
 from . import evidence as evidence_mod, snapshot as snap_mod, store
@@ -172,7 +173,7 @@ def _result_line(decided: dict | None, call: JudgeCall, recorded: bool) -> str:
         status = f"ok  {scores}" + ("  (same family as the assessed run)" if decided["same_family"] else "")
     else:
         status = "skipped: " + decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
-    extra = "  recorded" if recorded else f"  ${call.cost_usd or 0:.4f}  {call.latency_ms} ms"
+    extra = "  recorded" if recorded else f"  {money(call.cost_usd)}  {call.latency_ms} ms"
     return f"judge {call.spec.spec}  {status}{extra}"
 
 
