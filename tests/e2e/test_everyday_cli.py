@@ -553,3 +553,19 @@ def test_an_unpriced_live_judge_shows_no_made_up_cost():
     assert work_line(refused, call, False).endswith("  cost unknown (no price in pricing.json)  12 ms")
     priced = JudgeCall(spec=parse_spec("openai:gpt-4o"), latency_ms=12, cost_usd=0.00125)
     assert takes_line(1, refused, priced, False, []).endswith("  $0.0013  12 ms")
+
+
+def test_hold_list_shows_what_a_hold_keeps(demo_env, admin):
+    env = demo_env
+    assert run_cli("hold", "list", env=env).out == "no legal holds\n"
+    run_id = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchone()[0]
+    admin.execute("INSERT INTO legal_hold (eval_run_id, reason) VALUES (%s, 'litigation 2026-17')", (run_id,))
+    admin.execute("INSERT INTO legal_hold (eval_run_id, reason, released_at) VALUES (%s, 'audit', now())", (run_id,))
+    rows = read_json(run_cli("hold", "list", "--json", env=env), "core", "holds")["rows"]
+    assert [(r["reason"], r["brain_under_test"], r["eval_run_id"]) for r in rows] == [
+        ("audit", "AGT-902", str(run_id)), ("litigation 2026-17", "AGT-902", str(run_id))]
+    active = read_json(run_cli("hold", "list", "--active", "--json", env=env), "core", "holds")["rows"]
+    assert [r["reason"] for r in active] == ["litigation 2026-17"]
+    text = run_cli("hold", "list", "--active", env=env).out.splitlines()
+    assert text[0].split() == ["hold_id", "eval_run_id", "brain_under_test", "reason", "placed_at", "released_at"]
+    assert text[1].split()[1:5] == [str(run_id), "AGT-902", "litigation", "2026-17"]

@@ -167,6 +167,27 @@ def target_show(target_id, fmt):
     click.echo(output.listing(fmt, "targets", columns, rows), nl=False)
 
 
+# -- legal holds ---------------------------------------------------------------------------------
+
+
+@click.group("hold")
+def hold_group():
+    """Legal holds: runs kept past the 7-year purge horizon."""
+
+
+@hold_group.command("list")
+@click.option("--active", is_flag=True, help="Only holds not yet released.")
+@format_options
+@database_option
+def hold_list(active, fmt):
+    """List legal holds, newest first (as an auditor): the run each keeps, why, and when it was released."""
+    from .reading import fetch
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, queries.get("list_holds"), {"active": active})
+    click.echo(output.listing(fmt, "holds", columns, rows, empty="no legal holds"), nl=False)
+
+
 # -- dashboards ----------------------------------------------------------------------------------
 
 # The BI contract's views, and the suite whose named queries read each.
@@ -205,4 +226,4 @@ def dashboard_command(panel, as_role, fmt):
     click.echo(output.listing(fmt, panel, columns, rows, empty=f"{panel}: no rows yet"), nl=False)
 
 
-COMMANDS = [db_group, doctor_command, target_group, dashboard_command]
+COMMANDS = [db_group, doctor_command, target_group, hold_group, dashboard_command]

@@ -92,3 +92,11 @@ INSERT INTO evalledger.target (target_id, kind, display_name, model_family)
 VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s)
 ON CONFLICT ON CONSTRAINT target_pkey DO NOTHING
 RETURNING target_id;
+
+-- name: list_holds
+-- Legal holds newest first, with the run each keeps and its brain; --active leaves out released ones.
+SELECT h.hold_id, h.eval_run_id, l.brain_under_test, h.reason, h.placed_at, h.released_at
+  FROM evalledger.legal_hold h
+  JOIN evalledger.brain_eval_log l USING (eval_run_id)
+ WHERE NOT %(active)s OR h.released_at IS NULL
+ ORDER BY h.placed_at DESC, h.hold_id DESC;
