@@ -608,3 +608,16 @@ def test_what_the_database_reads_cannot_be_supplied(harness_run):
 def test_a_suggestion_needs_an_answer(harness_run):
     with pytest.raises(errors.ForeignKeyViolation):
         suggest(harness_run, GOOD_DRAFT, question="EVAL-Q02")
+
+
+def test_a_reviewer_reads_the_answers_of_its_own_harness_runs_only(harness_run, connect_as):
+    from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+
+    answer(harness_run, [claim()])
+    answer(harness_run, [claim()], brain="AGT-901")
+    own = connect_as(REVIEWER_ROLE)
+    assert own.execute("SELECT count(*) FROM evalledger.brain_analysis_log").fetchone()[0] == 2
+    assert own.execute("SELECT count(*) FROM evalledger.brain_eval_harness_answer").fetchone()[0] == 2
+    other = connect_as(OTHER_REVIEWER_ROLE)
+    for table in ("brain_analysis_log", "brain_eval_harness_answer", "brain_eval_harness_run"):
+        assert other.execute(f"SELECT count(*) FROM evalledger.{table}").fetchone()[0] == 0, table

@@ -467,3 +467,41 @@ def test_a_judge_that_errors_keeps_its_failure_and_the_others_their_drafts(env, 
                     ("openai:gpt-4o", True, None)]
     again = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0"), env=env)
     assert "0 asked now" in again.out.split("suggestions: ")[1]  # a stored failure is not asked again
+
+
+def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harness):
+    from tests.conftest import OTHER_REVIEWER_ROLE
+
+    done = run_cli(*run_args(harness, "--questions", "EVAL-Q03,EVAL-Q07,EVAL-Q24"), env=env)
+    run_id = done.out.split()[1]
+    shown = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, env=env)
+    assert shown.code == 0, shown.err
+    lines = shown.out.splitlines()
+    assert lines[0] == "EVAL-Q07  coverage_gap"
+    assert lines[1] == f"  question: {DEMO['questions'][6]['text']}"
+    assert "  claims: 3 (2 numerical)" in lines
+    assert any(l.startswith("    [high] ") and l.endswith("<- crm_export_2025") for l in lines)
+    assert ("  automatic: citation rate 0.5, confidence high 33.33% / multi-source 33.33% / inference 33.33% / "
+            "speculation 0%, lever violations 0") in lines
+    judges = [l for l in lines if l.startswith("  judge ")]
+    assert [l.split()[1] for l in judges] == ["anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o"]
+    assert judges[0].startswith("  judge anthropic:claude-opus-4-7 (the brain’s family) (recorded): 3 claims; 1 unsupported")
+    assert shown.out.count("      “") == 3  # each judge quotes the unsupported claim
+
+    stale = run_cli("review", "show", run_id, "EVAL-Q03", "--as", REVIEWER_ROLE, env=env)
+    assert stale.out.startswith("EVAL-Q03  plan_diagnosis  STALE FIXTURE\n")
+    # The judges disagree on diagnosis accuracy: each keeps its own number.
+    diagnoses = sorted(l.split("diagnosis ")[1].split(";")[0] for l in stale.out.splitlines() if l.startswith("  judge "))
+    assert diagnoses == ["0.5", "1", "1"]
+    assert stale.out.count("staleness recognised: yes") == 3
+
+    broken = run_cli("review", "show", run_id, "EVAL-Q24", "--as", REVIEWER_ROLE, env=env)
+    assert "  answer breaks the contract (not a JSON document): I could not find enough" in broken.out
+    assert "judge " not in broken.out
+
+    as_json = json.loads(run_cli("review", "show", run_id, "--as", REVIEWER_ROLE, "--json", env=env).out)
+    assert [r["question_id"] for r in as_json] == ["EVAL-Q03", "EVAL-Q07", "EVAL-Q24"]
+    assert [len(r["suggestions"]) for r in as_json] == [3, 3, 0]
+
+    stranger = run_cli("review", "show", run_id, "--as", OTHER_REVIEWER_ROLE, env=env)
+    assert (stranger.code, stranger.err) == (3, f"evalledger: error: no answered harness run {run_id} that you review\n")

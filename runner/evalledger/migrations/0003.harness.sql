@@ -341,6 +341,11 @@ CREATE POLICY brain_eval_judge_suggestion_readers ON brain_eval_judge_suggestion
     TO evalledger_reviewer, evalledger_revops, evalledger_auditor
     USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_judge_suggestion.eval_run_id));
 GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- A reviewer reads the brain's answers in its own harness runs before any question row points at
+-- them (the baseline's policy shows a reviewer only analyses its question rows point at).
+CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELECT TO evalledger_reviewer
+    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_answer a
+                    WHERE a.analysis_id = brain_analysis_log.analysis_id));
 
 -- Functions: nothing is PUBLIC, and these are trigger functions, called by no one directly.
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),

@@ -371,3 +371,18 @@ def suggestions(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
     """Every judge's suggestion on a run's answers, by question then model."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
+
+
+def review(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None,
+           as_role: str | None = None) -> list[dict]:
+    """What the reviewer scores from, per answered question (as as_role when given): the question,
+    the answer, its automatic scores and every judge's suggestion. Row-level security shows a
+    reviewer its own runs only, so another reviewer's run reads as empty."""
+    if as_role:
+        db.set_local_role(conn, as_role)
+    with conn.cursor(row_factory=dict_row) as cur:
+        found = cur.execute(QUERIES["review_answers"], {"eval_run_id": run_id, "question_id": question_id}).fetchall()
+        drafts = cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
+    for row in found:
+        row["suggestions"] = [d for d in drafts if d["question_id"] == row["question_id"]]
+    return found

@@ -293,3 +293,15 @@ SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total
   JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
  WHERE s.eval_run_id = %(eval_run_id)s
  ORDER BY array_position(h.question_ids, s.question_id::text), s.model;
+
+-- name: review_answers
+-- What a reviewer scores from, per answered question of a harness run: the question, the brain's answer and the automatic scores.
+SELECT a.question_id, q.question_type, q.uses_stale_fixture, q.question_text, b.output AS narrative, b.claims,
+       b.proposed_actions, a.contract_error, a.citation_rate, a.confidence_distribution, a.lever_mapping_violations,
+       a.recorded
+  FROM evalledger.brain_eval_harness_answer a
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+  JOIN evalledger.brain_eval_catalog_question q ON q.catalog_version = h.catalog_version AND q.question_id = a.question_id
+  JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
+ WHERE a.eval_run_id = %(eval_run_id)s AND (%(question_id)s::text IS NULL OR a.question_id = %(question_id)s)
+ ORDER BY array_position(h.question_ids, a.question_id::text);
