@@ -495,7 +495,10 @@ def test_status_doctor_and_capture_status_print_json(dsn, tmp_path):
 
 def test_trend_as_json_csv_and_an_unknown_rubric_version(demo_env):
     document = read_json(run_cli("trend", "--json", env=demo_env), "suites/takes_quality", "trend")
-    assert [r["verdict"] for r in document["rows"]] == ["pass"]
+    assert [(r["verdict"], r["judges"]) for r in document["rows"]] == [("pass", "recorded")]
+    # The demo's judges were recorded replies: the text says so on the run's line.
+    text = run_cli("trend", env=demo_env).out.splitlines()
+    assert text[2].endswith(f"{document['rows'][0]['corpus_sha8']}  (recorded judges)")
     csv_lines = run_cli("trend", "--format", "csv", env=demo_env).out.splitlines()
     assert csv_lines[0] == "id,ts,rubric_version,verdict,overall_score,cost_usd,corpus_sha8,rubric_sha8"
     assert csv_lines[1].startswith(f"{document['rows'][0]['id']},{document['rows'][0]['ts']},v1.0,pass,")

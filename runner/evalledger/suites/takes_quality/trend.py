@@ -30,17 +30,19 @@ def trend_text(rows: list[dict]) -> str:
             lines.append("")
         previous = epoch
         overall = "-" if row["overall_score"] is None else f"{row['overall_score']:.1f}"
+        # A run judged by recorded replies never reads like a live one.
+        marker = f"  ({row['judges']} judges)" if row.get("judges", "live") != "live" else ""
         lines.append(f"{row['ts'][:19]:<22}{row['rubric_version']:<10}{row['verdict']:<15}{overall:<10}"
-                     f"{'$' + format(row['cost_usd'], '.2f'):<12}{row['corpus_sha8']}")
+                     f"{'$' + format(row['cost_usd'], '.2f'):<12}{row['corpus_sha8']}{marker}")
     return "\n".join(lines) + "\n"
 
 
 def trend_json(rows: list[dict]) -> dict:
-    """Seed 000's --json shape (rubric_sha8 added per row)."""
+    """Seed 000's --json shape (rubric_sha8 and judges added per row)."""
     return {"schema_version": 1, "rows": [
         {"id": r["id"], "ts": r["ts"], "rubric_version": r["rubric_version"], "verdict": r["verdict"],
          "overall_score": r["overall_score"], "cost_usd": r["cost_usd"], "corpus_sha8": r["corpus_sha8"],
-         "rubric_sha8": r["rubric_sha8"]} for r in rows]}
+         "rubric_sha8": r["rubric_sha8"], "judges": r.get("judges", "live")} for r in rows]}
 
 
 @dataclass

@@ -55,9 +55,10 @@ SELECT receipt_json FROM evalledger.eval_takes_quality_runs
    AND rubric_sha8 = %(rubric_sha8)s AND completed_at IS NOT NULL;
 
 -- name: trend
--- Completed runs, newest rubric epoch first, newest run first within an epoch.
+-- Completed runs, newest rubric epoch first, newest run first within an epoch; judges: live, recorded or mixed.
 SELECT r.id, r.receipt_json ->> 'ts' AS ts, b.version AS rubric_version, r.rubric_sha8, r.verdict,
-       r.overall_score::float8 AS overall_score, r.cost_usd::float8 AS cost_usd, r.corpus_sha8
+       r.overall_score::float8 AS overall_score, r.cost_usd::float8 AS cost_usd, r.corpus_sha8,
+       coalesce(r.receipt_json ->> 'judges', 'live') AS judges
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
  WHERE r.completed_at IS NOT NULL AND (%(version)s::text IS NULL OR b.version = %(version)s)
