@@ -403,7 +403,7 @@ def harness_run(owner, loaded, reviewer_id, connect_as):
                                  system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
                                  question_catalog_version="v28-2026Q2", question_count=3, reviewer_user_id=reviewer_id)
         runner.execute("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
-                       "question_ids, contracts) VALUES (%s, %s, 'v28-2026Q2', %s, %s)",
+                       "question_ids, contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')",
                        (run_id, version_id, ["EVAL-Q01", "EVAL-Q02", "EVAL-Q03"], Jsonb(CONTRACTS)))
         made[brain] = (run_id, version)
     return runner, made
@@ -514,7 +514,7 @@ def test_a_harness_record_agrees_with_its_run(harness_run, owner, reviewer_id):
                                 question_catalog_version="v28-2026Q2", question_count=1, reviewer_user_id=reviewer_id)
     version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = 'AGT-902'").fetchone()[0]
     insert = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
-              "contracts) VALUES (%s, %s, 'v28-2026Q2', %s, %s)")
+              "contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')")
     with pytest.raises(errors.CheckViolation, match="is not of AGT-902 version 1"):
         runner.execute(insert, (other_run, version_id, ["EVAL-Q01"], Jsonb(CONTRACTS)))
 
@@ -621,3 +621,14 @@ def test_a_reviewer_reads_the_answers_of_its_own_harness_runs_only(harness_run, 
     other = connect_as(OTHER_REVIEWER_ROLE)
     for table in ("brain_analysis_log", "brain_eval_harness_answer", "brain_eval_harness_run"):
         assert other.execute(f"SELECT count(*) FROM evalledger.{table}").fetchone()[0] == 0, table
+
+
+def test_a_run_takes_live_or_recorded_answers_not_both(harness_run):
+    runner, made = harness_run
+    run_id, version = made["AGT-902"]
+    analysis_id = store.record_analysis(runner, brain="AGT-902", model_id=version.model_id,
+                                        system_prompt_hash=version.system_prompt_hash, question_id="EVAL-Q01",
+                                        question="q", output="o", token_cost_usd=0)
+    with pytest.raises(errors.CheckViolation, match="takes live answers only"):
+        runner.execute("INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded) "
+                       "VALUES (%s, 'EVAL-Q01', %s, true)", (run_id, analysis_id))

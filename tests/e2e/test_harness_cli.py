@@ -295,8 +295,9 @@ def test_recorded_run_stores_every_answer_with_its_automatic_scores(env, admin, 
     import hashlib
     assert run == ("AGT-902", "claude-sonnet-4-6", hashlib.sha256(BRAIN_PROMPT.encode()).hexdigest(), "action_brain_v3",
                    contracts_hash, "v28-2026Q2", 30, "quarterly", None)
-    recorded_contracts = admin.execute("SELECT contracts FROM brain_eval_harness_run WHERE eval_run_id = %s",
-                                       (run_id,)).fetchone()[0]
+    recorded_contracts, answers = admin.execute(
+        "SELECT contracts, answers FROM brain_eval_harness_run WHERE eval_run_id = %s", (run_id,)).fetchone()
+    assert answers == "recorded"
     assert recorded_contracts["source"] == f"folder {harness}"
     assert [v["name"] for v in recorded_contracts["views"]] == ["v_accounts"]
 

@@ -98,13 +98,15 @@ CREATE TABLE brain_version (
 );
 
 -- One row per harness run (`evalledger run brain-eval`): the registered brain version it called,
--- the catalog and questions it asked, and which views it hashed, from where.
+-- the catalog and questions it asked, which views it hashed, from where, and whether its answers
+-- are live or recorded.
 CREATE TABLE brain_eval_harness_run (
     eval_run_id      uuid        NOT NULL,
     brain_version_id bigint      NOT NULL,
     catalog_version  varchar(32) NOT NULL,
     question_ids     text[]      NOT NULL,
     contracts        jsonb       NOT NULL,
+    answers          text        NOT NULL,
     created_at       timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT brain_eval_harness_run_pkey PRIMARY KEY (eval_run_id),
     CONSTRAINT brain_eval_harness_run_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
@@ -112,6 +114,8 @@ CREATE TABLE brain_eval_harness_run (
         REFERENCES brain_version (brain_version_id),
     CONSTRAINT brain_eval_harness_run_catalog_fkey FOREIGN KEY (catalog_version)
         REFERENCES brain_eval_catalog (catalog_version),
+    -- Live calls, or the recordings shipped with the demo: a run is one or the other.
+    CONSTRAINT brain_eval_harness_run_answers_known CHECK (answers IN ('live', 'recorded')),
     CONSTRAINT brain_eval_harness_run_questions_distinct CHECK (
         array_position(question_ids, NULL) IS NULL AND cardinality(question_ids) > 0
         AND cardinality(question_ids) = cardinality(evalledger.capture_distinct_v1(question_ids))),
@@ -316,7 +320,7 @@ CREATE POLICY brain_eval_harness_run_runner ON brain_eval_harness_run TO evalled
 CREATE POLICY brain_eval_harness_answer_runner ON brain_eval_harness_answer TO evalledger_runner
     USING (true) WITH CHECK (true);
 GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer TO evalledger_runner;
-GRANT INSERT (eval_run_id, brain_version_id, catalog_version, question_ids, contracts)
+GRANT INSERT (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
     ON brain_eval_harness_run TO evalledger_runner;
 GRANT INSERT (eval_run_id, question_id, analysis_id, recorded, contract_error, latency_ms, attempts)
     ON brain_eval_harness_answer TO evalledger_runner;

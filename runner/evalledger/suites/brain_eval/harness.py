@@ -194,7 +194,8 @@ def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[
     """The open run this identical command started before (and its answered questions), or a new one."""
     ids = [q["question_id"] for q in p.questions]
     identity = {"brain_version_id": p.brain_version_id, "catalog_version": p.catalog_version, "question_ids": ids,
-                "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger}
+                "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger,
+                "answers": p.mode}
     found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
     if found:
         answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}

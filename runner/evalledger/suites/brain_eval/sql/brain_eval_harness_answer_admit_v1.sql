@@ -32,6 +32,10 @@ BEGIN
         RAISE EXCEPTION 'evalledger: run % is complete: it takes no more answers', run.eval_run_id
             USING ERRCODE = 'insufficient_privilege';
     END IF;
+    IF NEW.recorded IS DISTINCT FROM (harness.answers = 'recorded') THEN
+        RAISE EXCEPTION 'evalledger: run % takes % answers only', NEW.eval_run_id, harness.answers
+            USING ERRCODE = 'check_violation', COLUMN = 'recorded';
+    END IF;
     IF NOT NEW.question_id = ANY (harness.question_ids) THEN
         RAISE EXCEPTION 'evalledger: question % is not one of run %''s', NEW.question_id, NEW.eval_run_id
             USING ERRCODE = 'check_violation', COLUMN = 'question_id';

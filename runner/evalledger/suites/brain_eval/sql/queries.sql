@@ -145,20 +145,22 @@ SELECT c.relname::text, pg_get_viewdef(c.oid)
 SELECT brain_version_id FROM evalledger.brain_version WHERE target_id = %(target_id)s AND version = %(version)s;
 
 -- name: open_harness_run
--- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer and trigger): the one to resume.
+-- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer, trigger, live or recorded answers): the one to resume.
 SELECT h.eval_run_id
   FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
  WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
    AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
+   AND h.answers = %(answers)s
    AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
    AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
  ORDER BY l.started_at DESC
  LIMIT 1;
 
 -- name: insert_harness_run
--- Record what a harness run calls and asks: the brain version, the catalog questions, and the view contracts hashed (with their source).
-INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, contracts)
-VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s);
+-- Record what a harness run calls and asks: the brain version, the catalog questions, the view contracts hashed (with their source), live or recorded answers.
+INSERT INTO evalledger.brain_eval_harness_run
+    (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
+VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s, %(answers)s);
 
 -- name: harness_answered
 -- The questions of a harness run that have an answer already.
