@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -572,3 +573,76 @@ def test_hold_list_shows_what_a_hold_keeps(demo_env, admin):
     text = run_cli("hold", "list", "--active", env=env).out.splitlines()
     assert text[0].split() == ["hold_id", "eval_run_id", "brain_under_test", "reason", "placed_at", "released_at"]
     assert text[1].split()[1:5] == [str(run_id), "AGT-902", "litigation", "2026-17"]
+
+
+# -- brain-eval record: field by field, once ----------------------------------------------------------
+
+
+def recorded_file(tmp_path, bend=None) -> tuple[Path, str]:
+    from evalledger.suites.brain_eval.demo import fixture_path
+
+    data = json.loads(fixture_path().read_text())
+    if bend:
+        bend(data)
+    path = tmp_path / "run.json"
+    text = json.dumps(data, indent=2)
+    path.write_text(text)
+    return path, text
+
+
+def line_of(text: str, needle: str, last: bool = False) -> int:
+    return text[:text.rindex(needle) if last else text.index(needle)].count("\n") + 1
+
+
+@pytest.mark.parametrize("bend, needle, says", [
+    (lambda d: d["run"].update(colour="red"), '"colour"', '$.run.colour: unknown field'),
+    (lambda d: d["run"].update(decision="pass"), '"decision"', '$.run.decision: computed by the database: remove it'),
+    (lambda d: d["questions"][2]["score"].update(question_passed=True), '"question_passed"',
+     '$.questions[2].score.question_passed (EVAL-Q03): computed by the database: remove it'),
+    (lambda d: d["questions"][2]["analysis"].update(question_id="EVAL-Q09"), '"EVAL-Q09"',
+     '$.questions[2].analysis.question_id (EVAL-Q03): "EVAL-Q09" is not the score\'s question_id "EVAL-Q03"'),
+    (lambda d: d["questions"][4]["score"].update(citation_rate="high"), '"high"',
+     '$.questions[4].score.citation_rate (EVAL-Q05): expected a number, got "high"'),
+    (lambda d: [d["questions"][5][k].update(question_id="EVAL-Q05") for k in ("analysis", "score")],
+     ('"question_id": "EVAL-Q05"', "last"),
+     '$.questions[5].score.question_id (EVAL-Q05): EVAL-Q05 is scored twice (first at $.questions[4])'),
+])
+def test_record_names_the_line_field_and_question_and_writes_nothing(dsn, admin, reviewers, tmp_path, bend, needle,
+                                                                     says):
+    from tests.conftest import REVIEWER_ROLE
+
+    path, text = recorded_file(tmp_path, bend)
+    result = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env={"DATABASE_URL": dsn})
+    assert (result.code, result.out) == (3, ""), result.err
+    line = line_of(text, needle[0], last=True) if isinstance(needle, tuple) else line_of(text, needle)
+    assert result.err == f"evalledger: error: {path}:{line}: {says}\n"
+    assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0
+
+
+def test_record_names_the_question_a_database_refusal_is_about(dsn, admin, reviewers, tmp_path):
+    from tests.conftest import REVIEWER_ROLE
+
+    path, text = recorded_file(tmp_path, lambda d: d["questions"][17]["score"].update(citation_rate=2))
+    result = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env={"DATABASE_URL": dsn})
+    assert result.code == 3 and result.err.count("\n") == 1
+    # The line where the 18th question's object opens (indent 2: items of "questions" at four spaces).
+    line = [n for n, text_line in enumerate(text.splitlines(), 1) if text_line == "    {"][17]
+    assert result.err.startswith(f"evalledger: error: {path}:{line}: $.questions[17] (EVAL-Q18): ")
+    assert "constraint brain_eval_question_score_citation_rate_range" in result.err
+    for table in ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log"):
+        assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
+def test_recording_a_file_twice_is_one_run(dsn, admin, reviewers, tmp_path):
+    from tests.conftest import REVIEWER_ROLE
+
+    path, _ = recorded_file(tmp_path)
+    env = {"DATABASE_URL": dsn}
+    first = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
+    assert first.code == 0, first.err
+    again = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
+    assert again.code == 0
+    run_id = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchone()[0]
+    assert again.out == f"already recorded: {path} is run {run_id}\n" + first.out
+    assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1
+    assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 30

@@ -199,18 +199,22 @@ def _finish_run(role: str, step, run_id: str) -> None:
 def record_command(file, reviewer_role, complete):
     """Record a scored run from FILE (JSON: {run: {...}, questions: [{analysis, score}]}).
 
+    Every field is checked first: a problem is one line naming FILE:LINE, the field and the
+    question id, and an unknown field or one the database computes (decision...) is refused.
     Everything is written in one transaction: a bad question leaves no half-written run.
+    Recording the same file again is the run recorded before (its id derives from the file).
     """
-    fixture = brain_eval.load_fixture(file)
+    from . import recording
+
+    checked = recording.check(file)
     with db.transaction("runner") as conn:
         found = brain_eval.reviewer_id(conn, reviewer_role)
         if found is None:
             raise EvalledgerError(f"--reviewer {reviewer_role!r} is not a registered reviewer "
                                   "(evalledger reviewer add)")
-        try:
-            decided = brain_eval.record_fixture_run(conn, fixture, found, complete=complete)
-        except (KeyError, TypeError) as exc:
-            raise EvalledgerError(f"{file}: {exc}") from None
+        decided, new = recording.record(conn, checked, found, complete)
+    if not new:
+        click.echo(f"already recorded: {file} is run {decided.eval_run_id}")
     _finish(decided)
 
 
