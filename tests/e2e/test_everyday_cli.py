@@ -646,3 +646,19 @@ def test_recording_a_file_twice_is_one_run(dsn, admin, reviewers, tmp_path):
     assert again.out == f"already recorded: {path} is run {run_id}\n" + first.out
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1
     assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 30
+
+
+def test_catalog_and_brain_lists_print_json(dsn, tmp_path):
+    from evalledger.suites.brain_eval.catalog import demo_catalog_path
+
+    env = {"DATABASE_URL": dsn}
+    assert run_cli("catalog", "load", str(demo_catalog_path()), env=env).code == 0
+    catalogs = read_json(run_cli("catalog", "list", "--json", env=env), "suites/brain_eval", "catalogs")["rows"]
+    assert [(c["catalog_version"], c["question_count"], c["stale_count"]) for c in catalogs] == [("v28-2026Q2", 30, 5)]
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("You diagnose pipelines.")
+    assert run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                   "--lever", "reprice", env=env).code == 0
+    versions = read_json(run_cli("brain", "list", "--json", env=env), "suites/brain_eval", "brain_versions")["rows"]
+    assert [(v["target_id"], v["version"], v["model_spec"], v["levers"]) for v in versions] == [
+        ("AGT-902", 1, "anthropic:claude-sonnet-4-6", ["reprice"])]

@@ -411,13 +411,19 @@ def catalog_load(file):
 
 
 @catalog_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogs as JSON (schema: catalogs.v1).")
 @database_option
-def catalog_list():
+def catalog_list(as_json):
     """List the loaded catalog versions."""
     from . import catalog
 
     with db.transaction("auditor") as conn:
         found = catalog.catalogs(conn)
+    if as_json:
+        columns = ["catalog_version", "question_count", "stale_count", "type_count", "document_sha256",
+                   "source_file", "loaded_at"]
+        click.echo(output.listing("json", "catalogs", columns, [[c[k] for k in columns] for c in found]), nl=False)
+        return
     if not found:
         click.echo("no catalog loaded (evalledger catalog load FILE)")
     for c in found:
@@ -497,13 +503,19 @@ def brain_add(target_id, model, prompt_file, version_label, levers):
 
 @brain_group.command("list")
 @click.argument("target_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the versions as JSON (schema: brain_versions.v1).")
 @database_option
-def brain_list(target_id):
+def brain_list(target_id, as_json):
     """List the registered versions of every brain (or of TARGET_ID), oldest first."""
     from . import brains
 
     with db.transaction("auditor") as conn:
         found = brains.versions(conn, target_id)
+    if as_json:
+        columns = ["target_id", "version", "model_spec", "version_label", "system_prompt_hash", "levers", "created_at"]
+        click.echo(output.listing("json", "brain_versions", columns, [[getattr(v, k) for k in columns] for v in found]),
+                   nl=False)
+        return
     if not found:
         click.echo("no brain versions registered (evalledger brain add)")
     for v in found:
