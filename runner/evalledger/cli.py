@@ -46,6 +46,13 @@ class LedgerGroup(click.Group):
             sys.exit(0)
 
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        ctx = super().make_context(info_name, list(args), parent=parent, **extra)
+        # Help needs no home: `evalledger X --help` answers even when EVALLEDGER_HOME is wrong.
+        ctx.meta["asks_for_help"] = any(arg in ("-h", "--help") for arg in args)
+        return ctx
+
+
 def _fail(message: str, code: int = EXIT_ERROR) -> None:
     """One line on stderr, 'evalledger: error: ' once (a message may already carry the prefix)."""
     for prefix in ("evalledger: error: ", "evalledger: "):
@@ -102,7 +109,8 @@ def cli(ctx, database_url):
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         return
-    _check_home()
+    if not ctx.meta.get("asks_for_help"):
+        _check_home()
     if database_url is not None:
         db.use_database_url(database_url)
 

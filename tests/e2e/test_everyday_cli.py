@@ -119,6 +119,9 @@ def test_an_evalledger_home_that_is_a_file_is_one_line_exit_3(tmp_path):
                                                 "not a folder\n"), args
     below = run_cli("capture", "status", env={"EVALLEDGER_HOME": str(home / "sub")})
     assert below.err == f"evalledger: error: EVALLEDGER_HOME={home / 'sub'}: {home} is a file, not a folder\n"
+    # Help needs no home.
+    helped = run_cli("capture", "status", "--help", env={"EVALLEDGER_HOME": str(home)})
+    assert (helped.code, helped.err) == (0, "") and helped.out.startswith("Usage: evalledger capture status")
 
 
 # -- flags checked before anything happens ------------------------------------------------------------
