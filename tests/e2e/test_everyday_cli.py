@@ -665,3 +665,18 @@ def test_catalog_and_brain_lists_print_json(dsn, tmp_path):
     versions = read_json(run_cli("brain", "list", "--json", env=env), "suites/brain_eval", "brain_versions")["rows"]
     assert [(v["target_id"], v["version"], v["model_spec"], v["levers"]) for v in versions] == [
         ("AGT-902", 1, "anthropic:claude-sonnet-4-6", ["reprice"])]
+
+
+def test_work_quality_list_finds_runs_of_every_target(demo_env):
+    env = demo_env
+    rows = read_json(run_cli("work-quality", "list", "--json", env=env), "suites/work_quality", "work_quality_runs")["rows"]
+    assert len(rows) == 2 and len({r["name"] for r in rows}) == 1
+    newest, oldest = rows
+    assert oldest["verdict"] is None and newest["verdict"] in ("better", "same", "worse")
+    name = newest["name"]
+    assert len(read_json(run_cli("work-quality", "list", "--name", name, "--json", env=env), "suites/work_quality",
+                         "work_quality_runs")["rows"]) == 2
+    assert run_cli("work-quality", "list", "--name", "nobody", env=env).out == "no work-quality runs match\n"
+    assert run_cli("work-quality", "list", "--open", env=env).out == "no work-quality runs match\n"
+    same = run_cli("work-quality", "list", "--verdict", newest["verdict"], "--format", "csv", env=env).out.splitlines()
+    assert len(same) == 2 and same[1].startswith(f"{newest['snapshot_id']},{name},")

@@ -24,7 +24,7 @@ _RESET = "\x1b[0m"
 # must look" yellow.
 TONES = {
     "pass": "green", "pass_with_notes": "green", "ok": "green", "no regression": "green",
-    "fail": "red", "regression": "red",
+    "fail": "red", "regression": "red", "better": "green", "worse": "red",
     "inconclusive": "yellow", "conditional": "yellow", "warn": "yellow", "warning": "yellow",
     "in progress": "yellow", "open": "yellow",
 }

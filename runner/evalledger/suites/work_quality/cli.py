@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core.options import BUDGET_HELP, Number, database_option
+from evalledger.core import output
+from evalledger.core.options import BUDGET_HELP, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
@@ -241,5 +242,36 @@ def snapshot_import(directory):
                + (f" ({len(found) - added} already in the ledger)" if len(found) - added else ""))
 
 
+# -- list --------------------------------------------------------------------------------------
+
+
+@click.group("work-quality")
+def work_quality_group():
+    """Find work-quality runs of every target (a target's history: `snapshot list NAME`)."""
+
+
+@work_quality_group.command("list")
+@click.option("--name", metavar="NAME", help="Only runs of this target (the bot or feature).")
+@click.option("--since", type=When(), metavar="DUR|TS", help="Only runs since: 7d, 24h, or a timestamp.")
+@click.option("--verdict", type=click.Choice(["better", "same", "worse"]),
+              help="Only runs the database compared so with their previous snapshot.")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still open (no snapshot completed).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@format_options
+@database_option
+def wq_list(name, since, verdict, only_open, limit, fmt):
+    """List work-quality runs, newest first (as an auditor), with the database's comparison."""
+    from evalledger.core import db
+    from evalledger.core.reading import fetch
+
+    from .store import Q
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, Q["list_runs"], {"name": name, "since": since, "verdict": verdict,
+                                                            "open": only_open, "limit": limit})
+    click.echo(output.listing(fmt, "work_quality_runs", columns, rows, empty="no work-quality runs match",
+                              tone_column="verdict"), nl=False)
+
+
 RUN_COMMANDS = (run_work_quality,)
-COMMANDS = (snapshot_group,)
+COMMANDS = (snapshot_group, work_quality_group)

@@ -101,3 +101,16 @@ RETURNING snapshot_id;
 -- name: dashboard_work_quality_history_v1
 -- The work_quality_history_v1 panel as its readers see it.
 SELECT * FROM evalledger.work_quality_history_v1;
+
+-- name: list_runs
+-- Work-quality runs of every target newest first, filtered by target, start time, verdict and whether still open (`work-quality list`).
+SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
+       (s.mean_scores ->> 'overall')::numeric AS overall, s.comparison ->> 'verdict' AS verdict,
+       cardinality(evalledger.work_quality_is_regression_v1(s.comparison)) > 0 AS regression, s.cost_usd
+  FROM evalledger.eval_work_quality_snapshots s
+ WHERE (%(name)s::text IS NULL OR s.name = %(name)s)
+   AND (%(since)s::timestamptz IS NULL OR s.at >= %(since)s)
+   AND (%(verdict)s::text IS NULL OR s.comparison ->> 'verdict' = %(verdict)s)
+   AND (NOT %(open)s OR s.completed_at IS NULL)
+ ORDER BY s.at DESC, s.snapshot_id DESC
+ LIMIT %(limit)s;
