@@ -680,3 +680,18 @@ def test_work_quality_list_finds_runs_of_every_target(demo_env):
     assert run_cli("work-quality", "list", "--open", env=env).out == "no work-quality runs match\n"
     same = run_cli("work-quality", "list", "--verdict", newest["verdict"], "--format", "csv", env=env).out.splitlines()
     assert len(same) == 2 and same[1].startswith(f"{newest['snapshot_id']},{name},")
+
+
+def test_dashboard_reads_as_revops_when_asked(demo_env, admin):
+    # What RevOps sees of older runs is the hot-tier policy's (tests/db); here: the flag reaches it.
+    old = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchone()[0]
+    auditor = read_json(run_cli("dashboard", "cost_per_run_v1", "--json", env=demo_env), "core", "dashboard")["rows"]
+    revops = read_json(run_cli("dashboard", "cost_per_run_v1", "--as", "revops", "--json", env=demo_env), "core",
+                       "dashboard")["rows"]
+    # The demo's run started now: both see it.
+    assert [r["eval_run_id"] for r in auditor] == [r["eval_run_id"] for r in revops] == [str(old)]
+    # Proof of the role: take RevOps' grant away (in this test's database) and only --as revops fails.
+    admin.execute("REVOKE SELECT ON cost_per_run_v1 FROM evalledger_revops")
+    refused = run_cli("dashboard", "cost_per_run_v1", "--as", "revops", env=demo_env)
+    assert refused.code == 3 and "permission denied for view cost_per_run_v1" in refused.err
+    assert run_cli("dashboard", "cost_per_run_v1", env=demo_env).code == 0
