@@ -695,3 +695,17 @@ def test_dashboard_reads_as_revops_when_asked(demo_env, admin):
     refused = run_cli("dashboard", "cost_per_run_v1", "--as", "revops", env=demo_env)
     assert refused.code == 3 and "permission denied for view cost_per_run_v1" in refused.err
     assert run_cli("dashboard", "cost_per_run_v1", env=demo_env).code == 0
+
+
+def test_snapshot_list_and_compare_json_have_schemas(demo_env):
+    runs = read_json(run_cli("work-quality", "list", "--json", env=demo_env), "suites/work_quality",
+                     "work_quality_runs")["rows"]
+    name, (newest, oldest) = runs[0]["name"], runs
+    history = run_cli("snapshot", "list", name, "--json", env=demo_env)
+    assert [s["run_id"] for s in read_json(history, "suites/work_quality", "snapshot_list")] == [
+        oldest["run_id"], newest["run_id"]]
+    compared = run_cli("snapshot", "compare", oldest["run_id"], newest["run_id"], "--json", env=demo_env)
+    assert compared.code in (0, 1)
+    compared.err = ""  # regression reasons go to stderr by design
+    document = read_json(compared, "suites/work_quality", "snapshot_compare")
+    assert document["comparison"]["verdict"] == newest["verdict"]
