@@ -37,6 +37,12 @@ if os.environ.get("FAKETIME") and os.environ.get("FAKETIME_DONT_FAKE_MONOTONIC")
         select.select([], [], [], seconds)
 
     time.sleep = _sleep
+    # libfaketime reads the C environment on clock reads in every thread, and glibc's setenv may
+    # free the array such a read walks: an in-process CLI run's env (click's runner sets it in
+    # os.environ) crashed a session with a segfault. Under faketime, env changes stay in
+    # os.environ, where evalledger reads them; the processes tests start get theirs explicitly.
+    os.putenv = lambda key, value: None
+    os.unsetenv = lambda key: None
 
 
 # A test cluster holds nothing worth keeping through a crash: skip the flushes that make a
