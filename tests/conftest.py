@@ -48,6 +48,34 @@ if os.environ.get("FAKETIME") and os.environ.get("FAKETIME_DONT_FAKE_MONOTONIC")
 # A test cluster holds nothing worth keeping through a crash: skip the flushes that make a
 # CREATE DATABASE per test slow on a disk that syncs.
 DURABILITY_OFF = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+SERVER_HOME_PREFIX = "evalledger-test-server-"
+
+
+def _reap_servers_of_dead_sessions() -> None:
+    """Stop and delete the servers of test sessions that died before their teardown (killed, or
+    crashed): their home is named after the session's process, and that process is gone."""
+    from evalledger.core.embedded import EmbeddedServer
+
+    for home in Path(tempfile.gettempdir()).glob(f"{SERVER_HOME_PREFIX}*-*"):
+        pid = home.name[len(SERVER_HOME_PREFIX):].split("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        server = EmbeddedServer(home)
+        with contextlib.suppress(Exception):
+            server.stop()
+        if server.as_root:
+            shutil.rmtree(server.base, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        pass
+    return True
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +87,8 @@ def server_url() -> Iterator[str]:
         return
     from evalledger.core.embedded import EmbeddedServer
 
-    home = Path(tempfile.mkdtemp(prefix="evalledger-test-server-"))
+    _reap_servers_of_dead_sessions()
+    home = Path(tempfile.mkdtemp(prefix=f"{SERVER_HOME_PREFIX}{os.getpid()}-"))
     server = EmbeddedServer(home)
     try:
         url = server.start()
