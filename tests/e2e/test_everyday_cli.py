@@ -709,3 +709,56 @@ def test_snapshot_list_and_compare_json_have_schemas(demo_env):
     compared.err = ""  # regression reasons go to stderr by design
     document = read_json(compared, "suites/work_quality", "snapshot_compare")
     assert document["comparison"]["verdict"] == newest["verdict"]
+
+
+# -- db reset, and clusters that outlive their home ----------------------------------------------------
+
+
+def test_db_reset_needs_yes_and_never_touches_another_postgresql(tmp_path):
+    from evalledger.core.embedded import EmbeddedServer
+
+    home = tmp_path / "home"
+    base = EmbeddedServer(home).base
+    unasked = run_cli("db", "reset", env={"EVALLEDGER_HOME": str(home), "DATABASE_URL": ""})
+    assert (unasked.code, unasked.err) == (3, f"evalledger: error: db reset deletes the embedded database at {base} "
+                                              "and everything in it: add --yes\n")
+    for args, env in ((["db", "reset", "--yes"], {"DATABASE_URL": f"postgresql://nobody@/nodb?host={tmp_path}"}),
+                      (["--database-url", f"postgresql://nobody@/nodb?host={tmp_path}", "db", "reset", "--yes"],
+                       {"DATABASE_URL": ""})):
+        refused = run_cli(*args, env={"EVALLEDGER_HOME": str(home), **env})
+        assert refused.code == 3 and "it never touches: unset it to reset the embedded one" in refused.err
+    nothing = run_cli("db", "reset", "--yes", env={"EVALLEDGER_HOME": str(home), "DATABASE_URL": ""})
+    assert (nothing.code, nothing.out) == (0, f"no embedded database at {base}: nothing to remove\n")
+
+
+@pytest.mark.slow
+def test_db_reset_removes_the_cluster_wherever_it_lives(tmp_path):
+    from evalledger.core.embedded import EmbeddedServer
+
+    home = tmp_path / "home"
+    server = EmbeddedServer(home)
+    try:
+        server.start()
+        assert server.is_running() and (server.pgdata / "PG_VERSION").exists()
+        assert (server.base / "home").read_text() == f"{home}\n"
+        result = run_cli("db", "reset", "--yes", env={"EVALLEDGER_HOME": str(home), "DATABASE_URL": ""})
+        assert (result.code, result.out) == (0, f"removed the embedded database at {server.base}\n"), result.err
+        assert not server.base.exists() and not server.socket_dir.exists()
+        assert not server.is_running()
+    finally:
+        server.remove()
+
+
+def test_clusters_whose_home_is_gone_are_found(tmp_path):
+    from evalledger.core.embedded import orphaned_clusters
+
+    parent, live_home = tmp_path / "clusters", tmp_path / "live"
+    live_home.mkdir()
+    for name, home in (("aaaa1111", tmp_path / "gone"), ("bbbb2222", live_home), ("cccc3333", None)):
+        (parent / name / "data").mkdir(parents=True)
+        if home is not None:
+            (parent / name / "home").write_text(f"{home}\n")
+    (parent / "postgresql-12345678").mkdir()  # a copy of the binaries, not a cluster
+    assert orphaned_clusters(parent) == [(parent / "aaaa1111", str(tmp_path / "gone")),
+                                         (parent / "cccc3333", "unknown")]
+    assert orphaned_clusters(tmp_path / "nowhere") == []

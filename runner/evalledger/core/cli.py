@@ -37,6 +37,31 @@ def db_down():
     click.echo("stopped" if stopped else "not running")
 
 
+@db_group.command("reset")
+@click.option("--yes", is_flag=True, help="Really delete it: without --yes nothing is deleted.")
+@database_option
+def db_reset(yes):
+    """Delete the embedded PostgreSQL of $EVALLEDGER_HOME: stop it and remove its cluster and all its data.
+
+    It never touches another PostgreSQL: with DATABASE_URL or --database-url set it refuses. As
+    root the cluster lives outside EVALLEDGER_HOME (/var/lib/evalledger/<id>): this removes it too.
+    """
+    import os
+
+    from .embedded import EmbeddedServer
+
+    if db._explicit_url or os.environ.get("DATABASE_URL"):
+        raise EvalledgerError("db reset deletes only the embedded database; DATABASE_URL (or --database-url) names "
+                              "another PostgreSQL, which it never touches: unset it to reset the embedded one")
+    server = EmbeddedServer()
+    if not yes:
+        raise EvalledgerError(f"db reset deletes the embedded database at {server.base} and everything in it: "
+                              "add --yes")
+    removed = server.remove()
+    click.echo(f"removed the embedded database at {server.base}" if removed else
+               f"no embedded database at {server.base}: nothing to remove")
+
+
 @db_group.command("migrate")
 @database_option
 def db_migrate():

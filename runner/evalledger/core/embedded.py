@@ -38,6 +38,8 @@ DATABASE = "evalledger"
 SUPERUSER = "postgres"
 # A Unix socket path is limited to about 107 bytes; leave room for "/.s.PGSQL.5432".
 SOCKET_DIR_MAX = 90
+# The file in a cluster's folder naming the EVALLEDGER_HOME it serves.
+HOME_MARKER = "home"
 
 
 def evalledger_home() -> Path:
@@ -175,6 +177,8 @@ class EmbeddedServer:
             if self.as_root:
                 ROOT_PARENT.mkdir(mode=0o755, parents=True, exist_ok=True)
             self._make_private_dir(self.base)
+            # Which home the cluster serves, so that one outliving its home can be found.
+            (self.base / HOME_MARKER).write_text(str(self.home) + "\n")
             if not (self.pgdata / "PG_VERSION").exists():
                 self._initdb()
             if not self.is_running():
@@ -197,6 +201,17 @@ class EmbeddedServer:
                 return False
             self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.pgdata))
             return True
+
+    def remove(self) -> bool:
+        """Stop the server and delete its cluster (data, log, socket folder); False when there was none."""
+        with self._locked():
+            existed = self.base.exists()
+            if self.is_running():
+                self._run("pg_ctl", "stop", "-w", "-m", "immediate", "-D", str(self.pgdata))
+            shutil.rmtree(self.base, ignore_errors=True)
+            if self.socket_dir != self.base / "run":
+                shutil.rmtree(self.socket_dir, ignore_errors=True)
+            return existed
 
     def _initdb(self) -> None:
         if self.pgdata.exists():
@@ -225,6 +240,23 @@ class EmbeddedServer:
                 if attempt == 49:
                     raise
                 time.sleep(0.1)
+
+
+def orphaned_clusters(parent: Path | None = None) -> list[tuple[Path, str]]:
+    """Clusters under /var/lib/evalledger (root's) whose EVALLEDGER_HOME is gone: (folder, home).
+
+    A cluster made before homes were recorded names its home as unknown.
+    """
+    parent = parent or ROOT_PARENT
+    found = []
+    for base in sorted(parent.glob("*")) if parent.is_dir() else []:
+        if not (base / "data").is_dir():
+            continue
+        marker = base / HOME_MARKER
+        home = marker.read_text().strip() if marker.is_file() else ""
+        if not home or not Path(home).is_dir():
+            found.append((base, home or "unknown"))
+    return found
 
 
 def _ensure_service_user() -> pwd.struct_passwd:
