@@ -762,3 +762,41 @@ def test_clusters_whose_home_is_gone_are_found(tmp_path):
     assert orphaned_clusters(parent) == [(parent / "aaaa1111", str(tmp_path / "gone")),
                                          (parent / "cccc3333", "unknown")]
     assert orphaned_clusters(tmp_path / "nowhere") == []
+
+
+def test_doctor_names_the_roles_the_connecting_user_cannot_act_as(dsn, admin, new_role):
+    from psycopg.conninfo import make_conninfo
+
+    # A CREATEROLE user that migrated is a member of evalledger_owner only.
+    admin.execute(pgsql.SQL("CREATE ROLE {} LOGIN CREATEROLE IN ROLE evalledger_owner").format(
+        pgsql.Identifier(new_role)))
+    admin.execute(pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(pgsql.Identifier(new_role)))
+    as_user = make_conninfo(dsn, user=new_role)
+    result = run_cli("doctor", env={"DATABASE_URL": as_user})
+    assert result.code == 1, result.err
+    assert (f"fail  memberships: {new_role} cannot act as evalledger_auditor, evalledger_revops, evalledger_runner, "
+            f"which commands SET ROLE to: GRANT evalledger_auditor, evalledger_revops, evalledger_runner TO "
+            f"{new_role}\n") in result.out
+    admin.execute(pgsql.SQL("GRANT evalledger_auditor, evalledger_revops, evalledger_runner TO {}").format(
+        pgsql.Identifier(new_role)))
+    fixed = run_cli("doctor", env={"DATABASE_URL": as_user})
+    assert (f"ok    memberships: {new_role} may act as evalledger_owner, evalledger_runner, evalledger_auditor, "
+            "evalledger_revops\n") in fixed.out
+    admin.execute(pgsql.SQL("DROP OWNED BY {}").format(pgsql.Identifier(new_role)))
+
+
+def test_doctor_lists_clusters_that_outlived_their_home(tmp_path, monkeypatch):
+    import evalledger.core.embedded as embedded
+    from evalledger.core.doctor import clusters_left_behind
+
+    parent = tmp_path / "clusters"
+    (parent / "aaaa1111" / "data").mkdir(parents=True)
+    (parent / "aaaa1111" / "data" / "base.bin").write_bytes(b"\0" * 3 * 2**20)
+    (parent / "aaaa1111" / "home").write_text(f"{tmp_path / 'gone'}\n")
+    monkeypatch.setattr(embedded, "ROOT_PARENT", parent)
+    [finding] = clusters_left_behind()
+    assert (finding.level, finding.check) == ("warn", "embedded clusters")
+    assert finding.detail == (f"1 outlived its EVALLEDGER_HOME: {parent / 'aaaa1111'} (home {tmp_path / 'gone'}, 3 MB); "
+                              "remove each with `EVALLEDGER_HOME=<home> evalledger db reset --yes`")
+    (tmp_path / "gone").mkdir()
+    assert clusters_left_behind() == []

@@ -100,14 +100,22 @@ def db_status(as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema: core/schemas/doctor.v1).")
 @database_option
 def doctor_command(as_json):
-    """Check the database: reachable, migrated, roles, guards, event triggers.
+    """Check the database: reachable, migrated, roles and your memberships in them, guards, event triggers.
+
+    On the embedded server it also lists clusters that outlived their EVALLEDGER_HOME.
 
     Exit 0 when every check passes (warnings allowed), 1 when one fails, 3 when the database
     cannot be reached.
     """
     from .doctor import diagnose
 
+    import os
+
     findings = diagnose(db.database_url())
+    if not (db._explicit_url or os.environ.get("DATABASE_URL")):
+        from .doctor import clusters_left_behind
+
+        findings += clusters_left_behind()  # the machine's embedded clusters, not another server's
     if as_json:
         click.echo(output.to_json({"schema_version": 1, "kind": "doctor", "findings": [
             {"level": f.level, "check": f.check, "detail": f.detail} for f in findings]}), nl=False)

@@ -51,6 +51,45 @@ def _roles(conn: psycopg.Connection) -> list[Finding]:
     return [Finding("ok", "roles", "all six present; none superuser or BYPASSRLS; owner NOLOGIN")]
 
 
+# The application roles commands act as (SET ROLE); a reviewer acts as its own login role.
+ACTED_AS = ("owner", "runner", "auditor", "revops")
+
+
+def _memberships(conn: psycopg.Connection) -> list[Finding]:
+    """Can the connecting user SET ROLE to each role the commands act as? Migrating makes it a member
+    of evalledger_owner only; without the others every list, run and record fails."""
+    wanted = [db.ROLES[r] for r in ACTED_AS]
+    user, *_ = conn.execute(queries.get("doctor_session_user")).fetchone()
+    missing = [r[0] for r in conn.execute(queries.get("doctor_memberships"), {"roles": wanted})]
+    if missing:
+        return [Finding("fail", "memberships", f"{user} cannot act as {', '.join(missing)}, which commands SET ROLE "
+                                               f"to: GRANT {', '.join(missing)} TO {user}")]
+    return [Finding("ok", "memberships", f"{user} may act as {', '.join(wanted)}")]
+
+
+def clusters_left_behind() -> list[Finding]:
+    """Embedded clusters (root's, outside any home) whose EVALLEDGER_HOME is gone: disk nobody frees."""
+    from .embedded import orphaned_clusters
+
+    found = orphaned_clusters()
+    if not found:
+        return []
+    listed = "; ".join(f"{base} (home {home}, {_size_mb(base)} MB)" for base, home in found)
+    return [Finding("warn", "embedded clusters", f"{len(found)} outlived {'its' if len(found) == 1 else 'their'} "
+                                                 f"EVALLEDGER_HOME: {listed}; remove each with "
+                                                 "`EVALLEDGER_HOME=<home> evalledger db reset --yes`")]
+
+
+def _size_mb(folder) -> int:
+    total = 0
+    for path in folder.rglob("*"):
+        try:
+            total += path.stat().st_size if path.is_file() else 0
+        except OSError:
+            pass
+    return round(total / 2**20)
+
+
 def _guards(conn: psycopg.Connection) -> list[Finding]:
     present = {(t, g): enabled for t, g, enabled in conn.execute(queries.get("doctor_triggers"))}
     missing = [f"{t}.{g}" for t, names in GUARD_TRIGGERS.items() for g in names if (t, g) not in present]
@@ -119,6 +158,7 @@ def diagnose(url: str) -> list[Finding]:
         findings.append(Finding("ok", "migrations", f"current ({len(state.applied)} applied)"))
     with db.connect(url, autocommit=True) as conn:
         findings += _roles(conn)
+        findings += _memberships(conn)
         if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
             return findings
         findings += _guards(conn)

@@ -100,3 +100,15 @@ SELECT h.hold_id, h.eval_run_id, l.brain_under_test, h.reason, h.placed_at, h.re
   JOIN evalledger.brain_eval_log l USING (eval_run_id)
  WHERE NOT %(active)s OR h.released_at IS NULL
  ORDER BY h.placed_at DESC, h.hold_id DESC;
+
+-- name: doctor_session_user
+-- The user this connection logged in as.
+SELECT session_user::text;
+
+-- name: doctor_memberships
+-- The named roles the logged-in user may not SET ROLE to (PostgreSQL 16+: the SET option; before: membership).
+SELECT r FROM unnest(%(roles)s::text[]) AS r
+ WHERE to_regrole(r) IS NOT NULL
+   AND NOT pg_has_role(session_user, to_regrole(r),
+                       CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END)
+ ORDER BY r;
