@@ -4,6 +4,7 @@ capture step, end to end through the real console script."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from datetime import datetime, timedelta
 
@@ -104,9 +105,12 @@ def test_import_goes_through_the_capture_path_once(dsn, admin, tmp_path):
                                                     "created_at": "2020-01-01T00:00:00Z"}, ROW])
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)}
     first = run_cli("capture", "import", str(log), env=env)
-    assert (first.code, first.err) == (0, "")
+    refused = (rf"{re.escape(str(log))}:3: refused \(check_violation\): new row for relation \"eval_candidates_p\d{{6}}\" "
+               r"violates check constraint \"eval_candidates_query_max_50kb\"\n")
+    assert first.code == 0 and re.fullmatch(refused, first.err), first.err
     assert first.out == (f"imported {log}: 4 rows: 3 written, 0 already present, 1 failed (check_violation 1)\n")
     again = run_cli("capture", "import", str(log), env=env)
+    assert re.fullmatch(refused, again.err), again.err
     assert again.out == f"imported {log}: 4 rows: 0 written, 3 already present, 1 failed (check_violation 1)\n"
     assert [r[0] for r in admin.execute("SELECT query FROM evalledger.eval_candidates")] == ["mail [REDACTED]"] * 3
     assert admin.execute("SELECT count(*) FROM evalledger.eval_capture_failures").fetchone()[0] == 1

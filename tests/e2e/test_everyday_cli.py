@@ -800,3 +800,70 @@ def test_doctor_lists_clusters_that_outlived_their_home(tmp_path, monkeypatch):
                               "remove each with `EVALLEDGER_HOME=<home> evalledger db reset --yes`")
     (tmp_path / "gone").mkdir()
     assert clusters_left_behind() == []
+
+
+# -- capture import: each refused line named, --strict, an export imported back ------------------------
+
+CAPTURE_ROW = {"tool_name": "query", "query": "renewals at risk", "vector_enabled": True, "latency_ms": 3,
+               "remote": False}
+
+
+def capture_log(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_import_names_every_line_the_database_refuses(dsn, admin, tmp_path):
+    log = capture_log(tmp_path / "c.ndjson", [CAPTURE_ROW, {**CAPTURE_ROW, "query": "x" * 60000},
+                                             {**CAPTURE_ROW, "tool_name": "browse"},
+                                             {**CAPTURE_ROW, "latency_ms": -5}, {**CAPTURE_ROW, "query": "ok"}])
+    result = run_cli("capture", "import", str(log), env={"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)})
+    assert result.code == 0, result.err
+    refused = [re.fullmatch(rf"{re.escape(str(log))}:(\d): refused \(check_violation\): new row for relation "
+                            r'"eval_candidates_p\d{6}" violates check constraint "(\w+)"', line)
+               for line in result.err.splitlines()]
+    assert [(m.group(1), m.group(2)) for m in refused] == [
+        ("2", "eval_candidates_query_max_50kb"), ("3", "eval_candidates_tool_name_known"),
+        ("4", "eval_candidates_latency_finite")]
+    assert result.out == f"imported {log}: 5 rows: 2 written, 0 already present, 3 failed (check_violation 3)\n"
+    assert admin.execute("SELECT count(*) FROM eval_capture_failures").fetchone()[0] == 3
+
+
+def test_import_strict_stops_at_the_first_refused_line(dsn, admin, tmp_path):
+    log = capture_log(tmp_path / "c.ndjson", [CAPTURE_ROW, {**CAPTURE_ROW, "query": "second"},
+                                             {**CAPTURE_ROW, "latency_ms": -5}, {**CAPTURE_ROW, "query": "fourth"}])
+    result = run_cli("capture", "import", str(log), "--strict",
+                     env={"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)})
+    assert (result.code, result.out) == (3, "")
+    assert re.fullmatch(rf"evalledger: error: {re.escape(str(log))}:3: refused \(check_violation\): new row for "
+                        r'relation "eval_candidates_p\d{6}" violates check constraint "eval_candidates_latency_finite"; '
+                        r"--strict stopped there: 2 written before it, 1 not imported\n", result.err), result.err
+    assert sorted(q for (q,) in admin.execute("SELECT query FROM eval_candidates")) == ["renewals at risk", "second"]
+
+
+def test_an_export_imported_back_writes_nothing_twice(dsn, admin, tmp_path):
+    env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)}
+    log = capture_log(tmp_path / "c.ndjson", [CAPTURE_ROW, {**CAPTURE_ROW, "query": "second"}])
+    assert run_cli("capture", "import", str(log), env=env).code == 0
+    exported = run_cli("export", env=env)
+    assert exported.code == 0 and len(exported.out.splitlines()) == 2
+    back = tmp_path / "export.ndjson"
+    back.write_text(exported.out)
+    again = run_cli("capture", "import", str(back), env=env)
+    assert (again.code, again.err) == (0, "")
+    assert again.out == f"imported {back}: 2 rows: 0 written, 2 already present, 0 failed\n"
+    assert admin.execute("SELECT count(*) FROM eval_candidates").fetchone()[0] == 2
+    # The seed-001 line keeps exactly its fields: the export is what it was.
+    assert run_cli("export", env=env).out == exported.out
+
+
+@pytest.mark.parametrize("extra, says", [
+    ({"id": 7}, "field created_at: missing (an exported line has both id and created_at)"),
+    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, 'field id: expected a positive integer, got "7"'),
+    ({"id": 7, "created_at": "yesterday"}, 'field created_at: expected an ISO 8601 timestamp with its offset, '
+                                           'got "yesterday"'),
+])
+def test_an_exported_identity_is_checked(dsn, tmp_path, extra, says):
+    log = capture_log(tmp_path / "c.ndjson", [CAPTURE_ROW, {**CAPTURE_ROW, **extra}])
+    result = run_cli("capture", "import", str(log), env={"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)})
+    assert (result.code, result.err) == (3, f"evalledger: error: {log}:2: {says}\n")

@@ -1,5 +1,5 @@
 """Every shell example of the README runs, in order, against a fresh database, as a reader would
-type it: `evalledger ...` in-process, `NAME=$(evalledger ...)`, `$NAME`, `export`, `>` and `2>`.
+type it: `evalledger ...` in-process, `NAME=$(evalledger ...)`, `$NAME`, `export`, `printf`, `>`, `2>`.
 
 A synopsis (a block with `[optional]` flags or `<placeholders>`) shows a command's shape, not an
 example, and is not run. Any other block that cannot run here is listed in NOT_RUN with the reason;
@@ -86,7 +86,7 @@ def test_every_shell_block_runs_or_says_why_not():
 
 
 class Shell:
-    """Just enough of sh for the README: variables, $(...), export, > and 2>, comments."""
+    """Just enough of sh for the README: variables, $(...), export, printf, > and 2>, comments."""
 
     def __init__(self, env: dict, database_url: str, folder: Path):
         self.env, self.database_url, self.folder = env, database_url, folder
@@ -112,7 +112,7 @@ class Shell:
             # "Another PostgreSQL" is, here, this test's fresh database.
             self.env[name] = self.database_url if name == "DATABASE_URL" else value
             return
-        assert words[0] == "evalledger", f"{line}: only evalledger commands run here"
+        assert words[0] in ("evalledger", "printf"), f"{line}: only evalledger commands and printf run here"
         out = err = None
         args = []
         it = iter(words[1:])
@@ -123,6 +123,11 @@ class Shell:
                 err = self.folder / next(it)
             else:
                 args.append(word)
+        if words[0] == "printf":  # printf FORMAT ARG... > FILE, with %s and \n as sh has them
+            fmt = args[0].replace("\\n", "\n")
+            assert out is not None and fmt.count("%s") == 1, line
+            out.write_text("".join(fmt % arg for arg in args[1:]))
+            return
         result = self.evalledger(["evalledger", *args], line)
         if out:
             out.write_text(result.out)
@@ -176,4 +181,6 @@ def test_the_readme_runs_top_to_bottom(reader):
     receipt = json.loads((reader.folder / "baseline.json").read_text())
     assert receipt["schema_version"] == 1 and receipt["judges"] == "recorded"
     assert (reader.folder / "week.log").read_text().startswith("export: ")
+    imported = next(r for line, r in reader.ran if line == "evalledger capture import log.ndjson")
+    assert imported.out == "imported log.ndjson: 1 row: 1 written, 0 already present, 0 failed\n"
     assert len(by_line) >= 30

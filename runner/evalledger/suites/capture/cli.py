@@ -10,6 +10,8 @@ import json
 import sys
 import uuid
 from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
 
 import click
 
@@ -22,7 +24,8 @@ from evalledger.core.errors import EvalledgerError
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
 # log twice (or a log that has grown since) writes each row once.
 IMPORT_NAMESPACE = uuid.UUID("7d0c4e55-2b8f-4f0e-8d6b-51a3c9e2f014")
-# Fields an exported row carries that an import ignores (the database assigns them anew).
+# Fields an exported row carries: never inserted (the database assigns them), they identify the row
+# in the ledger it was exported from, so importing an export back into it writes nothing twice.
 EXPORT_ONLY = ("id", "created_at")
 IMPORT_BATCH = 1000
 
@@ -32,7 +35,17 @@ def capture_group():
     """Captured queries: import them from logs, replay the local spool, show the configuration."""
 
 
-def parse_import(path: str, lines) -> list[dict]:
+@dataclass
+class ImportLine:
+    """One row of a capture log: its line number, its fields, and, for a line an export wrote, the
+    id and created_at that identify the row in the ledger it came from."""
+
+    number: int
+    fields: dict
+    exported: tuple[int, datetime] | None = None
+
+
+def parse_import(path: str, lines) -> list[ImportLine]:
     """The rows of an NDJSON capture log; EvalledgerError naming file, line and field otherwise."""
     from .rows import COLUMNS, RowError, normalize
 
@@ -55,6 +68,9 @@ def parse_import(path: str, lines) -> list[dict]:
             raise EvalledgerError(f"{where}: field {unknown[0]}: unknown field")
         if "schema_version" in data and (data["schema_version"] != 1 or isinstance(data["schema_version"], bool)):
             raise EvalledgerError(f"{where}: field schema_version: expected 1, got {json.dumps(data['schema_version'])}")
+        exported = None
+        if "id" in data or "created_at" in data:
+            exported = _exported_identity(where, data)
         fields = {k: v for k, v in data.items() if k in COLUMNS}
         if fields.get("capture_key") is None:
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -64,20 +80,56 @@ def parse_import(path: str, lines) -> list[dict]:
             normalize(dict(fields))
         except RowError as exc:
             raise EvalledgerError(f"{where}: {exc}") from None
-        rows.append(fields)
+        rows.append(ImportLine(number, fields, exported))
     return rows
+
+
+def _exported_identity(where: str, data: dict) -> tuple[int, datetime]:
+    """An exported line's (id, created_at): both, well formed, or an error naming the field."""
+    for name in EXPORT_ONLY:
+        if name not in data:
+            raise EvalledgerError(f"{where}: field {name}: missing (an exported line has both id and created_at)")
+    if not isinstance(data["id"], int) or isinstance(data["id"], bool) or data["id"] < 1:
+        raise EvalledgerError(f"{where}: field id: expected a positive integer, got {json.dumps(data['id'])}")
+    try:
+        at = datetime.fromisoformat(str(data["created_at"]).replace("Z", "+00:00"))
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        raise EvalledgerError(f"{where}: field created_at: expected an ISO 8601 timestamp with its offset, "
+                              f"got {json.dumps(data['created_at'])}")
+    return data["id"], at
+
+
+def _already_in_ledger(rows: list[ImportLine]) -> set[int]:
+    """Line numbers of exported lines whose row is in this ledger already (an export imported back)."""
+    from .writer import QUERIES
+
+    exported = [r for r in rows if r.exported]
+    if not exported:
+        return set()
+    with db.transaction("runner") as conn:
+        present = {(i, at) for i, at in conn.execute(QUERIES["exported_present"], {
+            "ids": [r.exported[0] for r in exported], "created": [r.exported[1] for r in exported]})}
+    return {r.number for r in exported if r.exported in present}
 
 
 @capture_group.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--strict", is_flag=True,
+              help="Stop at the first row the database refuses (exit 3, naming its line); rows before it stay written.")
 @database_option
-def capture_import(file):
+def capture_import(file, strict):
     """Ingest captured rows from FILE, an NDJSON log (- for stdin), through the capture path.
 
-    Every line is checked first (a malformed line stops the import before anything is written,
-    naming its line and field); rows are then scrubbed (unless eval.scrub_pii is false), written
-    as evalledger_runner, and refused rows are recorded in eval_capture_failures like live
-    capture. Importing the same log twice writes each row once.
+    One JSON object a line: seed 001's row fields (tool_name, query, retrieved_slugs, ...;
+    schema_version 1 optional), as `capture_candidate` takes them or `export` writes them. Every
+    line is checked first (a malformed line stops the import before anything is written, naming
+    its line and field); rows are then scrubbed (unless eval.scrub_pii is false), written as
+    evalledger_runner, and each row the database refuses is named on stderr by its line and
+    recorded in eval_capture_failures like live capture. Importing the same log twice writes each
+    row once, and so does importing an export back into the ledger it came from (its id and
+    created_at identify the row).
     """
     from .failures import DatabaseDown
     from .settings import resolve_settings
@@ -89,26 +141,38 @@ def capture_import(file):
         raise EvalledgerError(f"{file}: cannot read: {exc.strerror}") from None
     try:
         with handle:
-            rows = parse_import(file, handle)
+            lines = parse_import(file, handle)
     except UnicodeDecodeError as exc:
         raise EvalledgerError(f"{file}: not UTF-8 text: {exc.reason}") from None
     url = db.database_url()
     settings = resolve_settings()
     writer = CaptureWriter(url, scrub=settings.scrub_pii, background=False)
+    line_of = {str(r.fields["capture_key"]): r.number for r in lines}
     try:
         try:
             writer.connection()
         except DatabaseDown as exc:
             raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
-        for start in range(0, len(rows), IMPORT_BATCH):
-            writer.write(rows[start:start + IMPORT_BATCH])
+        present = _already_in_ledger(lines)
+        todo = [r for r in lines if r.number not in present]
+        step = 1 if strict else IMPORT_BATCH
+        for begin in range(0, len(todo), step):
+            writer.write([r.fields for r in todo[begin:begin + step]])
+            if strict and writer.stats.refused:
+                first = writer.stats.refused[0]
+                raise EvalledgerError(
+                    f"{file}:{line_of.get(str(first.capture_key), '?')}: refused ({first.reason}): {first.detail}; "
+                    f"--strict stopped there: {writer.stats.written} written before it, "
+                    f"{len(todo) - begin - 1} not imported")
     finally:
         writer.close(0)
     stats = writer.stats
+    for f in stats.refused:
+        click.echo(f"{file}:{line_of.get(str(f.capture_key), '?')}: refused ({f.reason}): {f.detail}", err=True)
     failed = {reason: n for reason, n in stats.failed.items() if n}
     failed_text = f" ({', '.join(f'{r} {n}' for r, n in failed.items())})" if failed else ""
-    click.echo(f"imported {file}: {plural(len(rows), 'row')}: {stats.written} written, {stats.duplicates} already present, "
-               f"{sum(failed.values())} failed{failed_text}")
+    click.echo(f"imported {file}: {plural(len(lines), 'row')}: {stats.written} written, "
+               f"{stats.duplicates + len(present)} already present, {sum(failed.values())} failed{failed_text}")
     if stats.spooled:
         raise EvalledgerError(f"the database went away during the import: {plural(stats.spooled, 'row')} wait in "
                               f"{writer.spool.path}; `evalledger capture replay` writes them")

@@ -51,6 +51,8 @@ class Stats:
     replayed: int = 0
     dropped: int = 0
     undeliverable_failures: int = 0
+    # Each failure recorded, in order: an import maps them back to the lines of its log.
+    refused: list = field(default_factory=list)
 
 
 class _Marker:
@@ -332,6 +334,7 @@ class CaptureWriter:
             return
         for f in failures:
             self.stats.failed[f.reason] += 1
+        self.stats.refused.extend(failures)
 
     def _went_down(self, exc: Exception) -> None:
         self._close_connection()

@@ -25,6 +25,13 @@ SELECT tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids, expan
        vector_enabled, expansion_applied, latency_ms, remote, job_id, subagent_id, capture_key
   FROM json_populate_recordset(NULL::evalledger.eval_candidates, %(rows)s::json);
 
+-- name: exported_present
+-- Which (id, created_at) pairs of exported lines are rows of this ledger already (an export imported back).
+SELECT c.id, c.created_at
+  FROM evalledger.eval_candidates c
+  JOIN unnest(%(ids)s::bigint[], %(created)s::timestamptz[]) AS e(id, created_at)
+    ON c.id = e.id AND c.created_at = e.created_at;
+
 -- name: insert_failure
 -- One capture failure; the same row failing for the same reason (the same failure_key) is recorded once.
 INSERT INTO evalledger.eval_capture_failures (failure_key, reason, occurred_at, tool_name, sqlstate, detail, capture_key)
