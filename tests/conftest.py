@@ -296,7 +296,7 @@ def make_capture_partition(admin, month: date) -> None:
     admin.execute(f"ALTER TABLE evalledger.{name} ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY, "
                   f"ENABLE ALWAYS TRIGGER eval_candidates_00_append_only, ENABLE ALWAYS TRIGGER "
                   f"eval_candidates_10_dedupe, ENABLE ALWAYS TRIGGER {name}_00_no_truncate, "
-                  f"ENABLE ALWAYS TRIGGER {name}_05_window_lock, OWNER TO evalledger_owner")
+                  f"ENABLE ALWAYS TRIGGER {name}_05_window_lock, OWNER TO evalledger_code")
 
 
 def capture_times_since(admin, hours: int) -> datetime:

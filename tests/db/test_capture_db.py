@@ -397,7 +397,7 @@ def test_export_waits_for_a_writer_in_flight_and_includes_its_rows(dsn, connect_
     assert [line["query"] for line in result["lines"]] == ["in flight"]
 
 
-def test_new_partitions_belong_to_the_owner_role_and_are_guarded(admin):
+def test_new_partitions_belong_to_the_code_role_and_are_guarded(admin):
     made = admin.execute("SELECT evalledger.capture_ensure_partitions_v1(6)").fetchone()[0]
     assert made >= 1
     rows = admin.execute(
@@ -406,4 +406,4 @@ def test_new_partitions_belong_to_the_owner_role_and_are_guarded(admin):
         "JOIN pg_trigger t ON t.tgrelid = c.oid AND NOT t.tgisinternal "
         "WHERE i.inhparent = 'evalledger.eval_candidates'::regclass GROUP BY 1, 2, 3").fetchall()
     assert len(rows) >= 7
-    assert [r for r in rows if r[1:] != ("evalledger_owner", True, True)] == []
+    assert [r for r in rows if r[1:] != ("evalledger_code", True, True)] == []

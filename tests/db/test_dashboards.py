@@ -263,7 +263,7 @@ def test_reader_rls_holds_without_security_invoker_as_on_postgresql_14(connect_a
         for view in VIEWS:
             admin.execute(f"ALTER VIEW evalledger.{view} RESET (security_invoker)")
     # Why the functions: a plain view reads with its owner's rights, and the owner sees all.
-    admin.execute("SET ROLE evalledger_owner")
+    admin.execute("SET ROLE evalledger_code")
     admin.execute("CREATE VIEW evalledger.owner_rights_probe AS SELECT eval_run_id FROM evalledger.brain_eval_log")
     admin.execute("GRANT SELECT ON evalledger.owner_rights_probe TO evalledger_revops")
     admin.execute("RESET ROLE")
@@ -294,7 +294,7 @@ def test_views_are_owned_commented_and_invoker_where_supported(admin):
           FROM pg_class c
          WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind = 'v' ORDER BY c.relname""")
     invoker = int(admin.execute("SHOW server_version_num").fetchone()[0]) >= 150000
-    assert found == [(view, "evalledger_owner", True, invoker) for view in sorted(VIEWS)]
+    assert found == [(view, "evalledger_code", True, invoker) for view in sorted(VIEWS)]
     # Inlined into the caller's query (no Function Scan), so filters reach the tables' indexes.
     plan = "\n".join(r[0] for r in admin.execute(
         "EXPLAIN SELECT * FROM evalledger.cost_per_run_v1 WHERE brain_under_test = 'AGT-902'"))

@@ -69,10 +69,10 @@ def test_migrate_twice_at_once_applies_each_migration_once(empty_dsn):
     assert migrate(empty_dsn) == []
 
 
-# A later migration in the habit of the old 0003: tables, functions and triggers created while
-# acting as the owner role, then its own grants. On a superuser install the DDL guard is live.
+# A later migration in the ledger's habit: tables, functions and triggers created while acting as
+# the code role, then its own policies and grants. On a superuser install the DDL guard is live.
 LATER_MIGRATION = """\
-SET LOCAL ROLE evalledger_owner;
+SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
 CREATE TABLE later (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text NOT NULL);
 CREATE FUNCTION later_admit_v1() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -83,6 +83,7 @@ CREATE TRIGGER later_00_append_only BEFORE UPDATE OR DELETE ON later FOR EACH RO
 ALTER TABLE later ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
     ENABLE ALWAYS TRIGGER later_10_admit, ENABLE ALWAYS TRIGGER later_00_append_only;
 CREATE POLICY later_owner_all ON later TO evalledger_owner USING (true) WITH CHECK (true);
+GRANT SELECT, INSERT, UPDATE, DELETE ON later TO evalledger_owner;
 CREATE POLICY later_runner ON later TO evalledger_runner USING (true) WITH CHECK (true);
 GRANT SELECT, INSERT (note) ON later TO evalledger_runner;
 REVOKE EXECUTE ON FUNCTION later_admit_v1(), later_count_v1() FROM PUBLIC;
@@ -91,23 +92,21 @@ RESET ROLE;
 """
 
 
-def test_a_later_migration_acting_as_the_owner_applies_over_the_baseline(empty_dsn, tmp_path):
+def test_a_later_migration_acting_as_the_code_role_applies_over_the_baseline(empty_dsn, tmp_path):
     baseline = next(p for p in migrations_dir().glob("0001.*.sql"))
     (tmp_path / baseline.name).write_text(expand_includes(baseline))
     (tmp_path / "0002.later.sql").write_text(LATER_MIGRATION)
     assert migrate(empty_dsn, tmp_path) == [baseline.stem, "0002.later"]
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
-        guarded = conn.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'"
-                               ).fetchone()[0]
         owners = dict(conn.execute("SELECT proname, pg_get_userbyid(proowner) FROM pg_proc "
                                    "WHERE proname IN ('later_admit_v1', 'later_count_v1')").fetchall())
-        if guarded:
-            # Adopted like every ledger function: the owner role can no longer redefine them.
-            assert owners == {"later_admit_v1": conn.info.user, "later_count_v1": conn.info.user}
-            conn.execute("SET ROLE evalledger_owner")
-            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="must be owner of function later_admit_v1"):
-                conn.execute("CREATE OR REPLACE FUNCTION evalledger.later_admit_v1() RETURNS trigger "
-                             "LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
+        # The code role's like every ledger function: the owner role can never redefine them.
+        assert owners == {"later_admit_v1": "evalledger_code", "later_count_v1": "evalledger_code"}
+        conn.execute("SET ROLE evalledger_owner")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for schema evalledger"):
+            conn.execute("CREATE OR REPLACE FUNCTION evalledger.later_admit_v1() RETURNS trigger "
+                         "LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
+        conn.execute("RESET ROLE")
         conn.execute("SET ROLE evalledger_runner")
         conn.execute("INSERT INTO evalledger.later (note) VALUES ('kept')")
         assert conn.execute("SELECT note, evalledger.later_count_v1() FROM evalledger.later").fetchone() == ("KEPT", 1)

@@ -134,6 +134,10 @@ def test_the_thresholds_are_data_a_new_rubric_row_changes_them(admin, runner):
     definition["compare"] = {"same_band": 0.2, "regress_tolerance": 0.3}
     admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('work-quality', 'v1.1-test', %s)",
                   (Jsonb(definition),))
+    # A new row is not policy until it is activated (never by being newest).
+    assert runner.execute("SELECT work_quality_policy_v1() ->> 'same_band'").fetchone()[0] == "0.05"
+    admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'test' "
+                  "FROM rubric WHERE suite = 'work-quality' AND version = 'v1.1-test'")
     assert regression(runner, -0.25, 0) == []
     delta = runner.execute("SELECT work_quality_compare_v1(%s, %s, 'p')",
                            (Jsonb({"overall": 0.5}), Jsonb({"overall": 0.35}))).fetchone()[0]

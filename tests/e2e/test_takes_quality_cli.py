@@ -473,6 +473,9 @@ def add_stricter_rubric(admin) -> None:
     admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.1', %s)",
                   (psycopg.types.json.Jsonb(definition),))
     admin.execute("RESET ROLE")
+    # Registered by the owner role; active only once activated, as a migration does (never by being newest).
+    admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'stricter epoch' "
+                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.1'")
 
 
 def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
@@ -481,7 +484,7 @@ def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
     _, b = tq(env, "--slug-prefix", "b/", "--rubric-version", "v1.0")
     add_stricter_rubric(admin)
     standin.score = 8
-    result, c = tq(env, "--slug-prefix", "a/")  # the newest rubric: a stricter epoch
+    result, c = tq(env, "--slug-prefix", "a/")  # the active rubric: a stricter epoch
     assert result.code == 1 and c["rubric_version"] == "v1.1" and c["rubric_sha8"] != a["rubric_sha8"]
     assert c["corpus"]["corpus_sha8"] == a["corpus"]["corpus_sha8"]
 

@@ -9,13 +9,15 @@ import psycopg
 from . import db, queries
 from .migrate import status
 
-LEDGER_TABLES = ("target", "rubric", "reviewer", "prompt_tuner", "brain_analysis_log",
-                 "brain_eval_log", "brain_eval_question_score", "legal_hold")
+LEDGER_TABLES = ("target", "rubric", "rubric_activation", "reviewer", "prompt_tuner", "brain_analysis_log",
+                 "brain_eval_log", "brain_eval_question_score", "legal_hold", "legal_hold_release")
 # The guards each ledger table must carry; their absence means the table is not append-only.
 GUARD_TRIGGERS = {
     **{t: (f"{t}_00_no_truncate",) for t in LEDGER_TABLES},
     "target": ("target_00_append_only", "target_00_no_truncate"),
-    "rubric": ("rubric_00_append_only", "rubric_00_no_truncate", "rubric_10_fingerprint"),
+    "rubric": ("rubric_00_append_only", "rubric_00_no_truncate", "rubric_05_admit", "rubric_10_fingerprint"),
+    "rubric_activation": ("rubric_activation_00_append_only", "rubric_activation_00_no_truncate",
+                          "rubric_activation_10_admit"),
     "reviewer": ("reviewer_00_append_only", "reviewer_00_no_truncate"),
     "prompt_tuner": ("prompt_tuner_00_append_only", "prompt_tuner_00_no_truncate", "prompt_tuner_10_admit"),
     "brain_analysis_log": ("brain_analysis_log_00_append_only", "brain_analysis_log_00_no_truncate"),
@@ -25,8 +27,20 @@ GUARD_TRIGGERS = {
                                   "brain_eval_question_score_00_no_truncate",
                                   "brain_eval_question_score_10_write"),
     "legal_hold": ("legal_hold_00_append_only", "legal_hold_00_no_truncate"),
+    "legal_hold_release": ("legal_hold_release_00_append_only", "legal_hold_release_00_no_truncate",
+                           "legal_hold_release_10_admit"),
 }
 EVENT_TRIGGERS = ("evalledger_ddl_guard_v1", "evalledger_drop_guard_v1")
+CODE_ROLE = "evalledger_code"
+# What the event triggers refuse (docs/guards.md, "Insiders"); without them, nobody refuses it to
+# whoever may act as the code role.
+EVENT_TRIGGER_PROTECTIONS = (
+    "DDL on ledger objects outside a migration (ALTER TABLE of any kind, CREATE RULE/POLICY/TRIGGER/INDEX, "
+    "ALTER POLICY/TRIGGER/FUNCTION, GRANT, REVOKE, ALTER DEFAULT PRIVILEGES)",
+    "DISABLE TRIGGER, ENABLE [REPLICA] TRIGGER, NO FORCE / DISABLE ROW LEVEL SECURITY, SET UNLOGGED, "
+    "OWNER TO, SET SCHEMA, DETACH PARTITION and rules on ledger tables",
+    "dropping a ledger table, column, constraint, index, trigger, policy, rule, view, function or the schema",
+)
 
 
 @dataclass(frozen=True)
@@ -108,24 +122,49 @@ def _guards(conn: psycopg.Connection) -> list[Finding]:
     return findings
 
 
+def _code(conn: psycopg.Connection) -> list[Finding]:
+    """The code role owns every ledger object, cannot log in, and no login may act as it but the
+    installer where no superuser installed; nobody else creates names in the schema; every definer
+    function resolves names in pg_catalog only."""
+    row = conn.execute(queries.get("doctor_code_role")).fetchone()
+    if row is None:
+        return [Finding("fail", "code", f"role {CODE_ROLE} missing: the ledger has no code owner")]
+    can_login, privileged, members = row
+    findings = []
+    if can_login or privileged:
+        findings.append(Finding("fail", "code", f"{CODE_ROLE} can log in or is superuser/BYPASSRLS"))
+    if members:
+        findings.append(Finding("warn", "code", f"logins that may act as {CODE_ROLE} and so lift every guard: "
+                                                f"{', '.join(members)} (expected only where no superuser "
+                                                "installed: the installer)"))
+    not_owned = [r[0] for r in conn.execute(queries.get("doctor_not_owned_by_code"))]
+    if not_owned:
+        findings.append(Finding("fail", "code", f"not owned by {CODE_ROLE}: {', '.join(not_owned)}"))
+    creators = [r[0] for r in conn.execute(queries.get("doctor_schema_creators"))]
+    if creators:
+        findings.append(Finding("fail", "code", f"may create names in schema evalledger: {', '.join(creators)}"))
+    unsafe = [r[0] for r in conn.execute(queries.get("doctor_unsafe_definers"))]
+    if unsafe:
+        findings.append(Finding("fail", "code", "SECURITY DEFINER without search_path = pg_catalog, pg_temp: "
+                                                f"{', '.join(unsafe)}"))
+    if not findings:
+        findings.append(Finding("ok", "code", f"{CODE_ROLE} owns every ledger object, no login acts as it; "
+                                              "no one else creates in the schema; definer code reads pg_catalog only"))
+    return findings
+
+
 def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
     found = dict(conn.execute(queries.get("doctor_event_triggers"), {"names": list(EVENT_TRIGGERS)}).fetchall())
     if not found:
         return [Finding("warn", "event triggers",
                         "absent: the user who migrated was not a superuser (managed servers do not allow "
-                        "event triggers), so DISABLE TRIGGER / DROP TRIGGER by the owner is not refused "
-                        "here; see docs/guards.md")]
+                        f"event triggers), so whoever may act as {CODE_ROLE} is not refused: "
+                        + "; ".join(EVENT_TRIGGER_PROTECTIONS) + "; see docs/guards.md")]
     weak = [f"{name} ({state})" for name, state in found.items() if state != "A"]
     missing = [name for name in EVENT_TRIGGERS if name not in found]
     if missing or weak:
         return [Finding("fail", "event triggers", f"missing: {missing}; not ENABLE ALWAYS: {weak}")]
-    # The guards hold against the owner role only while it owns none of the ledger's code.
-    owned = [r[0] for r in conn.execute(queries.get("doctor_functions_not_owned_by_installer"),
-                                        {"event_trigger": EVENT_TRIGGERS[0]})]
-    if owned:
-        return [Finding("fail", "event triggers", f"functions not owned by the installer: {', '.join(owned)}")]
-    return [Finding("ok", "event triggers", "DDL and DROP guards present, ENABLE ALWAYS; "
-                                            "every ledger function owned by the installer")]
+    return [Finding("ok", "event triggers", "DDL allow-list and DROP guards present, ENABLE ALWAYS")]
 
 
 def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
@@ -162,6 +201,7 @@ def diagnose(url: str) -> list[Finding]:
         if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
             return findings
         findings += _guards(conn)
+        findings += _code(conn)
         findings += _event_triggers(conn)
         findings += _capture_failures(conn)
     return findings

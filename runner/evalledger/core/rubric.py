@@ -26,6 +26,6 @@ class Rubric:
 
 
 def find(conn: psycopg.Connection, suite: str, version: str | None = None) -> Rubric | None:
-    """The suite's rubric of that version, else its newest; None when there is none."""
+    """The suite's rubric of that version, else its active one; None when there is none."""
     with conn.cursor(row_factory=class_row(Rubric)) as cur:
         return cur.execute(queries.get("rubric"), {"suite": suite, "version": version}).fetchone()

@@ -2,8 +2,9 @@
 
 -- Folded from the unreleased migrations 0001-0005 before 0.1.0: each function and view version
 -- is installed once, from its own file (\ir), and nothing superseded is installed at all. The
--- owner role owns the schema, its tables and views; the user who migrates owns the code (where
--- it is a superuser) and the event triggers (docs/guards.md).
+-- code role (evalledger_code, NOLOGIN, no login its member) owns the schema and everything in it:
+-- tables, views, functions, policies. evalledger_owner owns nothing; it maintains the registries
+-- and purges through grants. The user who migrates owns the event triggers (docs/guards.md).
 
 -- =============================================================================================
 -- Roles
@@ -12,7 +13,7 @@
 -- server share them. None is superuser, none bypasses row-level security.
 DO $roles$
 DECLARE
-    wanted text[] := ARRAY['evalledger_owner:NOLOGIN', 'evalledger_runner:LOGIN',
+    wanted text[] := ARRAY['evalledger_code:NOLOGIN', 'evalledger_owner:NOLOGIN', 'evalledger_runner:LOGIN',
                            'evalledger_reviewer:LOGIN', 'evalledger_revops:LOGIN',
                            'evalledger_auditor:LOGIN', 'evalledger_agent:LOGIN'];
     spec text;
@@ -25,17 +26,26 @@ BEGIN
     END LOOP;
 END
 $roles$;
--- Whoever migrates may act as the owner, so that every object below is the owner's.
-GRANT evalledger_owner TO CURRENT_USER;
+-- A superuser acts as the code role (and the owner role, for the registries) without being a
+-- member, so no login is the code role's; anyone else must be a member of both, and is then the
+-- installer that owns the code (doctor says so).
+DO $code$
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE format('GRANT evalledger_code, evalledger_owner TO %I', current_user);
+    END IF;
+END
+$code$;
 
-CREATE SCHEMA evalledger AUTHORIZATION evalledger_owner;
+CREATE SCHEMA evalledger AUTHORIZATION evalledger_code;
 REVOKE ALL ON SCHEMA evalledger FROM PUBLIC;
+-- USAGE only: no application role, the owner role included, creates a name in the ledger's schema.
 GRANT USAGE ON SCHEMA evalledger
-    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+    TO evalledger_owner, evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
 -- Functions are not PUBLIC: a SECURITY DEFINER function would otherwise read past RLS for anyone.
-ALTER DEFAULT PRIVILEGES FOR ROLE evalledger_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+ALTER DEFAULT PRIVILEGES FOR ROLE evalledger_code REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 
-SET LOCAL ROLE evalledger_owner;
+SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
 
 -- =============================================================================================
@@ -72,6 +82,20 @@ CREATE TABLE rubric (
     CONSTRAINT rubric_pkey PRIMARY KEY (rubric_id),
     CONSTRAINT rubric_suite_version_key UNIQUE (suite, version),
     CONSTRAINT rubric_definition_is_object CHECK (jsonb_typeof(definition) = 'object')
+);
+
+-- Which rubric a suite's runs are judged by when they name none: insert-only history that only a
+-- migration writes (the owner role may register rubrics, never activate one), never "the newest".
+CREATE TABLE rubric_activation (
+    activation_id bigint      GENERATED ALWAYS AS IDENTITY,
+    suite         text        NOT NULL,
+    rubric_id     bigint      NOT NULL,
+    reason        text        NOT NULL,
+    activated_at  timestamptz NOT NULL DEFAULT now(),
+    activated_by  name        NOT NULL DEFAULT session_user,
+    CONSTRAINT rubric_activation_pkey PRIMARY KEY (activation_id),
+    CONSTRAINT rubric_activation_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
+    CONSTRAINT rubric_activation_reason_not_blank CHECK (btrim(reason) <> '')
 );
 
 -- Human reviewers: a database role name mapped to the reviewer_user_id that runs carry.
@@ -227,7 +251,9 @@ CREATE TABLE brain_eval_question_score (
         AND (confidence_distribution ->> 'speculation_pct')::numeric BETWEEN 0 AND 100)
 );
 
--- Runs a legal hold keeps past the purge horizon; released holds stay as history.
+-- Runs a legal hold keeps past the purge horizon. Insert-only: a hold is never re-pointed or
+-- edited; it is released by a row of legal_hold_release (released_at here is for a hold recorded
+-- as already released, e.g. brought over from another system).
 CREATE TABLE legal_hold (
     hold_id     bigint      GENERATED ALWAYS AS IDENTITY,
     eval_run_id uuid        NOT NULL,
@@ -236,6 +262,18 @@ CREATE TABLE legal_hold (
     released_at timestamptz,
     CONSTRAINT legal_hold_pkey PRIMARY KEY (hold_id),
     CONSTRAINT legal_hold_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id)
+);
+
+-- The release of a hold, once, with its reason: the hold's history is its rows, never an UPDATE.
+-- It goes with its hold when the purge takes that (CASCADE: both are past the horizon by then).
+CREATE TABLE legal_hold_release (
+    hold_id     bigint      NOT NULL,
+    reason      text        NOT NULL,
+    released_at timestamptz NOT NULL DEFAULT now(),
+    released_by name        NOT NULL DEFAULT session_user,
+    CONSTRAINT legal_hold_release_pkey PRIMARY KEY (hold_id),
+    CONSTRAINT legal_hold_release_hold_fkey FOREIGN KEY (hold_id) REFERENCES legal_hold (hold_id) ON DELETE CASCADE,
+    CONSTRAINT legal_hold_release_reason_not_blank CHECK (btrim(reason) <> '')
 );
 
 -- =============================================================================================
@@ -461,6 +499,7 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 -- =============================================================================================
 \ir ../core/sql/changed_columns_v1.sql
 \ir ../core/sql/require_read_committed_v1.sql
+\ir ../core/sql/require_fresh_snapshot_v1.sql
 \ir ../core/sql/refuse_supplied_v1.sql
 \ir ../core/sql/purge_horizon_v1.sql
 \ir ../core/sql/hot_tier_v1.sql
@@ -472,6 +511,13 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 \ir ../core/sql/check_panel_v1.sql
 \ir ../core/sql/require_open_v1.sql
 \ir ../core/sql/rubric_fingerprint_v1.sql
+\ir ../core/sql/rubric_check_v1.sql
+\ir ../core/sql/rubric_admit_v1.sql
+\ir ../core/sql/rubric_activation_admit_v1.sql
+\ir ../core/sql/active_rubric_v1.sql
+\ir ../core/sql/rubric_admitted_v1.sql
+\ir ../core/sql/caller_v1.sql
+\ir ../core/sql/legal_hold_release_admit_v1.sql
 \ir ../core/sql/reviewer_id_of_v1.sql
 
 -- =============================================================================================
@@ -496,7 +542,10 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 -- from a view runs as the querying role, so RevOps (hot tier) and auditors (everything) each read
 -- through their own row-level security on PostgreSQL 14 too, which has no security_invoker; the
 -- functions are plain STABLE SQL, so the planner inlines them and filters push down. Without a SET
--- search_path their bodies name everything schema-qualified. Only completed runs count. Where the
+-- search_path (which would stop the inlining) their bodies name everything schema-qualified,
+-- comparisons included (OPERATOR(pg_catalog.=)): an exact-type operator in a schema on the
+-- reader's path would otherwise be picked over pg_catalog's, and run as the reader. Only
+-- completed runs count. Where the
 -- server has it (15+), the views also get security_invoker = true (belt and braces).
 \ir ../suites/brain_eval/sql/brain_quarterly_trend_rows_v1.sql
 \ir ../suites/brain_eval/sql/brain_quarterly_trend_v1.sql
@@ -550,8 +599,14 @@ $invoker$;
 -- Triggers
 -- =============================================================================================
 -- Trigger names carry their firing order (PostgreSQL fires them alphabetically).
+CREATE TRIGGER rubric_05_admit BEFORE INSERT ON rubric
+    FOR EACH ROW EXECUTE FUNCTION rubric_admit_v1();
 CREATE TRIGGER rubric_10_fingerprint BEFORE INSERT ON rubric
     FOR EACH ROW EXECUTE FUNCTION rubric_fingerprint_v1();
+CREATE TRIGGER rubric_activation_10_admit BEFORE INSERT ON rubric_activation
+    FOR EACH ROW EXECUTE FUNCTION rubric_activation_admit_v1();
+CREATE TRIGGER legal_hold_release_10_admit BEFORE INSERT ON legal_hold_release
+    FOR EACH ROW EXECUTE FUNCTION legal_hold_release_admit_v1();
 CREATE TRIGGER prompt_tuner_10_admit BEFORE INSERT ON prompt_tuner
     FOR EACH ROW EXECUTE FUNCTION prompt_tuner_admit_v1();
 CREATE TRIGGER brain_eval_log_10_admit BEFORE INSERT ON brain_eval_log
@@ -590,9 +645,11 @@ DECLARE
 BEGIN
     FOREACH spec IN ARRAY ARRAY[
         'target:UPDATE OR DELETE:refuse_change_v1', 'rubric:UPDATE OR DELETE:refuse_change_v1',
+        'rubric_activation:UPDATE OR DELETE:refuse_change_v1',
         'reviewer:UPDATE OR DELETE:refuse_change_v1', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v1',
         'brain_analysis_log:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_log:DELETE:refuse_change_v1',
-        'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:DELETE:refuse_change_v1',
+        'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:UPDATE OR DELETE:refuse_change_v1',
+        'legal_hold_release:UPDATE OR DELETE:refuse_change_v1',
         'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
         'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
         'eval_candidates:UPDATE OR DELETE:capture_refuse_change_v1',
@@ -610,9 +667,11 @@ $append_only$;
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
 -- =============================================================================================
--- Every table: row-level security enabled and FORCEd (the owner is held to the policies too, and
--- sees everything through its own), and every trigger ENABLE ALWAYS (with session_replication_role
--- = replica an ordinary trigger is skipped).
+-- Every table: row-level security enabled and FORCEd (the code role that owns it is held to the
+-- policies too: its definer functions see everything through *_code_all, the owner role through
+-- *_owner_all), and every trigger ENABLE ALWAYS (with session_replication_role = replica an
+-- ordinary trigger is skipped). The owner role holds the DML privileges, which the guards watch,
+-- and no REFERENCES or TRIGGER; owning nothing, it can alter nothing.
 DO $rls$
 DECLARE
     t record;
@@ -622,6 +681,10 @@ BEGIN
         EXECUTE format('ALTER TABLE evalledger.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t.relname);
         EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_owner USING (true) WITH CHECK (true)',
                        t.relname || '_owner_all', t.relname);
+        EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_code USING (true) WITH CHECK (true)',
+                       t.relname || '_code_all', t.relname);
+        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON evalledger.%I TO evalledger_owner',
+                       t.relname);
     END LOOP;
     FOR t IN SELECT c.relname, tg.tgname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
               WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT tg.tgisinternal LOOP
@@ -635,7 +698,12 @@ CREATE POLICY target_read ON target FOR SELECT
     TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
 CREATE POLICY rubric_read ON rubric FOR SELECT
     TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
-GRANT SELECT ON target, rubric TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+CREATE POLICY rubric_activation_read ON rubric_activation FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+GRANT SELECT ON target, rubric, rubric_activation
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- The owner role registers rubrics but activates none: that is a migration's, audited step.
+REVOKE INSERT ON rubric_activation FROM evalledger_owner;
 
 -- The runner writes runs, question rows and analyses, reads them back, and completes runs.
 CREATE POLICY brain_eval_log_runner ON brain_eval_log TO evalledger_runner USING (true) WITH CHECK (true);
@@ -671,8 +739,9 @@ CREATE POLICY brain_eval_log_auditor ON brain_eval_log FOR SELECT TO evalledger_
 CREATE POLICY brain_eval_question_score_auditor ON brain_eval_question_score FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_analysis_log_auditor ON brain_analysis_log FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY legal_hold_auditor ON legal_hold FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY legal_hold_release_auditor ON legal_hold_release FOR SELECT TO evalledger_auditor USING (true);
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_revops, evalledger_auditor;
-GRANT SELECT ON legal_hold TO evalledger_auditor;
+GRANT SELECT ON legal_hold, legal_hold_release TO evalledger_auditor;
 
 -- Readers. RevOps (hot tier) and auditors (everything) read the dashboards; each sees what its
 -- own policies let it see. Reviewers and the runner already read the tables they need, and a
@@ -752,6 +821,24 @@ GRANT EXECUTE ON FUNCTION capture_ensure_partitions_v1(integer) TO evalledger_ru
 GRANT EXECUTE ON FUNCTION capture_export_bound_v1(), eval_candidate_ndjson_v1(eval_candidates),
     eval_candidates_export_v1(timestamptz, timestamptz, text, bigint), capture_distinct_v1(text[])
     TO evalledger_runner, evalledger_revops, evalledger_auditor;
+-- The owner role runs what the writing roles run (its writes pass the same triggers) and nothing
+-- more: it cannot purge captures, nor redefine anything (the code role owns every function).
+DO $owner_execute$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+              WHERE p.pronamespace = 'evalledger'::regnamespace
+                AND (has_function_privilege('evalledger_runner', p.oid, 'EXECUTE')
+                     OR has_function_privilege('evalledger_reviewer', p.oid, 'EXECUTE')) LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO evalledger_owner', f);
+    END LOOP;
+END
+$owner_execute$;
+-- The owner role registers rubrics, and the rubric trigger (its own rights) validates them.
+GRANT EXECUTE ON FUNCTION rubric_check_v1(text, jsonb) TO evalledger_owner;
+-- The owner role releases holds; the release trigger (its own rights) stamps them.
+GRANT EXECUTE ON FUNCTION legal_hold_release_admit_v1() TO evalledger_owner;
 
 -- This month and the next three exist from the start; writers extend the range as they run.
 SELECT capture_ensure_partitions_v1(3);
@@ -835,10 +922,15 @@ INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.0',
 }
 $rubric$);
 
-RESET ROLE;
+-- Each suite's first rubric is active from the start; a later one becomes active only by a
+-- migration that inserts its activation with a reason.
+INSERT INTO rubric_activation (suite, rubric_id, reason)
+SELECT r.suite, r.rubric_id, 'baseline: the first rubric of the suite'
+  FROM rubric r WHERE (r.suite, r.version) IN (('brain-eval', 'v1'), ('takes-quality', 'v1.0'))
+ ORDER BY r.rubric_id;
 
 -- =============================================================================================
--- The capture purge: the user who migrates owns it, so the owner role can neither purge nor fake one
+-- The capture purge: the code role's alone, so the owner role can neither purge nor fake one
 -- =============================================================================================
 -- capture_purge_marker: the transaction id of a running capture_purge_v1() (deleted before it
 -- returns; xids are never reused); written by that function alone.
@@ -854,58 +946,34 @@ ALTER TABLE evalledger.capture_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW
 \ir ../suites/capture/sql/capture_purging_v1.sql
 \ir ../suites/capture/sql/capture_purge_v1.sql
 REVOKE EXECUTE ON FUNCTION evalledger.capture_purge_v1(), evalledger.capture_purging_v1() FROM PUBLIC;
--- The append-only guard (run as evalledger_owner) and the drop guard (run as whoever drops) ask.
-GRANT EXECUTE ON FUNCTION evalledger.capture_purging_v1() TO evalledger_owner;
+
+RESET ROLE;
 
 -- =============================================================================================
--- Guards the owner role cannot lift: event triggers, and code owned by the installer
+-- Guards no application role can lift: the event triggers (where a superuser installs)
 -- =============================================================================================
 -- The event-trigger functions live in a schema of their own, owned by the user who migrates.
 CREATE SCHEMA evalledger_guard;
 REVOKE ALL ON SCHEMA evalledger_guard FROM PUBLIC;
-COMMENT ON SCHEMA evalledger_guard IS 'evalledger: event-trigger functions, out of evalledger_owner''s reach';
+COMMENT ON SCHEMA evalledger_guard IS 'evalledger: event-trigger functions, out of every application role''s reach';
 \ir ../core/sql/ddl_guard_v1.sql
 \ir ../core/sql/drop_guard_v1.sql
-\ir ../core/sql/adopt_code_v1.sql
-REVOKE EXECUTE ON FUNCTION evalledger_guard.ddl_guard_v1(), evalledger_guard.drop_guard_v1(),
-    evalledger_guard.adopt_code_v1() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION evalledger_guard.ddl_guard_v1(), evalledger_guard.drop_guard_v1() FROM PUBLIC;
 
--- Where the migrating user is a superuser, every function of schema evalledger becomes its own,
--- so evalledger_owner can never CREATE OR REPLACE a guard or decision function, and the event
--- triggers are installed (adopt_code_v1 keeps later migrations' functions the installer's too).
--- Elsewhere (managed servers) there are no event triggers, and a migrating user who is a member
--- of evalledger_owner could lift any guard anyway: `evalledger doctor` says so.
+-- Where the migrating user is a superuser, the event triggers refuse DDL on the ledger that no
+-- migration runs (docs/guards.md). Elsewhere (managed servers) there are none, and the installer,
+-- a member of the code role, could lift any guard: `evalledger doctor` says which are missing.
 DO $install$
-DECLARE
-    f regprocedure;
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
         RAISE NOTICE 'evalledger: not a superuser: guard event triggers not installed';
         RETURN;
     END IF;
-    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace = 'evalledger'::regnamespace LOOP
-        EXECUTE format('ALTER FUNCTION %s OWNER TO %I', f, current_user);
-    END LOOP;
-    -- The owner role may still run what the writing roles run (its writes pass the same
-    -- triggers), and nothing more: the capture purge stays the installer's alone.
-    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-              WHERE p.pronamespace = 'evalledger'::regnamespace
-                AND (has_function_privilege('evalledger_runner', p.oid, 'EXECUTE')
-                     OR has_function_privilege('evalledger_reviewer', p.oid, 'EXECUTE')) LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO evalledger_owner', f);
-    END LOOP;
-    -- A later migration acting as the owner role attaches the shared guards to its new tables
-    -- (creating a trigger takes EXECUTE on its function); attaching a guard lifts none.
-    GRANT EXECUTE ON FUNCTION evalledger.refuse_change_v1(), evalledger.complete_once_v1() TO evalledger_owner;
-
     CREATE EVENT TRIGGER evalledger_ddl_guard_v1 ON ddl_command_end
-        WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER') EXECUTE FUNCTION evalledger_guard.ddl_guard_v1();
+        EXECUTE FUNCTION evalledger_guard.ddl_guard_v1();
     CREATE EVENT TRIGGER evalledger_drop_guard_v1 ON sql_drop
         EXECUTE FUNCTION evalledger_guard.drop_guard_v1();
-    CREATE EVENT TRIGGER evalledger_adopt_code_v1 ON ddl_command_end
-        WHEN TAG IN ('CREATE FUNCTION') EXECUTE FUNCTION evalledger_guard.adopt_code_v1();
     ALTER EVENT TRIGGER evalledger_ddl_guard_v1 ENABLE ALWAYS;
     ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
-    ALTER EVENT TRIGGER evalledger_adopt_code_v1 ENABLE ALWAYS;
 END
 $install$;

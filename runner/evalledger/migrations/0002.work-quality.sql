@@ -1,6 +1,6 @@
 -- The work-quality suite (seed 003): snapshots of judged work products and their judge verdicts, the v1.0 rubric, Compare and IsRegression, the history view.
 
-SET LOCAL ROLE evalledger_owner;
+SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
 
 -- =============================================================================================
@@ -127,9 +127,8 @@ CREATE INDEX eval_work_quality_snapshots_run_id_idx ON eval_work_quality_snapsho
 -- =============================================================================================
 -- Functions and triggers
 -- =============================================================================================
--- Created as the owner role; the baseline's adopt_code_v1 makes each one the installer's at once
--- (where the installer is a superuser), so the owner can never redefine them and the DDL guard
--- accepts the triggers below.
+-- Created as the code role, which owns them: the owner role can never redefine them, and the DDL
+-- guard accepts the triggers below.
 \ir ../suites/work_quality/sql/work_quality_policy_v1.sql
 \ir ../suites/work_quality/sql/work_quality_compare_v1.sql
 \ir ../suites/work_quality/sql/work_quality_is_regression_v1.sql
@@ -181,11 +180,17 @@ ALTER TABLE eval_work_quality_judge_verdicts ENABLE ROW LEVEL SECURITY, FORCE RO
     ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_00_no_truncate,
     ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_10_admit;
 
--- The owner sees everything through its own policy.
+-- The owner role and the code role (its definer functions) see everything through their own policies.
 CREATE POLICY eval_work_quality_snapshots_owner_all ON eval_work_quality_snapshots TO evalledger_owner
     USING (true) WITH CHECK (true);
 CREATE POLICY eval_work_quality_judge_verdicts_owner_all ON eval_work_quality_judge_verdicts TO evalledger_owner
     USING (true) WITH CHECK (true);
+CREATE POLICY eval_work_quality_snapshots_code_all ON eval_work_quality_snapshots TO evalledger_code
+    USING (true) WITH CHECK (true);
+CREATE POLICY eval_work_quality_judge_verdicts_code_all ON eval_work_quality_judge_verdicts TO evalledger_code
+    USING (true) WITH CHECK (true);
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON eval_work_quality_snapshots, eval_work_quality_judge_verdicts
+    TO evalledger_owner;
 
 -- The runner starts snapshots, records verdicts, completes runs, imports history files and reads
 -- them back; it writes only the columns it observes (the rest are the database's).
@@ -224,6 +229,9 @@ GRANT SELECT ON work_quality_history_v1 TO evalledger_revops, evalledger_auditor
 -- Seed data: the work-quality v1.0 rubric
 -- =============================================================================================
 \ir ../suites/work_quality/sql/work_quality_rubric_v1.sql
+INSERT INTO rubric_activation (suite, rubric_id, reason)
+SELECT r.suite, r.rubric_id, 'work-quality: the first rubric of the suite'
+  FROM rubric r WHERE (r.suite, r.version) = ('work-quality', 'v1.0');
 
 -- Functions: nothing is PUBLIC. Compare, IsRegression and the policy are for every reader of
 -- snapshots; the trigger functions for no one.

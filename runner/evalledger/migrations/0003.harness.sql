@@ -1,6 +1,6 @@
 -- The brain-eval harness (issue 9): versioned question catalogs, the brains under test (each version of a brain's model, prompt and levers a row of its own), and harness runs with the brain's answers, their automatic scores and the judges' suggestions.
 
-SET LOCAL ROLE evalledger_owner;
+SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
 
 -- =============================================================================================
@@ -207,7 +207,7 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 -- =============================================================================================
 -- Functions and triggers
 -- =============================================================================================
--- Created as the owner role; the baseline's adopt_code_v1 makes each one the installer's at once.
+-- Created as the code role, which owns them: the owner role can never redefine them.
 \ir ../suites/brain_eval/sql/brain_eval_catalog_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_catalog_expand_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_catalog_question_admit_v1.sql
@@ -355,5 +355,23 @@ CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELE
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
     brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
     brain_eval_harness_answer_admit_v1(), brain_eval_judge_suggestion_admit_v1() FROM PUBLIC;
+
+-- The code role (the definer functions) reads and writes through its own policy; the owner role
+-- keeps the DML privileges it had as these tables' owner, which the triggers guard.
+DO $code$
+DECLARE
+    t text;
+BEGIN
+    FOR t IN SELECT c.relname FROM pg_class c
+              WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                AND c.relname LIKE 'brain_%'
+                AND NOT EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = c.relname || '_code_all')
+    LOOP
+        EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_code USING (true) WITH CHECK (true)',
+                       t || '_code_all', t);
+        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON evalledger.%I TO evalledger_owner', t);
+    END LOOP;
+END
+$code$;
 
 RESET ROLE;

@@ -1,5 +1,5 @@
 -- complete_once_v1: the only UPDATE a run accepts is its completion: completed_at set once, from
--- NULL, to a time, with every other column as it was. Every suite's run table uses it; its
+-- NULL, to a time not in the future, with every other column as it was. Every suite's run table uses it; its
 -- trigger arguments are how a message names a run ('run', 'takes-quality run'), the run's key
 -- column and, optionally, a text[] of the columns the database computes, a change to which is
 -- refused as a value the caller may not supply.
@@ -24,6 +24,10 @@ BEGIN
     IF NEW.completed_at IS NULL THEN
         RAISE EXCEPTION 'evalledger: completed_at is set once, to a time'
             USING ERRCODE = 'not_null_violation', COLUMN = 'completed_at';
+    END IF;
+    IF NEW.completed_at > clock_timestamp() THEN
+        RAISE EXCEPTION 'evalledger: completed_at % is in the future', NEW.completed_at
+            USING ERRCODE = 'check_violation', COLUMN = 'completed_at';
     END IF;
     RETURN NEW;
 END;

@@ -1,6 +1,6 @@
--- drop_guard_v1: no trigger, policy, table, view, function or schema of the ledger is dropped,
+-- drop_guard_v1: no trigger, policy, rule, table, view, function or schema of the ledger is dropped,
 -- except a capture partition past retention inside capture_purge_v1(). It lives in a schema the
--- owner role does not own, so that neither DROP FUNCTION ... CASCADE nor DROP SCHEMA evalledger
+-- no application role can use, so that neither DROP FUNCTION ... CASCADE nor DROP SCHEMA evalledger
 -- CASCADE can take the guard away first. The capture functions are called
 -- dynamically: when a DROP SCHEMA cascades, they are already gone by the time this runs.
 CREATE FUNCTION evalledger_guard.drop_guard_v1() RETURNS event_trigger
@@ -10,19 +10,22 @@ DECLARE
     purging boolean := false;
     expired boolean;
 BEGIN
-    IF to_regprocedure('evalledger.capture_purging_v1()') IS NOT NULL THEN
-        EXECUTE 'SELECT evalledger.capture_purging_v1()' INTO purging;
-    END IF;
     FOR dropped IN
         SELECT d.object_type, d.object_identity,
                substring(d.object_identity FROM '(?:^| on )evalledger\.(eval_candidates_p[0-9]{6})$') AS partition
           FROM pg_event_trigger_dropped_objects() d
-         WHERE d.object_type IN ('trigger', 'policy', 'table', 'view', 'function', 'schema')
+         WHERE (d.object_type IN ('trigger', 'policy', 'rule', 'table', 'view', 'function', 'schema')
+                -- dropped by name, not as a part of a dropped partition
+                OR (d.original AND d.object_type IN ('table column', 'table constraint', 'index', 'type')))
            AND (d.schema_name IN ('evalledger', 'evalledger_guard')
                 OR d.object_identity IN ('evalledger', 'evalledger_guard')
                 OR d.object_identity LIKE '% on evalledger.%')
            AND NOT d.is_temporary
     LOOP
+        -- Asked only for a capture partition: only the purge (the code role) may run these.
+        IF dropped.partition IS NOT NULL AND to_regprocedure('evalledger.capture_purging_v1()') IS NOT NULL THEN
+            EXECUTE 'SELECT evalledger.capture_purging_v1()' INTO purging;
+        END IF;
         IF purging AND dropped.partition IS NOT NULL THEN
             EXECUTE 'SELECT evalledger.capture_partition_expired_v1($1)' INTO expired USING dropped.partition;
             CONTINUE WHEN expired;

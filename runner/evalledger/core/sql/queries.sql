@@ -11,11 +11,14 @@ VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s);
 SELECT target_id, kind, display_name FROM evalledger.target ORDER BY target_id;
 
 -- name: rubric
--- A suite's rubric row: the named version, else the newest.
-SELECT rubric_id, version, fingerprint, definition
-  FROM evalledger.rubric
- WHERE suite = %(suite)s AND (%(version)s::text IS NULL OR version = %(version)s)
- ORDER BY rubric_id DESC LIMIT 1;
+-- A suite's rubric row: the named version, else the active one (its latest activation), never merely the newest.
+SELECT r.rubric_id, r.version, r.fingerprint, r.definition
+  FROM evalledger.rubric r
+ WHERE r.suite = %(suite)s
+   AND CASE WHEN %(version)s::text IS NULL
+            THEN r.rubric_id = (SELECT a.rubric_id FROM evalledger.rubric_activation a
+                                 WHERE a.suite = %(suite)s ORDER BY a.activation_id DESC LIMIT 1)
+            ELSE r.version = %(version)s END;
 
 -- name: advisory_lock
 -- Wait for the migration lock (released by the server if the process dies).
@@ -52,13 +55,6 @@ SELECT relname FROM pg_class
 -- name: doctor_event_triggers
 -- The named event triggers and their enabled state.
 SELECT evtname, evtenabled FROM pg_event_trigger WHERE evtname = ANY(%(names)s);
-
--- name: doctor_functions_not_owned_by_installer
--- Ledger and guard functions owned by someone other than the event trigger's owner.
-SELECT p.proname FROM pg_proc p
- WHERE p.pronamespace IN ('evalledger'::regnamespace, 'evalledger_guard'::regnamespace)
-   AND p.proowner <> (SELECT evtowner FROM pg_event_trigger WHERE evtname = %(event_trigger)s)
- ORDER BY 1;
 
 -- name: doctor_schema_exists
 -- Whether the ledger's schema is installed.
@@ -112,3 +108,42 @@ SELECT r FROM unnest(%(roles)s::text[]) AS r
    AND NOT pg_has_role(session_user, to_regrole(r),
                        CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END)
  ORDER BY r;
+-- name: doctor_code_role
+-- The code role's attributes and the logins that are its members (directly or through other roles).
+SELECT r.rolcanlogin, r.rolsuper OR r.rolbypassrls,
+       ARRAY(SELECT m.rolname FROM pg_roles m
+              WHERE m.rolcanlogin AND NOT m.rolsuper AND m.oid <> r.oid AND pg_has_role(m.oid, r.oid, 'MEMBER')
+              ORDER BY m.rolname)
+  FROM pg_roles r WHERE r.rolname = 'evalledger_code';
+
+-- name: doctor_not_owned_by_code
+-- Ledger objects (schema, relations, functions, types) whose owner is not the code role that owns the schema.
+SELECT kind || ' ' || name || ' (' || owner || ')' FROM (
+    SELECT 'schema' AS kind, n.nspname::text AS name, pg_get_userbyid(n.nspowner) AS owner, n.nspowner AS owner_oid
+      FROM pg_namespace n WHERE n.nspname = 'evalledger'
+    UNION ALL
+    SELECT 'relation', c.relname::text, pg_get_userbyid(c.relowner), c.relowner
+      FROM pg_class c WHERE c.relnamespace = 'evalledger'::regnamespace
+    UNION ALL
+    SELECT 'function', p.oid::regprocedure::text, pg_get_userbyid(p.proowner), p.proowner
+      FROM pg_proc p WHERE p.pronamespace = 'evalledger'::regnamespace
+    UNION ALL
+    SELECT 'type', t.typname::text, pg_get_userbyid(t.typowner), t.typowner
+      FROM pg_type t WHERE t.typnamespace = 'evalledger'::regnamespace
+) o
+ WHERE o.owner_oid <> 'evalledger_code'::regrole ORDER BY 1;
+
+-- name: doctor_schema_creators
+-- Roles other than the code role that may create objects in the ledger's schema.
+SELECT r.rolname FROM pg_roles r
+ WHERE has_schema_privilege(r.oid, 'evalledger', 'CREATE') AND NOT r.rolsuper
+   AND r.oid <> 'evalledger_code'::regrole AND NOT pg_has_role(r.oid, 'evalledger_code'::regrole, 'MEMBER')
+ ORDER BY 1;
+
+-- name: doctor_unsafe_definers
+-- SECURITY DEFINER functions of the database that do not run with search_path = pg_catalog, pg_temp.
+SELECT p.oid::regprocedure::text FROM pg_proc p
+ WHERE p.prosecdef AND p.pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)
+   AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp']
+                    AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
+ ORDER BY 1;

@@ -1,7 +1,9 @@
 -- brain_eval_log_admit_v1: a new run starts in progress, with nothing the database computes
--- supplied by the caller, under a rubric, and with a reviewer independent of the brain's prompt.
+-- supplied by the caller, under an activated rubric, and with a reviewer independent of the brain's prompt.
 CREATE FUNCTION evalledger.brain_eval_log_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    tuned varchar(16);
 BEGIN
     PERFORM evalledger.require_open_v1('run', NEW.completed_at, 'question rows');
     PERFORM evalledger.refuse_supplied_v1(
@@ -15,23 +17,34 @@ BEGIN
             'decision_rationale', NEW.decision_rationale,
             'token_cost_usd', NEW.token_cost_usd));
 
-    IF NEW.rubric_id IS NULL THEN
-        SELECT r.rubric_id INTO NEW.rubric_id
-          FROM evalledger.rubric r WHERE r.suite = 'brain-eval'
-         ORDER BY r.rubric_id DESC LIMIT 1;
-    ELSIF NOT EXISTS (SELECT 1 FROM evalledger.rubric r WHERE r.rubric_id = NEW.rubric_id AND r.suite = 'brain-eval') THEN
-        RAISE EXCEPTION 'evalledger: rubric % is not a brain-eval rubric', NEW.rubric_id
-            USING ERRCODE = 'foreign_key_violation', COLUMN = 'rubric_id';
-    END IF;
+    NEW.rubric_id := evalledger.rubric_admitted_v1('brain-eval', NEW.rubric_id);
 
-    -- Holding the target row FOR SHARE makes a concurrent prompt-tuner registration (which
-    -- takes it FOR UPDATE) wait for this run or run first: never both unseen by the other.
+    -- The prompt under review is the brain's it is labelled with, and that of every brain whose
+    -- analyses carry the same prompt hash: independence is asked of the tuners of all of them.
+    -- Holding their target rows FOR SHARE makes a concurrent prompt-tuner registration (which
+    -- takes one FOR NO KEY UPDATE) wait for this run or run first: never both unseen by the other.
     PERFORM evalledger.require_read_committed_v1('insert runs');
-    PERFORM 1 FROM evalledger.target t WHERE t.target_id = NEW.brain_under_test FOR SHARE;
-    IF EXISTS (SELECT 1 FROM evalledger.prompt_tuner p
-                WHERE p.target_id = NEW.brain_under_test AND p.user_id = NEW.reviewer_user_id) THEN
+    PERFORM 1 FROM evalledger.target t
+     WHERE t.target_id = NEW.brain_under_test
+        OR t.target_id IN (SELECT a.brain FROM evalledger.brain_analysis_log a
+                            WHERE a.system_prompt_hash = NEW.system_prompt_hash)
+     ORDER BY t.target_id FOR SHARE;
+    -- The reviewer must exist before independence is asked: the refusal below would otherwise
+    -- tell the runner who tunes a prompt, for any uuid it tries (it may not read the registry).
+    IF NOT EXISTS (SELECT 1 FROM evalledger.reviewer r WHERE r.reviewer_user_id = NEW.reviewer_user_id) THEN
+        RAISE EXCEPTION 'evalledger: no reviewer %', NEW.reviewer_user_id
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'reviewer_user_id',
+                  CONSTRAINT = 'brain_eval_log_reviewer_fkey';
+    END IF;
+    SELECT p.target_id INTO tuned FROM evalledger.prompt_tuner p
+     WHERE p.user_id = NEW.reviewer_user_id
+       AND (p.target_id = NEW.brain_under_test
+            OR p.target_id IN (SELECT a.brain FROM evalledger.brain_analysis_log a
+                                WHERE a.system_prompt_hash = NEW.system_prompt_hash))
+     ORDER BY p.target_id <> NEW.brain_under_test, p.target_id LIMIT 1;
+    IF FOUND THEN
         RAISE EXCEPTION 'evalledger: reviewer % tunes the prompt of %: not independent',
-                NEW.reviewer_user_id, NEW.brain_under_test
+                NEW.reviewer_user_id, tuned
             USING ERRCODE = 'check_violation', COLUMN = 'reviewer_user_id',
                   CONSTRAINT = 'brain_eval_log_reviewer_independent',
                   HINT = 'pick a reviewer who is not in the prompt-tuner registry for this brain';

@@ -5,6 +5,7 @@ DECLARE
     scored int;
     computed jsonb;
 BEGIN
+    PERFORM evalledger.require_fresh_snapshot_v1('run');
     SELECT count(*) INTO scored FROM evalledger.brain_eval_question_score q WHERE q.eval_run_id = NEW.eval_run_id;
     IF scored <> NEW.question_count THEN
         RAISE EXCEPTION 'evalledger: run % declares % questions but % are scored', NEW.eval_run_id,

@@ -34,8 +34,8 @@ LANGUAGE sql STABLE AS $$
      CROSS JOIN LATERAL (
             SELECT l.*, row_number() OVER (ORDER BY l.started_at DESC, l.eval_run_id DESC) AS recency_rank
               FROM evalledger.brain_eval_log l
-             WHERE l.brain_under_test = t.target_id
-               AND l.run_trigger = 'quarterly'
+             WHERE l.brain_under_test OPERATOR(pg_catalog.=) t.target_id
+               AND l.run_trigger OPERATOR(pg_catalog.=) 'quarterly'
                AND l.completed_at IS NOT NULL
              ORDER BY l.started_at DESC, l.eval_run_id DESC
              LIMIT 8) r

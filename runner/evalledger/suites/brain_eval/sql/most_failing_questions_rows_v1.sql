@@ -14,7 +14,7 @@ LANGUAGE sql STABLE AS $$
                    count(*) AS runs_seen,  -- a question appears at most once per run
                    count(*) FILTER (WHERE NOT q.question_passed) AS runs_failed
               FROM evalledger.brain_eval_question_score q
-              JOIN evalledger.brain_eval_log l ON l.eval_run_id = q.eval_run_id
+              JOIN evalledger.brain_eval_log l ON l.eval_run_id OPERATOR(pg_catalog.=) q.eval_run_id
              WHERE l.completed_at IS NOT NULL
              GROUP BY q.question_id) s
 $$;

@@ -19,21 +19,21 @@ LANGUAGE sql STABLE AS $$
            e.started_at,
            -- NULL without production traffic; TRUE when production runs a prompt that never passed.
            CASE WHEN p.system_prompt_hash IS NOT NULL
-                THEN p.system_prompt_hash IS DISTINCT FROM e.system_prompt_hash END
+                THEN (p.system_prompt_hash OPERATOR(pg_catalog.=) e.system_prompt_hash) IS NOT TRUE END
       FROM evalledger.target t
       LEFT JOIN LATERAL (
             SELECT a.system_prompt_hash, a.produced_at
               FROM evalledger.brain_analysis_log a
-             WHERE a.brain = t.target_id AND a.origin = 'production'
+             WHERE a.brain OPERATOR(pg_catalog.=) t.target_id AND a.origin OPERATOR(pg_catalog.=) 'production'
              ORDER BY a.produced_at DESC, a.created_at DESC, a.analysis_id DESC
              LIMIT 1) p ON true
       LEFT JOIN LATERAL (
             SELECT l.eval_run_id, l.system_prompt_hash, l.system_prompt_version_label, l.decision, l.started_at
               FROM evalledger.brain_eval_log l
-             WHERE l.brain_under_test = t.target_id
+             WHERE l.brain_under_test OPERATOR(pg_catalog.=) t.target_id
                AND l.completed_at IS NOT NULL
-               AND l.decision IN ('pass', 'pass_with_notes')
+               AND l.decision OPERATOR(pg_catalog.=) ANY (ARRAY['pass', 'pass_with_notes']::evalledger.eval_decision[])
              ORDER BY l.started_at DESC, l.eval_run_id DESC
              LIMIT 1) e ON true
-     WHERE t.kind = 'brain'
+     WHERE t.kind OPERATOR(pg_catalog.=) 'brain'
 $$;

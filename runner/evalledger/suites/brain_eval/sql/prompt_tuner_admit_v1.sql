@@ -1,14 +1,17 @@
 -- prompt_tuner_admit_v1: a prompt tuner may not be registered while reviewing an open run of the
--- same brain. The target row is taken FOR NO KEY UPDATE, which waits for (and is waited on by)
--- a run insert's FOR SHARE, so the two checks always see each other's committed rows.
+-- same brain, or one that carries a prompt hash of that brain's analyses. The target row is
+-- taken FOR NO KEY UPDATE, which waits for (and is waited on by) a run insert's FOR SHARE, so
+-- the two checks always see each other's committed rows.
 CREATE FUNCTION evalledger.prompt_tuner_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM evalledger.require_read_committed_v1('register prompt tuners');
     PERFORM 1 FROM evalledger.target t WHERE t.target_id = NEW.target_id FOR NO KEY UPDATE;
     IF EXISTS (SELECT 1 FROM evalledger.brain_eval_log l
-                WHERE l.brain_under_test = NEW.target_id AND l.reviewer_user_id = NEW.user_id
-                  AND l.completed_at IS NULL) THEN
+                WHERE l.reviewer_user_id = NEW.user_id AND l.completed_at IS NULL
+                  AND (l.brain_under_test = NEW.target_id
+                       OR l.system_prompt_hash IN (SELECT a.system_prompt_hash FROM evalledger.brain_analysis_log a
+                                                    WHERE a.brain = NEW.target_id))) THEN
         RAISE EXCEPTION 'evalledger: % reviews an open run of %: complete it before registering them as a prompt tuner',
                 NEW.user_id, NEW.target_id
             USING ERRCODE = 'check_violation', CONSTRAINT = 'prompt_tuner_not_reviewing_open_run';

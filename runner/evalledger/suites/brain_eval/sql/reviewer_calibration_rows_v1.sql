@@ -15,15 +15,15 @@ LANGUAGE sql STABLE AS $$
     SELECT l.reviewer_user_id,
            count(DISTINCT l.eval_run_id),
            count(q.narrative_coherence_rating),
-           count(*) FILTER (WHERE q.narrative_coherence_rating = 1),
-           count(*) FILTER (WHERE q.narrative_coherence_rating = 2),
-           count(*) FILTER (WHERE q.narrative_coherence_rating = 3),
-           count(*) FILTER (WHERE q.narrative_coherence_rating = 4),
-           count(*) FILTER (WHERE q.narrative_coherence_rating = 5),
+           count(*) FILTER (WHERE q.narrative_coherence_rating OPERATOR(pg_catalog.=) 1),
+           count(*) FILTER (WHERE q.narrative_coherence_rating OPERATOR(pg_catalog.=) 2),
+           count(*) FILTER (WHERE q.narrative_coherence_rating OPERATOR(pg_catalog.=) 3),
+           count(*) FILTER (WHERE q.narrative_coherence_rating OPERATOR(pg_catalog.=) 4),
+           count(*) FILTER (WHERE q.narrative_coherence_rating OPERATOR(pg_catalog.=) 5),
            round(avg(q.narrative_coherence_rating), 4),
            round(stddev_samp(q.narrative_coherence_rating), 4)
       FROM evalledger.brain_eval_log l
-      JOIN evalledger.brain_eval_question_score q ON q.eval_run_id = l.eval_run_id
+      JOIN evalledger.brain_eval_question_score q ON q.eval_run_id OPERATOR(pg_catalog.=) l.eval_run_id
      WHERE l.completed_at IS NOT NULL
      GROUP BY l.reviewer_user_id
 $$;

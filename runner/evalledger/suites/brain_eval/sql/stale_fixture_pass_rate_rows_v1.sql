@@ -20,7 +20,7 @@ LANGUAGE sql STABLE AS $$
            bool_and(q.staleness_correctly_recognized) FILTER (WHERE q.uses_stale_fixture),
            count(*) FILTER (WHERE q.uses_stale_fixture AND NOT q.staleness_correctly_recognized) > 0
       FROM evalledger.brain_eval_log l
-      JOIN evalledger.brain_eval_question_score q ON q.eval_run_id = l.eval_run_id
+      JOIN evalledger.brain_eval_question_score q ON q.eval_run_id OPERATOR(pg_catalog.=) l.eval_run_id
      WHERE l.completed_at IS NOT NULL
      GROUP BY l.eval_run_id
 $$;

@@ -40,9 +40,9 @@ BEGIN
           INTO enable_all
           FROM pg_trigger t
          WHERE t.tgrelid = ('evalledger.' || quote_ident(part))::regclass AND NOT t.tgisinternal;
-        -- OWNER TO: the partition is the owner role's like its parent, whoever owns this function.
-        EXECUTE format('ALTER TABLE evalledger.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY, %s, '
-                       'OWNER TO evalledger_owner', part, enable_all);
+        -- The partition is the code role's like its parent: this function runs as its owner.
+        EXECUTE format('ALTER TABLE evalledger.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY, %s',
+                       part, enable_all);
         made := made + 1;
     END LOOP;
     RETURN made;

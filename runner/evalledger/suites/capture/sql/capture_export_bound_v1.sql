@@ -4,9 +4,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     bound timestamptz;
 BEGIN
-    PERFORM pg_advisory_lock(1702257505, 1);
+    PERFORM pg_catalog.pg_advisory_lock(1702257505, 1);
     bound := clock_timestamp();
-    PERFORM pg_advisory_unlock(1702257505, 1);
+    PERFORM pg_catalog.pg_advisory_unlock(1702257505, 1);
     RETURN bound;
 END;
 $$;

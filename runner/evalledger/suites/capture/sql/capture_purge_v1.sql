@@ -2,7 +2,7 @@
 -- the eval_candidates partitions whose whole month is past the purge horizon (drop_guard_v1 checks
 -- each dropped object against that rule, not only the marker) and delete the failure and key rows
 -- recorded before it (capture_refuse_change_v1 checks each row's age); nothing younger, no other
--- table, no UPDATE or TRUNCATE. Owned by the user who migrates, never by evalledger_owner, so the
+-- table, no UPDATE or TRUNCATE. The code role's, executable by no application role, so the
 -- owner role can neither write the marker nor purge. Returns what went and how many rows.
 CREATE FUNCTION evalledger.capture_purge_v1() RETURNS TABLE (purged text, row_count bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -16,7 +16,9 @@ BEGIN
            AND evalledger.capture_partition_expired_v1(c.relname)
          ORDER BY c.relname
     LOOP
-        EXECUTE format('SELECT count(*) FROM evalledger.%I', part) INTO row_count;
+        -- Counted through the parent: a partition has no policy of its own, so FORCE hides its rows.
+        SELECT count(*) INTO row_count FROM evalledger.eval_candidates c
+         WHERE c.tableoid = ('evalledger.' || quote_ident(part))::regclass;
         EXECUTE format('DROP TABLE evalledger.%I', part);
         purged := part;
         RETURN NEXT;

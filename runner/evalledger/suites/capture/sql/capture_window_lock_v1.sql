@@ -9,7 +9,7 @@ CREATE FUNCTION evalledger.capture_window_lock_v1() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     -- 1702257505 is 'evca' (eval capture); 1 is the window lock.
-    PERFORM pg_advisory_xact_lock_shared(1702257505, 1);
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1702257505, 1);
     RETURN NULL;
 END;
 $$;

@@ -9,7 +9,7 @@ LANGUAGE sql STABLE AS $$
       FROM evalledger.eval_candidates c
      WHERE (since IS NULL OR c.created_at >= since)
        AND c.created_at < until
-       AND (tool IS NULL OR c.tool_name = tool)
+       AND (tool IS NULL OR c.tool_name OPERATOR(pg_catalog.=) tool)
      ORDER BY c.created_at DESC, c.id DESC
      LIMIT max_rows
 $$;

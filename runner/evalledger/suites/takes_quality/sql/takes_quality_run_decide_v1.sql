@@ -7,6 +7,7 @@ DECLARE
     gap text;
     receipt jsonb;
 BEGIN
+    PERFORM evalledger.require_fresh_snapshot_v1('takes-quality run');
     SELECT format('cycle %s lacks %s', g.cycle, string_agg(m, ', ' ORDER BY p)) INTO gap
       FROM generate_series(1, (SELECT max(v.cycle) FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = NEW.id)) g(cycle)
       CROSS JOIN unnest(NEW.models) WITH ORDINALITY u(m, p)

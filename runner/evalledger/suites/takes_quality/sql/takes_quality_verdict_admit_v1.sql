@@ -10,7 +10,9 @@ DECLARE
     run evalledger.eval_takes_quality_runs;
     judged jsonb;
 BEGIN
-    SELECT * INTO run FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id;
+    -- FOR SHARE, as lock_run_v1 does: a completion waits for this verdict, or this verdict for
+    -- the completion (and then sees it), so no verdict lands after the receipt was written.
+    SELECT * INTO run FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id FOR SHARE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'evalledger: no takes-quality run %', NEW.run_id
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'run_id';

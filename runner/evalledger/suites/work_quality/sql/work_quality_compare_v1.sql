@@ -5,7 +5,7 @@
 -- Arithmetic is numeric, not float64: a change of exactly 0.05 is exactly 0.05 and so "same"
 -- (float64 would make 0.75 - 0.70 = 0.050000000000000044 and call it "better").
 CREATE FUNCTION evalledger.work_quality_compare_v1(prev_mean jsonb, cur_mean jsonb, prev_run_id text)
-RETURNS jsonb LANGUAGE sql STABLE SET search_path = evalledger, pg_temp AS $$
+RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH policy AS (SELECT evalledger.work_quality_policy_v1() AS p),
     deltas AS (
         SELECT d.dim,

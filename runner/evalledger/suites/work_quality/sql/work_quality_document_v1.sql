@@ -3,7 +3,7 @@
 -- the contributing verdicts in panel order, the means, spreads, note and comparison the
 -- completion computed. The runner writes the file from this document and nothing else.
 CREATE FUNCTION evalledger.work_quality_document_v1(s evalledger.eval_work_quality_snapshots) RETURNS jsonb
-LANGUAGE sql STABLE SET search_path = evalledger, pg_temp AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT jsonb_build_object(
         'schema_version', 1,
         'kind', s.kind,

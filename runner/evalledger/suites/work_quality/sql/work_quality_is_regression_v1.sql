@@ -4,7 +4,7 @@
 -- negative means the policy's default (the rubric's regress_tolerance), as tol <= 0 does in the
 -- seed. A drop of exactly the tolerance is not a regression (the seed's test is delta < -tol).
 CREATE FUNCTION evalledger.work_quality_is_regression_v1(delta jsonb, tolerance numeric DEFAULT NULL)
-RETURNS text[] LANGUAGE sql STABLE SET search_path = evalledger, pg_temp AS $$
+RETURNS text[] LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH tol AS (
         SELECT CASE WHEN tolerance IS NULL OR tolerance <= 0
                     THEN (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric

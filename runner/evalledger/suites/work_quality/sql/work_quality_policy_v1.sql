@@ -3,13 +3,11 @@
 -- read their thresholds here, so a new policy is a new rubric row, never an edited function.
 -- SECURITY DEFINER so every reader of the history view gets the same policy whatever it may read.
 CREATE FUNCTION evalledger.work_quality_policy_v1() RETURNS jsonb
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT (r.definition -> 'compare')
            || jsonb_build_object('dimensions',
                   (SELECT jsonb_agg(d -> 'key' ORDER BY n)
                      FROM jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)))
       FROM evalledger.rubric r
-     WHERE r.suite = 'work-quality'
-     ORDER BY r.rubric_id DESC
-     LIMIT 1
+     WHERE r.rubric_id = evalledger.active_rubric_v1('work-quality')
 $$;

@@ -5,15 +5,15 @@
 -- against. An import (origin 'import') supplies only the document a SnapshotStore file held
 -- (and the file's name): the database reads every column from it, and the row is complete at once.
 CREATE FUNCTION evalledger.work_quality_snapshot_admit_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     doc jsonb := NEW.snapshot_json;
-    prev eval_work_quality_snapshots;
+    prev evalledger.eval_work_quality_snapshots;
 BEGIN
     IF NEW.rubric_id IS NULL THEN
-        SELECT r.rubric_id INTO NEW.rubric_id FROM rubric r WHERE r.suite = 'work-quality' ORDER BY r.rubric_id DESC LIMIT 1;
+        SELECT r.rubric_id INTO NEW.rubric_id FROM evalledger.rubric r WHERE r.rubric_id = evalledger.active_rubric_v1('work-quality');
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM rubric r WHERE r.rubric_id = NEW.rubric_id AND r.suite = 'work-quality') THEN
+    IF NOT EXISTS (SELECT 1 FROM evalledger.rubric r WHERE r.rubric_id = NEW.rubric_id AND r.suite = 'work-quality') THEN
         RAISE EXCEPTION 'evalledger: rubric % is not a work-quality rubric', NEW.rubric_id
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'rubric_id';
     END IF;
@@ -28,7 +28,7 @@ BEGIN
             RAISE EXCEPTION 'evalledger: snapshot schema_version % is not 1', coalesce(doc ->> 'schema_version', 'null')
                 USING ERRCODE = 'check_violation', COLUMN = 'snapshot_json';
         END IF;
-        PERFORM refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
+        PERFORM evalledger.refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
             'completed_at', NEW.completed_at, 'mean_scores', NEW.mean_scores, 'comparison', NEW.comparison,
             'prev_snapshot_id', NEW.prev_snapshot_id, 'note', NEW.note));
         NEW.kind := doc ->> 'kind';
@@ -56,7 +56,7 @@ BEGIN
         NEW.note := coalesce(doc #>> '{aggregate,note}', '');
         NEW.prev_run_id := nullif(doc ->> 'prev_run_id', '');
         NEW.comparison := CASE WHEN jsonb_typeof(doc -> 'comparison') = 'object' THEN doc -> 'comparison' END;
-        NEW.prev_snapshot_id := (SELECT s.snapshot_id FROM eval_work_quality_snapshots s
+        NEW.prev_snapshot_id := (SELECT s.snapshot_id FROM evalledger.eval_work_quality_snapshots s
                                   WHERE s.name = NEW.name AND s.run_id = NEW.prev_run_id);
         NEW.judges_cost_usd := 0;
         NEW.completed_at := now();
@@ -65,15 +65,15 @@ BEGIN
 
     -- A run: inserted in progress, with a valid panel; what the database computes is not the
     -- runner's to supply.
-    PERFORM require_open_v1('work-quality run', NEW.completed_at, 'judge verdicts');
-    PERFORM refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
+    PERFORM evalledger.require_open_v1('work-quality run', NEW.completed_at, 'judge verdicts');
+    PERFORM evalledger.refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
         'mean_scores', NEW.mean_scores, 'disagreement', NEW.disagreement,
         'note', NEW.note, 'comparison', NEW.comparison, 'snapshot_json', NEW.snapshot_json,
         'prev_snapshot_id', NEW.prev_snapshot_id, 'prev_run_id', NEW.prev_run_id,
         'judges_cost_usd', NEW.judges_cost_usd, 'source_file', NEW.source_file));
-    PERFORM check_panel_v1('work-quality run', NEW.models);
+    PERFORM evalledger.check_panel_v1('work-quality run', NEW.models);
     NEW.at := now();
-    SELECT * INTO prev FROM eval_work_quality_snapshots s
+    SELECT * INTO prev FROM evalledger.eval_work_quality_snapshots s
      WHERE s.name = NEW.name AND s.completed_at IS NOT NULL
      ORDER BY s.at DESC, s.snapshot_id DESC LIMIT 1;
     IF FOUND THEN

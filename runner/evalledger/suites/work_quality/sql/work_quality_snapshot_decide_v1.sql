@@ -7,7 +7,7 @@
 -- (work_quality_compare_v1); what the judges cost; and the whole document. With no contributing
 -- judge there is nothing to aggregate: completion is refused and the run stays visibly open.
 CREATE FUNCTION evalledger.work_quality_snapshot_decide_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     gap text;
     dims text[];
@@ -16,19 +16,19 @@ DECLARE
 BEGIN
     SELECT string_agg(m, ', ' ORDER BY p) INTO gap
       FROM unnest(NEW.models) WITH ORDINALITY u(m, p)
-     WHERE NOT EXISTS (SELECT 1 FROM eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id AND v.model = u.m);
+     WHERE NOT EXISTS (SELECT 1 FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id AND v.model = u.m);
     IF gap IS NOT NULL THEN
         RAISE EXCEPTION 'evalledger: work-quality snapshot % lacks a verdict from %', NEW.snapshot_id, gap
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_verdicts';
     END IF;
-    SELECT count(*) INTO contributing FROM eval_work_quality_judge_verdicts v
+    SELECT count(*) INTO contributing FROM evalledger.eval_work_quality_judge_verdicts v
      WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes;
     IF contributing = 0 THEN
         RAISE EXCEPTION 'evalledger: no judge produced a verdict for work-quality snapshot %', NEW.snapshot_id
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_a_verdict';
     END IF;
 
-    dims := ARRAY(SELECT d ->> 'key' FROM rubric r, jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)
+    dims := ARRAY(SELECT d ->> 'key' FROM evalledger.rubric r, jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)
                    WHERE r.rubric_id = NEW.rubric_id ORDER BY n);
     SELECT jsonb_object_agg(d, a.mean), CASE WHEN contributing >= 2 THEN jsonb_object_agg(d, a.spread) END
       INTO NEW.mean_scores, NEW.disagreement
@@ -36,31 +36,31 @@ BEGIN
      CROSS JOIN LATERAL (
             SELECT trim_scale(avg((v.scores ->> d)::numeric)) AS mean,
                    trim_scale(max((v.scores ->> d)::numeric) - min((v.scores ->> d)::numeric)) AS spread
-              FROM eval_work_quality_judge_verdicts v
+              FROM evalledger.eval_work_quality_judge_verdicts v
              WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes) a;
     SELECT coalesce(string_agg(line, '; ' ORDER BY p, k), '') INTO NEW.note
       FROM (SELECT array_position(NEW.models, v.model) AS p, 1 AS k,
                    format('judge %s skipped: %s%s', v.model, v.error_kind, coalesce(': ' || v.error_message, '')) AS line
-              FROM eval_work_quality_judge_verdicts v
+              FROM evalledger.eval_work_quality_judge_verdicts v
              WHERE v.snapshot_id = NEW.snapshot_id AND NOT v.contributes
             UNION ALL
             SELECT array_position(NEW.models, v.model), 2,
                    format('judge %s shares the assessed run''s family (%s)', v.model, v.family)
-              FROM eval_work_quality_judge_verdicts v
+              FROM evalledger.eval_work_quality_judge_verdicts v
              WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.same_family
             UNION ALL
             SELECT 0, 0, 'recorded replies shipped with evalledger, not live calls: '
                          || string_agg(v.model, ', ' ORDER BY array_position(NEW.models, v.model))
-              FROM eval_work_quality_judge_verdicts v
+              FROM evalledger.eval_work_quality_judge_verdicts v
              WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.recorded
             HAVING count(*) > 0) notes;
     IF NEW.prev_snapshot_id IS NOT NULL THEN
-        SELECT s.mean_scores INTO prev_mean FROM eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.prev_snapshot_id;
-        NEW.comparison := work_quality_compare_v1(prev_mean, NEW.mean_scores, NEW.prev_run_id);
+        SELECT s.mean_scores INTO prev_mean FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.prev_snapshot_id;
+        NEW.comparison := evalledger.work_quality_compare_v1(prev_mean, NEW.mean_scores, NEW.prev_run_id);
     END IF;
     SELECT coalesce(sum(v.cost_usd), 0) INTO NEW.judges_cost_usd
-      FROM eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id;
-    NEW.snapshot_json := work_quality_document_v1(NEW);
+      FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id;
+    NEW.snapshot_json := evalledger.work_quality_document_v1(NEW);
     RETURN NEW;
 END;
 $$;

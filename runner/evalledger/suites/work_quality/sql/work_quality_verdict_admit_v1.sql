@@ -7,15 +7,15 @@
 -- judgement (better/same/worse per dimension) is kept only when there is a previous snapshot.
 -- Rows of an imported snapshot come from its own file (inserted by work_quality_import_verdicts_v1).
 CREATE FUNCTION evalledger.work_quality_verdict_admit_v1() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = evalledger, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    snap eval_work_quality_snapshots;
+    snap evalledger.eval_work_quality_snapshots;
     policy jsonb;
     dims text[];
     decided jsonb;
     relative jsonb;
 BEGIN
-    SELECT * INTO snap FROM eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id;
+    SELECT * INTO snap FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'evalledger: no work-quality snapshot %', NEW.snapshot_id
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'snapshot_id';
@@ -32,7 +32,7 @@ BEGIN
         RAISE EXCEPTION 'evalledger: model % is not on the panel of snapshot %', NEW.model, NEW.snapshot_id
             USING ERRCODE = 'check_violation', COLUMN = 'model';
     END IF;
-    PERFORM refuse_supplied_v1('eval_work_quality_judge_verdicts', jsonb_build_object(
+    PERFORM evalledger.refuse_supplied_v1('eval_work_quality_judge_verdicts', jsonb_build_object(
         'scores', NEW.scores, 'narrative', NEW.narrative, 'relative_vs_prev', NEW.relative_vs_prev,
         'relative_narrative', NEW.relative_narrative, 'confidence', NEW.confidence));
 
@@ -44,7 +44,7 @@ BEGIN
     NEW.created_at := now();
 
     -- What only the runner can see: the call failed, or the budget did not allow it.
-    IF runner_error_v1(NEW.error_kind) THEN
+    IF evalledger.runner_error_v1(NEW.error_kind) THEN
         NEW.contributes := false;
         RETURN NEW;
     END IF;
@@ -52,8 +52,8 @@ BEGIN
 
     -- The contribution rule every judged suite shares (all dimensions, numbers, on the scale); a
     -- judge replies flat (the seed's schema), a snapshot file nests them under "scores".
-    SELECT r.definition INTO policy FROM rubric r WHERE r.rubric_id = snap.rubric_id;
-    decided := judge_scores_v1(NEW.response_json, policy);
+    SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = snap.rubric_id;
+    decided := evalledger.judge_scores_v1(NEW.response_json, policy);
     IF decided ? 'error_kind' THEN
         NEW.contributes := false;
         NEW.error_kind := decided ->> 'error_kind';
