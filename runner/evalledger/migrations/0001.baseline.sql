@@ -505,6 +505,10 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 \ir ../core/sql/hot_tier_v1.sql
 \ir ../core/sql/purgeable_v1.sql
 \ir ../core/sql/refuse_change_v1.sql
+\ir ../core/sql/guard_append_only_v1.sql
+\ir ../core/sql/seal_tables_v1.sql
+-- Migrations' own steps (the role they act as owns them): no one else runs them.
+REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v1() FROM PUBLIC;
 \ir ../core/sql/complete_once_v1.sql
 \ir ../core/sql/runner_error_v1.sql
 \ir ../core/sql/judge_scores_v1.sql
@@ -638,31 +642,18 @@ CREATE TRIGGER eval_candidates_10_dedupe BEFORE INSERT ON eval_candidates
 -- inside the purge horizon, and every TRUNCATE are refused, for every role. Row triggers are
 -- cloned onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v1 gives each
 -- partition its own. The takes-quality tables are not in purgeable_v1's rule: never deleted.
-DO $append_only$
-DECLARE
-    spec text;
-    t text;
-BEGIN
-    FOREACH spec IN ARRAY ARRAY[
-        'target:UPDATE OR DELETE:refuse_change_v1', 'rubric:UPDATE OR DELETE:refuse_change_v1',
-        'rubric_activation:UPDATE OR DELETE:refuse_change_v1',
-        'reviewer:UPDATE OR DELETE:refuse_change_v1', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v1',
-        'brain_analysis_log:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_log:DELETE:refuse_change_v1',
-        'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:UPDATE OR DELETE:refuse_change_v1',
-        'legal_hold_release:UPDATE OR DELETE:refuse_change_v1',
-        'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
-        'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
-        'eval_candidates:UPDATE OR DELETE:capture_refuse_change_v1',
-        'eval_candidate_keys:UPDATE OR DELETE:capture_refuse_change_v1',
-        'eval_capture_failures:UPDATE OR DELETE:capture_refuse_change_v1'] LOOP
-        t := split_part(spec, ':', 1);
-        EXECUTE format('CREATE TRIGGER %I BEFORE %s ON evalledger.%I FOR EACH ROW EXECUTE FUNCTION evalledger.%I()',
-                       t || '_00_append_only', split_part(spec, ':', 2), t, split_part(spec, ':', 3));
-        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON evalledger.%I FOR EACH STATEMENT EXECUTE FUNCTION evalledger.%I()',
-                       t || '_00_no_truncate', t, split_part(spec, ':', 3));
-    END LOOP;
-END
-$append_only$;
+CALL guard_append_only_v1(ARRAY[
+    'target:UPDATE OR DELETE:refuse_change_v1', 'rubric:UPDATE OR DELETE:refuse_change_v1',
+    'rubric_activation:UPDATE OR DELETE:refuse_change_v1',
+    'reviewer:UPDATE OR DELETE:refuse_change_v1', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v1',
+    'brain_analysis_log:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_log:DELETE:refuse_change_v1',
+    'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:UPDATE OR DELETE:refuse_change_v1',
+    'legal_hold_release:UPDATE OR DELETE:refuse_change_v1',
+    'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
+    'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
+    'eval_candidates:UPDATE OR DELETE:capture_refuse_change_v1',
+    'eval_candidate_keys:UPDATE OR DELETE:capture_refuse_change_v1',
+    'eval_capture_failures:UPDATE OR DELETE:capture_refuse_change_v1']);
 
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
@@ -672,26 +663,7 @@ $append_only$;
 -- *_owner_all), and every trigger ENABLE ALWAYS (with session_replication_role = replica an
 -- ordinary trigger is skipped). The owner role holds the DML privileges, which the guards watch,
 -- and no REFERENCES or TRIGGER; owning nothing, it can alter nothing.
-DO $rls$
-DECLARE
-    t record;
-BEGIN
-    FOR t IN SELECT c.relname FROM pg_class c
-              WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') LOOP
-        EXECUTE format('ALTER TABLE evalledger.%I ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY', t.relname);
-        EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_owner USING (true) WITH CHECK (true)',
-                       t.relname || '_owner_all', t.relname);
-        EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_code USING (true) WITH CHECK (true)',
-                       t.relname || '_code_all', t.relname);
-        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON evalledger.%I TO evalledger_owner',
-                       t.relname);
-    END LOOP;
-    FOR t IN SELECT c.relname, tg.tgname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
-              WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT tg.tgisinternal LOOP
-        EXECUTE format('ALTER TABLE evalledger.%I ENABLE ALWAYS TRIGGER %I', t.relname, t.tgname);
-    END LOOP;
-END
-$rls$;
+CALL seal_tables_v1();
 
 -- Reference data every reading role needs.
 CREATE POLICY target_read ON target FOR SELECT

@@ -154,43 +154,15 @@ CREATE TRIGGER eval_work_quality_judge_verdicts_10_admit BEFORE INSERT ON eval_w
 
 -- Append-only guards. These tables are not in purgeable_v1's retention rule, so their rows are
 -- never deleted; TRUNCATE is refused for every role.
-CREATE TRIGGER eval_work_quality_snapshots_00_append_only BEFORE DELETE ON eval_work_quality_snapshots
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER eval_work_quality_snapshots_00_no_truncate BEFORE TRUNCATE ON eval_work_quality_snapshots
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER eval_work_quality_judge_verdicts_00_append_only BEFORE UPDATE OR DELETE ON eval_work_quality_judge_verdicts
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER eval_work_quality_judge_verdicts_00_no_truncate BEFORE TRUNCATE ON eval_work_quality_judge_verdicts
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
+CALL guard_append_only_v1(ARRAY['eval_work_quality_snapshots:DELETE:refuse_change_v1',
+    'eval_work_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1']);
 
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
 -- =============================================================================================
--- One ALTER TABLE per table enables and forces RLS and sets every trigger ENABLE ALWAYS, so the
--- DDL guard only ever sees the table in its final state.
-ALTER TABLE eval_work_quality_snapshots ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_00_append_only,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_00_no_truncate,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_10_admit,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_10_guard_update,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_20_decide,
-    ENABLE ALWAYS TRIGGER eval_work_quality_snapshots_20_import_verdicts;
-ALTER TABLE eval_work_quality_judge_verdicts ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_00_append_only,
-    ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_00_no_truncate,
-    ENABLE ALWAYS TRIGGER eval_work_quality_judge_verdicts_10_admit;
-
--- The owner role and the code role (its definer functions) see everything through their own policies.
-CREATE POLICY eval_work_quality_snapshots_owner_all ON eval_work_quality_snapshots TO evalledger_owner
-    USING (true) WITH CHECK (true);
-CREATE POLICY eval_work_quality_judge_verdicts_owner_all ON eval_work_quality_judge_verdicts TO evalledger_owner
-    USING (true) WITH CHECK (true);
-CREATE POLICY eval_work_quality_snapshots_code_all ON eval_work_quality_snapshots TO evalledger_code
-    USING (true) WITH CHECK (true);
-CREATE POLICY eval_work_quality_judge_verdicts_code_all ON eval_work_quality_judge_verdicts TO evalledger_code
-    USING (true) WITH CHECK (true);
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON eval_work_quality_snapshots, eval_work_quality_judge_verdicts
-    TO evalledger_owner;
+-- RLS enabled and FORCEd, every trigger ENABLE ALWAYS, the owner and code roles' policies and the
+-- owner role's DML privileges, as for every ledger table.
+CALL seal_tables_v1();
 
 -- The runner starts snapshots, records verdicts, completes runs, imports history files and reads
 -- them back; it writes only the columns it observes (the rest are the database's).

@@ -233,69 +233,21 @@ CREATE TRIGGER brain_eval_judge_suggestion_10_admit BEFORE INSERT ON brain_eval_
 
 -- Append-only guards: catalogs, brain versions and harness records are never changed and not in
 -- purgeable_v1's retention rule, so UPDATE, DELETE and TRUNCATE are refused for every role.
-CREATE TRIGGER brain_eval_catalog_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_catalog
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_catalog_00_no_truncate BEFORE TRUNCATE ON brain_eval_catalog
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_catalog_question_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_catalog_question
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_catalog_question_00_no_truncate BEFORE TRUNCATE ON brain_eval_catalog_question
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_version_00_append_only BEFORE UPDATE OR DELETE ON brain_version
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_version_00_no_truncate BEFORE TRUNCATE ON brain_version
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_harness_run_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_harness_run
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_harness_run_00_no_truncate BEFORE TRUNCATE ON brain_eval_harness_run
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_harness_answer_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_harness_answer
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_harness_answer_00_no_truncate BEFORE TRUNCATE ON brain_eval_harness_answer
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_judge_suggestion_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_judge_suggestion
-    FOR EACH ROW EXECUTE FUNCTION refuse_change_v1();
-CREATE TRIGGER brain_eval_judge_suggestion_00_no_truncate BEFORE TRUNCATE ON brain_eval_judge_suggestion
-    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change_v1();
+CALL guard_append_only_v1(ARRAY[
+    'brain_eval_catalog:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_catalog_question:UPDATE OR DELETE:refuse_change_v1',
+    'brain_version:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_harness_run:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_harness_answer:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_judge_suggestion:UPDATE OR DELETE:refuse_change_v1']);
 
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
 -- =============================================================================================
--- One ALTER TABLE per table enables and forces RLS and sets every trigger ENABLE ALWAYS, so the
--- DDL guard only ever sees the table in its final state.
-ALTER TABLE brain_eval_catalog ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_00_append_only,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_00_no_truncate,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_10_admit,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_20_expand;
-ALTER TABLE brain_eval_catalog_question ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_question_00_append_only,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_question_00_no_truncate,
-    ENABLE ALWAYS TRIGGER brain_eval_catalog_question_10_admit;
-ALTER TABLE brain_version ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER brain_version_00_append_only,
-    ENABLE ALWAYS TRIGGER brain_version_00_no_truncate,
-    ENABLE ALWAYS TRIGGER brain_version_10_admit;
-ALTER TABLE brain_eval_harness_run ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER brain_eval_harness_run_00_append_only,
-    ENABLE ALWAYS TRIGGER brain_eval_harness_run_00_no_truncate,
-    ENABLE ALWAYS TRIGGER brain_eval_harness_run_10_admit;
-ALTER TABLE brain_eval_harness_answer ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER brain_eval_harness_answer_00_append_only,
-    ENABLE ALWAYS TRIGGER brain_eval_harness_answer_00_no_truncate,
-    ENABLE ALWAYS TRIGGER brain_eval_harness_answer_10_admit;
-ALTER TABLE brain_eval_judge_suggestion ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
-    ENABLE ALWAYS TRIGGER brain_eval_judge_suggestion_00_append_only,
-    ENABLE ALWAYS TRIGGER brain_eval_judge_suggestion_00_no_truncate,
-    ENABLE ALWAYS TRIGGER brain_eval_judge_suggestion_10_admit;
-
--- The owner loads catalogs and registers brain versions (like every registry), and sees everything.
-CREATE POLICY brain_eval_catalog_owner_all ON brain_eval_catalog TO evalledger_owner
-    USING (true) WITH CHECK (true);
-CREATE POLICY brain_eval_catalog_question_owner_all ON brain_eval_catalog_question TO evalledger_owner
-    USING (true) WITH CHECK (true);
-CREATE POLICY brain_version_owner_all ON brain_version TO evalledger_owner
-    USING (true) WITH CHECK (true);
+-- RLS enabled and FORCEd, every trigger ENABLE ALWAYS, the owner role (which loads catalogs and
+-- registers brain versions, like every registry) and the code role see everything through their
+-- policies, and the owner role holds the DML privileges, which the triggers guard.
+CALL seal_tables_v1();
 
 -- Reference data, as target and rubric: the runner asks the questions and calls the brain, the
 -- reviewer scores against the criteria, RevOps and auditors read. Brain agents and production
@@ -311,10 +263,6 @@ GRANT SELECT ON brain_eval_catalog, brain_eval_catalog_question, brain_version
 
 -- Harness runs as seed 002's role table has runs: the runner inserts (the columns it observes)
 -- and reads; a reviewer reads its own runs' records; RevOps the hot tier; auditors everything.
-CREATE POLICY brain_eval_harness_run_owner_all ON brain_eval_harness_run TO evalledger_owner
-    USING (true) WITH CHECK (true);
-CREATE POLICY brain_eval_harness_answer_owner_all ON brain_eval_harness_answer TO evalledger_owner
-    USING (true) WITH CHECK (true);
 CREATE POLICY brain_eval_harness_run_runner ON brain_eval_harness_run TO evalledger_runner
     USING (true) WITH CHECK (true);
 CREATE POLICY brain_eval_harness_answer_runner ON brain_eval_harness_answer TO evalledger_runner
@@ -333,8 +281,6 @@ CREATE POLICY brain_eval_harness_answer_readers ON brain_eval_harness_answer FOR
     USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_harness_answer.eval_run_id));
 GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer
     TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
-CREATE POLICY brain_eval_judge_suggestion_owner_all ON brain_eval_judge_suggestion TO evalledger_owner
-    USING (true) WITH CHECK (true);
 CREATE POLICY brain_eval_judge_suggestion_runner ON brain_eval_judge_suggestion TO evalledger_runner
     USING (true) WITH CHECK (true);
 GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_runner;
@@ -355,23 +301,5 @@ CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELE
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
     brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
     brain_eval_harness_answer_admit_v1(), brain_eval_judge_suggestion_admit_v1() FROM PUBLIC;
-
--- The code role (the definer functions) reads and writes through its own policy; the owner role
--- keeps the DML privileges it had as these tables' owner, which the triggers guard.
-DO $code$
-DECLARE
-    t text;
-BEGIN
-    FOR t IN SELECT c.relname FROM pg_class c
-              WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-                AND c.relname LIKE 'brain_%'
-                AND NOT EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = c.relname || '_code_all')
-    LOOP
-        EXECUTE format('CREATE POLICY %I ON evalledger.%I TO evalledger_code USING (true) WITH CHECK (true)',
-                       t || '_code_all', t);
-        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON evalledger.%I TO evalledger_owner', t);
-    END LOOP;
-END
-$code$;
 
 RESET ROLE;
