@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+
+import psycopg
+
+from evalledger.suites.brain_eval import brains
 from evalledger.suites.brain_eval import store as brain_eval
 
-SHA_A = "a" * 64
+# A run's prompt hash must be one its brain registered: the hashes tests use are of these texts.
+PROMPTS: dict[str, str] = {}
+
+
+def prompt_hash(text: str) -> str:
+    """The hash the database computes for a system prompt; record_run registers the prompt by it."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    PROMPTS[digest] = text
+    return digest
+
+
+SHA_A = prompt_hash("You are the test brain. Prompt A.")
 SHA_B = "b" * 64
+# Each brain's own prompt, the one its runs carry unless a test gives another.
+BRAIN_PROMPTS = {"AGT-901": SHA_A, "AGT-902": prompt_hash("You are the test brain AGT-902.")}
 IN_BAND = {"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}
 OUT_OF_BAND = {"high_confidence_pct": 90, "multi_source_pct": 20, "inference_pct": 10, "speculation_pct": 25}
 STALE_QUESTIONS = 5
@@ -35,11 +54,38 @@ def run_fields(brain: str = "AGT-901", **overrides) -> dict:
         "run_trigger": "quarterly",
         "brain_under_test": brain,
         "model_id": "claude-sonnet-4-6",
-        "system_prompt_hash": SHA_A,
+        "system_prompt_hash": BRAIN_PROMPTS.get(brain, SHA_A),
         "brain_view_contracts_hash": SHA_B,
         "question_catalog_version": "v28-2026Q2",
         **overrides,
     }
+
+
+@contextlib.contextmanager
+def as_owner(conn):
+    """conn's session acting as the owner role (which registers brains), then as before."""
+    acting = conn.execute("SELECT current_user").fetchone()[0]
+    conn.execute("SET ROLE evalledger_owner")
+    try:
+        yield conn
+    finally:
+        conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(acting)))
+
+
+def register_prompt(conn, brain: str, system_prompt_hash: str) -> None:
+    """Register the prompt of a hash from prompt_hash as a version of brain, as `brain add` does;
+    an unknown hash stays unregistered."""
+    if system_prompt_hash in PROMPTS:
+        with as_owner(conn):
+            brains.add(conn, brain, "anthropic:claude-sonnet-4-6", PROMPTS[system_prompt_hash])
+
+
+def register_demo_brain(conn) -> None:
+    """The brain version the shipped demo run is of, registered as the demo registers it."""
+    from evalledger.suites.brain_eval.demo import DEMO_BRAIN, prompt_path
+
+    with as_owner(conn):
+        brains.add(conn, system_prompt=prompt_path().read_text(encoding="utf-8"), **DEMO_BRAIN)
 
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
@@ -48,6 +94,7 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
     carry the run's prompt and are produced when it started (now, unless started_at is given).
     Returns the Decision when completed, else the run id."""
     fields = run_fields(brain, **run_overrides)
+    register_prompt(conn, brain, fields["system_prompt_hash"])
     run_id = brain_eval.start_run(conn, **fields, question_count=count, reviewer_user_id=reviewer_user_id)
     for number in range(1, count + 1):
         row = question(number, brain)

@@ -21,7 +21,7 @@ from psycopg import errors
 from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import SHA_A, question, record_run, run_fields
+from tests.builders import BRAIN_PROMPTS, SHA_A, question, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
 RUNNER = "evalledger_runner"
@@ -43,6 +43,14 @@ TABLE_KEYS = {
     "legal_hold": "hold_id",
 }
 TABLES = list(TABLE_KEYS)
+
+
+@pytest.fixture(autouse=True)
+def registered_prompts(admin):
+    """Runs here start from run_fields' prompt, which each brain registered (`brain add`)."""
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
+
 
 COMPUTED_RUN_FIELDS = {"aggregated_scores", "hard_criteria_passed", "soft_criteria_passed_count", "decision",
                        "decision_rationale", "token_cost_usd", "reviewer_independence_verified"}
@@ -858,6 +866,7 @@ def test_detach_partition_is_refused(admin, event_triggers):
 def backdated_run(runner, reviewer_user_id, months_ago, count=3):
     """A completed run started `months_ago` months back, its analyses produced then too."""
     started = runner.execute("SELECT now() - make_interval(months => %s)", (months_ago,)).fetchone()[0]
+    register_prompt(runner, "AGT-901", SHA_A)
     run_id = brain_eval.start_run(runner, **run_fields(), question_count=count, reviewer_user_id=reviewer_user_id,
                                   started_at=started)
     analyses = []

@@ -9,12 +9,12 @@ import psycopg
 import pytest
 
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import SHA_A, record_run
+from tests.builders import SHA_A, prompt_hash, record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
-SHA_C = "c" * 64
-SHA_D = "d" * 64
-SHA_E = "e" * 64
+SHA_C = prompt_hash("You are the test brain. Prompt C.")
+SHA_D = prompt_hash("You are the test brain. Prompt D.")
+SHA_E = prompt_hash("You are the test brain. Prompt E.")
 VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
          "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1", "work_quality_history_v1"]
 NOW = datetime.now(timezone.utc)

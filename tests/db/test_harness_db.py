@@ -509,10 +509,13 @@ def test_an_answer_belongs_to_its_runs_question_and_brain(harness_run):
 def test_a_harness_record_agrees_with_its_run(harness_run, owner, reviewer_id):
     runner, made = harness_run
     run_id, version = made["AGT-902"]
+    # A run of AGT-902's second version (another prompt) is not a run of its first.
+    other, _ = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT + " Another version.")
     other_run = store.start_run(runner, run_trigger="on_demand", brain_under_test="AGT-902", model_id="claude-sonnet-4-6",
-                                system_prompt_hash="e" * 64, brain_view_contracts_hash="c" * 64,
+                                system_prompt_hash=other.system_prompt_hash, brain_view_contracts_hash="c" * 64,
                                 question_catalog_version="v28-2026Q2", question_count=1, reviewer_user_id=reviewer_id)
-    version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = 'AGT-902'").fetchone()[0]
+    version_id = owner.execute("SELECT brain_version_id FROM brain_version "
+                               "WHERE target_id = 'AGT-902' AND version = 1").fetchone()[0]
     insert = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
               "contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')")
     with pytest.raises(errors.CheckViolation, match="is not of AGT-902 version 1"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 import uuid
 
 import psycopg
@@ -21,8 +22,9 @@ from psycopg.types.json import Jsonb
 
 from evalledger.core.doctor import EVENT_TRIGGER_PROTECTIONS, diagnose
 from evalledger.core.migrate import migrate
+from evalledger.suites.brain_eval import brains
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import record_run
+from tests.builders import SHA_A, record_run, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, ensure_login_role
 from tests.db.test_append_only import backdated_run, in_thread, purge, transaction_as, wait_until_blocked
 
@@ -721,25 +723,6 @@ def test_a_completion_under_an_old_snapshot_is_refused(admin, dsn, reviewer_id, 
             tx.close()
 
 
-def test_independence_follows_the_prompt_not_the_label(admin, connect_as, reviewers):
-    """A run labelled AGT-901 that carries AGT-902's prompt is AGT-902's prompt under review."""
-    agt_902_prompt = "9" * 64
-    runner = connect_as("evalledger_runner")
-    brain_eval.record_analysis(runner, brain="AGT-902", model_id="claude-sonnet-4-6", system_prompt_hash=agt_902_prompt,
-                               question="q", output="a", token_cost_usd="0.01", origin="production")
-    tuner = reviewers[OTHER_REVIEWER_ROLE]
-    admin.execute("INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)", (tuner,))
-    with nothing_changes(admin), pytest.raises(errors.CheckViolation,
-                                               match=f"reviewer {tuner} tunes the prompt of AGT-902: not independent"):
-        record_run(runner, tuner, count=3, complete=False, system_prompt_hash=agt_902_prompt)
-    assert record_run(runner, tuner, count=3).decision == "pass"  # AGT-901's own prompt: independent
-    # The other way round: reviewing an open run that carries AGT-902's prompt bars becoming its tuner.
-    reviewer = reviewers[REVIEWER_ROLE]
-    record_run(runner, reviewer, count=3, complete=False, system_prompt_hash=agt_902_prompt)
-    with nothing_changes(admin), pytest.raises(errors.CheckViolation, match="reviews an open run of AGT-902"):
-        admin.execute("INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)", (reviewer,))
-
-
 def test_a_non_superuser_install_leaves_the_owner_role_powerless_and_doctor_names_the_gaps(admin, dsn, insider):
     """A managed server: the installer is no superuser, so there are no event triggers and the
     installer acts as the code role; the owner role's members can still alter nothing."""
@@ -772,3 +755,70 @@ def test_a_non_superuser_install_leaves_the_owner_role_powerless_and_doctor_name
     finally:
         admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(psycopg.sql.Identifier(name)))
         admin.execute(f"REVOKE evalledger_code, evalledger_owner FROM {installer} CASCADE")
+
+
+# =================================================================================================
+# Independence follows the prompt: a run's prompt is one its brain registered
+# =================================================================================================
+AGT_902_PROMPT = "You are AGT-902, the pipeline brain. Cite every number."
+
+
+def unregistered_prompt_refusal(brain: str, prompt_hash: str) -> str:
+    """The whole refusal: the brain and the hash the caller sent, nothing about who registered it."""
+    return re.escape(f"evalledger: {brain} has no registered version with system prompt {prompt_hash}") + "$"
+
+
+def start_run_of(runner, reviewer_user_id, brain: str, prompt_hash: str):
+    return brain_eval.start_run(runner, **run_fields(brain, system_prompt_hash=prompt_hash), question_count=3,
+                                reviewer_user_id=reviewer_user_id)
+
+
+def test_a_run_labelled_agt_901_carrying_agt_902s_prompt_is_refused(admin, connect_as, reviewer_id):
+    """The label cannot lend a run to another brain's prompt (and so dodge that brain's tuners)."""
+    agt_902, _ = brains.add(connect_as("evalledger_owner"), "AGT-902", "anthropic:claude-sonnet-4-6", AGT_902_PROMPT)
+    runner = connect_as("evalledger_runner")
+    with nothing_changes(admin), pytest.raises(errors.ForeignKeyViolation) as caught:
+        start_run_of(runner, reviewer_id, "AGT-901", agt_902.system_prompt_hash)
+    assert re.match(unregistered_prompt_refusal("AGT-901", agt_902.system_prompt_hash), caught.value.diag.message_primary)
+    assert (caught.value.diag.sqlstate, caught.value.diag.column_name) == ("23503", "system_prompt_hash")
+    record_run(runner, reviewer_id, brain="AGT-902", count=3, system_prompt_hash=agt_902.system_prompt_hash)
+
+
+@pytest.mark.parametrize("role", ["evalledger_runner", "evalledger_owner"])
+def test_a_run_with_an_unregistered_prompt_hash_is_refused(admin, connect_as, reviewer_id, role):
+    """A hash never registered: the same refusal as another brain's, so it tells nothing more."""
+    never = "9" * 64
+    conn = connect_as(role)
+    for brain in ("AGT-901", "AGT-902"):
+        with nothing_changes(admin), pytest.raises(errors.ForeignKeyViolation) as caught:
+            start_run_of(conn, reviewer_id, brain, never)
+        assert re.match(unregistered_prompt_refusal(brain, never), caught.value.diag.message_primary)
+    # Production analyses carrying the hash do not register it either.
+    brain_eval.record_analysis(connect_as("evalledger_runner"), brain="AGT-901", model_id="claude-sonnet-4-6",
+                               system_prompt_hash=never, question="q", output="a", token_cost_usd="0.01",
+                               origin="production")
+    with nothing_changes(admin), pytest.raises(errors.ForeignKeyViolation, match="AGT-901 has no registered version"):
+        start_run_of(conn, reviewer_id, "AGT-901", never)
+
+
+def test_agt_902s_tuner_cannot_review_its_prompt_whatever_the_label(admin, connect_as, reviewers):
+    """AGT-901 registers AGT-902's prompt too (the same text): a run of it under either label is
+    AGT-902's prompt under review, before any analysis of AGT-902 carries it."""
+    owner = connect_as("evalledger_owner")
+    agt_902, _ = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", AGT_902_PROMPT)
+    adopted, _ = brains.add(owner, "AGT-901", "anthropic:claude-sonnet-4-6", AGT_902_PROMPT)
+    shared = agt_902.system_prompt_hash
+    assert adopted.system_prompt_hash == shared
+    runner, tuner = connect_as("evalledger_runner"), reviewers[OTHER_REVIEWER_ROLE]
+    admin.execute("INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)", (tuner,))
+    for label in ("AGT-901", "AGT-902"):
+        with nothing_changes(admin), pytest.raises(
+                errors.CheckViolation, match=f"reviewer {tuner} tunes the prompt of AGT-902: not independent"):
+            start_run_of(runner, tuner, label, shared)
+    assert record_run(runner, tuner, count=3, system_prompt_hash=SHA_A).decision == "pass"  # AGT-901's own prompt
+    # The other way round: reviewing an open run labelled AGT-901 that carries the shared prompt
+    # bars becoming AGT-902's tuner.
+    reviewer = reviewers[REVIEWER_ROLE]
+    start_run_of(runner, reviewer, "AGT-901", shared)
+    with nothing_changes(admin), pytest.raises(errors.CheckViolation, match="reviews an open run of AGT-902"):
+        admin.execute("INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)", (reviewer,))

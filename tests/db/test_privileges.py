@@ -14,7 +14,7 @@ import pytest
 from psycopg import errors
 
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import SHA_A, question, record_run, run_fields
+from tests.builders import BRAIN_PROMPTS, SHA_A, question, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
 # Seed 002's role table, per table and operation. S = SELECT, I = INSERT, U = UPDATE of any
@@ -46,6 +46,13 @@ ROLES = {
 }
 OPERATIONS = {"S": "SELECT", "I": "INSERT", "U": "UPDATE", "D": "DELETE"}
 NEVER_GRANTED = ["TRUNCATE", "REFERENCES", "TRIGGER"]
+
+
+@pytest.fixture(autouse=True)
+def registered_prompts(admin):
+    """Runs here start from run_fields' prompt, which each brain registered (`brain add`)."""
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
 
 
 def parse_matrix(text: str) -> dict[tuple[str, str], str]:

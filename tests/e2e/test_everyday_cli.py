@@ -623,8 +623,10 @@ def test_record_names_the_line_field_and_question_and_writes_nothing(dsn, admin,
 
 
 def test_record_names_the_question_a_database_refusal_is_about(dsn, admin, reviewers, tmp_path):
+    from tests.builders import register_demo_brain
     from tests.conftest import REVIEWER_ROLE
 
+    register_demo_brain(admin)
     path, text = recorded_file(tmp_path, lambda d: d["questions"][17]["score"].update(citation_rate=2))
     result = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env={"DATABASE_URL": dsn})
     assert result.code == 3 and result.err.count("\n") == 1
@@ -637,8 +639,10 @@ def test_record_names_the_question_a_database_refusal_is_about(dsn, admin, revie
 
 
 def test_recording_a_file_twice_is_one_run(dsn, admin, reviewers, tmp_path):
+    from tests.builders import register_demo_brain
     from tests.conftest import REVIEWER_ROLE
 
+    register_demo_brain(admin)
     path, _ = recorded_file(tmp_path)
     env = {"DATABASE_URL": dsn}
     first = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)

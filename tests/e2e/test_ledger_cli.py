@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from evalledger.suites.brain_eval.demo import fixture_path
+from evalledger.suites.brain_eval.demo import fixture_path, prompt_path
 from tests.cli import run_cli
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
@@ -16,7 +16,12 @@ def env(dsn):
 
 
 @pytest.fixture
-def fixture_file(tmp_path):
+def fixture_file(tmp_path, env):
+    """The demo run's file, its brain version registered first (a run's prompt must be its brain's)."""
+    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file",
+                    str(prompt_path()), "--label", "pipeline_brain_v3", "--lever", "add_coverage",
+                    "--lever", "reassign_owner", env=env)
+    assert added.code == 0, added.err
     path = tmp_path / "run.json"
     path.write_text(fixture_path().read_text())
     return path

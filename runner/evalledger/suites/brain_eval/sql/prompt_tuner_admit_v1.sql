@@ -1,5 +1,5 @@
 -- prompt_tuner_admit_v1: a prompt tuner may not be registered while reviewing an open run of the
--- same brain, or one that carries a prompt hash of that brain's analyses. The target row is
+-- same brain, or one that carries a prompt hash that brain registered or its analyses carry. The target row is
 -- taken FOR NO KEY UPDATE, which waits for (and is waited on by) a run insert's FOR SHARE, so
 -- the two checks always see each other's committed rows.
 CREATE FUNCTION evalledger.prompt_tuner_admit_v1() RETURNS trigger
@@ -10,6 +10,8 @@ BEGIN
     IF EXISTS (SELECT 1 FROM evalledger.brain_eval_log l
                 WHERE l.reviewer_user_id = NEW.user_id AND l.completed_at IS NULL
                   AND (l.brain_under_test = NEW.target_id
+                       OR l.system_prompt_hash IN (SELECT v.system_prompt_hash FROM evalledger.brain_version v
+                                                    WHERE v.target_id = NEW.target_id)
                        OR l.system_prompt_hash IN (SELECT a.system_prompt_hash FROM evalledger.brain_analysis_log a
                                                     WHERE a.brain = NEW.target_id))) THEN
         RAISE EXCEPTION 'evalledger: % reviews an open run of %: complete it before registering them as a prompt tuner',
