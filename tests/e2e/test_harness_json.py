@@ -60,3 +60,50 @@ def test_contracts_hash_schema_refuses_another_shape():
                 {**good, "views": [{"name": "v", "sha256": "short"}]}, {**good, "brain_view_contracts_hash": 1}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, found)
+
+
+# -- run brain-eval and review show -----------------------------------------------------------------
+
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE  # noqa: E402
+from tests.e2e.test_harness_cli import demo_file, harness, run_args  # noqa: E402,F401  (fixtures)
+
+
+def test_run_brain_eval_and_review_show_json(env, harness):
+    run = read_json(run_cli(*run_args(harness, "--questions", "EVAL-Q03,EVAL-Q07,EVAL-Q24", "--json"), env=env),
+                    "run_brain_eval")
+    assert (run["resumed"], run["answers_mode"], run["judges_mode"], run["asked"], run["failed"]) == (
+        False, "recorded", "recorded", 3, {})
+    assert run["brain"]["target_id"] == "AGT-902" and run["catalog_version"] == "v28-2026Q2"
+    assert run["contracts"]["source"] == f"folder {harness}"
+    assert [a["question_id"] for a in run["answers"]] == ["EVAL-Q03", "EVAL-Q07", "EVAL-Q24"]
+    assert [a["contract_error"] for a in run["answers"]] == [None, None, "not a JSON document"]
+    assert len(run["suggestions"]) == 6  # three judges on each answer that keeps the contract
+
+    again = read_json(run_cli(*run_args(harness, "--questions", "EVAL-Q03,EVAL-Q07,EVAL-Q24", "--json"), env=env),
+                      "run_brain_eval")
+    assert (again["eval_run_id"], again["resumed"], again["asked"]) == (run["eval_run_id"], True, 0)
+
+    review = read_json(run_cli("review", "show", run["eval_run_id"], "--as", REVIEWER_ROLE, "--json", env=env),
+                       "review_show")
+    assert [r["question_id"] for r in review] == ["EVAL-Q03", "EVAL-Q07", "EVAL-Q24"]
+    assert [len(r["suggestions"]) for r in review] == [3, 3, 0]
+    assert review[0]["uses_stale_fixture"] is True and review[2]["contract_error"] == "not a JSON document"
+    one = read_json(run_cli("review", "show", run["eval_run_id"], "EVAL-Q07", "--as", REVIEWER_ROLE, "--json",
+                            env=env), "review_show")
+    assert one == [review[1]]
+    stranger = run_cli("review", "show", run["eval_run_id"], "--as", OTHER_REVIEWER_ROLE, "--json", env=env)
+    assert (stranger.code, stranger.out) == (3, "")
+
+    # The shapes are closed: one key more anywhere is refused.
+    schemas = {n: json.loads(package_path("suites", "brain_eval", "schemas", f"{n}.v1.schema.json").read_text())
+               for n in ("run_brain_eval", "review_show")}
+    for name, bad in [("run_brain_eval", {**run, "extra": 1}),
+                      ("run_brain_eval", {**run, "answers": [{**run["answers"][0], "extra": 1}]}),
+                      ("run_brain_eval", {**run, "suggestions": [{**run["suggestions"][0], "verdict": "pass"}]}),
+                      ("run_brain_eval", {**run, "brain": {**run["brain"], "extra": 1}}),
+                      ("review_show", [{**review[0], "extra": 1}]),
+                      ("review_show", [{**review[0], "suggestions": [{**review[0]["suggestions"][0], "x": 1}]}]),
+                      ("review_show", [{k: v for k, v in review[0].items() if k != "narrative"}])]:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schemas[name])
+
