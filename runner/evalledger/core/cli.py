@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import click
@@ -19,7 +20,27 @@ def db_group():
     """Start, stop and migrate the database."""
 
 
+def _embedded_only(command):
+    """--database-url on db up/down: accepted, as everywhere, but only if it names the embedded server."""
+
+    @click.option("--database-url", metavar="URL",
+                  help="Accepted for symmetry only: this command manages the embedded server, so any other URL is refused.")
+    @functools.wraps(command)
+    def wrapper(*args, database_url=None, **kwargs):
+        from .embedded import EmbeddedServer
+
+        # Given before the subcommand, the root group has set it already.
+        url = database_url if database_url is not None else db._explicit_url
+        if url is not None and url != EmbeddedServer().dsn():
+            raise EvalledgerError(f"db {command.__name__.removeprefix('db_')} manages only the embedded server; "
+                                  "--database-url names another PostgreSQL: leave it out")
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
 @db_group.command("up")
+@_embedded_only
 def db_up():
     """Start the embedded PostgreSQL and print its DSN."""
     from .embedded import EmbeddedServer
@@ -29,6 +50,7 @@ def db_up():
 
 
 @db_group.command("down")
+@_embedded_only
 def db_down():
     """Stop the embedded PostgreSQL."""
     from .embedded import EmbeddedServer

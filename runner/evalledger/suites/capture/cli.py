@@ -201,6 +201,7 @@ def capture_replay():
 
 @capture_group.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (schema: capture_status.v1).")
+@database_option
 def capture_status(as_json):
     """Show whether capture is on, why, whether queries are scrubbed, and the spool."""
     from .settings import resolve_settings, spool_path
