@@ -351,7 +351,7 @@ def _echo_review(row: dict) -> None:
 @click.argument("question_id", required=False)
 @click.option("--as", "as_role", metavar="ROLE",
               help="Act as this reviewer role (SET ROLE); default: the connecting user.")
-@click.option("--json", "as_json", is_flag=True, help="Print the answers, scores and suggestions as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answers, scores and suggestions as JSON (schema: review_show.v1).")
 @database_option
 def review_show(run_id, question_id, as_role, as_json):
     """Show what you score RUN_ID's questions (or only QUESTION_ID) from: answers, scores, suggestions.
@@ -548,7 +548,7 @@ def contracts_group():
 @click.option("--views-url", metavar="URL", help="The database the brain reads (default: the ledger's database).")
 @click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
               help="A folder of CREATE VIEW files (*.sql) instead of live views.")
-@click.option("--json", "as_json", is_flag=True, help="Print the hash, source and views as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the hash, source and views as JSON (schema: contracts_hash.v1).")
 @database_option
 def contracts_hash(schema, views_url, folder, as_json):
     """Print brain_view_contracts_hash and the views it covers.
@@ -637,7 +637,7 @@ def _read_contracts(views_schema, views_url, views_dir):
               help="Time limit of one HTTP attempt (more than 0).")
 @click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
               help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
                    judge_models, judges_mode, views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s,
