@@ -531,7 +531,7 @@ def test_harness_records_cannot_change(admin, harness_run, table):
             admin.execute(statement)
 
 
-def test_no_answer_joins_a_completed_run(harness_run):
+def test_no_answer_or_suggestion_joins_a_completed_run(harness_run):
     from tests.builders import question
 
     runner, made = harness_run
@@ -545,6 +545,10 @@ def test_no_answer_joins_a_completed_run(harness_run):
     store.complete_run(runner, run_id)
     with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more answers"):
         answer(harness_run)
+    with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more suggestions"):
+        suggest(harness_run, GOOD_DRAFT)
+    assert runner.execute("SELECT count(*) FROM brain_eval_judge_suggestion WHERE eval_run_id = %s",
+                          (run_id,)).fetchone()[0] == 0
 
 
 # -- judge suggestions -----------------------------------------------------------------------------------

@@ -213,6 +213,7 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 \ir ../suites/brain_eval/sql/brain_eval_catalog_question_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_version_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_harness_run_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_open_harness_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_harness_answer_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_judge_suggestion_admit_v1.sql
 
@@ -297,9 +298,10 @@ CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELE
     USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_answer a
                     WHERE a.analysis_id = brain_analysis_log.analysis_id));
 
--- Functions: nothing is PUBLIC, and these are trigger functions, called by no one directly.
+-- Functions: nothing is PUBLIC; the trigger functions and their helper are called by no one directly.
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
     brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
-    brain_eval_harness_answer_admit_v1(), brain_eval_judge_suggestion_admit_v1() FROM PUBLIC;
+    brain_eval_harness_answer_admit_v1(), brain_eval_judge_suggestion_admit_v1(),
+    brain_eval_open_harness_v1(uuid, text) FROM PUBLIC;
 
 RESET ROLE;

@@ -21,17 +21,8 @@ BEGIN
     PERFORM evalledger.refuse_supplied_v1('brain_eval_harness_answer', jsonb_build_object(
         'citation_rate', NEW.citation_rate, 'confidence_distribution', NEW.confidence_distribution,
         'lever_mapping_violations', NEW.lever_mapping_violations));
-    PERFORM evalledger.lock_run_v1(NEW.eval_run_id);
+    harness := evalledger.brain_eval_open_harness_v1(NEW.eval_run_id, 'answers');
     SELECT l.* INTO run FROM evalledger.brain_eval_log l WHERE l.eval_run_id = NEW.eval_run_id;
-    SELECT h.* INTO harness FROM evalledger.brain_eval_harness_run h WHERE h.eval_run_id = NEW.eval_run_id;
-    IF harness.eval_run_id IS NULL THEN
-        RAISE EXCEPTION 'evalledger: run % is not a harness run', NEW.eval_run_id
-            USING ERRCODE = 'foreign_key_violation', COLUMN = 'eval_run_id';
-    END IF;
-    IF run.completed_at IS NOT NULL THEN
-        RAISE EXCEPTION 'evalledger: run % is complete: it takes no more answers', run.eval_run_id
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
     IF NEW.recorded IS DISTINCT FROM (harness.answers = 'recorded') THEN
         RAISE EXCEPTION 'evalledger: run % takes % answers only', NEW.eval_run_id, harness.answers
             USING ERRCODE = 'check_violation', COLUMN = 'recorded';

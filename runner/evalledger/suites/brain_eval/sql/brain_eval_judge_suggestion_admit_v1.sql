@@ -8,7 +8,6 @@
 CREATE FUNCTION evalledger.brain_eval_judge_suggestion_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    run evalledger.brain_eval_log;
     harness evalledger.brain_eval_harness_run;
     question evalledger.brain_eval_catalog_question;
     reply jsonb := NEW.response_json;
@@ -18,16 +17,7 @@ BEGIN
         'family', NEW.family, 'same_family', NEW.same_family, 'total_claims', NEW.total_claims,
         'unsupported_claims', NEW.unsupported_claims, 'diagnosis_accuracy', NEW.diagnosis_accuracy,
         'staleness_recognised', NEW.staleness_recognised, 'contributes', NEW.contributes));
-    SELECT l.* INTO run FROM evalledger.brain_eval_log l WHERE l.eval_run_id = NEW.eval_run_id;
-    SELECT h.* INTO harness FROM evalledger.brain_eval_harness_run h WHERE h.eval_run_id = NEW.eval_run_id;
-    IF harness.eval_run_id IS NULL THEN
-        RAISE EXCEPTION 'evalledger: run % is not a harness run', NEW.eval_run_id
-            USING ERRCODE = 'foreign_key_violation', COLUMN = 'eval_run_id';
-    END IF;
-    IF run.completed_at IS NOT NULL THEN
-        RAISE EXCEPTION 'evalledger: run % is complete: it takes no more suggestions', run.eval_run_id
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    harness := evalledger.brain_eval_open_harness_v1(NEW.eval_run_id, 'suggestions');
     SELECT q.* INTO question FROM evalledger.brain_eval_catalog_question q
      WHERE q.catalog_version = harness.catalog_version AND q.question_id = NEW.question_id;
     wants_diagnosis := question.pass_criteria ? 'min_diagnosis_accuracy';
