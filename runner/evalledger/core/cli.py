@@ -9,7 +9,7 @@ import click
 
 from . import db, output, queries
 from .errors import EvalledgerError
-from .options import database_option, format_options
+from .options import database_option, echo_listing, format_options
 
 
 # -- db ------------------------------------------------------------------------------------------
@@ -199,12 +199,8 @@ def target_add(target_id, kind, display_name, model_family):
 @database_option
 def target_list(fmt):
     """List registered targets (as an auditor)."""
-    from .reading import fetch
-
-    with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, queries.get("target_rows"))
-    click.echo(output.listing(fmt, "targets", columns, rows, empty="no targets registered (evalledger target add)"),
-               nl=False)
+    echo_listing("auditor", queries.get("target_rows"), None, fmt=fmt, kind="targets",
+                 empty="no targets registered (evalledger target add)")
 
 
 @target_group.command("show")
@@ -236,11 +232,8 @@ def hold_group():
 @database_option
 def hold_list(active, fmt):
     """List legal holds, newest first (as an auditor): the run each keeps, why, and when it was released."""
-    from .reading import fetch
-
-    with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, queries.get("list_holds"), {"active": active})
-    click.echo(output.listing(fmt, "holds", columns, rows, empty="no legal holds"), nl=False)
+    echo_listing("auditor", queries.get("list_holds"), {"active": active}, fmt=fmt, kind="holds",
+                 empty="no legal holds")
 
 
 # -- dashboards ----------------------------------------------------------------------------------

@@ -140,3 +140,19 @@ class When(click.ParamType):
         if found.year < 1970:
             self.fail(f"{value!r} reaches back before 1970", param, ctx)
         return found
+
+
+def echo_listing(role: str, query: str, params: dict | None, *, fmt: str, kind: str, empty: str = "",
+                 tone_column: str | None = None, quiet: bool = False) -> list[tuple]:
+    """Run one named query as role and print its rows in fmt (with --quiet, only the first
+    column, one per line); the rows, for a command that says more about them."""
+    from . import output
+    from .reading import fetch
+
+    with db.transaction(role) as conn:
+        columns, rows = fetch(conn, query, params)
+    if quiet:
+        click.echo("".join(f"{row[0]}\n" for row in rows), nl=False)
+    else:
+        click.echo(output.listing(fmt, kind, columns, rows, empty=empty, tone_column=tone_column), nl=False)
+    return rows

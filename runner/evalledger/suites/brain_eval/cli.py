@@ -13,7 +13,7 @@ from evalledger.core import db, output
 
 from . import store as brain_eval
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
-from evalledger.core.options import Number, When, database_option, format_options
+from evalledger.core.options import Number, When, database_option, echo_listing, format_options
 
 # conditional needs a person's follow-up before shipping, like an inconclusive verdict.
 DECISION_EXIT = {"pass": EXIT_OK, "pass_with_notes": EXIT_OK, "conditional": EXIT_INCONCLUSIVE, "fail": EXIT_FAIL}
@@ -94,12 +94,8 @@ def reviewer_add(role_name, display_name, reviewer_user_id, password_prompt):
 @database_option
 def reviewer_list(fmt):
     """List registered reviewers, and whether each login role exists and is in evalledger_reviewer."""
-    from evalledger.core.reading import fetch
-
-    with db.transaction("runner") as conn:
-        columns, rows = fetch(conn, brain_eval.QUERIES["list_reviewers"])
-    click.echo(output.listing(fmt, "reviewers", columns, rows, empty="no reviewers registered (evalledger reviewer add)"),
-               nl=False)
+    echo_listing("runner", brain_eval.QUERIES["list_reviewers"], None, fmt=fmt, kind="reviewers",
+                 empty="no reviewers registered (evalledger reviewer add)")
 
 
 @click.group("tuner")
@@ -144,12 +140,8 @@ def tuner_add(target_id, user):
 @database_option
 def tuner_list(fmt):
     """List the prompt tuners of every target (the registry is the owner's: connect as its member)."""
-    from evalledger.core.reading import fetch
-
-    with db.transaction("owner") as conn:
-        columns, rows = fetch(conn, brain_eval.QUERIES["list_tuners"])
-    click.echo(output.listing(fmt, "tuners", columns, rows, empty="no prompt tuners registered (evalledger tuner add)"),
-               nl=False)
+    echo_listing("owner", brain_eval.QUERIES["list_tuners"], None, fmt=fmt, kind="tuners",
+                 empty="no prompt tuners registered (evalledger tuner add)")
 
 
 def print_decision(decided: brain_eval.Decision) -> None:
@@ -257,18 +249,11 @@ def show_command(run_id, as_json):
 @database_option
 def list_command(brain, since, decision, only_open, limit, quiet, fmt):
     """List brain-eval runs, newest first (as an auditor): ids to show, complete or review."""
-    from evalledger.core.reading import fetch
-
     if decision and only_open:
         raise EvalledgerError("--decision and --open exclude each other: an open run has no decision yet")
-    with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, brain_eval.QUERIES["list_runs"], {
-            "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit})
-    if quiet:
-        click.echo("".join(f"{row[0]}\n" for row in rows), nl=False)
-        return
-    click.echo(output.listing(fmt, "brain_eval_runs", columns, rows, empty="no brain-eval runs match",
-                              tone_column="decision"), nl=False)
+    echo_listing("auditor", brain_eval.QUERIES["list_runs"], {
+        "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit},
+        fmt=fmt, kind="brain_eval_runs", empty="no brain-eval runs match", tone_column="decision", quiet=quiet)
 
 
 # -- reviews -------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import click
 from evalledger.core import db
 from evalledger.core.output import plural
 from evalledger.core import output
-from evalledger.core.options import When, database_option, format_options
+from evalledger.core.options import When, database_option, echo_listing, format_options
 from evalledger.core.errors import EvalledgerError
 
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
@@ -229,13 +229,10 @@ def capture_status(as_json):
 @database_option
 def capture_failures(since, reason, limit, fmt):
     """List refused captures, newest first (as an auditor): when, why, the SQLSTATE and a detail that never holds the query."""
-    from evalledger.core.reading import fetch
-
     from .writer import QUERIES
 
-    with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, QUERIES["list_failures"], {"since": since, "reason": reason, "limit": limit})
-    click.echo(output.listing(fmt, "capture_failures", columns, rows, empty="no capture failures match"), nl=False)
+    echo_listing("auditor", QUERIES["list_failures"], {"since": since, "reason": reason, "limit": limit},
+                 fmt=fmt, kind="capture_failures", empty="no capture failures match")
 
 
 def _bound(parser: str, expected: str):

@@ -11,7 +11,7 @@ import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core import output
-from evalledger.core.options import Number, When, database_option, format_options, panel_options
+from evalledger.core.options import Number, When, database_option, echo_listing, format_options, panel_options
 
 from . import DEFAULT_MODELS
 
@@ -228,19 +228,12 @@ def takes_quality_group():
 @database_option
 def tq_list(target, since, verdict, only_open, limit, quiet, fmt):
     """List takes-quality runs, newest first, with whether their judges were recorded or live."""
-    from evalledger.core import db
-    from evalledger.core.reading import fetch
-
     from .store import QUERIES
 
-    with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, QUERIES["list_runs"], {"target": target, "since": since, "verdict": verdict,
-                                                            "open": only_open, "limit": limit})
-    if quiet:
-        click.echo("".join(f"{row[0]}\n" for row in rows), nl=False)
-        return
-    click.echo(output.listing(fmt, "takes_quality_runs", columns, rows, empty="no takes-quality runs match",
-                              tone_column="verdict"), nl=False)
+    echo_listing("auditor", QUERIES["list_runs"], {"target": target, "since": since, "verdict": verdict,
+                                                   "open": only_open, "limit": limit},
+                 fmt=fmt, kind="takes_quality_runs", empty="no takes-quality runs match", tone_column="verdict",
+                 quiet=quiet)
 
 
 @takes_quality_group.command("show")

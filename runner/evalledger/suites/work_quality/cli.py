@@ -13,7 +13,6 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core import output
 from evalledger.core.options import BUDGET_HELP, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
 
@@ -261,16 +260,13 @@ def work_quality_group():
 @database_option
 def wq_list(name, since, verdict, only_open, limit, fmt):
     """List work-quality runs, newest first (as an auditor), with the database's comparison."""
-    from evalledger.core import db
-    from evalledger.core.reading import fetch
+    from evalledger.core.options import echo_listing
 
     from .store import Q
 
-    with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, Q["list_runs"], {"name": name, "since": since, "verdict": verdict,
-                                                            "open": only_open, "limit": limit})
-    click.echo(output.listing(fmt, "work_quality_runs", columns, rows, empty="no work-quality runs match",
-                              tone_column="verdict"), nl=False)
+    echo_listing("auditor", Q["list_runs"], {"name": name, "since": since, "verdict": verdict, "open": only_open,
+                                             "limit": limit},
+                 fmt=fmt, kind="work_quality_runs", empty="no work-quality runs match", tone_column="verdict")
 
 
 RUN_COMMANDS = (run_work_quality,)
