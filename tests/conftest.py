@@ -281,22 +281,9 @@ def ensure_login_role(admin, name: str, member_of: str) -> None:
 
 
 def make_capture_partition(admin, month: date) -> None:
-    """The eval_candidates partition of month (its first day), made as capture_ensure_partitions_v1
-    makes them, unless it exists. That function only makes this month's and later ones."""
-    name = f"eval_candidates_p{month:%Y%m}"
-    if admin.execute("SELECT to_regclass(%s)", (f"evalledger.{name}",)).fetchone()[0]:
-        return
-    following = (month + timedelta(days=32)).replace(day=1)
-    admin.execute(f"CREATE TABLE evalledger.{name} PARTITION OF evalledger.eval_candidates "
-                  f"FOR VALUES FROM ('{month} 00:00:00+00') TO ('{following} 00:00:00+00')")
-    admin.execute(f"CREATE TRIGGER {name}_00_no_truncate BEFORE TRUNCATE ON evalledger.{name} "
-                  "FOR EACH STATEMENT EXECUTE FUNCTION evalledger.capture_refuse_change_v1()")
-    admin.execute(f"CREATE TRIGGER {name}_05_window_lock BEFORE INSERT ON evalledger.{name} "
-                  "FOR EACH STATEMENT EXECUTE FUNCTION evalledger.capture_window_lock_v1()")
-    admin.execute(f"ALTER TABLE evalledger.{name} ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY, "
-                  f"ENABLE ALWAYS TRIGGER eval_candidates_00_append_only, ENABLE ALWAYS TRIGGER "
-                  f"eval_candidates_10_dedupe, ENABLE ALWAYS TRIGGER {name}_00_no_truncate, "
-                  f"ENABLE ALWAYS TRIGGER {name}_05_window_lock, OWNER TO evalledger_code")
+    """The eval_candidates partition of month (its first day), made by the database's own
+    capture_make_partition_v1 unless it exists (writers only make this month's and later ones)."""
+    admin.execute("SELECT evalledger.capture_make_partition_v1(%s)", (month,))
 
 
 def capture_times_since(admin, hours: int) -> datetime:

@@ -247,7 +247,7 @@ def test_the_runner_cannot_choose_id_or_created_at(connect_as):
 
 
 def make_old_partition(admin, month: str) -> None:
-    """A partition as capture_ensure_partitions_v1 makes them, for a month long past, with one row."""
+    """A partition as the database makes them, for a month long past, with one row."""
     start = datetime.strptime(month, "%Y%m").date()
     make_capture_partition(admin, start)
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
@@ -407,3 +407,10 @@ def test_new_partitions_belong_to_the_code_role_and_are_guarded(admin):
         "WHERE i.inhparent = 'evalledger.eval_candidates'::regclass GROUP BY 1, 2, 3").fetchall()
     assert len(rows) >= 7
     assert [r for r in rows if r[1:] != ("evalledger_code", True, True)] == []
+
+
+def test_a_partition_month_is_the_first_day_of_a_month(admin):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="the first day of a month, not 2020-01-15"):
+        admin.execute("SELECT evalledger.capture_make_partition_v1('2020-01-15')")
+    assert admin.execute("SELECT evalledger.capture_make_partition_v1('2020-01-01')").fetchone()[0] is True
+    assert admin.execute("SELECT evalledger.capture_make_partition_v1('2020-01-01')").fetchone()[0] is False

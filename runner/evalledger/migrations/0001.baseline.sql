@@ -593,6 +593,7 @@ $invoker$;
 \ir ../suites/capture/sql/capture_dedupe_v1.sql
 \ir ../suites/capture/sql/capture_refuse_change_v1.sql
 \ir ../suites/capture/sql/capture_partition_expired_v1.sql
+\ir ../suites/capture/sql/capture_make_partition_v1.sql
 \ir ../suites/capture/sql/capture_ensure_partitions_v1.sql
 \ir ../suites/capture/sql/capture_export_bound_v1.sql
 \ir ../suites/capture/sql/eval_candidate_ndjson_row_v1.sql
