@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from datetime import datetime, timedelta, timezone
 
 import psycopg
 
@@ -88,14 +89,59 @@ def register_demo_brain(conn) -> None:
         brains.add(conn, system_prompt=prompt_path().read_text(encoding="utf-8"), **DEMO_BRAIN)
 
 
+# The fields only the run's reviewer enters (after the runner inserted the row without them).
+REVIEWER_FIELDS = ("hallucinations_detected", "total_claims", "staleness_correctly_recognized",
+                   "diagnosis_accuracy_score", "narrative_coherence_rating", "reviewer_comments")
+
+
+@contextlib.contextmanager
+def as_reviewer(conn, reviewer_user_id):
+    """conn's session acting as the reviewer's own role, then as before."""
+    acting = conn.execute("SELECT current_user").fetchone()[0]
+    role = conn.execute("SELECT role_name FROM evalledger.reviewer WHERE reviewer_user_id = %s",
+                        (reviewer_user_id,)).fetchone()[0]
+    conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
+    try:
+        yield conn
+    finally:
+        conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(acting)))
+
+
+def review_run(conn, reviewer_user_id, run_id, scores: dict, hours="2.50", notes=None) -> None:
+    """The run's reviewer enters {question_id: {field: value}} and, when hours is given, signs off."""
+    with as_reviewer(conn, reviewer_user_id):
+        for question_id, fields in scores.items():
+            if fields:
+                brain_eval.score_question(conn, run_id, question_id, fields)
+        if hours is not None:
+            brain_eval.sign_off_run(conn, run_id, hours, notes)
+
+
+def start_run(conn, **fields):
+    """Insert a run in progress; one that started more than a day ago goes through an import made
+    in the same transaction, as `brain-eval record --historical` does."""
+    started = fields.get("started_at")
+    if started is None or started >= datetime.now(timezone.utc) - timedelta(hours=23):
+        return brain_eval.start_run(conn, **fields)
+    with conn.transaction():
+        with as_owner(conn):
+            import_id = brain_eval.record_import(conn, "test data recorded as of its own start")
+        return brain_eval.start_run(conn, import_id=import_id, **fields)
+
+
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
-               completed_at=None, **run_overrides):
-    """Record a run of `count` questions; `bend(number, row)` may change any row. The analyses
-    carry the run's prompt and are produced when it started (now, unless started_at is given).
-    Returns the Decision when completed, else the run id."""
+               completed_at=None, review=True, hours="2.50", **run_overrides):
+    """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
+    each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
+    and signs off with `hours` (None: no sign-off). The analyses carry the run's prompt and are
+    produced when it started (now, unless started_at is given). Returns the Decision when completed,
+    else the run id."""
+    hours = run_overrides.pop("reviewer_hours_spent", hours)
+    notes = run_overrides.pop("calibration_notes", None)
     fields = run_fields(brain, **run_overrides)
     register_prompt(conn, brain, fields["system_prompt_hash"])
-    run_id = brain_eval.start_run(conn, **fields, question_count=count, reviewer_user_id=reviewer_user_id)
+    run_id = start_run(conn, question_count=count, reviewer_user_id=reviewer_user_id, **fields)
+    scores = {}
     for number in range(1, count + 1):
         row = question(number, brain)
         if bend:
@@ -104,5 +150,9 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
             conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=fields["system_prompt_hash"],
             question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
             token_cost_usd="0.0125", produced_at=fields.get("started_at"))
-        brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **row)
+        automatic = {k: v for k, v in row.items() if k not in REVIEWER_FIELDS}
+        brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **automatic)
+        scores[row["question_id"]] = {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None}
+    if review:
+        review_run(conn, reviewer_user_id, run_id, scores, hours, notes)
     return brain_eval.complete_run(conn, run_id, completed_at) if complete else run_id

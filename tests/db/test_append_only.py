@@ -53,9 +53,10 @@ def registered_prompts(admin):
 
 
 COMPUTED_RUN_FIELDS = {"aggregated_scores", "hard_criteria_passed", "soft_criteria_passed_count", "decision",
-                       "decision_rationale", "token_cost_usd", "reviewer_independence_verified"}
-REVIEWER_FIELDS = {"hallucinations_detected", "total_claims", "diagnosis_accuracy_score",
-                   "narrative_coherence_rating", "reviewer_comments"}
+                       "decision_rationale", "token_cost_usd", "reviewer_independence_verified",
+                       "reviewer_hours_spent", "calibration_notes"}
+REVIEWER_FIELDS = {"hallucinations_detected", "total_claims", "staleness_correctly_recognized",
+                   "diagnosis_accuracy_score", "narrative_coherence_rating", "reviewer_comments"}
 
 # For each brain_eval_log column, an expression whose value differs from the stored one both while
 # the run is open and once it is complete.
@@ -82,6 +83,7 @@ RUN_COLUMN_CHANGES = {
     "reviewer_hours_spent": "coalesce(reviewer_hours_spent, 0) + 1",
     "created_at": "created_at - interval '1 day'",
     "rubric_id": "rubric_id + 1",
+    "import_id": "coalesce(import_id, 0) + 1",
 }
 
 # The same for the brain_eval_question_score columns a reviewer may not score.
@@ -93,12 +95,12 @@ QUESTION_COLUMN_CHANGES = {
     "question_type": "'coverage_gap'",
     "uses_stale_fixture": "NOT uses_stale_fixture",
     "citation_rate": "citation_rate / 2",
-    "staleness_correctly_recognized": "NOT staleness_correctly_recognized",
     "lever_mapping_violations": "coalesce(lever_mapping_violations, 0) + 1",
     "confidence_distribution": """'{"high_confidence_pct": 1, "multi_source_pct": 1,
                                     "inference_pct": 1, "speculation_pct": 1}'::jsonb""",
     "question_passed": "NOT question_passed",
     "created_at": "created_at - interval '1 day'",
+    "run_created_at": "run_created_at - interval '1 day'",
 }
 
 PERMISSION_DENIED = "permission denied for"
@@ -190,8 +192,10 @@ def insert_question(conn, run_id, number=1, brain="AGT-901", **extra):
     """INSERT a question row (and its analysis) with any extra columns, as written."""
     analysis_id = brain_eval.record_analysis(
         conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=SHA_A,
+        question_id=extra.get("question_id", f"EVAL-Q{number:02d}"),
         question=f"question {number}", output=f"answer {number}", token_cost_usd="0.0125")
-    values = {**question(number, brain), "eval_run_id": run_id, "brain_analysis_id": analysis_id, **extra}
+    automatic = {k: v for k, v in question(number, brain).items() if k not in REVIEWER_FIELDS}
+    values = {**automatic, "eval_run_id": run_id, "brain_analysis_id": analysis_id, **extra}
     values = {k: Jsonb(v) if isinstance(v, dict) else v for k, v in values.items()}
     columns = ", ".join(values)
     placeholders = ", ".join(f"%({k})s" for k in values)
@@ -337,8 +341,8 @@ def test_completion_needs_exactly_question_count_rows(admin, runner, reviewer_id
         insert_question(runner, run_id, number)
     caught = refused(admin, runner, "UPDATE evalledger.brain_eval_log SET completed_at = now() "
                                     "WHERE eval_run_id = %s", (run_id,),
-                     error=errors.CheckViolation, says=f"declares 30 questions but {scored} are scored")
-    assert caught.diag.constraint_name == "brain_eval_log_complete_run_has_every_question"
+                     error=errors.CheckViolation, says=f"question_count is 30 but {scored} questions are recorded")
+    assert caught.diag.constraint_name == "brain_eval_log_complete_run_is_whole"
     assert admin.execute("SELECT completed_at, decision FROM evalledger.brain_eval_log WHERE eval_run_id = %s",
                          (run_id,)).fetchone() == (None, None)
 
@@ -723,7 +727,7 @@ def test_replica_role_skips_no_guard(admin, runner, reviewer_id, done_run):
             (open_id,), error=errors.InsufficientPrivilege, says="only completed_at may be set, not model_id")
     refused(admin, admin, "UPDATE evalledger.brain_analysis_log SET output = 'rewritten'",
             error=errors.InsufficientPrivilege, says="brain_analysis_log is append-only: UPDATE refused")
-    refused(admin, admin, "TRUNCATE evalledger.brain_eval_question_score",
+    refused(admin, admin, "TRUNCATE evalledger.brain_eval_review_entry",
             error=errors.InsufficientPrivilege, says="is append-only: TRUNCATE refused")
     # Foreign keys are ordinary (origin) triggers that replica skips; the question-row guard
     # checks the run itself, so a row cannot be moved out of its completed run either.
@@ -864,19 +868,13 @@ def test_detach_partition_is_refused(admin, event_triggers):
 # Retention: purge after 7 years, never under a legal hold
 # =================================================================================================
 def backdated_run(runner, reviewer_user_id, months_ago, count=3):
-    """A completed run started `months_ago` months back, its analyses produced then too."""
+    """A completed run started `months_ago` months back (recorded through an import), its analyses
+    produced then too."""
     started = runner.execute("SELECT now() - make_interval(months => %s)", (months_ago,)).fetchone()[0]
-    register_prompt(runner, "AGT-901", SHA_A)
-    run_id = brain_eval.start_run(runner, **run_fields(), question_count=count, reviewer_user_id=reviewer_user_id,
-                                  started_at=started)
-    analyses = []
-    for number in range(1, count + 1):
-        analysis_id = brain_eval.record_analysis(
-            runner, brain="AGT-901", model_id="claude-sonnet-4-6", system_prompt_hash=SHA_A,
-            question=f"question {number}", output=f"answer {number}", token_cost_usd="0.0125", produced_at=started)
-        brain_eval.add_question_score(runner, eval_run_id=run_id, brain_analysis_id=analysis_id,
-                                      **question(number))
-        analyses.append(analysis_id)
+    run_id = record_run(runner, reviewer_user_id, count=count, started_at=started, complete=False)
+    analyses = [r[0] for r in runner.execute(
+        "SELECT brain_analysis_id FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s "
+        "ORDER BY question_id", (run_id,))]
     # Two hours after it started, unless that is still to come (completed_at is never in the future).
     brain_eval.complete_run(runner, run_id, completed_at=started + datetime.timedelta(hours=2) if months_ago else None)
     return run_id, analyses
@@ -968,6 +966,8 @@ def test_superuser_can_drop_the_event_trigger_then_disable_a_guard(admin, event_
     admin.execute("DROP EVENT TRIGGER evalledger_ddl_guard_v1")
     admin.execute("ALTER TABLE evalledger.brain_eval_question_score "
                   "DISABLE TRIGGER brain_eval_question_score_00_append_only")
+    admin.execute("ALTER TABLE evalledger.brain_eval_review_entry DISABLE TRIGGER brain_eval_review_entry_00_append_only")
+    admin.execute("DELETE FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s", (done_run,))
     deleted = admin.execute("DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (done_run,))
     assert deleted.rowcount == 3
 

@@ -150,7 +150,7 @@ def test_reviewer_calibration_distribution_per_reviewer(connect_as, reviewers):
     runner = connect_as("evalledger_runner")
     a, b = reviewers[REVIEWER_ROLE], reviewers[OTHER_REVIEWER_ROLE]
     record_run(runner, a, count=4, bend=ratings(5, 4, 4, 2))
-    record_run(runner, a, count=3, bend=ratings(3, None, 5))
+    record_run(runner, a, count=2, bend=ratings(3, 5))
     record_run(runner, a, count=2, bend=ratings(1, 1), complete=False)  # in progress: not counted
     record_run(runner, b, count=2, bend=ratings(1, 1))
 
@@ -168,7 +168,8 @@ def test_cost_per_run_over_time_per_brain(connect_as, reviewer_id):
     runner = connect_as("evalledger_runner")
     first = run_id(record_run(runner, reviewer_id, count=4, reviewer_hours_spent="1.50",
                               started_at=NOW - timedelta(days=40)))
-    second = run_id(record_run(runner, reviewer_id, count=2, started_at=NOW - timedelta(days=10)))
+    second = run_id(record_run(runner, reviewer_id, count=2, reviewer_hours_spent="0.00",
+                               started_at=NOW - timedelta(days=10)))
     other = run_id(record_run(runner, reviewer_id, brain="AGT-902", count=3, reviewer_hours_spent="0.25",
                               run_trigger="prompt_change", started_at=NOW - timedelta(days=20)))
     record_run(runner, reviewer_id, count=2, complete=False)  # no cost until complete
@@ -179,7 +180,7 @@ def test_cost_per_run_over_time_per_brain(connect_as, reviewer_id):
           FROM cost_per_run_v1 ORDER BY brain_under_test, started_at""")
     assert got == [
         ("AGT-901", first, "quarterly", 4, Decimal("0.0500"), Decimal("1.50"), Decimal("0.0125")),
-        ("AGT-901", second, "quarterly", 2, Decimal("0.0250"), None, Decimal("0.0125")),
+        ("AGT-901", second, "quarterly", 2, Decimal("0.0250"), Decimal("0.00"), Decimal("0.0125")),
         ("AGT-902", other, "prompt_change", 3, Decimal("0.0375"), Decimal("0.25"), Decimal("0.0125")),
     ]
 

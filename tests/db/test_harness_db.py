@@ -531,22 +531,48 @@ def test_harness_records_cannot_change(admin, harness_run, table):
             admin.execute(statement)
 
 
-def test_no_answer_or_suggestion_joins_a_completed_run(harness_run):
-    from tests.builders import question
+STALE = [q["id"] for q in DEMO["questions"] if q["uses_stale_fixture"]]
+CLEAN = {"hallucinations_detected": 0, "total_claims": 4, "narrative_coherence_rating": 4}
 
-    runner, made = harness_run
-    run_id, version = made["AGT-902"]
-    for number in (1, 2, 3):
-        analysis_id = store.record_analysis(runner, brain="AGT-902", model_id=version.model_id,
-                                            system_prompt_hash=version.system_prompt_hash, question_id=f"EVAL-Q0{number}",
-                                            question="q", output="o", token_cost_usd=0)
-        store.add_question_score(runner, eval_run_id=run_id, brain_analysis_id=analysis_id,
-                                 **question(number, "AGT-902"))
+
+def whole_run(owner, runner, reviewer_id, questions=("EVAL-Q01", *STALE)):
+    """An open AGT-901 harness run over questions (default: EVAL-Q01 and every stale-fixture question)."""
+    version, _ = brains.add(owner, "AGT-901", "anthropic:claude-sonnet-4-6", PROMPT, None, [])
+    version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = 'AGT-901'").fetchone()[0]
+    run_id = store.start_run(runner, run_trigger="on_demand", brain_under_test="AGT-901", model_id=version.model_id,
+                             system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
+                             question_catalog_version="v28-2026Q2", question_count=len(questions),
+                             reviewer_user_id=reviewer_id)
+    runner.execute("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
+                   "question_ids, contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')",
+                   (run_id, version_id, list(questions), Jsonb(CONTRACTS)))
+    return run_id, {"AGT-901": (run_id, version)}
+
+
+def clean_scores(questions, **overrides):
+    """A clean review of each question: stale ones recognised, diagnosis types scored."""
+    types = {q["id"]: q["type"] for q in DEMO["questions"]}
+    diagnosis = {"plan_diagnosis", "coverage_gap", "play_retrospective", "forecast_bias", "churn_diagnosis"}
+    return {q: {**CLEAN, **({"staleness_correctly_recognized": True} if q in STALE else {}),
+                **({"diagnosis_accuracy_score": 1} if types[q] in diagnosis else {}), **overrides}
+            for q in questions}
+
+
+def test_no_answer_or_suggestion_joins_a_completed_run(harness_run, owner, reviewer_id):
+    from tests.builders import review_run
+
+    runner, _ = harness_run
+    run_id, made = whole_run(owner, runner, reviewer_id)
+    for question in ("EVAL-Q01", *STALE):
+        answer((runner, made), [claim(sources=())], brain="AGT-901", question=question)
+    review_run(runner, reviewer_id, run_id, clean_scores(("EVAL-Q01", *STALE)))
     store.complete_run(runner, run_id)
+    harness_run = (runner, made)
     with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more answers"):
-        answer(harness_run)
+        answer(harness_run, brain="AGT-901", question="EVAL-Q02")
     with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more suggestions"):
-        suggest(harness_run, GOOD_DRAFT)
+        runner.execute("INSERT INTO brain_eval_judge_suggestion (eval_run_id, question_id, model, recorded, "
+                       "response_json) VALUES (%s, 'EVAL-Q01', 'openai:gpt-4o', false, %s)", (run_id, Jsonb(GOOD_DRAFT)))
     assert runner.execute("SELECT count(*) FROM brain_eval_judge_suggestion WHERE eval_run_id = %s",
                           (run_id,)).fetchone()[0] == 0
 

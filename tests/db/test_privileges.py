@@ -31,10 +31,14 @@ brain_analysis_log          SI      S         S       S        -
 brain_eval_log              SIu     S         S       S        -
 brain_eval_question_score   SI      Su        S       S        -
 legal_hold                  -       -         -       S        -
+brain_eval_review_entry     -       S         S       S        -
+brain_eval_run_review       -       SI        S       S        -
+brain_eval_import           -       -         -       S        -
 """
 UPDATE_COLUMNS = {
     ("runner", "brain_eval_log"): {"completed_at"},
-    ("reviewer", "brain_eval_question_score"): {"hallucinations_detected", "total_claims", "diagnosis_accuracy_score",
+    ("reviewer", "brain_eval_question_score"): {"hallucinations_detected", "total_claims",
+                                                "staleness_correctly_recognized", "diagnosis_accuracy_score",
                                                 "narrative_coherence_rating", "reviewer_comments"},
 }
 ROLES = {
@@ -83,7 +87,8 @@ def test_matrix_covers_every_table_and_role(admin):
         "SELECT relname FROM pg_class WHERE relnamespace = 'evalledger'::regnamespace AND relkind IN ('r', 'p') "
         "AND NOT relispartition")}
     ledger = {"target", "rubric", "reviewer", "prompt_tuner", "brain_analysis_log", "brain_eval_log",
-              "brain_eval_question_score", "legal_hold"}
+              "brain_eval_question_score", "legal_hold", "brain_eval_review_entry", "brain_eval_run_review",
+              "brain_eval_import"}
     assert set(TABLES) == ledger and ledger <= tables
     assert set(ROLES) == {role for role, _ in EXPECTED}
 
@@ -204,13 +209,7 @@ def test_every_cell_attempted(admin, connect_as, reviewers, role):
 def backdated_run(runner, reviewer_user_id, months_ago):
     """A completed 3-question run started months_ago months back, analyses produced then."""
     started = runner.execute("SELECT now() - make_interval(months => %s)", (months_ago,)).fetchone()[0]
-    run_id = brain_eval.start_run(runner, **run_fields(), question_count=3, reviewer_user_id=reviewer_user_id,
-                                  started_at=started)
-    for number in range(1, 4):
-        analysis_id = brain_eval.record_analysis(
-            runner, brain="AGT-901", model_id="claude-sonnet-4-6", system_prompt_hash=SHA_A,
-            question=f"question {number}", output=f"answer {number}", token_cost_usd="0.0125", produced_at=started)
-        brain_eval.add_question_score(runner, eval_run_id=run_id, brain_analysis_id=analysis_id, **question(number))
+    run_id = record_run(runner, reviewer_user_id, count=3, started_at=started, complete=False)
     brain_eval.complete_run(runner, run_id, completed_at=started + datetime.timedelta(hours=1))
     return run_id
 

@@ -149,6 +149,21 @@ CREATE TABLE brain_analysis_log (
     CONSTRAINT brain_analysis_log_cost_not_negative CHECK (token_cost_usd >= 0)
 );
 
+-- One explicit, audited import of historical runs: a run that started more than a day before it
+-- is recorded names the import made in its own transaction (brain_eval_log_admit_v1), so a
+-- backdated run is never an accident and always says who brought it in, when and why.
+CREATE TABLE brain_eval_import (
+    import_id   bigint      GENERATED ALWAYS AS IDENTITY,
+    reason      text        NOT NULL,
+    source_file text,
+    imported_by name        NOT NULL DEFAULT session_user,
+    txid        bigint      NOT NULL DEFAULT txid_current(),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_import_pkey PRIMARY KEY (import_id),
+    CONSTRAINT brain_eval_import_reason_not_blank CHECK (btrim(reason) <> '' AND reason !~ '[[:cntrl:]]'),
+    CONSTRAINT brain_eval_import_source_file_not_blank CHECK (btrim(source_file) <> '')
+);
+
 -- BrainEvalLog: one row per harness run.
 CREATE TABLE brain_eval_log (
     eval_run_id                    uuid          NOT NULL DEFAULT gen_random_uuid(),
@@ -174,7 +189,9 @@ CREATE TABLE brain_eval_log (
     reviewer_hours_spent           numeric(5,2),
     created_at                     timestamptz   NOT NULL DEFAULT now(),
     rubric_id                      bigint        NOT NULL,
+    import_id                      bigint,
     CONSTRAINT brain_eval_log_pkey PRIMARY KEY (eval_run_id),
+    CONSTRAINT brain_eval_log_import_fkey FOREIGN KEY (import_id) REFERENCES brain_eval_import (import_id),
     CONSTRAINT brain_eval_log_brain_under_test_fkey FOREIGN KEY (brain_under_test) REFERENCES target (target_id),
     CONSTRAINT brain_eval_log_reviewer_fkey FOREIGN KEY (reviewer_user_id) REFERENCES reviewer (reviewer_user_id),
     CONSTRAINT brain_eval_log_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
@@ -200,7 +217,11 @@ CREATE TABLE brain_eval_log (
             'lever_mapping_correctness', 'confidence_calibration_in_band', 'narrative_coherence_mean'])
 );
 
--- BrainEvalQuestionScore: one row per (run, question).
+-- BrainEvalQuestionScore: one row per (run, question). The runner (or, for a harness run, the
+-- database from the brain's answer) inserts the automatic fields; the reviewer's fields are NULL
+-- until the run's reviewer enters them, and question_passed is NULL until the question has every
+-- field its criteria need. Completion requires all of them (brain_eval_log_decide_v1), so a
+-- completed run's rows carry every field seed 002 requires.
 CREATE TABLE brain_eval_question_score (
     question_score_id              uuid         NOT NULL DEFAULT gen_random_uuid(),
     eval_run_id                    uuid         NOT NULL,
@@ -209,29 +230,33 @@ CREATE TABLE brain_eval_question_score (
     question_type                  varchar(32)  NOT NULL,
     uses_stale_fixture             boolean      NOT NULL,
     citation_rate                  numeric(5,4) NOT NULL,
-    hallucinations_detected        integer      NOT NULL,
-    total_claims                   integer      NOT NULL,
+    hallucinations_detected        integer,
+    total_claims                   integer,
     staleness_correctly_recognized boolean,
     diagnosis_accuracy_score       numeric(3,2),
     lever_mapping_violations       integer,
     confidence_distribution        jsonb        NOT NULL,
     narrative_coherence_rating     integer,
     reviewer_comments              text,
-    question_passed                boolean      NOT NULL,
+    question_passed                boolean,
     created_at                     timestamptz  NOT NULL DEFAULT now(),
+    -- The tier clock: the run's own recording time, so retention reads a column, not the run.
+    run_created_at                 timestamptz  NOT NULL,
     CONSTRAINT brain_eval_question_score_pkey PRIMARY KEY (question_score_id),
     -- No CASCADE: runs are append-only.
     CONSTRAINT brain_eval_question_score_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
     CONSTRAINT brain_eval_question_score_analysis_fkey FOREIGN KEY (brain_analysis_id) REFERENCES brain_analysis_log (analysis_id),
     CONSTRAINT brain_eval_question_score_question_once_per_run UNIQUE (eval_run_id, question_id),
+    -- An analysis is one question's answer: its cost counts once.
+    CONSTRAINT brain_eval_question_score_analysis_once UNIQUE (brain_analysis_id),
     CONSTRAINT brain_eval_question_score_question_type_known CHECK (question_type IN (
         'plan_diagnosis', 'coverage_gap', 'play_retrospective', 'forecast_bias', 'churn_diagnosis',
         'expansion_qualification', 'handoff_briefing', 'qbr_narrative')),
     CONSTRAINT brain_eval_question_score_citation_rate_range CHECK (citation_rate BETWEEN 0 AND 1),
     CONSTRAINT brain_eval_question_score_claims_consistent CHECK (
-        total_claims >= 0 AND hallucinations_detected BETWEEN 0 AND total_claims),
+        total_claims >= 0 AND hallucinations_detected >= 0 AND hallucinations_detected <= total_claims),
     CONSTRAINT brain_eval_question_score_staleness_only_on_stale_fixture CHECK (
-        (staleness_correctly_recognized IS NOT NULL) = uses_stale_fixture),
+        staleness_correctly_recognized IS NULL OR uses_stale_fixture),
     CONSTRAINT brain_eval_question_score_diagnosis_scale CHECK (
         diagnosis_accuracy_score IS NULL OR diagnosis_accuracy_score IN (0.0, 0.5, 1.0)),
     CONSTRAINT brain_eval_question_score_lever_violations_not_negative CHECK (
@@ -249,6 +274,50 @@ CREATE TABLE brain_eval_question_score (
         AND (confidence_distribution ->> 'multi_source_pct')::numeric BETWEEN 0 AND 100
         AND (confidence_distribution ->> 'inference_pct')::numeric BETWEEN 0 AND 100
         AND (confidence_distribution ->> 'speculation_pct')::numeric BETWEEN 0 AND 100)
+);
+
+-- Who entered each reviewer value of a question row, when, and acting as which role: one row per
+-- field changed, written only by the question row's own trigger (brain_eval_review_trail_v1).
+CREATE TABLE brain_eval_review_entry (
+    entry_id         bigint      GENERATED ALWAYS AS IDENTITY,
+    eval_run_id      uuid        NOT NULL,
+    question_id      varchar(16) NOT NULL,
+    field            text        NOT NULL,
+    value            jsonb       NOT NULL,
+    reviewer_user_id uuid        NOT NULL,
+    acting_role      name        NOT NULL,
+    entered_by       name        NOT NULL,
+    entered_at       timestamptz NOT NULL DEFAULT now(),
+    run_created_at   timestamptz NOT NULL,
+    CONSTRAINT brain_eval_review_entry_pkey PRIMARY KEY (entry_id),
+    CONSTRAINT brain_eval_review_entry_question_fkey FOREIGN KEY (eval_run_id, question_id)
+        REFERENCES brain_eval_question_score (eval_run_id, question_id),
+    CONSTRAINT brain_eval_review_entry_reviewer_fkey FOREIGN KEY (reviewer_user_id) REFERENCES reviewer (reviewer_user_id),
+    CONSTRAINT brain_eval_review_entry_field_known CHECK (field IN (
+        'hallucinations_detected', 'total_claims', 'staleness_correctly_recognized', 'diagnosis_accuracy_score',
+        'narrative_coherence_rating', 'reviewer_comments'))
+);
+
+-- The reviewer's own account of a run before it completes: the hours spent (self-reported, seed
+-- 002) and calibration notes per dimension. Append-only; the latest row is the sign-off that
+-- completion requires and copies onto the run (brain_eval_log_decide_v1).
+CREATE TABLE brain_eval_run_review (
+    review_id            bigint       GENERATED ALWAYS AS IDENTITY,
+    eval_run_id          uuid         NOT NULL,
+    reviewer_hours_spent numeric(5,2) NOT NULL,
+    calibration_notes    jsonb,
+    reviewer_user_id     uuid         NOT NULL,
+    entered_by           name         NOT NULL,
+    created_at           timestamptz  NOT NULL DEFAULT now(),
+    run_created_at       timestamptz  NOT NULL,
+    CONSTRAINT brain_eval_run_review_pkey PRIMARY KEY (review_id),
+    CONSTRAINT brain_eval_run_review_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
+    CONSTRAINT brain_eval_run_review_reviewer_fkey FOREIGN KEY (reviewer_user_id) REFERENCES reviewer (reviewer_user_id),
+    CONSTRAINT brain_eval_run_review_hours_range CHECK (reviewer_hours_spent >= 0),
+    -- Notes per dimension: an object of non-blank strings (the admit trigger checks the keys).
+    CONSTRAINT brain_eval_run_review_notes_shape CHECK (
+        jsonb_typeof(calibration_notes) = 'object'
+        AND NOT jsonb_path_exists(calibration_notes, '$.* ? (@.type() != "string" || @ like_regex "^\\s*$")'))
 );
 
 -- Runs a legal hold keeps past the purge horizon. Insert-only: a hold is never re-pointed or
@@ -476,8 +545,10 @@ CREATE INDEX brain_eval_question_score_question_created_idx ON brain_eval_questi
 CREATE INDEX brain_eval_question_score_run_idx ON brain_eval_question_score (eval_run_id);
 CREATE INDEX brain_eval_question_score_stale_fixture_idx ON brain_eval_question_score (uses_stale_fixture, staleness_correctly_recognized);
 -- Foreign keys that the seed does not index but joins and the purge walk.
+CREATE INDEX brain_eval_review_entry_question_idx ON brain_eval_review_entry (eval_run_id, question_id, entered_at);
+CREATE INDEX brain_eval_run_review_run_idx ON brain_eval_run_review (eval_run_id, created_at DESC);
+CREATE INDEX brain_eval_log_import_idx ON brain_eval_log (import_id) WHERE import_id IS NOT NULL;
 CREATE INDEX brain_analysis_log_prompt_hash_idx ON brain_analysis_log (system_prompt_hash);
-CREATE INDEX brain_eval_question_score_analysis_idx ON brain_eval_question_score (brain_analysis_id);
 -- The prompt comparison looks up each brain's latest production analysis: without this index
 -- that is a scan of the whole (production-sized) analysis log.
 CREATE INDEX brain_analysis_log_brain_produced_idx ON brain_analysis_log (brain, produced_at DESC);
@@ -536,8 +607,13 @@ REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v1() FROM 
 \ir ../suites/brain_eval/sql/brain_eval_decide_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_log_decide_v1.sql
 \ir ../suites/brain_eval/sql/lock_run_v1.sql
+\ir ../suites/brain_eval/sql/question_needs_v1.sql
 \ir ../suites/brain_eval/sql/question_passes_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_question_score_write_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_review_trail_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_review_entry_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_run_review_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_import_admit_v1.sql
 
 -- =============================================================================================
 -- brain-eval dashboards and audit views v1 (seed 002's six panels)
@@ -619,11 +695,19 @@ CREATE TRIGGER brain_eval_log_10_admit BEFORE INSERT ON brain_eval_log
 -- A changed computed column is refused as a value the caller may not supply.
 CREATE TRIGGER brain_eval_log_10_guard_update BEFORE UPDATE ON brain_eval_log
     FOR EACH ROW EXECUTE FUNCTION complete_once_v1('run', 'eval_run_id',
-        '{aggregated_scores,hard_criteria_passed,soft_criteria_passed_count,decision,decision_rationale,token_cost_usd,reviewer_independence_verified}');
+        '{aggregated_scores,hard_criteria_passed,soft_criteria_passed_count,decision,decision_rationale,token_cost_usd,reviewer_independence_verified,reviewer_hours_spent,calibration_notes}');
 CREATE TRIGGER brain_eval_log_20_decide BEFORE UPDATE ON brain_eval_log
     FOR EACH ROW EXECUTE FUNCTION brain_eval_log_decide_v1();
 CREATE TRIGGER brain_eval_question_score_10_write BEFORE INSERT OR UPDATE ON brain_eval_question_score
     FOR EACH ROW EXECUTE FUNCTION brain_eval_question_score_write_v1();
+CREATE TRIGGER brain_eval_question_score_20_trail AFTER UPDATE ON brain_eval_question_score
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_review_trail_v1();
+CREATE TRIGGER brain_eval_review_entry_10_admit BEFORE INSERT ON brain_eval_review_entry
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_review_entry_admit_v1();
+CREATE TRIGGER brain_eval_run_review_10_admit BEFORE INSERT ON brain_eval_run_review
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_run_review_admit_v1();
+CREATE TRIGGER brain_eval_import_10_admit BEFORE INSERT ON brain_eval_import
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_import_admit_v1();
 CREATE TRIGGER eval_takes_quality_runs_10_admit BEFORE INSERT ON eval_takes_quality_runs
     FOR EACH ROW EXECUTE FUNCTION takes_quality_run_admit_v1();
 CREATE TRIGGER eval_takes_quality_runs_10_guard_update BEFORE UPDATE ON eval_takes_quality_runs
@@ -649,6 +733,8 @@ CALL guard_append_only_v1(ARRAY[
     'reviewer:UPDATE OR DELETE:refuse_change_v1', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v1',
     'brain_analysis_log:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_log:DELETE:refuse_change_v1',
     'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_review_entry:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_run_review:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_import:UPDATE OR DELETE:refuse_change_v1',
     'legal_hold_release:UPDATE OR DELETE:refuse_change_v1',
     'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
     'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
@@ -698,8 +784,19 @@ CREATE POLICY brain_analysis_log_reviewer ON brain_analysis_log FOR SELECT TO ev
     USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q WHERE q.brain_analysis_id = brain_analysis_log.analysis_id));
 CREATE POLICY reviewer_self ON reviewer FOR SELECT TO evalledger_reviewer USING (role_name = current_user);
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log, reviewer TO evalledger_reviewer;
-GRANT UPDATE (hallucinations_detected, total_claims, diagnosis_accuracy_score, narrative_coherence_rating, reviewer_comments)
+GRANT UPDATE (hallucinations_detected, total_claims, staleness_correctly_recognized, diagnosis_accuracy_score,
+               narrative_coherence_rating, reviewer_comments)
     ON brain_eval_question_score TO evalledger_reviewer;
+-- The reviewer reads the trail of its own entries and signs off its own runs (hours, notes).
+CREATE POLICY brain_eval_review_entry_reviewer ON brain_eval_review_entry FOR SELECT TO evalledger_reviewer
+    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+CREATE POLICY brain_eval_run_review_reviewer ON brain_eval_run_review TO evalledger_reviewer
+    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user)) WITH CHECK (true);
+GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_reviewer;
+-- Table-wide INSERT: every column but the run, hours and notes is the admit trigger's.
+GRANT INSERT ON brain_eval_run_review TO evalledger_reviewer;
+-- The trail is written by its trigger alone: not even the owner role inserts into it.
+REVOKE INSERT ON brain_eval_review_entry FROM evalledger_owner;
 
 -- RevOps reads the hot tier (hot_tier_v1); auditors read everything the ledger retains.
 CREATE POLICY brain_eval_log_revops ON brain_eval_log FOR SELECT TO evalledger_revops
@@ -712,9 +809,17 @@ CREATE POLICY brain_eval_log_auditor ON brain_eval_log FOR SELECT TO evalledger_
 CREATE POLICY brain_eval_question_score_auditor ON brain_eval_question_score FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_analysis_log_auditor ON brain_analysis_log FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY legal_hold_auditor ON legal_hold FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_eval_review_entry_revops ON brain_eval_review_entry FOR SELECT TO evalledger_revops
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_run_review_revops ON brain_eval_run_review FOR SELECT TO evalledger_revops
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_review_entry_auditor ON brain_eval_review_entry FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_eval_run_review_auditor ON brain_eval_run_review FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_eval_import_auditor ON brain_eval_import FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY legal_hold_release_auditor ON legal_hold_release FOR SELECT TO evalledger_auditor USING (true);
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_revops, evalledger_auditor;
-GRANT SELECT ON legal_hold, legal_hold_release TO evalledger_auditor;
+GRANT SELECT ON legal_hold, legal_hold_release, brain_eval_import TO evalledger_auditor;
+GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_revops, evalledger_auditor;
 
 -- Readers. RevOps (hot tier) and auditors (everything) read the dashboards; each sees what its
 -- own policies let it see. Reviewers and the runner already read the tables they need, and a
@@ -783,7 +888,8 @@ GRANT SELECT ON eval_candidates, eval_capture_failures TO evalledger_revops, eva
 -- and what they call themselves: the runner a takes-quality cycle's verdict (the early stop) and
 -- receipt, the capture partitions ahead, and the export with the readers.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_passes_v1(brain_eval_question_score, jsonb, text),
+GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_needs_v1(brain_eval_question_score, jsonb, text),
+    question_passes_v1(brain_eval_question_score, jsonb, text, jsonb),
     refuse_supplied_v1(text, jsonb), changed_columns_v1(jsonb, jsonb, text[])
     TO evalledger_runner, evalledger_reviewer;
 GRANT EXECUTE ON FUNCTION reviewer_id_of_v1(name) TO evalledger_reviewer;
@@ -831,7 +937,7 @@ INSERT INTO rubric (suite, version, definition) VALUES ('brain-eval', 'v1', $rub
   "dimensions": [
     {"key": "citation_rate", "label": "citation rate", "scored_by": "automatic", "aggregate": "mean of question citation_rate", "unit": "rate"},
     {"key": "hallucination_rate", "label": "hallucination rate", "scored_by": "reviewer", "aggregate": "sum(hallucinations_detected) / sum(total_claims)", "unit": "rate"},
-    {"key": "staleness_recognition_rate", "label": "staleness recognition", "scored_by": "automatic", "aggregate": "recognised / stale-fixture questions", "unit": "rate"},
+    {"key": "staleness_recognition_rate", "label": "staleness recognition", "scored_by": "reviewer", "aggregate": "recognised / stale-fixture questions", "unit": "rate"},
     {"key": "diagnosis_accuracy_mean", "label": "diagnosis accuracy", "scored_by": "reviewer", "aggregate": "mean of scored questions", "unit": "score"},
     {"key": "lever_mapping_correctness", "label": "lever mapping", "scored_by": "automatic", "aggregate": "questions with 0 violations / questions scored", "unit": "rate"},
     {"key": "confidence_calibration_in_band", "label": "confidence calibration", "scored_by": "automatic", "aggregate": "questions whose confidence distribution is in band", "unit": "rate"},
@@ -849,6 +955,7 @@ INSERT INTO rubric (suite, version, definition) VALUES ('brain-eval', 'v1', $rub
     {"key": "narrative_coherence_mean", "label": "narrative coherence", "op": ">=", "threshold": 4.0, "unit": "score"}
   ],
   "confidence_band": {"high_confidence_pct": [40, 75], "speculation_pct_max": 10},
+  "diagnosis_question_types": ["plan_diagnosis", "coverage_gap", "play_retrospective", "forecast_bias", "churn_diagnosis"],
   "question_pass": {
     "max_hallucinations": 0,
     "min_citation_rate": 0.90,

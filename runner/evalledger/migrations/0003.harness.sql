@@ -215,6 +215,7 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 \ir ../suites/brain_eval/sql/brain_eval_harness_run_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_open_harness_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_harness_answer_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_harness_question_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_judge_suggestion_admit_v1.sql
 
 CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
@@ -229,6 +230,8 @@ CREATE TRIGGER brain_eval_harness_run_10_admit BEFORE INSERT ON brain_eval_harne
     FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_run_admit_v1();
 CREATE TRIGGER brain_eval_harness_answer_10_admit BEFORE INSERT ON brain_eval_harness_answer
     FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_answer_admit_v1();
+CREATE TRIGGER brain_eval_harness_answer_20_question AFTER INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_question_v1();
 CREATE TRIGGER brain_eval_judge_suggestion_10_admit BEFORE INSERT ON brain_eval_judge_suggestion
     FOR EACH ROW EXECUTE FUNCTION brain_eval_judge_suggestion_admit_v1();
 
@@ -301,7 +304,7 @@ CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELE
 -- Functions: nothing is PUBLIC; the trigger functions and their helper are called by no one directly.
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
     brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
-    brain_eval_harness_answer_admit_v1(), brain_eval_judge_suggestion_admit_v1(),
+    brain_eval_harness_answer_admit_v1(), brain_eval_harness_question_v1(), brain_eval_judge_suggestion_admit_v1(),
     brain_eval_open_harness_v1(uuid, text) FROM PUBLIC;
 
 RESET ROLE;

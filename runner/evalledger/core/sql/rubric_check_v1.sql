@@ -33,6 +33,10 @@ BEGIN
                 RETURN format('%s must be an array', field);
             END IF;
         END LOOP;
+        IF jsonb_typeof(definition -> 'diagnosis_question_types') IS DISTINCT FROM 'array'
+           OR jsonb_path_exists(definition, '$.diagnosis_question_types[*] ? (@.type() != "string")') THEN
+            RETURN 'diagnosis_question_types must be an array of question types (which have a diagnosis to score)';
+        END IF;
         FOR item IN SELECT c FROM jsonb_array_elements((definition -> 'hard_criteria') || (definition -> 'soft_criteria')) c LOOP
             IF jsonb_typeof(item -> 'key') IS DISTINCT FROM 'string' OR item ->> 'op' IS NULL
                OR item ->> 'op' NOT IN ('<=', '>=') OR jsonb_typeof(item -> 'threshold') IS DISTINCT FROM 'number' THEN

@@ -26,9 +26,10 @@ ANALYSIS_DEFAULTS = {
 }
 RUN_DEFAULTS = {
     "eval_run_id": None, "system_prompt_version_label": None, "started_at": None,
-    "calibration_notes": None, "reviewer_hours_spent": None, "rubric_id": None,
+    "calibration_notes": None, "reviewer_hours_spent": None, "rubric_id": None, "import_id": None,
 }
 QUESTION_DEFAULTS = {
+    "hallucinations_detected": None, "total_claims": None,
     "staleness_correctly_recognized": None, "diagnosis_accuracy_score": None,
     "lever_mapping_violations": None, "narrative_coherence_rating": None, "reviewer_comments": None,
 }
@@ -117,6 +118,29 @@ def score_question(conn: psycopg.Connection, eval_run_id: UUID, question_id: str
     row = conn.execute(sql.SQL(QUERIES["score_question"]).format(setting),
                        {**changes, "run": eval_run_id, "question": question_id}).fetchone()
     return None if row is None else row[0]
+
+
+def record_import(conn: psycopg.Connection, reason: str, source_file: str | None = None) -> int:
+    """An audited import of historical runs (as the owner role): runs recorded in this same
+    transaction may name it and start more than a day before they are recorded."""
+    return conn.execute(QUERIES["insert_import"], {"reason": reason, "source_file": source_file}).fetchone()[0]
+
+
+def sign_off_run(conn: psycopg.Connection, eval_run_id: UUID, reviewer_hours_spent, calibration_notes=None,
+                 as_role: str | None = None) -> int:
+    """The reviewer's sign-off of a run (as as_role when given): hours spent and calibration notes."""
+    if as_role:
+        set_local_role(conn, as_role)
+    return conn.execute(QUERIES["sign_off_run"], {
+        "eval_run_id": eval_run_id, "reviewer_hours_spent": reviewer_hours_spent,
+        "calibration_notes": Jsonb(calibration_notes) if calibration_notes is not None else None,
+    }).fetchone()[0]
+
+
+def reviewer_role_of(conn: psycopg.Connection, reviewer_user_id: UUID) -> str | None:
+    """The login role a registered reviewer acts as, or None."""
+    found = conn.execute(QUERIES["reviewer_role_of"], {"reviewer_user_id": reviewer_user_id}).fetchone()
+    return found[0] if found else None
 
 
 def load_fixture(path: Path) -> dict:

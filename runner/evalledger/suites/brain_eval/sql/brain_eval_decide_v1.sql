@@ -1,6 +1,7 @@
 -- brain_eval_decide_v1: the computed columns of a completed run (aggregates, criteria, decision,
--- rationale, cost), read from the rubric the run names. One function so the trigger and the
--- tests that explain a decision read the same policy.
+-- rationale, cost), read from the rubric the run names, every threshold compared on exact values
+-- and an unmeasurable score counted as missed. One function so the trigger and the tests that
+-- explain a decision read the same policy.
 CREATE FUNCTION evalledger.brain_eval_decide_v1(run evalledger.brain_eval_log) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -23,8 +24,8 @@ BEGIN
     FOR criterion IN SELECT * FROM jsonb_array_elements(policy -> 'hard_criteria') LOOP
         CONTINUE WHEN criterion ? 'applies_to' AND NOT (criterion -> 'applies_to') ? run.brain_under_test;
         value := (scores ->> (criterion ->> 'key'))::numeric;
-        CONTINUE WHEN value IS NULL;  -- nothing of this kind in the run, so nothing missed
-        IF NOT evalledger.criterion_met_v1(criterion, value) THEN
+        -- Unmeasurable (null) is not met: missing evidence never passes.
+        IF NOT coalesce(evalledger.criterion_met_v1(criterion, value), false) THEN
             hard_passed := false;
             hard_misses := hard_misses || evalledger.criterion_miss_v1(criterion, value);
         END IF;
@@ -33,7 +34,7 @@ BEGIN
     FOR criterion IN SELECT * FROM jsonb_array_elements(policy -> 'soft_criteria') LOOP
         soft_total := soft_total + 1;
         value := (scores ->> (criterion ->> 'key'))::numeric;
-        IF value IS NULL OR evalledger.criterion_met_v1(criterion, value) THEN
+        IF coalesce(evalledger.criterion_met_v1(criterion, value), false) THEN
             soft_passed := soft_passed + 1;
         ELSE
             soft_misses := soft_misses || evalledger.criterion_miss_v1(criterion, value);

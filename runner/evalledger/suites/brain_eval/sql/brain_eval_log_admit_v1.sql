@@ -1,6 +1,8 @@
--- brain_eval_log_admit_v1: a new run starts in progress, with nothing the database computes
--- supplied by the caller, under an activated rubric, of a prompt its brain registered, and with a
--- reviewer independent of every brain that owns that prompt.
+-- brain_eval_log_admit_v1: a new run starts in progress, with nothing the database computes or
+-- the reviewer enters supplied by the caller, started neither in the future nor more than a day
+-- before it is recorded (unless an import in the same transaction says it is historical), under an
+-- activated rubric, of a prompt its brain registered, and with a reviewer independent of every
+-- brain that owns that prompt.
 CREATE FUNCTION evalledger.brain_eval_log_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -17,6 +19,28 @@ BEGIN
             'decision', NEW.decision,
             'decision_rationale', NEW.decision_rationale,
             'token_cost_usd', NEW.token_cost_usd));
+    IF NEW.reviewer_hours_spent IS NOT NULL OR NEW.calibration_notes IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: brain_eval_log.reviewer_hours_spent and calibration_notes are the reviewer''s to enter, not the runner''s'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'the run''s reviewer signs off with them (evalledger review finish); completion copies them onto the run';
+    END IF;
+    IF NEW.started_at > clock_timestamp() THEN
+        RAISE EXCEPTION 'evalledger: started_at % is in the future', NEW.started_at
+            USING ERRCODE = 'check_violation', COLUMN = 'started_at', CONSTRAINT = 'brain_eval_log_started_not_in_future';
+    END IF;
+    IF NEW.started_at < now() - interval '1 day' AND NOT EXISTS (
+           SELECT 1 FROM evalledger.brain_eval_import i
+            WHERE i.import_id = NEW.import_id AND i.txid = txid_current()) THEN
+        RAISE EXCEPTION 'evalledger: started_at % is more than a day before the run is recorded', NEW.started_at
+            USING ERRCODE = 'check_violation', COLUMN = 'started_at', CONSTRAINT = 'brain_eval_log_started_recently',
+                  HINT = 'historical runs are recorded through an import (evalledger brain-eval record --historical REASON)';
+    END IF;
+    IF NEW.import_id IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM evalledger.brain_eval_import i
+            WHERE i.import_id = NEW.import_id AND i.txid = txid_current()) THEN
+        RAISE EXCEPTION 'evalledger: import % was not made in this transaction', NEW.import_id
+            USING ERRCODE = 'check_violation', COLUMN = 'import_id', CONSTRAINT = 'brain_eval_log_import_in_transaction';
+    END IF;
 
     NEW.rubric_id := evalledger.rubric_admitted_v1('brain-eval', NEW.rubric_id);
 

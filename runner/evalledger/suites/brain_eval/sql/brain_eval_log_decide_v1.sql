@@ -1,17 +1,51 @@
--- brain_eval_log_decide_v1: on completion, check the run is whole and write what it decided.
+-- brain_eval_log_decide_v1: on completion, check the run is whole and write what it decided. Whole
+-- means: question_count question rows; each with every field its criteria need (question_needs_v1);
+-- for a harness run, every stale-fixture question its catalog version declares; and the
+-- reviewer's sign-off (brain_eval_run_review), whose hours and notes are copied onto the run. One
+-- refusal lists everything missing, by question id.
 CREATE FUNCTION evalledger.brain_eval_log_decide_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    policy jsonb;
     scored int;
+    missing text[] := '{}';
+    stale_missing text;
+    signed evalledger.brain_eval_run_review;
     computed jsonb;
 BEGIN
     PERFORM evalledger.require_fresh_snapshot_v1('run');
+    SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = NEW.rubric_id;
     SELECT count(*) INTO scored FROM evalledger.brain_eval_question_score q WHERE q.eval_run_id = NEW.eval_run_id;
     IF scored <> NEW.question_count THEN
-        RAISE EXCEPTION 'evalledger: run % declares % questions but % are scored', NEW.eval_run_id,
-                NEW.question_count, scored
-            USING ERRCODE = 'check_violation', CONSTRAINT = 'brain_eval_log_complete_run_has_every_question';
+        missing := missing || format('question_count is %s but %s questions are recorded', NEW.question_count, scored);
     END IF;
+    missing := missing || ARRAY(
+        SELECT format('%s: %s', q.question_id,
+                      array_to_string(evalledger.question_needs_v1(q, policy, NEW.brain_under_test), ', '))
+          FROM evalledger.brain_eval_question_score q
+         WHERE q.eval_run_id = NEW.eval_run_id
+           AND cardinality(evalledger.question_needs_v1(q, policy, NEW.brain_under_test)) > 0
+         ORDER BY q.question_id);
+    SELECT string_agg(c.question_id, ', ' ORDER BY c.position) INTO stale_missing
+      FROM evalledger.brain_eval_harness_run h
+      JOIN evalledger.brain_eval_catalog_question c ON c.catalog_version = h.catalog_version
+     WHERE h.eval_run_id = NEW.eval_run_id AND c.uses_stale_fixture
+       AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q
+                        WHERE q.eval_run_id = NEW.eval_run_id AND q.question_id = c.question_id);
+    IF stale_missing IS NOT NULL THEN
+        missing := missing || format('stale-fixture questions of the catalog not in the run: %s', stale_missing);
+    END IF;
+    SELECT v.* INTO signed FROM evalledger.brain_eval_run_review v
+     WHERE v.eval_run_id = NEW.eval_run_id ORDER BY v.created_at DESC, v.review_id DESC LIMIT 1;
+    IF signed.review_id IS NULL THEN
+        missing := missing || 'the reviewer''s sign-off (hours spent: evalledger review finish)'::text;
+    END IF;
+    IF cardinality(missing) > 0 THEN
+        RAISE EXCEPTION 'evalledger: run % is not complete: %', NEW.eval_run_id, array_to_string(missing, '; ')
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'brain_eval_log_complete_run_is_whole',
+                  HINT = 'the run''s reviewer enters what is missing (evalledger review), then complete it again';
+    END IF;
+
     computed := evalledger.brain_eval_decide_v1(NEW);
     NEW.aggregated_scores := computed -> 'aggregated_scores';
     NEW.hard_criteria_passed := (computed ->> 'hard_criteria_passed')::boolean;
@@ -19,6 +53,8 @@ BEGIN
     NEW.decision := (computed ->> 'decision')::evalledger.eval_decision;
     NEW.decision_rationale := computed ->> 'decision_rationale';
     NEW.token_cost_usd := (computed ->> 'token_cost_usd')::numeric;
+    NEW.reviewer_hours_spent := signed.reviewer_hours_spent;
+    NEW.calibration_notes := signed.calibration_notes;
     RETURN NEW;
 END;
 $$;

@@ -16,11 +16,11 @@ RETURNING analysis_id;
 INSERT INTO evalledger.brain_eval_log
     (eval_run_id, run_trigger, brain_under_test, model_id, system_prompt_hash,
      system_prompt_version_label, brain_view_contracts_hash, question_catalog_version,
-     question_count, started_at, reviewer_user_id, calibration_notes, reviewer_hours_spent, rubric_id)
+     question_count, started_at, reviewer_user_id, calibration_notes, reviewer_hours_spent, rubric_id, import_id)
 VALUES (coalesce(%(eval_run_id)s, gen_random_uuid()), %(run_trigger)s, %(brain_under_test)s, %(model_id)s,
         %(system_prompt_hash)s, %(system_prompt_version_label)s, %(brain_view_contracts_hash)s,
         %(question_catalog_version)s, %(question_count)s, coalesce(%(started_at)s, now()),
-        %(reviewer_user_id)s, %(calibration_notes)s, %(reviewer_hours_spent)s, %(rubric_id)s)
+        %(reviewer_user_id)s, %(calibration_notes)s, %(reviewer_hours_spent)s, %(rubric_id)s, %(import_id)s)
 RETURNING eval_run_id;
 
 -- name: insert_question_score
@@ -75,6 +75,28 @@ SELECT reviewer_user_id FROM evalledger.reviewer WHERE role_name = %(role_name)s
 UPDATE evalledger.brain_eval_question_score SET {}
  WHERE eval_run_id = %(run)s AND question_id = %(question)s
 RETURNING question_passed;
+
+-- name: insert_import
+-- An audited import of historical runs; the database stamps who, when and the transaction.
+INSERT INTO evalledger.brain_eval_import (reason, source_file) VALUES (%(reason)s, %(source_file)s)
+RETURNING import_id;
+
+-- name: sign_off_run
+-- The reviewer's sign-off of an open run of theirs: hours spent and calibration notes per dimension.
+INSERT INTO evalledger.brain_eval_run_review (eval_run_id, reviewer_hours_spent, calibration_notes)
+VALUES (%(eval_run_id)s, %(reviewer_hours_spent)s, %(calibration_notes)s)
+RETURNING review_id;
+
+-- name: reviewer_role_of
+-- The login role a registered reviewer acts as.
+SELECT role_name FROM evalledger.reviewer WHERE reviewer_user_id = %(reviewer_user_id)s;
+
+-- name: review_trail
+-- Who entered each reviewer value of a run's questions, oldest first.
+SELECT question_id, field, value, acting_role, entered_by, entered_at
+  FROM evalledger.brain_eval_review_entry
+ WHERE eval_run_id = %(eval_run_id)s
+ ORDER BY entered_at, entry_id;
 
 -- name: load_catalog
 -- Load a question catalog whole; the database reads its version and questions from the document. Nothing when that version is loaded already.
