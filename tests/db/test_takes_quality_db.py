@@ -129,6 +129,8 @@ def test_the_database_decides_every_reason_a_parsed_reply_does_not_contribute(ru
     ([7, 7, 7], "pass"),
     ([9, 9, 4], "fail"),      # mean 7.33 but a minimum under 5
     ([7, 7, 6.97], "fail"),   # mean 6.99
+    ([7, 7, 6.99], "fail"),   # mean 6.9967: 7.00 to two decimals, still under 7
+    ([7, 7.01, 6.99], "pass"),  # mean exactly 7
 ])
 def test_pass_rule_at_its_boundaries(runner, scores, verdict_expected):
     run_id = start_run(runner)
@@ -136,6 +138,15 @@ def test_pass_rule_at_its_boundaries(runner, scores, verdict_expected):
         verdict(runner, run_id, model, {**{d: 8 for d in DIMS}, "accuracy": score})
     decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
     assert decided["verdict"] == verdict_expected
+
+
+def test_rounding_is_for_display_not_the_boundary(runner):
+    run_id = start_run(runner)
+    for model, score in zip(PANEL, [7, 7, 6.99]):
+        verdict(runner, run_id, model, {**{d: 8 for d in DIMS}, "accuracy": score})
+    decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
+    assert decided["scores"]["accuracy"]["mean"] == 7
+    assert decided["message"].startswith("FAIL: accuracy mean 6.9967 < 7 (3 of 3 models contributed")
 
 
 def test_completion_needs_every_verdict_and_happens_once(runner):

@@ -1,5 +1,6 @@
 -- takes_quality_cycle_v1: one cycle of a takes-quality run, aggregated from its verdict rows
--- under the run's rubric: per dimension the mean (2 decimals), min, max, the contributing
+-- under the run's rubric: per dimension the mean (2 decimals, for display: the rule compares the
+-- exact mean, shown to 4 decimals where 2 would hide the miss), min, max, the contributing
 -- scores in panel order and per model; the overall score (mean of the dimension means); the
 -- verdict: inconclusive when fewer than the rubric's quorum of the panel contributed, pass when
 -- every dimension mean and every dimension minimum meet the rubric's thresholds, else fail;
@@ -58,7 +59,10 @@ BEGIN
                'mean', trim_scale(a.mean), 'min', a.lo, 'max', a.hi, 'scores', a.scores, 'per_model', a.per_model)),
            trim_scale(round(avg(a.exact_mean), 2)),
            array_remove(array_agg(
-               CASE WHEN a.mean < min_mean THEN format('%s mean %s < %s', a.key, trim_scale(a.mean), min_mean) END
+               CASE WHEN a.exact_mean < min_mean
+                    THEN format('%s mean %s < %s', a.key,
+                                trim_scale(CASE WHEN a.mean < min_mean THEN a.mean ELSE round(a.exact_mean, 4) END),
+                                min_mean) END
                ORDER BY a.n), NULL)
            || array_remove(array_agg(
                CASE WHEN a.lo < min_min THEN format('%s min %s < %s', a.key, trim_scale(a.lo), min_min) END
