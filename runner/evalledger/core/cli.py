@@ -9,7 +9,7 @@ import click
 
 from . import db, output, queries
 from .errors import EvalledgerError
-from .options import database_option, echo_listing, format_options
+from .options import When, database_option, echo_listing, format_options
 
 
 # -- db ------------------------------------------------------------------------------------------
@@ -223,7 +223,39 @@ def target_show(target_id, fmt):
 
 @click.group("hold")
 def hold_group():
-    """Legal holds: runs kept past the 7-year purge horizon."""
+    """Legal holds: a brain, a run or a date range kept past the 7-year purge horizon."""
+
+
+@hold_group.command("add")
+@click.option("--brain", help="Hold every aging row of this brain (its runs and analyses, its takes-quality runs).")
+@click.option("--run", help="Hold one brain-eval run (its id) and everything recorded with it.")
+@click.option("--from", "held_from", type=When(), help="Start of a date range on the tier clock (ISO 8601), with --to.")
+@click.option("--to", "held_to", type=When(), help="End of the date range (ISO 8601, inclusive), with --from.")
+@click.option("--reason", required=True, help="Why the data is held (the matter, the request).")
+@database_option
+def hold_add(brain, run, held_from, held_to, reason):
+    """Place a legal hold (as the owner): rows it covers are never purged until it is released.
+
+    A hold covers exactly one of: a brain (--brain AGT-902), a run (--run RUN_ID), or the rows of
+    every aging table recorded in a date range (--from TS --to TS, on the database's recording time).
+    """
+    from . import retention
+
+    hold_id, placed_at = retention.add_hold(run=run, brain=brain, held_from=held_from, held_to=held_to,
+                                            reason=reason)
+    click.echo(f"hold {hold_id} placed at {output.cell(placed_at)}")
+
+
+@hold_group.command("release")
+@click.argument("hold_id", type=click.IntRange(min=1))
+@click.option("--reason", required=True, help="Why the hold ends (the matter closed, the request withdrawn).")
+@database_option
+def hold_release(hold_id, reason):
+    """Release hold HOLD_ID (as the owner): a release row of its own, never an edit of the hold."""
+    from . import retention
+
+    released_at, released_by = retention.release_hold(hold_id, reason)
+    click.echo(f"hold {hold_id} released at {output.cell(released_at)} by {released_by}")
 
 
 @hold_group.command("list")
@@ -231,9 +263,46 @@ def hold_group():
 @format_options
 @database_option
 def hold_list(active, fmt):
-    """List legal holds, newest first (as an auditor): the run each keeps, why, and when it was released."""
+    """List legal holds, newest first (as an auditor): what each keeps, why, who placed it, its release."""
     echo_listing("auditor", queries.get("list_holds"), {"active": active}, fmt=fmt, kind="holds",
                  empty="no legal holds")
+
+
+# -- retention -----------------------------------------------------------------------------------
+
+
+@click.group("retention")
+def retention_group():
+    """Retention tiers: hot 24 months, cold to 7 years (auditors only), purge after, unless held."""
+
+
+@retention_group.command("plan")
+@format_options
+@database_option
+def retention_plan(fmt):
+    """Show, per table that ages, the rows hot, cold, due for purge and held (as an auditor).
+
+    held_by names each hold that keeps rows past the horizon, and how many it keeps.
+    """
+    from . import retention
+
+    columns, rows = retention.plan()
+    click.echo(output.listing(fmt, "retention_plan", columns, rows, max_width=120), nl=False)
+
+
+@retention_group.command("apply")
+@format_options
+@database_option
+def retention_apply(fmt):
+    """Purge what is due, in one transaction (as evalledger_retention: the installer, or its members).
+
+    Deletes, in foreign-key order, every row past the 7-year horizon that no hold keeps, drops
+    captured-query partitions wholly past it, and logs each step in retention_purge_log.
+    """
+    from . import retention
+
+    columns, rows = retention.apply()
+    click.echo(output.listing(fmt, "retention_purge", columns, rows, empty="nothing is due for purge"), nl=False)
 
 
 # -- dashboards ----------------------------------------------------------------------------------
@@ -274,4 +343,4 @@ def dashboard_command(panel, as_role, fmt):
     click.echo(output.listing(fmt, panel, columns, rows, empty=f"{panel}: no rows yet"), nl=False)
 
 
-COMMANDS = [db_group, doctor_command, target_group, hold_group, dashboard_command]
+COMMANDS = [db_group, doctor_command, target_group, hold_group, retention_group, dashboard_command]

@@ -90,12 +90,46 @@ ON CONFLICT ON CONSTRAINT target_pkey DO NOTHING
 RETURNING target_id;
 
 -- name: list_holds
--- Legal holds newest first, with the run each keeps and its brain; --active leaves out released ones.
-SELECT h.hold_id, h.eval_run_id, l.brain_under_test, h.reason, h.placed_at, h.released_at
+-- Legal holds newest first: what each keeps (a run and its brain, a brain, or a range of the tier
+-- clock), why, who placed it, and its release; --active leaves out released ones.
+SELECT h.hold_id,
+       CASE WHEN h.eval_run_id IS NOT NULL THEN 'run' WHEN h.target_id IS NOT NULL THEN 'brain' ELSE 'range' END AS scope,
+       h.eval_run_id, coalesce(h.target_id, l.brain_under_test) AS brain, h.held_from, h.held_to, h.reason,
+       h.placed_by, h.placed_at, coalesce(h.released_at, x.released_at) AS released_at, x.released_by,
+       x.reason AS release_reason
   FROM evalledger.legal_hold h
-  JOIN evalledger.brain_eval_log l USING (eval_run_id)
- WHERE NOT %(active)s OR h.released_at IS NULL
+  LEFT JOIN evalledger.brain_eval_log l ON l.eval_run_id = h.eval_run_id
+  LEFT JOIN evalledger.legal_hold_release x ON x.hold_id = h.hold_id
+ WHERE NOT %(active)s OR (h.released_at IS NULL AND x.hold_id IS NULL)
  ORDER BY h.placed_at DESC, h.hold_id DESC;
+
+-- name: add_hold
+-- A legal hold on a run, a brain or a range of the tier clock (exactly one); the database stamps
+-- who placed it and when.
+INSERT INTO evalledger.legal_hold (eval_run_id, target_id, held_from, held_to, reason)
+VALUES (%(eval_run_id)s, %(target_id)s, %(held_from)s, %(held_to)s, %(reason)s)
+RETURNING hold_id, placed_at;
+
+-- name: release_hold
+-- The release of a hold: a row of its own, stamped with who and when; a hold is never edited.
+INSERT INTO evalledger.legal_hold_release (hold_id, reason)
+VALUES (%(hold_id)s, %(reason)s)
+RETURNING released_at, released_by;
+
+-- name: retention_plan
+-- Per aging table: rows hot, cold, due for purge and held past the horizon, and the holds keeping them.
+SELECT p.table_name, p.hot, p.cold, p.due, p.held, p.held_by FROM evalledger.retention_plan_v1() p;
+
+-- name: retention_may_purge
+-- Whether the logged-in user may act as the retention role (a superuser always may).
+SELECT r.rolsuper OR pg_has_role(session_user, 'evalledger_retention', 'MEMBER')
+  FROM pg_roles r WHERE r.rolname = session_user;
+
+-- name: retention_apply
+-- Purge what is due (as evalledger_retention): what went, per table and run or capture partition.
+SELECT p.purged_table AS table_name, p.purged_rows AS row_count, p.purged_run AS eval_run_id,
+       p.purged_partition AS partition_name
+  FROM evalledger.retention_purge_v1() p;
 
 -- name: doctor_session_user
 -- The user this connection logged in as.

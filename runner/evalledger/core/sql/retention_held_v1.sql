@@ -1,0 +1,11 @@
+-- retention_held_v1: true when a legal hold not yet released covers a row: its run, its brain, or
+-- a date range that holds its tier clock. The one home of "under hold" for the purge, its guard
+-- and the plan.
+CREATE FUNCTION evalledger.retention_held_v1(clock timestamptz, brain text, run uuid) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM evalledger.legal_hold h
+         WHERE h.released_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM evalledger.legal_hold_release x WHERE x.hold_id = h.hold_id)
+           AND (h.eval_run_id = run OR h.target_id = brain OR clock BETWEEN h.held_from AND h.held_to))
+$$;

@@ -1,0 +1,160 @@
+-- retention_purge_v1: the one way rows leave the ledger (seed 002: hard delete past 7 years,
+-- subject to legal hold). Deletes, in foreign-key order, every row whose tier clock is past the
+-- purge horizon and that no unreleased hold covers: brain-eval runs with their judge suggestions,
+-- harness answers, review entries, run reviews, question rows, harness runs and released holds;
+-- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
+-- verdicts then snapshots (a snapshot a kept one builds on stays); captured-query partitions whose
+-- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
+-- released brain and range holds whose release is past the horizon. Each step is a row of
+-- retention_purge_log (who, when, which table, how many rows, which run or partition), and the
+-- function returns this transaction's rows of it. The code role's, executable only by
+-- evalledger_retention: the guards (refuse_change_v2) let a DELETE through only inside it.
+CREATE FUNCTION evalledger.retention_purge_v1()
+RETURNS TABLE (purged_table text, purged_rows bigint, purged_run uuid, purged_partition text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    horizon timestamptz := now() - evalledger.purge_horizon_v1();
+    runs uuid[];
+    tq_runs bigint[];
+    snapshots bigint[];
+    part record;
+    n bigint;
+BEGIN
+    -- No hold is placed or released while the purge decides and deletes.
+    LOCK TABLE evalledger.legal_hold, evalledger.legal_hold_release IN SHARE MODE;
+    INSERT INTO evalledger.retention_purge_marker (txid) VALUES (txid_current());
+
+    -- brain-eval runs, children first
+    SELECT coalesce(array_agg(l.eval_run_id), '{}') INTO runs
+      FROM evalledger.brain_eval_log l
+     WHERE l.created_at < horizon
+       AND NOT evalledger.retention_held_v1(l.created_at, l.brain_under_test, l.eval_run_id);
+    WITH gone AS (DELETE FROM evalledger.brain_eval_judge_suggestion t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_judge_suggestion', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_harness_answer t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_harness_answer', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_review_entry t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_review_entry', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_run_review t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_run_review', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_question_score t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_question_score', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_harness_run t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_harness_run', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    -- Released holds of those runs go with them (their releases by ON DELETE CASCADE).
+    WITH gone AS (DELETE FROM evalledger.legal_hold t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'legal_hold', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_log t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_log', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+
+    -- Analyses (production and eval) and imports that nothing references any more.
+    WITH gone AS (
+        DELETE FROM evalledger.brain_analysis_log a
+         WHERE a.created_at < horizon
+           AND NOT evalledger.retention_held_v1(a.created_at, a.brain, NULL)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q WHERE q.brain_analysis_id = a.analysis_id)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_answer h WHERE h.analysis_id = a.analysis_id)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'brain_analysis_log', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (
+        DELETE FROM evalledger.brain_eval_import i
+         WHERE i.created_at < horizon
+           AND NOT evalledger.retention_held_v1(i.created_at, NULL, NULL)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.import_id = i.import_id)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'brain_eval_import', count(*) FROM gone HAVING count(*) > 0;
+
+    -- takes-quality: verdicts, then runs
+    SELECT coalesce(array_agg(t.id), '{}') INTO tq_runs
+      FROM evalledger.eval_takes_quality_runs t
+     WHERE t.created_at < horizon AND NOT evalledger.retention_held_v1(t.created_at, t.target_id, NULL);
+    WITH gone AS (DELETE FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_takes_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_takes_quality_runs t WHERE t.id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_takes_quality_runs', count(*) FROM gone HAVING count(*) > 0;
+
+    -- work-quality: verdicts, then snapshots; a snapshot that a kept one compares with stays.
+    WITH RECURSIVE kept AS (
+        SELECT s.snapshot_id, s.prev_snapshot_id FROM evalledger.eval_work_quality_snapshots s
+         WHERE s.created_at >= horizon OR evalledger.retention_held_v1(s.created_at, NULL, NULL)
+        UNION
+        SELECT s.snapshot_id, s.prev_snapshot_id
+          FROM evalledger.eval_work_quality_snapshots s JOIN kept k ON s.snapshot_id = k.prev_snapshot_id
+    )
+    SELECT coalesce(array_agg(s.snapshot_id), '{}') INTO snapshots
+      FROM evalledger.eval_work_quality_snapshots s
+     WHERE NOT EXISTS (SELECT 1 FROM kept k WHERE k.snapshot_id = s.snapshot_id);
+    WITH gone AS (DELETE FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_work_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_work_quality_snapshots', count(*) FROM gone HAVING count(*) > 0;
+
+    -- Captured queries: whole monthly partitions past the horizon that no range hold overlaps
+    -- (the drop guard admits them inside the capture purge's marker), then keys and failures.
+    INSERT INTO evalledger.capture_purge_marker (txid) VALUES (txid_current());
+    FOR part IN
+        SELECT c.relname::text AS name
+          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'evalledger.eval_candidates'::regclass
+           AND evalledger.capture_partition_expired_v1(c.relname)
+           AND NOT EXISTS (
+               SELECT 1 FROM evalledger.legal_hold h
+                WHERE h.held_from IS NOT NULL AND h.released_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM evalledger.legal_hold_release x WHERE x.hold_id = h.hold_id)
+                  AND h.held_from < (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::timestamp AT TIME ZONE 'UTC'
+                  AND h.held_to >= (to_date(right(c.relname, 6), 'YYYYMM'))::timestamp AT TIME ZONE 'UTC')
+         ORDER BY c.relname
+    LOOP
+        -- Counted through the parent: a partition has no policy of its own, so FORCE hides its rows.
+        SELECT count(*) INTO n FROM evalledger.eval_candidates c
+         WHERE c.tableoid = ('evalledger.' || quote_ident(part.name))::regclass;
+        EXECUTE format('DROP TABLE evalledger.%I', part.name);
+        INSERT INTO evalledger.retention_purge_log (table_name, row_count, partition_name)
+        VALUES ('eval_candidates', n, part.name);
+    END LOOP;
+    DELETE FROM evalledger.capture_purge_marker m WHERE m.txid = txid_current();
+    WITH gone AS (
+        DELETE FROM evalledger.eval_candidate_keys k
+         WHERE k.created_at < horizon AND NOT evalledger.retention_held_v1(k.created_at, NULL, NULL)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_candidate_keys', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (
+        DELETE FROM evalledger.eval_capture_failures f
+         WHERE f.recorded_at < horizon AND NOT evalledger.retention_held_v1(f.recorded_at, NULL, NULL)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_capture_failures', count(*) FROM gone HAVING count(*) > 0;
+
+    -- Brain and range holds released more than the horizon ago.
+    WITH gone AS (
+        DELETE FROM evalledger.legal_hold h
+         WHERE h.eval_run_id IS NULL
+           AND coalesce(h.released_at, (SELECT max(x.released_at) FROM evalledger.legal_hold_release x
+                                          WHERE x.hold_id = h.hold_id)) < horizon
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'legal_hold', count(*) FROM gone HAVING count(*) > 0;
+
+    DELETE FROM evalledger.retention_purge_marker m WHERE m.txid = txid_current();
+    RETURN QUERY
+        SELECT p.table_name, p.row_count, p.eval_run_id, p.partition_name
+          FROM evalledger.retention_purge_log p
+         WHERE p.txid = txid_current()
+         ORDER BY p.purge_log_id;
+END;
+$$;
