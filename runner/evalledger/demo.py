@@ -27,9 +27,9 @@ def run() -> None:
     applied = migrate(url)
     click.echo(f"migrations: {'applied ' + ', '.join(applied) if applied else 'up to date'}")
     click.echo("")
-    click.echo("brain-eval (question scores from the shipped fixture fixtures/brain_eval_demo.json, "
-               "not a live brain):")
-    print_decision(brain_eval_demo(url))
+    click.echo("brain-eval (a 30-question harness run of AGT-902: brain answers and judge drafts recorded with the "
+               "demo, not live calls; a scripted demo reviewer enters the reviewer's numbers):")
+    print_decision(brain_eval_demo(url, echo=click.echo))
     click.echo("")
     click.echo("takes-quality (12 demo takes from fixtures/takes_demo.jsonl; judge replies recorded with the demo, "
                "not live calls):")

@@ -185,16 +185,20 @@ def _finish_run(role: str, step, run_id: str) -> None:
 @brain_eval_group.command("record")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--reviewer", "reviewer_role", required=True, help="Role name of the run's registered reviewer.")
-@click.option("--complete/--no-complete", default=True, show_default=True,
-              help="Complete the run now, or leave it open for the reviewer to score.")
+@click.option("--historical", "import_reason", metavar="REASON",
+              help="The run started more than a day ago: record it through an audited import, with this reason.")
 @database_option
-def record_command(file, reviewer_role, complete):
-    """Record a scored run from FILE (JSON: {run: {...}, questions: [{analysis, score}]}).
+def record_command(file, reviewer_role, import_reason):
+    """Record a run whose brain answers were produced elsewhere, from FILE (JSON: {run: {...},
+    questions: [{analysis, score}]}), for its reviewer to score.
 
-    Every field is checked first: a problem is one line naming FILE:LINE, the field and the
-    question id, and an unknown field or one the database computes (decision...) is refused.
-    Everything is written in one transaction: a bad question leaves no half-written run.
-    Recording the same file again is the run recorded before (its id derives from the file).
+    The file gives the automatic fields only: the reviewer's numbers (hallucinations, claims,
+    staleness, diagnosis, coherence, comments) are entered by the run's reviewer, never recorded
+    here (evalledger review score RUN --from FILE), and the database computes the rest. Every field
+    is checked first: a problem is one line naming FILE:LINE, the field and the question id.
+    Everything is written in one transaction. Recording the same file again is the run recorded
+    before (its id derives from the file). A run that started more than a day ago needs
+    --historical REASON. Exit 2 while the run waits for its reviewer.
     """
     from . import recording
 
@@ -204,9 +208,15 @@ def record_command(file, reviewer_role, complete):
         if found is None:
             raise EvalledgerError(f"--reviewer {reviewer_role!r} is not a registered reviewer "
                                   "(evalledger reviewer add)")
-        decided, new = recording.record(conn, checked, found, complete)
+        decided, new = recording.record(conn, checked, found, import_reason)
     if not new:
         click.echo(f"already recorded: {file} is run {decided.eval_run_id}")
+    elif not decided.decision:
+        click.echo(f"recorded run {decided.eval_run_id} ({decided.question_count} questions) for reviewer "
+                   f"{reviewer_role}: `evalledger review score {decided.eval_run_id} --from FILE`, "
+                   f"`evalledger review finish {decided.eval_run_id} --hours H`, "
+                   f"then `evalledger brain-eval complete {decided.eval_run_id}`")
+        sys.exit(EXIT_INCONCLUSIVE)
     _finish(decided)
 
 
@@ -266,30 +276,82 @@ def review_group():
 
 @review_group.command("score")
 @click.argument("run_id")
-@click.argument("question_id")
+@click.argument("question_id", required=False)
 @click.option("--hallucinations", "hallucinations_detected", type=click.IntRange(min=0), metavar="N",
               help="Hallucinated claims you found (hallucinations_detected).")
 @click.option("--claims", "total_claims", type=click.IntRange(min=0), metavar="N",
               help="Claims in the analysis (total_claims).")
+@click.option("--stale", "staleness_correctly_recognized", type=click.Choice(["yes", "no"]),
+              help="Stale-fixture questions only: did the answer recognise the stale data?")
 @click.option("--diagnosis", "diagnosis_accuracy_score", type=click.Choice(["0", "0.5", "1"]),
               help="Diagnosis accuracy: 0 wrong, 0.5 partly right, 1 right.")
 @click.option("--coherence", "narrative_coherence_rating", type=click.IntRange(1, 5), metavar="1-5",
               help="Narrative coherence, 1 (incoherent) to 5.")
 @click.option("--comment", "reviewer_comments", metavar="TEXT", help="Your comment (reviewer_comments).")
+@click.option("--from", "from_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Score many questions from a .csv or .jsonl file (question_id and the fields): all or nothing.")
 @click.option("--as", "as_role", metavar="ROLE",
               help="Act as this reviewer role (SET ROLE); default: the connecting user.")
 @database_option
-def review_score(run_id, question_id, as_role, **fields):
-    """Set reviewer-scored fields of QUESTION_ID in RUN_ID; prints whether it now passes."""
+def review_score(run_id, question_id, from_file, as_role, **fields):
+    """Set reviewer-scored fields of QUESTION_ID in RUN_ID (or of every question in --from FILE).
+
+    Prints whether each question now passes, or what it still needs. Every value is recorded
+    with who entered it and when (brain_eval_review_entry). With --from, a bad line is one error
+    naming FILE:LINE and nothing is saved.
+    """
+    from . import reviewing
+
     changes = {k: v for k, v in fields.items() if v is not None}
-    if not changes:
-        raise EvalledgerError("nothing to score: give --hallucinations, --claims, --diagnosis, "
-                              "--coherence or --comment")
+    if "staleness_correctly_recognized" in changes:
+        changes["staleness_correctly_recognized"] = changes["staleness_correctly_recognized"] == "yes"
+    run = _uuid(run_id, "RUN_ID")
+    if from_file:
+        if question_id or changes:
+            raise EvalledgerError("--from FILE scores the questions the file names: give no QUESTION_ID or field options")
+        scored = reviewing.read_scores(from_file)
+        with db.transaction(None) as conn:
+            if as_role:
+                db.set_local_role(conn, as_role)
+            passed = reviewing.apply_scores(conn, run, from_file, scored)
+    else:
+        if not question_id:
+            raise EvalledgerError("give QUESTION_ID and the fields to score, or --from FILE")
+        if not changes:
+            raise EvalledgerError("nothing to score: give --hallucinations, --claims, --stale, --diagnosis, "
+                                  "--coherence or --comment")
+        with db.transaction(None) as conn:
+            passed = {question_id: brain_eval.score_question(conn, run, question_id, changes, as_role)}
+    for qid, result in passed.items():
+        click.echo(f"{qid}: {'incomplete' if result is None else 'passes' if result else 'does not pass'}")
+
+
+@review_group.command("finish")
+@click.argument("run_id")
+@click.option("--hours", "reviewer_hours_spent", type=Number(0), required=True, metavar="H",
+              help="Hours you spent reviewing this run (self-reported; e.g. 3.5).")
+@click.option("--note", "notes", multiple=True, metavar="DIMENSION=TEXT",
+              help="A calibration note for one rubric dimension, e.g. citation_rate='cite the as-of date'; repeatable.")
+@click.option("--as", "as_role", metavar="ROLE",
+              help="Act as this reviewer role (SET ROLE); default: the connecting user.")
+@database_option
+def review_finish(run_id, reviewer_hours_spent, notes, as_role):
+    """Sign off RUN_ID as its reviewer: the hours spent and calibration notes per dimension.
+
+    Completion needs this sign-off and copies the latest one onto the run. Signing off again
+    before completion records a new sign-off; the earlier one stays in the ledger.
+    """
+    calibration = {}
+    for note in notes:
+        dimension, sep, text = note.partition("=")
+        if not sep or not dimension.strip() or not text.strip():
+            raise EvalledgerError(f"--note {note!r}: expected DIMENSION=TEXT")
+        calibration[dimension.strip()] = text.strip()
     with db.transaction(None) as conn:
-        passed = brain_eval.score_question(conn, _uuid(run_id, "RUN_ID"), question_id, changes, as_role)
-    if passed is None:
-        raise EvalledgerError(f"no question {question_id} in run {run_id} that you review")
-    click.echo(f"{question_id}: {'passes' if passed else 'does not pass'}")
+        brain_eval.sign_off_run(conn, _uuid(run_id, "RUN_ID"), reviewer_hours_spent, calibration or None, as_role)
+    click.echo(f"run {run_id}: signed off ({reviewer_hours_spent:g} hours"
+               f"{f', notes on {len(calibration)} dimensions' if calibration else ''}); "
+               f"complete it with `evalledger brain-eval complete {run_id}`")
 
 
 def _percent(value) -> str:

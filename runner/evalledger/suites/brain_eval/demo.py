@@ -1,50 +1,91 @@
-"""The demo's brain-eval run: the shipped, recorded run, scored and decided by the database."""
+"""The demo's brain-eval harness run: the demo catalog's 30 questions answered by the recorded
+brain, drafted on by the recorded judges, scored by a scripted demo reviewer through the path a
+person uses (`review score --from`, `review finish`), then completed and decided by the database."""
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-
-import click
+import secrets
 
 from evalledger.core import db
 from evalledger.core.errors import read_user_text
-from evalledger.demo import DEMO_NAMESPACE
 from evalledger.core.paths import package_path
 
-from . import brains
+from . import brains, catalog, contracts, harness, reviewing
 from . import store as brain_eval
 from .store import QUERIES
 
 DEMO_REVIEWER_ROLE = "evalledger_demo_reviewer"
-
-
 DEMO_BRAIN = {"target_id": "AGT-902", "model": "anthropic:claude-sonnet-4-6", "version_label": "pipeline_brain_v3",
-              "levers": ("add_coverage", "reassign_owner")}
+              "levers": ("add_pipeline_generation", "exec_sponsor_outreach", "expansion_offer", "rep_coaching",
+                         "save_play")}
+DEMO_HOURS = 3.5
+DEMO_NOTES = {"confidence_calibration_in_band": "High-confidence share runs hot on forecast questions.",
+              "lever_mapping_correctness": "A 50% discount is not a lever AGT-902 may propose."}
 
 
 def fixture_path():
-    """The shipped, recorded brain-eval run."""
+    """A recorded run with the automatic fields only (`brain-eval record`'s example)."""
     return package_path("fixtures", "brain_eval_demo.json", package=__package__)
 
 
 def prompt_path():
-    """The system prompt of the brain version the recorded run is of."""
+    """The system prompt of the demo brain version."""
     return package_path("fixtures", "brain_eval_demo_prompt.txt", package=__package__)
 
 
-def brain_eval_demo(url: str) -> brain_eval.Decision:
-    """Record the fixture run as the runner (once) and return the database's decision."""
-    path = fixture_path()
-    fixture = brain_eval.load_fixture(path)
-    run_id = uuid.uuid5(DEMO_NAMESPACE, hashlib.sha256(path.read_bytes()).hexdigest())
+def review_path():
+    """The scripted demo reviewer's numbers for the demo harness run."""
+    return package_path("fixtures", "harness_demo_review.jsonl", package=__package__)
+
+
+def views_path():
+    """The folder of brain-ready views whose contracts the demo run hashes."""
+    return package_path("fixtures", "brain_views", package=__package__)
+
+
+def ensure_demo_reviewer(url: str) -> None:
+    """The demo reviewer: a login role of its own in evalledger_reviewer, registered as a reviewer."""
+    with db.transaction(None, url) as conn:
+        state = brain_eval.role_state(conn, DEMO_REVIEWER_ROLE)
+        if not state.role_exists:
+            brain_eval.create_reviewer_role(conn, DEMO_REVIEWER_ROLE, secrets.token_urlsafe(24))
+        elif not state.is_reviewer:
+            brain_eval.grant_reviewer_role(conn, DEMO_REVIEWER_ROLE)
     with db.transaction("owner", url) as conn:
-        reviewer_id = brain_eval.add_reviewer(conn, DEMO_REVIEWER_ROLE, "Demo reviewer")
-        # A run's prompt must be one its brain registered: as a user would, with `brain add`.
+        brain_eval.add_reviewer(conn, DEMO_REVIEWER_ROLE, "Demo reviewer")
+
+
+def brain_eval_demo(url: str, echo=print) -> brain_eval.Decision:
+    """Run (or, after an earlier demo, read back) the demo harness run and return its decision."""
+    from evalledger.judges.panel import parse_panel, resolve_modes, run_sync
+    from evalledger.judges.pricing import Budget
+
+    ensure_demo_reviewer(url)
+    with db.transaction("owner", url) as conn:
+        catalog.load(conn, catalog.check_file(catalog.demo_catalog_path()), catalog.demo_catalog_path().name)
         brains.add(conn, system_prompt=read_user_text(prompt_path(), "prompt file"), **DEMO_BRAIN)
+    found = contracts.from_folder(views_path())
     with db.transaction("runner", url) as conn:
-        if conn.execute(QUERIES["run_exists"], {"eval_run_id": run_id}).fetchone():
-            click.echo(f"run {run_id} was recorded by an earlier demo; reading it back")
-            return brain_eval.read_decision(conn, run_id)
-        fixture["run"]["eval_run_id"] = run_id
-        return brain_eval.record_fixture_run(conn, fixture, reviewer_id)
+        brain = brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"])
+        planned = harness.plan(conn, brain, "v28-2026Q2", None, DEMO_REVIEWER_ROLE, "quarterly", found, "recorded")
+        done = conn.execute(QUERIES["completed_harness_run"], {
+            "brain_version_id": planned.brain_version_id, "reviewer_user_id": planned.reviewer_id}).fetchone()
+        if done:
+            echo(f"run {done[0]} was completed by an earlier demo; reading it back")
+            return brain_eval.read_decision(conn, done[0])
+        run_id, resumed, answered = harness.start_or_resume(conn, planned)
+    judges = parse_panel(harness.DEFAULT_JUDGES)
+    budget = Budget(None)
+    outcome = run_sync(harness.execute(planned, run_id, answered, url=url, concurrency=8, timeout_s=60,
+                                       max_retries=0, budget=budget, progress=None, resumed=resumed))
+    judged = run_sync(harness.judge(run_id, judges, resolve_modes(judges, __package__, "recorded"), url=url,
+                                    concurrency=8, timeout_s=60, max_retries=0, budget=budget, progress=None))
+    echo(f"run {run_id}: {outcome.answered_total or len(planned.questions)} answers from the recorded brain, "
+         f"{judged.asked} judge drafts; the demo reviewer scores from fixtures/{review_path().name}")
+    scored = reviewing.read_scores(review_path())
+    with db.transaction(None, url) as conn:
+        db.set_local_role(conn, DEMO_REVIEWER_ROLE)
+        reviewing.apply_scores(conn, run_id, review_path(), scored)
+        brain_eval.sign_off_run(conn, run_id, DEMO_HOURS, DEMO_NOTES)
+    with db.transaction("runner", url) as conn:
+        return brain_eval.complete_run(conn, run_id)

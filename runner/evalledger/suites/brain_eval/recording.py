@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psycopg
 
-from evalledger.core.db import explain
+from evalledger.core.db import explain, set_local_role
 from evalledger.core.errors import EvalledgerError, read_user_text
 
 from . import store
@@ -28,7 +28,7 @@ NUMBER, INTEGER, BOOLEAN, TEXT, OBJECT, LIST = "a number", "an integer", "true o
 RUN_FIELDS = {
     "eval_run_id": TEXT, "run_trigger": TEXT, "brain_under_test": TEXT, "model_id": TEXT, "system_prompt_hash": TEXT,
     "system_prompt_version_label": TEXT, "brain_view_contracts_hash": TEXT, "question_catalog_version": TEXT,
-    "started_at": TEXT, "calibration_notes": OBJECT, "reviewer_hours_spent": NUMBER, "rubric_id": INTEGER,
+    "started_at": TEXT, "rubric_id": INTEGER,
 }
 RUN_REQUIRED = ("run_trigger", "brain_under_test", "model_id", "system_prompt_hash", "brain_view_contracts_hash",
                 "question_catalog_version")
@@ -39,12 +39,16 @@ ANALYSIS_FIELDS = {
 }
 SCORE_FIELDS = {
     "question_id": TEXT, "question_type": TEXT, "uses_stale_fixture": BOOLEAN, "citation_rate": NUMBER,
-    "hallucinations_detected": INTEGER, "total_claims": INTEGER, "staleness_correctly_recognized": BOOLEAN,
-    "diagnosis_accuracy_score": NUMBER, "lever_mapping_violations": INTEGER, "confidence_distribution": OBJECT,
-    "narrative_coherence_rating": INTEGER, "reviewer_comments": TEXT,
+    "lever_mapping_violations": INTEGER, "confidence_distribution": OBJECT,
 }
-SCORE_REQUIRED = ("question_id", "question_type", "uses_stale_fixture", "citation_rate", "hallucinations_detected",
-                  "total_claims", "confidence_distribution")
+SCORE_REQUIRED = ("question_id", "question_type", "uses_stale_fixture", "citation_rate", "confidence_distribution")
+# What the run's reviewer enters, never the runner: refused with where it goes instead.
+REVIEWER = {
+    "run": ("calibration_notes", "reviewer_hours_spent"),
+    "score": ("hallucinations_detected", "total_claims", "staleness_correctly_recognized", "diagnosis_accuracy_score",
+              "narrative_coherence_rating", "reviewer_comments"),
+    "analysis": (),
+}
 # What the database computes: supplying any of it is refused, never silently dropped.
 COMPUTED = {
     "run": ("question_count", "reviewer_user_id", "completed_at", "reviewer_independence_verified",
@@ -118,6 +122,9 @@ def check(path: Path) -> Recording:
         for name, value in values.items():
             if name in COMPUTED[section]:
                 fail((*at, name), "computed by the database: remove it", question)
+            if name in REVIEWER[section]:
+                fail((*at, name), "the reviewer's to enter, not recorded with the run: remove it "
+                                  "(the reviewer enters it with evalledger review)", question)
             if name not in allowed:
                 fail((*at, name), "unknown field", question)
             if not _kind_ok(value, allowed[name]):
@@ -161,12 +168,20 @@ def check(path: Path) -> Recording:
 
 
 def record(conn: psycopg.Connection, recording: Recording, reviewer_user_id: uuid.UUID,
-           complete: bool) -> tuple[store.Decision, bool]:
-    """Write the run once (analyses, run, question rows), completing it when asked; (decision, new)."""
+           import_reason: str | None = None) -> tuple[store.Decision, bool]:
+    """Write the run once (analyses, run, question rows) for its reviewer; (decision, new). With
+    import_reason, through an audited import made in this transaction (as the owner role)."""
     run_id = recording.run_id
     if conn.execute(store.QUERIES["run_exists"], {"eval_run_id": run_id}).fetchone():
         return store.read_decision(conn, run_id), False
     run = {**recording.document["run"], "eval_run_id": run_id}
+    if import_reason is not None:
+        set_local_role(conn, "evalledger_owner")
+        try:
+            run["import_id"] = store.record_import(conn, import_reason, recording.path.name)
+        except psycopg.Error as exc:
+            raise EvalledgerError(f"--historical: {explain(exc)}") from None
+        set_local_role(conn, "evalledger_runner")
     questions = recording.document["questions"]
     try:
         store.start_run(conn, **run, question_count=len(questions), reviewer_user_id=reviewer_user_id)
@@ -182,4 +197,4 @@ def record(conn: psycopg.Connection, recording: Recording, reviewer_user_id: uui
                 store.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **item["score"])
         except psycopg.Error as exc:
             raise EvalledgerError(f"{recording.where('questions', index)} ({question}): {explain(exc)}") from None
-    return (store.complete_run(conn, run_id) if complete else store.read_decision(conn, run_id)), True
+    return store.read_decision(conn, run_id), True

@@ -110,14 +110,17 @@ def add_prompt_tuner(conn: psycopg.Connection, target_id: str, user_id: UUID) ->
 
 def score_question(conn: psycopg.Connection, eval_run_id: UUID, question_id: str, changes: dict,
                    as_role: str | None = None) -> bool | None:
-    """Set reviewer-scored fields of one question (as as_role when given); whether it now passes,
-    None when no such question is visible to this reviewer (row-level security hides the others)."""
+    """Set reviewer-scored fields of one question (as as_role when given); whether it now passes
+    (None while it still lacks a field its criteria need). An EvalledgerError when no such question
+    is visible to this reviewer (row-level security hides the others)."""
     setting = sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in changes)
     if as_role:
         set_local_role(conn, as_role)
     row = conn.execute(sql.SQL(QUERIES["score_question"]).format(setting),
                        {**changes, "run": eval_run_id, "question": question_id}).fetchone()
-    return None if row is None else row[0]
+    if row is None:
+        raise EvalledgerError(f"no question {question_id} in run {eval_run_id} that you review")
+    return row[0]
 
 
 def record_import(conn: psycopg.Connection, reason: str, source_file: str | None = None) -> int:

@@ -178,6 +178,15 @@ SELECT h.eval_run_id
  ORDER BY l.started_at DESC
  LIMIT 1;
 
+-- name: completed_harness_run
+-- The latest completed harness run of a brain version reviewed by a reviewer (the demo reads back its own).
+SELECT h.eval_run_id
+  FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
+ WHERE l.completed_at IS NOT NULL AND h.brain_version_id = %(brain_version_id)s
+   AND l.reviewer_user_id = %(reviewer_user_id)s
+ ORDER BY l.completed_at DESC
+ LIMIT 1;
+
 -- name: insert_harness_run
 -- Record what a harness run calls and asks: the brain version, the catalog questions, the view contracts hashed (with their source), live or recorded answers.
 INSERT INTO evalledger.brain_eval_harness_run
