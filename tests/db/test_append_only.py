@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import BRAIN_PROMPTS, SHA_A, question, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+from tests.db.test_retention import age_run, purge_committed
 
 RUNNER = "evalledger_runner"
 OWNER = "evalledger_owner"
@@ -890,10 +891,15 @@ def purge(owner, run_id, analyses):
     ]
 
 
-def test_owner_purges_a_run_past_seven_years(admin, connect_as, runner, reviewer_id, done_run):
+def test_owner_cannot_purge_a_run_past_seven_years_the_retention_purge_does(admin, connect_as, runner, reviewer_id,
+                                                                            done_run):
     old_id, analyses = backdated_run(runner, reviewer_id, months_ago=96)
+    age_run(admin, old_id, "now() - interval '96 months'")
+    refused(admin, connect_as(OWNER), "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+            (old_id,), error=errors.InsufficientPrivilege, says="brain_eval_question_score is append-only: DELETE refused")
     before = snapshot(admin)
-    assert purge(connect_as(OWNER), old_id, analyses) == [3, 0, 1, 3]
+    purged = purge_committed(admin)
+    assert ("brain_eval_log", 1, old_id, None) in purged and ("brain_analysis_log", 3, None, None) in purged
     after = snapshot(admin)
     # Exactly the old run's rows are gone; the recent run is untouched.
     assert after["brain_eval_log"] == [r for r in before["brain_eval_log"] if r[0] != old_id]
@@ -905,6 +911,7 @@ def test_owner_purges_a_run_past_seven_years(admin, connect_as, runner, reviewer
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
 def test_legal_hold_blocks_the_purge(admin, as_role, runner, reviewer_id, role):
     old_id, analyses = backdated_run(runner, reviewer_id, months_ago=96)
+    age_run(admin, old_id, "now() - interval '96 months'")
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'litigation')", (old_id,))
     conn = as_role(role)
     refused(admin, conn, "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (old_id,),
@@ -916,23 +923,30 @@ def test_legal_hold_blocks_the_purge(admin, as_role, runner, reviewer_id, role):
     with pytest.raises(errors.InsufficientPrivilege, match="brain_eval_log is append-only: DELETE refused") as caught:
         conn.execute("DELETE FROM evalledger.brain_eval_log WHERE eval_run_id = %s", (old_id,))
     assert "legal hold" in caught.value.diag.message_hint
+    with unchanged(admin):
+        assert purge_committed(admin) == []
 
 
 def test_released_hold_lets_the_purge_through(admin, connect_as, runner, reviewer_id):
     old_id, analyses = backdated_run(runner, reviewer_id, months_ago=96)
+    age_run(admin, old_id, "now() - interval '96 months'")
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason, released_at) "
                   "VALUES (%s, 'settled', now())", (old_id,))
-    assert purge(connect_as(OWNER), old_id, analyses) == [3, 1, 1, 3]
+    purged = purge_committed(admin)
+    assert ("legal_hold", 1, old_id, None) in purged and ("brain_eval_log", 1, old_id, None) in purged
     assert admin.execute("SELECT count(*) FROM evalledger.legal_hold").fetchone()[0] == 0
 
 
 def test_released_hold_of_a_held_run_stays(admin, connect_as, runner, reviewer_id):
     old_id, _ = backdated_run(runner, reviewer_id, months_ago=96)
+    age_run(admin, old_id, "now() - interval '96 months'")
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason, released_at) "
                   "VALUES (%s, 'settled', now())", (old_id,))
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'new claim')", (old_id,))
     refused(admin, connect_as(OWNER), "DELETE FROM evalledger.legal_hold WHERE released_at IS NOT NULL",
             error=errors.InsufficientPrivilege, says="legal_hold is append-only: DELETE refused")
+    with unchanged(admin):
+        assert purge_committed(admin) == []
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
@@ -952,8 +966,9 @@ def test_run_inside_seven_years_is_not_purged(admin, as_role, runner, reviewer_i
     each_refused(cases)
 
 
-def test_only_the_owner_purges(admin, connect_as, runner, reviewer_id):
+def test_no_application_role_may_delete(admin, connect_as, runner, reviewer_id):
     old_id, _ = backdated_run(runner, reviewer_id, months_ago=96)
+    age_run(admin, old_id, "now() - interval '96 months'")
     for role in (RUNNER, REVIEWER_ROLE, *READERS):
         refused(admin, connect_as(role), "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
                 (old_id,), error=errors.InsufficientPrivilege, says=PERMISSION_DENIED)

@@ -20,6 +20,7 @@ from evalledger.core import db
 from evalledger.suites.capture.writer import CaptureWriter
 from evalledger.suites.capture.export import Since, run_export
 from tests.conftest import capture_times_since, make_capture_partition
+from tests.db.test_retention import purge_committed
 
 ROW = {"tool_name": "query", "query": "hello", "retrieved_slugs": ["a", "b"], "retrieved_chunk_ids": [1, 1, 2],
        "source_ids": ["s"], "expand_enabled": True, "detail": "low", "detail_resolved": "medium",
@@ -259,11 +260,12 @@ def test_the_purge_drops_only_partitions_past_seven_years(dsn, admin, tmp_path):
     writer_for(dsn, tmp_path).write([dict(ROW)])
     make_old_partition(admin, "201501")
     make_old_partition(admin, f"{datetime.now(timezone.utc).year - 3}01")
-    purged = admin.execute("SELECT * FROM evalledger.capture_purge_v1()").fetchall()
-    assert purged == [("eval_candidates_p201501", 1), ("eval_candidate_keys", 1), ("eval_capture_failures", 0)]
+    purged = purge_committed(admin)  # the retention purge (evalledger retention apply)
+    assert purged == [("eval_candidates", 1, None, "eval_candidates_p201501"), ("eval_candidate_keys", 1, None, None)]
     assert count(admin) == 2
     assert admin.execute("SELECT to_regclass('evalledger.eval_candidates_p201501')").fetchone()[0] is None
     assert count(admin, "capture_purge_marker") == 0
+    assert count(admin, "retention_purge_marker") == 0
 
 
 def test_inside_a_purge_the_drop_guard_still_refuses_young_partitions(admin):

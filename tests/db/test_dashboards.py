@@ -11,6 +11,7 @@ import pytest
 from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import SHA_A, prompt_hash, record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+from tests.db.test_retention import age_run
 
 SHA_C = prompt_hash("You are the test brain. Prompt C.")
 SHA_D = prompt_hash("You are the test brain. Prompt D.")
@@ -224,10 +225,12 @@ def test_prompt_drift_compares_latest_production_prompt_with_last_passing_eval(c
 
 # -- Who reads what ---------------------------------------------------------------------------
 
-def tiered_ledger(connect_as, reviewer_id):
-    """A passing run started 25 months ago (cold tier) and a failing one started 10 days ago."""
+def tiered_ledger(admin, connect_as, reviewer_id):
+    """A passing run started and recorded 25 months ago (cold tier) and a failing one started 10
+    days ago."""
     runner = connect_as("evalledger_runner")
     cold = record_at(runner, reviewer_id, COLD, prompt=SHA_C, bend=ratings(5, 5, 5, 5, 5, 4))
+    age_run(admin, cold, "now() - interval '760 days'")  # the tier clock is the recording time
     hot = record_at(runner, reviewer_id, NOW - timedelta(days=10), bend=fail_questions(1, 2))
     return cold, hot
 
@@ -245,8 +248,8 @@ def what_a_role_sees(conn):
     }
 
 
-def test_revops_sees_the_hot_tier_and_auditors_everything(connect_as, reviewer_id):
-    cold, hot = tiered_ledger(connect_as, reviewer_id)
+def test_revops_sees_the_hot_tier_and_auditors_everything(admin, connect_as, reviewer_id):
+    cold, hot = tiered_ledger(admin, connect_as, reviewer_id)
     assert what_a_role_sees(connect_as("evalledger_revops")) == {
         "trend": [(hot,)], "failing": [(1, 1)], "stale": [(hot,)], "calibration": [(1, 6, 0)],
         "cost": [(hot,)], "drift": [(None, None, None)],
@@ -259,7 +262,7 @@ def test_revops_sees_the_hot_tier_and_auditors_everything(connect_as, reviewer_i
 
 def test_reader_rls_holds_without_security_invoker_as_on_postgresql_14(connect_as, admin, reviewer_id):
     """PostgreSQL 14 has no security_invoker: the views must filter by the reader all the same."""
-    cold, hot = tiered_ledger(connect_as, reviewer_id)
+    cold, hot = tiered_ledger(admin, connect_as, reviewer_id)
     if int(admin.execute("SHOW server_version_num").fetchone()[0]) >= 150000:
         for view in VIEWS:
             admin.execute(f"ALTER VIEW evalledger.{view} RESET (security_invoker)")

@@ -27,6 +27,7 @@ from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import SHA_A, record_run, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, ensure_login_role
 from tests.db.test_append_only import backdated_run, in_thread, purge, transaction_as, wait_until_blocked
+from tests.db.test_retention import age_run, purge_committed
 
 INSIDER = "evalledger_test_insider"
 INSIDER_PASSWORD = "insider-" + uuid.uuid4().hex  # works where the server asks for one, and where it trusts
@@ -651,13 +652,18 @@ def test_a_hold_is_released_by_a_row_never_rewritten(admin, insider, connect_as,
 
 def test_a_released_hold_goes_with_its_run_past_the_horizon(admin, connect_as, reviewer_id):
     old_id, analyses = backdated_run(connect_as("evalledger_runner"), reviewer_id, months_ago=96)
+    age_run(admin, old_id, "now() - interval '96 months'")
     hold = admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'litigation') "
                          "RETURNING hold_id", (old_id,)).fetchone()[0]
     owner = connect_as("evalledger_owner")
     with pytest.raises(errors.InsufficientPrivilege, match="brain_eval_question_score is append-only: DELETE refused"):
         purge(owner, old_id, analyses)
+    assert purge_committed(admin) == []
     owner.execute("INSERT INTO evalledger.legal_hold_release (hold_id, reason) VALUES (%s, 'settled')", (hold,))
-    assert purge(owner, old_id, analyses) == [3, 1, 1, 3]
+    with pytest.raises(errors.InsufficientPrivilege, match="brain_eval_question_score is append-only: DELETE refused"):
+        purge(owner, old_id, analyses)  # released or not, only the retention purge deletes
+    purged = purge_committed(admin)
+    assert ("legal_hold", 1, old_id, None) in purged and ("brain_eval_log", 1, old_id, None) in purged
     assert admin.execute("SELECT count(*) FROM evalledger.legal_hold_release").fetchone()[0] == 0
 
 

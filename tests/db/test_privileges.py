@@ -16,6 +16,7 @@ from psycopg import errors
 from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import BRAIN_PROMPTS, SHA_A, question, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+from tests.db.test_retention import age_run
 
 # Seed 002's role table, per table and operation. S = SELECT, I = INSERT, U = UPDATE of any
 # column, u = UPDATE of the columns in UPDATE_COLUMNS only, D = DELETE, - = nothing. DELETE is
@@ -222,6 +223,7 @@ def runs(admin, connect_as, reviewers):
     a = record_run(runner, reviewers[REVIEWER_ROLE], count=3).eval_run_id
     b = record_run(runner, reviewers[OTHER_REVIEWER_ROLE], count=3, complete=False)
     c = backdated_run(runner, reviewers[REVIEWER_ROLE], months_ago=30)
+    age_run(admin, c, "now() - interval '30 months'")  # recorded then: the tier clock is the database's
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'audit')", (c,))
     admin.execute("INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)",
                   (reviewers[OTHER_REVIEWER_ROLE],))
@@ -265,7 +267,8 @@ def test_revops_sees_the_hot_tier_only(admin, connect_as, runs):
 
 def test_reviewer_sees_only_own_runs(connect_as, runs):
     mine = connect_as(REVIEWER_ROLE)
-    assert visible_runs(mine, runs) == {t: {"A", "C"} for t in
+    # Its own runs in the hot tier: C, its own too, is cold (auditors only).
+    assert visible_runs(mine, runs) == {t: {"A"} for t in
                                         ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log")}
     other = connect_as(OTHER_REVIEWER_ROLE)
     assert visible_runs(other, runs) == {t: {"B"} for t in
@@ -275,9 +278,12 @@ def test_reviewer_sees_only_own_runs(connect_as, runs):
 
 
 def test_runner_reads_what_it_writes(admin, connect_as, runs):
+    """Every run in the hot tier; the cold run C is the auditors' alone."""
     runner = connect_as("evalledger_runner")
-    for table in ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log", "reviewer"):
-        assert count(runner, table) == count(admin, table), table
+    assert visible_runs(runner, runs) == {t: {"A", "B"} for t in
+                                          ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log")}
+    assert count(runner, "brain_analysis_log") == count(admin, "brain_analysis_log") - 3
+    assert count(runner, "reviewer") == count(admin, "reviewer")
 
 
 def test_prompt_tuner_readable_by_no_application_role(connect_as, runs):

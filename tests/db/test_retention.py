@@ -383,3 +383,9 @@ def test_no_tier_policy_is_a_subplan_per_row(connect_as, reviewers, role):
     if role == REVOPS:
         plan = "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT * FROM evalledger.most_failing_questions_v1"))
         assert "SubPlan" not in plan, plan
+
+
+def purge_committed(admin) -> list[tuple]:
+    """retention apply's path: the purge as evalledger_retention, committed; what it purged."""
+    with admin.transaction():
+        return purge_as_retention(admin)

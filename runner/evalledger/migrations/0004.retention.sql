@@ -11,8 +11,14 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'evalledger_retention') THEN
         CREATE ROLE evalledger_retention NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
     END IF;
-    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        EXECUTE format('GRANT evalledger_retention TO %I', current_user);
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+       AND NOT pg_has_role(current_user, 'evalledger_retention', 'MEMBER') THEN
+        BEGIN
+            EXECUTE format('GRANT evalledger_retention TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            -- A role created before by someone else, without the ADMIN option for the installer.
+            RAISE NOTICE 'evalledger: % may not purge until it is granted evalledger_retention', current_user;
+        END;
     END IF;
 END
 $roles$;
