@@ -54,14 +54,15 @@ def test_unreachable_database_is_one_line_exit_3(tmp_path):
 def test_demo_prints_the_database_decision_once(dsn):
     first = run_cli("demo", env={"DATABASE_URL": dsn})
     assert first.code == 0, first.err
-    assert "brain-eval (question scores from the shipped fixture" in first.out
-    assert "  decision  pass_with_notes\n" in first.out
-    assert ("  rationale Pass with notes: confidence calibration 6.7pp below band; "
-            "all hard criteria passed.\n") in first.out
+    assert "brain-eval (a 30-question harness run of AGT-902" in first.out
+    assert "the demo reviewer scores from fixtures/harness_demo_review.jsonl\n" in first.out
+    assert "  decision  fail\n" in first.out
+    assert ("  rationale Fail: hard criteria missed: lever mapping 6.7pp below 100%; "
+            "also confidence calibration 80pp below band.\n") in first.out
     again = run_cli("demo", env={"DATABASE_URL": dsn})
     assert again.code == 0
-    assert "was recorded by an earlier demo; reading it back" in again.out
-    assert "  decision  pass_with_notes\n" in again.out
+    assert "was completed by an earlier demo; reading it back" in again.out
+    assert "  decision  fail\n" in again.out
 
 
 def test_doctor_passes_on_a_migrated_database(dsn):

@@ -293,13 +293,13 @@ def test_target_list_as_text_csv_and_json(dsn):
 def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
     env = demo_env
     runs = read_json(run_cli("brain-eval", "list", "--json", env=env), "suites/brain_eval", "brain_eval_runs")["rows"]
-    assert [(r["brain_under_test"], r["decision"]) for r in runs] == [("AGT-902", "pass_with_notes")]
+    assert [(r["brain_under_test"], r["decision"]) for r in runs] == [("AGT-902", "fail")]
     run_id = runs[0]["eval_run_id"]
     text = run_cli("brain-eval", "list", env=env).out.splitlines()
     assert text[0].split()[:3] == ["eval_run_id", "brain_under_test", "run_trigger"]
     assert text[1].startswith(f"{run_id}  AGT-902 ")
-    for args, found in [(["--brain", "AGT-901"], 0), (["--brain", "AGT-902"], 1), (["--decision", "fail"], 0),
-                        (["--decision", "pass_with_notes"], 1), (["--open"], 0), (["--since", "1h"], 1),
+    for args, found in [(["--brain", "AGT-901"], 0), (["--brain", "AGT-902"], 1), (["--decision", "fail"], 1),
+                        (["--decision", "pass_with_notes"], 0), (["--open"], 0), (["--since", "1h"], 1),
                         (["--since", "2999-01-01"], 0)]:
         listed = run_cli("brain-eval", "list", *args, "--format", "csv", env=env)
         assert (listed.code, len(listed.out.splitlines()) - 1) == (0, found), args
@@ -310,12 +310,12 @@ def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
     assert bad_since.code == 3 and "Invalid value for '--since'" in bad_since.err
 
     shown = read_json(run_cli("brain-eval", "show", run_id, "--json", env=env), "suites/brain_eval", "brain_eval_run")
-    assert shown["decision"] == "pass_with_notes" and len(shown["questions"]) == shown["question_count"] == 30
+    assert shown["decision"] == "fail" and len(shown["questions"]) == shown["question_count"] == 30
 
     reviewers = read_json(run_cli("reviewer", "list", "--json", env=env), "suites/brain_eval", "reviewers")["rows"]
-    # The demo registers a reviewer without a login role: the list says so.
+    # The demo's scripted reviewer acts as a role of its own, a member of evalledger_reviewer.
     assert [(r["role_name"], r["role_exists"], r["is_reviewer"]) for r in reviewers] == [
-        ("evalledger_demo_reviewer", False, False)]
+        ("evalledger_demo_reviewer", True, True)]
     tuners = read_json(run_cli("tuner", "list", "--json", env=env), "suites/brain_eval", "tuners")["rows"]
     assert isinstance(tuners, list)
 
@@ -602,6 +602,12 @@ def line_of(text: str, needle: str, last: bool = False) -> int:
     (lambda d: d["run"].update(decision="pass"), '"decision"', '$.run.decision: computed by the database: remove it'),
     (lambda d: d["questions"][2]["score"].update(question_passed=True), '"question_passed"',
      '$.questions[2].score.question_passed (EVAL-Q03): computed by the database: remove it'),
+    (lambda d: d["questions"][2]["score"].update(hallucinations_detected=0), '"hallucinations_detected"',
+     "$.questions[2].score.hallucinations_detected (EVAL-Q03): the reviewer's to enter, not recorded with the run: "
+     "remove it (the reviewer enters it with evalledger review)"),
+    (lambda d: d["run"].update(reviewer_hours_spent=2), '"reviewer_hours_spent"',
+     "$.run.reviewer_hours_spent: the reviewer's to enter, not recorded with the run: remove it "
+     "(the reviewer enters it with evalledger review)"),
     (lambda d: d["questions"][2]["analysis"].update(question_id="EVAL-Q09"), '"EVAL-Q09"',
      '$.questions[2].analysis.question_id (EVAL-Q03): "EVAL-Q09" is not the score\'s question_id "EVAL-Q03"'),
     (lambda d: d["questions"][4]["score"].update(citation_rate="high"), '"high"',
@@ -646,11 +652,15 @@ def test_recording_a_file_twice_is_one_run(dsn, admin, reviewers, tmp_path):
     path, _ = recorded_file(tmp_path)
     env = {"DATABASE_URL": dsn}
     first = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
-    assert first.code == 0, first.err
-    again = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
-    assert again.code == 0
+    assert first.code == 2, first.err
     run_id = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchone()[0]
-    assert again.out == f"already recorded: {path} is run {run_id}\n" + first.out
+    assert first.out == (f"recorded run {run_id} (30 questions) for reviewer {REVIEWER_ROLE}: "
+                         f"`evalledger review score {run_id} --from FILE`, `evalledger review finish {run_id} --hours H`, "
+                         f"then `evalledger brain-eval complete {run_id}`\n")
+    again = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
+    assert again.code == 2
+    assert again.out == (f"already recorded: {path} is run {run_id}\nrun {run_id} is in progress (AGT-902); "
+                         f"complete it with `evalledger brain-eval complete {run_id}`\n")
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1
     assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 30
 

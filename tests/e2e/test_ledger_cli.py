@@ -52,22 +52,57 @@ def test_reviewer_add_is_idempotent(env, reviewers):
     assert run_cli("reviewer", "add", REVIEWER_ROLE, "--name", "Dana", env=env).out == first.out
 
 
-def test_record_review_complete_show(env, reviewers, fixture_file):
-    recorded = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, "--no-complete", env=env)
-    assert recorded.code == 2, recorded.err
-    run_id = re.search(r"run ([0-9a-f-]{36}) is in progress", recorded.out).group(1)
+def review_file(tmp_path, bend=None):
+    """The demo run's reviewer numbers as a .jsonl file, optionally bent."""
+    from evalledger.suites.brain_eval.demo import fixture_path
 
-    scored = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "2", "--comment", "muddled",
-                     "--as", REVIEWER_ROLE, env=env)
-    assert (scored.code, scored.out) == (0, "EVAL-Q01: does not pass\n")
+    rows = [json.loads(line) for line in
+            fixture_path().with_name("brain_eval_demo_review.jsonl").read_text().splitlines()]
+    if bend:
+        bend(rows)
+    path = tmp_path / "review.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_record_review_complete_show(env, reviewers, fixture_file, tmp_path, admin):
+    recorded = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
+    assert recorded.code == 2, recorded.err
+    run_id = re.search(r"recorded run ([0-9a-f-]{36}) \(30 questions\)", recorded.out).group(1)
+
+    early = run_cli("brain-eval", "complete", run_id, env=env)
+    assert early.code == 3
+    assert early.err.startswith(f"evalledger: error: run {run_id} is not complete: EVAL-Q01: hallucinations_detected, "
+                                "total_claims, ")
+    assert "the reviewer's sign-off (hours spent: evalledger review finish)" in early.err
+
+    scored = run_cli("review", "score", run_id, "--from", str(review_file(tmp_path)), "--as", REVIEWER_ROLE, env=env)
+    assert scored.code == 0, scored.err
+    assert scored.out.splitlines()[0] == "EVAL-Q01: passes" and len(scored.out.splitlines()) == 30
+    one = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "2", "--comment", "muddled",
+                  "--as", REVIEWER_ROLE, env=env)
+    assert (one.code, one.out) == (0, "EVAL-Q01: does not pass\n")
 
     stranger = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "5", "--as", OTHER_REVIEWER_ROLE, env=env)
     assert stranger.code == 3
     assert stranger.err == f"evalledger: error: no question EVAL-Q01 in run {run_id} that you review\n"
+    not_signed = run_cli("brain-eval", "complete", run_id, env=env)
+    assert not_signed.err == (f"evalledger: error: run {run_id} is not complete: the reviewer's sign-off (hours spent: "
+                              "evalledger review finish) (constraint brain_eval_log_complete_run_is_whole); the run's "
+                              "reviewer enters what is missing (evalledger review), then complete it again "
+                              "[SQLSTATE 23514]\n")
 
+    finished = run_cli("review", "finish", run_id, "--hours", "3.5", "--note", "citation_rate=cite the as-of date",
+                       "--as", REVIEWER_ROLE, env=env)
+    assert finished.code == 0, finished.err
     completed = run_cli("brain-eval", "complete", run_id, env=env)
     assert completed.code == 0, completed.err
     assert "  decision  pass_with_notes\n" in completed.out
+    assert admin.execute("SELECT reviewer_hours_spent, calibration_notes FROM brain_eval_log WHERE eval_run_id = %s",
+                         (run_id,)).fetchone() == (3.5, {"citation_rate": "cite the as-of date"})
+    trail = admin.execute("SELECT field, value, acting_role FROM brain_eval_review_entry WHERE eval_run_id = %s "
+                          "AND question_id = 'EVAL-Q01' ORDER BY entry_id", (run_id,)).fetchall()
+    assert trail[-2:] == [("narrative_coherence_rating", 2, REVIEWER_ROLE), ("reviewer_comments", "muddled", REVIEWER_ROLE)]
 
     late = run_cli("review", "score", run_id, "EVAL-Q02", "--coherence", "1", "--as", REVIEWER_ROLE, env=env)
     assert late.code == 3
@@ -75,6 +110,25 @@ def test_record_review_complete_show(env, reviewers, fixture_file):
 
     shown = run_cli("brain-eval", "show", run_id, env=env)
     assert shown.code == 0 and shown.out == completed.out
+
+
+@pytest.mark.parametrize("bend, says", [
+    (lambda rows: rows[2].update(total_claims="many"), "review.jsonl:3: EVAL-Q03: total_claims: expected count, got \"many\""),
+    (lambda rows: rows[4].update(narrative_coherence_rating=6), "review.jsonl:5: EVAL-Q05: narrative_coherence_rating: "
+                                                              "expected 1 to 5, got 6"),
+    (lambda rows: rows[1].update(colour="red"), "review.jsonl:2: EVAL-Q02: unknown field 'colour'"),
+    (lambda rows: rows.append(dict(rows[0])), "review.jsonl:31: EVAL-Q01 is scored twice (first on line 1)"),
+    (lambda rows: rows[6].update(hallucinations_detected=50), "review.jsonl:7: EVAL-Q07: new row for relation "),
+])
+def test_review_from_a_file_is_all_or_nothing(env, reviewers, fixture_file, tmp_path, admin, bend, says):
+    run_id = re.search(r"recorded run ([0-9a-f-]{36})", run_cli(
+        "brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env).out).group(1)
+    path = review_file(tmp_path, bend)
+    result = run_cli("review", "score", run_id, "--from", str(path), "--as", REVIEWER_ROLE, env=env)
+    assert (result.code, result.out) == (3, "")
+    assert result.err.startswith(f"evalledger: error: {tmp_path}/{says}") and result.err.count("\n") == 1
+    assert admin.execute("SELECT count(*) FROM brain_eval_review_entry").fetchone()[0] == 0
+    assert admin.execute("SELECT count(*) FROM brain_eval_question_score WHERE total_claims IS NOT NULL").fetchone()[0] == 0
 
 
 def test_record_refuses_a_prompt_tuner_as_reviewer(env, reviewers, fixture_file, admin):

@@ -38,7 +38,7 @@ def _value(field: str, raw, where: str):
     if raw is None or raw == "":
         return None
     kind = FIELDS[field]
-    text = raw if isinstance(raw, str) else json.dumps(raw)
+    text = json.dumps(raw)
     if kind == "text":
         if not isinstance(raw, str):
             raise EvalledgerError(f"{where}: {field}: expected text, got {text}")
