@@ -569,13 +569,14 @@ def test_hold_list_shows_what_a_hold_keeps(demo_env, admin):
     admin.execute("INSERT INTO legal_hold (eval_run_id, reason) VALUES (%s, 'litigation 2026-17')", (run_id,))
     admin.execute("INSERT INTO legal_hold (eval_run_id, reason, released_at) VALUES (%s, 'audit', now())", (run_id,))
     rows = read_json(run_cli("hold", "list", "--json", env=env), "core", "holds")["rows"]
-    assert [(r["reason"], r["brain_under_test"], r["eval_run_id"]) for r in rows] == [
-        ("audit", "AGT-902", str(run_id)), ("litigation 2026-17", "AGT-902", str(run_id))]
+    assert [(r["reason"], r["scope"], r["brain"], r["eval_run_id"]) for r in rows] == [
+        ("audit", "run", "AGT-902", str(run_id)), ("litigation 2026-17", "run", "AGT-902", str(run_id))]
     active = read_json(run_cli("hold", "list", "--active", "--json", env=env), "core", "holds")["rows"]
     assert [r["reason"] for r in active] == ["litigation 2026-17"]
     text = run_cli("hold", "list", "--active", env=env).out.splitlines()
-    assert text[0].split() == ["hold_id", "eval_run_id", "brain_under_test", "reason", "placed_at", "released_at"]
-    assert text[1].split()[1:5] == [str(run_id), "AGT-902", "litigation", "2026-17"]
+    assert text[0].split() == ["hold_id", "scope", "eval_run_id", "brain", "held_from", "held_to", "reason",
+                               "placed_by", "placed_at", "released_at", "released_by", "release_reason"]
+    assert text[1].split()[1:7] == ["run", str(run_id), "AGT-902", "-", "-", "litigation"]
 
 
 # -- brain-eval record: field by field, once ----------------------------------------------------------
