@@ -25,7 +25,7 @@ README = ROOT / "README.md"
 
 # Blocks that are not run, by their first line, and why.
 NOT_RUN = {
-    "make demo    # migrate the embedded PostgreSQL, record a brain-eval run, judge takes, capture queries":
+    "make demo    # migrate the embedded PostgreSQL, run and review a brain-eval harness run, judge takes, capture queries":
         "make builds .venv and runs the whole test suite; `evalledger demo` (what `make demo` runs) is run below",
     "evalledger run work-quality --kind bot --name review-pr --task \"find the planted bug\" \\":
         "needs a git repository, a bot and a Go history of the reader's own",
@@ -160,7 +160,7 @@ def reader(dsn, tmp_path, monkeypatch, admin):
 
 def test_the_readme_runs_top_to_bottom(reader):
     shown_demo = next(lines for info, lines in blocks(README.read_text())
-                      if info == "" and lines and lines[0].startswith("brain-eval (question scores"))
+                      if info == "" and lines and lines[0].startswith("brain-eval (a 30-question harness run"))
     demo = reader.evalledger(["evalledger", "demo"], "evalledger demo  (what make demo runs)")
     for line in shown_demo:
         if line.strip():
