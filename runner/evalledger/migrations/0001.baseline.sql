@@ -288,6 +288,8 @@ CREATE TABLE brain_eval_review_entry (
     acting_role      name        NOT NULL,
     entered_by       name        NOT NULL,
     entered_at       timestamptz NOT NULL DEFAULT now(),
+    -- Whether the judges' suggestions for this question had been shown to the reviewer before.
+    suggestions_shown boolean    NOT NULL,
     run_created_at   timestamptz NOT NULL,
     CONSTRAINT brain_eval_review_entry_pkey PRIMARY KEY (entry_id),
     CONSTRAINT brain_eval_review_entry_question_fkey FOREIGN KEY (eval_run_id, question_id)
@@ -296,6 +298,22 @@ CREATE TABLE brain_eval_review_entry (
     CONSTRAINT brain_eval_review_entry_field_known CHECK (field IN (
         'hallucinations_detected', 'total_claims', 'staleness_correctly_recognized', 'diagnosis_accuracy_score',
         'narrative_coherence_rating', 'reviewer_comments'))
+);
+
+-- When a reviewer first asked to see the judges' suggestions on a question (blind review: the
+-- suggestions stay hidden until then); written only by brain_eval_show_suggestions_v1.
+CREATE TABLE brain_eval_suggestion_shown (
+    eval_run_id      uuid        NOT NULL,
+    question_id      varchar(16) NOT NULL,
+    reviewer_user_id uuid        NOT NULL,
+    shown_by         name        NOT NULL,
+    shown_at         timestamptz NOT NULL DEFAULT now(),
+    run_created_at   timestamptz NOT NULL,
+    CONSTRAINT brain_eval_suggestion_shown_pkey PRIMARY KEY (eval_run_id, question_id),
+    CONSTRAINT brain_eval_suggestion_shown_question_fkey FOREIGN KEY (eval_run_id, question_id)
+        REFERENCES brain_eval_question_score (eval_run_id, question_id),
+    CONSTRAINT brain_eval_suggestion_shown_reviewer_fkey FOREIGN KEY (reviewer_user_id)
+        REFERENCES reviewer (reviewer_user_id)
 );
 
 -- The reviewer's own account of a run before it completes: the hours spent (self-reported, seed
@@ -546,6 +564,7 @@ CREATE INDEX brain_eval_question_score_run_idx ON brain_eval_question_score (eva
 CREATE INDEX brain_eval_question_score_stale_fixture_idx ON brain_eval_question_score (uses_stale_fixture, staleness_correctly_recognized);
 -- Foreign keys that the seed does not index but joins and the purge walk.
 CREATE INDEX brain_eval_review_entry_question_idx ON brain_eval_review_entry (eval_run_id, question_id, entered_at);
+CREATE INDEX brain_eval_suggestion_shown_reviewer_idx ON brain_eval_suggestion_shown (reviewer_user_id);
 CREATE INDEX brain_eval_run_review_run_idx ON brain_eval_run_review (eval_run_id, created_at DESC);
 CREATE INDEX brain_eval_log_import_idx ON brain_eval_log (import_id) WHERE import_id IS NOT NULL;
 CREATE INDEX brain_analysis_log_prompt_hash_idx ON brain_analysis_log (system_prompt_hash);
@@ -735,6 +754,7 @@ CALL guard_append_only_v1(ARRAY[
     'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:UPDATE OR DELETE:refuse_change_v1',
     'brain_eval_review_entry:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_run_review:UPDATE OR DELETE:refuse_change_v1',
     'brain_eval_import:UPDATE OR DELETE:refuse_change_v1',
+    'brain_eval_suggestion_shown:UPDATE OR DELETE:refuse_change_v1',
     'legal_hold_release:UPDATE OR DELETE:refuse_change_v1',
     'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
     'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
@@ -795,8 +815,12 @@ CREATE POLICY brain_eval_run_review_reviewer ON brain_eval_run_review TO evalled
 GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_reviewer;
 -- Table-wide INSERT: every column but the run, hours and notes is the admit trigger's.
 GRANT INSERT ON brain_eval_run_review TO evalledger_reviewer;
--- The trail is written by its trigger alone: not even the owner role inserts into it.
-REVOKE INSERT ON brain_eval_review_entry FROM evalledger_owner;
+-- The trail is written by its trigger alone, and what was shown by its function alone: not even
+-- the owner role inserts into them.
+REVOKE INSERT ON brain_eval_review_entry, brain_eval_suggestion_shown FROM evalledger_owner;
+CREATE POLICY brain_eval_suggestion_shown_reviewer ON brain_eval_suggestion_shown FOR SELECT TO evalledger_reviewer
+    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+GRANT SELECT ON brain_eval_suggestion_shown TO evalledger_reviewer;
 
 -- RevOps reads the hot tier (hot_tier_v1); auditors read everything the ledger retains.
 CREATE POLICY brain_eval_log_revops ON brain_eval_log FOR SELECT TO evalledger_revops
@@ -816,9 +840,11 @@ CREATE POLICY brain_eval_run_review_revops ON brain_eval_run_review FOR SELECT T
 CREATE POLICY brain_eval_review_entry_auditor ON brain_eval_review_entry FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_eval_run_review_auditor ON brain_eval_run_review FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_eval_import_auditor ON brain_eval_import FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_eval_suggestion_shown_auditor ON brain_eval_suggestion_shown FOR SELECT TO evalledger_auditor
+    USING (true);
 CREATE POLICY legal_hold_release_auditor ON legal_hold_release FOR SELECT TO evalledger_auditor USING (true);
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_revops, evalledger_auditor;
-GRANT SELECT ON legal_hold, legal_hold_release, brain_eval_import TO evalledger_auditor;
+GRANT SELECT ON legal_hold, legal_hold_release, brain_eval_import, brain_eval_suggestion_shown TO evalledger_auditor;
 GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_revops, evalledger_auditor;
 
 -- Readers. RevOps (hot tier) and auditors (everything) read the dashboards; each sees what its

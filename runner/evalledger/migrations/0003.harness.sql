@@ -217,6 +217,7 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 \ir ../suites/brain_eval/sql/brain_eval_harness_answer_admit_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_harness_question_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_judge_suggestion_admit_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_show_suggestions_v1.sql
 
 CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
     FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_admit_v1();
@@ -305,6 +306,8 @@ CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELE
 REVOKE EXECUTE ON FUNCTION brain_eval_catalog_admit_v1(), brain_eval_catalog_expand_v1(),
     brain_eval_catalog_question_admit_v1(), brain_version_admit_v1(), brain_eval_harness_run_admit_v1(),
     brain_eval_harness_answer_admit_v1(), brain_eval_harness_question_v1(), brain_eval_judge_suggestion_admit_v1(),
-    brain_eval_open_harness_v1(uuid, text) FROM PUBLIC;
+    brain_eval_open_harness_v1(uuid, text), brain_eval_show_suggestions_v1(uuid, text) FROM PUBLIC;
+-- The reviewer asks to see suggestions through this one function (blind review).
+GRANT EXECUTE ON FUNCTION brain_eval_show_suggestions_v1(uuid, text) TO evalledger_reviewer;
 
 RESET ROLE;

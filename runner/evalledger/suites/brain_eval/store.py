@@ -11,7 +11,7 @@ from uuid import UUID
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import class_row
+from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
 from evalledger.core.db import set_local_role
@@ -138,6 +138,30 @@ def sign_off_run(conn: psycopg.Connection, eval_run_id: UUID, reviewer_hours_spe
         "eval_run_id": eval_run_id, "reviewer_hours_spent": reviewer_hours_spent,
         "calibration_notes": Jsonb(calibration_notes) if calibration_notes is not None else None,
     }).fetchone()[0]
+
+
+def review_queue(conn: psycopg.Connection) -> list[dict]:
+    """The open runs waiting for the current reviewer, oldest first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["review_queue"]).fetchall()
+
+
+def review_questions(conn: psycopg.Connection, eval_run_id: UUID) -> list[dict]:
+    """The question rows of a run the current reviewer reviews, in order, with what each still needs."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["review_questions"], {"eval_run_id": eval_run_id}).fetchall()
+
+
+def question_sources(conn: psycopg.Connection, eval_run_id: UUID, question_id: str) -> list[dict]:
+    """The fixture sources a harness question gave the brain ([] for a run recorded elsewhere)."""
+    found = conn.execute(QUERIES["question_sources"], {"eval_run_id": eval_run_id, "question_id": question_id}).fetchone()
+    return found[0] if found else []
+
+
+def show_suggestions(conn: psycopg.Connection, eval_run_id: UUID, question_id: str):
+    """Record that the current reviewer asks to see the judges' suggestions on a question (blind
+    review); when they were first shown. Only the run's reviewer may."""
+    return conn.execute(QUERIES["show_suggestions"], {"eval_run_id": eval_run_id, "question_id": question_id}).fetchone()[0]
 
 
 def reviewer_role_of(conn: psycopg.Connection, reviewer_user_id: UUID) -> str | None:

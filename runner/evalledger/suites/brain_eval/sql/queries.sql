@@ -338,3 +338,43 @@ SELECT a.question_id, q.question_type, q.uses_stale_fixture, q.question_text, b.
   JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
  WHERE a.eval_run_id = %(eval_run_id)s AND (%(question_id)s::text IS NULL OR a.question_id = %(question_id)s)
  ORDER BY array_position(h.question_ids, a.question_id::text);
+
+-- name: review_queue
+-- The open runs waiting for the current reviewer (its own login, through the reviewer registry), oldest first: how many questions still lack a field their criteria need, and whether the run is signed off.
+SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.question_catalog_version,
+       l.started_at, l.question_count,
+       count(q.question_id) FILTER (WHERE cardinality(evalledger.question_needs_v1(q, r.definition, l.brain_under_test)) > 0)
+           AS questions_to_score,
+       EXISTS (SELECT 1 FROM evalledger.brain_eval_run_review v WHERE v.eval_run_id = l.eval_run_id) AS signed_off
+  FROM evalledger.brain_eval_log l
+  JOIN evalledger.rubric r USING (rubric_id)
+  LEFT JOIN evalledger.brain_eval_question_score q USING (eval_run_id)
+ WHERE l.completed_at IS NULL AND l.reviewer_user_id = evalledger.reviewer_id_of_v1(current_user)
+ GROUP BY l.eval_run_id, r.definition
+ ORDER BY l.started_at, l.eval_run_id;
+
+-- name: review_questions
+-- Every question row of a run the current reviewer reviews, in the run's order: the reviewer's fields so far, what each still needs, the automatic scores, and whether its suggestions were shown.
+SELECT q.question_id, q.question_type, q.uses_stale_fixture, q.citation_rate, q.lever_mapping_violations,
+       q.confidence_distribution, q.hallucinations_detected, q.total_claims, q.staleness_correctly_recognized,
+       q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.reviewer_comments, q.question_passed,
+       evalledger.question_needs_v1(q, r.definition, l.brain_under_test) AS needs,
+       EXISTS (SELECT 1 FROM evalledger.brain_eval_suggestion_shown s
+                WHERE s.eval_run_id = q.eval_run_id AND s.question_id = q.question_id) AS suggestions_shown
+  FROM evalledger.brain_eval_question_score q
+  JOIN evalledger.brain_eval_log l USING (eval_run_id)
+  JOIN evalledger.rubric r USING (rubric_id)
+  LEFT JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+ WHERE q.eval_run_id = %(eval_run_id)s
+ ORDER BY coalesce(array_position(h.question_ids, q.question_id::text), 0), q.question_id;
+
+-- name: question_sources
+-- The fixture sources a harness question gave the brain (id, title, as-of date, stale flag, data), for the reviewer to check citations against.
+SELECT c.sources
+  FROM evalledger.brain_eval_harness_run h
+  JOIN evalledger.brain_eval_catalog_question c ON c.catalog_version = h.catalog_version
+ WHERE h.eval_run_id = %(eval_run_id)s AND c.question_id = %(question_id)s;
+
+-- name: show_suggestions
+-- The current reviewer asks to see the judges' suggestions on one question (recorded: blind review); when they were first shown.
+SELECT evalledger.brain_eval_show_suggestions_v1(%(eval_run_id)s, %(question_id)s);
