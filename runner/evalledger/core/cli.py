@@ -232,8 +232,9 @@ def hold_group():
 @click.option("--from", "held_from", type=When(), help="Start of a date range on the tier clock (ISO 8601), with --to.")
 @click.option("--to", "held_to", type=When(), help="End of the date range (ISO 8601, inclusive), with --from.")
 @click.option("--reason", required=True, help="Why the data is held (the matter, the request).")
+@click.option("--quiet", is_flag=True, help="Print only the new hold's id (for scripts).")
 @database_option
-def hold_add(brain, run, held_from, held_to, reason):
+def hold_add(brain, run, held_from, held_to, reason, quiet):
     """Place a legal hold (as the owner): rows it covers are never purged until it is released.
 
     A hold covers exactly one of: a brain (--brain AGT-902), a run (--run RUN_ID), or the rows of
@@ -243,7 +244,7 @@ def hold_add(brain, run, held_from, held_to, reason):
 
     hold_id, placed_at = retention.add_hold(run=run, brain=brain, held_from=held_from, held_to=held_to,
                                             reason=reason)
-    click.echo(f"hold {hold_id} placed at {output.cell(placed_at)}")
+    click.echo(hold_id if quiet else f"hold {hold_id} placed at {output.cell(placed_at)}")
 
 
 @hold_group.command("release")
