@@ -13,6 +13,7 @@ from psycopg import errors
 from psycopg.types.json import Jsonb
 
 from evalledger.suites.work_quality import snapshot as snap_mod
+from tests.db.test_retention import set_clock
 
 DIMS = list(snap_mod.DIMENSIONS)
 PANEL = ["openai:gpt-4o", "anthropic:claude-opus-4-7"]
@@ -366,10 +367,16 @@ def test_the_runner_may_set_completed_at_and_nothing_else(runner, admin, recorde
 # --- who reads what ----------------------------------------------------------------------------
 
 
-def test_history_view_revops_hot_tier_auditor_everything_agent_nothing(runner, connect_as):
+def test_history_view_revops_hot_tier_auditor_everything_agent_nothing(admin, runner, connect_as):
     old = go_document(sorted(p.name for p in GO_HISTORY.glob("*.json"))[0])
     three_years_ago = datetime.now(timezone.utc) - timedelta(days=3 * 365)
     import_doc(runner, {**old, "name": "old-bot", "at": three_years_ago.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    # The tier clock is the recording time, not `at`: the import recorded three years ago.
+    with admin.transaction():
+        set_clock(admin, "eval_work_quality_snapshots", "created_at", "now() - interval '3 years'", "name = 'old-bot'")
+        set_clock(admin, "eval_work_quality_judge_verdicts", "snapshot_created_at", "now() - interval '3 years'",
+                  "snapshot_id IN (SELECT snapshot_id FROM evalledger.eval_work_quality_snapshots "
+                  "WHERE name = 'old-bot')")
     judged(runner, "r1", {PANEL[0]: 0.8})
     seen = {role: [r[0] for r in connect_as(role).execute("SELECT name FROM work_quality_history_v1 ORDER BY name")]
             for role in ("evalledger_revops", "evalledger_auditor")}
