@@ -36,6 +36,7 @@ RUN_TABLES = {
     "brain_eval_judge_suggestion": "run_created_at",
     "brain_eval_review_entry": "run_created_at",
     "brain_eval_run_review": "run_created_at",
+    "brain_eval_suggestion_shown": "run_created_at",
 }
 HOT = "now() - interval '24 months'"
 HORIZON = "now() - interval '7 years'"
@@ -360,6 +361,7 @@ def test_the_purge_log_is_append_only(admin, connect_as, reviewer_id):
 # -- no tier check is a lookup per row ---------------------------------------------------------------
 CHILD_TABLES = ["brain_eval_question_score", "brain_eval_harness_run", "brain_eval_harness_answer",
                 "brain_eval_judge_suggestion", "brain_eval_review_entry", "brain_eval_run_review",
+                "brain_eval_suggestion_shown",
                 "brain_analysis_log", "eval_takes_quality_judge_verdicts", "eval_work_quality_judge_verdicts"]
 
 

@@ -73,9 +73,9 @@ CALL guard_append_only_v1(ARRAY['retention_purge_log:UPDATE OR DELETE:refuse_cha
 -- =============================================================================================
 -- Tier clocks: every aging row carries the database's own recording time
 -- =============================================================================================
--- Child rows carry their parent's (brain_eval_question_score, brain_eval_review_entry and
--- brain_eval_run_review already do, from the baseline): a tier policy is then a comparison of the
--- row's own column, never a lookup of its run.
+-- Child rows carry their parent's (brain_eval_question_score, brain_eval_review_entry,
+-- brain_eval_suggestion_shown and brain_eval_run_review already do, from the baseline): a tier
+-- policy is then a comparison of the row's own column, never a lookup of its run.
 ALTER TABLE brain_eval_harness_run ADD COLUMN run_created_at timestamptz;
 ALTER TABLE brain_eval_harness_answer ADD COLUMN run_created_at timestamptz;
 ALTER TABLE brain_eval_judge_suggestion ADD COLUMN run_created_at timestamptz;
@@ -241,6 +241,9 @@ ALTER POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log
 ALTER POLICY brain_analysis_log_revops ON brain_analysis_log USING (created_at >= now() - evalledger.hot_tier_v1());
 
 ALTER POLICY brain_eval_review_entry_reviewer ON brain_eval_review_entry
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+ALTER POLICY brain_eval_suggestion_shown_reviewer ON brain_eval_suggestion_shown
     USING (run_created_at >= now() - evalledger.hot_tier_v1()
            AND reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
 ALTER POLICY brain_eval_run_review_reviewer ON brain_eval_run_review

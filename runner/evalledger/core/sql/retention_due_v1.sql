@@ -16,7 +16,8 @@ BEGIN
         brain := r ->> 'brain_under_test';
         run := r ->> 'eval_run_id';
     WHEN 'brain_eval_question_score', 'brain_eval_harness_run', 'brain_eval_harness_answer',
-         'brain_eval_judge_suggestion', 'brain_eval_review_entry', 'brain_eval_run_review' THEN
+         'brain_eval_judge_suggestion', 'brain_eval_review_entry', 'brain_eval_run_review',
+         'brain_eval_suggestion_shown' THEN
         clock := r ->> 'run_created_at';
         run := r ->> 'eval_run_id';
         SELECT l.brain_under_test INTO brain FROM evalledger.brain_eval_log l WHERE l.eval_run_id = run;

@@ -1,7 +1,8 @@
 -- retention_purge_v1: the one way rows leave the ledger (seed 002: hard delete past 7 years,
 -- subject to legal hold). Deletes, in foreign-key order, every row whose tier clock is past the
 -- purge horizon and that no unreleased hold covers: brain-eval runs with their judge suggestions,
--- harness answers, review entries, run reviews, question rows, harness runs and released holds;
+-- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
+-- released holds;
 -- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
 -- verdicts then snapshots (a snapshot a kept one builds on stays); captured-query partitions whose
 -- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
@@ -38,6 +39,9 @@ BEGIN
     WITH gone AS (DELETE FROM evalledger.brain_eval_review_entry t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
     SELECT 'brain_eval_review_entry', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    WITH gone AS (DELETE FROM evalledger.brain_eval_suggestion_shown t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
+    SELECT 'brain_eval_suggestion_shown', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
     WITH gone AS (DELETE FROM evalledger.brain_eval_run_review t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
     SELECT 'brain_eval_run_review', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
