@@ -130,10 +130,11 @@ def start_run(conn, **fields):
 
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
-               completed_at=None, review=True, hours="2.50", **run_overrides):
+               completed_at=None, review=True, hours="2.50", review_conn=None, **run_overrides):
     """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
     each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
-    and signs off with `hours` (None: no sign-off). The analyses carry the run's prompt and are
+    and signs off with `hours` (None: no sign-off), on review_conn when given (a session that may
+    SET ROLE to the reviewer: a superuser's, where conn is a login's that may not). The analyses carry the run's prompt and are
     produced when it started (now, unless started_at is given). Returns the Decision when completed,
     else the run id."""
     hours = run_overrides.pop("reviewer_hours_spent", hours)
@@ -154,5 +155,5 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
         brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **automatic)
         scores[row["question_id"]] = {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None}
     if review:
-        review_run(conn, reviewer_user_id, run_id, scores, hours, notes)
+        review_run(review_conn or conn, reviewer_user_id, run_id, scores, hours, notes)
     return brain_eval.complete_run(conn, run_id, completed_at) if complete else run_id

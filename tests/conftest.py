@@ -268,14 +268,21 @@ def connect_as(dsn):
         conn.close()
 
 
+# Every login role a test makes signs in with this password: the embedded server checks passwords
+# (scram-sha-256) for every login but the installer's.
+TEST_PASSWORD = "evalledger-test-password"
+
+
 def ensure_login_role(admin, name: str, member_of: str) -> None:
-    """Create a cluster-wide login role once (roles outlive the per-test databases)."""
+    """Create a cluster-wide login role once (roles outlive the per-test databases), with TEST_PASSWORD."""
     admin.execute(
         psycopg.sql.SQL(
             "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = {name}) THEN "
             "CREATE ROLE {ident} LOGIN; END IF; END $$"
         ).format(name=psycopg.sql.Literal(name), ident=psycopg.sql.Identifier(name))
     )
+    admin.execute(psycopg.sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+        psycopg.sql.Identifier(name), psycopg.sql.Literal(TEST_PASSWORD)))
     admin.execute(psycopg.sql.SQL("GRANT {} TO {}").format(
         psycopg.sql.Identifier(member_of), psycopg.sql.Identifier(name)))
 

@@ -199,7 +199,7 @@ def test_exact_type_operator_does_not_run_in_a_run_insert(admin, insider, connec
     assert decided.decision == "pass"
     # The insider's own writes go through the same triggers, under the insider's own search_path.
     insider.execute("SET search_path = evalledger, pg_catalog")
-    assert record_run(insider, reviewer_id, count=3).decision == "pass"
+    assert record_run(insider, reviewer_id, count=3, review_conn=connect_as("evalledger_runner")).decision == "pass"
     assert not is_superuser(admin)
 
 

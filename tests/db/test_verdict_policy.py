@@ -581,7 +581,7 @@ def test_a_hallucination_rate_that_rounds_to_two_percent_still_fails(admin, runn
     stored = stored_rate(admin, run_id)
     assert round(stored, 6) == Decimal("0.020000") and stored > Decimal("0.02")  # stored unrounded
     assert decided.hard_criteria_passed is False and decided.decision == "fail"
-    assert decided.decision_rationale == "Fail: hard criteria missed: hallucination rate 2% above the 2% limit."
+    assert decided.decision_rationale == "Fail: hard criteria missed: hallucination rate 2.00004% above the 2% limit."
 
 
 def test_a_hallucination_rate_of_exactly_two_percent_passes(admin, runner, reviewer_id):

@@ -783,10 +783,12 @@ def test_doctor_names_the_roles_the_connecting_user_cannot_act_as(dsn, admin, ne
     from psycopg.conninfo import make_conninfo
 
     # A CREATEROLE user that migrated is a member of evalledger_owner only.
-    admin.execute(pgsql.SQL("CREATE ROLE {} LOGIN CREATEROLE IN ROLE evalledger_owner").format(
-        pgsql.Identifier(new_role)))
+    from tests.conftest import TEST_PASSWORD
+
+    admin.execute(pgsql.SQL("CREATE ROLE {} LOGIN CREATEROLE PASSWORD {} IN ROLE evalledger_owner").format(
+        pgsql.Identifier(new_role), pgsql.Literal(TEST_PASSWORD)))
     admin.execute(pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(pgsql.Identifier(new_role)))
-    as_user = make_conninfo(dsn, user=new_role)
+    as_user = make_conninfo(dsn, user=new_role, password=TEST_PASSWORD)
     result = run_cli("doctor", env={"DATABASE_URL": as_user})
     assert result.code == 1, result.err
     assert (f"fail  memberships: {new_role} cannot act as evalledger_auditor, evalledger_revops, evalledger_runner, "

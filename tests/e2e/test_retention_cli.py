@@ -13,7 +13,7 @@ from psycopg.conninfo import make_conninfo
 from evalledger.core.paths import package_path
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
 from tests.cli import run_cli
-from tests.conftest import ensure_login_role
+from tests.conftest import TEST_PASSWORD, ensure_login_role
 from tests.db.test_retention import age_run
 
 
@@ -110,13 +110,13 @@ def test_only_the_installer_or_the_retention_role_applies(dsn, admin, old_run):
     name = "evalledger_test_not_a_purger"
     ensure_login_role(admin, name, "evalledger_owner")
     admin.execute(f"GRANT evalledger_auditor TO {name}")
-    env = {"DATABASE_URL": make_conninfo(dsn, user=name)}
+    env = {"DATABASE_URL": make_conninfo(dsn, user=name, password=TEST_PASSWORD)}
     assert run_cli("retention", "plan", env=env).code == 0
     refused = run_cli("retention", "apply", env=env)
     assert refused.code == 3
     assert refused.err.strip() == ("evalledger: error: only the installer or a member of evalledger_retention purges "
                                    "(GRANT evalledger_retention TO <user>)")
-    with psycopg.connect(make_conninfo(dsn, user=name), autocommit=True) as conn:
+    with psycopg.connect(make_conninfo(dsn, user=name, password=TEST_PASSWORD), autocommit=True) as conn:
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SET ROLE evalledger_retention")
     assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_log").fetchone()[0] == 1

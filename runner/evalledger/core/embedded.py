@@ -13,7 +13,9 @@ uses the same binaries but never changes the mode of a folder it did not create:
   once next to the data.
 
 The server listens only on a Unix socket in a folder of mode 700: no TCP port, and only its owner
-(or root) can connect, so the trust authentication initdb sets up reaches nobody else.
+(or root) can connect. Even there only the installer (the cluster's superuser) is trusted: every
+other login (a reviewer signing in to `evalledger serve`, say) must give its password, checked by
+PostgreSQL with scram-sha-256 (PG_HBA, rewritten at every start, so older clusters get it too).
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ DATABASE = "evalledger"
 SUPERUSER = "postgres"
 # A Unix socket path is limited to about 107 bytes; leave room for "/.s.PGSQL.5432".
 SOCKET_DIR_MAX = 90
+# Who may connect how: the installer without a password over the private socket, every other
+# login with its own password.
+PG_HBA = f"""# evalledger: written by evalledger at every start (core/embedded.py); edits are replaced.
+local   all   {SUPERUSER}   trust
+local   all   all        scram-sha-256
+"""
 # The file in a cluster's folder naming the EVALLEDGER_HOME it serves.
 HOME_MARKER = "home"
 
@@ -181,6 +189,11 @@ class EmbeddedServer:
             (self.base / HOME_MARKER).write_text(str(self.home) + "\n")
             if not (self.pgdata / "PG_VERSION").exists():
                 self._initdb()
+            hba = self.pgdata / "pg_hba.conf"
+            if hba.read_text() != PG_HBA:
+                hba.write_text(PG_HBA)  # an existing file keeps its owner and mode
+                if self.is_running():
+                    self._run("pg_ctl", "reload", "-D", str(self.pgdata))
             if not self.is_running():
                 self._make_private_dir(self.socket_dir)
                 options = f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}'"

@@ -622,6 +622,7 @@ REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v1() FROM 
 \ir ../suites/brain_eval/sql/confidence_in_band_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_scores_v1.sql
 \ir ../suites/brain_eval/sql/criterion_met_v1.sql
+\ir ../suites/brain_eval/sql/shown_apart_v1.sql
 \ir ../suites/brain_eval/sql/criterion_miss_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_decide_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_log_decide_v1.sql

@@ -1,6 +1,6 @@
 -- brain_eval_log_decide_v1: on completion, check the run is whole and write what it decided. Whole
 -- means: question_count question rows; each with every field its criteria need (question_needs_v1);
--- for a harness run, every stale-fixture question its catalog version declares; and the
+-- every stale-fixture question its catalog version declares, where that catalog is loaded; and the
 -- reviewer's sign-off (brain_eval_run_review), whose hours and notes are copied onto the run. One
 -- refusal lists everything missing, by question id.
 CREATE FUNCTION evalledger.brain_eval_log_decide_v1() RETURNS trigger
@@ -27,9 +27,8 @@ BEGIN
            AND cardinality(evalledger.question_needs_v1(q, policy, NEW.brain_under_test)) > 0
          ORDER BY q.question_id);
     SELECT string_agg(c.question_id, ', ' ORDER BY c.position) INTO stale_missing
-      FROM evalledger.brain_eval_harness_run h
-      JOIN evalledger.brain_eval_catalog_question c ON c.catalog_version = h.catalog_version
-     WHERE h.eval_run_id = NEW.eval_run_id AND c.uses_stale_fixture
+      FROM evalledger.brain_eval_catalog_question c
+     WHERE c.catalog_version = NEW.question_catalog_version AND c.uses_stale_fixture
        AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q
                         WHERE q.eval_run_id = NEW.eval_run_id AND q.question_id = c.question_id);
     IF stale_missing IS NOT NULL THEN

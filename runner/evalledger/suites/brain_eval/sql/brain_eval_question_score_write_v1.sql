@@ -1,6 +1,6 @@
 -- brain_eval_question_score_write_v1: question rows join only runs in progress, with the
--- automatic fields and an analysis that is this run's brain, model and prompt answering this
--- question; the reviewer's fields are NULL at insert and afterwards only the run's own reviewer
+-- automatic fields (type and stale-fixture flag as the run's catalog says, where it is loaded) and
+-- an analysis that is this run's brain, model and prompt answering this question; the reviewer's fields are NULL at insert and afterwards only the run's own reviewer
 -- enters them, until completion. A harness run's rows are the database's, made from the brain's
 -- answers (brain_eval_harness_question_v1). question_passed is always computed. SECURITY INVOKER:
 -- current_user is the reviewer, or the code role when the harness trigger inserts.
@@ -55,6 +55,17 @@ BEGIN
                     NEW.brain_analysis_id, run.eval_run_id, NEW.question_id
                 USING ERRCODE = 'check_violation', COLUMN = 'brain_analysis_id',
                       CONSTRAINT = 'brain_eval_question_score_analysis_of_the_run';
+        END IF;
+        -- Where the run's catalog is loaded, a question is one of it, as the catalog describes it.
+        IF EXISTS (SELECT 1 FROM evalledger.brain_eval_catalog c WHERE c.catalog_version = run.question_catalog_version)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_catalog_question c
+                            WHERE c.catalog_version = run.question_catalog_version AND c.question_id = NEW.question_id
+                              AND c.question_type = NEW.question_type
+                              AND c.uses_stale_fixture = NEW.uses_stale_fixture) THEN
+            RAISE EXCEPTION 'evalledger: catalog % has no question % of type % with uses_stale_fixture %',
+                    run.question_catalog_version, NEW.question_id, NEW.question_type, NEW.uses_stale_fixture
+                USING ERRCODE = 'check_violation', CONSTRAINT = 'brain_eval_question_score_as_its_catalog_says',
+                      HINT = 'the question type and stale-fixture flag are the catalog''s (evalledger catalog show)';
         END IF;
         NEW.created_at := now();
         NEW.run_created_at := run.created_at;

@@ -17,14 +17,15 @@ LANGUAGE sql IMMUTABLE AS $$
                      ELSE 'nothing in the run to measure it' END)
              WHEN op = '<=' AND is_rate THEN
                  format('%s %s%% above the %s%% limit', label,
-                        trim_scale(round(value * 100, 2)), trim_scale(round(threshold * 100, 2)))
+                        evalledger.shown_apart_v1(value * 100, threshold * 100, 2), trim_scale(round(threshold * 100, 2)))
              WHEN op = '<=' THEN
-                 format('%s %s above the %s limit', label, trim_scale(round(value, 2)), trim_scale(threshold))
+                 format('%s %s above the %s limit', label, evalledger.shown_apart_v1(value, threshold, 2),
+                        trim_scale(threshold))
              WHEN is_rate THEN
-                 format('%s %spp below %s', label, trim_scale(round((threshold - value) * 100, 1)),
+                 format('%s %spp below %s', label, evalledger.shown_apart_v1((threshold - value) * 100, 0, 1),
                         coalesce(criterion ->> 'target_label', trim_scale(round(threshold * 100, 2)) || '%'))
              ELSE
-                 format('%s %s below %s', label, trim_scale(round(threshold - value, 2)),
+                 format('%s %s below %s', label, evalledger.shown_apart_v1(threshold - value, 0, 2),
                         coalesce(criterion ->> 'target_label', trim_scale(threshold)::text))
            END
       FROM c;
