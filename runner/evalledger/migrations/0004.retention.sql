@@ -270,9 +270,13 @@ CREATE POLICY brain_eval_harness_answer_revops ON brain_eval_harness_answer FOR 
 CREATE POLICY brain_eval_harness_answer_auditor ON brain_eval_harness_answer FOR SELECT TO evalledger_auditor USING (true);
 ALTER POLICY brain_eval_judge_suggestion_runner ON brain_eval_judge_suggestion
     USING (run_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+-- Blind review: a reviewer reads a question's suggestions only once it asked to see them
+-- (brain_eval_show_suggestions_v1 records that), so no value it enters can have seen them unrecorded.
 ALTER POLICY brain_eval_judge_suggestion_readers ON brain_eval_judge_suggestion TO evalledger_reviewer
     USING (run_created_at >= now() - evalledger.hot_tier_v1()
-           AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l)));
+           AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l))
+           AND eval_run_id::text || ' ' || question_id = ANY (ARRAY(
+                   SELECT s.eval_run_id::text || ' ' || s.question_id FROM evalledger.brain_eval_suggestion_shown s)));
 CREATE POLICY brain_eval_judge_suggestion_revops ON brain_eval_judge_suggestion FOR SELECT TO evalledger_revops
     USING (run_created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY brain_eval_judge_suggestion_auditor ON brain_eval_judge_suggestion FOR SELECT TO evalledger_auditor
