@@ -378,3 +378,21 @@ SELECT c.sources
 -- name: show_suggestions
 -- The current reviewer asks to see the judges' suggestions on one question (recorded: blind review); when they were first shown.
 SELECT evalledger.brain_eval_show_suggestions_v1(%(eval_run_id)s, %(question_id)s);
+
+-- name: review_me
+-- Who the current login is as a reviewer (the registry's reviewer_user_id, or NULL): the guided review and the queue say whom they serve.
+SELECT current_user::text AS role_name, evalledger.reviewer_id_of_v1(current_user) AS reviewer_user_id;
+
+-- name: review_run
+-- A run as its reviewer walks it: brain, catalog, whether it is complete, its rubric's dimensions (calibration notes are keyed by them) and the latest sign-off's hours and notes (their defaults). No row for a run this login does not review.
+SELECT l.eval_run_id, l.brain_under_test, l.question_catalog_version, l.question_count, l.completed_at,
+       (SELECT jsonb_agg(jsonb_build_object('key', d ->> 'key', 'label', d ->> 'label') ORDER BY o)
+          FROM jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY AS x(d, o)) AS dimensions,
+       v.reviewer_hours_spent AS signed_off_hours, v.calibration_notes AS signed_off_notes
+  FROM evalledger.brain_eval_log l
+  JOIN evalledger.rubric r USING (rubric_id)
+  LEFT JOIN LATERAL (SELECT s.reviewer_hours_spent, s.calibration_notes
+                       FROM evalledger.brain_eval_run_review s
+                      WHERE s.eval_run_id = l.eval_run_id
+                      ORDER BY s.created_at DESC, s.review_id DESC LIMIT 1) v ON true
+ WHERE l.eval_run_id = %(eval_run_id)s AND l.reviewer_user_id = evalledger.reviewer_id_of_v1(current_user);

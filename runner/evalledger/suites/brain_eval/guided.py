@@ -1,0 +1,442 @@
+"""The guided review in the terminal (issue 13): the reviewer's queue, and a walk through a run's
+questions that shows each question, the brain's answer and its automatic scores, asks for the
+reviewer's fields, checks them, and saves each question in its own transaction as the reviewer's
+own role, so an interrupted review loses nothing and the next walk resumes where it stopped.
+
+Blind by default: a question's judge suggestions are asked for (store.show_suggestions, which the
+database records) only after the reviewer's numbers for it are saved, unless show_first.
+
+No click here: the walk talks to a Console (say, ask) that the command line supplies."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Callable, Iterator, Protocol
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import dict_row
+
+from evalledger.core import db
+from evalledger.core.errors import EvalledgerError
+
+from . import store
+from .reviewing import FIELDS
+
+# The prompt of each reviewer field, in the order a reviewer enters them.
+LABELS = {
+    "hallucinations_detected": "hallucinations detected",
+    "total_claims": "total claims",
+    "staleness_correctly_recognized": "staleness recognised (yes/no)",
+    "diagnosis_accuracy_score": "diagnosis accuracy (0, 0.5 or 1)",
+    "narrative_coherence_rating": "narrative coherence (1-5)",
+    "reviewer_comments": "comments (optional)",
+}
+SOURCES_KEY = "s"
+
+
+class Console(Protocol):
+    """Where the walk prints and asks: the command line's prompts, or a test's."""
+
+    def say(self, text: str = "") -> None:
+        """Print one line (or several)."""
+
+    def ask(self, label: str, default: str = "") -> str:
+        """The reviewer's answer to label ("" when they only press Enter and default is ""; default
+        otherwise). An interrupt (Ctrl-C, end of input) raises, and the walk stops there."""
+
+
+class Invalid(ValueError):
+    """A value the reviewer typed that is not stored: the message says what is expected."""
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def parse(name: str, text: str):
+    """The reviewer's text for field name as the value stored (None for an empty comment), or Invalid."""
+    text = text.strip()
+    kind = FIELDS[name]
+    if kind == "text":
+        return text or None
+    if not text:
+        raise Invalid("an answer is needed")
+    if kind == "yes/no":
+        if text.lower() in ("y", "yes", "true"):
+            return True
+        if text.lower() in ("n", "no", "false"):
+            return False
+        raise Invalid(f"{text!r}: answer yes or no")
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if kind == "0, 0.5 or 1":
+        if number not in (0, 0.5, 1):
+            raise Invalid(f"{text!r}: diagnosis accuracy is 0 (wrong), 0.5 (partly right) or 1 (right)")
+        return 0.5 if number == 0.5 else int(number)
+    if kind == "1-5" and not (number in (1, 2, 3, 4, 5)):
+        raise Invalid(f"{text!r}: a rating is a whole number from 1 (incoherent) to 5")
+    if not math.isfinite(number) or number != int(number):
+        raise Invalid(f"{text!r}: expected a whole number")
+    if kind == "count" and number < 0:
+        raise Invalid(f"{text!r}: expected 0 or more")
+    return int(number)
+
+
+def check(values: dict) -> None:
+    """Invalid when the values do not hold together: more hallucinations than claims."""
+    found, claims = values.get("hallucinations_detected"), values.get("total_claims")
+    if found is not None and claims is not None and found > claims:
+        raise Invalid(f"{found} hallucinations but {claims} claims: a hallucination is one of the claims")
+
+
+def shown(value) -> str:
+    """A stored value as the reviewer types it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (Decimal, float)):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def parse_hours(text: str) -> float:
+    """Hours spent as a number of 0 or more (stored to two decimals), or Invalid."""
+    try:
+        hours = float(text.strip())
+    except ValueError:
+        raise Invalid(f"{text.strip()!r}: expected hours, e.g. 1.5") from None
+    if not math.isfinite(hours) or hours < 0 or round(hours, 2) > 999.99:
+        raise Invalid(f"{text.strip()!r}: expected hours from 0 to 999.99")
+    return round(hours, 2)
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _connect(as_role: str | None) -> Iterator[psycopg.Connection]:
+    """A transaction as the reviewer: as_role (SET LOCAL ROLE) when given, else the login itself."""
+    with db.transaction(None) as conn:
+        if as_role:
+            db.set_local_role(conn, as_role)
+        yield conn
+
+
+def _rows(conn: psycopg.Connection, query: str, params: dict | None = None) -> list[dict]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, params).fetchall()
+
+
+def waiting(question: dict) -> list[str]:
+    """The reviewer's fields a question row still needs (the automatic ones are not theirs)."""
+    return [f for f in question["needs"] if f in FIELDS]
+
+
+def fields_of(question: dict) -> list[str]:
+    """The reviewer's fields asked on a question: the counts, coherence and comments always;
+    staleness on a stale-fixture question; diagnosis where its type has one (the rubric says so
+    through `needs`, or it has a value already)."""
+    asked = ["hallucinations_detected", "total_claims"]
+    if question["uses_stale_fixture"]:
+        asked.append("staleness_correctly_recognized")
+    if "diagnosis_accuracy_score" in question["needs"] or question["diagnosis_accuracy_score"] is not None:
+        asked.append("diagnosis_accuracy_score")
+    return [*asked, "narrative_coherence_rating", "reviewer_comments"]
+
+
+@dataclass(frozen=True)
+class Me:
+    """The current login as a reviewer."""
+
+    role_name: str
+    reviewer_user_id: UUID | None
+
+
+def queue(as_role: str | None) -> tuple[Me, list[dict]]:
+    """Who the current reviewer is, and the open runs waiting for them, oldest first, each with
+    `questions_waiting`: the ids of its questions that still need a field of theirs."""
+    with _connect(as_role) as conn:
+        me = Me(**_rows(conn, store.QUERIES["review_me"])[0])
+        runs = store.review_queue(conn)
+        for run in runs:
+            run["questions_waiting"] = [q["question_id"] for q in store.review_questions(conn, run["eval_run_id"])
+                                        if waiting(q)]
+    return me, runs
+
+
+# -- showing --------------------------------------------------------------------------------------
+
+
+def _percent(value) -> str:
+    return f"{float(value):g}%"
+
+
+def question_lines(question: dict, answer: dict | None, position: int, total: int) -> list[str]:
+    """The question, the brain's answer (each claim with its confidence and cited sources) and the
+    automatic scores."""
+    stale = "  STALE FIXTURE" if question["uses_stale_fixture"] else ""
+    lines = [f"{question['question_id']}  {question['question_type']}{stale}  ({position} of {total})"]
+    if answer is None:
+        lines.append("  (no answer stored with the run: it was recorded elsewhere)")
+    else:
+        lines.append(f"  question: {answer['question_text']}")
+        if answer["contract_error"]:
+            lines.append(f"  answer breaks the contract ({answer['contract_error']}): {answer['narrative'][:300]}")
+        else:
+            lines.append(f"  answer: {answer['narrative']}")
+            claims = answer["claims"] or []
+            lines.append(f"  claims: {len(claims)}")
+            for number, claim in enumerate(claims, start=1):
+                cited = ", ".join(claim.get("source_ids") or []) or "no source"
+                lines.append(f"    {number}. [{claim.get('confidence')}] {claim.get('text')}  <- {cited}")
+            for action in answer["proposed_actions"] or []:
+                lines.append(f"    action {action.get('action_type')}: {action.get('description')}")
+    d = question["confidence_distribution"]
+    levers = "" if question["lever_mapping_violations"] is None else \
+        f", lever violations {question['lever_mapping_violations']}"
+    automatic = f"  automatic: citation rate {float(question['citation_rate']):g}"
+    if d:
+        automatic += (f", confidence high {_percent(d['high_confidence_pct'])} / multi-source "
+                      f"{_percent(d['multi_source_pct'])} / inference {_percent(d['inference_pct'])} / speculation "
+                      f"{_percent(d['speculation_pct'])}")
+    lines.append(automatic + levers)
+    return lines
+
+
+def cited(answer: dict | None) -> list[str]:
+    """The source ids the answer's claims cite, in first-cited order."""
+    found: list[str] = []
+    for claim in (answer or {}).get("claims") or []:
+        for source in claim.get("source_ids") or []:
+            if source not in found:
+                found.append(source)
+    return found
+
+
+def source_lines(sources: list[dict], ids: list[str]) -> list[str]:
+    """The text of the cited sources: title, as-of date, stale flag and data rows."""
+    if not sources:
+        return ["  no source text is stored for this question (the run was recorded elsewhere)"]
+    if not ids:
+        return ["  the answer cites no source"]
+    by_id = {s["id"]: s for s in sources}
+    lines = []
+    for source_id in ids:
+        source = by_id.get(source_id)
+        if source is None:
+            lines.append(f"  source {source_id}: not one of the question's sources")
+            continue
+        stale = ", STALE" if source.get("stale") else ""
+        lines.append(f"  source {source_id}: {source.get('title', '')} (as of {source.get('as_of')}{stale})")
+        lines.extend(f"    {json.dumps(row, sort_keys=True)}" for row in source.get("data") or [])
+    return lines
+
+
+def suggestion_lines(drafts: list[dict]) -> list[str]:
+    """The judges' suggestions on one question: drafts, each judge's own, disagreement visible."""
+    if not drafts:
+        return ["  judges: no suggestions on this question"]
+    lines = []
+    for s in drafts:
+        who = (f"{s['model']}{' (the brain’s family)' if s['same_family'] else ''}"
+               f"{' (recorded)' if s['recorded'] else ''}")
+        if not s["contributes"]:
+            lines.append(f"  judge {who}: no draft: {s['error_kind']}: {s['error_message'] or ''}".rstrip(": "))
+            continue
+        parts = [f"{s['total_claims']} claims", f"{len(s['unsupported_claims'])} unsupported"]
+        if s["diagnosis_accuracy"] is not None:
+            parts.append(f"diagnosis {float(s['diagnosis_accuracy']):g}")
+        if s["staleness_recognised"] is not None:
+            parts.append(f"staleness recognised: {'yes' if s['staleness_recognised'] else 'no'}")
+        lines.append(f"  judge {who}: " + "; ".join(parts))
+        lines.extend(f"      “{claim}”" for claim in s["unsupported_claims"])
+        if s["notes"]:
+            lines.append(f"      {s['notes']}")
+    return lines
+
+
+def outcome(passed: bool | None, needs: list[str]) -> str:
+    """What a saved question now is."""
+    if passed is None:
+        return f"incomplete (still needs {', '.join(needs)})" if needs else "incomplete"
+    return "passes" if passed else "does not pass"
+
+
+# -- the walk -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SignOff:
+    """What the walk signed off: the hours, the notes, and any question still to score."""
+
+    hours: float
+    notes: dict
+    left: list[str]
+
+
+@dataclass
+class Walk:
+    """One guided review of a run by its reviewer: what it saved, so an interrupt can say so."""
+
+    run_id: UUID
+    console: Console
+    as_role: str | None = None
+    show_first: bool = False
+    clock: Callable[[], float] = time.monotonic
+    saved: list[str] = field(default_factory=list)
+    _answers: dict | None = None
+    _sources: dict = field(default_factory=dict)
+
+    # -- database steps, each its own transaction --
+
+    def _read(self) -> tuple[dict, list[dict]]:
+        with _connect(self.as_role) as conn:
+            found = _rows(conn, store.QUERIES["review_run"], {"eval_run_id": self.run_id})
+            if not found:
+                raise EvalledgerError(f"no run {self.run_id} that you review"
+                                      f"{f' (as {self.as_role})' if self.as_role else ''}")
+            questions = store.review_questions(conn, self.run_id)
+            if self._answers is None:
+                answers = _rows(conn, store.QUERIES["review_answers"],
+                                {"eval_run_id": self.run_id, "question_id": None})
+                self._answers = {a["question_id"]: a for a in answers}
+        return found[0], questions
+
+    def _question(self, question_id: str) -> dict | None:
+        return next((q for q in self._read()[1] if q["question_id"] == question_id), None)
+
+    def _sources_of(self, question_id: str) -> list[dict]:
+        if question_id not in self._sources:
+            with _connect(self.as_role) as conn:
+                self._sources[question_id] = store.question_sources(conn, self.run_id, question_id)
+        return self._sources[question_id]
+
+    def _save(self, question_id: str, changes: dict) -> tuple[bool | None, list[str]]:
+        with _connect(self.as_role) as conn:
+            passed = store.score_question(conn, self.run_id, question_id, changes)
+        after = self._question(question_id)
+        self.saved.append(question_id)
+        return passed, waiting(after) if after else []
+
+    def _show_suggestions(self, question_id: str, when: str) -> None:
+        with _connect(self.as_role) as conn:
+            store.show_suggestions(conn, self.run_id, question_id)
+            drafts = [d for d in _rows(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
+                      if d["question_id"] == question_id]
+        self.console.say(f"  the judges' suggestions{when}:")
+        for line in suggestion_lines(drafts):
+            self.console.say(line)
+
+    # -- asking --
+
+    def _ask(self, question: dict, name: str, default: str) -> object:
+        while True:
+            text = self.console.ask(LABELS[name], default)
+            if FIELDS[name] != "text" and text.strip().lower() == SOURCES_KEY:
+                answer = self._answers.get(question["question_id"])
+                for line in source_lines(self._sources_of(question["question_id"]), cited(answer)):
+                    self.console.say(line)
+                continue
+            try:
+                return parse(name, text)
+            except Invalid as exc:
+                self.console.say(f"  not saved: {exc}; enter it again")
+
+    def _defaults(self, question: dict) -> dict:
+        defaults = {name: shown(question[name]) for name in FIELDS}
+        answer = self._answers.get(question["question_id"])
+        if not defaults["total_claims"] and answer and not answer["contract_error"]:
+            defaults["total_claims"] = str(len(answer["claims"] or []))
+        return defaults
+
+    def review_question(self, question: dict, position: int, total: int) -> None:
+        """Show one question, ask its fields until they hold together, save the changed ones."""
+        qid = question["question_id"]
+        self.console.say("")
+        for line in question_lines(question, self._answers.get(qid), position, total):
+            self.console.say(line)
+        if self.show_first:
+            self._show_suggestions(qid, " (shown first: --show-suggestions)")
+        defaults = self._defaults(question)
+        values: dict = {}
+        for name in fields_of(question):
+            values[name] = self._ask(question, name, defaults[name])
+            while name == "total_claims":
+                try:
+                    check(values)
+                    break
+                except Invalid as exc:
+                    self.console.say(f"  not saved: {exc}; enter both again")
+                    values = {n: self._ask(question, n, defaults[n]) for n in ("hallucinations_detected", name)}
+        if values["reviewer_comments"] is None and question["reviewer_comments"] is not None:
+            values["reviewer_comments"] = question["reviewer_comments"]
+        changes = {k: v for k, v in values.items() if v is not None and v != question[k]}
+        if changes:
+            passed, needs = self._save(qid, changes)
+            self.console.say(f"  saved {qid}: {outcome(passed, needs)}")
+        else:
+            self.console.say(f"  {qid}: unchanged")
+        if not self.show_first:
+            self._show_suggestions(qid, " (now that your numbers are saved)")
+
+    def run(self) -> SignOff:
+        """The whole walk: the questions still needing something, then any to revisit, then the
+        sign-off (calibration notes per dimension, hours)."""
+        started = self.clock()
+        run, questions = self._read()
+        if run["completed_at"] is not None:
+            raise EvalledgerError(f"run {self.run_id} is complete: its review is final")
+        total = len(questions)
+        todo = [(i, q) for i, q in enumerate(questions, start=1) if waiting(q)]
+        blind = ("the judges' suggestions on --show-suggestions: each question's suggestions show before you score it"
+                 if self.show_first else "blind: each question's judge suggestions show once your numbers are saved")
+        self.console.say(f"run {self.run_id}: {run['brain_under_test']}, catalog {run['question_catalog_version']}, "
+                         f"{total} questions, {len(todo)} to score")
+        self.console.say(f"{blind}; type {SOURCES_KEY} at a number prompt for the text of the sources the answer "
+                         "cites; Ctrl-C stops, and what is saved stays saved")
+        for position, question in todo:
+            self.review_question(question, position, total)
+        ids = [q["question_id"] for q in questions]
+        while True:
+            self.console.say("")
+            wanted = self.console.ask("revisit a question (its id; Enter to sign off)", "").strip()
+            if not wanted:
+                break
+            matching = [i for i in ids if i.lower() == wanted.lower()]
+            if not matching:
+                self.console.say(f"  no question {wanted} in this run")
+                continue
+            self.review_question(self._question(matching[0]), ids.index(matching[0]) + 1, total)
+        return self.sign_off(run, started)
+
+    def sign_off(self, run: dict, started: float) -> SignOff:
+        """Ask the calibration notes per dimension and the hours spent; sign the run off."""
+        left = [q["question_id"] for q in self._read()[1] if waiting(q)]
+        if left:
+            self.console.say(f"still to score: {', '.join(left)}")
+        self.console.say("calibration notes per rubric dimension (Enter for none):")
+        earlier = run["signed_off_notes"] or {}
+        notes = {}
+        for dimension in run["dimensions"] or []:
+            text = self.console.ask(f"  {dimension['key']}", earlier.get(dimension["key"], "")).strip()
+            if text:
+                notes[dimension["key"]] = text
+        before = float(run["signed_off_hours"] or 0)
+        spent = max(0.01, round(before + (self.clock() - started) / 3600, 2))
+        while True:
+            try:
+                hours = parse_hours(self.console.ask("time spent on this run, hours", f"{spent:.2f}"))
+                break
+            except Invalid as exc:
+                self.console.say(f"  not saved: {exc}; enter it again")
+        with _connect(self.as_role) as conn:
+            store.sign_off_run(conn, self.run_id, hours, notes or None)
+        return SignOff(hours, notes, left)
