@@ -11,7 +11,7 @@ import pytest
 
 from evalledger.core.paths import package_path
 from tests.cli import run_cli
-from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, ensure_login_role
 from tests.e2e.test_harness_cli import demo_file, harness, run_args  # noqa: F401  (fixtures)
 
 
@@ -61,6 +61,7 @@ def queue(env, role=REVIEWER_ROLE):
     return run_cli("review", "queue", "--as", role, env=env)
 
 
+UNREGISTERED = "evalledger_test_reviewer_unregistered"
 NOT_SCORED = (None, None, None, None, None, None)
 
 Q03 = """\
@@ -299,7 +300,7 @@ def test_review_run_from_a_file_is_review_score_from_it(env, admin, run_id, tmp_
     assert waiting == "  waiting: EVAL-Q07, EVAL-Q24"
 
 
-def test_queue_as_json_and_csv(env, run_id):
+def test_queue_as_json_and_csv(env, admin, run_id):
     found = run_cli("review", "queue", "--as", REVIEWER_ROLE, "--json", env=env)
     assert found.code == 0, found.err
     document = json.loads(found.out)
@@ -314,6 +315,11 @@ def test_queue_as_json_and_csv(env, run_id):
     assert csv.out.splitlines()[1].endswith(',3,3,False,"[""EVAL-Q03"", ""EVAL-Q07"", ""EVAL-Q24""]"'), csv.out
     empty = run_cli("review", "queue", "--as", OTHER_REVIEWER_ROLE, "--json", env=env)
     assert json.loads(empty.out) == {"schema_version": 1, "kind": "review_queue", "rows": []}
+    ensure_login_role(admin, UNREGISTERED, "evalledger_reviewer")
+    stranger = run_cli("review", "queue", "--as", UNREGISTERED, "--json", env=env)
+    assert (stranger.code, stranger.out, stranger.err) == (
+        3, "", f"evalledger: error: {UNREGISTERED} is not a registered reviewer (evalledger reviewer add "
+               f"{UNREGISTERED} --name ...), so no run waits for it: connect as your own login, or give --as ROLE\n")
 
 
 def test_review_run_is_told_apart_from_the_review_commands(env, run_id):
@@ -357,3 +363,27 @@ def test_a_completed_run_is_no_longer_walked(env, harness):
     assert (final.code, final.out, final.err) == (
         3, "", f"evalledger: error: run {run_id} is complete: its review is final\n")
     assert queue(env).out == f"no open run waits for {REVIEWER_ROLE}\n"
+
+
+def test_a_run_recorded_elsewhere_is_walked_from_its_analyses(env, reviewers, tmp_path):
+    """A run `brain-eval record` stored (no catalog): the walk shows each recorded analysis; there
+    is no source text to show."""
+    from evalledger.suites.brain_eval.demo import fixture_path, prompt_path
+
+    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file",
+                    str(prompt_path()), "--label", "pipeline_brain_v3", "--lever", "add_coverage",
+                    "--lever", "reassign_owner", env=env)
+    assert added.code == 0, added.err
+    path = tmp_path / "run.json"
+    path.write_text(fixture_path().read_text())
+    recorded = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
+    run_id = re.search(r"recorded run ([0-9a-f-]{36})", recorded.out).group(1)
+    first = json.loads(fixture_path().read_text())["questions"][0]
+    stopped = review(run_id, env=env, input=lines("s"))
+    assert stopped.code == 2, stopped.err
+    shown = stopped.out.split("\n\n", 1)[1]
+    assert shown.startswith(f"{first['analysis']['question_id']}  {first['score']['question_type']}")
+    assert f"  answer: {first['analysis']['output']}\n" in shown
+    assert f"  claims: {len(first['analysis']['claims'])}\n" in shown
+    assert shown.endswith("hallucinations detected: s\n  no source text is stored for this question (the run was "
+                          "recorded elsewhere)\nhallucinations detected: ")

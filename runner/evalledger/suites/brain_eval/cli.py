@@ -388,13 +388,13 @@ def review_queue_command(as_role, fmt):
     me, runs = guided.queue(as_role)
     columns = ["eval_run_id", "brain_under_test", "run_trigger", "question_catalog_version", "started_at",
                "question_count", "questions_to_score", "signed_off", "questions_waiting"]
+    if me.reviewer_user_id is None:
+        raise EvalledgerError(f"{me.role_name} is not a registered reviewer (evalledger reviewer add {me.role_name} "
+                              "--name ...), so no run waits for it: connect as your own login, or give --as ROLE")
     if fmt != "text":
         rows = [[r[c] for c in columns] for r in runs]
         click.echo(output.listing(fmt, "review_queue", columns, rows), nl=False)
         return
-    if me.reviewer_user_id is None:
-        raise EvalledgerError(f"{me.role_name} is not a registered reviewer (evalledger reviewer add {me.role_name} "
-                              "--name ...), so no run waits for it")
     if not runs:
         click.echo(f"no open run waits for {me.role_name}")
         return

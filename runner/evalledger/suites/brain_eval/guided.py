@@ -185,9 +185,10 @@ def question_lines(question: dict, answer: dict | None, position: int, total: in
     stale = "  STALE FIXTURE" if question["uses_stale_fixture"] else ""
     lines = [f"{question['question_id']}  {question['question_type']}{stale}  ({position} of {total})"]
     if answer is None:
-        lines.append("  (no answer stored with the run: it was recorded elsewhere)")
+        lines.append("  (no answer stored for this question)")
     else:
-        lines.append(f"  question: {answer['question_text']}")
+        if answer["question_text"]:
+            lines.append(f"  question: {answer['question_text']}")
         if answer["contract_error"]:
             lines.append(f"  answer breaks the contract ({answer['contract_error']}): {answer['narrative'][:300]}")
         else:
@@ -306,7 +307,8 @@ class Walk:
             questions = store.review_questions(conn, self.run_id)
             if self._answers is None:
                 answers = _rows(conn, store.QUERIES["review_answers"],
-                                {"eval_run_id": self.run_id, "question_id": None})
+                                {"eval_run_id": self.run_id, "question_id": None}) \
+                    or _rows(conn, store.QUERIES["review_recorded_answers"], {"eval_run_id": self.run_id})
                 self._answers = {a["question_id"]: a for a in answers}
         return found[0], questions
 

@@ -396,3 +396,12 @@ SELECT l.eval_run_id, l.brain_under_test, l.question_catalog_version, l.question
                       WHERE s.eval_run_id = l.eval_run_id
                       ORDER BY s.created_at DESC, s.review_id DESC LIMIT 1) v ON true
  WHERE l.eval_run_id = %(eval_run_id)s AND l.reviewer_user_id = evalledger.reviewer_id_of_v1(current_user);
+
+-- name: review_recorded_answers
+-- The brain's answer to each question of a run recorded elsewhere (no catalog, no harness record), shaped as review_answers for the guided review.
+SELECT q.question_id, q.question_type, q.uses_stale_fixture, NULL::text AS question_text, b.output AS narrative,
+       b.claims, b.proposed_actions, NULL::text AS contract_error
+  FROM evalledger.brain_eval_question_score q
+  JOIN evalledger.brain_analysis_log b ON b.analysis_id = q.brain_analysis_id
+ WHERE q.eval_run_id = %(eval_run_id)s
+   AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_run h WHERE h.eval_run_id = q.eval_run_id);
