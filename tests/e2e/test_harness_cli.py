@@ -506,3 +506,27 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
 
     stranger = run_cli("review", "show", run_id, "--as", OTHER_REVIEWER_ROLE, env=env)
     assert (stranger.code, stranger.err) == (3, f"evalledger: error: no answered harness run {run_id} that you review\n")
+
+
+def test_a_harness_run_is_reviewed_then_completed_and_decided(env, admin, harness):
+    from evalledger.suites.brain_eval.demo import review_path
+
+    run_id = run_cli(*run_args(harness), env=env).out.split()[1]
+    early = run_cli("brain-eval", "complete", run_id, env=env)
+    assert early.code == 3 and f"run {run_id} is not complete: EVAL-Q01: hallucinations_detected" in early.err
+    assert admin.execute("SELECT count(*), count(*) FILTER (WHERE question_passed IS NULL) "
+                         "FROM brain_eval_question_score WHERE eval_run_id = %s", (run_id,)).fetchone() == (30, 30)
+
+    scored = run_cli("review", "score", run_id, "--from", str(review_path()), "--as", REVIEWER_ROLE, env=env)
+    assert scored.code == 0, scored.err
+    assert "EVAL-Q24: does not pass" in scored.out.splitlines()  # the contract-breaking answer
+    assert run_cli("review", "finish", run_id, "--hours", "2.25", "--as", REVIEWER_ROLE, env=env).code == 0
+    completed = run_cli("brain-eval", "complete", run_id, env=env)
+    assert completed.code == 1, completed.err
+    assert ("  rationale Fail: hard criteria missed: lever mapping 6.7pp below 100%; "
+            "also confidence calibration 80pp below band.\n") in completed.out
+    cost, hours, analyses = admin.execute(
+        "SELECT l.token_cost_usd, l.reviewer_hours_spent, (SELECT sum(a.token_cost_usd) FROM brain_analysis_log a "
+        "JOIN brain_eval_harness_answer h USING (analysis_id) WHERE h.eval_run_id = l.eval_run_id) "
+        "FROM brain_eval_log l WHERE l.eval_run_id = %s", (run_id,)).fetchone()
+    assert (cost, float(hours)) == (analyses, 2.25)
