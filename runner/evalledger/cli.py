@@ -152,8 +152,9 @@ def _register() -> None:
     from .suites.capture import cli as capture_cli
     from .suites.takes_quality import cli as takes_quality_cli
     from .suites.work_quality import cli as work_quality_cli
+    from .web import cli as web_cli
 
-    for module in (core_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli):
+    for module in (core_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli):
         for command in module.COMMANDS:
             cli.add_command(command)
         for command in getattr(module, "RUN_COMMANDS", ()):
