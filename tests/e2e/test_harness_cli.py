@@ -475,7 +475,12 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
 
     done = run_cli(*run_args(harness, "--questions", "EVAL-Q03,EVAL-Q07,EVAL-Q24"), env=env)
     run_id = done.out.split()[1]
-    shown = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, env=env)
+    blind = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, env=env)
+    assert blind.code == 0, blind.err
+    assert ("  judges: suggestions hidden until you save your numbers for this question "
+            "(or --show-suggestions, which is recorded)") in blind.out.splitlines()
+    assert "  judge " not in blind.out
+    shown = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, "--show-suggestions", env=env)
     assert shown.code == 0, shown.err
     lines = shown.out.splitlines()
     assert lines[0] == "EVAL-Q07  coverage_gap"
@@ -489,14 +494,14 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
     assert judges[0].startswith("  judge anthropic:claude-opus-4-7 (the brain’s family) (recorded): 3 claims; 1 unsupported")
     assert shown.out.count("      “") == 3  # each judge quotes the unsupported claim
 
-    stale = run_cli("review", "show", run_id, "EVAL-Q03", "--as", REVIEWER_ROLE, env=env)
+    stale = run_cli("review", "show", run_id, "EVAL-Q03", "--as", REVIEWER_ROLE, "--show-suggestions", env=env)
     assert stale.out.startswith("EVAL-Q03  plan_diagnosis  STALE FIXTURE\n")
     # The judges disagree on diagnosis accuracy: each keeps its own number.
     diagnoses = sorted(l.split("diagnosis ")[1].split(";")[0] for l in stale.out.splitlines() if l.startswith("  judge "))
     assert diagnoses == ["0.5", "1", "1"]
     assert stale.out.count("staleness recognised: yes") == 3
 
-    broken = run_cli("review", "show", run_id, "EVAL-Q24", "--as", REVIEWER_ROLE, env=env)
+    broken = run_cli("review", "show", run_id, "EVAL-Q24", "--as", REVIEWER_ROLE, "--show-suggestions", env=env)
     assert "  answer breaks the contract (not a JSON document): I could not find enough" in broken.out
     assert "judge " not in broken.out
 

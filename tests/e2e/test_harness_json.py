@@ -83,10 +83,13 @@ def test_run_brain_eval_and_review_show_json(env, harness):
                       "run_brain_eval")
     assert (again["eval_run_id"], again["resumed"], again["asked"]) == (run["eval_run_id"], True, 0)
 
-    review = read_json(run_cli("review", "show", run["eval_run_id"], "--as", REVIEWER_ROLE, "--json", env=env),
-                       "review_show")
+    blind = read_json(run_cli("review", "show", run["eval_run_id"], "--as", REVIEWER_ROLE, "--json", env=env),
+                      "review_show")
+    assert [(len(r["suggestions"]), r["suggestions_hidden"]) for r in blind] == [(0, True), (0, True), (0, True)]
+    review = read_json(run_cli("review", "show", run["eval_run_id"], "--as", REVIEWER_ROLE, "--show-suggestions",
+                               "--json", env=env), "review_show")
     assert [r["question_id"] for r in review] == ["EVAL-Q03", "EVAL-Q07", "EVAL-Q24"]
-    assert [len(r["suggestions"]) for r in review] == [3, 3, 0]
+    assert [(len(r["suggestions"]), r["suggestions_hidden"]) for r in review] == [(3, False), (3, False), (0, False)]
     assert review[0]["uses_stale_fixture"] is True and review[2]["contract_error"] == "not a JSON document"
     one = read_json(run_cli("review", "show", run["eval_run_id"], "EVAL-Q07", "--as", REVIEWER_ROLE, "--json",
                             env=env), "review_show")

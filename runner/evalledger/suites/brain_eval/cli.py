@@ -506,6 +506,9 @@ def _echo_review(row: dict) -> None:
     click.echo(f"  automatic: citation rate {float(row['citation_rate']):g}, confidence high "
                f"{_percent(d['high_confidence_pct'])} / multi-source {_percent(d['multi_source_pct'])} / inference "
                f"{_percent(d['inference_pct'])} / speculation {_percent(d['speculation_pct'])}{levers}")
+    if row["suggestions_hidden"]:
+        click.echo("  judges: suggestions hidden until you save your numbers for this question "
+                   "(or --show-suggestions, which is recorded)")
     for s in row["suggestions"]:
         who = f"{s['model']}{' (the brain’s family)' if s['same_family'] else ''}{' (recorded)' if s['recorded'] else ''}"
         if not s["contributes"]:
@@ -527,20 +530,25 @@ def _echo_review(row: dict) -> None:
 @click.argument("question_id", required=False)
 @click.option("--as", "as_role", metavar="ROLE",
               help="Act as this reviewer role (SET ROLE); default: the connecting user.")
+@click.option("--show-suggestions", is_flag=True,
+              help="Also show the judges' suggestions on questions you have not scored yet (recorded in the ledger).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answers, scores and suggestions as JSON (schema: review_show.v1).")
 @database_option
-def review_show(run_id, question_id, as_role, as_json):
+def review_show(run_id, question_id, as_role, show_suggestions, as_json):
     """Show what you score RUN_ID's questions (or only QUESTION_ID) from: answers, scores, suggestions.
 
-    Per answered question: the brain's answer, its automatic scores and every judge's suggestion.
-    The suggestions are drafts: your numbers are the ones `review score` records.
+    Per answered question: the brain's answer, its automatic scores and the judges' suggestions.
+    Blind by default: a question's suggestions show once you have saved your numbers for it in
+    `review RUN`, or when you ask with --show-suggestions, which the ledger records (every value
+    you enter after says it was entered having seen them). The suggestions are drafts: your
+    numbers are the ones `review score` records.
     """
     import json
 
     from . import harness
 
     with db.transaction(None) as conn:
-        found = harness.review(conn, _uuid(run_id, "RUN_ID"), question_id, as_role)
+        found = harness.review(conn, _uuid(run_id, "RUN_ID"), question_id, as_role, reveal=show_suggestions)
     if not found:
         which = f"question {question_id} of " if question_id else ""
         raise EvalledgerError(f"no answered {which}harness run {run_id} that you review")

@@ -405,3 +405,7 @@ SELECT q.question_id, q.question_type, q.uses_stale_fixture, NULL::text AS quest
   JOIN evalledger.brain_analysis_log b ON b.analysis_id = q.brain_analysis_id
  WHERE q.eval_run_id = %(eval_run_id)s
    AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_run h WHERE h.eval_run_id = q.eval_run_id);
+
+-- name: suggestions_shown
+-- The questions of a run whose judge suggestions its reviewer has asked to see (blind review).
+SELECT question_id FROM evalledger.brain_eval_suggestion_shown WHERE eval_run_id = %(eval_run_id)s;
