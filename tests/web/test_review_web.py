@@ -312,3 +312,43 @@ def test_an_idle_session_expires(dsn, reviewers, serve, client):
     time.sleep(1.5)
     expired = reviewer.http.get("/queue")
     assert expired.status_code == 303 and expired.headers["location"] == "/sign-in"
+
+
+def test_evalledger_serve_listens_on_localhost_and_logs_no_password(web, tmp_path):
+    """The command itself: `evalledger serve --port N` on the test database, signed into once."""
+    import subprocess
+    import sys
+
+    import httpx2
+
+    from tests.web.conftest import Client, _free_port
+
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "evalledger.cli", "serve", "--port", str(port),
+                                   "--database-url", web.dsn], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.get(f"{base}/sign-in", timeout=2)
+                break
+            except httpx2.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        reviewer = Client(base)
+        assert reviewer.sign_in(REVIEWER_ROLE).status_code == 303
+        assert reviewer.http.get("/queue").status_code == 200
+        reviewer.close()
+        stranger = Client(base)
+        assert stranger.sign_in(OTHER_REVIEWER_ROLE, "a-wrong-password").status_code == 401
+        stranger.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    printed = log.read_text()
+    assert f"evalledger review on http://127.0.0.1:{port}/" in printed
+    assert "GET /queue" in printed  # uvicorn's access log: paths only
+    assert TEST_PASSWORD not in printed and "a-wrong-password" not in printed
