@@ -17,7 +17,7 @@ DEMO_NAMESPACE = uuid.UUID("6c1e0f3a-8d52-4a43-9f0e-3b7d2a1c5e90")
 def run() -> None:
     """Migrate, then run each suite's demo and print what the database decided."""
     from .suites.brain_eval.cli import print_decision
-    from .suites.brain_eval.demo import brain_eval_demo
+    from .suites.brain_eval.demo import brain_eval_demo, your_run
     from .suites.capture.demo import capture_demo
     from .suites.takes_quality.demo import takes_quality_demo
     from .suites.work_quality.demo import work_quality_demo
@@ -30,6 +30,7 @@ def run() -> None:
     click.echo("brain-eval (a 30-question harness run of AGT-902: brain answers and judge drafts recorded with the "
                "demo, not live calls; a scripted demo reviewer enters the reviewer's numbers):")
     print_decision(brain_eval_demo(url, echo=click.echo))
+    your_run(url, echo=click.echo)
     click.echo("")
     click.echo("takes-quality (12 demo takes from fixtures/takes_demo.jsonl; judge replies recorded with the demo, "
                "not live calls):")

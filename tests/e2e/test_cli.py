@@ -1,6 +1,10 @@
 """The CLI end to end: help for every command, exact output, exit codes and one-line errors."""
 
+import os
+import re
+
 import click
+import psycopg
 from click.testing import CliRunner
 from psycopg.conninfo import make_conninfo
 import pytest
@@ -63,6 +67,17 @@ def test_demo_prints_the_database_decision_once(dsn):
     assert again.code == 0
     assert "was completed by an earlier demo; reading it back" in again.out
     assert "  decision  fail\n" in again.out
+    # The run left for the person running the demo, and credentials that sign in (new each demo).
+    turns = [re.fullmatch(r"your turn: run (\S+) \(30 questions\) waits for reviewer evalledger_demo_you, "
+                          r"password (\S+) \(new each demo\)", line)
+             for out in (first.out, again.out) for line in out.splitlines() if line.startswith("your turn")]
+    assert len(turns) == 2 and all(turns) and turns[0][1] == turns[1][1] and turns[0][2] != turns[1][2]
+    if not os.environ.get("DATABASE_URL"):
+        with psycopg.connect(make_conninfo(dsn, user="evalledger_demo_you", password=turns[1][2])) as conn:
+            assert conn.execute("SELECT count(*) FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+                                (turns[1][1],)).fetchone()[0] == 30
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(make_conninfo(dsn, user="evalledger_demo_you", password=turns[0][2]))
 
 
 def test_doctor_passes_on_a_migrated_database(dsn):

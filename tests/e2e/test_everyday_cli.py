@@ -293,19 +293,20 @@ def test_target_list_as_text_csv_and_json(dsn):
 def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
     env = demo_env
     runs = read_json(run_cli("brain-eval", "list", "--json", env=env), "suites/brain_eval", "brain_eval_runs")["rows"]
-    assert [(r["brain_under_test"], r["decision"]) for r in runs] == [("AGT-902", "fail")]
-    run_id = runs[0]["eval_run_id"]
+    # The scripted reviewer's run, decided, and, newer, the one left open for the person running the demo.
+    assert [(r["brain_under_test"], r["decision"]) for r in runs] == [("AGT-902", None), ("AGT-902", "fail")]
+    yours, run_id = runs[0]["eval_run_id"], runs[1]["eval_run_id"]
     text = run_cli("brain-eval", "list", env=env).out.splitlines()
     assert text[0].split()[:3] == ["eval_run_id", "brain_under_test", "run_trigger"]
-    assert text[1].startswith(f"{run_id}  AGT-902 ")
-    for args, found in [(["--brain", "AGT-901"], 0), (["--brain", "AGT-902"], 1), (["--decision", "fail"], 1),
-                        (["--decision", "pass_with_notes"], 0), (["--open"], 0), (["--since", "1h"], 1),
+    assert text[1].startswith(f"{yours}  AGT-902 ") and text[2].startswith(f"{run_id}  AGT-902 ")
+    for args, found in [(["--brain", "AGT-901"], 0), (["--brain", "AGT-902"], 2), (["--decision", "fail"], 1),
+                        (["--decision", "pass_with_notes"], 0), (["--open"], 1), (["--since", "1h"], 2),
                         (["--since", "2999-01-01"], 0)]:
         listed = run_cli("brain-eval", "list", *args, "--format", "csv", env=env)
         assert (listed.code, len(listed.out.splitlines()) - 1) == (0, found), args
-    assert run_cli("brain-eval", "list", "--open", env=env).out == "no brain-eval runs match\n"
-    assert run_cli("brain-eval", "list", "--quiet", env=env).out == f"{run_id}\n"
-    assert run_cli("brain-eval", "list", "--open", "-q", env=env).out == ""
+    assert run_cli("brain-eval", "list", "--decision", "fail", "-q", env=env).out == f"{run_id}\n"
+    assert run_cli("brain-eval", "list", "--quiet", env=env).out == f"{yours}\n{run_id}\n"
+    assert run_cli("brain-eval", "list", "--open", "-q", env=env).out == f"{yours}\n"
     bad_since = run_cli("brain-eval", "list", "--since", "99999w", env=env)
     assert bad_since.code == 3 and "Invalid value for '--since'" in bad_since.err
 
@@ -313,9 +314,9 @@ def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
     assert shown["decision"] == "fail" and len(shown["questions"]) == shown["question_count"] == 30
 
     reviewers = read_json(run_cli("reviewer", "list", "--json", env=env), "suites/brain_eval", "reviewers")["rows"]
-    # The demo's scripted reviewer acts as a role of its own, a member of evalledger_reviewer.
-    assert [(r["role_name"], r["role_exists"], r["is_reviewer"]) for r in reviewers] == [
-        ("evalledger_demo_reviewer", True, True)]
+    # The demo's reviewers act as roles of their own, members of evalledger_reviewer.
+    assert sorted((r["role_name"], r["role_exists"], r["is_reviewer"]) for r in reviewers) == [
+        ("evalledger_demo_reviewer", True, True), ("evalledger_demo_you", True, True)]
     tuners = read_json(run_cli("tuner", "list", "--json", env=env), "suites/brain_eval", "tuners")["rows"]
     assert isinstance(tuners, list)
 

@@ -15,6 +15,8 @@ from . import store as brain_eval
 from .store import QUERIES
 
 DEMO_REVIEWER_ROLE = "evalledger_demo_reviewer"
+# The reviewer the person running the demo signs in as, in the browser or the terminal.
+YOUR_REVIEWER_ROLE = "evalledger_demo_you"
 DEMO_BRAIN = {"target_id": "AGT-902", "model": "anthropic:claude-sonnet-4-6", "version_label": "pipeline_brain_v3",
               "levers": ("add_pipeline_generation", "exec_sponsor_outreach", "expansion_offer", "rep_coaching",
                          "save_play")}
@@ -43,16 +45,46 @@ def views_path():
     return package_path("fixtures", "brain_views", package=__package__)
 
 
-def ensure_demo_reviewer(url: str) -> None:
-    """The demo reviewer: a login role of its own in evalledger_reviewer, registered as a reviewer."""
+def ensure_demo_reviewer(url: str, role: str = DEMO_REVIEWER_ROLE, name: str = "Demo reviewer",
+                         password: str | None = None) -> None:
+    """A demo reviewer: a login role of its own in evalledger_reviewer, registered as a reviewer;
+    with password, that is its password from now on (else a random one nobody needs)."""
     with db.transaction(None, url) as conn:
-        state = brain_eval.role_state(conn, DEMO_REVIEWER_ROLE)
+        state = brain_eval.role_state(conn, role)
         if not state.role_exists:
-            brain_eval.create_reviewer_role(conn, DEMO_REVIEWER_ROLE, secrets.token_urlsafe(24))
-        elif not state.is_reviewer:
-            brain_eval.grant_reviewer_role(conn, DEMO_REVIEWER_ROLE)
+            brain_eval.create_reviewer_role(conn, role, password or secrets.token_urlsafe(24))
+        else:
+            if not state.is_reviewer:
+                brain_eval.grant_reviewer_role(conn, role)
+            if password:
+                brain_eval.set_role_password(conn, role, password)
     with db.transaction("owner", url) as conn:
-        brain_eval.add_reviewer(conn, DEMO_REVIEWER_ROLE, "Demo reviewer")
+        brain_eval.add_reviewer(conn, role, name)
+
+
+def your_run(url: str, echo=print) -> None:
+    """A second demo run of the same brain, answered and drafted on, left open for the person
+    running the demo to review as YOUR_REVIEWER_ROLE (a fresh password each demo, printed)."""
+    from evalledger.judges.panel import parse_panel, resolve_modes, run_sync
+    from evalledger.judges.pricing import Budget
+
+    found = contracts.from_folder(views_path())
+    password = secrets.token_urlsafe(12)
+    ensure_demo_reviewer(url, YOUR_REVIEWER_ROLE, "You (demo)", password)
+    with db.transaction("runner", url) as conn:
+        brain = brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"])
+        planned = harness.plan(conn, brain, "v28-2026Q2", None, YOUR_REVIEWER_ROLE, "on_demand", found, "recorded")
+        run_id, resumed, answered = harness.start_or_resume(conn, planned)
+    judges = parse_panel(harness.DEFAULT_JUDGES)
+    budget = Budget(None)
+    run_sync(harness.execute(planned, run_id, answered, url=url, concurrency=8, timeout_s=60, max_retries=0,
+                             budget=budget, progress=None, resumed=resumed))
+    run_sync(harness.judge(run_id, judges, resolve_modes(judges, __package__, "recorded"), url=url, concurrency=8,
+                           timeout_s=60, max_retries=0, budget=budget, progress=None))
+    echo(f"your turn: run {run_id} ({len(planned.questions)} questions) waits for reviewer {YOUR_REVIEWER_ROLE}, "
+         f"password {password} (new each demo)")
+    echo(f"  in a browser: `evalledger serve`, open http://127.0.0.1:8765/ and sign in as {YOUR_REVIEWER_ROLE}")
+    echo(f"  in the terminal: `evalledger review {run_id} --as {YOUR_REVIEWER_ROLE}`")
 
 
 def brain_eval_demo(url: str, echo=print) -> brain_eval.Decision:

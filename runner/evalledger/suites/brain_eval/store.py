@@ -232,6 +232,12 @@ def create_reviewer_role(conn: psycopg.Connection, role: str, password: str) -> 
                                                                  password=sql.Literal(password)))
 
 
+def set_role_password(conn: psycopg.Connection, role: str, password: str) -> None:
+    """ALTER ROLE role LOGIN PASSWORD ... (needs CREATEROLE)."""
+    conn.execute(sql.SQL(QUERIES["set_role_password"]).format(role=sql.Identifier(role),
+                                                              password=sql.Literal(password)))
+
+
 def grant_reviewer_role(conn: psycopg.Connection, role: str) -> None:
     """GRANT evalledger_reviewer TO role (needs the right to grant it)."""
     conn.execute(sql.SQL(QUERIES["grant_reviewer_role"]).format(role=sql.Identifier(role)))

@@ -286,6 +286,10 @@ SELECT to_regrole(quote_ident(%(role)s)) IS NOT NULL AS role_exists,
 -- A reviewer's login role, in evalledger_reviewer from the start (composed: {role} an identifier, {password} a literal).
 CREATE ROLE {role} LOGIN PASSWORD {password} IN ROLE evalledger_reviewer;
 
+-- name: set_role_password
+-- A new password for a login role (composed: {role} an identifier, {password} a literal); the demo's own reviewer only.
+ALTER ROLE {role} LOGIN PASSWORD {password};
+
 -- name: grant_reviewer_role
 -- Make an existing role a reviewer (composed: {role} an identifier).
 GRANT evalledger_reviewer TO {role};
