@@ -358,3 +358,15 @@ def test_evalledger_serve_listens_on_localhost_and_logs_no_password(web, tmp_pat
     assert f"evalledger review on http://127.0.0.1:{port}/" in printed
     assert "GET /queue" in printed  # uvicorn's access log: paths only
     assert TEST_PASSWORD not in printed and "a-wrong-password" not in printed
+
+
+def test_an_expired_session_closes_its_connection_without_a_request(dsn, reviewers, serve, client, admin):
+    base = serve(idle_minutes=1 / 60)
+    reviewer = client(base)
+    assert reviewer.sign_in(REVIEWER_ROLE).status_code == 303
+    count = ("SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND datname = current_database()")
+    assert admin.execute(count, (REVIEWER_ROLE,)).fetchone()[0] == 1
+    deadline = time.monotonic() + 10
+    while admin.execute(count, (REVIEWER_ROLE,)).fetchone()[0] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert admin.execute(count, (REVIEWER_ROLE,)).fetchone()[0] == 0

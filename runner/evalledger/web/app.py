@@ -10,6 +10,7 @@ the package (no network needed).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -454,8 +455,17 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        yield
-        sessions.close_all()
+        async def sweep():  # expired sessions' connections close even when no request comes
+            while True:
+                await asyncio.sleep(min(60.0, sessions.idle_seconds))
+                await run_in_threadpool(sessions.get, None)
+
+        sweeper = asyncio.create_task(sweep())
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            sessions.close_all()
 
     app = Starlette(routes=[
         Route("/", home),
