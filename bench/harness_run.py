@@ -9,6 +9,11 @@ automatic scores), then 90 judge calls with each draft stored as it arrives. Fig
   phased s      ceil(30 / c) x latency + ceil(90 / c) x latency (the judges wait for the answers)
   ideal/wall    the issue's aim is >= 0.9
   db ms/q       time in the database per question: its answer stored, plus its three drafts
+and, per phase (brain, then judges), where its wall time goes:
+  calls s       inside run_calls (the provider calls, with each result stored as it arrives)
+  other s       the phase's own setup and teardown outside run_calls (connection, reading the
+                answers to judge, building requests)
+  tail ms       after the last call of the phase returned, until its results were stored
 It starts its own database (DATABASE_URL's server when set, else a throwaway embedded one) and
 runs the stand-in in a child process, so the wall time is the runner's alone.
 
@@ -67,6 +72,35 @@ class Timed:
         setattr(self.module, self.name, self.original)
 
 
+class TimedCalls:
+    """run_calls as harness uses it, timed: seconds inside it, and when its last call returned."""
+
+    def __init__(self) -> None:
+        self.original, self.seconds, self.tails = harness.run_calls, [], []
+
+        async def timed(requests, *, on_result=None, **kwargs):
+            last = [0.0]
+
+            async def noted(call):
+                last[0] = time.perf_counter()  # this result's call has returned
+                outcome = on_result(call)
+                if asyncio.iscoroutine(outcome):
+                    await outcome
+
+            start = time.perf_counter()
+            try:
+                return await self.original(requests, on_result=noted if on_result else None, **kwargs)
+            finally:
+                end = time.perf_counter()
+                self.seconds.append(end - start)
+                self.tails.append(end - last[0] if last[0] else 0.0)
+
+        harness.run_calls = timed
+
+    def restore(self) -> None:
+        harness.run_calls = self.original
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-ms", type=float, default=200)
@@ -93,7 +127,8 @@ def main() -> None:
             judges = parse_panel(harness.DEFAULT_JUDGES)
             modes = {j.spec: "live" for j in judges}
             print(f"30 questions x (1 brain + {len(judges)} judges), {args.latency_ms:.0f} ms stand-in latency")
-            print(f"{'concurrency':>11} {'wall s':>8} {'ideal s':>8} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}")
+            print(f"{'concurrency':>11} {'wall s':>8} {'ideal s':>8} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}"
+                  f"  brain: wall / calls / other s, tail ms   judges: wall / calls / other s, tail ms   load")
             # Warm-up: SDK imports, first connections and caches are not what the levels measure.
             with db.transaction("runner", dsn) as conn:
                 warm = harness.plan(conn, brain, catalog.DEMO_VERSION, ["EVAL-Q01", "EVAL-Q02"],
@@ -110,16 +145,23 @@ def main() -> None:
                     run_id, _, answered = harness.start_or_resume(conn, planned)
                 answers = Timed(harness, "store_answer")
                 drafts = Timed(harness, "store_suggestion")
+                calls_timed = TimedCalls()
                 try:
                     start = time.perf_counter()
                     outcome = asyncio.run(harness.execute(planned, run_id, answered, url=dsn, concurrency=level,
                                                           timeout_s=10, max_retries=0, budget=None))
+                    between = time.perf_counter()
                     judged = asyncio.run(harness.judge(run_id, judges, modes, url=dsn, concurrency=level,
                                                        timeout_s=10, max_retries=0, budget=None))
                     wall = time.perf_counter() - start
                 finally:
                     answers.restore()
                     drafts.restore()
+                    calls_timed.restore()
+                phases = []
+                for phase_wall, calls_s, tail_s in zip((between - start, start + wall - between),
+                                                       calls_timed.seconds, calls_timed.tails):
+                    phases.append(f"{phase_wall:>5.2f} / {calls_s:.2f} / {phase_wall - calls_s:.2f}, {tail_s * 1000:>4.0f}")
                 questions = len(planned.questions)
                 calls = outcome.asked + judged.asked
                 ideal = calls / level * latency
@@ -127,7 +169,9 @@ def main() -> None:
                 db_ms = (answers.seconds + drafts.seconds) * 1000 / questions
                 failed = len(outcome.failed) + judged.failed
                 note = f"  ({failed} failed)" if failed else ""
-                print(f"{level:>11} {wall:>8.2f} {ideal:>8.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}{note}")
+                load = Path("/proc/loadavg").read_text().split()[0]
+                print(f"{level:>11} {wall:>8.2f} {ideal:>8.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}"
+                      f"  {phases[0]:>27}   {phases[1]:>28}   {load}{note}")
     finally:
         parent_conn.send("stop")
         child.join(5)
