@@ -62,26 +62,53 @@ def ensure_demo_reviewer(url: str, role: str = DEMO_REVIEWER_ROLE, name: str = "
         brain_eval.add_reviewer(conn, role, name)
 
 
-def your_run(url: str, echo=print) -> None:
-    """A second demo run of the same brain, answered and drafted on, left open for the person
-    running the demo to review as YOUR_REVIEWER_ROLE (a fresh password each demo, printed)."""
+def register_demo(url: str) -> None:
+    """The demo catalog and brain version, as the owner registers them (once)."""
+    with db.transaction("owner", url) as conn:
+        catalog.load(conn, catalog.check_file(catalog.demo_catalog_path()), catalog.demo_catalog_path().name)
+        brains.add(conn, system_prompt=read_user_text(prompt_path(), "prompt file"), **DEMO_BRAIN)
+
+
+def open_demo_run(url: str, reviewer_role: str, trigger: str = "quarterly"):
+    """The demo brain's harness run over the demo catalog for reviewer_role (a registered reviewer),
+    answered by the recorded brain and drafted on by the recorded judges: the open one an
+    identical earlier call started, or a new one. (run id, judge drafts asked now)."""
     from evalledger.judges.panel import parse_panel, resolve_modes, run_sync
     from evalledger.judges.pricing import Budget
 
     found = contracts.from_folder(views_path())
-    password = secrets.token_urlsafe(12)
-    ensure_demo_reviewer(url, YOUR_REVIEWER_ROLE, "You (demo)", password)
     with db.transaction("runner", url) as conn:
         brain = brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"])
-        planned = harness.plan(conn, brain, "v28-2026Q2", None, YOUR_REVIEWER_ROLE, "on_demand", found, "recorded")
+        planned = harness.plan(conn, brain, "v28-2026Q2", None, reviewer_role, trigger, found, "recorded")
         run_id, resumed, answered = harness.start_or_resume(conn, planned)
     judges = parse_panel(harness.DEFAULT_JUDGES)
     budget = Budget(None)
     run_sync(harness.execute(planned, run_id, answered, url=url, concurrency=8, timeout_s=60, max_retries=0,
                              budget=budget, progress=None, resumed=resumed))
-    run_sync(harness.judge(run_id, judges, resolve_modes(judges, __package__, "recorded"), url=url, concurrency=8,
-                           timeout_s=60, max_retries=0, budget=budget, progress=None))
-    echo(f"your turn: run {run_id} ({len(planned.questions)} questions) waits for reviewer {YOUR_REVIEWER_ROLE}, "
+    judged = run_sync(harness.judge(run_id, judges, resolve_modes(judges, __package__, "recorded"), url=url,
+                                    concurrency=8, timeout_s=60, max_retries=0, budget=budget, progress=None))
+    return run_id, judged.asked
+
+
+def review_and_complete(url: str, run_id, reviewer_role: str = DEMO_REVIEWER_ROLE) -> brain_eval.Decision:
+    """The scripted demo reviewer's numbers entered as reviewer_role through `review score --from`'s
+    path, its sign-off, then the runner's completion: the database's decision."""
+    scored = reviewing.read_scores(review_path())
+    with db.transaction(None, url) as conn:
+        db.set_local_role(conn, reviewer_role)
+        reviewing.apply_scores(conn, run_id, review_path(), scored)
+        brain_eval.sign_off_run(conn, run_id, DEMO_HOURS, DEMO_NOTES)
+    with db.transaction("runner", url) as conn:
+        return brain_eval.complete_run(conn, run_id)
+
+
+def your_run(url: str, echo=print) -> None:
+    """A second demo run of the same brain, left open for the person running the demo to review as
+    YOUR_REVIEWER_ROLE (a fresh password each demo, printed)."""
+    password = secrets.token_urlsafe(12)
+    ensure_demo_reviewer(url, YOUR_REVIEWER_ROLE, "You (demo)", password)
+    run_id, _ = open_demo_run(url, YOUR_REVIEWER_ROLE, "on_demand")
+    echo(f"your turn: run {run_id} (30 questions) waits for reviewer {YOUR_REVIEWER_ROLE}, "
          f"password {password} (new each demo)")
     echo(f"  in a browser: `evalledger serve`, open http://127.0.0.1:8765/ and sign in as {YOUR_REVIEWER_ROLE}")
     echo(f"  in the terminal: `evalledger review {run_id} --as {YOUR_REVIEWER_ROLE}`")
@@ -89,35 +116,19 @@ def your_run(url: str, echo=print) -> None:
 
 def brain_eval_demo(url: str, echo=print) -> brain_eval.Decision:
     """Run (or, after an earlier demo, read back) the demo harness run and return its decision."""
-    from evalledger.judges.panel import parse_panel, resolve_modes, run_sync
-    from evalledger.judges.pricing import Budget
-
     ensure_demo_reviewer(url)
-    with db.transaction("owner", url) as conn:
-        catalog.load(conn, catalog.check_file(catalog.demo_catalog_path()), catalog.demo_catalog_path().name)
-        brains.add(conn, system_prompt=read_user_text(prompt_path(), "prompt file"), **DEMO_BRAIN)
-    found = contracts.from_folder(views_path())
+    register_demo(url)
     with db.transaction("runner", url) as conn:
-        brain = brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"])
-        planned = harness.plan(conn, brain, "v28-2026Q2", None, DEMO_REVIEWER_ROLE, "quarterly", found, "recorded")
+        reviewer_id = brain_eval.reviewer_id(conn, DEMO_REVIEWER_ROLE)
+        version_id = conn.execute(QUERIES["brain_version_id"], {
+            "target_id": DEMO_BRAIN["target_id"],
+            "version": brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"]).version}).fetchone()[0]
         done = conn.execute(QUERIES["completed_harness_run"], {
-            "brain_version_id": planned.brain_version_id, "reviewer_user_id": planned.reviewer_id}).fetchone()
+            "brain_version_id": version_id, "reviewer_user_id": reviewer_id}).fetchone()
         if done:
             echo(f"run {done[0]} was completed by an earlier demo; reading it back")
             return brain_eval.read_decision(conn, done[0])
-        run_id, resumed, answered = harness.start_or_resume(conn, planned)
-    judges = parse_panel(harness.DEFAULT_JUDGES)
-    budget = Budget(None)
-    outcome = run_sync(harness.execute(planned, run_id, answered, url=url, concurrency=8, timeout_s=60,
-                                       max_retries=0, budget=budget, progress=None, resumed=resumed))
-    judged = run_sync(harness.judge(run_id, judges, resolve_modes(judges, __package__, "recorded"), url=url,
-                                    concurrency=8, timeout_s=60, max_retries=0, budget=budget, progress=None))
-    echo(f"run {run_id}: {outcome.answered_total or len(planned.questions)} answers from the recorded brain, "
-         f"{judged.asked} judge drafts; the demo reviewer scores from fixtures/{review_path().name}")
-    scored = reviewing.read_scores(review_path())
-    with db.transaction(None, url) as conn:
-        db.set_local_role(conn, DEMO_REVIEWER_ROLE)
-        reviewing.apply_scores(conn, run_id, review_path(), scored)
-        brain_eval.sign_off_run(conn, run_id, DEMO_HOURS, DEMO_NOTES)
-    with db.transaction("runner", url) as conn:
-        return brain_eval.complete_run(conn, run_id)
+    run_id, drafts = open_demo_run(url, DEMO_REVIEWER_ROLE)
+    echo(f"run {run_id}: 30 answers from the recorded brain, {drafts} judge drafts; "
+         f"the demo reviewer scores from fixtures/{review_path().name}")
+    return review_and_complete(url, run_id)
