@@ -559,6 +559,8 @@ CREATE TABLE eval_capture_failures (
 CREATE INDEX brain_eval_log_brain_started_idx ON brain_eval_log (brain_under_test, started_at DESC);
 CREATE INDEX brain_eval_log_decision_started_idx ON brain_eval_log (decision, started_at DESC);
 CREATE INDEX brain_eval_log_system_prompt_hash_idx ON brain_eval_log (system_prompt_hash);
+-- A reviewer's policies look up its own runs (hot ones): one index range, not a scan of every run.
+CREATE INDEX brain_eval_log_reviewer_idx ON brain_eval_log (reviewer_user_id, created_at);
 CREATE INDEX brain_eval_question_score_question_created_idx ON brain_eval_question_score (question_id, created_at DESC);
 CREATE INDEX brain_eval_question_score_run_idx ON brain_eval_question_score (eval_run_id);
 CREATE INDEX brain_eval_question_score_stale_fixture_idx ON brain_eval_question_score (uses_stale_fixture, staleness_correctly_recognized);
@@ -629,6 +631,7 @@ REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v1() FROM 
 \ir ../suites/brain_eval/sql/lock_run_v1.sql
 \ir ../suites/brain_eval/sql/question_needs_v1.sql
 \ir ../suites/brain_eval/sql/question_passes_v1.sql
+\ir ../suites/brain_eval/sql/brain_eval_question_policy_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_question_score_write_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_review_trail_v1.sql
 \ir ../suites/brain_eval/sql/brain_eval_review_entry_admit_v1.sql
@@ -797,7 +800,7 @@ GRANT SELECT ON reviewer TO evalledger_runner;
 -- A reviewer sees its own runs, their question rows and the analyses behind them, and scores
 -- the reviewer-scored fields of those question rows.
 CREATE POLICY brain_eval_log_reviewer ON brain_eval_log FOR SELECT TO evalledger_reviewer
-    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 CREATE POLICY brain_eval_question_score_reviewer ON brain_eval_question_score TO evalledger_reviewer
     USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id))
     WITH CHECK (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id));
@@ -810,9 +813,9 @@ GRANT UPDATE (hallucinations_detected, total_claims, staleness_correctly_recogni
     ON brain_eval_question_score TO evalledger_reviewer;
 -- The reviewer reads the trail of its own entries and signs off its own runs (hours, notes).
 CREATE POLICY brain_eval_review_entry_reviewer ON brain_eval_review_entry FOR SELECT TO evalledger_reviewer
-    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 CREATE POLICY brain_eval_run_review_reviewer ON brain_eval_run_review TO evalledger_reviewer
-    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user)) WITH CHECK (true);
+    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user))) WITH CHECK (true);
 GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_reviewer;
 -- Table-wide INSERT: every column but the run, hours and notes is the admit trigger's.
 GRANT INSERT ON brain_eval_run_review TO evalledger_reviewer;
@@ -820,7 +823,7 @@ GRANT INSERT ON brain_eval_run_review TO evalledger_reviewer;
 -- the owner role inserts into them.
 REVOKE INSERT ON brain_eval_review_entry, brain_eval_suggestion_shown FROM evalledger_owner;
 CREATE POLICY brain_eval_suggestion_shown_reviewer ON brain_eval_suggestion_shown FOR SELECT TO evalledger_reviewer
-    USING (reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 GRANT SELECT ON brain_eval_suggestion_shown TO evalledger_reviewer;
 
 -- RevOps reads the hot tier (hot_tier_v1); auditors read everything the ledger retains.
@@ -916,6 +919,7 @@ GRANT SELECT ON eval_candidates, eval_capture_failures TO evalledger_revops, eva
 -- receipt, the capture partitions ahead, and the export with the readers.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_needs_v1(brain_eval_question_score, jsonb, text),
+    brain_eval_question_policy_v1(uuid, text),
     question_passes_v1(brain_eval_question_score, jsonb, text, jsonb),
     refuse_supplied_v1(text, jsonb), changed_columns_v1(jsonb, jsonb, text[])
     TO evalledger_runner, evalledger_reviewer;

@@ -217,7 +217,7 @@ ALTER POLICY brain_eval_log_runner ON brain_eval_log
     USING (created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
 ALTER POLICY brain_eval_log_reviewer ON brain_eval_log
     USING (created_at >= now() - evalledger.hot_tier_v1()
-           AND reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 ALTER POLICY brain_eval_log_revops ON brain_eval_log USING (created_at >= now() - evalledger.hot_tier_v1());
 
 ALTER POLICY brain_eval_question_score_runner ON brain_eval_question_score
@@ -242,13 +242,13 @@ ALTER POLICY brain_analysis_log_revops ON brain_analysis_log USING (created_at >
 
 ALTER POLICY brain_eval_review_entry_reviewer ON brain_eval_review_entry
     USING (run_created_at >= now() - evalledger.hot_tier_v1()
-           AND reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 ALTER POLICY brain_eval_suggestion_shown_reviewer ON brain_eval_suggestion_shown
     USING (run_created_at >= now() - evalledger.hot_tier_v1()
-           AND reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 ALTER POLICY brain_eval_run_review_reviewer ON brain_eval_run_review
     USING (run_created_at >= now() - evalledger.hot_tier_v1()
-           AND reviewer_user_id = evalledger.reviewer_id_of_v1(current_user));
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 
 -- The harness records: the readers' one policy becomes the reviewer's, and RevOps and auditors
 -- get their own.

@@ -8,8 +8,7 @@ CREATE FUNCTION evalledger.brain_eval_question_score_write_v1() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     run evalledger.brain_eval_log;
-    policy jsonb;
-    criteria jsonb;
+    judged_by jsonb;
     analysis evalledger.brain_analysis_log;
     changed text;
     supplied text;
@@ -26,17 +25,18 @@ BEGIN
         RAISE EXCEPTION 'evalledger: run % is complete: its question rows are final', run.eval_run_id
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
 
     IF TG_OP = 'INSERT' THEN
         PERFORM evalledger.refuse_supplied_v1('brain_eval_question_score',
                                    jsonb_build_object('question_passed', NEW.question_passed));
-        SELECT string_agg(f, ', ' ORDER BY o) INTO supplied
-          FROM unnest(ARRAY['hallucinations_detected', 'total_claims', 'staleness_correctly_recognized',
-                            'diagnosis_accuracy_score', 'narrative_coherence_rating', 'reviewer_comments'])
-               WITH ORDINALITY AS x(f, o)
-         WHERE to_jsonb(NEW) -> f <> 'null'::jsonb;
-        IF supplied IS NOT NULL THEN
+        supplied := concat_ws(', ',
+            CASE WHEN NEW.hallucinations_detected IS NOT NULL THEN 'hallucinations_detected' END,
+            CASE WHEN NEW.total_claims IS NOT NULL THEN 'total_claims' END,
+            CASE WHEN NEW.staleness_correctly_recognized IS NOT NULL THEN 'staleness_correctly_recognized' END,
+            CASE WHEN NEW.diagnosis_accuracy_score IS NOT NULL THEN 'diagnosis_accuracy_score' END,
+            CASE WHEN NEW.narrative_coherence_rating IS NOT NULL THEN 'narrative_coherence_rating' END,
+            CASE WHEN NEW.reviewer_comments IS NOT NULL THEN 'reviewer_comments' END);
+        IF supplied <> '' THEN
             RAISE EXCEPTION 'evalledger: brain_eval_question_score.% is the reviewer''s to enter, not the runner''s', supplied
                 USING ERRCODE = 'insufficient_privilege',
                       HINT = 'insert the question row without it; the run''s reviewer enters it (evalledger review score)';
@@ -83,15 +83,12 @@ BEGIN
         END IF;
     END IF;
 
-    SELECT c.pass_criteria || jsonb_build_object('answer_broke_contract', a.contract_error IS NOT NULL)
-      INTO criteria
-      FROM evalledger.brain_eval_harness_run h
-      JOIN evalledger.brain_eval_catalog_question c
-        ON c.catalog_version = h.catalog_version AND c.question_id = NEW.question_id
-      LEFT JOIN evalledger.brain_eval_harness_answer a
-        ON a.eval_run_id = h.eval_run_id AND a.question_id = NEW.question_id
-     WHERE h.eval_run_id = NEW.eval_run_id;
-    NEW.question_passed := evalledger.question_passes_v1(NEW, policy, run.brain_under_test, criteria);
+    -- At INSERT the reviewer's fields are all missing, so nothing is decided yet.
+    IF TG_OP = 'UPDATE' THEN
+        judged_by := evalledger.brain_eval_question_policy_v1(NEW.eval_run_id, NEW.question_id);
+        NEW.question_passed := evalledger.question_passes_v1(NEW, judged_by -> 'policy', run.brain_under_test,
+                                                             judged_by -> 'criteria');
+    END IF;
     RETURN NEW;
 END;
 $$;

@@ -5,7 +5,7 @@
 CREATE FUNCTION evalledger.question_passes_v1(
     q evalledger.brain_eval_question_score, policy jsonb, brain text, criteria jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
-    WITH p AS (SELECT (policy -> 'question_pass') || coalesce(criteria, '{}') AS c)
+    WITH p AS (SELECT (policy -> 'question_pass') || coalesce(nullif(criteria, 'null'::jsonb), '{}') AS c)
     SELECT CASE
              WHEN cardinality(evalledger.question_needs_v1(q, policy, brain)) > 0 THEN NULL
              ELSE NOT coalesce((c ->> 'answer_broke_contract')::boolean, false)
