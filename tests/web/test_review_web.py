@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, TEST_PASSWORD
@@ -32,10 +32,18 @@ def sign_in(driver, base: str, login: str = REVIEWER_ROLE, password: str = TEST_
 
 
 def submitting(driver, action) -> None:
-    """Do action (a click, a key) and wait until the page it submits to has loaded."""
-    old = driver.find_element(By.TAG_NAME, "html")
+    """Do action (a click, a key) and wait until the page it leads to has loaded: the old page's
+    marker is gone and the new document is complete (a check that lands mid-navigation retries)."""
+    driver.execute_script("window.__old_page = true;")
     action()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(old))
+
+    def loaded(d) -> bool:
+        try:
+            return d.execute_script("return !window.__old_page && document.readyState === 'complete';")
+        except WebDriverException:
+            return False
+
+    WebDriverWait(driver, 10).until(loaded)
 
 
 def click(driver, selector: str) -> None:
