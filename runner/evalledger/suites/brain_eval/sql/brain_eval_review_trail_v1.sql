@@ -8,16 +8,25 @@ BEGIN
     INSERT INTO evalledger.brain_eval_review_entry
            (eval_run_id, question_id, field, value, reviewer_user_id, acting_role, entered_by, suggestions_shown,
             run_created_at)
-    SELECT NEW.eval_run_id, NEW.question_id, f, to_jsonb(NEW) -> f, l.reviewer_user_id, evalledger.caller_v1(),
+    SELECT NEW.eval_run_id, NEW.question_id, f.field, f.value, l.reviewer_user_id, evalledger.caller_v1(),
            session_user, EXISTS (SELECT 1 FROM evalledger.brain_eval_suggestion_shown s
                                   WHERE s.eval_run_id = NEW.eval_run_id AND s.question_id = NEW.question_id),
            NEW.run_created_at
-      FROM unnest(ARRAY['hallucinations_detected', 'total_claims', 'staleness_correctly_recognized',
-                        'diagnosis_accuracy_score', 'narrative_coherence_rating', 'reviewer_comments'])
-           WITH ORDINALITY AS x(f, o)
+      FROM (VALUES
+              (1, 'hallucinations_detected', to_jsonb(NEW.hallucinations_detected),
+               NEW.hallucinations_detected IS DISTINCT FROM OLD.hallucinations_detected),
+              (2, 'total_claims', to_jsonb(NEW.total_claims), NEW.total_claims IS DISTINCT FROM OLD.total_claims),
+              (3, 'staleness_correctly_recognized', to_jsonb(NEW.staleness_correctly_recognized),
+               NEW.staleness_correctly_recognized IS DISTINCT FROM OLD.staleness_correctly_recognized),
+              (4, 'diagnosis_accuracy_score', to_jsonb(NEW.diagnosis_accuracy_score),
+               NEW.diagnosis_accuracy_score IS DISTINCT FROM OLD.diagnosis_accuracy_score),
+              (5, 'narrative_coherence_rating', to_jsonb(NEW.narrative_coherence_rating),
+               NEW.narrative_coherence_rating IS DISTINCT FROM OLD.narrative_coherence_rating),
+              (6, 'reviewer_comments', to_jsonb(NEW.reviewer_comments),
+               NEW.reviewer_comments IS DISTINCT FROM OLD.reviewer_comments)) AS f(n, field, value, changed)
       JOIN evalledger.brain_eval_log l ON l.eval_run_id = NEW.eval_run_id
-     WHERE to_jsonb(NEW) -> f IS DISTINCT FROM to_jsonb(OLD) -> f
-     ORDER BY o;
+     WHERE f.changed
+     ORDER BY f.n;
     RETURN NULL;
 END;
 $$;
