@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from evalledger.core import db, scratch  # noqa: E402
 from evalledger.suites.brain_eval import store  # noqa: E402
 from evalledger.web.app import create_app  # noqa: E402
-from tests.web import runs  # noqa: E402
+from evalledger.suites.brain_eval.demo import open_demo_run, register_demo  # noqa: E402
 from tests.web.conftest import Served  # noqa: E402
 
 AIM_MS = 50
@@ -57,7 +57,8 @@ def main() -> None:
         try:
             with db.transaction("owner", dsn) as conn:
                 store.add_reviewer(conn, role, "Bench reviewer")
-            run_id = runs.open_run(dsn, role)
+            register_demo(dsn)
+            run_id, _ = open_demo_run(dsn, role)
             served = Served(create_app(dsn))
             try:
                 print(f"review web app: {served.base}, one open 30-question harness run, {args.repeat} requests a page")

@@ -17,7 +17,7 @@ import uvicorn
 
 from evalledger.web.app import create_app
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, TEST_PASSWORD, ensure_login_role
-from tests.web import runs
+from evalledger.suites.brain_eval.demo import open_demo_run, register_demo, review_and_complete
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -82,9 +82,10 @@ def serve(dsn):
 def web(dsn, admin, reviewers, serve) -> Web:
     """The app with reviewer A's open and completed runs and reviewer B's open run."""
     ensure_login_role(admin, AUDITOR_ROLE, "evalledger_auditor")
-    completed = runs.open_run(dsn, REVIEWER_ROLE)
-    runs.complete(dsn, completed, REVIEWER_ROLE)
-    return Web(serve(), dsn, runs.open_run(dsn, REVIEWER_ROLE), completed, runs.open_run(dsn, OTHER_REVIEWER_ROLE))
+    register_demo(dsn)
+    completed, _ = open_demo_run(dsn, REVIEWER_ROLE)
+    review_and_complete(dsn, completed, REVIEWER_ROLE)
+    return Web(serve(), dsn, open_demo_run(dsn, REVIEWER_ROLE)[0], completed, open_demo_run(dsn, OTHER_REVIEWER_ROLE)[0])
 
 
 def question_rows(admin, run_id) -> list[tuple]:

@@ -195,7 +195,7 @@ def check_form(form: dict[str, str], asks_staleness: bool, asks_diagnosis: bool)
                 problems[name] = "required"
             continue
         try:
-            values[name] = reviewing._value(name, raw, LABELS[name])
+            values[name] = reviewing.checked_value(name, raw, LABELS[name])
         except EvalledgerError as exc:
             problems[name] = str(exc).split(": ", 2)[-1]
     found, claims = values.get("hallucinations_detected"), values.get("total_claims")

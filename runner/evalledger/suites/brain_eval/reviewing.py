@@ -33,8 +33,8 @@ class Scored:
     fields: dict
 
 
-def _value(field: str, raw, where: str):
-    """raw (from JSON or CSV text) as the field's value, or an EvalledgerError naming where."""
+def checked_value(field: str, raw, where: str):
+    """raw (from JSON, CSV or a form) as the field's value, or an EvalledgerError naming where."""
     if raw is None or raw == "":
         return None
     kind = FIELDS[field]
@@ -84,7 +84,7 @@ def _row(path: Path, line: int, values: dict, seen: dict) -> Scored:
         if name not in FIELDS:
             raise EvalledgerError(f"{where}: {question}: unknown field {name!r} (a reviewer enters "
                                   f"{', '.join(FIELDS)})")
-        value = _value(name, raw, f"{where}: {question}")
+        value = checked_value(name, raw, f"{where}: {question}")
         if value is not None:
             fields[name] = value
     if not fields:
