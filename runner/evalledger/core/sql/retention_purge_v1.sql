@@ -20,6 +20,7 @@ DECLARE
     snapshots bigint[];
     part record;
     n bigint;
+    purged text;
 BEGIN
     -- No hold is placed or released while the purge decides and deletes.
     LOCK TABLE evalledger.legal_hold, evalledger.legal_hold_release IN SHARE MODE;
@@ -30,34 +31,16 @@ BEGIN
       FROM evalledger.brain_eval_log l
      WHERE l.created_at < horizon
        AND NOT evalledger.retention_held_v1(l.created_at, l.brain_under_test, l.eval_run_id);
-    WITH gone AS (DELETE FROM evalledger.brain_eval_judge_suggestion t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_judge_suggestion', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_harness_answer t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_harness_answer', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_review_entry t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_review_entry', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_suggestion_shown t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_suggestion_shown', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_run_review t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_run_review', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_question_score t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_question_score', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_harness_run t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_harness_run', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    -- Released holds of those runs go with them (their releases by ON DELETE CASCADE).
-    WITH gone AS (DELETE FROM evalledger.legal_hold t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'legal_hold', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
-    WITH gone AS (DELETE FROM evalledger.brain_eval_log t WHERE t.eval_run_id = ANY (runs) RETURNING t.eval_run_id)
-    INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id)
-    SELECT 'brain_eval_log', count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id;
+    -- In foreign-key order; released holds of those runs go with them (their releases by ON DELETE
+    -- CASCADE). Each table's rows, counted per run, into the log.
+    FOREACH purged IN ARRAY ARRAY['brain_eval_judge_suggestion', 'brain_eval_harness_answer', 'brain_eval_review_entry',
+                                  'brain_eval_suggestion_shown', 'brain_eval_run_review', 'brain_eval_question_score',
+                                  'brain_eval_harness_run', 'legal_hold', 'brain_eval_log'] LOOP
+        EXECUTE format('WITH gone AS (DELETE FROM evalledger.%I t WHERE t.eval_run_id = ANY ($1) RETURNING t.eval_run_id) '
+                       'INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id) '
+                       'SELECT %L, count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id', purged, purged)
+            USING runs;
+    END LOOP;
 
     -- Analyses (production and eval) and imports that nothing references any more.
     WITH gone AS (
