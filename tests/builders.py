@@ -7,6 +7,7 @@ import hashlib
 from datetime import datetime, timedelta, timezone
 
 import psycopg
+import psycopg.types.json
 
 from evalledger.suites.brain_eval import brains
 from evalledger.suites.brain_eval import store as brain_eval
@@ -157,3 +158,28 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
     if review:
         review_run(review_conn or conn, reviewer_user_id, run_id, scores, hours, notes)
     return brain_eval.complete_run(conn, run_id, completed_at) if complete else run_id
+
+
+# What a harness run records of the views it hashed; the tests' runs need no real views.
+HARNESS_CONTRACTS = {"brain_view_contracts_hash": "c" * 64, "canonical_form": "canon-v1", "source": "folder x",
+                     "views": [{"name": "v", "sha256": "d" * 64}]}
+
+
+def open_harness_run(owner, runner, reviewer_id, questions, brain="AGT-901", prompt="You are the test brain.\n",
+                     levers=()):
+    """An open, live harness run of brain (its version of prompt and levers registered by the owner)
+    over questions of the loaded demo catalog v28-2026Q2, as `run brain-eval` starts one;
+    (run id, brain version)."""
+    version, _ = brains.add(owner, brain, "anthropic:claude-sonnet-4-6", prompt, None, list(levers))
+    version_id = owner.execute("SELECT brain_version_id FROM evalledger.brain_version "
+                               "WHERE target_id = %s AND system_prompt_hash = %s AND levers = %s",
+                               (brain, version.system_prompt_hash, list(levers))).fetchone()[0]
+    run_id = brain_eval.start_run(runner, run_trigger="on_demand", brain_under_test=brain, model_id=version.model_id,
+                                  system_prompt_hash=version.system_prompt_hash,
+                                  brain_view_contracts_hash=HARNESS_CONTRACTS["brain_view_contracts_hash"],
+                                  question_catalog_version="v28-2026Q2", question_count=len(questions),
+                                  reviewer_user_id=reviewer_id)
+    runner.execute("INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
+                   "question_ids, contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')",
+                   (run_id, version_id, list(questions), psycopg.types.json.Jsonb(HARNESS_CONTRACTS)))
+    return run_id, version

@@ -537,15 +537,9 @@ CLEAN = {"hallucinations_detected": 0, "total_claims": 4, "narrative_coherence_r
 
 def whole_run(owner, runner, reviewer_id, questions=("EVAL-Q01", *STALE)):
     """An open AGT-901 harness run over questions (default: EVAL-Q01 and every stale-fixture question)."""
-    version, _ = brains.add(owner, "AGT-901", "anthropic:claude-sonnet-4-6", PROMPT, None, [])
-    version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = 'AGT-901'").fetchone()[0]
-    run_id = store.start_run(runner, run_trigger="on_demand", brain_under_test="AGT-901", model_id=version.model_id,
-                             system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
-                             question_catalog_version="v28-2026Q2", question_count=len(questions),
-                             reviewer_user_id=reviewer_id)
-    runner.execute("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
-                   "question_ids, contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')",
-                   (run_id, version_id, list(questions), Jsonb(CONTRACTS)))
+    from tests.builders import open_harness_run
+
+    run_id, version = open_harness_run(owner, runner, reviewer_id, questions, "AGT-901", PROMPT)
     return run_id, {"AGT-901": (run_id, version)}
 
 

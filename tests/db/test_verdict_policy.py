@@ -19,8 +19,8 @@ from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import brains, catalog
 from evalledger.suites.brain_eval import store
-from tests.builders import (REVIEWER_FIELDS, SHA_B, as_owner, question, register_prompt, review_run, run_fields,
-                            start_run)
+from tests.builders import (REVIEWER_FIELDS, SHA_B, as_owner, open_harness_run, question, register_prompt,
+                            review_run, run_fields, start_run)
 from tests import conftest
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
@@ -112,26 +112,13 @@ CATALOG = {q["id"]: q for q in DEMO["questions"]}
 STALE = [q["id"] for q in DEMO["questions"] if q["uses_stale_fixture"]]
 DIAGNOSIS_TYPES = {"plan_diagnosis", "coverage_gap", "play_retrospective", "forecast_bias", "churn_diagnosis"}
 PROMPT = "You are the verdict-policy test brain. Cite every number with its source id.\n"
-CONTRACTS = {"brain_view_contracts_hash": "c" * 64, "canonical_form": "canon-v1", "source": "folder x",
-             "views": [{"name": "v", "sha256": "d" * 64}]}
 
 
 def harness_run(owner, runner, reviewer_id, questions, brain="AGT-901"):
     """An open, live harness run of brain over the demo catalog's questions; (run id, version)."""
     catalog.load(owner, DEMO, "catalog_v28-2026Q2.json")
-    version, _ = brains.add(owner, brain, "anthropic:claude-sonnet-4-6", PROMPT, None,
+    return open_harness_run(owner, runner, reviewer_id, questions, brain, PROMPT,
                             ["rep_coaching"] if brain == "AGT-902" else [])
-    version_id = owner.execute("SELECT brain_version_id FROM evalledger.brain_version "
-                               "WHERE target_id = %s AND system_prompt_hash = %s",
-                               (brain, version.system_prompt_hash)).fetchone()[0]
-    run_id = store.start_run(runner, run_trigger="on_demand", brain_under_test=brain, model_id=version.model_id,
-                             system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
-                             question_catalog_version="v28-2026Q2", question_count=len(questions),
-                             reviewer_user_id=reviewer_id)
-    runner.execute("INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
-                   "question_ids, contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')",
-                   (run_id, version_id, list(questions), Jsonb(CONTRACTS)))
-    return run_id, version
 
 
 def claims_for(question_id, cited, uncited=0):
