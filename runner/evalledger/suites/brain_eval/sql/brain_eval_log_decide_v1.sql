@@ -20,12 +20,12 @@ BEGIN
         missing := missing || format('question_count is %s but %s questions are recorded', NEW.question_count, scored);
     END IF;
     missing := missing || ARRAY(
-        SELECT format('%s: %s', q.question_id,
-                      array_to_string(evalledger.question_needs_v1(q, policy, NEW.brain_under_test), ', '))
-          FROM evalledger.brain_eval_question_score q
-         WHERE q.eval_run_id = NEW.eval_run_id
-           AND cardinality(evalledger.question_needs_v1(q, policy, NEW.brain_under_test)) > 0
-         ORDER BY q.question_id);
+        SELECT format('%s: %s', n.question_id, array_to_string(n.needs, ', '))
+          FROM (SELECT q.question_id, evalledger.question_needs_v1(q, policy, NEW.brain_under_test) AS needs
+                  FROM evalledger.brain_eval_question_score q
+                 WHERE q.eval_run_id = NEW.eval_run_id) n
+         WHERE cardinality(n.needs) > 0
+         ORDER BY n.question_id);
     SELECT string_agg(c.question_id, ', ' ORDER BY c.position) INTO stale_missing
       FROM evalledger.brain_eval_catalog_question c
      WHERE c.catalog_version = NEW.question_catalog_version AND c.uses_stale_fixture
