@@ -35,6 +35,8 @@ legal_hold                  -       -         -       S        -
 brain_eval_review_entry     -       S         S       S        -
 brain_eval_run_review       -       SI        S       S        -
 brain_eval_import           -       -         -       S        -
+brain_eval_suggestion_shown -       S         S       S        -
+retention_purge_log         -       -         -       S        -
 """
 UPDATE_COLUMNS = {
     ("runner", "brain_eval_log"): {"completed_at"},
@@ -89,7 +91,7 @@ def test_matrix_covers_every_table_and_role(admin):
         "AND NOT relispartition")}
     ledger = {"target", "rubric", "reviewer", "prompt_tuner", "brain_analysis_log", "brain_eval_log",
               "brain_eval_question_score", "legal_hold", "brain_eval_review_entry", "brain_eval_run_review",
-              "brain_eval_import"}
+              "brain_eval_import", "brain_eval_suggestion_shown", "retention_purge_log"}
     assert set(TABLES) == ledger and ledger <= tables
     assert set(ROLES) == {role for role, _ in EXPECTED}
 

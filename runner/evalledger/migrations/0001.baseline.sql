@@ -841,6 +841,8 @@ CREATE POLICY brain_eval_review_entry_revops ON brain_eval_review_entry FOR SELE
     USING (run_created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY brain_eval_run_review_revops ON brain_eval_run_review FOR SELECT TO evalledger_revops
     USING (run_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_suggestion_shown_revops ON brain_eval_suggestion_shown FOR SELECT TO evalledger_revops
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY brain_eval_review_entry_auditor ON brain_eval_review_entry FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_eval_run_review_auditor ON brain_eval_run_review FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_eval_import_auditor ON brain_eval_import FOR SELECT TO evalledger_auditor USING (true);
@@ -850,6 +852,7 @@ CREATE POLICY legal_hold_release_auditor ON legal_hold_release FOR SELECT TO eva
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_revops, evalledger_auditor;
 GRANT SELECT ON legal_hold, legal_hold_release, brain_eval_import, brain_eval_suggestion_shown TO evalledger_auditor;
 GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_revops, evalledger_auditor;
+GRANT SELECT ON brain_eval_suggestion_shown TO evalledger_revops;
 
 -- Readers. RevOps (hot tier) and auditors (everything) read the dashboards; each sees what its
 -- own policies let it see. Reviewers and the runner already read the tables they need, and a
