@@ -795,6 +795,8 @@ def test_doctor_names_the_roles_the_connecting_user_cannot_act_as(dsn, admin, ne
     assert (f"fail  memberships: {new_role} cannot act as evalledger_auditor, evalledger_revops, evalledger_runner, "
             f"which commands SET ROLE to: GRANT evalledger_auditor, evalledger_revops, evalledger_runner TO "
             f"{new_role}\n") in result.out
+    assert (f"warn  retention: {new_role} cannot act as evalledger_retention, so `evalledger retention apply` purges "
+            f"nothing: GRANT evalledger_retention TO {new_role}\n") in result.out
     admin.execute(pgsql.SQL("GRANT evalledger_auditor, evalledger_revops, evalledger_runner TO {}").format(
         pgsql.Identifier(new_role)))
     fixed = run_cli("doctor", env={"DATABASE_URL": as_user})

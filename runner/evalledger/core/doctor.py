@@ -8,6 +8,7 @@ import psycopg
 
 from . import db, queries
 from .migrate import status
+from .retention import RETENTION_ROLE
 
 LEDGER_TABLES = ("target", "rubric", "rubric_activation", "reviewer", "prompt_tuner", "brain_analysis_log",
                  "brain_eval_log", "brain_eval_question_score", "legal_hold", "legal_hold_release")
@@ -75,10 +76,14 @@ def _memberships(conn: psycopg.Connection) -> list[Finding]:
     wanted = [db.ROLES[r] for r in ACTED_AS]
     user, *_ = conn.execute(queries.get("doctor_session_user")).fetchone()
     missing = [r[0] for r in conn.execute(queries.get("doctor_memberships"), {"roles": wanted})]
-    if missing:
-        return [Finding("fail", "memberships", f"{user} cannot act as {', '.join(missing)}, which commands SET ROLE "
-                                               f"to: GRANT {', '.join(missing)} TO {user}")]
-    return [Finding("ok", "memberships", f"{user} may act as {', '.join(wanted)}")]
+    found = [Finding("fail", "memberships", f"{user} cannot act as {', '.join(missing)}, which commands SET ROLE "
+                                            f"to: GRANT {', '.join(missing)} TO {user}")] if missing else \
+        [Finding("ok", "memberships", f"{user} may act as {', '.join(wanted)}")]
+    # Only the retention role purges: without it `retention apply` is refused (not an error elsewhere).
+    if conn.execute(queries.get("doctor_memberships"), {"roles": [RETENTION_ROLE]}).fetchone():
+        found.append(Finding("warn", "retention", f"{user} cannot act as {RETENTION_ROLE}, so `evalledger retention "
+                                                  f"apply` purges nothing: GRANT {RETENTION_ROLE} TO {user}"))
+    return found
 
 
 def clusters_left_behind() -> list[Finding]:
