@@ -1,15 +1,17 @@
 """Bench: a 30-question harness run (the brain, then a 3-judge panel on each answer) against the
 provider stand-in at a fixed latency, at concurrency 8 and 16.
 
-Each level is one `run brain-eval` as the CLI makes it, minus its printing: the run inserted, 30
-brain calls with each answer stored as it arrives (analysis row, answer row, the database's
-automatic scores), then 90 judge calls with each draft stored as it arrives. Figures:
-  wall s        the two phases together
+Each level runs twice. `streamed` is `run brain-eval` as the CLI makes it, minus its printing: the
+run inserted, 30 brain calls with each answer stored as it arrives (analysis row, answer row, the
+database's automatic scores), each contract-keeping answer's 3 judge calls joining the same pool
+as soon as it is stored, each draft stored as it arrives. `phased` is the earlier way, the
+baseline in the same run: all 30 answers first, then the 90 judge calls. Figures:
+  wall s        the whole run
   ideal s       calls / concurrency x latency (the issue's yardstick: 120 calls)
   phased s      ceil(30 / c) x latency + ceil(90 / c) x latency (the judges wait for the answers)
   ideal/wall    the issue's aim is >= 0.9
   db ms/q       time in the database per question: its answer stored, plus its three drafts
-and, per phase (brain, then judges), where its wall time goes:
+and, per phase (brain, then judges; streamed: the one pool, then what is left), where its wall time goes:
   calls s       inside run_calls (the provider calls, with each result stored as it arrives)
   other s       the phase's own setup and teardown outside run_calls (connection, reading the
                 answers to judge, building requests)
@@ -85,7 +87,8 @@ class TimedCalls:
                 last[0] = time.perf_counter()  # this result's call has returned
                 outcome = on_result(call)
                 if asyncio.iscoroutine(outcome):
-                    await outcome
+                    outcome = await outcome
+                return outcome  # the follow-ups (judges) an answer asks for
 
             start = time.perf_counter()
             try:
@@ -127,7 +130,7 @@ def main() -> None:
             judges = parse_panel(harness.DEFAULT_JUDGES)
             modes = {j.spec: "live" for j in judges}
             print(f"30 questions x (1 brain + {len(judges)} judges), {args.latency_ms:.0f} ms stand-in latency")
-            print(f"{'concurrency':>11} {'wall s':>8} {'ideal s':>8} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}"
+            print(f"{'concurrency':>11} {'mode':>8} {'wall s':>8} {'ideal s':>8} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}"
                   f"  brain: wall / calls / other s, tail ms   judges: wall / calls / other s, tail ms   load")
             # Warm-up: SDK imports, first connections and caches are not what the levels measure.
             with db.transaction("runner", dsn) as conn:
@@ -138,7 +141,7 @@ def main() -> None:
                                         budget=None))
             asyncio.run(harness.judge(warm_id, judges, modes, url=dsn, concurrency=8, timeout_s=10, max_retries=0,
                                       budget=None))
-            for level, trigger in zip(levels, TRIGGERS):
+            for (level, mode), trigger in zip([(lv, m) for lv in levels for m in ("phased", "streamed")], TRIGGERS * 2):
                 with db.transaction("runner", dsn) as conn:
                     planned = harness.plan(conn, brain, catalog.DEMO_VERSION, None, "evalledger_bench_reviewer",
                                            trigger, found, "live")
@@ -148,11 +151,13 @@ def main() -> None:
                 calls_timed = TimedCalls()
                 try:
                     start = time.perf_counter()
-                    outcome = asyncio.run(harness.execute(planned, run_id, answered, url=dsn, concurrency=level,
-                                                          timeout_s=10, max_retries=0, budget=None))
+                    streamed = harness.Judged()
+                    outcome = asyncio.run(harness.execute(
+                        planned, run_id, answered, url=dsn, concurrency=level, timeout_s=10, max_retries=0, budget=None,
+                        **({"judges": judges, "judge_modes": modes, "judged": streamed} if mode == "streamed" else {})))
                     between = time.perf_counter()
                     judged = asyncio.run(harness.judge(run_id, judges, modes, url=dsn, concurrency=level,
-                                                       timeout_s=10, max_retries=0, budget=None))
+                                                       timeout_s=10, max_retries=0, budget=None)).plus(streamed)
                     wall = time.perf_counter() - start
                 finally:
                     answers.restore()
@@ -162,6 +167,7 @@ def main() -> None:
                 for phase_wall, calls_s, tail_s in zip((between - start, start + wall - between),
                                                        calls_timed.seconds, calls_timed.tails):
                     phases.append(f"{phase_wall:>5.2f} / {calls_s:.2f} / {phase_wall - calls_s:.2f}, {tail_s * 1000:>4.0f}")
+                phases += ["(none left)"] * (2 - len(phases))
                 questions = len(planned.questions)
                 calls = outcome.asked + judged.asked
                 ideal = calls / level * latency
@@ -170,7 +176,7 @@ def main() -> None:
                 failed = len(outcome.failed) + judged.failed
                 note = f"  ({failed} failed)" if failed else ""
                 load = Path("/proc/loadavg").read_text().split()[0]
-                print(f"{level:>11} {wall:>8.2f} {ideal:>8.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}"
+                print(f"{level:>11} {mode:>8} {wall:>8.2f} {ideal:>8.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}"
                       f"  {phases[0]:>27}   {phases[1]:>28}   {load}{note}")
     finally:
         parent_conn.send("stop")

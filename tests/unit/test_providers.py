@@ -331,6 +331,42 @@ def test_async_on_result_is_awaited_one_at_a_time(standin):
     assert sorted(seen) == sorted(PANEL) and peak == 1
 
 
+def test_follow_ups_an_on_result_returns_join_the_same_pool(standin):
+    # The brain's answer comes back slowly; the judges it asks for start as soon as it is stored,
+    # while the other question's slower answer is still in flight.
+    standin.script("claude-sonnet-4-6", steps.ok(latency_s=0.05), steps.ok(latency_s=0.6))
+    standin.script("gpt-4o", steps.ok(latency_s=0.05))
+    standin.script("gemini-1.5-pro", steps.ok(latency_s=0.05))
+    finished = []
+
+    def answer_then_judges(call):
+        finished.append((call.key, time.monotonic()))
+        if isinstance(call.key, str):
+            return [req(spec, key=(call.key, spec)) for spec in ("openai:gpt-4o", "google:gemini-1.5-pro")]
+        return None
+
+    started = time.monotonic()
+    calls = run(standin, [req("anthropic:claude-sonnet-4-6", key="Q1"), req("anthropic:claude-sonnet-4-6", key="Q2")],
+                on_result=answer_then_judges, follow_up_specs=[specs.parse_model_spec("openai:gpt-4o"),
+                                                               specs.parse_model_spec("google:gemini-1.5-pro")])
+    assert [c.key for c in calls[:2]] == ["Q1", "Q2"] and all(c.ok for c in calls)
+    assert sorted(c.key for c in calls[2:]) == [("Q1", "google:gemini-1.5-pro"), ("Q1", "openai:gpt-4o"),
+                                                 ("Q2", "google:gemini-1.5-pro"), ("Q2", "openai:gpt-4o")]
+    done_at = dict(finished)
+    fast, slow = sorted(("Q1", "Q2"), key=done_at.get)
+    # The fast answer's judges finished before the slow answer came back: no phase waits for the last answer.
+    assert max(done_at[(fast, j)] for j in ("openai:gpt-4o", "google:gemini-1.5-pro")) < done_at[slow]
+    assert done_at[slow] - started < 3
+
+
+def test_a_follow_up_model_without_a_key_is_an_error_before_any_call(standin):
+    env = {k: v for k, v in standin.env().items() if k != "GEMINI_API_KEY"}
+    with pytest.raises(MissingCredentialsError, match="GEMINI_API_KEY"):
+        run(standin, [req("openai:gpt-4o")], env=env, on_result=lambda c: None,
+            follow_up_specs=[specs.parse_model_spec("google:gemini-1.5-pro")])
+    assert standin.requests == []
+
+
 def test_an_on_result_failure_stops_the_run_and_propagates(standin):
     def explode(call):
         raise RuntimeError("insert failed")

@@ -13,7 +13,7 @@ import re
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import anthropic
 import openai
@@ -274,9 +274,10 @@ async def run_calls(
     timeout_s: float,
     max_retries: int,
     budget: Budget | None = None,
-    on_result: Callable[[JudgeCall], Awaitable[None] | None] | None = None,
+    on_result: Callable[[JudgeCall], Any] | None = None,
     env: Mapping[str, str] | None = None,
     backoff_base_s: float = 0.5,
+    follow_up_specs: Sequence[ModelSpec] = (),
 ) -> list[JudgeCall]:
     """Make every judge call, at most `concurrency` in flight, and return results in request order.
 
@@ -290,7 +291,10 @@ async def run_calls(
     retry. A 400/422 to a structured-output request is retried once as plain text, and
     that model stays on text for the rest of the run. on_result (sync or async) sees
     each result as it finishes, one at a time; an exception from it cancels the run and
-    propagates.
+    propagates. It may return more requests (follow-ups, e.g. the judges of an answer just
+    stored), which join the same pool at once, so no call waits for a whole phase to end;
+    follow_up_specs names the models they may use, checked (price, credentials) with the rest
+    before any call. Results come back in the order the requests were made.
     """
     if concurrency < 1:
         raise EvalledgerError(f"concurrency must be at least 1, got {concurrency}")
@@ -300,7 +304,7 @@ async def run_calls(
         raise EvalledgerError(f"max_retries must be 0 or more, got {max_retries}")
     if not requests:
         return []
-    specs = [r.spec for r in requests]
+    specs = [r.spec for r in requests] + list(follow_up_specs)
     if budget is not None and budget.cap_usd is not None:
         budget.check_prices(dict.fromkeys(specs))
     configs = {s.provider: provider_config(s.provider, env) for s in specs}
@@ -390,21 +394,32 @@ async def run_calls(
             if reservation is not None:
                 budget.settle(reservation, result.cost_usd)
 
+    tasks: list[asyncio.Task] = []
+
+    def launch(req: JudgeRequest) -> None:
+        tasks.append(asyncio.create_task(one_and_report(len(tasks), req)))
+
     async def one_and_report(index: int, req: JudgeRequest) -> JudgeCall:
         result = await one(index, req)
         if on_result is not None:
             async with result_lock:  # one at a time: a caller may share one DB connection
                 outcome = on_result(result)
                 if inspect.isawaitable(outcome):
-                    await outcome
+                    outcome = await outcome
+                for follow_up in outcome or ():
+                    launch(follow_up)
         return result
 
-    tasks = [asyncio.create_task(one_and_report(i, r)) for i, r in enumerate(requests)]
+    for request in requests:
+        launch(request)
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        failed = next((t for t in done if not t.cancelled() and t.exception() is not None), None)
-        if failed is not None:
-            raise failed.exception()
+        # Follow-ups are launched before the call that asked for them finishes, so the run is over
+        # only when no task is left unfinished.
+        while pending := [t for t in tasks if not t.done()]:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+            failed = next((t for t in done if not t.cancelled() and t.exception() is not None), None)
+            if failed is not None:
+                raise failed.exception()
         return [t.result() for t in tasks]
     except BaseException:
         # on_result failed or the run was cancelled: stop every call before closing clients.

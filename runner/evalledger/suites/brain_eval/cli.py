@@ -856,13 +856,14 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             click.echo("brain: recorded answers shipped with evalledger, not live calls "
                        "(no API key in the environment; set it for live answers)")
     budget = Budget(budget_usd)
+    streamed = harness.Judged()
     outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
                                        timeout_s=timeout_s, max_retries=max_retries, budget=budget,
                                        progress=None if as_json else Progress(len(planned.questions)),
-                                       resumed=resumed))
+                                       resumed=resumed, judges=judges, judge_modes=judge_modes, judged=streamed))
     judged = run_sync(harness.judge(run_id, judges, judge_modes, url=None, concurrency=concurrency,
                                     timeout_s=timeout_s, max_retries=max_retries, budget=budget,
-                                    progress=None if as_json else Progress(0)))
+                                    progress=None if as_json else Progress(0))).plus(streamed)
     with db.transaction("runner") as conn:
         stored = harness.answers(conn, run_id)
         drafts = harness.suggestions(conn, run_id)

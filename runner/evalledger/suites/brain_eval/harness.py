@@ -240,8 +240,13 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
 
 async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None, concurrency: int,
                   timeout_s: float, max_retries: int, budget: Budget | None, progress: Any = None,
-                  resumed: bool = False) -> Outcome:
-    """Ask the brain every question of the run that has no answer yet; store each as it arrives."""
+                  resumed: bool = False, judges: Sequence[ModelSpec] = (), judge_modes: Mapping[str, str] | None = None,
+                  judged: "Judged | None" = None) -> Outcome:
+    """Ask the brain every question of the run that has no answer yet; store each as it arrives.
+
+    With live answers and live judges, each contract-keeping answer's judge calls join the same
+    pool as soon as it is stored (counted in `judged`), instead of waiting for the last answer;
+    `judge` afterwards asks only what is left (recorded judges, and whatever a resumption finds)."""
     outcome = Outcome(run_id, resumed, skipped=len(answered))
     todo = [q for q in p.questions if q["question_id"] not in answered]
     by_id = {q["question_id"]: q for q in todo}
@@ -250,10 +255,24 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
                              json_schema=answer_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
                              key=q["question_id"]) for q in todo]
     outcome.asked = len(requests)
+    streamed = [j for j in judges if (judge_modes or {}).get(j.spec) not in (None, RECORDED)] \
+        if p.mode != RECORDED and judged is not None else []
     if progress is not None:
         progress.start("brain", len(requests))
 
-    def on_result(call: JudgeCall) -> None:
+    def on_judge_result(call: JudgeCall) -> None:
+        question_id, model = call.key
+        judged.cost_usd += call.cost_usd or 0.0
+        try:
+            store_suggestion(conn, run_id, question_id, model, False, call)
+        except psycopg.Error as exc:
+            raise db.explain(exc) from None
+        judged.stored += 1
+        judged.failed += 0 if call.ok else 1
+
+    def on_result(call: JudgeCall) -> list[JudgeRequest] | None:
+        if isinstance(call.key, tuple):
+            return on_judge_result(call)
         qid = call.key
         if progress is not None:
             progress.advance(call.cost_usd)
@@ -268,11 +287,20 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         outcome.stored += 1
         if broken:
             outcome.broken.append(qid)
+            return None
+        if not streamed:
+            return None
+        parsed, _ = check_answer(call)
+        system, user = render_judge(by_id[qid], {"narrative": parsed["narrative"], "claims": parsed["claims"],
+                                                 "proposed_actions": parsed["proposed_actions"]})
+        judged.asked += len(streamed)
+        return [JudgeRequest(spec=spec, system=system, user=user, json_schema=suggestion_schema(), key=(qid, spec.spec))
+                for spec in streamed]
 
-    async def on_live_result(call: JudgeCall) -> None:
+    async def on_live_result(call: JudgeCall) -> list[JudgeRequest] | None:
         # The write runs in a thread, one at a time (run_calls awaits each), so the event loop
         # keeps serving the calls in flight meanwhile.
-        await asyncio.to_thread(on_result, call)
+        return await asyncio.to_thread(on_result, call)
 
     # One connection for the whole run, each answer its own transaction.
     with db.connect(url, role="runner") as conn:
@@ -281,7 +309,7 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
                 on_result(_recorded_call(spec, request, index))
         elif requests:
             await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_result=on_live_result)
+                            budget=budget, on_result=on_live_result, follow_up_specs=streamed)
     if progress is not None:
         progress.finish()
     outcome.answered_total = outcome.skipped + outcome.stored
@@ -302,6 +330,11 @@ class Judged:
     stored: int = 0
     failed: int = 0
     cost_usd: float = 0.0
+
+    def plus(self, other: "Judged") -> "Judged":
+        """Both counts together (the judges streamed with the answers, then the rest)."""
+        return Judged(self.asked + other.asked, self.stored + other.stored, self.failed + other.failed,
+                      self.cost_usd + other.cost_usd)
 
 
 async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, str], *, url: str | None,
