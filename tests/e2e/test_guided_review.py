@@ -68,7 +68,7 @@ Q03 = """\
 EVAL-Q03  plan_diagnosis  STALE FIXTURE  (1 of 3)
   question: Why is NA-West at 64% of plan this quarter, and what is the main driver of the gap?
   answer: win rate fell from 24% to 17% after the pricing change the pipeline coverage source is six months old and must not be treated as current. Note: pipeline_coverage_na-west is as of 2025-11-30, so it is stale and treated as indicative only.
-  claims: 3
+  claims: 3 (2 numerical)
     1. [high] Quota attainment, NA-West, quarter to date: {"rep_count": 11, "attainment": 0.64, "quota_usd": 4800000}  <- quota_attainment_na-west
     2. [multi_source] win rate fell from 24% to 17% after the pricing change  <- quota_attainment_na-west, pipeline_coverage_na-west
     3. [inference] The trend is likely to continue next quarter without intervention.  <- no source
@@ -86,7 +86,7 @@ Q07 = """\
 EVAL-Q07  coverage_gap  (2 of 3)
   question: Where is SMB short of pipeline for next quarter, by how much, and which lever closes the gap fastest?
   answer: SMB is short of about $450,000 of pipeline against a 3x target.
-  claims: 3
+  claims: 3 (2 numerical)
     1. [high] Coverage target, SMB, next quarter: {"segment": "SMB", "target_coverage": 3.0}  <- crm_export_2025
     2. [multi_source] SMB is short of about $450,000 of pipeline against a 3x target  <- coverage_target_3, open_pipeline_3
     3. [inference] The trend is likely to continue next quarter without intervention.  <- no source
@@ -384,6 +384,7 @@ def test_a_run_recorded_elsewhere_is_walked_from_its_analyses(env, reviewers, tm
     shown = stopped.out.split("\n\n", 1)[1]
     assert shown.startswith(f"{first['analysis']['question_id']}  {first['score']['question_type']}")
     assert f"  answer: {first['analysis']['output']}\n" in shown
-    assert f"  claims: {len(first['analysis']['claims'])}\n" in shown
+    claims = first["analysis"]["claims"]
+    assert f"  claims: {len(claims)} ({sum(1 for c in claims if c.get('numerical'))} numerical)\n" in shown
     assert shown.endswith("hallucinations detected: s\n  no source text is stored for this question (the run was "
                           "recorded elsewhere)\nhallucinations detected: ")

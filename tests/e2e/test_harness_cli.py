@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
@@ -486,7 +487,7 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
     assert lines[0] == "EVAL-Q07  coverage_gap"
     assert lines[1] == f"  question: {DEMO['questions'][6]['text']}"
     assert "  claims: 3 (2 numerical)" in lines
-    assert any(l.startswith("    [high] ") and l.endswith("<- crm_export_2025") for l in lines)
+    assert any(re.match(r"    \d+\. \[high\] ", l) and l.endswith("<- crm_export_2025") for l in lines)
     assert ("  automatic: citation rate 0.5, confidence high 33.33% / multi-source 33.33% / inference 33.33% / "
             "speculation 0%, lever violations 0") in lines
     judges = [l for l in lines if l.startswith("  judge ")]
@@ -510,7 +511,7 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
     assert [len(r["suggestions"]) for r in as_json] == [3, 3, 0]
 
     stranger = run_cli("review", "show", run_id, "--as", OTHER_REVIEWER_ROLE, env=env)
-    assert (stranger.code, stranger.err) == (3, f"evalledger: error: no answered harness run {run_id} that you review\n")
+    assert (stranger.code, stranger.err) == (3, f"evalledger: error: no answered run {run_id} that you review\n")
 
 
 def test_a_harness_run_is_reviewed_then_completed_and_decided(env, admin, harness):

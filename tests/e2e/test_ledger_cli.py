@@ -113,9 +113,9 @@ def test_record_review_complete_show(env, reviewers, fixture_file, tmp_path, adm
 
 
 @pytest.mark.parametrize("bend, says", [
-    (lambda rows: rows[2].update(total_claims="many"), "review.jsonl:3: EVAL-Q03: total_claims: expected count, got \"many\""),
+    (lambda rows: rows[2].update(total_claims="many"), "review.jsonl:3: EVAL-Q03: total_claims: 'many': expected a whole number"),
     (lambda rows: rows[4].update(narrative_coherence_rating=6), "review.jsonl:5: EVAL-Q05: narrative_coherence_rating: "
-                                                              "expected 1 to 5, got 6"),
+                                                              "6: a rating is a whole number from 1 (incoherent) to 5"),
     (lambda rows: rows[1].update(colour="red"), "review.jsonl:2: EVAL-Q02: unknown field 'colour'"),
     (lambda rows: rows.append(dict(rows[0])), "review.jsonl:31: EVAL-Q01 is scored twice (first on line 1)"),
     (lambda rows: rows[6].update(hallucinations_detected=50), "review.jsonl:7: EVAL-Q07: new row for relation "),

@@ -16,7 +16,6 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
-from decimal import Decimal
 from functools import wraps
 from typing import Any
 from uuid import UUID
@@ -78,13 +77,7 @@ class Refused(Exception):
 
 
 def _number(value) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (float, Decimal)):
-        return f"{float(value):g}"
-    return str(value)
+    return "—" if value is None else reviewing.as_text(value)
 
 
 def _environment() -> jinja2.Environment:
@@ -147,19 +140,16 @@ def _question(conn: psycopg.Connection, run_id: UUID, question_id: str) -> dict:
     at = ids.index(question_id)
     row = questions[at]
     answer = _one(conn, BRAIN_EVAL["review_answers"], {"eval_run_id": run_id, "question_id": question_id})
-    if answer is None:
-        answer = _one(conn, QUERIES["recorded_answer"], {"eval_run_id": run_id, "question_id": question_id}) or {}
-        answer = {**answer, "question_type": row["question_type"], "contract_error": None}
     sources = store.question_sources(conn, run_id, question_id) or []
     suggestions = []
     if row["suggestions_shown"]:
         suggestions = [s for s in _rows(conn, BRAIN_EVAL["suggestions"], {"eval_run_id": run_id})
                        if s["question_id"] == question_id]
-    diagnosis = row["question_type"] in (header["diagnosis_types"] or [])
+    asked = reviewing.asked_fields(row)
     return {"run": header, "row": row, "answer": answer, "sources": sources, "suggestions": suggestions,
             "cited": {sid for c in (answer.get("claims") or []) for sid in (c.get("source_ids") or [])},
-            "asks_staleness": bool(row["uses_stale_fixture"]),
-            "asks_diagnosis": diagnosis or row["diagnosis_accuracy_score"] is not None,
+            "asks_staleness": "staleness_correctly_recognized" in asked,
+            "asks_diagnosis": "diagnosis_accuracy_score" in asked,
             "previous": ids[at - 1] if at > 0 else None, "next": ids[at + 1] if at + 1 < len(ids) else None,
             "position": at + 1, "total": len(ids)}
 
@@ -177,42 +167,23 @@ def _reader_run(conn: psycopg.Connection, run_id: UUID) -> dict:
 # -- the review form -------------------------------------------------------------------------------
 
 
-def check_form(form: dict[str, str], asks_staleness: bool, asks_diagnosis: bool) -> tuple[dict, dict]:
-    """The reviewer's values from the form's text, checked as the terminal checks them:
-    ({field: value}, {field: error}); nothing is stored when there is any error."""
-    wanted = ["hallucinations_detected", "total_claims"]
-    if asks_staleness:
-        wanted.append("staleness_correctly_recognized")
-    if asks_diagnosis:
-        wanted.append("diagnosis_accuracy_score")
-    wanted += ["narrative_coherence_rating", "reviewer_comments"]
+def check_form(form: dict[str, str], row: dict) -> tuple[dict, dict]:
+    """The reviewer's values for a question row from the form's text, checked as the terminal and a
+    file are (reviewing): ({field: value}, {field: error}); nothing is stored when there is any error."""
     values, problems = {}, {}
-    for name in wanted:
-        raw = form.get(name, "")
-        raw = raw if name == "reviewer_comments" else raw.strip()
-        if raw == "":
-            if name != "reviewer_comments":
-                problems[name] = "required"
-            continue
+    for name in reviewing.asked_fields(row):
         try:
-            values[name] = reviewing.checked_value(name, raw, LABELS[name])
-        except EvalledgerError as exc:
-            problems[name] = str(exc).split(": ", 2)[-1]
-    found, claims = values.get("hallucinations_detected"), values.get("total_claims")
-    if found is not None and claims is not None and found > claims:
-        problems["hallucinations_detected"] = f"more hallucinations ({found}) than claims ({claims})"
+            values[name] = reviewing.parse_value(name, form.get(name, ""))
+        except reviewing.Invalid as exc:
+            problems[name] = str(exc)
+            continue
+        if values[name] is None and name != "reviewer_comments":
+            problems[name] = "required"
+    try:
+        reviewing.check_entry(values)
+    except reviewing.Invalid as exc:
+        problems["hallucinations_detected"] = str(exc)
     return values, problems
-
-
-def _changes(values: dict, row: dict) -> dict:
-    """The values that differ from what the question row holds (the trail records each entry)."""
-    changed = {}
-    for name, value in values.items():
-        held = row.get(name)
-        if held is None or (float(held) != float(value) if isinstance(value, (int, float)) and not isinstance(value, bool)
-                            else held != value):
-            changed[name] = value
-    return changed
 
 
 # -- the app ---------------------------------------------------------------------------------------
@@ -388,12 +359,12 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
         question_id = str(form.get("question_id", ""))
         entered = {name: str(form.get(name, "")) for name in FORM_FIELDS}
         view = await in_db(session, lambda c: _question(c, run_id, question_id))
-        values, problems = check_form(entered, view["asks_staleness"], view["asks_diagnosis"])
+        values, problems = check_form(entered, view["row"])
         if problems:
             return page(request, "question.html", {**view, "values": entered, "problems": problems,
                                                    "error": "not saved: correct the fields marked below"},
                         400, session)
-        changes = _changes(values, view["row"])
+        changes = reviewing.changes(values, view["row"])
 
         def write(conn: psycopg.Connection):
             if changes:
@@ -434,11 +405,9 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
         notes = {d["key"]: str(form.get(f"note_{d['key']}", "")).strip() for d in dimensions}
         problem = None
         try:
-            number = Decimal(hours)
-            if not number.is_finite() or number < 0 or number > 1000:
-                problem = f"hours: expected 0 to 1000, got {hours!r}"
-        except ArithmeticError:
-            problem = f"hours: expected a number such as 3.5, got {hours!r}"
+            number = reviewing.parse_hours(hours)
+        except reviewing.Invalid as exc:
+            problem = f"hours: {exc}"
         if problem is None:
             kept = {k: v for k, v in notes.items() if v}
             try:
@@ -486,15 +455,4 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
 
 def _held(row: dict) -> dict:
     """The form's text for what a question row holds."""
-    held = {}
-    for name in FORM_FIELDS:
-        value = row.get(name)
-        if value is None:
-            held[name] = ""
-        elif isinstance(value, bool):
-            held[name] = "yes" if value else "no"
-        elif isinstance(value, Decimal):
-            held[name] = f"{float(value):g}"
-        else:
-            held[name] = str(value)
-    return held
+    return {name: reviewing.as_text(row.get(name)) for name in FORM_FIELDS}

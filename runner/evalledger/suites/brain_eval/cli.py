@@ -483,46 +483,16 @@ def review_finish(run_id, reviewer_hours_spent, notes, as_role):
                f"complete it with `evalledger brain-eval complete {run_id}`")
 
 
-def _percent(value) -> str:
-    return f"{float(value):g}%"
-
-
 def _echo_review(row: dict) -> None:
-    stale = "  STALE FIXTURE" if row["uses_stale_fixture"] else ""
-    click.echo(f"{row['question_id']}  {row['question_type']}{stale}")
-    click.echo(f"  question: {row['question_text']}")
-    if row["contract_error"]:
-        click.echo(f"  answer breaks the contract ({row['contract_error']}): {row['narrative'][:300]}")
-    else:
-        click.echo(f"  answer: {row['narrative']}")
-        numerical = sum(1 for c in row["claims"] if c.get("numerical"))
-        click.echo(f"  claims: {len(row['claims'])} ({numerical} numerical)")
-        for c in row["claims"]:
-            click.echo(f"    [{c.get('confidence')}] {c.get('text')}  <- {', '.join(c.get('source_ids') or []) or 'no source'}")
-        for a in row["proposed_actions"] or []:
-            click.echo(f"    action {a.get('action_type')}: {a.get('description')}")
-    d = row["confidence_distribution"]
-    levers = "" if row["lever_mapping_violations"] is None else f", lever violations {row['lever_mapping_violations']}"
-    click.echo(f"  automatic: citation rate {float(row['citation_rate']):g}, confidence high "
-               f"{_percent(d['high_confidence_pct'])} / multi-source {_percent(d['multi_source_pct'])} / inference "
-               f"{_percent(d['inference_pct'])} / speculation {_percent(d['speculation_pct'])}{levers}")
+    from .guided import question_lines, suggestion_lines
+
+    lines = question_lines(row, row)
     if row["suggestions_hidden"]:
-        click.echo("  judges: suggestions hidden until you save your numbers for this question "
-                   "(or --show-suggestions, which is recorded)")
-    for s in row["suggestions"]:
-        who = f"{s['model']}{' (the brain’s family)' if s['same_family'] else ''}{' (recorded)' if s['recorded'] else ''}"
-        if not s["contributes"]:
-            click.echo(f"  judge {who}: no draft: {s['error_kind']}: {s['error_message'] or ''}".rstrip(": "))
-            continue
-        parts = [f"{s['total_claims']} claims",
-                 f"{len(s['unsupported_claims'])} unsupported" + "".join(f"\n      “{q}”" for q in s["unsupported_claims"])]
-        if s["diagnosis_accuracy"] is not None:
-            parts.append(f"diagnosis {float(s['diagnosis_accuracy']):g}")
-        if s["staleness_recognised"] is not None:
-            parts.append(f"staleness recognised: {'yes' if s['staleness_recognised'] else 'no'}")
-        click.echo(f"  judge {who}: " + "; ".join(parts))
-        if s["notes"]:
-            click.echo(f"      {s['notes']}")
+        lines.append("  judges: suggestions hidden until you save your numbers for this question "
+                     "(or --show-suggestions, which is recorded)")
+    else:
+        lines += suggestion_lines(row["suggestions"])
+    click.echo("\n".join(lines))
 
 
 @review_group.command("show")
@@ -551,7 +521,7 @@ def review_show(run_id, question_id, as_role, show_suggestions, as_json):
         found = harness.review(conn, _uuid(run_id, "RUN_ID"), question_id, as_role, reveal=show_suggestions)
     if not found:
         which = f"question {question_id} of " if question_id else ""
-        raise EvalledgerError(f"no answered {which}harness run {run_id} that you review")
+        raise EvalledgerError(f"no answered {which}run {run_id} that you review")
     if as_json:
         click.echo(json.dumps(found, indent=2, default=str))
         return

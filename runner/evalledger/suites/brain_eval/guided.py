@@ -15,7 +15,6 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Callable, Iterator, Protocol
 from uuid import UUID
 
@@ -26,7 +25,7 @@ from evalledger.core import db
 from evalledger.core.errors import EvalledgerError
 
 from . import store
-from .reviewing import FIELDS
+from .reviewing import FIELDS, Invalid, as_text, asked_fields, changes, check_entry, parse_hours, parse_value
 
 # The prompt of each reviewer field, in the order a reviewer enters them.
 LABELS = {
@@ -51,73 +50,6 @@ class Console(Protocol):
         otherwise). An interrupt (Ctrl-C, end of input) raises, and the walk stops there."""
 
 
-class Invalid(ValueError):
-    """A value the reviewer typed that is not stored: the message says what is expected."""
-
-
-# -- values ---------------------------------------------------------------------------------------
-
-
-def parse(name: str, text: str):
-    """The reviewer's text for field name as the value stored (None for an empty comment), or Invalid."""
-    text = text.strip()
-    kind = FIELDS[name]
-    if kind == "text":
-        return text or None
-    if not text:
-        raise Invalid("an answer is needed")
-    if kind == "yes/no":
-        if text.lower() in ("y", "yes", "true"):
-            return True
-        if text.lower() in ("n", "no", "false"):
-            return False
-        raise Invalid(f"{text!r}: answer yes or no")
-    try:
-        number = float(text)
-    except ValueError:
-        number = math.nan
-    if kind == "0, 0.5 or 1":
-        if number not in (0, 0.5, 1):
-            raise Invalid(f"{text!r}: diagnosis accuracy is 0 (wrong), 0.5 (partly right) or 1 (right)")
-        return 0.5 if number == 0.5 else int(number)
-    if kind == "1-5" and not (number in (1, 2, 3, 4, 5)):
-        raise Invalid(f"{text!r}: a rating is a whole number from 1 (incoherent) to 5")
-    if not math.isfinite(number) or number != int(number):
-        raise Invalid(f"{text!r}: expected a whole number")
-    if kind == "count" and number < 0:
-        raise Invalid(f"{text!r}: expected 0 or more")
-    return int(number)
-
-
-def check(values: dict) -> None:
-    """Invalid when the values do not hold together: more hallucinations than claims."""
-    found, claims = values.get("hallucinations_detected"), values.get("total_claims")
-    if found is not None and claims is not None and found > claims:
-        raise Invalid(f"{found} hallucinations but {claims} claims: a hallucination is one of the claims")
-
-
-def shown(value) -> str:
-    """A stored value as the reviewer types it."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (Decimal, float)):
-        return f"{float(value):g}"
-    return str(value)
-
-
-def parse_hours(text: str) -> float:
-    """Hours spent as a number of 0 or more (stored to two decimals), or Invalid."""
-    try:
-        hours = float(text.strip())
-    except ValueError:
-        raise Invalid(f"{text.strip()!r}: expected hours, e.g. 1.5") from None
-    if not math.isfinite(hours) or hours < 0 or round(hours, 2) > 999.99:
-        raise Invalid(f"{text.strip()!r}: expected hours from 0 to 999.99")
-    return round(hours, 2)
-
-
 # -- reading --------------------------------------------------------------------------------------
 
 
@@ -138,18 +70,6 @@ def _rows(conn: psycopg.Connection, query: str, params: dict | None = None) -> l
 def waiting(question: dict) -> list[str]:
     """The reviewer's fields a question row still needs (the automatic ones are not theirs)."""
     return [f for f in question["needs"] if f in FIELDS]
-
-
-def fields_of(question: dict) -> list[str]:
-    """The reviewer's fields asked on a question: the counts, coherence and comments always;
-    staleness on a stale-fixture question; diagnosis where its type has one (the rubric says so
-    through `needs`, or it has a value already)."""
-    asked = ["hallucinations_detected", "total_claims"]
-    if question["uses_stale_fixture"]:
-        asked.append("staleness_correctly_recognized")
-    if "diagnosis_accuracy_score" in question["needs"] or question["diagnosis_accuracy_score"] is not None:
-        asked.append("diagnosis_accuracy_score")
-    return [*asked, "narrative_coherence_rating", "reviewer_comments"]
 
 
 @dataclass(frozen=True)
@@ -179,11 +99,13 @@ def _percent(value) -> str:
     return f"{float(value):g}%"
 
 
-def question_lines(question: dict, answer: dict | None, position: int, total: int) -> list[str]:
+def question_lines(question: dict, answer: dict | None, position: int | None = None,
+                   total: int | None = None) -> list[str]:
     """The question, the brain's answer (each claim with its confidence and cited sources) and the
-    automatic scores."""
+    automatic scores: what the walk and `review show` print."""
     stale = "  STALE FIXTURE" if question["uses_stale_fixture"] else ""
-    lines = [f"{question['question_id']}  {question['question_type']}{stale}  ({position} of {total})"]
+    where = f"  ({position} of {total})" if position else ""
+    lines = [f"{question['question_id']}  {question['question_type']}{stale}{where}"]
     if answer is None:
         lines.append("  (no answer stored for this question)")
     else:
@@ -194,7 +116,8 @@ def question_lines(question: dict, answer: dict | None, position: int, total: in
         else:
             lines.append(f"  answer: {answer['narrative']}")
             claims = answer["claims"] or []
-            lines.append(f"  claims: {len(claims)}")
+            numerical = sum(1 for c in claims if c.get("numerical"))
+            lines.append(f"  claims: {len(claims)} ({numerical} numerical)")
             for number, claim in enumerate(claims, start=1):
                 cited = ", ".join(claim.get("source_ids") or []) or "no source"
                 lines.append(f"    {number}. [{claim.get('confidence')}] {claim.get('text')}  <- {cited}")
@@ -306,9 +229,7 @@ class Walk:
                                       f"{f' (as {self.as_role})' if self.as_role else ''}")
             questions = store.review_questions(conn, self.run_id)
             if self._answers is None:
-                answers = _rows(conn, store.QUERIES["review_answers"],
-                                {"eval_run_id": self.run_id, "question_id": None}) \
-                    or _rows(conn, store.QUERIES["review_recorded_answers"], {"eval_run_id": self.run_id})
+                answers = _rows(conn, store.QUERIES["review_answers"], {"eval_run_id": self.run_id, "question_id": None})
                 self._answers = {a["question_id"]: a for a in answers}
         return found[0], questions
 
@@ -348,12 +269,15 @@ class Walk:
                     self.console.say(line)
                 continue
             try:
-                return parse(name, text)
+                value = parse_value(name, text)
+                if value is None and FIELDS[name] != "text":
+                    raise Invalid("an answer is needed")
+                return value
             except Invalid as exc:
                 self.console.say(f"  not saved: {exc}; enter it again")
 
     def _defaults(self, question: dict) -> dict:
-        defaults = {name: shown(question[name]) for name in FIELDS}
+        defaults = {name: as_text(question[name]) for name in FIELDS}
         answer = self._answers.get(question["question_id"])
         if not defaults["total_claims"] and answer and not answer["contract_error"]:
             defaults["total_claims"] = str(len(answer["claims"] or []))
@@ -369,20 +293,18 @@ class Walk:
             self._show_suggestions(qid, " (shown first: --show-suggestions)")
         defaults = self._defaults(question)
         values: dict = {}
-        for name in fields_of(question):
+        for name in asked_fields(question):
             values[name] = self._ask(question, name, defaults[name])
             while name == "total_claims":
                 try:
-                    check(values)
+                    check_entry(values)
                     break
                 except Invalid as exc:
                     self.console.say(f"  not saved: {exc}; enter both again")
                     values = {n: self._ask(question, n, defaults[n]) for n in ("hallucinations_detected", name)}
-        if values["reviewer_comments"] is None and question["reviewer_comments"] is not None:
-            values["reviewer_comments"] = question["reviewer_comments"]
-        changes = {k: v for k, v in values.items() if v is not None and v != question[k]}
-        if changes:
-            passed, needs = self._save(qid, changes)
+        changed = changes(values, question)
+        if changed:
+            passed, needs = self._save(qid, changed)
             self.console.say(f"  saved {qid}: {outcome(passed, needs)}")
         else:
             self.console.say(f"  {qid}: unchanged")

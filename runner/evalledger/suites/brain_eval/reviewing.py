@@ -1,12 +1,19 @@
-"""A reviewer's numbers from a file (`review score RUN --from FILE`): checked line by line, then
-written in one transaction as the reviewer's own role, so a bad line leaves nothing half-scored."""
+"""A reviewer's entry, wherever it is typed: the reviewer's fields, how each is read and checked,
+which a question asks, what changed. The file (`review score RUN --from FILE`), the terminal walk
+(guided.py) and the web form (web/app.py) all read values through here; the database still
+decides (its CHECKs refuse what gets past), this only asks again before anything is sent.
+
+A file is checked line by line, then written in one transaction as the reviewer's own role, so a
+bad line leaves nothing half-scored."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from uuid import UUID
 
@@ -24,6 +31,10 @@ FIELDS = {
 }
 
 
+class Invalid(ValueError):
+    """A value a reviewer gave that is not stored: the message says what is expected."""
+
+
 @dataclass(frozen=True)
 class Scored:
     """One line of a review file: where it is, its question and the fields it sets."""
@@ -33,39 +44,92 @@ class Scored:
     fields: dict
 
 
-def checked_value(field: str, raw, where: str):
-    """raw (from JSON, CSV or a form) as the field's value, or an EvalledgerError naming where."""
-    if raw is None or raw == "":
+def parse_value(name: str, raw):
+    """raw (text a reviewer typed, or a JSON value from a file) as field name's value; None when
+    nothing was given (an empty comment included); Invalid when it is not what the field takes."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    kind = FIELDS[field]
-    text = json.dumps(raw)
+    kind = FIELDS[name]
+    shown = repr(raw.strip()) if isinstance(raw, str) else json.dumps(raw)
     if kind == "text":
         if not isinstance(raw, str):
-            raise EvalledgerError(f"{where}: {field}: expected text, got {text}")
+            raise Invalid(f"{shown}: expected text")
         return raw
     if kind == "yes/no":
         if isinstance(raw, bool):
             return raw
-        if isinstance(raw, str) and raw.strip().lower() in ("yes", "true", "no", "false"):
-            return raw.strip().lower() in ("yes", "true")
-        raise EvalledgerError(f"{where}: {field}: expected yes or no, got {text}")
-    try:
-        number = float(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        number = None
-    if isinstance(number, bool) or not isinstance(number, (int, float)):
-        raise EvalledgerError(f"{where}: {field}: expected {kind}, got {text}")
+        if isinstance(raw, str) and raw.strip().lower() in ("y", "yes", "true", "n", "no", "false"):
+            return raw.strip().lower() in ("y", "yes", "true")
+        raise Invalid(f"{shown}: answer yes or no")
+    if isinstance(raw, bool):
+        number = math.nan
+    elif isinstance(raw, str):
+        try:
+            number = float(raw)
+        except ValueError:
+            number = math.nan
+    else:
+        number = float(raw) if isinstance(raw, (int, float)) else math.nan
     if kind == "0, 0.5 or 1":
         if number not in (0, 0.5, 1):
-            raise EvalledgerError(f"{where}: {field}: expected 0, 0.5 or 1, got {text}")
-        return number
-    if number != int(number):
-        raise EvalledgerError(f"{where}: {field}: expected a whole number, got {text}")
-    if kind == "1-5" and not 1 <= number <= 5:
-        raise EvalledgerError(f"{where}: {field}: expected 1 to 5, got {text}")
-    if kind == "count" and number < 0:
-        raise EvalledgerError(f"{where}: {field}: expected 0 or more, got {text}")
+            raise Invalid(f"{shown}: diagnosis accuracy is 0 (wrong), 0.5 (partly right) or 1 (right)")
+        return 0.5 if number == 0.5 else int(number)
+    if kind == "1-5" and number not in (1, 2, 3, 4, 5):
+        raise Invalid(f"{shown}: a rating is a whole number from 1 (incoherent) to 5")
+    if not math.isfinite(number) or number != int(number):
+        raise Invalid(f"{shown}: expected a whole number")
+    if number < 0:
+        raise Invalid(f"{shown}: expected 0 or more")
     return int(number)
+
+
+def parse_hours(text: str) -> float:
+    """Hours spent on a run (self-reported) as a number from 0 to 999.99, to two decimals (the
+    column's scale), or Invalid."""
+    try:
+        hours = float(text.strip())
+    except ValueError:
+        raise Invalid(f"{text.strip()!r}: expected hours, e.g. 1.5") from None
+    if not math.isfinite(hours) or hours < 0 or round(hours, 2) > 999.99:
+        raise Invalid(f"{text.strip()!r}: expected hours from 0 to 999.99")
+    return round(hours, 2)
+
+
+def check_entry(values: dict) -> None:
+    """Invalid when a question's values do not hold together: more hallucinations than claims."""
+    found, claims = values.get("hallucinations_detected"), values.get("total_claims")
+    if found is not None and claims is not None and found > claims:
+        raise Invalid(f"{found} hallucinations but {claims} claims: a hallucination is one of the claims")
+
+
+def asked_fields(question: dict) -> list[str]:
+    """The reviewer's fields asked on a question (a review_questions row): the counts, coherence
+    and comments always; staleness on a stale-fixture question; diagnosis where its type has one
+    (the rubric says so through `needs`), or where it holds one already."""
+    asked = ["hallucinations_detected", "total_claims"]
+    if question["uses_stale_fixture"]:
+        asked.append("staleness_correctly_recognized")
+    if "diagnosis_accuracy_score" in question["needs"] or question["diagnosis_accuracy_score"] is not None:
+        asked.append("diagnosis_accuracy_score")
+    return [*asked, "narrative_coherence_rating", "reviewer_comments"]
+
+
+def as_text(value) -> str:
+    """A stored value as a reviewer types it ("" for none)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (Decimal, float)):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def changes(values: dict, row: dict) -> dict:
+    """The given values that differ from what the question row holds: only these are written, so
+    the trail records what the reviewer changed, not what it confirmed."""
+    return {name: value for name, value in values.items()
+            if value is not None and (row.get(name) is None or as_text(row[name]) != as_text(value))}
 
 
 def _row(path: Path, line: int, values: dict, seen: dict) -> Scored:
@@ -84,7 +148,10 @@ def _row(path: Path, line: int, values: dict, seen: dict) -> Scored:
         if name not in FIELDS:
             raise EvalledgerError(f"{where}: {question}: unknown field {name!r} (a reviewer enters "
                                   f"{', '.join(FIELDS)})")
-        value = checked_value(name, raw, f"{where}: {question}")
+        try:
+            value = parse_value(name, raw)
+        except Invalid as exc:
+            raise EvalledgerError(f"{where}: {question}: {name}: {exc}") from None
         if value is not None:
             fields[name] = value
     if not fields:

@@ -332,16 +332,17 @@ SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total
  ORDER BY array_position(h.question_ids, s.question_id::text), s.model;
 
 -- name: review_answers
--- What a reviewer scores from, per answered question of a harness run: the question, the brain's answer and the automatic scores.
-SELECT a.question_id, q.question_type, q.uses_stale_fixture, q.question_text, b.output AS narrative, b.claims,
-       b.proposed_actions, a.contract_error, a.citation_rate, a.confidence_distribution, a.lever_mapping_violations,
-       a.recorded
-  FROM evalledger.brain_eval_harness_answer a
-  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
-  JOIN evalledger.brain_eval_catalog_question q ON q.catalog_version = h.catalog_version AND q.question_id = a.question_id
-  JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
- WHERE a.eval_run_id = %(eval_run_id)s AND (%(question_id)s::text IS NULL OR a.question_id = %(question_id)s)
- ORDER BY array_position(h.question_ids, a.question_id::text);
+-- What a reviewer scores from, per question row of a run, in the run's order: the question, the brain's answer (from a harness answer, or an analysis recorded elsewhere) and the automatic scores.
+SELECT q.question_id, q.question_type, q.uses_stale_fixture, coalesce(c.question_text, b.question) AS question_text,
+       b.output AS narrative, b.claims, b.proposed_actions, a.contract_error, q.citation_rate,
+       q.confidence_distribution, q.lever_mapping_violations, coalesce(a.recorded, false) AS recorded
+  FROM evalledger.brain_eval_question_score q
+  JOIN evalledger.brain_analysis_log b ON b.analysis_id = q.brain_analysis_id
+  LEFT JOIN evalledger.brain_eval_harness_answer a ON a.eval_run_id = q.eval_run_id AND a.question_id = q.question_id
+  LEFT JOIN evalledger.brain_eval_harness_run h ON h.eval_run_id = q.eval_run_id
+  LEFT JOIN evalledger.brain_eval_catalog_question c ON c.catalog_version = h.catalog_version AND c.question_id = q.question_id
+ WHERE q.eval_run_id = %(eval_run_id)s AND (%(question_id)s::text IS NULL OR q.question_id = %(question_id)s)
+ ORDER BY coalesce(array_position(h.question_ids, q.question_id::text), 0), q.question_id;
 
 -- name: review_queue
 -- The open runs waiting for the current reviewer (its own login, through the reviewer registry), oldest first: how many questions still lack a field their criteria need, and whether the run is signed off.
@@ -400,15 +401,6 @@ SELECT l.eval_run_id, l.brain_under_test, l.question_catalog_version, l.question
                       WHERE s.eval_run_id = l.eval_run_id
                       ORDER BY s.created_at DESC, s.review_id DESC LIMIT 1) v ON true
  WHERE l.eval_run_id = %(eval_run_id)s AND l.reviewer_user_id = evalledger.reviewer_id_of_v1(current_user);
-
--- name: review_recorded_answers
--- The brain's answer to each question of a run recorded elsewhere (no catalog, no harness record), shaped as review_answers for the guided review.
-SELECT q.question_id, q.question_type, q.uses_stale_fixture, NULL::text AS question_text, b.output AS narrative,
-       b.claims, b.proposed_actions, NULL::text AS contract_error
-  FROM evalledger.brain_eval_question_score q
-  JOIN evalledger.brain_analysis_log b ON b.analysis_id = q.brain_analysis_id
- WHERE q.eval_run_id = %(eval_run_id)s
-   AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_run h WHERE h.eval_run_id = q.eval_run_id);
 
 -- name: suggestions_shown
 -- The questions of a run whose judge suggestions its reviewer has asked to see (blind review).
