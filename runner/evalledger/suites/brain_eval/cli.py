@@ -55,28 +55,16 @@ def reviewer_add(role_name, display_name, reviewer_user_id, password_prompt):
     wanted = _uuid(reviewer_user_id, "--id") if reviewer_user_id else None
     password = None
     with db.transaction(None) as conn:
-        state = brain_eval.role_state(conn, role_name)
-        if not state.role_exists:
+        def new_password() -> str:
+            nonlocal password
             password = (click.prompt(f"password for {role_name}", hide_input=True, confirmation_prompt=True)
                         if password_prompt else secrets.token_urlsafe(18))
-            try:
-                brain_eval.create_reviewer_role(conn, role_name, password)
-            except psycopg.errors.InsufficientPrivilege:
-                raise EvalledgerError(
-                    f"role {role_name} does not exist and the connecting user may not create roles: connect as a "
-                    f"user with CREATEROLE (the one that migrated), or have an administrator run CREATE ROLE "
-                    f"{role_name} LOGIN IN ROLE evalledger_reviewer") from None
-            said = f"role {role_name}: created (LOGIN, member of evalledger_reviewer)"
-        elif not state.is_reviewer:
-            try:
-                brain_eval.grant_reviewer_role(conn, role_name)
-            except psycopg.errors.InsufficientPrivilege:
-                raise EvalledgerError(
-                    f"role {role_name} exists but is not in evalledger_reviewer, and the connecting user may not "
-                    f"grant it: have an administrator run GRANT evalledger_reviewer TO {role_name}") from None
-            said = f"role {role_name}: exists; granted evalledger_reviewer"
-        else:
-            said = f"role {role_name}: exists, member of evalledger_reviewer"
+            return password
+
+        state, done = brain_eval.ensure_reviewer_role(conn, role_name, new_password)
+        said = {"created": f"role {role_name}: created (LOGIN, member of evalledger_reviewer)",
+                "granted": f"role {role_name}: exists; granted evalledger_reviewer",
+                "exists": f"role {role_name}: exists, member of evalledger_reviewer"}[done]
         if state.role_exists and not state.can_login:
             said += " (NOLOGIN: give it LOGIN, or grant it to the login roles of people)"
         db.set_local_role(conn, db.ROLES["owner"])

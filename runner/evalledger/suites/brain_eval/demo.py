@@ -50,14 +50,9 @@ def ensure_demo_reviewer(url: str, role: str = DEMO_REVIEWER_ROLE, name: str = "
     """A demo reviewer: a login role of its own in evalledger_reviewer, registered as a reviewer;
     with password, that is its password from now on (else a random one nobody needs)."""
     with db.transaction(None, url) as conn:
-        state = brain_eval.role_state(conn, role)
-        if not state.role_exists:
-            brain_eval.create_reviewer_role(conn, role, password or secrets.token_urlsafe(24))
-        else:
-            if not state.is_reviewer:
-                brain_eval.grant_reviewer_role(conn, role)
-            if password:
-                brain_eval.set_role_password(conn, role, password)
+        _, done = brain_eval.ensure_reviewer_role(conn, role, lambda: password or secrets.token_urlsafe(24))
+        if password and done != "created":
+            brain_eval.set_role_password(conn, role, password)
     with db.transaction("owner", url) as conn:
         brain_eval.add_reviewer(conn, role, name)
 

@@ -232,6 +232,32 @@ def create_reviewer_role(conn: psycopg.Connection, role: str, password: str) -> 
                                                                  password=sql.Literal(password)))
 
 
+def ensure_reviewer_role(conn: psycopg.Connection, role: str, new_password) -> tuple[RoleState, str]:
+    """role as a reviewer's login role: created (LOGIN, in evalledger_reviewer, with new_password(),
+    asked only then) when missing, granted evalledger_reviewer when it lacks it. The role's state
+    before, and what was done: 'created', 'granted' or 'exists'. Needs CREATEROLE (or the right to
+    grant the reviewer role); an EvalledgerError says what to ask an administrator for otherwise."""
+    state = role_state(conn, role)
+    if not state.role_exists:
+        try:
+            create_reviewer_role(conn, role, new_password())
+        except psycopg.errors.InsufficientPrivilege:
+            raise EvalledgerError(
+                f"role {role} does not exist and the connecting user may not create roles: connect as a user with "
+                f"CREATEROLE (the one that migrated), or have an administrator run CREATE ROLE {role} LOGIN IN "
+                f"ROLE evalledger_reviewer") from None
+        return state, "created"
+    if not state.is_reviewer:
+        try:
+            grant_reviewer_role(conn, role)
+        except psycopg.errors.InsufficientPrivilege:
+            raise EvalledgerError(
+                f"role {role} exists but is not in evalledger_reviewer, and the connecting user may not grant it: "
+                f"have an administrator run GRANT evalledger_reviewer TO {role}") from None
+        return state, "granted"
+    return state, "exists"
+
+
 def set_role_password(conn: psycopg.Connection, role: str, password: str) -> None:
     """ALTER ROLE role LOGIN PASSWORD ... (needs CREATEROLE)."""
     conn.execute(sql.SQL(QUERIES["set_role_password"]).format(role=sql.Identifier(role),
