@@ -64,14 +64,19 @@ def run_fields(brain: str = "AGT-901", **overrides) -> dict:
 
 
 @contextlib.contextmanager
-def as_owner(conn):
-    """conn's session acting as the owner role (which registers brains), then as before."""
+def acting_as(conn, role: str):
+    """conn's session acting as role (SET ROLE), then as before."""
     acting = conn.execute("SELECT current_user").fetchone()[0]
-    conn.execute("SET ROLE evalledger_owner")
+    conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
     try:
         yield conn
     finally:
         conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(acting)))
+
+
+def as_owner(conn):
+    """conn's session acting as the owner role (which registers brains), then as before."""
+    return acting_as(conn, "evalledger_owner")
 
 
 def register_prompt(conn, brain: str, system_prompt_hash: str) -> None:
@@ -95,17 +100,9 @@ REVIEWER_FIELDS = ("hallucinations_detected", "total_claims", "staleness_correct
                    "diagnosis_accuracy_score", "narrative_coherence_rating", "reviewer_comments")
 
 
-@contextlib.contextmanager
 def as_reviewer(conn, reviewer_user_id):
     """conn's session acting as the reviewer's own role, then as before."""
-    acting = conn.execute("SELECT current_user").fetchone()[0]
-    role = conn.execute("SELECT role_name FROM evalledger.reviewer WHERE reviewer_user_id = %s",
-                        (reviewer_user_id,)).fetchone()[0]
-    conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
-    try:
-        yield conn
-    finally:
-        conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(acting)))
+    return acting_as(conn, brain_eval.reviewer_role_of(conn, reviewer_user_id))
 
 
 def review_run(conn, reviewer_user_id, run_id, scores: dict, hours="2.50", notes=None) -> None:
