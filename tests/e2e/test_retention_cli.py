@@ -65,6 +65,9 @@ def test_a_hold_keeps_a_run_until_released_then_apply_purges_it(env, admin, old_
     again = run_cli("hold", "release", str(hold_id), "--reason", "twice", env=env)
     assert (again.code, again.err.strip()) == (3, f"evalledger: error: hold {hold_id} is already released "
                                                   "(evalledger hold list)")
+    unknown = run_cli("hold", "release", str(hold_id + 1000), "--reason", "no such hold", env=env)
+    assert (unknown.code, unknown.err.strip()) == (3, f"evalledger: error: no hold {hold_id + 1000} "
+                                                      "(evalledger hold list)")
 
     assert plan_of(env)["brain_eval_log"]["due"] == 1
     purged = read_json(run_cli("retention", "apply", "--json", env=env), "retention_purge")["rows"]

@@ -8,7 +8,7 @@ import sys
 import click
 
 from . import db, output, queries
-from .errors import EvalledgerError
+from .errors import DatabaseRefusal, EvalledgerError
 from .options import When, database_option, echo_listing, format_options
 
 
@@ -178,8 +178,8 @@ def target_add(target_id, kind, display_name, model_family):
         with db.transaction("owner") as conn:
             added = conn.execute(queries.get("add_target_once"), wanted).fetchone()
             columns, rows = fetch(conn, queries.get("target_row"), {"target_id": target_id})
-    except EvalledgerError as exc:
-        if "target_id_format" in str(exc) or "22001" in str(exc):
+    except DatabaseRefusal as exc:
+        if exc.constraint == "target_id_format" or exc.sqlstate == "22001":  # 22001: longer than the column
             raise EvalledgerError(f"TARGET_ID {target_id!r}: use 1-16 letters, digits, '.', '_' or '-', starting "
                                   "with a letter or digit") from None
         raise

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import psycopg
 from psycopg import errors as pgerrors, sql
 
-from .errors import EvalledgerError
+from .errors import DatabaseRefusal, EvalledgerError
 
 SCHEMA = "evalledger"
 
@@ -99,7 +99,7 @@ def transaction(role: str | None = None, url: str | None = None) -> Iterator[psy
         conn.close()
 
 
-def explain(exc: psycopg.Error) -> EvalledgerError:
+def explain(exc: psycopg.Error) -> DatabaseRefusal:
     """A database error as one line a person understands."""
     diag = exc.diag
     message = " ".join((diag.message_primary or str(exc)).split())
@@ -112,4 +112,4 @@ def explain(exc: psycopg.Error) -> EvalledgerError:
         where.append(f"constraint {diag.constraint_name}")
     detail = f" ({', '.join(where)})" if where else ""
     hint = f"; {diag.message_hint}" if diag.message_hint else ""
-    return EvalledgerError(f"{message}{detail}{hint} [SQLSTATE {diag.sqlstate}]")
+    return DatabaseRefusal(f"{message}{detail}{hint} [SQLSTATE {diag.sqlstate}]", diag.sqlstate, diag.constraint_name)

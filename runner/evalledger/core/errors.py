@@ -18,6 +18,16 @@ class EvalledgerError(Exception):
         return str(self)
 
 
+class DatabaseRefusal(EvalledgerError):
+    """A statement the database refused, as one line, keeping what a caller turns into a message of
+    its own: the SQLSTATE and the constraint it names (psycopg's diag), never the text."""
+
+    def __init__(self, message: str, sqlstate: str | None = None, constraint: str | None = None) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+        self.constraint = constraint
+
+
 def read_user_text(path, what: str = "file") -> str:
     """A file the user named, or an EvalledgerError that names it and says what went wrong."""
     try:

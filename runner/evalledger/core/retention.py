@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 
 from . import db, queries
-from .errors import EvalledgerError
+from .errors import DatabaseRefusal, EvalledgerError
 from .reading import fetch
 
 RETENTION_ROLE = "evalledger_retention"
@@ -41,11 +41,11 @@ def add_hold(*, run: str | None, brain: str | None, held_from: datetime | None, 
     try:
         with db.transaction("owner") as conn:
             return conn.execute(queries.get("add_hold"), params).fetchone()
-    except EvalledgerError as exc:
-        if "legal_hold_run_fkey" in str(exc):
-            raise EvalledgerError(f"no run {run} (evalledger brain-eval list)") from None
-        if "legal_hold_target_fkey" in str(exc):
-            raise EvalledgerError(f"no target {brain!r} (evalledger target list)") from None
+    except DatabaseRefusal as exc:
+        said = {"legal_hold_run_fkey": f"no run {run} (evalledger brain-eval list)",
+                "legal_hold_target_fkey": f"no target {brain!r} (evalledger target list)"}.get(exc.constraint)
+        if said:
+            raise EvalledgerError(said) from None
         raise
 
 
@@ -57,11 +57,11 @@ def release_hold(hold_id: int, reason: str) -> tuple[datetime, str]:
     try:
         with db.transaction("owner") as conn:
             return conn.execute(queries.get("release_hold"), {"hold_id": hold_id, "reason": reason}).fetchone()
-    except EvalledgerError as exc:
-        if "legal_hold_release_hold_fkey" in str(exc):
-            raise EvalledgerError(f"no hold {hold_id} (evalledger hold list)") from None
-        if "legal_hold_release_pkey" in str(exc):
-            raise EvalledgerError(f"hold {hold_id} is already released (evalledger hold list)") from None
+    except DatabaseRefusal as exc:
+        said = {"legal_hold_release_hold_fkey": f"no hold {hold_id} (evalledger hold list)",
+                "legal_hold_release_pkey": f"hold {hold_id} is already released (evalledger hold list)"}.get(exc.constraint)
+        if said:
+            raise EvalledgerError(said) from None
         raise
 
 
