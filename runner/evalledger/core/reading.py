@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psycopg
+from psycopg.rows import dict_row
 
 
 def fetch(conn: psycopg.Connection, query: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
@@ -14,3 +15,9 @@ def fetch(conn: psycopg.Connection, query: str, params: dict | None = None) -> t
 def records(columns: list[str], rows: list[tuple]) -> list[dict]:
     """Rows as objects keyed by column name (the shape --json prints)."""
     return [dict(zip(columns, row)) for row in rows]
+
+
+def dicts(conn: psycopg.Connection, query: str, params: dict | None = None) -> list[dict]:
+    """The rows of one query as objects keyed by column name (what pages and prompts read)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, params or {}).fetchall()

@@ -22,7 +22,6 @@ from uuid import UUID
 
 import jinja2
 import psycopg
-from psycopg.rows import dict_row
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -32,6 +31,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from evalledger.core import db
+from evalledger.core.reading import dicts
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.paths import package_path
 from evalledger.core.queries import Queries
@@ -93,13 +93,8 @@ def _environment() -> jinja2.Environment:
 # -- the database, as the signed-in login ----------------------------------------------------------
 
 
-def _rows(conn: psycopg.Connection, query: str, params: dict | None = None) -> list[dict]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(query, params or {}).fetchall()
-
-
 def _one(conn: psycopg.Connection, query: str, params: dict | None = None) -> dict | None:
-    found = _rows(conn, query, params)
+    found = dicts(conn, query, params)
     return found[0] if found else None
 
 
@@ -143,7 +138,7 @@ def _question(conn: psycopg.Connection, run_id: UUID, question_id: str) -> dict:
     sources = store.question_sources(conn, run_id, question_id) or []
     suggestions = []
     if row["suggestions_shown"]:
-        suggestions = [s for s in _rows(conn, BRAIN_EVAL["suggestions"], {"eval_run_id": run_id})
+        suggestions = [s for s in dicts(conn, BRAIN_EVAL["suggestions"], {"eval_run_id": run_id})
                        if s["question_id"] == question_id]
     asked = reviewing.asked_fields(row)
     return {"run": header, "row": row, "answer": answer, "sources": sources, "suggestions": suggestions,
@@ -155,13 +150,13 @@ def _question(conn: psycopg.Connection, run_id: UUID, question_id: str) -> dict:
 
 
 def _reader_runs(conn: psycopg.Connection) -> dict:
-    return {"runs": _rows(conn, BRAIN_EVAL["list_runs"], {"brain": None, "since": None, "decision": None,
+    return {"runs": dicts(conn, BRAIN_EVAL["list_runs"], {"brain": None, "since": None, "decision": None,
                                                           "open": False, "limit": 500})}
 
 
 def _reader_run(conn: psycopg.Connection, run_id: UUID) -> dict:
     return {"run": _header(conn, run_id),
-            "questions": _rows(conn, BRAIN_EVAL["run_questions"], {"eval_run_id": run_id})}
+            "questions": dicts(conn, BRAIN_EVAL["run_questions"], {"eval_run_id": run_id})}
 
 
 # -- the review form -------------------------------------------------------------------------------

@@ -19,9 +19,9 @@ from typing import Callable, Iterator, Protocol
 from uuid import UUID
 
 import psycopg
-from psycopg.rows import dict_row
 
 from evalledger.core import db
+from evalledger.core.reading import dicts
 from evalledger.core.errors import EvalledgerError
 
 from . import store
@@ -62,11 +62,6 @@ def _connect(as_role: str | None) -> Iterator[psycopg.Connection]:
         yield conn
 
 
-def _rows(conn: psycopg.Connection, query: str, params: dict | None = None) -> list[dict]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(query, params).fetchall()
-
-
 def waiting(question: dict) -> list[str]:
     """The reviewer's fields a question row still needs (the automatic ones are not theirs)."""
     return [f for f in question["needs"] if f in FIELDS]
@@ -84,7 +79,7 @@ def queue(as_role: str | None) -> tuple[Me, list[dict]]:
     """Who the current reviewer is, and the open runs waiting for them, oldest first, each with
     `questions_waiting`: the ids of its questions that still need a field of theirs."""
     with _connect(as_role) as conn:
-        me = Me(**_rows(conn, store.QUERIES["review_me"])[0])
+        me = Me(**dicts(conn, store.QUERIES["review_me"])[0])
         runs = store.review_queue(conn)
         for run in runs:
             run["questions_waiting"] = [q["question_id"] for q in store.review_questions(conn, run["eval_run_id"])
@@ -223,13 +218,13 @@ class Walk:
 
     def _read(self) -> tuple[dict, list[dict]]:
         with _connect(self.as_role) as conn:
-            found = _rows(conn, store.QUERIES["review_run"], {"eval_run_id": self.run_id})
+            found = dicts(conn, store.QUERIES["review_run"], {"eval_run_id": self.run_id})
             if not found:
                 raise EvalledgerError(f"no run {self.run_id} that you review"
                                       f"{f' (as {self.as_role})' if self.as_role else ''}")
             questions = store.review_questions(conn, self.run_id)
             if self._answers is None:
-                answers = _rows(conn, store.QUERIES["review_answers"], {"eval_run_id": self.run_id, "question_id": None})
+                answers = dicts(conn, store.QUERIES["review_answers"], {"eval_run_id": self.run_id, "question_id": None})
                 self._answers = {a["question_id"]: a for a in answers}
         return found[0], questions
 
@@ -252,7 +247,7 @@ class Walk:
     def _show_suggestions(self, question_id: str, when: str) -> None:
         with _connect(self.as_role) as conn:
             store.show_suggestions(conn, self.run_id, question_id)
-            drafts = [d for d in _rows(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
+            drafts = [d for d in dicts(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
                       if d["question_id"] == question_id]
         self.console.say(f"  the judges' suggestions{when}:")
         for line in suggestion_lines(drafts):
