@@ -238,7 +238,7 @@ def test_an_interrupted_review_loses_nothing_and_resumes_where_it_stopped(env, a
     assert stopped.code == 2
     assert stopped.out.endswith("total claims [3]: 3\ndiagnosis accuracy (0, 0.5 or 1): ")
     assert stopped.err == (f"\nstopped: 1 question saved this session, and nothing is lost; `evalledger review "
-                           f"{run_id}` resumes at the first question still needing your numbers\n")
+                           f"{run_id} --as {REVIEWER_ROLE}` resumes at the first question still needing your numbers\n")
     assert scores(admin, run_id) == {"EVAL-Q03": (0, 3, True, 1.0, 4, "fine"), "EVAL-Q07": NOT_SCORED,
                                      "EVAL-Q24": NOT_SCORED}
     [first, waiting, _] = queue(env).out.splitlines()

@@ -345,18 +345,19 @@ def review_walk(run_id, as_role, show_first, from_file):
         _score_from_file(run, from_file, as_role)
         return
     walk = guided.Walk(run, _PromptConsole(), as_role=as_role, show_first=show_first)
+    as_flag = f" --as {as_role}" if as_role else ""  # the command that resumes is the one that ran
     try:
         signed = walk.run()
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("", err=True)
         saved = len(dict.fromkeys(walk.saved))
         click.echo(f"stopped: {saved} question{'s' if saved != 1 else ''} saved this session, and nothing is lost; "
-                   f"`evalledger review {run}` resumes at the first question still needing your numbers", err=True)
+                   f"`evalledger review {run}{as_flag}` resumes at the first question still needing your numbers", err=True)
         sys.exit(EXIT_INCONCLUSIVE)
     notes = f", notes on {len(signed.notes)} dimension{'s' if len(signed.notes) != 1 else ''}" if signed.notes else ""
     click.echo(f"run {run}: signed off ({signed.hours:g} hours{notes})")
     if signed.left:
-        click.echo(f"still to score before completion: {', '.join(signed.left)} (`evalledger review {run}`)")
+        click.echo(f"still to score before completion: {', '.join(signed.left)} (`evalledger review {run}{as_flag}`)")
     else:
         click.echo(f"every question is scored: the runner completes it with `evalledger brain-eval complete {run}`")
 
