@@ -77,3 +77,17 @@ def run_script(*args: str, env: dict | None = None, input: str | None = None, ti
     done = subprocess.run([str(SCRIPT), *args], env=merged, input=input, capture_output=True, text=True,
                           timeout=timeout)
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+def recorded_demo_file(tmp_path, env):
+    """The demo's recorded-run file (`brain-eval record`'s example) in tmp_path, its brain version
+    registered first through the CLI (a run's prompt must be one its brain registered)."""
+    from evalledger.suites.brain_eval.demo import fixture_path, prompt_path
+
+    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file",
+                    str(prompt_path()), "--label", "pipeline_brain_v3", "--lever", "add_coverage",
+                    "--lever", "reassign_owner", env=env)
+    assert added.code == 0, added.err
+    path = tmp_path / "run.json"
+    path.write_text(fixture_path().read_text())
+    return path

@@ -368,14 +368,10 @@ def test_a_completed_run_is_no_longer_walked(env, harness):
 def test_a_run_recorded_elsewhere_is_walked_from_its_analyses(env, reviewers, tmp_path):
     """A run `brain-eval record` stored (no catalog): the walk shows each recorded analysis; there
     is no source text to show."""
-    from evalledger.suites.brain_eval.demo import fixture_path, prompt_path
+    from evalledger.suites.brain_eval.demo import fixture_path
+    from tests.cli import recorded_demo_file
 
-    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file",
-                    str(prompt_path()), "--label", "pipeline_brain_v3", "--lever", "add_coverage",
-                    "--lever", "reassign_owner", env=env)
-    assert added.code == 0, added.err
-    path = tmp_path / "run.json"
-    path.write_text(fixture_path().read_text())
+    path = recorded_demo_file(tmp_path, env)
     recorded = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env=env)
     run_id = re.search(r"recorded run ([0-9a-f-]{36})", recorded.out).group(1)
     first = json.loads(fixture_path().read_text())["questions"][0]

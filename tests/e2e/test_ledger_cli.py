@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from evalledger.suites.brain_eval.demo import fixture_path, prompt_path
-from tests.cli import run_cli
+from evalledger.suites.brain_eval.demo import fixture_path
+from tests.cli import recorded_demo_file, run_cli
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
 
@@ -18,13 +18,7 @@ def env(dsn):
 @pytest.fixture
 def fixture_file(tmp_path, env):
     """The demo run's file, its brain version registered first (a run's prompt must be its brain's)."""
-    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file",
-                    str(prompt_path()), "--label", "pipeline_brain_v3", "--lever", "add_coverage",
-                    "--lever", "reassign_owner", env=env)
-    assert added.code == 0, added.err
-    path = tmp_path / "run.json"
-    path.write_text(fixture_path().read_text())
-    return path
+    return recorded_demo_file(tmp_path, env)
 
 
 def test_target_add_and_list(env):

@@ -38,15 +38,8 @@ def add_hold(*, run: str | None, brain: str | None, held_from: datetime | None, 
     if not reason:
         raise EvalledgerError("--reason: say why the data is held")
     params = {"eval_run_id": run, "target_id": brain, "held_from": held_from, "held_to": held_to, "reason": reason}
-    try:
-        with db.transaction("owner") as conn:
-            return conn.execute(queries.get("add_hold"), params).fetchone()
-    except DatabaseRefusal as exc:
-        said = {"legal_hold_run_fkey": f"no run {run} (evalledger brain-eval list)",
-                "legal_hold_target_fkey": f"no target {brain!r} (evalledger target list)"}.get(exc.constraint)
-        if said:
-            raise EvalledgerError(said) from None
-        raise
+    return _as_owner("add_hold", params, {"legal_hold_run_fkey": f"no run {run} (evalledger brain-eval list)",
+                                          "legal_hold_target_fkey": f"no target {brain!r} (evalledger target list)"})
 
 
 def release_hold(hold_id: int, reason: str) -> tuple[datetime, str]:
@@ -54,14 +47,19 @@ def release_hold(hold_id: int, reason: str) -> tuple[datetime, str]:
     reason = " ".join(reason.split())
     if not reason:
         raise EvalledgerError("--reason: say why the hold is released")
+    return _as_owner("release_hold", {"hold_id": hold_id, "reason": reason}, {
+        "legal_hold_release_hold_fkey": f"no hold {hold_id} (evalledger hold list)",
+        "legal_hold_release_pkey": f"hold {hold_id} is already released (evalledger hold list)"})
+
+
+def _as_owner(query: str, params: dict, refusals: dict[str, str]) -> tuple:
+    """The named query's row, run as the owner; a refusal by one of refusals' constraints is its message."""
     try:
         with db.transaction("owner") as conn:
-            return conn.execute(queries.get("release_hold"), {"hold_id": hold_id, "reason": reason}).fetchone()
+            return conn.execute(queries.get(query), params).fetchone()
     except DatabaseRefusal as exc:
-        said = {"legal_hold_release_hold_fkey": f"no hold {hold_id} (evalledger hold list)",
-                "legal_hold_release_pkey": f"hold {hold_id} is already released (evalledger hold list)"}.get(exc.constraint)
-        if said:
-            raise EvalledgerError(said) from None
+        if exc.constraint in refusals:
+            raise EvalledgerError(refusals[exc.constraint]) from None
         raise
 
 
