@@ -48,8 +48,6 @@ def test_reviewer_add_is_idempotent(env, reviewers):
 
 def review_file(tmp_path, bend=None):
     """The demo run's reviewer numbers as a .jsonl file, optionally bent."""
-    from evalledger.suites.brain_eval.demo import fixture_path
-
     rows = [json.loads(line) for line in
             fixture_path().with_name("brain_eval_demo_review.jsonl").read_text().splitlines()]
     if bend:
