@@ -13,7 +13,7 @@ from evalledger.core.rubric import Rubric
 
 REPO = Path(__file__).resolve().parents[1]
 
-mig = "".join(p.read_text() for p in sorted((REPO / "runner/evalledger/migrations").glob("*.sql")))
+mig = "".join(p.read_text() for p in sorted((REPO / "migrations").glob("*.sql")))
 definition = json.loads(re.search(r"'takes-quality', '[^']+', \$rubric\$(.*?)\$rubric\$", mig, re.S).group(1))
 rubric = Rubric(0, "v1.0", "", definition)
 all_takes = takes.read_file((REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"))

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from evalledger.core import queries
+from evalledger.core.paths import database_root
 
 PACKAGE = Path(importlib.import_module("evalledger").__file__).parent
+DATABASE = database_root()
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 # A string that starts like an SQL statement.
 _SQL_START = re.compile(r"^\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|COPY|SET|RESET|CREATE|DROP|ALTER|GRANT|TRUNCATE)\s")
@@ -47,28 +49,33 @@ def test_no_sql_statement_is_written_inline_in_python():
             if (isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL_START.match(node.value)
                     and id(node) not in allowed and id(node) not in docstrings):
                 inline.append(f"{_rel(path)}:{node.lineno}: {node.value.strip()[:60]!r}")
-    assert inline == [], "SQL belongs in the package's sql/queries.sql as a named query"
+    assert inline == [], "SQL belongs in the suite's sql/<suite>/queries.sql as a named query"
 
 
 def _queries_files() -> list[Path]:
-    return sorted(PACKAGE.rglob("sql/queries.sql"))
+    return sorted(DATABASE.glob("sql/*/queries.sql"))
 
 
-@pytest.mark.parametrize("path", _queries_files(), ids=lambda p: _rel(p))
+def _db_rel(path: Path) -> str:
+    return path.relative_to(DATABASE).as_posix()
+
+
+@pytest.mark.parametrize("path", _queries_files(), ids=_db_rel)
 def test_every_named_query_says_what_it_does(path):
     text = path.read_text("utf-8")
     parsed = queries.parse(text)
-    assert parsed, f"{_rel(path)}: no -- name: blocks"
+    assert parsed, f"{_db_rel(path)}: no -- name: blocks"
     names = re.findall(r"^-- name: (\w+)\s*$", text, re.MULTILINE)
-    assert len(names) == len(set(names)), f"{_rel(path)}: a name is used twice"
+    assert len(names) == len(set(names)), f"{_db_rel(path)}: a name is used twice"
     for name, body in parsed.items():
         first = body.splitlines()[0]
-        assert first.startswith("-- ") and len(first) > 10, f"{_rel(path)}: query {name} has no comment line"
+        assert first.startswith("-- ") and len(first) > 10, f"{_db_rel(path)}: query {name} has no comment line"
         assert any(not line.startswith("--") and line.strip() for line in body.splitlines()), name
 
 
-def _package_of(path: Path) -> Path:
-    return path.parent
+def _own_queries(path: Path) -> Path:
+    """The queries file of the package a module is in: sql/<suite>/queries.sql."""
+    return DATABASE / "sql" / path.parent.name / "queries.sql"
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if re.search(r"QUERIES\[|queries\.get\(|\bQ\[", p.read_text())
@@ -76,12 +83,12 @@ def _package_of(path: Path) -> Path:
                          ids=lambda p: _rel(p))
 def test_every_query_a_module_asks_for_exists(path):
     text = path.read_text("utf-8")
-    own = _package_of(path) / "sql" / "queries.sql"
-    core = PACKAGE / "core" / "sql" / "queries.sql"
+    own = _own_queries(path)
+    core = DATABASE / "sql" / "core" / "queries.sql"
     asked_own = set(re.findall(r"\b(?:QUERIES|Q)\[\"(\w+)\"\]", text))
     asked_core = set(re.findall(r"queries\.get\(\"(\w+)\"\)", text))
     if asked_own:
-        assert own.exists(), f"{_rel(path)} asks for named queries but {_rel(own)} does not exist"
+        assert own.exists(), f"{_rel(path)} asks for named queries but {_db_rel(own)} does not exist"
         assert asked_own <= set(queries.parse(own.read_text("utf-8"))), asked_own - set(queries.parse(own.read_text()))
     assert asked_core <= set(queries.parse(core.read_text("utf-8")))
 
@@ -167,3 +174,68 @@ def test_the_application_capture_api_keeps_its_import_path():
 
     assert public.__all__ == ["capture_candidate", "close", "configure", "flush"]
     assert all(getattr(public, name) is getattr(api, name) for name in public.__all__)
+
+
+# -- the house: the database side at the top, one home per suite on each side --------------------------
+
+_TRIGGER_FUNCTION = re.compile(r"\bRETURNS\s+(event_)?trigger\b", re.IGNORECASE)
+_INCLUDE = re.compile(r"^\\ir\s+(\S+)\s*$", re.MULTILINE)
+CHECKOUT = PACKAGE.parent.parent
+DATABASE_FOLDERS_WITH_SUITES = ("triggers", "sql")
+
+
+def _database_files(folder: str) -> list[Path]:
+    return sorted(DATABASE.glob(f"{folder}/*/*.sql"))
+
+
+@pytest.mark.parametrize("path", _database_files("triggers"), ids=_db_rel)
+def test_a_file_in_triggers_defines_a_function_that_runs_as_a_trigger(path):
+    assert _TRIGGER_FUNCTION.search(path.read_text("utf-8")), (
+        f"{_db_rel(path)} defines no trigger function: a function that does not run as a trigger goes in sql/")
+
+
+@pytest.mark.parametrize("path", _database_files("sql"), ids=_db_rel)
+def test_a_file_in_sql_defines_no_trigger_function(path):
+    assert not _TRIGGER_FUNCTION.search(path.read_text("utf-8")), (
+        f"{_db_rel(path)} defines a trigger function: a function that runs as a trigger goes in triggers/")
+
+
+def test_each_suite_has_one_home_on_each_side():
+    suites = {p.name for p in (PACKAGE / "suites").iterdir() if (p / "__init__.py").exists()}
+    for folder in ("triggers", "sql"):
+        homes = {p.name for p in (DATABASE / folder).iterdir() if p.is_dir()}
+        assert homes - suites - {"core", "web"} == set(), f"{folder}/ has a folder no suite owns"
+    assert {p.name for p in (DATABASE / "sql").iterdir() if p.is_dir()} >= suites | {"core"}
+
+
+def test_every_function_and_view_file_is_installed_by_a_migration():
+    included = set()
+    for migration in sorted((DATABASE / "migrations").glob("*.sql")):
+        for target in _INCLUDE.findall(migration.read_text("utf-8")):
+            assert not Path(target).is_absolute(), f"{migration.name}: \\ir {target} is not relative"
+            resolved = (migration.parent / target).resolve()
+            assert resolved.is_file(), f"{migration.name}: \\ir {target} names no file"
+            included.add(resolved)
+    files = [p for p in _database_files("triggers") + _database_files("sql") if p.name != "queries.sql"]
+    assert [_db_rel(p) for p in files if p.resolve() not in included] == []
+
+
+def test_the_wheel_lists_every_package_and_every_sql_folder():
+    import tomllib
+
+    config = tomllib.loads((CHECKOUT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    python = {".".join(p.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")}
+    python = {name.removesuffix(".__init__.py") for name in python}
+    database = {"evalledger.postgres." + ".".join(p.relative_to(DATABASE).parts)
+                for folder in DATABASE_FOLDERS_WITH_SUITES for p in (DATABASE / folder).iterdir() if p.is_dir()}
+    database.add("evalledger.postgres.migrations")
+    assert set(config["packages"]) == python | database
+
+
+def test_the_checkout_reads_as_the_design_card_draws_it():
+    if not (CHECKOUT / "pyproject.toml").exists():
+        pytest.skip("run from an installed wheel, not a checkout")
+    top = {p.name for p in CHECKOUT.iterdir() if not p.name.startswith(".")}
+    assert {"pyproject.toml", "runner", "sql", "migrations", "triggers", "tests", "Makefile", "README.md"} <= top
+    assert DATABASE == CHECKOUT, "a checkout's SQL is read from its top level, not from a copy"
+    assert not list(PACKAGE.rglob("*.sql")) or all("fixtures" in p.parts for p in PACKAGE.rglob("*.sql"))

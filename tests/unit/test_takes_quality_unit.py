@@ -23,7 +23,7 @@ DEMO = REPO / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"
 
 
 def rubric_from_migration() -> Rubric:
-    text = "".join(p.read_text() for p in sorted((REPO / "runner/evalledger/migrations").glob("*.sql")))
+    text = "".join(p.read_text() for p in sorted((REPO / "migrations").glob("*.sql")))
     definition = json.loads(re.search(r"'takes-quality', '[^']+', \$rubric\$(.*?)\$rubric\$", text, re.S).group(1))
     return Rubric(1, definition["version"], "0" * 64, definition)
 

@@ -7,7 +7,7 @@ import json
 import re
 from decimal import Decimal
 
-from evalledger.core.paths import read_package_text
+from evalledger.core.paths import sql_path
 from evalledger.judges.panel import parse_panel
 from evalledger.suites.work_quality import run as wq, store
 from evalledger.suites.work_quality.snapshot import DIMENSIONS, Metrics
@@ -17,7 +17,7 @@ PACKAGE = "evalledger.suites.work_quality"
 
 def shipped_rubric() -> store.Rubric:
     """The v1.0 rubric as the migration inserts it (the JSON between the $rubric$ quotes)."""
-    sql = read_package_text("sql", "work_quality_rubric_v1.sql", package=PACKAGE)
+    sql = sql_path(PACKAGE, "work_quality_rubric_v1.sql").read_text("utf-8")
     definition = json.loads(re.search(r"\$rubric\$(.*)\$rubric\$", sql, re.DOTALL).group(1))
     return store.Rubric(rubric_id=1, version=definition["version"], fingerprint="0" * 64, definition=definition)
 

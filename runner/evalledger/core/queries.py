@@ -1,11 +1,11 @@
-"""Named SQL queries: each suite's sql/queries.sql, split on its `-- name: x` lines."""
+"""Named SQL queries: each suite's sql/<suite>/queries.sql, split on its `-- name: x` lines."""
 
 from __future__ import annotations
 
 import functools
 import re
 
-from .paths import read_package_text
+from .paths import sql_path
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 
@@ -18,8 +18,8 @@ def parse(text: str) -> dict[str, str]:
 
 @functools.cache
 def of(package: str) -> dict[str, str]:
-    """The named queries of a package (a suite, or evalledger.core): its sql/queries.sql."""
-    return parse(read_package_text("sql", "queries.sql", package=package))
+    """The named queries of a package (a suite, evalledger.core or evalledger.web): sql/<suite>/queries.sql."""
+    return parse(sql_path(package, "queries.sql").read_text("utf-8"))
 
 
 class Queries:

@@ -1,1 +1,1 @@
-"""The review web app: `evalledger serve` (app.py, templates/, static/, sql/queries.sql)."""
+"""The review web app: `evalledger serve` (app.py, templates/, static/; its named queries are sql/web/queries.sql)."""

@@ -1,4 +1,4 @@
-"""takes-quality's database side: each function calls one named query (sql/queries.sql).
+"""takes-quality's database side: each function calls one named query (sql/takes_quality/queries.sql).
 
 The database decides everything stored: a verdict's contribution, a cycle's decision, the run's
 verdict, its receipt and the models_sha8 and rubric_sha8 fingerprints; this module only writes

@@ -1,4 +1,4 @@
-"""The work-quality ledger, through the suite's named queries (sql/queries.sql) only.
+"""The work-quality ledger, through the suite's named queries (sql/work_quality/queries.sql) only.
 
 Nothing here decides anything: each function INSERTs what the runner observed or reads back
 what the database computed (contribution, aggregate, comparison, regression reasons).

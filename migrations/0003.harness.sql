@@ -208,17 +208,16 @@ CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash)
 -- Functions and triggers
 -- =============================================================================================
 -- Created as the code role, which owns them: the owner role can never redefine them.
-\ir ../suites/brain_eval/sql/brain_eval_catalog_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_catalog_expand_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_catalog_question_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_version_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_harness_run_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_open_harness_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_harness_answer_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_harness_question_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_judge_suggestion_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_show_suggestions_v1.sql
-
+\ir ../triggers/brain_eval/brain_eval_catalog_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_catalog_expand_v1.sql
+\ir ../triggers/brain_eval/brain_eval_catalog_question_admit_v1.sql
+\ir ../triggers/brain_eval/brain_version_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_harness_run_admit_v1.sql
+\ir ../sql/brain_eval/brain_eval_open_harness_v1.sql
+\ir ../triggers/brain_eval/brain_eval_harness_answer_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_harness_question_v1.sql
+\ir ../triggers/brain_eval/brain_eval_judge_suggestion_admit_v1.sql
+\ir ../sql/brain_eval/brain_eval_show_suggestions_v1.sql
 CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
     FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_admit_v1();
 CREATE TRIGGER brain_eval_catalog_20_expand AFTER INSERT ON brain_eval_catalog

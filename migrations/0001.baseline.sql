@@ -479,7 +479,7 @@ CREATE TABLE eval_takes_quality_judge_verdicts (
 -- Eval capture (seed 001): captured queries (monthly partitions), their keys, capture failures
 -- =============================================================================================
 -- capture_distinct_v1 is called by eval_candidates' CHECK constraints, so it comes first.
-\ir ../suites/capture/sql/capture_distinct_v1.sql
+\ir ../sql/capture/capture_distinct_v1.sql
 -- One captured query or search call (seed 001, row schema v1), partitioned by month of created_at.
 CREATE TABLE eval_candidates (
     id                  bigint           GENERATED ALWAYS AS IDENTITY,
@@ -589,55 +589,53 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 -- =============================================================================================
 -- Functions shared by every suite: append-only, completion-once, retention windows
 -- =============================================================================================
-\ir ../core/sql/changed_columns_v1.sql
-\ir ../core/sql/require_read_committed_v1.sql
-\ir ../core/sql/require_fresh_snapshot_v1.sql
-\ir ../core/sql/refuse_supplied_v1.sql
-\ir ../core/sql/purge_horizon_v1.sql
-\ir ../core/sql/hot_tier_v1.sql
-\ir ../core/sql/purgeable_v1.sql
-\ir ../core/sql/refuse_change_v1.sql
-\ir ../core/sql/guard_append_only_v1.sql
-\ir ../core/sql/seal_tables_v1.sql
+\ir ../sql/core/changed_columns_v1.sql
+\ir ../sql/core/require_read_committed_v1.sql
+\ir ../sql/core/require_fresh_snapshot_v1.sql
+\ir ../sql/core/refuse_supplied_v1.sql
+\ir ../sql/core/purge_horizon_v1.sql
+\ir ../sql/core/hot_tier_v1.sql
+\ir ../sql/core/purgeable_v1.sql
+\ir ../triggers/core/refuse_change_v1.sql
+\ir ../sql/core/guard_append_only_v1.sql
+\ir ../sql/core/seal_tables_v1.sql
 -- Migrations' own steps (the role they act as owns them): no one else runs them.
 REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v1() FROM PUBLIC;
-\ir ../core/sql/complete_once_v1.sql
-\ir ../core/sql/runner_error_v1.sql
-\ir ../core/sql/judge_scores_v1.sql
-\ir ../core/sql/check_panel_v1.sql
-\ir ../core/sql/require_open_v1.sql
-\ir ../core/sql/rubric_fingerprint_v1.sql
-\ir ../core/sql/rubric_check_v1.sql
-\ir ../core/sql/rubric_admit_v1.sql
-\ir ../core/sql/rubric_activation_admit_v1.sql
-\ir ../core/sql/active_rubric_v1.sql
-\ir ../core/sql/rubric_admitted_v1.sql
-\ir ../core/sql/caller_v1.sql
-\ir ../core/sql/legal_hold_release_admit_v1.sql
-\ir ../core/sql/reviewer_id_of_v1.sql
-
+\ir ../triggers/core/complete_once_v1.sql
+\ir ../sql/core/runner_error_v1.sql
+\ir ../sql/core/judge_scores_v1.sql
+\ir ../sql/core/check_panel_v1.sql
+\ir ../sql/core/require_open_v1.sql
+\ir ../triggers/core/rubric_fingerprint_v1.sql
+\ir ../sql/core/rubric_check_v1.sql
+\ir ../triggers/core/rubric_admit_v1.sql
+\ir ../triggers/core/rubric_activation_admit_v1.sql
+\ir ../sql/core/active_rubric_v1.sql
+\ir ../sql/core/rubric_admitted_v1.sql
+\ir ../sql/core/caller_v1.sql
+\ir ../triggers/core/legal_hold_release_admit_v1.sql
+\ir ../sql/core/reviewer_id_of_v1.sql
 -- =============================================================================================
 -- brain-eval: admission, reviewer independence, question rows, the decision
 -- =============================================================================================
-\ir ../suites/brain_eval/sql/prompt_tuner_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_log_admit_v1.sql
-\ir ../suites/brain_eval/sql/confidence_in_band_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_scores_v1.sql
-\ir ../suites/brain_eval/sql/criterion_met_v1.sql
-\ir ../suites/brain_eval/sql/shown_apart_v1.sql
-\ir ../suites/brain_eval/sql/criterion_miss_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_decide_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_log_decide_v1.sql
-\ir ../suites/brain_eval/sql/lock_run_v1.sql
-\ir ../suites/brain_eval/sql/question_needs_v1.sql
-\ir ../suites/brain_eval/sql/question_passes_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_question_policy_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_question_score_write_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_review_trail_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_review_entry_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_run_review_admit_v1.sql
-\ir ../suites/brain_eval/sql/brain_eval_import_admit_v1.sql
-
+\ir ../triggers/brain_eval/prompt_tuner_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_log_admit_v1.sql
+\ir ../sql/brain_eval/confidence_in_band_v1.sql
+\ir ../sql/brain_eval/brain_eval_scores_v1.sql
+\ir ../sql/brain_eval/criterion_met_v1.sql
+\ir ../sql/brain_eval/shown_apart_v1.sql
+\ir ../sql/brain_eval/criterion_miss_v1.sql
+\ir ../sql/brain_eval/brain_eval_decide_v1.sql
+\ir ../triggers/brain_eval/brain_eval_log_decide_v1.sql
+\ir ../sql/brain_eval/lock_run_v1.sql
+\ir ../sql/brain_eval/question_needs_v1.sql
+\ir ../sql/brain_eval/question_passes_v1.sql
+\ir ../sql/brain_eval/brain_eval_question_policy_v1.sql
+\ir ../triggers/brain_eval/brain_eval_question_score_write_v1.sql
+\ir ../triggers/brain_eval/brain_eval_review_trail_v1.sql
+\ir ../triggers/brain_eval/brain_eval_review_entry_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_run_review_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_import_admit_v1.sql
 -- =============================================================================================
 -- brain-eval dashboards and audit views v1 (seed 002's six panels)
 -- =============================================================================================
@@ -650,18 +648,18 @@ REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v1() FROM 
 -- reader's path would otherwise be picked over pg_catalog's, and run as the reader. Only
 -- completed runs count. Where the
 -- server has it (15+), the views also get security_invoker = true (belt and braces).
-\ir ../suites/brain_eval/sql/brain_quarterly_trend_rows_v1.sql
-\ir ../suites/brain_eval/sql/brain_quarterly_trend_v1.sql
-\ir ../suites/brain_eval/sql/most_failing_questions_rows_v1.sql
-\ir ../suites/brain_eval/sql/most_failing_questions_v1.sql
-\ir ../suites/brain_eval/sql/stale_fixture_pass_rate_rows_v1.sql
-\ir ../suites/brain_eval/sql/stale_fixture_pass_rate_v1.sql
-\ir ../suites/brain_eval/sql/reviewer_calibration_rows_v1.sql
-\ir ../suites/brain_eval/sql/reviewer_calibration_v1.sql
-\ir ../suites/brain_eval/sql/cost_per_run_rows_v1.sql
-\ir ../suites/brain_eval/sql/cost_per_run_v1.sql
-\ir ../suites/brain_eval/sql/prompt_drift_rows_v1.sql
-\ir ../suites/brain_eval/sql/prompt_drift_v1.sql
+\ir ../sql/brain_eval/brain_quarterly_trend_rows_v1.sql
+\ir ../sql/brain_eval/brain_quarterly_trend_v1.sql
+\ir ../sql/brain_eval/most_failing_questions_rows_v1.sql
+\ir ../sql/brain_eval/most_failing_questions_v1.sql
+\ir ../sql/brain_eval/stale_fixture_pass_rate_rows_v1.sql
+\ir ../sql/brain_eval/stale_fixture_pass_rate_v1.sql
+\ir ../sql/brain_eval/reviewer_calibration_rows_v1.sql
+\ir ../sql/brain_eval/reviewer_calibration_v1.sql
+\ir ../sql/brain_eval/cost_per_run_rows_v1.sql
+\ir ../sql/brain_eval/cost_per_run_v1.sql
+\ir ../sql/brain_eval/prompt_drift_rows_v1.sql
+\ir ../sql/brain_eval/prompt_drift_v1.sql
 DO $invoker$
 DECLARE
     v text;
@@ -679,26 +677,24 @@ $invoker$;
 -- =============================================================================================
 -- takes-quality: admission, verdicts, the cycle verdict, the receipt
 -- =============================================================================================
-\ir ../suites/takes_quality/sql/takes_quality_run_admit_v1.sql
-\ir ../suites/takes_quality/sql/takes_quality_verdict_admit_v1.sql
-\ir ../suites/takes_quality/sql/takes_quality_cycle_v1.sql
-\ir ../suites/takes_quality/sql/takes_quality_receipt_v1.sql
-\ir ../suites/takes_quality/sql/takes_quality_run_decide_v1.sql
-
+\ir ../triggers/takes_quality/takes_quality_run_admit_v1.sql
+\ir ../triggers/takes_quality/takes_quality_verdict_admit_v1.sql
+\ir ../sql/takes_quality/takes_quality_cycle_v1.sql
+\ir ../sql/takes_quality/takes_quality_receipt_v1.sql
+\ir ../triggers/takes_quality/takes_quality_run_decide_v1.sql
 -- =============================================================================================
 -- Eval capture: the window lock, dedupe, append-only, partitions, the NDJSON export
 -- =============================================================================================
-\ir ../suites/capture/sql/capture_window_lock_v1.sql
-\ir ../suites/capture/sql/capture_dedupe_v1.sql
-\ir ../suites/capture/sql/capture_refuse_change_v1.sql
-\ir ../suites/capture/sql/capture_partition_expired_v1.sql
-\ir ../suites/capture/sql/capture_make_partition_v1.sql
-\ir ../suites/capture/sql/capture_ensure_partitions_v1.sql
-\ir ../suites/capture/sql/capture_export_bound_v1.sql
-\ir ../suites/capture/sql/eval_candidate_ndjson_row_v1.sql
-\ir ../suites/capture/sql/eval_candidate_ndjson_v1.sql
-\ir ../suites/capture/sql/eval_candidates_export_v1.sql
-
+\ir ../triggers/capture/capture_window_lock_v1.sql
+\ir ../triggers/capture/capture_dedupe_v1.sql
+\ir ../triggers/capture/capture_refuse_change_v1.sql
+\ir ../sql/capture/capture_partition_expired_v1.sql
+\ir ../sql/capture/capture_make_partition_v1.sql
+\ir ../sql/capture/capture_ensure_partitions_v1.sql
+\ir ../sql/capture/capture_export_bound_v1.sql
+\ir ../sql/capture/eval_candidate_ndjson_row_v1.sql
+\ir ../sql/capture/eval_candidate_ndjson_v1.sql
+\ir ../sql/capture/eval_candidates_export_v1.sql
 -- =============================================================================================
 -- Triggers
 -- =============================================================================================
@@ -1057,8 +1053,8 @@ REVOKE ALL ON evalledger.capture_purge_marker FROM PUBLIC;
 CREATE POLICY capture_purge_marker_table_owner ON evalledger.capture_purge_marker
     USING (true) WITH CHECK (true);
 ALTER TABLE evalledger.capture_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
-\ir ../suites/capture/sql/capture_purging_v1.sql
-\ir ../suites/capture/sql/capture_purge_v1.sql
+\ir ../sql/capture/capture_purging_v1.sql
+\ir ../sql/capture/capture_purge_v1.sql
 REVOKE EXECUTE ON FUNCTION evalledger.capture_purge_v1(), evalledger.capture_purging_v1() FROM PUBLIC;
 
 RESET ROLE;
@@ -1070,8 +1066,8 @@ RESET ROLE;
 CREATE SCHEMA evalledger_guard;
 REVOKE ALL ON SCHEMA evalledger_guard FROM PUBLIC;
 COMMENT ON SCHEMA evalledger_guard IS 'evalledger: event-trigger functions, out of every application role''s reach';
-\ir ../core/sql/ddl_guard_v1.sql
-\ir ../core/sql/drop_guard_v1.sql
+\ir ../triggers/core/ddl_guard_v1.sql
+\ir ../triggers/core/drop_guard_v1.sql
 REVOKE EXECUTE ON FUNCTION evalledger_guard.ddl_guard_v1(), evalledger_guard.drop_guard_v1() FROM PUBLIC;
 
 -- Where the migrating user is a superuser, the event triggers refuse DDL on the ledger that no

@@ -31,9 +31,8 @@ GRANT USAGE ON SCHEMA evalledger TO evalledger_retention;
 -- =============================================================================================
 -- Functions: the tier clock, holds, what is due, the guard, the plan and the purge
 -- =============================================================================================
-\ir ../core/sql/retention_clock_v1.sql
-\ir ../core/sql/retention_due_v1.sql
-
+\ir ../triggers/core/retention_clock_v1.sql
+\ir ../sql/core/retention_due_v1.sql
 -- =============================================================================================
 -- The purge's marker and log
 -- =============================================================================================
@@ -47,9 +46,8 @@ CREATE TABLE retention_purge_marker (
 REVOKE ALL ON retention_purge_marker FROM PUBLIC;
 CREATE POLICY retention_purge_marker_table_owner ON retention_purge_marker USING (true) WITH CHECK (true);
 ALTER TABLE retention_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
-\ir ../core/sql/retention_purging_v1.sql
-\ir ../core/sql/refuse_change_v2.sql
-
+\ir ../sql/core/retention_purging_v1.sql
+\ir ../triggers/core/refuse_change_v2.sql
 -- What the purge deleted: one row per table and run (or capture partition) per purge, stamped by
 -- the database with who and when. Append-only and never purged; auditors read it.
 CREATE TABLE retention_purge_log (
@@ -65,7 +63,7 @@ CREATE TABLE retention_purge_log (
     CONSTRAINT retention_purge_log_row_count_positive CHECK (row_count >= 0)
 );
 CREATE INDEX retention_purge_log_txid_idx ON retention_purge_log (txid);
-\ir ../core/sql/retention_purge_log_admit_v1.sql
+\ir ../triggers/core/retention_purge_log_admit_v1.sql
 CREATE TRIGGER retention_purge_log_10_admit BEFORE INSERT ON retention_purge_log
     FOR EACH ROW EXECUTE FUNCTION retention_purge_log_admit_v1();
 CALL guard_append_only_v1(ARRAY['retention_purge_log:UPDATE OR DELETE:refuse_change_v2']);
@@ -118,8 +116,7 @@ ALTER TABLE legal_hold
         num_nonnulls(eval_run_id, target_id, held_from) = 1 AND (held_from IS NULL) = (held_to IS NULL)),
     ADD CONSTRAINT legal_hold_range_ordered CHECK (held_from <= held_to),
     ADD CONSTRAINT legal_hold_reason_not_blank CHECK (btrim(reason) <> '');
-\ir ../core/sql/retention_held_v1.sql
-
+\ir ../sql/core/retention_held_v1.sql
 -- The backfill: the append-only guard of these tables refuses UPDATE, so for this transaction
 -- (which holds their ACCESS EXCLUSIVE lock) it guards DELETE only, already as refuse_change_v2;
 -- the ALTER TABLE that sets NOT NULL turns it back to UPDATE OR DELETE, ENABLE ALWAYS.
@@ -196,10 +193,9 @@ BEGIN
 END
 $repoint$;
 
-\ir ../core/sql/retention_rows_v1.sql
-\ir ../core/sql/retention_plan_v1.sql
-\ir ../core/sql/retention_purge_v1.sql
-
+\ir ../sql/core/retention_rows_v1.sql
+\ir ../sql/core/retention_plan_v1.sql
+\ir ../sql/core/retention_purge_v1.sql
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
 -- =============================================================================================

@@ -129,16 +129,15 @@ CREATE INDEX eval_work_quality_snapshots_run_id_idx ON eval_work_quality_snapsho
 -- =============================================================================================
 -- Created as the code role, which owns them: the owner role can never redefine them, and the DDL
 -- guard accepts the triggers below.
-\ir ../suites/work_quality/sql/work_quality_policy_v1.sql
-\ir ../suites/work_quality/sql/work_quality_compare_v1.sql
-\ir ../suites/work_quality/sql/work_quality_is_regression_v1.sql
-\ir ../suites/work_quality/sql/work_quality_snapshot_admit_v1.sql
-\ir ../suites/work_quality/sql/work_quality_import_verdicts_v1.sql
-\ir ../suites/work_quality/sql/work_quality_verdict_admit_v1.sql
-\ir ../suites/work_quality/sql/work_quality_document_v1.sql
-\ir ../suites/work_quality/sql/work_quality_snapshot_decide_v1.sql
-\ir ../suites/work_quality/sql/work_quality_history_v1.sql
-
+\ir ../sql/work_quality/work_quality_policy_v1.sql
+\ir ../sql/work_quality/work_quality_compare_v1.sql
+\ir ../sql/work_quality/work_quality_is_regression_v1.sql
+\ir ../triggers/work_quality/work_quality_snapshot_admit_v1.sql
+\ir ../triggers/work_quality/work_quality_import_verdicts_v1.sql
+\ir ../triggers/work_quality/work_quality_verdict_admit_v1.sql
+\ir ../sql/work_quality/work_quality_document_v1.sql
+\ir ../triggers/work_quality/work_quality_snapshot_decide_v1.sql
+\ir ../sql/work_quality/work_quality_history_v1.sql
 CREATE TRIGGER eval_work_quality_snapshots_10_admit BEFORE INSERT ON eval_work_quality_snapshots
     FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_admit_v1();
 -- A changed computed column is refused as a value the caller may not supply.
@@ -200,7 +199,7 @@ GRANT SELECT ON work_quality_history_v1 TO evalledger_revops, evalledger_auditor
 -- =============================================================================================
 -- Seed data: the work-quality v1.0 rubric
 -- =============================================================================================
-\ir ../suites/work_quality/sql/work_quality_rubric_v1.sql
+\ir ../sql/work_quality/work_quality_rubric_v1.sql
 INSERT INTO rubric_activation (suite, rubric_id, reason)
 SELECT r.suite, r.rubric_id, 'work-quality: the first rubric of the suite'
   FROM rubric r WHERE (r.suite, r.version) = ('work-quality', 'v1.0');
