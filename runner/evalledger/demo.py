@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-
 import click
 
 from .core import db
 from .core.migrate import migrate
-
-# A fixed namespace: the same demo input always yields the same ids, so a second demo finds what
-# the first recorded instead of writing it again.
-DEMO_NAMESPACE = uuid.UUID("6c1e0f3a-8d52-4a43-9f0e-3b7d2a1c5e90")
 
 
 def run() -> None:

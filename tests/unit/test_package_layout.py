@@ -20,7 +20,7 @@ DATABASE = database_root()
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 # A string that starts like an SQL statement.
 _SQL_START = re.compile(r"^\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|COPY|SET|RESET|CREATE|DROP|ALTER|GRANT|TRUNCATE)\s")
-# Modules that speak to a person: the only ones that may import click.
+# Modules that speak to a person (and a suite's cli/ package): the only ones that may import click.
 CLICK_EDGES = {"cli.py", "demo.py", "options.py"}
 
 
@@ -74,8 +74,9 @@ def test_every_named_query_says_what_it_does(path):
 
 
 def _own_queries(path: Path) -> Path:
-    """The queries file of the package a module is in: sql/<suite>/queries.sql."""
-    return DATABASE / "sql" / path.parent.name / "queries.sql"
+    """The queries file of the suite (or core, or web) a module is in: sql/<suite>/queries.sql."""
+    parts = path.relative_to(PACKAGE).parts
+    return DATABASE / "sql" / (parts[1] if parts[0] == "suites" else parts[0]) / "queries.sql"
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if re.search(r"QUERIES\[|queries\.get\(|\bQ\[", p.read_text())
@@ -107,7 +108,7 @@ def test_the_capture_batch_insert_lists_exactly_the_row_columns():
 def test_only_cli_edges_import_click():
     users = []
     for path in MODULES:
-        if path.name in CLICK_EDGES:
+        if path.name in CLICK_EDGES or path.parent.name == "cli":
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
@@ -239,3 +240,39 @@ def test_the_checkout_reads_as_the_design_card_draws_it():
     assert {"pyproject.toml", "runner", "sql", "migrations", "triggers", "tests", "Makefile", "README.md"} <= top
     assert DATABASE == CHECKOUT, "a checkout's SQL is read from its top level, not from a copy"
     assert not list(PACKAGE.rglob("*.sql")) or all("fixtures" in p.parts for p in PACKAGE.rglob("*.sql"))
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _imported_modules(path: Path, known: set[str]) -> set[str]:
+    """The package's modules that a module imports, at any depth of its code (lazy imports count)."""
+    name = _module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).rstrip(".") \
+                if node.level else node.module
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return (found & known) - {name}
+
+
+def test_no_module_imports_itself_back_through_others():
+    graph = {_module_name(p): p for p in MODULES}
+    edges = {name: _imported_modules(path, set(graph)) for name, path in graph.items()}
+    cycles = []
+    for start in edges:
+        seen, frontier = set(), [(start, (start,))]
+        while frontier:
+            node, trail = frontier.pop()
+            for nxt in edges[node]:
+                if nxt == start:
+                    cycles.append(" -> ".join((*trail, start)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append((nxt, (*trail, nxt)))
+    assert cycles == []

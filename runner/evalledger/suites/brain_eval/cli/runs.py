@@ -1,0 +1,215 @@
+"""The runner's commands: record a run, complete it, read it back, and run the harness."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from evalledger.core import db, output
+from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
+from evalledger.core.options import Number, When, database_option, echo_listing, format_options
+
+from .. import store as brain_eval
+from .registries import read_contracts
+from .shared import DECISION_EXIT, finish, finish_run, parse_uuid
+
+
+@click.group("brain-eval")
+def brain_eval_group():
+    """Record brain-eval runs and read back the database's decision.
+
+    Exit codes of record, complete and show: 0 pass or pass_with_notes, 1 fail, 2 conditional
+    (or a run still in progress), 3 error.
+    """
+
+
+@brain_eval_group.command("record")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--reviewer", "reviewer_role", required=True, help="Role name of the run's registered reviewer.")
+@click.option("--historical", "import_reason", metavar="REASON",
+              help="The run started more than a day ago: record it through an audited import, with this reason.")
+@database_option
+def record_command(file, reviewer_role, import_reason):
+    """Record a run whose brain answers were produced elsewhere, from FILE (JSON: {run: {...},
+    questions: [{analysis, score}]}), for its reviewer to score.
+
+    The file gives the automatic fields only: the reviewer's numbers (hallucinations, claims,
+    staleness, diagnosis, coherence, comments) are entered by the run's reviewer, never recorded
+    here (evalledger review score RUN --from FILE), and the database computes the rest. Every field
+    is checked first: a problem is one line naming FILE:LINE, the field and the question id.
+    Everything is written in one transaction. Recording the same file again is the run recorded
+    before (its id derives from the file). A run that started more than a day ago needs
+    --historical REASON. Exit 2 while the run waits for its reviewer.
+    """
+    from .. import recording
+
+    checked = recording.check(file)
+    with db.transaction("runner") as conn:
+        found = brain_eval.reviewer_id(conn, reviewer_role)
+        if found is None:
+            raise EvalledgerError(f"--reviewer {reviewer_role!r} is not a registered reviewer "
+                                  "(evalledger reviewer add)")
+        decided, new = recording.record(conn, checked, found, import_reason)
+    if not new:
+        click.echo(f"already recorded: {file} is run {decided.eval_run_id}")
+    elif not decided.decision:
+        click.echo(f"recorded run {decided.eval_run_id} ({decided.question_count} questions) for reviewer "
+                   f"{reviewer_role}: `evalledger review score {decided.eval_run_id} --from FILE`, "
+                   f"`evalledger review finish {decided.eval_run_id} --hours H`, "
+                   f"then `evalledger brain-eval complete {decided.eval_run_id}`")
+        sys.exit(EXIT_INCONCLUSIVE)
+    finish(decided)
+
+
+@brain_eval_group.command("complete")
+@click.argument("run_id")
+@database_option
+def complete_command(run_id):
+    """Complete RUN_ID: the database computes and stores its decision."""
+    finish_run("runner", brain_eval.complete_run, run_id)
+
+
+@brain_eval_group.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the run, its decision and its question rows as JSON.")
+@database_option
+def show_command(run_id, as_json):
+    """Show the decision the database computed for RUN_ID (as an auditor)."""
+    if not as_json:
+        finish_run("auditor", brain_eval.read_decision, run_id)
+    from dataclasses import asdict
+
+    from evalledger.core.reading import fetch, records
+
+    with db.transaction("auditor") as conn:
+        decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"))
+        columns, rows = fetch(conn, brain_eval.QUERIES["run_questions"], {"eval_run_id": decided.eval_run_id})
+    click.echo(output.to_json({"schema_version": 1, "kind": "brain_eval_run", **asdict(decided),
+                               "questions": records(columns, rows)}), nl=False)
+    sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
+
+
+@brain_eval_group.command("list")
+@click.option("--brain", metavar="TARGET_ID", help="Only runs of this brain.")
+@click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
+@click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for RUN_ID=$(...)).")
+@format_options
+@database_option
+def list_command(brain, since, decision, only_open, limit, quiet, fmt):
+    """List brain-eval runs, newest first (as an auditor): ids to show, complete or review."""
+    if decision and only_open:
+        raise EvalledgerError("--decision and --open exclude each other: an open run has no decision yet")
+    echo_listing("auditor", brain_eval.QUERIES["list_runs"], {
+        "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit},
+        fmt=fmt, kind="brain_eval_runs", empty="no brain-eval runs match", tone_column="decision", quiet=quiet)
+
+
+@click.command("brain-eval")
+@click.option("--brain", "target_id", required=True, metavar="TARGET_ID", help="The brain under test, e.g. AGT-902.")
+@click.option("--brain-version", metavar="N|LABEL", help="Which registered version (default: the latest).")
+@click.option("--catalog", "catalog_version", required=True, metavar="VERSION", help="The question catalog, e.g. v28-2026Q2.")
+@click.option("--trigger", "run_trigger", required=True,
+              type=click.Choice(["pre_launch", "quarterly", "prompt_change", "model_promotion", "on_demand"]),
+              help="Why the run happens (seed 002's run_trigger).")
+@click.option("--reviewer", "reviewer_role", required=True, metavar="ROLE", help="Role name of the run's registered reviewer.")
+@click.option("--questions", metavar="EVAL-Q01,...", help="Only these catalog questions (default: all of them).")
+@click.option("--answers", "answers_mode", type=click.Choice(["auto", "live", "recorded"]), default="auto", show_default=True,
+              help="auto is live (the brain's API key is needed); recorded: the answers recorded with the demo "
+                   "catalog, for the demo.")
+@click.option("--judge-models", default=None, metavar="A,B,C",
+              help="The judge panel that drafts suggestions for the reviewer. [default: openai:gpt-4o, "
+                   "anthropic:claude-opus-4-7, google:gemini-1.5-pro]")
+@click.option("--judges", "judges_mode", type=click.Choice(["auto", "live", "recorded"]), default="auto",
+              show_default=True, help="auto is live; recorded: the drafts recorded with the demo, for the demo.")
+@click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
+@click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
+@click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
+@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
+              help="Brain calls in flight at once (1 or more).")
+@click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
+@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True, metavar="SECONDS",
+              help="Time limit of one HTTP attempt (more than 0).")
+@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
+              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
+@database_option
+def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
+                   judge_models, judges_mode, views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s,
+                   max_retries, as_json):
+    """Call the brain under test for every catalog question and store its answers.
+
+    The run is inserted first, then each answer as it arrives, with the automatic scores the
+    database computes from it; then the judge panel drafts its suggestions for the reviewer on each
+    answer. A run stopped halfway resumes on the same command, asking only the questions without an
+    answer (and only the judges without a draft). Exit 0 when every question has an answer, 3 otherwise.
+    """
+    import json
+
+    from evalledger.judges.panel import Progress, describe_modes, parse_panel, resolve_modes, run_sync
+    from evalledger.judges.pricing import Budget
+
+    from .. import brains, harness
+
+    judges = parse_panel(judge_models or harness.DEFAULT_JUDGES)
+    judge_modes = resolve_modes(judges, brain_eval.__package__, judges_mode)
+    found_contracts = read_contracts(views_schema, views_url, views_dir)
+    wanted = [q.strip() for q in questions.split(",") if q.strip()] if questions else None
+    with db.transaction("runner") as conn:
+        brain = brains.resolve(conn, target_id, brain_version)
+        planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger, found_contracts,
+                               answers_mode)
+        run_id, resumed, answered = harness.start_or_resume(conn, planned)
+    if not as_json:
+        click.echo(f"run {run_id} ({'resumed' if resumed else 'started'}): {brain.target_id} version {brain.version} "
+                   f"({brain.model_spec}), catalog {catalog_version}, {len(planned.questions)} questions")
+        if planned.mode == "recorded":
+            click.echo("brain: recorded answers shipped with evalledger, not live calls "
+                       "(no API key in the environment; set it for live answers)")
+    budget = Budget(budget_usd)
+    streamed = harness.Judged()
+    outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
+                                       timeout_s=timeout_s, max_retries=max_retries, budget=budget,
+                                       progress=None if as_json else Progress(len(planned.questions)),
+                                       resumed=resumed, judges=judges, judge_modes=judge_modes, judged=streamed))
+    judged = run_sync(harness.judge(run_id, judges, judge_modes, url=None, concurrency=concurrency,
+                                    timeout_s=timeout_s, max_retries=max_retries, budget=budget,
+                                    progress=None if as_json else Progress(0))).plus(streamed)
+    with db.transaction("runner") as conn:
+        stored = harness.answers(conn, run_id)
+        drafts = harness.suggestions(conn, run_id)
+    if as_json:
+        click.echo(json.dumps({
+            "eval_run_id": str(run_id), "resumed": resumed, "answers_mode": planned.mode,
+            "brain": {"target_id": brain.target_id, "version": brain.version, "model": brain.model_spec,
+                      "system_prompt_hash": brain.system_prompt_hash},
+            "catalog_version": catalog_version, "contracts": found_contracts.as_json(),
+            "asked": outcome.asked, "failed": outcome.failed, "judges_mode": judges_mode,
+            "answers": [{**a, "citation_rate": float(a["citation_rate"]), "token_cost_usd": float(a["token_cost_usd"])}
+                        for a in stored],
+            "suggestions": drafts}, indent=2, default=str))
+    else:
+        click.echo(f"contracts: {found_contracts.sha256} ({len(found_contracts.views)} views, {found_contracts.source})")
+        click.echo(f"answers: {len(stored)} of {len(planned.questions)} stored"
+                   f"{f' ({outcome.skipped} before this resumption)' if resumed else ''}; "
+                   f"{outcome.asked} asked now, cost ${outcome.cost_usd:.4f}")
+        for a in stored:
+            if a["contract_error"]:
+                click.echo(f"  {a['question_id']}: breaks the answer contract: {a['contract_error']}")
+        for qid, why in outcome.failed.items():
+            click.echo(f"  {qid}: no answer: {why}")
+        described = describe_modes(judges, judge_modes)
+        if described:
+            click.echo(described)
+        failed = [d for d in drafts if d["error_kind"]]
+        click.echo(f"suggestions: {len(drafts) - len(failed)} drafted by {len(judges)} judges"
+                   f"{f', {len(failed)} failed' if failed else ''}; {judged.asked} asked now, cost ${judged.cost_usd:.4f}")
+        for d in failed:
+            click.echo(f"  {d['question_id']} {d['model']}: {d['error_kind']}: {d['error_message'] or ''}".rstrip(": "))
+    if len(stored) < len(planned.questions):
+        raise EvalledgerError(f"{len(planned.questions) - len(stored)} questions have no answer: run the same "
+                              "command again to ask only those")
