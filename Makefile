@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-db test-dates wheel-check schema bench clean
+.PHONY: demo test test-db test-dates wheel-check schema docs bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalledger needs Python 3.11 or newer")'
@@ -37,6 +37,10 @@ wheel-check:
 # Refresh tests/db/schema.current.txt after adding a migration.
 schema: $(STAMP)
 	$(BIN)/python -m tests.db.schema_snapshot
+
+# Regenerate docs/cli.md (every command's --help) after adding or changing a command.
+docs: $(STAMP)
+	$(BIN)/cog -r docs/cli.md
 
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
