@@ -1,92 +1,51 @@
-"""Every shell example of the README runs, in order, against a fresh database, as a reader would
-type it: `evalledger ...` in-process, `NAME=$(evalledger ...)`, `$NAME`, `export`, `printf`, `>`, `2>`.
+"""Every shell example of the README and of docs/*.md runs, page by page, in order, in one fresh
+database per page, as a reader would type it: `evalledger ...` in-process, `NAME=$(evalledger ...)`,
+`$NAME`, `export`, `printf`, `>`, `2>` and `<`.
 
-A synopsis (a block with `[optional]` flags or `<placeholders>`) shows a command's shape, not an
-example, and is not run. Any other block that cannot run here is listed in NOT_RUN with the reason;
-a test fails when the README and that list disagree, so no example is left out unnoticed. Output
-the README shows (the demo's) is checked against what the command prints.
+How a page marks a block that is not run, shows a command's output, or names a command its
+examples run after is in tests/pages.py; tests/unit/test_docs.py checks the markers themselves.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
+from collections import Counter
 from pathlib import Path
 
-import psycopg
 import pytest
 from psycopg import sql
 
 from tests.cli import run_cli
+from tests.pages import ROOT, blocks, commands, pages, run_after
 
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-
-# Blocks that are not run, by their first line, and why.
-NOT_RUN = {
-    "make demo    # migrate the embedded PostgreSQL, run and review a brain-eval harness run, judge takes, capture queries":
-        "make builds .venv and runs the whole test suite; `evalledger demo` (what `make demo` runs) is run below",
-    "evalledger run work-quality --kind bot --name review-pr --task \"find the planted bug\" \\":
-        "needs a git repository, a bot and a Go history of the reader's own",
-}
-# `[--flag]`, `[VALUE]`, `a|b` inside brackets, or `<placeholder>`: the notation of a synopsis.
-SYNOPSIS = re.compile(r"\s\[[^\]]+\]|<[a-z][\w-]*>")
-# Login roles the walkthrough creates; dropped afterwards when this test made them.
-ROLES = ("alice", "bob")
 NO_KEYS = {k: "" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")}
+REFUSED = re.compile(r"\s#\s*refused\b")
+REVIEWER_ADDED = re.compile(r"\bevalledger reviewer add (\S+)")
 
 
-def blocks(text: str) -> list[tuple[str, list[str]]]:
-    """(info string, lines) of every fenced block, in order."""
-    found, info, lines = [], None, []
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if info is None:
-                info, lines = line[3:].strip(), []
-            else:
-                found.append((info, lines))
-                info = None
-        elif info is not None:
-            lines.append(line)
-    return found
+def _rel(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
 
 
-def commands(lines: list[str]) -> list[str]:
-    """Shell lines with backslash continuations joined."""
-    joined, pending = [], ""
-    for line in lines:
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        joined.append(pending + line)
-        pending = ""
-    return [c for c in joined if c.strip()]
+def reviewer_roles(page: Path) -> set[str]:
+    """The login roles a page's examples create (roles are cluster-wide: dropped afterwards)."""
+    return {m for b in blocks(page) if b.runs for line in b.lines for m in REVIEWER_ADDED.findall(line)}
 
 
-def shell_blocks() -> list[list[str]]:
-    return [lines for info, lines in blocks(README.read_text()) if info == "sh"]
-
-
-def synopsis(lines: list[str]) -> bool:
-    return any(SYNOPSIS.search(line.split(" #")[0]) for line in lines)
-
-
-def runnable() -> list[list[str]]:
-    return [lines for lines in shell_blocks() if lines[0] not in NOT_RUN and not synopsis(lines)]
-
-
-def test_every_shell_block_runs_or_says_why_not():
-    firsts = [lines[0] for lines in shell_blocks()]
-    assert set(NOT_RUN) <= set(firsts), set(NOT_RUN) - set(firsts)
-    assert not any(synopsis(lines) for lines in shell_blocks() if lines[0] in NOT_RUN)
-    assert len(runnable()) >= 7
-    assert synopsis(["evalledger review show <run-id> [EVAL-Q07] --as alice [--json]"])
-    assert not synopsis(['evalledger run takes-quality --limit 100 --seed 7   # exit 0 [pass]'])
+def shown(lines: list[str], printed: str) -> str | None:
+    """None when every non-blank line shown is a line printed, in order (`…` = any text); else
+    the first line that is not."""
+    printed_lines = iter(printed.splitlines())
+    for line in (line for line in lines if line.strip()):
+        pattern = re.compile(".*".join(re.escape(part) for part in line.split("…")))
+        if not any(pattern.fullmatch(candidate) for candidate in printed_lines):
+            return line
+    return None
 
 
 class Shell:
-    """Just enough of sh for the README: variables, $(...), export, printf, > and 2>, comments."""
+    """Just enough of sh for the pages: variables, $(...), export, printf, >, 2>, <, comments."""
 
     def __init__(self, env: dict, database_url: str, folder: Path):
         self.env, self.database_url, self.folder = env, database_url, folder
@@ -94,26 +53,39 @@ class Shell:
         self.ran: list[tuple[str, object]] = []
 
     def expand(self, text: str) -> str:
-        return re.sub(r"\$(\w+)|\$\{(\w+)\}", lambda m: shlex.quote(self.vars[m.group(1) or m.group(2)]), text)
+        def value(m):
+            name = m.group(1) or m.group(2)
+            assert name in self.vars, f"{text}: ${name} is set by no example above it"
+            return shlex.quote(self.vars[name])
 
-    def run_line(self, line: str) -> None:
-        assignment = re.fullmatch(r"(\w+)=\$\((.*)\)\s*(#.*)?", line.strip())
-        if assignment:
-            result = self.evalledger(shlex.split(self.expand(assignment.group(2))), line)
+        return re.sub(r"\$(\w+)|\$\{(\w+)\}", value, text)
+
+    def run_line(self, line: str):
+        """Run one command line; its result (None for an assignment or a builtin)."""
+        refused = bool(REFUSED.search(line))
+        substituted = re.fullmatch(r"(\w+)=\$\((.*)\)\s*(#.*)?", line.strip())
+        if substituted:
+            result = self.evalledger(shlex.split(self.expand(substituted.group(2))), line)
             value = result.out.strip()
             assert value and "\n" not in value, f"{line}: $(...) printed {result.out!r}"
-            self.vars[assignment.group(1)] = value
-            return
+            self.vars[substituted.group(1)] = value
+            return result
         words = shlex.split(self.expand(line), comments=True)
         if not words:
-            return
+            return None
+        if re.fullmatch(r"\w+=.*", words[0]) and len(words) == 1:
+            name, _, value = words[0].partition("=")
+            self.vars[name] = value
+            self.ran.append((line, None))
+            return None
         if words[0] == "export":
             name, _, value = words[1].partition("=")
-            # "Another PostgreSQL" is, here, this test's fresh database.
+            # "Another PostgreSQL" is, here, this page's fresh database.
             self.env[name] = self.database_url if name == "DATABASE_URL" else value
-            return
+            self.ran.append((line, None))
+            return None
         assert words[0] in ("evalledger", "printf"), f"{line}: only evalledger commands and printf run here"
-        out = err = None
+        out = err = given = None
         args = []
         it = iter(words[1:])
         for word in it:
@@ -121,66 +93,87 @@ class Shell:
                 out = self.folder / next(it)
             elif word == "2>":
                 err = self.folder / next(it)
+            elif word == "<":
+                given = (self.folder / next(it)).read_text()
             else:
                 args.append(word)
         if words[0] == "printf":  # printf FORMAT ARG... > FILE, with %s and \n as sh has them
             fmt = args[0].replace("\\n", "\n")
             assert out is not None and fmt.count("%s") == 1, line
             out.write_text("".join(fmt % arg for arg in args[1:]))
-            return
-        result = self.evalledger(["evalledger", *args], line)
+            self.ran.append((line, None))
+            return None
+        result = self.evalledger(["evalledger", *args], line, refused=refused, input=given)
         if out:
             out.write_text(result.out)
         if err:
             err.write_text(result.err)
+        return result
 
-    def evalledger(self, words: list[str], line: str):
+    def evalledger(self, words: list[str], line: str, refused: bool = False, input: str | None = None):
         assert words[0] == "evalledger", line
-        result = run_cli(*words[1:], env=self.env)
-        # 0, 1 and 2 are verdicts; 3 is an error, which no example should end in.
-        assert result.code in (0, 1, 2), f"{line}\nexit {result.code}\n{result.err}"
+        result = run_cli(*words[1:], env=self.env, input=input)
         assert "Traceback" not in result.err, f"{line}\n{result.err}"
+        if refused:
+            # A refusal is exit 3 and one line that says why.
+            assert result.code == 3, f"{line}\nexpected a refusal, got exit {result.code}\n{result.out}"
+            assert result.err.startswith("evalledger: error: ") and result.err.count("\n") == 1, result.err
+        else:
+            # 0, 1 and 2 are verdicts; 3 is an error, which no example should end in.
+            assert result.code in (0, 1, 2), f"{line}\nexit {result.code}\n{result.err}"
         self.ran.append((line, result))
+        return result
+
+    def output_of(self, command: str):
+        """What command printed: the last command run, when it is that one, else a run of it now."""
+        if self.ran and self.ran[-1][0].split(" #")[0].strip() == command and self.ran[-1][1] is not None:
+            return self.ran[-1][1]
+        result = self.run_line(command)
+        assert result is not None, command
         return result
 
 
 @pytest.fixture
-def reader(dsn, tmp_path, monkeypatch, admin):
-    """A reader's shell in a fresh folder where the repository's runner/ is at hand."""
-    existing = {r for (r,) in admin.execute("SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (list(ROLES),))}
+def reader(request, dsn, tmp_path, monkeypatch, admin):
+    """A reader's shell in a fresh folder where the repository's runner/ is at hand, on the page's
+    fresh database; the reviewer roles its examples create are dropped afterwards."""
+    roles = sorted(reviewer_roles(request.param))
+    existing = {r for (r,) in admin.execute("SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (roles,))}
     folder = tmp_path / "work"
     folder.mkdir()
     (folder / "runner").symlink_to(ROOT / "runner")
     monkeypatch.chdir(folder)
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"), **NO_KEYS}
     yield Shell(env, dsn, folder)
-    for role in set(ROLES) - existing:
+    for role in set(roles) - existing:
         admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
-def test_the_readme_runs_top_to_bottom(reader):
-    shown_demo = next(lines for info, lines in blocks(README.read_text())
-                      if info == "" and lines and lines[0].startswith("brain-eval (a 30-question harness run"))
-    demo = reader.evalledger(["evalledger", "demo"], "evalledger demo  (what make demo runs)")
-    for line in shown_demo:
-        if line.strip():
-            assert line in demo.out.splitlines(), f"the README shows {line!r}; the demo printed:\n{demo.out}"
+@pytest.mark.parametrize("reader", pages(), ids=_rel, indirect=True)
+def test_the_examples_of_a_page_run_in_order(reader, request):
+    page = request.node.callspec.params["reader"]
+    first = run_after(page)
+    if first:
+        reader.run_line(first)
+    for block in blocks(page):
+        if block.output_of:
+            result = reader.output_of(block.output_of)
+            missing = shown(block.lines, result.out)
+            assert missing is None, (f"{block.where}: the page shows {missing!r}; "
+                                     f"`{block.output_of}` printed:\n{result.out}")
+        elif block.runs:
+            for line in commands(block.lines):
+                reader.run_line(line)
+    # Every command of every block not marked `not run` ran: a line the shell could not read
+    # failed above, and one it passed over would be missing here.
+    expected = Counter(line for block in blocks(page) if block.runs for line in commands(block.lines)
+                       if not line.lstrip().startswith("#"))
+    assert expected - Counter(line for line, _ in reader.ran) == Counter()
 
-    for lines in runnable():
-        for line in commands(lines):
-            reader.run_line(line)
 
-    by_line = {line: result for line, result in reader.ran}
-    # What the walkthrough promises: alice is a login role and a reviewer; her score and the decision.
-    alice = next(r for line, r in reader.ran if line.startswith('evalledger reviewer add alice'))
-    assert alice.out.startswith(("role alice: created (LOGIN, member of evalledger_reviewer)\n",
-                                 "role alice: exists"))
-    scored = next(r for line, r in reader.ran if line.startswith("evalledger review score $RUN_ID EVAL-Q07"))
-    assert scored.out == "EVAL-Q07: does not pass\n"
-    # Files the examples write are what they say.
-    receipt = json.loads((reader.folder / "baseline.json").read_text())
-    assert receipt["schema_version"] == 1 and receipt["judges"] == "recorded"
-    assert (reader.folder / "week.log").read_text().startswith("export: ")
-    imported = next(r for line, r in reader.ran if line == "evalledger capture import log.ndjson")
-    assert imported.out == "imported log.ndjson: 1 row: 1 written, 0 already present, 0 failed\n"
-    assert len(by_line) >= 30
+def test_output_shown_must_be_output_printed():
+    """Not vacuous: `shown` refuses a line the command never printed, and finds abridged ones."""
+    assert shown(["  decision  fail"], "x\n  decision  fail\n") is None
+    assert shown(["your turn: run … waits"], "your turn: run 1234 waits\n") is None
+    assert shown(["  decision  pass"], "  decision  fail\n") == "  decision  pass"
+    assert shown(["b", "a"], "a\nb\n") == "a"
