@@ -19,7 +19,10 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     last evalledger.ledger_block;
     made evalledger.ledger_block;
-    started xid8 := pg_snapshot_xmax(pg_current_snapshot());
+    -- This seal's own transaction id, taken first: every transaction that began before the seal has
+    -- a smaller one. (A snapshot's xmax would not do: a transaction still running may have an id
+    -- above every finished one, and then no snapshot lists it.)
+    started xid8 := pg_current_xact_id();
     deadline timestamptz := clock_timestamp() + make_interval(secs => greatest(coalesce(wait_seconds, 0), 0));
     lo xid8;
     hi xid8;
@@ -38,6 +41,8 @@ BEGIN
     LOCK TABLE evalledger.ledger_block IN EXCLUSIVE MODE;
     SELECT b.* INTO last FROM evalledger.ledger_block b ORDER BY b.block_id DESC LIMIT 1;
     lo := coalesce(last.hi_txid, '0'::xid8);
+    -- The snapshot's xmin is the oldest transaction still running, this one included: once it is
+    -- this seal's own, every transaction that began before the seal has finished.
     LOOP
         hi := pg_snapshot_xmin(pg_current_snapshot());
         EXIT WHEN hi >= started OR clock_timestamp() >= deadline;
