@@ -1,11 +1,12 @@
--- journal_float_v1: a double's canon-v1 form, the shortest decimal that reads back as the same
--- double, written out in full (1e+20 is 100000000000000000000, 100.0 is 100, -0 is 0); NaN and
--- the infinities are refused. extra_float_digits = 1 pins the shortest exact output whatever the
--- session set (0 or less would round to 15 digits).
+-- journal_float_v1: a double's canon-v1 form: its value to 17 significant digits, correctly rounded
+-- (C's %.16e, which always reads back as the same double), written out in full as a plain decimal
+-- (0.1 is 0.10000000000000001, 220 is 220.00000000000000, -0 is 0.0000000000000000); NaN and the
+-- infinities are refused. Not the shortest form: shortest-digit algorithms may pick either of two
+-- candidates at a tie (PostgreSQL's and Python's do differ), and canon-v1 must be one text.
 CREATE FUNCTION evalledger.journal_float_v1(f double precision) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET extra_float_digits = 1 AS $$
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT CASE WHEN f = 'NaN'::double precision OR f = 'Infinity'::double precision
                      OR f = '-Infinity'::double precision
                 THEN evalledger.journal_refuse_v1('number', f::text)
-                ELSE (f::text)::numeric::text END
+                ELSE btrim(to_char(f, '9.9999999999999999EEEE'))::numeric::text END
 $$;

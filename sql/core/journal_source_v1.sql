@@ -29,7 +29,7 @@ BEGIN
             WHEN col.typ = 'numeric' THEN format('evalledger.journal_number_v1(%s)', col.ref)
             WHEN col.typ = 'float8' THEN format('evalledger.journal_float_v1(%s)', col.ref)
             WHEN col.typ IN ('text', 'varchar', 'bpchar', 'name') OR col.typtype = 'e'
-                THEN format('to_json(%s::text)::text', col.ref)
+                THEN format('to_json(%s)::text', col.ref)
             WHEN col.typ = 'uuid' THEN format('''"'' || %s::text || ''"''', col.ref)
             WHEN col.typ = 'timestamptz' THEN format('evalledger.journal_timestamp_v1(%s)', col.ref)
             WHEN col.typ = 'jsonb' THEN format('evalledger.journal_json_v1(%s)', col.ref)

@@ -7,8 +7,9 @@ own rows. The rules (docs/ledger.md, "canon-v1") per column type:
   boolean                         true / false
   smallint, integer, bigint       the decimal integer
   numeric                         its exact decimal text, scale kept (0.9500); NaN and infinities: none
-  double precision                the shortest decimal that reads back as the same double, written
-                                  out in full (1e+20 -> 100000000000000000000, 100.0 -> 100, -0 -> 0)
+  double precision                17 significant digits, correctly rounded (C's %.16e: it reads back
+                                  as the same double), written out in full (0.1 -> 0.10000000000000001,
+                                  220 -> 220.00000000000000, -0 -> 0.0000000000000000)
   text, varchar, char(n), name,   a JSON string (char(n) keeps its padding)
   enums, uuid
   timestamp with time zone        a JSON string in UTC, six fractional digits: 2026-03-01T09:30:00.000000Z
@@ -58,11 +59,27 @@ class StampLoader(Loader):
         return Stamp(f"{y}-{mo}-{d}T{h}:{mi}:{s}.{(frac or '').ljust(6, '0')}Z")
 
 
+class _JsonNull:
+    """A jsonb value that is JSON's null: a value, unlike SQL's NULL (which canon-v1 leaves out)."""
+
+    def __repr__(self) -> str:
+        return "JSON_NULL"
+
+
+JSON_NULL = _JsonNull()
+
+
 class JsonLoader(Loader):
-    """jsonb with every number kept exactly (a fraction as a Decimal, never a float)."""
+    """jsonb with every number kept exactly (a fraction as a Decimal, never a float), and JSON's null
+    told apart from SQL's NULL."""
 
     def load(self, data):
-        return json.loads(bytes(data).decode("utf-8"), parse_float=Decimal)
+        value = json.loads(bytes(data).decode("utf-8"), parse_float=Decimal)
+        return JSON_NULL if value is None else value
+
+
+def _json(value) -> str:
+    return "null" if value is JSON_NULL else canonical_json(value)
 
 
 def prepare(conn) -> None:
@@ -72,10 +89,10 @@ def prepare(conn) -> None:
 
 
 def float_text(number: float) -> str:
-    """A double's canon-v1 number: the shortest decimal that reads back as it, written out in full."""
+    """A double's canon-v1 number: 17 significant digits, correctly rounded (%.16e), written out in full."""
     if number != number or number in (float("inf"), float("-inf")):
         raise NotCanonical(f"{number} is not a finite number")
-    return decimal_text(Decimal(repr(number)).normalize())
+    return decimal_text(Decimal(format(number, ".16e")))
 
 
 def _stamp(value) -> str:
@@ -100,7 +117,9 @@ def _writer(typ: str, typtype: str, elem: str | None):
         return lambda v: f'"{v}"'
     if typ == "timestamptz":
         return _stamp
-    if typ == "jsonb" or elem in _ARRAY_ELEMENTS:
+    if typ == "jsonb":
+        return _json
+    if elem in _ARRAY_ELEMENTS:
         return canonical_json
     return None
 
