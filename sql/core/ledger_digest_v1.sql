@@ -5,7 +5,7 @@
 -- where the database's superuser cannot reach it: the caller writes it out (evalledger ledger digest).
 CREATE FUNCTION evalledger.ledger_digest_v1(wait_seconds double precision DEFAULT 5)
 RETURNS TABLE (ledger_id uuid, block_id bigint, block_hash bytea, ledger_root bytea, entries numeric,
-               sealed_at timestamptz, taken_at timestamptz, unsealed bigint, held_by xid8)
+               sealed_at timestamptz, taken_at timestamptz, unsealed bigint, held_by bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     newest evalledger.ledger_block;

@@ -14,7 +14,7 @@
 -- holding entries back. Seals serialise on the block table's lock, which no writer takes.
 CREATE FUNCTION evalledger.ledger_seal_v1(wait_seconds double precision DEFAULT 0)
 RETURNS TABLE (block_id bigint, entry_count bigint, first_entry_id bigint, last_entry_id bigint,
-               block_hash bytea, sealed_at timestamptz, unsealed bigint, held_by xid8)
+               block_hash bytea, sealed_at timestamptz, unsealed bigint, held_by bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     last evalledger.ledger_block;
@@ -22,10 +22,10 @@ DECLARE
     -- This seal's own transaction id, taken first: every transaction that began before the seal has
     -- a smaller one. (A snapshot's xmax would not do: a transaction still running may have an id
     -- above every finished one, and then no snapshot lists it.)
-    started xid8 := pg_current_xact_id();
+    started bigint := txid_current();
     deadline timestamptz := clock_timestamp() + make_interval(secs => greatest(coalesce(wait_seconds, 0), 0));
-    lo xid8;
-    hi xid8;
+    lo bigint;
+    hi bigint;
     leaves bytea[];
     frontier bytea[];
     size bigint;
@@ -40,11 +40,11 @@ BEGIN
     -- One seal at a time; readers (ACCESS SHARE) pass, and no writer ever locks this table.
     LOCK TABLE evalledger.ledger_block IN EXCLUSIVE MODE;
     SELECT b.* INTO last FROM evalledger.ledger_block b ORDER BY b.block_id DESC LIMIT 1;
-    lo := coalesce(last.hi_txid, '0'::xid8);
+    lo := coalesce(last.hi_txid, 0);
     -- The snapshot's xmin is the oldest transaction still running, this one included: once it is
     -- this seal's own, every transaction that began before the seal has finished.
     LOOP
-        hi := pg_snapshot_xmin(pg_current_snapshot());
+        hi := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
         EXIT WHEN hi >= started OR clock_timestamp() >= deadline;
         PERFORM pg_sleep(0.01);
     END LOOP;

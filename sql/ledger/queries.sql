@@ -3,8 +3,8 @@
 -- that says what it does (loaded by core/queries.py).
 
 -- name: session
--- What canon-v1 reads rows with: timestamps in UTC and ISO form, doubles to their shortest exact digits.
-SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET extra_float_digits = 1; SET IntervalStyle = 'iso_8601';
+-- The session verify and proofs read with: values come in binary (canon.py), messages in UTC.
+SET TimeZone = 'UTC';
 
 -- name: one_snapshot
 -- Read the journal, its blocks and every row in one snapshot, writing nothing.
@@ -23,9 +23,9 @@ SELECT c.relname::text
  ORDER BY c.relname;
 
 -- name: columns
--- Each journalled table's columns in code-point order: type, kind (e: enum), array element type, whether in the primary key.
+-- Each journalled table's columns in code-point order: type, kind (e: enum), array element type, whether in the primary key, type oid.
 SELECT c.relname::text, a.attname::text, t.typname::text, t.typtype::text, e.typname::text,
-       coalesce(a.attnum = ANY (i.indkey), false)
+       coalesce(a.attnum = ANY (i.indkey), false), t.oid::int
   FROM pg_class c
   JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
   JOIN pg_type t ON t.oid = a.atttypid
@@ -45,20 +45,20 @@ SELECT {columns} FROM evalledger.{table} WHERE {column} = ANY(%(values)s)
 
 -- name: blocks
 -- Every sealed block, first to last, with what its header hashes and what it sealed.
-SELECT block_id, canon, lo_txid::text::bigint, hi_txid::text::bigint, entry_count, first_entry_id, last_entry_id,
+SELECT block_id, canon, lo_txid, hi_txid, entry_count, first_entry_id, last_entry_id,
        leaves, merkle_root, previous_hash, block_hash, ledger_root, sealed_at, sealed_by::text
   FROM evalledger.ledger_block ORDER BY block_id;
 
 -- name: entries
 -- Every journal entry in entry order, with what its leaf hashes and what verify compares with the rows.
 SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, row_leaves, column_fingerprints,
-       txid::text::bigint, recorded_at
+       txid, recorded_at
   FROM evalledger.ledger_journal ORDER BY entry_id;
 
 -- name: entries_of
 -- The journal entries of these tables and keys, in entry order (a proof's rows).
 SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, row_leaves, column_fingerprints,
-       txid::text::bigint, recorded_at
+       txid, recorded_at
   FROM evalledger.ledger_journal
  WHERE table_name = ANY(%(tables)s) AND row_key = ANY(%(keys)s)
  ORDER BY entry_id;
@@ -66,7 +66,7 @@ SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, ro
 -- name: entry_position
 -- How many entries of a block (its transaction id range) come before this one: its leaf's index.
 SELECT count(*) FROM evalledger.ledger_journal
- WHERE txid >= %(lo)s::text::xid8 AND txid < %(hi)s::text::xid8 AND entry_id < %(entry_id)s;
+ WHERE txid >= %(lo)s AND txid < %(hi)s AND entry_id < %(entry_id)s;
 
 -- name: purges
 -- What the retention purge deleted, per transaction and table (and partition dropped).
@@ -82,12 +82,12 @@ SELECT table_name, row_key, column_name, stored, recomputed FROM evalledger.ledg
 
 -- name: seal
 -- Seal a block over the entries not yet sealed, waiting up to wait_seconds for transactions running now.
-SELECT block_id, entry_count, first_entry_id, last_entry_id, block_hash, sealed_at, unsealed, held_by::text
+SELECT block_id, entry_count, first_entry_id, last_entry_id, block_hash, sealed_at, unsealed, held_by
   FROM evalledger.ledger_seal_v1(%(wait_seconds)s);
 
 -- name: digest
 -- Seal, then the newest block as a digest holds it (and log that a digest was taken).
-SELECT ledger_id, block_id, block_hash, ledger_root, entries, sealed_at, taken_at, unsealed, held_by::text
+SELECT ledger_id, block_id, block_hash, ledger_root, entries, sealed_at, taken_at, unsealed, held_by
   FROM evalledger.ledger_digest_v1(%(wait_seconds)s);
 
 -- name: coverage
@@ -99,7 +99,7 @@ SELECT table_name, problem FROM evalledger.journal_coverage_v1();
 SELECT (SELECT max(b.sealed_at) FROM evalledger.ledger_block b),
        (SELECT max(d.taken_at) FROM evalledger.ledger_digest d),
        (SELECT min(j.recorded_at) FROM evalledger.ledger_journal j
-         WHERE j.txid >= coalesce((SELECT max(b.hi_txid) FROM evalledger.ledger_block b), '0'::xid8)),
+         WHERE j.txid >= coalesce((SELECT max(b.hi_txid) FROM evalledger.ledger_block b), 0)),
        (SELECT max(b.block_id) FROM evalledger.ledger_block b);
 
 -- name: installed

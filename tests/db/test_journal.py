@@ -486,3 +486,33 @@ def test_the_seals_merkle_root_is_rfc_6962s(admin):
         leaves = [check.leaf_hash(bytes([i])) for i in range(n)]
         assert admin.execute("SELECT evalledger.ledger_merkle_root_v1(%s::bytea[])", (leaves,)).fetchone()[0] == \
             check.merkle_root(leaves), n
+
+
+# -- captured queries: one entry per batch and partition ------------------------------------------------
+def capture_batch(conn, n: int, month_back: int = 0) -> None:
+    conn.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, latency_ms, "
+                 "remote, capture_key, created_at) SELECT 'search', 'q ' || g, false, false, g * 1.25, true, "
+                 "gen_random_uuid(), now() - make_interval(days => %s * 31) FROM generate_series(1, %s) g",
+                 (month_back, n))
+
+
+def test_a_capture_batch_is_one_entry_and_each_of_its_rows_still_checks_alone(admin):
+    from tests.conftest import make_capture_partition
+
+    month = admin.execute("SELECT date_trunc('month', now() - interval '31 days')::date").fetchone()[0]
+    make_capture_partition(admin, month)
+    with admin.transaction():
+        capture_batch(admin, 500)
+        capture_batch(admin, 3, month_back=1)
+    entries = admin.execute("SELECT table_name, row_count FROM evalledger.ledger_journal "
+                            "WHERE table_name LIKE 'eval_candidate%' ORDER BY entry_id").fetchall()
+    assert entries == [("eval_candidates", 500), ("eval_candidate_keys", 500),
+                       ("eval_candidates", 3), ("eval_candidate_keys", 3)]
+    held = sealed_digest(admin)
+    assert verified(admin.info.dsn, held).verified
+    one = admin.execute("SELECT evalledger.journal_key_v1(c) FROM evalledger.eval_candidates c "
+                        "WHERE query = 'q 250'").fetchone()[0]
+    partition = "eval_candidates_p" + admin.execute("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYYMM')").fetchone()[0]
+    with triggers_lifted(admin, "eval_candidates", partition):  # a partition's row triggers are its own clones
+        admin.execute(f"UPDATE evalledger.{partition} SET query = 'q 25O' WHERE query = 'q 250'")
+    assert kinds(verified(admin.info.dsn, held)) == [("row_changed", "eval_candidates", one, ())]

@@ -18,8 +18,7 @@ FETCH = 10_000
 
 
 def prepare(conn: psycopg.Connection) -> None:
-    """A session that reads rows the way canon-v1 writes them (before its first transaction)."""
-    canon.prepare(conn)
+    """A session that reads the ledger as the checks outside the database do (before its first transaction)."""
     conn.execute(QUERIES["session"])
 
 
@@ -33,7 +32,9 @@ def shapes(conn: psycopg.Connection) -> dict[str, canon.Shape]:
 
 def rows(conn: psycopg.Connection, shape: canon.Shape, column: str | None = None, values: list | None = None) -> Iterator[tuple]:
     """The table's rows, their values in shape's column order (only those whose column is in values, if given)."""
-    names = sql.SQL(", ").join(sql.Identifier(c) for c in shape.columns)
+    # numeric and jsonb as their text output, which is their canon-v1 form already (canon.AS_TEXT).
+    names = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(c)) if c in shape.as_text
+                               else sql.Identifier(c) for c in shape.columns)
     if column is None:
         query = sql.SQL(QUERIES["rows"]).format(columns=names, table=sql.Identifier(shape.table))
         params = None
@@ -41,7 +42,8 @@ def rows(conn: psycopg.Connection, shape: canon.Shape, column: str | None = None
         query = sql.SQL(QUERIES["rows_where"]).format(columns=names, table=sql.Identifier(shape.table),
                                                        column=sql.Identifier(column))
         params = {"values": values}
-    with conn.cursor(name=f"rows_{shape.table}") as cursor:
+    with conn.cursor(name=f"rows_{shape.table}", binary=True) as cursor:
+        canon.row_cursor_adapters(cursor, list(shape.enums))
         cursor.itersize = FETCH
         cursor.execute(query, params)
         yield from cursor
@@ -89,7 +91,9 @@ class Block:
 
 def blocks(conn: psycopg.Connection) -> list[Block]:
     """Every block, first to last."""
-    return [Block(*row) for row in conn.execute(QUERIES["blocks"])]
+    with conn.cursor(binary=True) as cursor:
+        canon.journal_cursor_adapters(cursor)
+        return [Block(*row) for row in cursor.execute(QUERIES["blocks"])]
 
 
 @dataclass
@@ -136,7 +140,8 @@ class Entry:
 
 def entries(conn: psycopg.Connection, query: str = "entries", params: dict | None = None) -> Iterator[Entry]:
     """Journal entries in entry order."""
-    with conn.cursor(name="entries") as cursor:
+    with conn.cursor(name="entries", binary=True) as cursor:
+        canon.journal_cursor_adapters(cursor)
         cursor.itersize = FETCH
         cursor.execute(QUERIES[query], params)
         for row in cursor:
