@@ -247,6 +247,6 @@ def diagnose(url: str) -> list[Finding]:
         findings += _guards(conn)
         findings += _code(conn)
         findings += _event_triggers(conn)
-        findings += _capture_failures(conn)
         findings += _journal(conn)
+        findings += _capture_failures(conn)
     return findings
