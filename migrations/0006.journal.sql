@@ -94,6 +94,7 @@ CREATE TABLE ledger_digest (
 \ir ../sql/core/journal_number_v1.sql
 \ir ../sql/core/journal_float_v1.sql
 \ir ../sql/core/journal_exempt_v1.sql
+\ir ../sql/core/journal_tables_v1.sql
 \ir ../sql/core/journal_source_v1.sql
 \ir ../sql/core/journal_leaf_v1.sql
 \ir ../sql/core/ledger_merkle_root_v1.sql
@@ -111,7 +112,6 @@ CREATE TABLE ledger_digest (
 \ir ../sql/core/ledger_recompute_question_v1.sql
 \ir ../sql/core/ledger_recompute_takes_quality_v1.sql
 \ir ../sql/core/ledger_recompute_work_quality_v1.sql
-\ir ../sql/core/ledger_recompute_v1.sql
 
 -- =============================================================================================
 -- The journal's own tables: append-only, row-level security, read by the auditor and the owner
@@ -136,6 +136,8 @@ CREATE POLICY ledger_digest_auditor ON ledger_digest FOR SELECT TO evalledger_au
 -- Journal every ledger table (and the rows already in them, as BASELINE entries)
 -- =============================================================================================
 CALL journal_attach_v1();
+-- Compares the suites' runs by the keys the journal gives them: after the key functions exist.
+\ir ../sql/core/ledger_recompute_v1.sql
 
 -- =============================================================================================
 -- Functions: who may seal, digest, recompute and ask what the journal does not cover
@@ -145,6 +147,6 @@ REVOKE EXECUTE ON PROCEDURE journal_attach_v1() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger_seal_v1(double precision)
     TO evalledger_runner, evalledger_owner, evalledger_retention, evalledger_auditor;
 GRANT EXECUTE ON FUNCTION ledger_digest_v1(double precision), ledger_recompute_v1(), journal_coverage_v1(),
-    journal_exempt_v1(text) TO evalledger_owner, evalledger_auditor;
+    journal_exempt_v1(text), journal_tables_v1() TO evalledger_owner, evalledger_auditor;
 
 RESET ROLE;

@@ -18,11 +18,7 @@ DECLARE
     current_parts text;
     always text;
 BEGIN
-    FOR t IN SELECT c.oid, c.relname::text AS name, c.reltype
-               FROM pg_class c
-              WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-                AND NOT evalledger.journal_exempt_v1(c.relname)
-              ORDER BY c.relname LOOP
+    FOR t IN SELECT j.rel AS oid, j.table_name AS name, j.row_type AS reltype FROM evalledger.journal_tables_v1() j LOOP
         src := evalledger.journal_source_v1(t.oid);
         SELECT p.prosrc INTO current_parts FROM pg_proc p
          WHERE p.pronamespace = 'evalledger'::regnamespace AND p.proname = 'journal_parts_v1'

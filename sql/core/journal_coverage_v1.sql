@@ -12,11 +12,7 @@ DECLARE
     found record;
     src record;
 BEGIN
-    FOR t IN SELECT c.oid, c.relname::text AS name, c.reltype
-               FROM pg_class c
-              WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-                AND NOT evalledger.journal_exempt_v1(c.relname)
-              ORDER BY c.relname LOOP
+    FOR t IN SELECT j.rel AS oid, j.table_name AS name, j.row_type AS reltype FROM evalledger.journal_tables_v1() j LOOP
         table_name := t.name;
         FOR want IN
             SELECT w.tgname, w.fn, w.events, w.per_row

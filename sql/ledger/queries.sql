@@ -14,14 +14,6 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 -- The ledger's id, the one every digest and proof names.
 SELECT ledger_id FROM evalledger.ledger_identity;
 
--- name: journalled_tables
--- Every table of the ledger's schema the journal covers (all but journal_exempt_v1's), by name.
-SELECT c.relname::text
-  FROM pg_class c
- WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-   AND NOT evalledger.journal_exempt_v1(c.relname)
- ORDER BY c.relname;
-
 -- name: columns
 -- Each journalled table's columns in code-point order: type, kind (e: enum), array element type, whether in the primary key, type oid.
 SELECT c.relname::text, a.attname::text, t.typname::text, t.typtype::text, e.typname::text,
@@ -31,8 +23,7 @@ SELECT c.relname::text, a.attname::text, t.typname::text, t.typtype::text, e.typ
   JOIN pg_type t ON t.oid = a.atttypid
   LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
   LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
- WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-   AND NOT evalledger.journal_exempt_v1(c.relname)
+ WHERE c.oid IN (SELECT j.rel FROM evalledger.journal_tables_v1() j)
  ORDER BY c.relname, a.attname COLLATE "C";
 
 -- name: rows

@@ -20,11 +20,18 @@ WAIT_HELP = ("Wait up to SECONDS for transactions running now to finish, so thei
              "too (0: seal what is final at once).")
 
 
+def installed(conn) -> None:
+    """Refuse, in one line, a database the journal's migration has not reached."""
+    if not conn.execute(journal.QUERIES["installed"]).fetchone()[0]:
+        raise EvalledgerError("this database has no journal yet (migration 0006.journal): run `evalledger db migrate`")
+
+
 @contextlib.contextmanager
 def reading(role: str):
     """A connection acting as role, set up to read rows as canon-v1 writes them."""
     conn = db.connect(role=role)
     try:
+        installed(conn)
         journal.prepare(conn)
         conn.commit()
         yield conn
@@ -85,6 +92,7 @@ def seal_command(wait_seconds, as_json):
     for everything else (doctor warns when no block was sealed for a day). Writers never wait for it.
     """
     with db.transaction("owner") as conn:
+        installed(conn)
         sealed = digests.seal(conn, wait_seconds)
     if as_json:
         click.echo(output.to_json({"schema_version": 1, "kind": "ledger_seal", **sealed}), nl=False)
@@ -117,6 +125,7 @@ def digest_command(out, wait_seconds, as_json):
     url = db.database_url()
     database = psycopg.conninfo.conninfo_to_dict(url).get("dbname") or ""
     with db.transaction("auditor") as conn:
+        installed(conn)
         taken, waiting = digests.take(conn, database, wait_seconds)
     text = digests.dump(taken)
     if out is None or as_json:
