@@ -133,3 +133,42 @@ def test_check_imports_only_the_standard_library():
             assert node.level == 0, "check.py imports nothing of its own package"
             imported.add(node.module.split(".")[0])
     assert imported and imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+
+
+def synthetic_proof(rows: list[dict]) -> tuple[dict, dict]:
+    """A proof of rows journalled in one entry of several rows (as a capture batch is), sealed in block 1 of
+    a ledger of one block, and the digest holding it: built with check.py's own functions."""
+    texts = [check.canonical_json(r) for r in rows]
+    keys = [{"id": r["id"]} for r in rows]
+    leaves = [check.leaf_hash(t.encode()) for t in texts]
+    entry = {"canon": "canon-v1", "entry": 7, "key": keys, "op": "INSERT", "recorded_at": "2026-03-01T09:30:00.000000Z",
+             "rows": len(rows), "rows_root": check.merkle_root(leaves).hex(), "table": "eval_candidates"}
+    entry_leaf = check.leaf_hash(check.entry_text(entry).encode())
+    header = {"block": 1, "canon": "canon-v1", "entries": 1, "first_entry": 7, "hi_txid": 900, "last_entry": 7,
+              "lo_txid": 0, "previous": check.ZERO_HASH, "root": check.merkle_root([entry_leaf]).hex(),
+              "sealed_at": "2026-03-01T09:31:00.000000Z", "sealed_by": "auditor"}
+    block_hash = check.sha256(check.block_text(header).encode())
+    ledger_root = check.merkle_root([check.block_leaf(block_hash)]).hex()
+    proof = {"kind": "ledger_proof", "canon": "canon-v1", "ledger_id": "L", "ledger": {"size": 1, "root": ledger_root},
+             "rows": [{"table": "eval_candidates", "key": keys[i], "canonical": texts[i], "entry": entry, "block": 1,
+                       "entry_index": 0, "entry_path": [], "row_index": i,
+                       "row_path": [h.hex() for h in check.inclusion_path(leaves, i)]} for i in range(len(rows))],
+             "blocks": [{"header": header, "hash": block_hash.hex(), "ledger_path": []}]}
+    digest = {"kind": "ledger_digest", "canon": "canon-v1", "ledger_id": "L", "ledger_size": 1, "ledger_root": ledger_root,
+              "block": 1, "block_hash": block_hash.hex()}
+    return proof, digest
+
+
+def test_a_row_of_an_entry_of_several_rows_checks_alone_and_a_changed_path_is_named():
+    proof, digest = synthetic_proof([{"id": i, "query": f"q {i}"} for i in range(1, 6)])
+    assert check.check_proof(proof, digest) == ([], 5)
+    proof["rows"][3]["row_path"][0] = "0" * 64
+    problems, _ = check.check_proof(proof, digest)
+    assert problems == ['row 4 (eval_candidates {"id":4}): its row_path does not lead from its canonical form to its '
+                        "entry's rows_root: the row or the path was changed"]
+    proof, digest = synthetic_proof([{"id": 1, "query": "q"}, {"id": 2, "query": "r"}])
+    proof["rows"][1]["canonical"] = '{"id":2,"query":"s"}'
+    assert check.check_proof(proof, digest)[0][0].startswith('row 2 (eval_candidates {"id":2}): its row_path')
+    proof, digest = synthetic_proof([{"id": 1}])
+    digest["ledger_id"] = "M"
+    assert check.check_proof(proof, digest)[0] == ["the proof is of ledger L, the digest of ledger M"]
