@@ -17,7 +17,9 @@ and, in the journalled database alone:
                     role, recomputing every row's and entry's hash and every block outside the database
   seal              one seal over ENTRIES new journal entries (one transaction's analyses)
 
-Figures: rows/s per path and the ratio (journal / none: 1.0 = the journal costs nothing; aim >= 0.9);
+Figures: rows/s per path and the ratio (journal / none: 1.0 = the journal costs nothing; aim >= 0.9),
+and, where the server runs on this machine, the CPU its sessions spent (a machine shared with other
+work swings the wall clock, not the CPU a statement needs; the ratio is none / journal);
 verify's seconds and rows/s (aim < 30 s at 10,000 runs); the seal's seconds. No assertions.
 It starts its own databases: DATABASE_URL's server when set, else a throwaway embedded server.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -56,6 +59,19 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def backend_cpu(*conns: psycopg.Connection) -> float | None:
+    """CPU seconds the server processes behind conns have used so far (None: not a server on this machine).
+    On a machine shared with other work, wall-clock rates swing with the load; CPU spent does not."""
+    total = 0.0
+    for conn in conns:
+        stat = Path(f"/proc/{conn.info.backend_pid}/stat")
+        if not stat.exists():
+            return None
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def drop_journal(dsn: str) -> None:
     """The journal's triggers gone from this database (its event triggers lifted meanwhile)."""
     with psycopg.connect(dsn, autocommit=True) as admin:
@@ -68,33 +84,44 @@ def drop_journal(dsn: str) -> None:
             admin.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS")
 
 
-def runner_writes(dsns: dict[str, str], runs: int) -> dict[str, ledger_writes.WritePath]:
+def runner_writes(dsns: dict[str, str], runs: int) -> tuple[dict[str, ledger_writes.WritePath], dict]:
+    """The paths, and the server CPU seconds each spent on the counted runs."""
     paths = {}
     for name, dsn in dsns.items():
         paths[name] = ledger_writes.WritePath(name, dsn, ledger_writes.GUARDED, ledger_writes.prepare(dsn), "on")
     order = list(paths.values())
+    cpu = {}
     for n in range(runs + WARMUP):
+        if n == WARMUP:
+            cpu = {p.name: backend_cpu(p.runner, p.reviewer) for p in order}
         for path in (order if n % 2 == 0 else order[::-1]):
             path.one_run(count=n >= WARMUP)
+    spent = {p.name: (None if cpu.get(p.name) is None else backend_cpu(p.runner, p.reviewer) - cpu[p.name])
+             for p in order}
     for path in order:
         path.close()
-    return paths
+    return paths, spent
 
 
-def capture_writes(dsns: dict[str, str], rows: int, home: Path) -> dict[str, float]:
+def capture_writes(dsns: dict[str, str], rows: int, home: Path) -> tuple[dict[str, float], dict]:
+    """Rows/s of each database's writer, and the server CPU seconds each spent on the counted batches."""
     batch = [capture_row(i) for i in range(1000)]
     writers = {name: CaptureWriter(dsn, home=home / name, background=False) for name, dsn in dsns.items()}
     seconds = dict.fromkeys(dsns, 0.0)
+    cpu: dict = {}
     names = list(dsns)
     for n in range(rows // 1000 + 2):
+        if n == 2:  # after two warm-up batches each
+            cpu = {name: backend_cpu(writers[name]._conn) for name in names}
         for name in (names if n % 2 == 0 else names[::-1]):
             t0 = time.perf_counter()
             writers[name].write([dict(r) for r in batch])
-            if n >= 2:  # two warm-up batches each
+            if n >= 2:
                 seconds[name] += time.perf_counter() - t0
+    spent = {name: (None if cpu.get(name) is None else backend_cpu(writers[name]._conn) - cpu[name]) for name in names}
     for writer in writers.values():
         writer.close(0)
-    return {name: (rows // 1000) * 1000 / s for name, s in seconds.items()}
+    return {name: (rows // 1000) * 1000 / s for name, s in seconds.items()}, spent
 
 
 @contextlib.contextmanager
@@ -199,7 +226,7 @@ def main() -> None:
                 version = conn.execute("SHOW server_version").fetchone()[0]
             print(f"journal bench: PostgreSQL {version}; load average at start {load()}")
 
-            paths = runner_writes(dsns, args.runs)
+            paths, cpu = runner_writes(dsns, args.runs)
             steps = {"write (analyses, run, question rows)": ledger_writes.WRITE,
                      "review (reviewer UPDATEs with trail, sign-off)": ledger_writes.REVIEW,
                      "completion": ledger_writes.COMPLETE,
@@ -210,11 +237,20 @@ def main() -> None:
             for label, names in steps.items():
                 rate = {n: p.runs / p.step_s(*names) for n, p in paths.items()}
                 print(f"  {label:46}{rate['journal']:>10.1f}{rate['none']:>10.1f}{rate['journal'] / rate['none']:>8.2f}")
+            if cpu["journal"] is not None:
+                per_run = {n: cpu[n] / args.runs * 1000 for n in cpu}
+                label = "server CPU ms per run (runner + reviewer)"
+                print(f"  {label:46}{per_run['journal']:>10.1f}{per_run['none']:>10.1f}"
+                      f"{per_run['none'] / per_run['journal']:>8.2f}")
 
-            rates = capture_writes(dsns, args.capture_rows, home)
+            rates, cpu = capture_writes(dsns, args.capture_rows, home)
             print(f"capture writer: {args.capture_rows} rows in batches of 1000 on each database; load {load()}")
             print(f"  rows/s  journal {rates['journal']:,.0f}  none {rates['none']:,.0f}  "
                   f"ratio {rates['journal'] / rates['none']:.2f}")
+            if cpu["journal"] is not None:
+                per_row = {n: cpu[n] / args.capture_rows * 1e6 for n in cpu}
+                print(f"  server CPU us per row  journal {per_row['journal']:.1f}  none {per_row['none']:.1f}  "
+                      f"ratio {per_row['none'] / per_row['journal']:.2f}")
 
             blocks, built = bulk_runs(journalled, args.verify_runs)
             report = timed_verify(journalled)

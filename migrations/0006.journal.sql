@@ -23,6 +23,9 @@ INSERT INTO ledger_identity DEFAULT VALUES;
 -- column's canonical part) only help verify name the column that changed; txid is the writing
 -- transaction's (txid_current(): 64 bits, as the purge log records it), which decides the block the
 -- entry is sealed in (ledger_seal_v1).
+-- No CHECK constraints: a journalled row version is written by a one-row statement, for which each
+-- CHECK costs about 5 us of CPU to prepare (measured: four of them were a third of an entry's cost),
+-- only the code role's functions write here, and verify checks every entry's shape itself.
 CREATE TABLE ledger_journal (
     entry_id            bigint      GENERATED ALWAYS AS IDENTITY,
     table_name          text        NOT NULL,
@@ -35,12 +38,7 @@ CREATE TABLE ledger_journal (
     canon               text        NOT NULL DEFAULT 'canon-v1',
     txid                bigint      NOT NULL DEFAULT txid_current(),
     recorded_at         timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT ledger_journal_pkey PRIMARY KEY (entry_id),
-    CONSTRAINT ledger_journal_operation_known CHECK (operation IN ('BASELINE', 'INSERT', 'UPDATE', 'DELETE')),
-    CONSTRAINT ledger_journal_canon_known CHECK (canon = 'canon-v1'),
-    CONSTRAINT ledger_journal_rows_root_is_sha256 CHECK (octet_length(rows_root) = 32),
-    CONSTRAINT ledger_journal_a_leaf_per_row CHECK (
-        (row_count = 1 AND row_leaves IS NULL) OR (row_count > 1 AND octet_length(row_leaves) = 32 * row_count))
+    CONSTRAINT ledger_journal_pkey PRIMARY KEY (entry_id)
 );
 -- Seals and verify read the journal by transaction id range; ids are handed out nearly in the order
 -- rows are appended, so a BRIN index finds a range for almost nothing at each write.

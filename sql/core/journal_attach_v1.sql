@@ -1,5 +1,6 @@
 -- journal_attach_v1: journal every table of the ledger's schema but the exempt ones
--- (journal_exempt_v1): its canon-v1 functions journal_parts_v1(row) and journal_key_v1(row),
+-- (journal_exempt_v1): its canon-v1 functions journal_parts_v1(row), journal_key_v1(row) and
+-- journal_fingerprints_v1(row, parts),
 -- generated from its columns (journal_source_v1), and its journal triggers, ENABLE ALWAYS.
 -- Idempotent, so every migration that adds or reshapes a table calls it. Where a table's
 -- functions are new or its columns changed, every row it holds gets a BASELINE entry: the row as
@@ -28,8 +29,11 @@ BEGIN
                            'LANGUAGE sql STABLE PARALLEL SAFE AS %L', t.name, src.parts);
             EXECUTE format('CREATE OR REPLACE FUNCTION evalledger.journal_key_v1(r evalledger.%I) RETURNS text '
                            'LANGUAGE sql STABLE PARALLEL SAFE AS %L', t.name, src.key);
+            EXECUTE format('CREATE OR REPLACE FUNCTION evalledger.journal_fingerprints_v1(r evalledger.%I, parts text[]) '
+                           'RETURNS integer[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS %L', t.name, src.fingerprints);
             EXECUTE format('REVOKE EXECUTE ON FUNCTION evalledger.journal_parts_v1(evalledger.%1$I), '
-                           'evalledger.journal_key_v1(evalledger.%1$I) FROM PUBLIC', t.name);
+                           'evalledger.journal_key_v1(evalledger.%1$I), '
+                           'evalledger.journal_fingerprints_v1(evalledger.%1$I, text[]) FROM PUBLIC', t.name);
         END IF;
 
         IF t.name = 'eval_candidates' THEN
@@ -55,7 +59,7 @@ BEGIN
         IF current_parts IS DISTINCT FROM src.parts THEN
             EXECUTE format('INSERT INTO evalledger.ledger_journal (table_name, operation, row_key, rows_root, column_fingerprints) '
                            'SELECT %1$L, ''BASELINE'', evalledger.journal_key_v1(r), evalledger.journal_leaf_v1(p.parts), '
-                           '       ARRAY(SELECT hashtext(x) FROM unnest(p.parts) x WHERE x IS NOT NULL) '
+                           '       evalledger.journal_fingerprints_v1(r, p.parts) '
                            '  FROM evalledger.%1$I r CROSS JOIN LATERAL (SELECT evalledger.journal_parts_v1(r) AS parts) p '
                            ' ORDER BY evalledger.journal_key_v1(r) COLLATE "C"', t.name);
         END IF;

@@ -53,7 +53,10 @@ BEGIN
                           AND p.proargtypes[0] = t.reltype AND p.prosrc = src.parts)
            OR NOT EXISTS (SELECT 1 FROM pg_proc p
                            WHERE p.pronamespace = 'evalledger'::regnamespace AND p.proname = 'journal_key_v1'
-                             AND p.proargtypes[0] = t.reltype AND p.prosrc = src.key) THEN
+                             AND p.proargtypes[0] = t.reltype AND p.prosrc = src.key)
+           OR NOT EXISTS (SELECT 1 FROM pg_proc p
+                           WHERE p.pronamespace = 'evalledger'::regnamespace AND p.proname = 'journal_fingerprints_v1'
+                             AND p.proargtypes[0] = t.reltype AND p.prosrc = src.fingerprints) THEN
             problem := 'its canon-v1 functions do not match its columns (CALL evalledger.journal_attach_v1())';
             RETURN NEXT;
         END IF;

@@ -2,12 +2,13 @@
 -- parts: one element per column, in code-point order of the column names, each '"name":' and the
 -- value's canonical form, NULL for a NULL value (canon-v1 leaves NULL columns out, so a column
 -- added later leaves older rows' hashes as they were). key: the primary key's columns as one
--- canonical JSON object. A jsonb value is written as jsonb writes itself (jsonb_out: keys shorter
+-- canonical JSON object. fingerprints: hashtext of each part, by position (journal_row_v1 stores
+-- them so that verify can name the columns that changed). A jsonb value is written as jsonb writes itself (jsonb_out: keys shorter
 -- first, then bytewise; ", " and ": " between items): that is a canonical form already, stable since
 -- jsonb exists, and costs nothing to make, where re-sorting every document's keys in PL/pgSQL cost
 -- every row with a document a tenth of its write. A column of a type canon-v1 has no form for is
 -- refused here, at migration time, rather than hashed in some form nobody wrote down.
-CREATE FUNCTION evalledger.journal_source_v1(rel regclass, OUT parts text, OUT key text)
+CREATE FUNCTION evalledger.journal_source_v1(rel regclass, OUT parts text, OUT key text, OUT fingerprints text)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     col record;
@@ -56,6 +57,10 @@ BEGIN
             USING ERRCODE = 'feature_not_supported';
     END IF;
     parts := format('SELECT ARRAY[%s]', array_to_string(all_parts, ', '));
+    -- One hashtext per part, NULL for a NULL column, by position: an array the planner builds without
+    -- a subquery (the trigger's cheapest way to fingerprint each column).
+    fingerprints := format('SELECT ARRAY[%s]', (SELECT string_agg(format('hashtext(parts[%s])', n), ', ' ORDER BY n)
+                                                  FROM generate_series(1, cardinality(all_parts)) n));
     key := format('SELECT ''{'' || %s || ''}''', array_to_string(key_parts, ' || '','' || '));
 END;
 $$;

@@ -64,8 +64,8 @@ SELECT count(*) FROM evalledger.ledger_journal
 SELECT txid, table_name, row_count, partition_name FROM evalledger.retention_purge_log ORDER BY purge_log_id;
 
 -- name: fingerprints
--- The column fingerprints of a row's canonical parts, as the journal's trigger computes them.
-SELECT ARRAY(SELECT hashtext(p) FROM unnest(%(parts)s::text[]) p);
+-- The column fingerprints of a row's canonical parts, by position (NULL for NULL), as the journal's trigger computes them.
+SELECT ARRAY(SELECT hashtext(u.p) FROM unnest(%(parts)s::text[]) WITH ORDINALITY u(p, n) ORDER BY u.n);
 
 -- name: recompute
 -- Every computed column of a completed run that differs from what its suite's decision computes now.

@@ -95,6 +95,10 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
 
     for entry in journal.entries(conn):
         report.entries += 1
+        damage = _shape_of(entry)
+        if damage:
+            findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id} {damage}", entry.table,
+                                    entry=entry.entry_id))
         where = journal.block_of(his, blocks, entry.txid)
         if where is None:
             report.unsealed += 1
@@ -142,6 +146,23 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         conn.rollback()
     report.seconds = time.perf_counter() - started
     return report
+
+
+OPERATIONS = {"BASELINE", "INSERT", "UPDATE", "DELETE"}
+
+
+def _shape_of(entry: journal.Entry) -> str | None:
+    """What is wrong with an entry's shape (the journal carries no CHECK constraints: verify checks here)."""
+    if entry.canon != check.CANON:
+        return f"names canon {entry.canon!r}, not {check.CANON}"
+    if entry.op not in OPERATIONS:
+        return f"has operation {entry.op!r}"
+    if len(entry.rows_root) != 32:
+        return "has a rows_root that is not a SHA-256"
+    if entry.rows < 1 or (entry.rows == 1) != (entry.row_leaves is None) or (
+            entry.rows > 1 and len(entry.row_leaves) != 32 * entry.rows):
+        return f"covers {entry.rows} rows with {len(entry.row_leaves or b'') // 32} row leaves"
+    return None
 
 
 def _check_blocks(blocks: list[journal.Block], sealed: list[list[journal.Entry]], findings: list[Finding]) -> None:
@@ -271,20 +292,21 @@ def _partition_of(key: str) -> str:
     return f"eval_candidates_p{stamp[:4]}{stamp[5:7]}"
 
 
-def _changed_columns(conn, shape: canon.Shape, parts: list[str | None], stored: list[int] | None) -> list[str]:
-    """The columns whose canonical part is not among the entry's fingerprints (the entry's own hash is the proof;
-    these only name what changed). A column now NULL shows as the columns that could have held it."""
+def _changed_columns(conn, shape: canon.Shape, parts: list[str | None], stored: list[int | None] | None) -> list[str]:
+    """The columns whose canonical part's fingerprint is not the entry's (the entry's own hash is the proof; these
+    only name what changed). By position while the table has the columns it had; else by what no longer matches."""
     if stored is None:
         return []
-    present = [(name, part) for name, part in zip(shape.columns, parts) if part is not None]
-    now = conn.execute(QUERIES["fingerprints"], {"parts": [p for _, p in present]}).fetchone()[0]
-    left = collections.Counter(stored)
+    now = conn.execute(QUERIES["fingerprints"], {"parts": parts}).fetchone()[0]
+    if len(stored) == len(now):
+        return [name for name, was, is_ in zip(shape.columns, stored, now) if was != is_]
+    left = collections.Counter(fp for fp in stored if fp is not None)
     named = []
-    for (name, _), fp in zip(present, now):
+    for name, fp in zip(shape.columns, now):
+        if fp is None:
+            continue
         if left[fp]:
             left[fp] -= 1
         else:
             named.append(name)
-    if sum(left.values()) > len(named):
-        named.append("a column now NULL (one of " + ", ".join(n for n, p in zip(shape.columns, parts) if p is None) + ")")
     return named
