@@ -188,12 +188,15 @@ def bulk_runs(dsn: str, runs: int) -> tuple[int, float]:
     return blocks, time.perf_counter() - started
 
 
-def timed_verify(dsn: str) -> verify.Report:
+def timed_verify(dsn: str) -> tuple[verify.Report, float, float | None]:
+    """verify as the owner role; its report, the CPU seconds this process spent, and its server session's."""
     with psycopg.connect(dsn) as conn:
         conn.execute("SET ROLE evalledger_owner")
         journal.prepare(conn)
         conn.commit()
-        return verify.verify(conn, [])
+        client, server = time.process_time(), backend_cpu(conn)
+        report = verify.verify(conn, [])
+        return report, time.process_time() - client, None if server is None else backend_cpu(conn) - server
 
 
 def timed_seal(dsn: str, entries: int) -> tuple[dict, float]:
@@ -253,12 +256,15 @@ def main() -> None:
                       f"ratio {per_row['none'] / per_row['journal']:.2f}")
 
             blocks, built = bulk_runs(journalled, args.verify_runs)
-            report = timed_verify(journalled)
+            report, client_cpu, server_cpu = timed_verify(journalled)
             print(f"verify: {args.verify_runs} completed runs x 30 questions (+ the runs above), {report.rows:,} rows, "
                   f"{report.entries:,} journal entries in {blocks} blocks (written in {built:.0f} s); load {load()}")
             print(f"  {report.seconds:.1f} s = {report.rows / report.seconds:,.0f} rows/s, "
                   f"{report.entries / report.seconds:,.0f} entries/s; verified {report.verified}"
                   f"{'' if report.verified else ' (' + report.findings[0].line() + ')'}")
+            print(f"  CPU: verify's process {client_cpu:.1f} s"
+                  + ("" if server_cpu is None else f", its server session {server_cpu:.1f} s")
+                  + " (the wall clock above is what a machine this loaded gave them)")
 
             sealed, seconds = timed_seal(journalled, args.seal_entries)
             print(f"seal: one block of {sealed['entries']:,} entries in {seconds:.2f} s "
