@@ -14,7 +14,7 @@ from evalledger.core import db, output
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
 from evalledger.core.options import Number, database_option
 
-from . import digest as digests, journal, proof as proofs, verify as verifying
+from . import check, digest as digests, journal, proof as proofs, verify as verifying
 
 WAIT_HELP = ("Wait up to SECONDS for transactions running now to finish, so their entries are sealed "
              "too (0: seal what is final at once).")
@@ -37,6 +37,8 @@ def reading(role: str):
         yield conn
     except psycopg.Error as exc:
         raise db.explain(exc) from None
+    except check.NotCanonical as exc:  # a table with a column canon-v1 has no form for (doctor names it too)
+        raise EvalledgerError(f"{exc}: the journal cannot cover it (evalledger doctor)") from None
     finally:
         conn.close()
 
