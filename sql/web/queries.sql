@@ -26,3 +26,11 @@ SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.
   FROM evalledger.brain_eval_log l
   JOIN evalledger.rubric r USING (rubric_id)
  WHERE l.eval_run_id = %(eval_run_id)s;
+
+-- name: question_texts
+-- What each question of a harness run asks (the run page lists them); no rows for a run recorded elsewhere.
+SELECT c.question_id, c.question_text
+  FROM evalledger.brain_eval_harness_run h
+  JOIN evalledger.brain_eval_catalog_question c
+    ON c.catalog_version = h.catalog_version AND c.question_id = ANY (h.question_ids)
+ WHERE h.eval_run_id = %(eval_run_id)s;

@@ -49,8 +49,9 @@ def create_app(url: str, idle_minutes: float = 30, *, session_hours: float = 12,
         run_id = run_id_of(request.path_params["run_id"])
         if "reviewer" in session.kinds:
             try:
-                return site.page(request, "run.html", await site.in_db(session, lambda c: review.run_view(c, run_id)),
-                                 session=session)
+                saved = request.query_params.get("saved")
+                return site.page(request, "run.html",
+                                 await site.in_db(session, lambda c: review.run_view(c, run_id, saved)), session=session)
             except Refused:
                 if not session.kinds & reading.READERS:
                     raise

@@ -61,10 +61,15 @@ SECURITY_HEADERS = {
 # Headers every response carries, static files and refusals included (pages add SECURITY_HEADERS).
 EVERY_RESPONSE = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
 # What a redirect's ?m= may say (any other value says nothing: no text is reflected from a URL).
-FLASH = {"saved": "Saved. The judges' suggestions for this question are shown below.",
+FLASH = {"saved": "Saved. Here is the next question needing your numbers; the one you saved is summed up "
+                  "beside the form, with its reference answer and the judges' drafts.",
+         "all-scored": "Saved: every question of this run has your numbers. Sign off when you are done.",
          "signed-off": "Signed off: the run can be completed.",
          "kept": "Your session had ended: what you typed is filled in below, not saved yet. Check it, then save.",
          "resumed": "Signed in again: the form you sent before is saved."}
+# A form field's largest size: far past any field's limit (a comment's is 4000 characters), so an
+# over-long one comes back with its text and a message rather than a bare refusal.
+FORM_PART_LIMIT = 4 * 1024 * 1024
 SIGN_IN_COOKIE = "evalledger_sign_in"  # the sign-in form's CSRF token (double submit), before any session
 
 
@@ -288,7 +293,7 @@ class Site:
                     if request.method == "GET":
                         back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                         return RedirectResponse(f"/sign-in?next={quote(back, safe='/')}", status_code=303)
-                    form = await request.form()
+                    form = await request.form(max_part_size=FORM_PART_LIMIT)
                     if keeps is not None and same_origin(request):
                         try:
                             return self._keep(request, form, handler, keeps,
@@ -299,7 +304,7 @@ class Site:
                                         None)
                 form = None
                 if request.method == "POST":
-                    form = await request.form()
+                    form = await request.form(max_part_size=FORM_PART_LIMIT)
                     token = form.get("csrf_token")
                     if not isinstance(token, str) or not secrets.compare_digest(token, session.csrf):
                         return self.refused(request, Refused(403, "the form's CSRF token is missing or wrong: "
