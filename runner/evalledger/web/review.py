@@ -155,11 +155,12 @@ def check_form(form: dict[str, str], row: dict) -> tuple[dict, dict]:
 
 def _held(view: dict) -> dict:
     """The form's text for what a question row holds; the claims count, when none is stored yet,
-    filled in from the stored answer's claims (the reviewer confirms or corrects it)."""
+    filled in from the stored answer's claims (none when the answer broke the contract; the
+    reviewer confirms or corrects it)."""
     row, answer = view["row"], view["answer"]
     held = {name: reviewing.as_text(row.get(name)) for name in FORM_FIELDS}
-    if not held["total_claims"] and answer and not answer.get("contract_error"):
-        held["total_claims"] = str(len(answer.get("claims") or []))
+    if not held["total_claims"] and answer:
+        held["total_claims"] = str(len(view["claims"]))
     return held
 
 
@@ -179,6 +180,8 @@ def _focus(view: dict, values: dict, problems: dict) -> str | None:
 def _form_page(site: Site, request: Request, session: Session, view: dict, values: dict, problems: dict | None = None,
                error: str | None = None, status: int = 200, notice: str | None = None,
                stored: dict | None = None) -> Response:
+    order = [*NUMBERS, "reviewer_comments"]
+    problems = dict(sorted((problems or {}).items(), key=lambda item: order.index(item[0])))
     session.shown[(str(view["run"]["eval_run_id"]), view["row"]["question_id"])] = view
     return site.page(request, "question.html", {**view, "values": values, "problems": problems or {}, "error": error,
                                                 "notice": notice, "stored": stored or {},

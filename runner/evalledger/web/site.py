@@ -91,6 +91,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(package_path("templates", package=__package__))),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _number
+    env.filters["criteria"] = reviewing.criteria_text
     env.filters["pretty"] = lambda value: json.dumps(value, indent=1, ensure_ascii=False, default=str)
     env.filters["when"] = lambda value: "—" if value is None else value.strftime("%Y-%m-%d %H:%M")
     env.globals["LABELS"] = LABELS

@@ -143,6 +143,18 @@ def changes(values: dict, row: dict) -> dict:
             if value is not None and (row.get(name) is None or as_text(row[name]) != as_text(value))}
 
 
+# How each pass criterion of a catalog question reads, for the reference answer.
+CRITERIA = {"max_hallucinations": "at most {} hallucinations", "min_citation_rate": "citation rate at least {}",
+            "min_diagnosis_accuracy": "diagnosis accuracy at least {}", "min_narrative_coherence": "coherence at least {}",
+            "max_lever_violations": "at most {} lever violations"}
+
+
+def criteria_text(criteria: dict) -> list[str]:
+    """A catalog question's pass criteria (expected findings aside) as a reviewer reads them."""
+    return [CRITERIA.get(name, name.replace("_", " ") + ": {}").format(as_text(value))
+            for name, value in sorted(criteria.items()) if name != "expected_findings"]
+
+
 def carried_notes(earlier: dict | None, given: dict) -> dict:
     """A new sign-off's calibration notes: the earlier sign-off's, with the dimensions given now
     replaced (a sign-off that names no note keeps the notes it follows)."""
