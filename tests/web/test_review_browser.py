@@ -201,6 +201,8 @@ def test_layouts_at_a_phones_a_laptops_and_a_wide_screens_width(reviewer, web):
             path = shot(reviewer, name)
             if os.environ.get("EVALLEDGER_UPDATE_SCREENSHOT"):  # the README's pictures, on request only
                 shutil.copyfile(path, DOCS / f"{name}.png")
+                if width == 1366:
+                    shutil.copyfile(path, DOCS / "review-web.png")
     finally:
         reviewer.set_window_size(1366, 768)
 

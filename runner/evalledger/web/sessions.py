@@ -114,6 +114,12 @@ class Connections:
             shared = self._logins.get(login)
             return shared.held() if shared else 0
 
+    def _wait(self, deadline: float, full: str) -> None:
+        """Wait (the lock held) for a connection to be given back; Unavailable saying `full` at deadline."""
+        left = deadline - time.monotonic()
+        if left <= 0 or not self._cond.wait(left):
+            raise Unavailable(f"{full}: try again in a moment")
+
     def _reserve(self, deadline: float) -> None:
         """One more open connection counted (the lock held): an idle connection of any login is closed
         to make room, least recently used first; else wait until deadline, then Unavailable."""
@@ -126,10 +132,7 @@ class Connections:
                 self._open -= 1
                 _close(conn)
                 continue
-            left = deadline - time.monotonic()
-            if left <= 0 or not self._cond.wait(left):
-                raise Unavailable(f"the app holds all {self.total} of its database connections: "
-                                  "try again in a moment")
+            self._wait(deadline, f"the app holds all {self.total} of its database connections")
         self._open += 1
 
     def _release(self, conn: psycopg.Connection | None = None) -> None:
@@ -150,11 +153,11 @@ class Connections:
                 if shared.idle:
                     self._release(shared.idle.pop(0)[0])
                     continue
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._cond.wait(left):
+                try:
+                    self._wait(deadline, f"{login} already uses its {self.per_login} database connections")
+                except Unavailable:
                     self._forget_if_unused(login)
-                    raise Unavailable(f"{login} already uses its {self.per_login} database connections: "
-                                      "try again in a moment")
+                    raise
             self._reserve(deadline)
             shared.checking += 1
         try:
@@ -210,10 +213,7 @@ class Connections:
                     self._reserve(deadline)
                     conn = None
                     break
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._cond.wait(left):
-                    raise Unavailable(f"{login} already uses its {self.per_login} database connections: "
-                                      "try again in a moment")
+                self._wait(deadline, f"{login} already uses its {self.per_login} database connections")
             shared.lent += 1
             password = shared.password
         try:
