@@ -61,7 +61,8 @@ def test_every_ledger_table_is_journalled_and_only_the_journal_itself_is_exempt(
         "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
         "WHERE t.tgfoid IN ('evalledger.journal_row_v1()'::regprocedure, 'evalledger.journal_capture_v1()'::regprocedure) "
         "AND t.tgenabled = 'A'")}
-    assert tables - journalled == EXEMPT
+    assert tables - journalled - EXEMPT == set(), "not journalled (CALL evalledger.journal_attach_v1() in its migration)"
+    assert EXEMPT <= tables - journalled
     assert admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []
     # Every table of migrations 0001-0004 by name, so a rename cannot drop one from the journal unseen.
     assert journalled >= {
@@ -72,6 +73,16 @@ def test_every_ledger_table_is_journalled_and_only_the_journal_itself_is_exempt(
         "eval_work_quality_snapshots", "eval_work_quality_judge_verdicts", "brain_eval_catalog",
         "brain_eval_catalog_question", "brain_version", "brain_eval_harness_run", "brain_eval_harness_answer",
         "brain_eval_judge_suggestion", "retention_purge_log"}
+
+
+def test_a_runs_proof_holds_every_table_that_holds_rows_of_runs(admin):
+    """Every journalled table with an eval_run_id column gives its rows to the run's proof (or is named here)."""
+    from evalledger.ledger.proof import RUN_TABLES
+
+    holding = {r[0] for r in admin.execute(
+        "SELECT j.table_name FROM evalledger.journal_tables_v1() j JOIN pg_attribute a ON a.attrelid = j.rel "
+        "WHERE a.attname = 'eval_run_id' AND NOT a.attisdropped")}
+    assert holding - {"retention_purge_log"} == {table for table, _ in RUN_TABLES}  # the purge log: of runs gone
 
 
 def make_table(admin, ddl: str) -> None:
@@ -203,6 +214,35 @@ def test_a_decision_rewritten_with_the_triggers_off_is_caught_naming_its_column(
     entry = latest_entry(admin, "brain_eval_log", failed_run)
     assert [f.line() for f in report.findings] == [
         f"row_changed: brain_eval_log {failed_run}: decision differs from journal entry {entry} (UPDATE)"]
+
+
+@pytest.mark.parametrize("lifted", ["every trigger", "the guards, not the journal"])
+def test_the_issues_catalog_edit_is_caught_as_the_superuser_did_it(admin, dsn, failed_run, lifted):
+    """Issue 18's sequence, statement for statement: tgenabled = 'D' in pg_trigger, the decision rewritten
+    (in a fresh session, which reads its triggers from the catalog), tgenabled = 'A' again. No DDL ran."""
+    held = sealed_digest(admin)
+    spare = "" if lifted == "every trigger" else r" AND tgname NOT LIKE '%\_90\_journal%'"
+    triggers = "tgrelid = 'evalledger.brain_eval_log'::regclass AND NOT tgisinternal" + spare
+    admin.execute("UPDATE pg_catalog.pg_trigger SET tgenabled = 'D' WHERE " + triggers)
+    try:
+        with psycopg.connect(dsn, autocommit=True) as superuser:
+            assert superuser.execute("UPDATE evalledger.brain_eval_log SET decision = 'pass' WHERE decision = 'fail'"
+                                     ).rowcount == 1
+    finally:
+        admin.execute("UPDATE pg_catalog.pg_trigger SET tgenabled = 'A' WHERE " + triggers)
+    assert admin.execute("SELECT decision FROM evalledger.brain_eval_log").fetchone() == ("pass",)
+    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []  # all back as it was
+    seal(admin)
+    report = verified(dsn, held, recompute=True)
+    recomputed = ("recomputed", "brain_eval_log", failed_run, ("decision",))
+    if lifted == "every trigger":  # silent: the row is not the version its entry hashed
+        assert kinds(report) == [("row_changed", "brain_eval_log", failed_run, ("decision",)), recomputed]
+    else:  # journalled as an UPDATE like any other: the decision no longer follows from its inputs
+        newest = latest_entry(admin, "brain_eval_log", failed_run)
+        assert admin.execute("SELECT operation, entry_id > (SELECT last_entry_id FROM evalledger.ledger_block "
+                             "WHERE block_id = 1) FROM evalledger.ledger_journal WHERE entry_id = %s", (newest,)
+                             ).fetchone() == ("UPDATE", True)
+        assert kinds(report) == [recomputed]
 
 
 def test_a_decision_rewritten_with_its_journal_entry_is_caught_by_its_block(admin, failed_run):
@@ -384,6 +424,47 @@ def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
                                  "WHERE operation = 'DELETE' GROUP BY 1").fetchall())
     assert deleted["brain_eval_question_score"] == 3 and deleted["legal_hold_release"] == 1
     assert deleted["eval_candidate_keys"] == 3 and "eval_candidates" not in deleted  # a dropped partition
+
+
+def test_verify_knows_every_cascade_the_purge_deletes_by(admin):
+    """A row deleted by ON DELETE CASCADE is not in the purge log: verify explains it by its parent's purge
+    (verify.CASCADES). A cascade added later, and not to CASCADES, fails here before it fails a purge."""
+    from evalledger.ledger.verify import CASCADES
+
+    cascades = dict(admin.execute(
+        "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text FROM pg_constraint c "
+        "WHERE c.contype = 'f' AND c.confdeltype = 'c' AND c.connamespace = 'evalledger'::regnamespace "
+        "AND c.conparentid = 0 AND c.conrelid IN (SELECT rel FROM evalledger.journal_tables_v1())").fetchall())
+    assert {child.removeprefix("evalledger."): parent.removeprefix("evalledger.")
+            for child, parent in cascades.items()} == CASCADES
+
+
+def test_a_reference_shown_purged_with_its_question_verifies_clean(admin, dsn, reviewers, connect_as):
+    from evalledger.suites.brain_eval import reviewing, store
+    from evalledger.suites.brain_eval.demo import open_demo_run, register_demo
+    from tests.conftest import REVIEWER_ROLE
+    from tests.db.test_retention import HORIZON, purge_as_retention, set_clock, set_run_clock
+    from tests.db.test_review_db import NUMBERS, QUESTION, shown_rows
+
+    register_demo(dsn)
+    run_id, _ = open_demo_run(dsn, REVIEWER_ROLE)
+    reviewer = connect_as(REVIEWER_ROLE)
+    store.score_question(reviewer, run_id, QUESTION, NUMBERS)
+    reviewing.show_reference(reviewer, run_id, QUESTION)
+    held = sealed_digest(admin)
+    with admin.transaction():
+        set_run_clock(admin, run_id, f"{HORIZON} - interval '1 day'")
+        set_clock(admin, "brain_eval_reference_shown", "run_created_at", f"{HORIZON} - interval '1 day'",
+                  f"eval_run_id = '{run_id}'")
+        purge_as_retention(admin)
+    assert shown_rows(admin, run_id) == []
+    assert admin.execute("SELECT sum(row_count) FROM evalledger.ledger_journal WHERE table_name = "
+                         "'brain_eval_reference_shown' AND operation = 'DELETE'").fetchone()[0] == 1
+    seal(admin)
+    report = verified(dsn, held + [("after.json", take_digest(admin))])
+    # The tier clocks were rewritten with the journal off (as the retention tests age a run), so the
+    # run's rows differed from their entries until the purge took them: nothing is left to differ.
+    assert report.verified, [f.line() for f in report.findings]
 
 
 def test_a_delete_outside_the_purge_is_caught_though_the_journal_saw_it(admin, failed_run):
