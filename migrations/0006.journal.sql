@@ -89,6 +89,7 @@ CREATE TABLE ledger_digest (
 -- =============================================================================================
 \ir ../sql/core/journal_refuse_v1.sql
 \ir ../sql/core/journal_timestamp_v1.sql
+\ir ../sql/core/journal_date_v1.sql
 \ir ../sql/core/journal_number_v1.sql
 \ir ../sql/core/journal_float_v1.sql
 \ir ../sql/core/journal_exempt_v1.sql

@@ -6,6 +6,6 @@ LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
     RAISE EXCEPTION 'evalledger: canon-v1 has no form for the % %', what, value
         USING ERRCODE = 'data_exception',
-              HINT = 'numbers are finite and timestamps lie in years 1 to 9999 (docs/ledger.md, canon-v1)';
+              HINT = 'numbers are finite and timestamps and dates lie in years 1 to 9999 (docs/ledger.md, canon-v1)';
 END;
 $$;

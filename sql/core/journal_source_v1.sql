@@ -36,6 +36,7 @@ BEGIN
                 THEN format('to_json(%s)::text', col.ref)
             WHEN col.typ = 'uuid' THEN format('''"'' || %s::text || ''"''', col.ref)
             WHEN col.typ = 'timestamptz' THEN format('evalledger.journal_timestamp_v1(%s)', col.ref)
+            WHEN col.typ = 'date' THEN format('evalledger.journal_date_v1(%s)', col.ref)
             WHEN col.typ = 'jsonb' THEN format('%s::text', col.ref)
             WHEN col.elem IN ('text', 'varchar', 'bpchar', 'name', 'int2', 'int4', 'int8', 'bool')
                 THEN format('array_to_json(%s)::text', col.ref)

@@ -5,21 +5,21 @@ value, a journal entry, a block) in a randomly grown ledger is caught, every tim
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from psycopg.types.json import Jsonb
 
-from evalledger.ledger import check, digest, journal, verify
+from evalledger.ledger import canon, check, digest, journal, verify
 from tests.ledger_forge import set_triggers, triggers_lifted
 
 PROBE = """CREATE TABLE evalledger.journal_probe (
     id bigint PRIMARY KEY, b boolean, i integer, n numeric, f double precision, t text, v varchar(40), c char(6),
-    u uuid, ts timestamptz, j jsonb, ta text[], ia bigint[], e evalledger.eval_decision)"""
-COLUMNS = ("id", "b", "i", "n", "f", "t", "v", "c", "u", "ts", "j", "ta", "ia", "e")
+    u uuid, ts timestamptz, d date, j jsonb, ta text[], ia bigint[], e evalledger.eval_decision)"""
+COLUMNS = ("id", "b", "i", "n", "f", "t", "v", "c", "u", "ts", "d", "j", "ta", "ia", "e")
 INSERT = (f"INSERT INTO evalledger.journal_probe ({', '.join(COLUMNS)}) VALUES "
-          "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::timestamptz, %s, %s, %s, %s)")
+          "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::timestamptz, %s::date, %s, %s, %s, %s)")
 def examples(n: int) -> settings:
     """n examples against one database (the fixtures' state carries over on purpose), no deadline."""
     return settings(max_examples=n, deadline=None,
@@ -33,13 +33,15 @@ json_value = st.recursive(
 stamp = st.one_of(st.sampled_from(["infinity", "-infinity"]),
                   st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
                                timezones=st.just(timezone.utc)).map(lambda d: d.isoformat()))
+day = st.one_of(st.sampled_from(["infinity", "-infinity"]),
+                st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)).map(lambda d: d.isoformat()))
 row = st.tuples(
     st.booleans() | st.none(), st.integers(-2**31, 2**31 - 1) | st.none(),
     st.decimals(allow_nan=False, allow_infinity=False, min_value=-10**30, max_value=10**30) | st.none(),
     st.floats(allow_nan=False, allow_infinity=False) | st.none(), text | st.none(),
     st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40) | st.none(),
     st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF, blacklist_categories=("Cs",)), max_size=6) | st.none(),
-    st.uuids() | st.none(), stamp | st.none(), json_value.map(lambda v: Jsonb(v, dumps=check.canonical_json)) | st.none(),
+    st.uuids() | st.none(), stamp | st.none(), day | st.none(), json_value.map(lambda v: Jsonb(v, dumps=check.canonical_json)) | st.none(),
     st.lists(text | st.none(), max_size=4) | st.none(), st.lists(st.integers(-2**63, 2**63 - 1), max_size=4) | st.none(),
     st.sampled_from(["pass", "pass_with_notes", "conditional", "fail"]) | st.none())
 ledgers = st.lists(row, min_size=1, max_size=6)
@@ -171,6 +173,28 @@ def test_the_probe_covers_every_type_canon_v1_writes(probe):
     types = {r[0] for r in probe.execute("SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
                                          "WHERE a.attrelid = 'evalledger.journal_probe'::regclass AND a.attnum > 0")}
     assert types == {"int8", "bool", "int4", "numeric", "float8", "text", "varchar", "bpchar", "uuid", "timestamptz",
-                     "jsonb", "_text", "_int8", "eval_decision"}
+                     "date", "jsonb", "_text", "_int8", "eval_decision"}
+    assert set(canon.WRITERS) - {"int2", "name"} <= types  # a type given a form later is probed too (or named here)
     assert set_triggers  # the forge's catalog edit is what every tampering above goes through
     assert uuid  # uuids are drawn by st.uuids()
+
+
+SPELLED = ('{"b":true,"c":"ab    ","d":"0005-03-01","e":"fail","f":0.10000000000000001,"i":-7,"ia":[7,8],"id":1,'
+           '"j":{"inference_pct": 30, "speculation_pct": 5},"n":0.9500,"t":"Looks fine, \\"quoted\\"\\n",'
+           '"ta":["crm","docs"],"ts":"2026-03-01T09:30:00.000000Z","u":"f68f9971-7b97-4d55-ad58-3b99a556cb64","v":"crm"}')
+
+
+def test_canon_v1_is_what_docs_ledger_md_spells_whatever_the_session(probe, dsn):
+    """One row of every type, written in a session whose TimeZone and DateStyle are far from UTC and
+    ISO: the trigger's leaf and verify's text are docs/ledger.md's canon-v1, byte for byte."""
+    from tests.ledger_forge import row_parts
+
+    probe.execute("SET TimeZone = 'Asia/Kathmandu'")
+    probe.execute("SET DateStyle = 'SQL, DMY'")
+    probe.execute(INSERT, (1, True, -7, "0.9500", 0.1, 'Looks fine, "quoted"\n', "crm", "ab",
+                           uuid.UUID("f68f9971-7b97-4d55-ad58-3b99a556cb64"), "2026-03-01 15:15:00+05:45", "0005-03-01",
+                           Jsonb({"speculation_pct": 5, "inference_pct": 30}), ["crm", "docs"], [7, 8], "fail"))
+    stored = probe.execute("SELECT rows_root FROM evalledger.ledger_journal WHERE table_name = 'journal_probe' "
+                           "AND row_key = '{\"id\":1}'").fetchone()[0]
+    assert stored == check.leaf_hash(SPELLED.encode("utf-8"))
+    assert canon.row_text(row_parts(dsn, "journal_probe", '{"id":1}')) == SPELLED

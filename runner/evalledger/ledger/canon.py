@@ -122,20 +122,35 @@ def _stamp(micros: int) -> str:
     return f'"{text}"'
 
 
+_DATE_INFINITY = 2**31 - 1  # PostgreSQL's binary date: days from 2000-01-01, infinity the int4 extremes
+
+
+def _date(days: int) -> str:
+    if days == _DATE_INFINITY:
+        return '"infinity"'
+    if days == -_DATE_INFINITY - 1:
+        return '"-infinity"'
+    day = _DAYS[days] if days in _DAYS else _day(days)
+    if day is None:
+        raise NotCanonical(f"the date {days} days from 2000 lies outside years 1-9999")
+    return f'"{day}"'
+
+
 def _same(text: str) -> str:
     return text
 
 
 WRITERS = {"bool": lambda v: "true" if v else "false", "int2": str, "int4": str, "int8": str, "numeric": _number,
            "float8": float_text, "text": encode_basestring, "varchar": encode_basestring, "bpchar": encode_basestring,
-           "name": encode_basestring, "uuid": _uuid, "timestamptz": _stamp, "jsonb": _same}
+           "name": encode_basestring, "uuid": _uuid, "timestamptz": _stamp, "date": _date, "jsonb": _same}
 # Columns read as their text output (SELECT column::text), and the types read through another's loader.
 AS_TEXT = {"numeric", "jsonb"}
 
 
 def row_cursor_adapters(cursor, enum_oids: list[int]) -> None:
-    """Make a binary cursor load timestamptz as its microseconds, uuid as its bytes, enums as text."""
+    """Make a binary cursor load timestamptz as its microseconds, a date as its days, uuid as its bytes, enums as text."""
     cursor.adapters.register_loader("timestamptz", _c_loader("int8"))
+    cursor.adapters.register_loader("date", _c_loader("int4"))
     cursor.adapters.register_loader("uuid", _c_loader("bytea"))
     for oid in enum_oids:
         cursor.adapters.register_loader(oid, _c_loader("text"))
