@@ -189,3 +189,11 @@ SELECT now() - make_interval(hours => %(hours)s);
 -- name: doctor_search_path
 -- The ledger's schema first again, as every connection has it.
 SET search_path = evalledger, public;
+
+-- name: migrations_readable
+-- Whether yoyo's record of applied migrations exists and the connecting user may read it.
+SELECT coalesce(has_table_privilege(to_regclass('_yoyo_migration'), 'SELECT'), false);
+
+-- name: applied_migrations
+-- The ids of the migrations the ledger has applied, in id order (yoyo's record).
+SELECT migration_id FROM _yoyo_migration ORDER BY migration_id;
