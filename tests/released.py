@@ -77,19 +77,22 @@ if __name__ == "__main__":
     main(sys.argv[1:])
 
 
-# The last migration of the release and the first one after it, named here only: the upgrade and
-# version tests build a ledger at the release and apply what came after.
-RELEASED_BASELINE = "0001.baseline"
+# The first migration after the release, named here only: the upgrade and version tests build a
+# ledger at the release (every migration sorting before it) and apply what came after.
 FIRST_POST_RELEASE = "0100.comments"
 
 
-def migrations_up_to(last: str, into: Path) -> Path:
-    """A migrations folder holding the migrations up to last (inclusive), beside the checkout's
-    triggers/ and sql/ (their \\ir lines are relative): a ledger as that release left it."""
+def released_migrations() -> list[str]:
+    """The ids of the migrations the release shipped: every one before FIRST_POST_RELEASE."""
+    return sorted(p.stem for p in (ROOT / "migrations").glob("*.sql") if p.stem < FIRST_POST_RELEASE)
+
+
+def migrations_of_the_release(into: Path) -> Path:
+    """A migrations folder holding the release's migrations, beside the checkout's triggers/ and
+    sql/ (their \\ir lines are relative): a ledger as the release left it."""
     (into / "migrations").mkdir(parents=True)
-    for path in sorted((ROOT / "migrations").glob("*.sql")):
-        if path.stem <= last:
-            (into / "migrations" / path.name).write_text(path.read_text())
+    for name in released_migrations():
+        (into / "migrations" / f"{name}.sql").write_text((ROOT / "migrations" / f"{name}.sql").read_text())
     for folder in ("triggers", "sql"):
         (into / folder).symlink_to(ROOT / folder)
     return into / "migrations"

@@ -14,12 +14,13 @@ from psycopg.conninfo import make_conninfo
 
 from evalledger.core import db
 from evalledger.core.migrate import migrate
+from tests.cli import run_cli
 from tests.conftest import REVIEWER_ROLE, ensure_login_role
 from tests.db.test_capture_db import make_old_partition
 from tests.db.test_retention import purge_committed
 from tests.db.schema_snapshot import SNAPSHOT_FILE, snapshot
 from tests.db.test_privileges import EXPECTED, OPERATIONS, ROLES, TABLES, allowed, attempt
-from tests.released import FIRST_POST_RELEASE, RELEASED_BASELINE, migrations_up_to
+from tests.released import FIRST_POST_RELEASE, migrations_of_the_release, released_migrations
 
 # Tables no demo writes: filled here, each the way its users write it.
 VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
@@ -40,8 +41,8 @@ def released_ledger(clone_pool, tmp_path_factory):
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         dsn = make_conninfo(scratch, dbname=name)
         try:
-            assert migrate(dsn, migrations_up_to(RELEASED_BASELINE, tmp_path_factory.mktemp("release"))) == [
-                RELEASED_BASELINE]
+            assert migrate(dsn, migrations_of_the_release(tmp_path_factory.mktemp("release"))) == \
+                released_migrations()
             quiet = lambda *_, **__: None  # noqa: E731
             db.use_database_url(dsn)  # the demos' own connections, too
             home, os.environ["EVALLEDGER_HOME"] = os.environ.get("EVALLEDGER_HOME"), str(tmp_path_factory.mktemp("home"))
@@ -52,6 +53,11 @@ def released_ledger(clone_pool, tmp_path_factory):
             capture_demo(dsn)
             with psycopg.connect(dsn, autocommit=True) as admin:
                 fill_the_rest(admin)
+            # The journal sealed into a block and its digest kept, as an auditor keeps it.
+            digest = tmp_path_factory.mktemp("digest") / "release.digest"
+            taken = run_cli("ledger", "digest", "--out", str(digest), "--wait", "0", env={"DATABASE_URL": dsn})
+            assert taken.code == 0, taken.out + taken.err
+            os.environ["EVALLEDGER_UPGRADE_DIGEST"] = str(digest)
             yield dsn
         finally:
             db.use_database_url(None)
@@ -209,3 +215,11 @@ def test_the_views_read_as_before_for_each_reader(upgraded):
             assert rows["cost_per_run_v1"] > 0 and rows["work_quality_history_v1"] > 0, (role, rows)
     with connect_as(dsn, "evalledger_agent") as agent, pytest.raises(errors.InsufficientPrivilege):
         agent.execute("SELECT * FROM evalledger.cost_per_run_v1")
+
+
+def test_ledger_verify_passes_across_the_upgrade(upgraded):
+    _, _, dsn = upgraded
+    result = run_cli("ledger", "verify", "--recompute", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"],
+                     env={"DATABASE_URL": dsn})
+    assert result.code == 0, result.out + result.err
+    assert "verified" in result.out

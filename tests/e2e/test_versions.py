@@ -11,7 +11,7 @@ from psycopg.conninfo import make_conninfo
 import evalledger
 from evalledger.core.migrate import migrate
 from tests.cli import run_cli
-from tests.released import FIRST_POST_RELEASE, RELEASED_BASELINE, migrations_up_to
+from tests.released import FIRST_POST_RELEASE, migrations_of_the_release, released_migrations
 
 V = evalledger.__version__
 FUTURE = "9000.from-a-newer-evalledger"
@@ -24,11 +24,11 @@ def test_version_is_the_package_version():
 
 @pytest.fixture
 def ledger_at_release(admin, dsn, tmp_path):
-    """A database migrated to the release's baseline only (the package knows a later migration)."""
+    """A database migrated to the release only (the package knows a later migration)."""
     name = f"{admin.info.dbname}_at_release"
     admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     at_release = make_conninfo(dsn, dbname=name)
-    migrate(at_release, migrations_up_to(RELEASED_BASELINE, tmp_path))
+    migrate(at_release, migrations_of_the_release(tmp_path))
     yield at_release
     admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
@@ -47,7 +47,7 @@ def test_doctor_says_the_package_and_the_ledger_agree(dsn):
 def test_doctor_on_an_older_ledger_says_to_migrate(ledger_at_release):
     result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
     assert version_line(result.out) == (f"warn  version: evalledger {V}, the ledger's last migration "
-                                        f"{RELEASED_BASELINE}: the package is newer (it brings {FIRST_POST_RELEASE}): "
+                                        f"{released_migrations()[-1]}: the package is newer (it brings {FIRST_POST_RELEASE}): "
                                         "run `evalledger db migrate`")
     assert run_cli("db", "migrate", env={"DATABASE_URL": ledger_at_release}).code == 0
     result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
