@@ -245,8 +245,10 @@ class Walk:
         return passed, waiting(after) if after else []
 
     def _show_suggestions(self, question_id: str, when: str) -> None:
+        # The reveal commits in its own transaction: the drafts are readable only after that.
         with _connect(self.as_role) as conn:
             store.show_suggestions(conn, self.run_id, question_id)
+        with _connect(self.as_role) as conn:
             drafts = [d for d in dicts(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
                       if d["question_id"] == question_id]
         self.console.say(f"  the judges' suggestions{when}:")
