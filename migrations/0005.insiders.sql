@@ -369,8 +369,9 @@ REVOKE INSERT (started_at) ON eval_takes_quality_runs FROM evalledger_runner;
 
 -- Functions: nothing is PUBLIC (the code role's default privileges). Roles get what their policies
 -- evaluate and what they call; the versions these replace are revoked from them.
-GRANT EXECUTE ON FUNCTION utc_ago_v1(interval), hot_tier_start_v1()
-    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_owner;
+GRANT EXECUTE ON FUNCTION utc_ago_v1(interval), hot_tier_v1(), hot_tier_start_v1(), purge_horizon_v1(),
+    purge_horizon_at_v1(), backdating_window_v1()
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor, evalledger_owner, evalledger_retention;
 GRANT EXECUTE ON FUNCTION brain_eval_question_policy_v2(uuid, text), question_passes_v2(brain_eval_question_score, jsonb, text[], jsonb),
     question_needs_v2(brain_eval_question_score, jsonb, text[]), run_brains_v1(varchar, varchar),
     brain_eval_levers_v1(varchar, varchar, jsonb), brain_eval_claims_problem_v1(jsonb),

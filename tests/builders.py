@@ -161,10 +161,13 @@ def register_prompt(conn, brain: str, system_prompt_hash: str) -> None:
 
 
 def register_demo_brain(conn) -> None:
-    """The brain version the shipped demo run is of, registered as the demo registers it."""
+    """The brain version the shipped demo run is of, and the catalog it asks, registered as the demo
+    registers them."""
+    from evalledger.suites.brain_eval import catalog
     from evalledger.suites.brain_eval.demo import DEMO_BRAIN, prompt_path
 
     with as_owner(conn):
+        catalog.load(conn, catalog.check_file(catalog.demo_catalog_path()), catalog.demo_catalog_path().name)
         brains.add(conn, system_prompt=prompt_path().read_text(encoding="utf-8"), **DEMO_BRAIN)
 
 
@@ -204,12 +207,13 @@ def record_analysis(conn, **fields):
         return brain_eval.record_analysis(conn, **fields)
 
 
-def start_run(conn, **fields):
-    """Insert a run in progress (loading the standard catalog when it names it); one that started
-    more than a day ago goes through an import made in the same transaction, as `brain-eval record
-    --historical` does: its analyses go in that transaction too (record_run)."""
+def start_run(conn, registry=None, **fields):
+    """Insert a run in progress (loading the standard catalog when it names it, as the owner on
+    registry, default conn); one that started more than a day ago goes through an import made in the
+    same transaction, as `brain-eval record --historical` does: its analyses go in that transaction
+    too (record_run)."""
     if fields.get("question_catalog_version") == STANDARD_CATALOG:
-        load_catalog(conn)
+        load_catalog(registry or conn)
     if not backdated(fields.get("started_at")):
         return brain_eval.start_run(conn, **fields)
     with conn.transaction():
@@ -219,13 +223,14 @@ def start_run(conn, **fields):
 
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
-               completed_at=None, review=True, hours="2.50", review_conn=None, **run_overrides):
+               completed_at=None, review=True, hours="2.50", review_conn=None, registry=None, **run_overrides):
     """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
     each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
     and signs off with `hours` (None: no sign-off), on review_conn when given (a session that may
     SET ROLE to the reviewer: a superuser's, where conn is a login's that may not). The analyses carry the run's prompt and are
-    produced when it started (now, unless started_at is given). Returns the Decision when completed,
-    else the run id."""
+    produced when it started (now, unless started_at is given). The catalog and the prompt are
+    registered as the owner on registry (default conn: a session that may SET ROLE evalledger_owner).
+    Returns the Decision when completed, else the run id."""
     hours = run_overrides.pop("reviewer_hours_spent", hours)
     notes = run_overrides.pop("calibration_notes", None)
     rows = []
@@ -235,12 +240,12 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
             bend(number, row)
         rows.append(row)
     if "question_catalog_version" not in run_overrides:
-        run_overrides["question_catalog_version"] = load_catalog(conn, catalog_document(rows))
+        run_overrides["question_catalog_version"] = load_catalog(registry or conn, catalog_document(rows))
     fields = run_fields(brain, **run_overrides)
-    register_prompt(conn, brain, fields["system_prompt_hash"])
+    register_prompt(registry or conn, brain, fields["system_prompt_hash"])
     # A backdated run's analyses are produced when it started: recorded with its import, in one transaction.
     with conn.transaction() if backdated(fields.get("started_at")) else contextlib.nullcontext():
-        run_id = start_run(conn, question_count=count, reviewer_user_id=reviewer_user_id, **fields)
+        run_id = start_run(conn, question_count=count, reviewer_user_id=reviewer_user_id, registry=registry, **fields)
         for row in rows:
             add_question(conn, run_id, row, brain=brain, system_prompt_hash=fields["system_prompt_hash"],
                          produced_at=fields.get("started_at"))
