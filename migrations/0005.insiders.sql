@@ -31,6 +31,9 @@ SET LOCAL search_path = evalledger, pg_temp;
 -- 8. What a definer helper may answer: only what its caller could read
 -- =============================================================================================
 \ir ../sql/core/caller_reads_v1.sql
+-- 7. Sealing a new table gives the owner role SELECT only (later migrations call this version).
+\ir ../sql/core/seal_tables_v2.sql
+REVOKE EXECUTE ON PROCEDURE seal_tables_v2() FROM PUBLIC;
 
 -- =============================================================================================
 -- Tables
@@ -233,7 +236,7 @@ $repoint$;
 CALL guard_append_only_v1(ARRAY['brain_prompt:UPDATE OR DELETE:refuse_change_v3']);
 -- RLS enabled and forced on the new tables, and every trigger replaced above ENABLE ALWAYS again
 -- before any ALTER TABLE below (the DDL guard checks both on each table an ALTER TABLE leaves).
-CALL seal_tables_v1();
+CALL seal_tables_v2();
 -- Every partition's triggers (the replaced window lock among them) ALWAYS.
 DO $partitions_always$
 DECLARE

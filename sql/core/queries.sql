@@ -181,3 +181,10 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
    AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp']
                     AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
  ORDER BY 1;
+
+-- name: doctor_large_object_creation
+-- The large-object creating functions PUBLIC may still execute (migration 0005 revokes them where a superuser installs).
+SELECT f FROM unnest(ARRAY['pg_catalog.lo_create(oid)', 'pg_catalog.lo_creat(integer)',
+                           'pg_catalog.lo_from_bytea(oid, bytea)']) AS f
+ WHERE has_function_privilege('public', f::regprocedure, 'EXECUTE')
+ ORDER BY 1;

@@ -110,3 +110,17 @@ def test_no_login_stores_a_large_object(admin, logins, role):
         with pytest.raises(errors.InsufficientPrivilege, match=rf"permission denied for function {call.split('(')[0]}"):
             conn.execute(f"SELECT {call}")
     assert admin.execute("SELECT count(*) FROM pg_largeobject_metadata").fetchone()[0] == before
+
+
+def test_doctor_warns_where_any_login_may_still_store_large_objects(admin, dsn):
+    from evalledger.core.doctor import diagnose
+
+    if not admin.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]:
+        pytest.skip("revoked only where a superuser installs")
+    assert [f for f in diagnose(dsn) if f.check == "large objects"] == []
+    admin.execute("GRANT EXECUTE ON FUNCTION lo_create(oid) TO PUBLIC")  # as a non-superuser install leaves it
+    try:
+        [found] = [f for f in diagnose(dsn) if f.check == "large objects"]
+        assert (found.level, found.detail.split(":")[0]) == ("warn", "PUBLIC may still call pg_catalog.lo_create(oid)")
+    finally:
+        admin.execute("REVOKE EXECUTE ON FUNCTION lo_create(oid) FROM PUBLIC")

@@ -171,3 +171,25 @@ def test_no_rubric_loosens_the_panel(admin, logins, panel, says):
     with refused(admin, errors.CheckViolation, rf"evalledger: rubric takes-quality v9: {says}.*", "rubric_definition_valid"):
         logins("owner").execute("INSERT INTO evalledger.rubric (suite, version, definition) "
                                 "VALUES ('takes-quality', 'v9', %s)", (Jsonb(definition),))
+
+
+@pytest.mark.parametrize("metrics", ['{"cost_usd": NaN}', '{"cost_usd": Infinity}', '{"cost_usd": -Infinity}'])
+def test_a_metrics_file_with_nan_is_refused_by_the_command_with_nothing_written(admin, dsn, standin, tmp_path, metrics):
+    """The issue's attempt end to end: `run work-quality --metrics` with a NaN (which Python's json
+    reads) completed a snapshot whose cost was NaN. Refused now: one line, exit 3, no row."""
+    from click.testing import CliRunner
+
+    from evalledger.cli import cli
+
+    work, path = tmp_path / "fix.diff", tmp_path / "m.json"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    path.write_text(metrics)
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+           "EVALLEDGER_WORK_QUALITY_MODELS": None}
+    result = CliRunner().invoke(cli, ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix",
+                                      "--work-product", str(work), "--models", "openai:gpt-4o", "--retries", "0",
+                                      "--metrics", str(path)], env=env, catch_exceptions=False)
+    assert result.exit_code == 3, result.output
+    assert result.output.count("\n") == 1
+    assert "cost_usd" in result.output
+    assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots").fetchone()[0] == 0
