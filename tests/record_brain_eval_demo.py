@@ -5,10 +5,11 @@ reviewer's numbers change:
 
 One AGT-902 answer per question of the demo catalog v28-2026Q2: as many claims as the demo reviewer
 counts (brain_eval_demo_review.jsonl), each numerical and citing a source the catalog gives the
-question (two answers leave one number uncited), labelled so that four forecast answers run hot on
-high confidence, and proposing only actions among the demo brain's levers. The automatic scores are
+question (two answers leave one number uncited), labelled so that eight answers run hot on high
+confidence, and proposing only actions among the demo brain's levers. The automatic scores are
 written as the database computes them from the answer (it refuses a file whose scores disagree).
-The run it records passes: every hard criterion, and every soft one.
+Reviewed with the demo reviewer's numbers it decides pass_with_notes: every hard criterion holds,
+and of the soft ones only confidence calibration misses (22 of 30 in band: 6.7pp below 80%).
 """
 import hashlib
 import json
@@ -24,7 +25,8 @@ LEVERS = {"plan_diagnosis": "exec_sponsor_outreach", "coverage_gap": "add_pipeli
           "play_retrospective": "rep_coaching", "forecast_bias": "rep_coaching", "churn_diagnosis": "save_play",
           "expansion_qualification": "expansion_offer"}
 UNCITED = {"EVAL-Q12", "EVAL-Q22"}          # one number without its source: citation rate 0.9
-RUNS_HOT = {"EVAL-Q13", "EVAL-Q14", "EVAL-Q15", "EVAL-Q16"}  # high confidence above the band
+# High confidence above the band on 8 answers (the forecasts among them): 22 of 30 in band.
+RUNS_HOT = {"EVAL-Q04", "EVAL-Q11", "EVAL-Q13", "EVAL-Q14", "EVAL-Q15", "EVAL-Q16", "EVAL-Q23", "EVAL-Q26"}
 LABELS = ("high", "multi_source", "inference", "speculation")
 
 

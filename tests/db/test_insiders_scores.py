@@ -132,7 +132,7 @@ def demo_recording(tmp_path, bend=None):
 
 def test_the_demo_recording_decides_what_its_answers_give(admin, logins, reviewers, tmp_path):
     """The README's recorded run: the database computes its scores from its answers and decides
-    pass; the same file claiming 0 lever violations for actions outside AGT-902's levers (as the
+    pass_with_notes (8 of its 30 answers run hot on confidence); the same file claiming 0 lever violations for actions outside AGT-902's levers (as the
     file once did) is refused, and so is one whose claims the database cannot score."""
     register_demo_brain(admin)
     runner = logins("runner", autocommit=False)
@@ -166,7 +166,7 @@ def test_the_demo_recording_decides_what_its_answers_give(admin, logins, reviewe
     done = store.complete_run(runner, decided.eval_run_id)
     runner.commit()
     assert (done.decision, done.decision_rationale) == (
-        "pass", "Pass: all hard criteria passed; all 4 soft criteria within threshold.")
+        "pass_with_notes", "Pass with notes: confidence calibration 6.7pp below band; all hard criteria passed.")
     scores = done.aggregated_scores
     assert scores["lever_mapping_correctness"] == 1  # every action is one of AGT-902's five levers
-    assert round(scores["confidence_calibration_in_band"], 4) == 0.8667  # 4 forecast answers run hot
+    assert round(scores["confidence_calibration_in_band"], 4) == 0.7333  # 8 answers run hot
