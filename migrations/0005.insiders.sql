@@ -323,7 +323,12 @@ END
 $finite$;
 ALTER TABLE eval_work_quality_snapshots
     ADD CONSTRAINT eval_work_quality_snapshots_mean_scores_numbers CHECK (evalledger.json_numbers_v1(mean_scores)),
-    ADD CONSTRAINT eval_work_quality_snapshots_disagreement_numbers CHECK (evalledger.json_numbers_v1(disagreement));
+    ADD CONSTRAINT eval_work_quality_snapshots_disagreement_numbers CHECK (evalledger.json_numbers_v1(disagreement)),
+    -- An imported file's comparison: the history view and IsRegression read its deltas as numbers.
+    ADD CONSTRAINT eval_work_quality_snapshots_comparison_numbers CHECK (
+        jsonb_typeof(comparison -> 'overall_delta') IS DISTINCT FROM 'string'
+        AND jsonb_typeof(comparison -> 'value_delta') IS DISTINCT FROM 'string'
+        AND coalesce(evalledger.json_numbers_v1(comparison -> 'per_dimension'), true));
 
 -- =============================================================================================
 -- 6. takes-quality v1.1: v1.0 with seed 000's panel as policy (three models, two or more families)

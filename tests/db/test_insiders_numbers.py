@@ -88,6 +88,9 @@ def work_quality_import(**metrics_and_scores) -> dict:
 
 
 @pytest.mark.parametrize("document, constraint", [
+    ({**work_quality_import(), "prev_run_id": "r0", "comparison": {"prev_run_id": "r0", "overall_delta": "NaN",
+                                                                    "value_delta": 0, "verdict": "same"}},
+     "eval_work_quality_snapshots_comparison_numbers"),
     (work_quality_import(cost_usd="NaN"), "eval_work_quality_snapshots_cost_usd_finite"),
     (work_quality_import(cost_usd="Infinity"), "eval_work_quality_snapshots_cost_usd_finite"),
     (work_quality_import(score="NaN"), "eval_work_quality_snapshots_mean_scores_numbers"),
