@@ -1,6 +1,6 @@
 -- The ledger against a careful insider (issue 17): windows in UTC on the database's clock, isolation every deciding or deleting function checks, a reveal no rollback erases, policy by the prompt (brain_prompt), automatic scores the database computes, no non-finite number, locks only writers take, refusals that reveal nothing, and the rest.
 
--- Each class of issue 17 has one root fix here; docs/guards.md (sections 14-22) names each guard, its
+-- Each class of issue 17 has one root fix here; docs/guards.md (sections 15-23) names each guard, its
 -- tests (tests/db/test_insiders_*.py) and what a superuser can still do. Changed functions are new
 -- _v2 (or _v3) files beside the old, installed here and repointed; the old stay installed until the
 -- release folds the migrations.

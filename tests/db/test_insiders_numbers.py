@@ -4,7 +4,7 @@ could never be repaired), the JSON objects the database reads as numbers hold JS
 every suite's runs go through rubric admission (rubric_admitted_v2: activated, and passing today's
 check, which requires a judged suite's scale), and takes-quality's panel is rubric policy (three
 models or more, two families or more). Tried as the runner's and the owner's own logins
-(docs/guards.md, section 19)."""
+(docs/guards.md, section 20)."""
 
 from __future__ import annotations
 
