@@ -586,7 +586,8 @@ def test_no_answer_or_suggestion_joins_a_completed_run(harness_run, owner, revie
     run_id, made = whole_run(owner, runner, reviewer_id)
     for question in ("EVAL-Q01", *STALE):
         answer((runner, made), [claim(sources=())], brain="AGT-901", question=question)
-    review_run(runner, reviewer_id, run_id, clean_scores(("EVAL-Q01", *STALE)))
+    # One claim per answer: a reviewer counts no more supported claims than the answer lists.
+    review_run(runner, reviewer_id, run_id, clean_scores(("EVAL-Q01", *STALE), total_claims=1))
     store.complete_run(runner, run_id)
     harness_run = (runner, made)
     with pytest.raises(errors.InsufficientPrivilege, match=f"no open harness run {run_id} takes answers"):
