@@ -36,7 +36,7 @@ RETURNING model, contributes, error_kind, error_message, scores;
 
 -- name: cycle_decision
 -- What the database decides of one cycle so far (verdict, contributing models, panel size).
-SELECT evalledger.takes_quality_cycle_v1(%(run_id)s, %(cycle)s) AS decision;
+SELECT evalledger.takes_quality_cycle_v2(%(run_id)s, %(cycle)s) AS decision;
 
 -- name: complete_run
 -- Close an open run; the database computes the verdict and the receipt.

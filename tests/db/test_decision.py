@@ -60,10 +60,16 @@ def test_lever_violation_fails_agt_902(connect_as, reviewer_id):
     assert decided.decision_rationale == "Fail: hard criteria missed: lever mapping 3.3pp below 100%."
 
 
-def test_lever_violation_does_not_count_for_agt_901(connect_as, reviewer_id):
-    decided = record_run(connect_as("evalledger_runner"), reviewer_id, brain="AGT-901", bend=lever_violation)
+def test_lever_violation_does_not_count_for_agt_901(admin, connect_as, reviewer_id):
+    def outside_the_levers(number, row):
+        if number == 3:
+            row["proposed_actions"] = [{"action_type": "discount_50_percent"}]
+    decided = record_run(connect_as("evalledger_runner"), reviewer_id, brain="AGT-901", bend=outside_the_levers)
     assert decided.hard_criteria_passed is True
     assert decided.decision == "pass"
+    # The rubric maps levers for AGT-902 only, and no brain of this prompt is AGT-902: not counted.
+    assert admin.execute("SELECT count(lever_mapping_violations) FROM evalledger.brain_eval_question_score "
+                         "WHERE eval_run_id = %s", (decided.eval_run_id,)).fetchone()[0] == 0
 
 
 def miss_calibration(number, row):

@@ -148,7 +148,7 @@ def test_text_output_names_the_verdict_and_the_receipt(env, corpus):
     result, _ = tq(env, json_out=False)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("takes-quality: 6 takes from db, slug prefix none, seed 11; rubric v1.0 (")
+    assert lines[0].startswith("takes-quality: 6 takes from db, slug prefix none, seed 11; rubric v1.1 (")
     assert "verdict   PASS" in lines
     assert any(line.startswith("cycle 1  openai:gpt-4o  ok  accuracy=8 ") for line in lines)
     assert "cycle 1: pass (3 of 3 models contributed)" in lines
@@ -170,14 +170,16 @@ REPLIES = [  # (model, scripted reply, why it does not contribute or None)
 
 
 def test_each_judge_reply_contributes_or_says_why_not(env, corpus, standin, admin):
-    # One run, one judge per kind of reply (an OpenAI-compatible server serves them all).
+    # One run, one judge per kind of reply (an OpenAI-compatible server serves them all), and one
+    # OpenAI judge: the rubric's panel policy asks for more than one family.
     for model, step, _ in REPLIES:
         standin.script(model, step)
-    result, receipt = tq(env, "--models", ",".join(f"compat:{m}" for m, _, _ in REPLIES))
-    assert result.code == 2, result.err  # 3 of 9 contributed: under the 2/3 quorum
+    result, receipt = tq(env, "--models", ",".join(f"compat:{m}" for m, _, _ in REPLIES) + ",openai:gpt-4o")
+    assert result.code == 2, result.err  # 4 of 10 contributed: under the 2/3 quorum
     assert receipt["errors"] == [f"cycle 1 compat:{m}: {why}" for m, _, why in REPLIES if why]
-    assert receipt["successes_per_cycle"] == [3]
-    assert sorted(receipt["scores"]["accuracy"]["per_model"]) == ["compat:fenced", "compat:prose", "compat:trailing-comma"]
+    assert receipt["successes_per_cycle"] == [4]
+    assert sorted(receipt["scores"]["accuracy"]["per_model"]) == ["compat:fenced", "compat:prose", "compat:trailing-comma",
+                                                                  "openai:gpt-4o"]
     excerpt = count(admin, "SELECT raw_excerpt FROM eval_takes_quality_judge_verdicts WHERE model = 'compat:prose-only'")
     assert excerpt == "I would rather not score this sample."
 
@@ -246,8 +248,9 @@ def test_a_zero_budget_makes_no_call(env, corpus, standin):
 
 def test_a_small_budget_stops_calls_that_would_pass_it(env, corpus, standin):
     # A call is projected at its input plus 1024 output tokens: ~$0.0102 for gpt-4o, ~$0.0082 for
-    # gpt-4.1. Both in flight at once would pass $0.015, so the second is not made.
-    result, receipt = tq(env, "--models", "openai:gpt-4o,openai:gpt-4.1", "--budget-usd", "0.015",
+    # gpt-4.1, ~$0.0051 for gemini-1.5-pro. gpt-4o and either other in flight at once would pass
+    # $0.015, so neither other is made (a panel of three from two families: the rubric's policy).
+    result, receipt = tq(env, "--models", "openai:gpt-4o,openai:gpt-4.1,google:gemini-1.5-pro", "--budget-usd", "0.015",
                          "--concurrency", "2")
     assert result.code == 2
     assert len(standin.requests) == 1
@@ -467,25 +470,26 @@ def test_replay_from_db_rebuilds_a_lost_file(env, corpus, tmp_path):
 
 
 def add_stricter_rubric(admin) -> None:
-    definition = admin.execute("SELECT definition FROM rubric WHERE suite = 'takes-quality'").fetchone()[0]
-    definition = {**definition, "version": "v1.1", "pass_rule": {"every_dim_mean_at_least": 9, "every_dim_min_at_least": 7}}
+    definition = admin.execute("SELECT definition FROM rubric "
+                               "WHERE rubric_id = active_rubric_v1('takes-quality')").fetchone()[0]
+    definition = {**definition, "version": "v1.2", "pass_rule": {"every_dim_mean_at_least": 9, "every_dim_min_at_least": 7}}
     admin.execute("SET ROLE evalledger_owner")
-    admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.1', %s)",
+    admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.2', %s)",
                   (psycopg.types.json.Jsonb(definition),))
     admin.execute("RESET ROLE")
     # Registered by the owner role; active only once activated, as a migration does (never by being newest).
     admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'stricter epoch' "
-                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.1'")
+                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.2'")
 
 
 def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
-    _, a = tq(env, "--slug-prefix", "a/", "--rubric-version", "v1.0")
+    _, a = tq(env, "--slug-prefix", "a/", "--rubric-version", "v1.1")
     standin.score = 9
-    _, b = tq(env, "--slug-prefix", "b/", "--rubric-version", "v1.0")
+    _, b = tq(env, "--slug-prefix", "b/", "--rubric-version", "v1.1")
     add_stricter_rubric(admin)
     standin.score = 8
     result, c = tq(env, "--slug-prefix", "a/")  # the active rubric: a stricter epoch
-    assert result.code == 1 and c["rubric_version"] == "v1.1" and c["rubric_sha8"] != a["rubric_sha8"]
+    assert result.code == 1 and c["rubric_version"] == "v1.2" and c["rubric_sha8"] != a["rubric_sha8"]
     assert c["corpus"]["corpus_sha8"] == a["corpus"]["corpus_sha8"]
 
     def row(r):
@@ -502,19 +506,19 @@ def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
         {"id": r["run_id"], "ts": r["ts"], "rubric_version": r["rubric_version"], "verdict": r["verdict"],
          "overall_score": r["overall_score"], "cost_usd": r["cost_usd"], "corpus_sha8": r["corpus"]["corpus_sha8"],
          "rubric_sha8": r["rubric_sha8"], "judges": "live"} for r in (c, b, a)]}
-    only = run_cli("trend", "--rubric-version", "v1.0", "--limit", "1", env=env)
+    only = run_cli("trend", "--rubric-version", "v1.1", "--limit", "1", env=env)
     assert only.out.splitlines()[2:] == [row(b)]
 
 
 def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin, tmp_path):
-    _, baseline = tq(env, "--slug-prefix", "a/", "--models", "openai:gpt-4o,google:gemini-1.5-pro")
+    _, baseline = tq(env, "--slug-prefix", "a/", "--models", "openai:gpt-4o,google:gemini-1.5-pro,openai:gpt-4.1")
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(baseline))
 
     same = run_cli("regress", "--against", str(path), env=env)
     assert same.code == 0, same.err
     assert same.out.startswith(f"regress against {path} (threshold 0.5): panel openai:gpt-4o, "
-                               "google:gemini-1.5-pro; source db; slug prefix 'a/'; 3 takes; seed 11\n")
+                               "google:gemini-1.5-pro, openai:gpt-4.1; source db; slug prefix 'a/'; 3 takes; seed 11\n")
     assert "OK: no dimension mean dropped by more than 0.5\n" in same.out
     assert "warning:" not in same.out
 
@@ -524,7 +528,7 @@ def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin,
     standin.score = 7
     worse = run_cli("regress", "--against", str(path), env=env)
     assert worse.code == 1, worse.err
-    assert {r.model for r in standin.requests} == {"gpt-4o", "gemini-1.5-pro"}
+    assert {r.model for r in standin.requests} == {"gpt-4o", "gemini-1.5-pro", "gpt-4.1"}
     assert "warning: corpus_sha8 differs: " in worse.out
     assert "accuracy                   8.00     7.00    -1.00  regression\n" in worse.out
     assert worse.out.endswith("REGRESSION: accuracy, attribution, weight_calibration, kind_classification, "

@@ -172,6 +172,16 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
     return [Finding("ok", "event triggers", "DDL allow-list and DROP guards present, ENABLE ALWAYS")]
 
 
+def _large_objects(conn: psycopg.Connection) -> list[Finding]:
+    """Any login may store large objects (outside every ledger table) unless a superuser revoked
+    their creation, as migration 0005 does where it can: quiet when revoked."""
+    creators = [r[0] for r in conn.execute(queries.get("doctor_large_object_creation"))]
+    if not creators:
+        return []
+    return [Finding("warn", "large objects", f"PUBLIC may still call {', '.join(creators)}: any login can store data "
+                                             "outside the ledger; a superuser revokes it (REVOKE EXECUTE ... FROM PUBLIC)")]
+
+
 def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
     """Seed 001: warn when captures failed in the last 24 hours, with a count per reason.
 
@@ -248,5 +258,6 @@ def diagnose(url: str) -> list[Finding]:
         findings += _code(conn)
         findings += _event_triggers(conn)
         findings += _journal(conn)
+        findings += _large_objects(conn)
         findings += _capture_failures(conn)
     return findings

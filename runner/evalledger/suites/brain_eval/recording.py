@@ -41,7 +41,9 @@ SCORE_FIELDS = {
     "question_id": TEXT, "question_type": TEXT, "uses_stale_fixture": BOOLEAN, "citation_rate": NUMBER,
     "lever_mapping_violations": INTEGER, "confidence_distribution": OBJECT,
 }
-SCORE_REQUIRED = ("question_id", "question_type", "uses_stale_fixture", "citation_rate", "confidence_distribution")
+# The automatic scores may be left out: the database computes them from the analysis (its claims, the
+# sources the run's catalog gives the question, its proposed actions) and refuses a given one that differs.
+SCORE_REQUIRED = ("question_id", "question_type", "uses_stale_fixture")
 # What the run's reviewer enters, never the runner: refused with where it goes instead.
 REVIEWER = {
     "run": ("calibration_notes", "reviewer_hours_spent"),

@@ -283,8 +283,12 @@ def review_show(run_id, question_id, as_role, show_suggestions, as_json):
 
     from .. import harness
 
+    run = parse_uuid(run_id, "RUN_ID")
+    if show_suggestions:  # its own transaction, committed before the read (a rollback would erase the record)
+        with db.transaction(None) as conn:
+            harness.reveal(conn, run, question_id, as_role)
     with db.transaction(None) as conn:
-        found = harness.review(conn, parse_uuid(run_id, "RUN_ID"), question_id, as_role, reveal=show_suggestions)
+        found = harness.review(conn, run, question_id, as_role)
     if not found:
         which = f"question {question_id} of " if question_id else ""
         raise EvalledgerError(f"no answered {which}run {run_id} that you review")
