@@ -1,6 +1,6 @@
 -- The ledger against a careful insider (issue 17): windows in UTC on the database's clock, isolation every deciding or deleting function checks, a reveal no rollback erases, policy by the prompt (brain_prompt), automatic scores the database computes, no non-finite number, locks only writers take, refusals that reveal nothing, and the rest.
 
--- Each class of issue 17 has one root fix here; docs/guards.md (sections 14-22) names each guard, its
+-- Each class of issue 17 has one root fix here; docs/guards.md (sections 15-23) names each guard, its
 -- tests (tests/db/test_insiders_*.py) and what a superuser can still do. Changed functions are new
 -- _v2 (or _v3) files beside the old, installed here and repointed; the old stay installed until the
 -- release folds the migrations.
@@ -257,26 +257,34 @@ $partitions_always$;
 -- now() - hot_tier_v1() in the session's TimeZone
 -- =============================================================================================
 -- The policies are read back with a search_path that names no ledger schema, so every ledger
--- function prints schema-qualified and the rewrite matches one spelling.
+-- function prints schema-qualified and the rewrite matches a known spelling: the session's window,
+-- and the UTC window on the transaction's clock that migration 0009 first wrote (a database that
+-- applied 0009 before this migration converges on the same policies as a fresh one).
 SET LOCAL search_path = pg_catalog, pg_temp;
 DO $windows$
 DECLARE
     p record;
-    old_window constant text := '(now() - evalledger.hot_tier_v1())';
+    old_window text;
+    old_windows constant text[] := ARRAY[
+        '(now() - evalledger.hot_tier_v1())',
+        '(((now() AT TIME ZONE ''UTC''::text) - evalledger.hot_tier_v1()) AT TIME ZONE ''UTC''::text)',
+        'timezone(''UTC''::text, (timezone(''UTC''::text, now()) - evalledger.hot_tier_v1()))'];
     new_window constant text := 'evalledger.hot_tier_start_v1()';
 BEGIN
-    FOR p IN SELECT c.relname, pol.polname,
-                    pg_get_expr(pol.polqual, pol.polrelid) AS qual,
-                    pg_get_expr(pol.polwithcheck, pol.polrelid) AS checks
-               FROM pg_policy pol JOIN pg_class c ON c.oid = pol.polrelid
-              WHERE c.relnamespace = 'evalledger'::regnamespace
-                AND (strpos(coalesce(pg_get_expr(pol.polqual, pol.polrelid), ''), old_window) > 0
-                     OR strpos(coalesce(pg_get_expr(pol.polwithcheck, pol.polrelid), ''), old_window) > 0)
-              ORDER BY 1, 2 LOOP
-        EXECUTE format('ALTER POLICY %I ON evalledger.%I%s%s', p.polname, p.relname,
-                       CASE WHEN p.qual IS NOT NULL THEN format(' USING (%s)', replace(p.qual, old_window, new_window)) END,
-                       CASE WHEN p.checks IS NOT NULL
-                            THEN format(' WITH CHECK (%s)', replace(p.checks, old_window, new_window)) END);
+    FOREACH old_window IN ARRAY old_windows LOOP
+        FOR p IN SELECT c.relname, pol.polname,
+                        pg_get_expr(pol.polqual, pol.polrelid) AS qual,
+                        pg_get_expr(pol.polwithcheck, pol.polrelid) AS checks
+                   FROM pg_policy pol JOIN pg_class c ON c.oid = pol.polrelid
+                  WHERE c.relnamespace = 'evalledger'::regnamespace
+                    AND (strpos(coalesce(pg_get_expr(pol.polqual, pol.polrelid), ''), old_window) > 0
+                         OR strpos(coalesce(pg_get_expr(pol.polwithcheck, pol.polrelid), ''), old_window) > 0)
+                  ORDER BY 1, 2 LOOP
+            EXECUTE format('ALTER POLICY %I ON evalledger.%I%s%s', p.polname, p.relname,
+                           CASE WHEN p.qual IS NOT NULL THEN format(' USING (%s)', replace(p.qual, old_window, new_window)) END,
+                           CASE WHEN p.checks IS NOT NULL
+                                THEN format(' WITH CHECK (%s)', replace(p.checks, old_window, new_window)) END);
+        END LOOP;
     END LOOP;
     IF EXISTS (SELECT 1 FROM pg_policy pol JOIN pg_class c ON c.oid = pol.polrelid
                 WHERE c.relnamespace = 'evalledger'::regnamespace
@@ -323,7 +331,12 @@ END
 $finite$;
 ALTER TABLE eval_work_quality_snapshots
     ADD CONSTRAINT eval_work_quality_snapshots_mean_scores_numbers CHECK (evalledger.json_numbers_v1(mean_scores)),
-    ADD CONSTRAINT eval_work_quality_snapshots_disagreement_numbers CHECK (evalledger.json_numbers_v1(disagreement));
+    ADD CONSTRAINT eval_work_quality_snapshots_disagreement_numbers CHECK (evalledger.json_numbers_v1(disagreement)),
+    -- An imported file's comparison: the history view and IsRegression read its deltas as numbers.
+    ADD CONSTRAINT eval_work_quality_snapshots_comparison_numbers CHECK (
+        jsonb_typeof(comparison -> 'overall_delta') IS DISTINCT FROM 'string'
+        AND jsonb_typeof(comparison -> 'value_delta') IS DISTINCT FROM 'string'
+        AND coalesce(evalledger.json_numbers_v1(comparison -> 'per_dimension'), true));
 
 -- =============================================================================================
 -- 6. takes-quality v1.1: v1.0 with seed 000's panel as policy (three models, two or more families)

@@ -1,8 +1,9 @@
 -- brain_eval_question_policy_v2: what a question row of a run is judged by: its run's rubric
 -- (`policy`), the run's brains (`brains`: its label and every brain of its prompt), how many claims
 -- the stored answer holds (`answer_claims`, the bound of the reviewer's counts) and, for a harness
--- run, the catalog question's own pass criteria with whether its answer broke the contract
--- (`criteria`). SECURITY DEFINER (read once past the caller's policies, which would otherwise scan
+-- run, the catalog question's own pass thresholds with whether its answer broke the contract
+-- (`criteria`; never its expected findings, which a reviewer reads only once its numbers are saved,
+-- recorded: brain_eval_show_reference_v1). SECURITY DEFINER (read once past the caller's policies, which would otherwise scan
 -- the caller's runs for every table joined), so it answers only about a run its caller may read
 -- (caller_reads_v1): NULL for any other, as for a run that does not exist. Its parameters are named
 -- with the function's name: brain_analysis_log has a column `question` too.
@@ -15,7 +16,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                             FROM evalledger.brain_eval_question_score q
                             JOIN evalledger.brain_analysis_log a ON a.analysis_id = q.brain_analysis_id
                            WHERE q.eval_run_id = brain_eval_question_policy_v2.run_id AND q.question_id = brain_eval_question_policy_v2.question),
-        'criteria', (SELECT c.pass_criteria || jsonb_build_object('answer_broke_contract', a.contract_error IS NOT NULL)
+        'criteria', (SELECT (c.pass_criteria - 'expected_findings'::text) || jsonb_build_object('answer_broke_contract', a.contract_error IS NOT NULL)
                        FROM evalledger.brain_eval_harness_run h
                        JOIN evalledger.brain_eval_catalog_question c
                          ON c.catalog_version = h.catalog_version AND c.question_id = brain_eval_question_policy_v2.question

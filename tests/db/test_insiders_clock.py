@@ -3,7 +3,7 @@ purge horizon, the one-day backdating window) is counted in UTC on the statement
 TimeZone a login sets (crafted POSIX zones with offsets and DST jumps of days, and real ones) and
 however long it holds a transaction open; every time a caller supplies and the database could
 stamp is stamped, or bounded by the database's clock. Each attempt is made as a real login of the
-role that succeeded before (docs/guards.md, section 14)."""
+role that succeeded before (docs/guards.md, section 15)."""
 
 from __future__ import annotations
 

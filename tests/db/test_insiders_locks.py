@@ -2,7 +2,7 @@
 the code role's that only the ledger's writers (its definer functions) take, not a well-known
 advisory key; no role may LOCK a ledger table in a mode that stalls its readers (the owner role
 keeps SELECT and its registries' INSERT only); no login may store large objects. Tried as every
-role's own login (docs/guards.md, section 20)."""
+role's own login (docs/guards.md, section 21)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ could never be repaired), the JSON objects the database reads as numbers hold JS
 every suite's runs go through rubric admission (rubric_admitted_v2: activated, and passing today's
 check, which requires a judged suite's scale), and takes-quality's panel is rubric policy (three
 models or more, two families or more). Tried as the runner's and the owner's own logins
-(docs/guards.md, section 19)."""
+(docs/guards.md, section 20)."""
 
 from __future__ import annotations
 
@@ -88,6 +88,9 @@ def work_quality_import(**metrics_and_scores) -> dict:
 
 
 @pytest.mark.parametrize("document, constraint", [
+    ({**work_quality_import(), "prev_run_id": "r0", "comparison": {"prev_run_id": "r0", "overall_delta": "NaN",
+                                                                    "value_delta": 0, "verdict": "same"}},
+     "eval_work_quality_snapshots_comparison_numbers"),
     (work_quality_import(cost_usd="NaN"), "eval_work_quality_snapshots_cost_usd_finite"),
     (work_quality_import(cost_usd="Infinity"), "eval_work_quality_snapshots_cost_usd_finite"),
     (work_quality_import(score="NaN"), "eval_work_quality_snapshots_mean_scores_numbers"),

@@ -2,7 +2,7 @@
 question needs, the harness's lever count) and brain legal holds follow every brain that owns the
 run's prompt (brain_prompt: it registered the prompt or carried it in an analysis), and no brain
 takes a prompt on while a run of it under another brain is open. Tried as the runner's and the
-owner's own logins, racing in two sessions where the rule is a lock (docs/guards.md, section 17)."""
+owner's own logins, racing in two sessions where the rule is a lock (docs/guards.md, section 18)."""
 
 from __future__ import annotations
 

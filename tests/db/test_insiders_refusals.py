@@ -1,7 +1,7 @@
 """Issue 17, class 8: what errors and helpers reveal. The independence refusal names no brain and no
 tuner; a definer helper answers only about what its caller may read (caller_reads_v1); a refusal
 reads the same whether the thing exists, is complete, or is one the caller cannot see. Tried as
-the runner's and the reviewers' own logins (docs/guards.md, section 21)."""
+the runner's and the reviewers' own logins (docs/guards.md, section 22)."""
 
 from __future__ import annotations
 
@@ -168,3 +168,17 @@ def test_a_reveal_on_a_cold_run_reads_as_one_on_no_run(admin, logins, reviewer_i
     got = {(s, m.replace(str(run), "<run>")) for run in (run_id, uuid.uuid4())
            for s, m in [refusal_of(reviewer, "SELECT evalledger.brain_eval_show_suggestions_v2(%s, 'EVAL-Q01')", (run,))]}
     assert got == {("42501", "evalledger: no question EVAL-Q01 in run <run> that you review")}
+
+
+def test_the_question_policy_shows_a_reviewer_no_expected_findings(admin, logins, harness_runs):
+    """The write trigger's helper carries a harness question's pass thresholds; before, it carried
+    the expected findings too, which a reviewer could read from psql before scoring, unrecorded
+    (the reference answer is shown only after the blind score, recorded: docs/guards.md 14)."""
+    stored = admin.execute("SELECT pass_criteria FROM evalledger.brain_eval_catalog_question "
+                           "WHERE catalog_version = %s AND question_id = 'EVAL-Q01'", (DEMO["version"],)).fetchone()[0]
+    assert stored["expected_findings"]
+    reviewer = logins("reviewer")
+    before = row_counts(admin)
+    criteria = reviewer.execute(POLICY, (harness_runs["hot"],)).fetchone()[0]["criteria"]
+    assert criteria == {**{k: v for k, v in stored.items() if k != "expected_findings"}, "answer_broke_contract": False}
+    assert row_counts(admin) == before

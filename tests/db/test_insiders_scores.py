@@ -3,7 +3,7 @@ automatic scores of a recorded run's question rows (citation rate, confidence di
 violations) are computed at INSERT from the analysis, as for a harness run, and a supplied value
 that disagrees is refused; a reviewer's claim count is bounded by the answer the database holds,
 and diagnosis accuracy is refused where it does not apply. Tried as the runner's and the
-reviewer's own logins (docs/guards.md, section 18)."""
+reviewer's own logins (docs/guards.md, section 19)."""
 
 from __future__ import annotations
 
