@@ -111,6 +111,7 @@ QUESTION_COLUMN_CHANGES = {
     "question_passed": "NOT question_passed",
     "created_at": "created_at - interval '1 day'",
     "run_created_at": "run_created_at - interval '1 day'",
+    "run_reviewer_user_id": "gen_random_uuid()",
 }
 
 PERMISSION_DENIED = "permission denied for"

@@ -89,9 +89,9 @@ def test_the_question_needs_follow_the_prompts_brains(admin, adopted):
     assert brains_of == ["AGT-901", "AGT-902"]
     needs = admin.execute(
         "SELECT evalledger.question_needs_v2(ROW(NULL, NULL, 'EVAL-Q05', NULL, 'coverage_gap', false, 1, 0, 4, NULL, 1, "
-        "NULL, '{}'::jsonb, 4, NULL, NULL, now(), now())::evalledger.brain_eval_question_score, r.definition, %s), "
+        "NULL, '{}'::jsonb, 4, NULL, NULL, now(), now(), NULL)::evalledger.brain_eval_question_score, r.definition, %s), "
         "evalledger.question_needs_v2(ROW(NULL, NULL, 'EVAL-Q05', NULL, 'coverage_gap', false, 1, 0, 4, NULL, 1, "
-        "NULL, '{}'::jsonb, 4, NULL, NULL, now(), now())::evalledger.brain_eval_question_score, r.definition, "
+        "NULL, '{}'::jsonb, 4, NULL, NULL, now(), now(), NULL)::evalledger.brain_eval_question_score, r.definition, "
         "ARRAY['AGT-901']) FROM evalledger.rubric r WHERE r.rubric_id = evalledger.active_rubric_v1('brain-eval')",
         (brains_of,)).fetchone()
     assert needs == (["lever_mapping_violations"], [])
