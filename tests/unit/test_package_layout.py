@@ -118,9 +118,9 @@ def test_only_cli_edges_import_click():
     assert users == [], "library modules raise EvalledgerError; only cli.py and the demos speak to people"
 
 
-# -- the judge layer: specs <- pricing <- providers <- panel, repair alone -------------------------------
+# -- the judge layer: specs <- pricing <- limits <- sdks <- providers <- panel, repair alone -------------------------------
 
-JUDGE_ORDER = ("repair", "specs", "pricing", "providers", "panel")
+JUDGE_ORDER = ("repair", "specs", "pricing", "limits", "sdks", "providers", "panel")
 SDKS = ("openai", "anthropic", "httpx2")
 
 
