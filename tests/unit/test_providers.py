@@ -18,7 +18,7 @@ _ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from evalledger.judges import sdks, specs  # noqa: E402
+from evalledger.judges import providers as prov, sdks, specs  # noqa: E402
 from evalledger.core.errors import EvalledgerError  # noqa: E402
 from evalledger.judges.repair import repair_json  # noqa: E402
 from evalledger.judges.pricing import Budget, PricingNotFoundError, cost_of, estimate_tokens, price_for  # noqa: E402
@@ -320,6 +320,64 @@ def test_standin_serves_32_concurrent_requests(standin):
     assert elapsed < 3  # two rounds of 0.2 s, not 33 (generous: CI machines are shared)
 
 
+def test_with_no_ceiling_the_limit_starts_at_16_and_grows_while_latency_holds(standin):
+    standin.latency_s = 0.1
+    calls = run(standin, [req(key=i) for i in range(112)], concurrency=None)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    assert report.adaptive and report.start == 16 and report.highest >= 32
+    assert standin.max_in_flight > 16 and report.cuts_congestion == report.cuts_latency == 0
+
+
+def test_a_provider_that_refuses_past_its_own_limit_is_backed_off_from_and_loses_nothing(standin):
+    standin.latency_s = 0.05
+    standin.concurrency_limit, standin.concurrency_retry_after = 6, 0.2
+    calls = run(standin, [req(key=i) for i in range(60)], concurrency=None)
+    assert [c.error_kind for c in calls] == [None] * 60
+    [report] = calls.report.providers.values()
+    assert report.cuts_congestion >= 1 and report.final < 16 and report.lowest < 16
+    assert report.rate_limited_calls == sum(c.rate_limited > 0 for c in calls) > 0
+    assert report.rate_limited_responses == sum(c.rate_limited for c in calls) == standin.stats()["statuses"][429]
+    assert report.waited_s > 0 and all(c.waited_ms > 0 for c in calls if c.rate_limited)
+
+
+def test_rising_latency_cuts_the_limit(standin):
+    # Two rounds at 0.1 s (16, then 32 in flight), then ten times slower: the provider queues.
+    standin.script("gpt-4o", *[steps.ok(latency_s=0.1)] * 100, *[steps.ok(latency_s=1.0)] * 60)
+    calls = run(standin, [req(key=i) for i in range(160)], concurrency=None)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    assert report.cuts_latency >= 1 and report.final < report.highest
+
+
+def test_a_burst_of_429s_loses_no_call(standin):
+    standin.latency_s = 0.05
+    standin.rate_limit_for(0.5, retry_after=0.3)
+    calls = run(standin, [req(spec, key=i) for i, spec in enumerate(PANEL * 10)], concurrency=None, max_retries=0)
+    assert all(c.ok for c in calls) and len(calls) == 30
+    assert calls.report.rate_limited_calls > 0 and calls.report.failed == 0
+
+
+def test_a_ceiling_is_never_passed(standin):
+    standin.latency_s = 0.05
+    calls = run(standin, [req(key=i) for i in range(80)], concurrency=8)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    assert not report.adaptive and report.highest == 8 and standin.max_in_flight == 8
+
+
+def test_a_call_session_gives_its_deadline_and_sums_its_runs(standin):
+    standin.set_default("gpt-4o", steps.rate_limited(retry_after=0.05))
+    with prov.call_session(deadline_s=0.3) as session:
+        first = run(standin, [req(key=1)], concurrency=None)
+        second = run(standin, [req(key=2)], concurrency=None)
+    for [call] in (first, second):
+        assert call.error_message.endswith(" the 0.3s deadline)") and call.rate_limited >= 2
+    openai = session.report.providers["openai"]
+    assert openai.calls == 2 and openai.failed == 2
+    assert openai.rate_limited_responses == first[0].rate_limited + second[0].rate_limited
+
+
 def test_results_keep_request_order_and_on_result_sees_each_as_it_finishes(standin):
     standin.script("gpt-4o", steps.ok(latency_s=0.3))
     standin.script("claude-opus-4-7", steps.ok(latency_s=0.01))
@@ -437,6 +495,35 @@ def test_api_keys_never_appear_in_results_errors_or_logs(standin, caplog):
     blob = " ".join(repr(c) + str(c.error_message) for c in calls) + caplog.text
     for key in FAKE_KEYS.values():
         assert key not in blob and key[-8:] not in blob
+
+
+# --- lazy SDKs ---------------------------------------------------------------------------
+
+_PANEL_IN_A_PROCESS = """
+import asyncio, json, sys
+from evalledger.judges.panel import parse_panel
+from evalledger.judges.providers import JudgeRequest, run_calls
+before = sorted(m for m in ("openai", "anthropic") if m in sys.modules)
+calls = asyncio.run(run_calls([JudgeRequest(s, system="s", user="u") for s in parse_panel(sys.argv[1])], timeout_s=5))
+print(json.dumps({"before": before, "after": sorted(m for m in ("openai", "anthropic") if m in sys.modules),
+                  "ok": all(c.ok for c in calls)}))
+"""
+
+
+@pytest.mark.parametrize("panel, sdks_imported", [
+    ("openai:gpt-4o,google:gemini-1.5-pro", ["openai"]),
+    ("anthropic:claude-opus-4-7", ["anthropic"]),
+    ("openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro", ["anthropic", "openai"]),
+])
+def test_a_panel_imports_only_its_providers_sdks_and_only_when_it_calls_them(standin, panel, sdks_imported):
+    import json
+    import os
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _PANEL_IN_A_PROCESS, panel], capture_output=True, text=True,
+                          env={**os.environ, **standin.env(), "PYTHONPATH": _ROOT}, timeout=120, check=True)
+    seen = json.loads(done.stdout)
+    assert seen == {"before": [], "after": sdks_imported, "ok": True}, done.stderr
 
 
 # --- pricing and budget ------------------------------------------------------------------

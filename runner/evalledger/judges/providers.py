@@ -375,6 +375,6 @@ def _next_wait(failure: sdks.AttemptError, retried: int, max_retries: int, backo
         wait = failure.retry_after * random.uniform(1.0, 1.1)
     if wait > left_s:
         if failure.retry_after is not None and 0 < left_s < failure.retry_after:
-            return None, f"; Retry-After {failure.retry_after:.0f}s is past the {deadline_s:g}s deadline"
+            return None, f"; Retry-After {failure.retry_after:g}s is past the {deadline_s:g}s deadline"
         return None, f"; still failing at the {deadline_s:g}s deadline"
     return wait, ""
