@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from evalledger.core.errors import EvalledgerError
 from .repair import repair_json
-from . import LIVE, RECORDED
+from . import LIVE, RECORDED, sdks
 from .pricing import Budget
 from .providers import CallResults, JudgeCall, JudgeRequest, run_calls
 from .specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
@@ -88,6 +88,9 @@ def resolve_modes(specs: Iterable[ModelSpec], suite: str, mode: str = "auto",
         if mode == RECORDED and not recorded:
             raise EvalledgerError(f"--judges recorded: no recorded replies for {spec.spec} in {RECORDED_FILE}")
         modes[spec.spec] = RECORDED if mode == RECORDED else LIVE
+    # The run will call these providers: their SDKs start importing now, in a background thread,
+    # while the command reads its input and opens its run (seconds saved before the first call).
+    sdks.preload([sdks.sdk_of(s.provider) for s in specs if modes[s.spec] == LIVE])
     return modes
 
 
