@@ -118,7 +118,7 @@ class StandIn:
             self._first_at: float | None = None
             self._last_done_at: float | None = None
             self._throttle: tuple[float, float, random.Random] | None = None
-            self._burst: tuple[float, float] | None = None
+            self._burst: tuple[float, float | None, float | None] | None = None
         self.responder: Responder | None = None
         self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
         self.score: float = 8
@@ -186,17 +186,21 @@ class StandIn:
             self._throttle = (fraction, retry_after, random.Random(seed))
 
     def rate_limit_for(self, seconds: float, retry_after: float | None = 1) -> None:
-        """A burst: every request of the next `seconds` is answered 429 with Retry-After."""
+        """A burst: every request for `seconds` from the next one on is answered 429 with Retry-After."""
         with self._lock:
-            self._burst = (time.monotonic() + seconds, retry_after)
+            self._burst = (seconds, retry_after, None)
 
     def _refusal(self, model: str) -> st.Step | None:
         """The 429 the provider's limits give this request (already counted in flight), if any."""
         with self._lock:
             if self.concurrency_limit is not None and self._in_flight > self.concurrency_limit:
                 return st.rate_limited(self.concurrency_retry_after)
-            if self._burst is not None and time.monotonic() < self._burst[0]:
-                return st.rate_limited(self._burst[1])
+            if self._burst is not None:
+                seconds, retry_after, since = self._burst
+                if since is None:
+                    self._burst = (seconds, retry_after, time.monotonic())
+                if time.monotonic() < self._burst[2] + seconds:
+                    return st.rate_limited(retry_after)
             if self._throttle is not None and self._throttle[2].random() < self._throttle[0]:
                 return st.rate_limited(self._throttle[1])
         return None

@@ -54,7 +54,10 @@ def test_a_429_cuts_once_per_episode_and_growth_is_additive_after():
     lim.congested(before[1], retry_after_s=1.0)  # sent before the cut: the same burst
     assert lim.limit == 12
     after = lim.sent(1)
-    lim.congested(after, retry_after_s=1.0)  # sent after it, but within its Retry-After
+    lim.congested(after, retry_after_s=1.0)  # sent after it, but within the cooldown
+    assert lim.limit == 12
+    clock.now += 4.0
+    lim.congested(lim.sent(1), retry_after_s=1.0)  # past the Retry-After, not yet past 5 s
     assert lim.limit == 12
     clock.now += 1.5
     lim.congested(lim.sent(1), retry_after_s=1.0)
@@ -97,14 +100,22 @@ def test_other_failures_hold_growth_without_a_cut():
 
 def test_it_never_falls_under_the_floor_nor_passes_the_ceiling():
     clock = Clock()
-    lim = limit(start=8, ceiling=8, clock=clock)
+    lim = limit(start=16, ceiling=16, clock=clock)
     for _ in range(20):
         clock.now += 10
         lim.congested(lim.sent(1), retry_after_s=1)
-    assert lim.limit == 4
+    assert lim.limit == 8
     for _ in range(20):
         full_round(lim)
-    assert lim.limit == 8
+    assert lim.limit == 16
+    small = limit(start=4, ceiling=4)  # a ceiling under the floor is the floor
+    small.congested(small.sent(1))
+    assert small.limit == 4
+    slow = limit(start=16, clock=clock)
+    slow.congested(slow.sent(1), retry_after_s=30)
+    clock.now += 10
+    slow.congested(slow.sent(1), retry_after_s=30)  # a Retry-After longer than 5 s is the cooldown
+    assert slow.limit == 12
     tiny = limit(start=1, ceiling=1)
     tiny.congested(tiny.sent(1))
     assert tiny.limit == 1

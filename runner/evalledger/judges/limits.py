@@ -12,8 +12,8 @@ limit say nothing about this one). At the end of a round:
   the limit grows: doubling per round (slow start) until its first cut, then one more per round.
 
 A congestion signal (HTTP 429, 503 or 529) multiplies the limit by 0.8, once per episode: a
-signal from an attempt sent before the last cut, or within the Retry-After the last cut was
-told, is the same episode. Other failures (500, timeouts, connection errors) hold the round's
+signal from an attempt sent before the last cut, or within 5 s (or the Retry-After the last cut
+was told, when longer), is the same episode. Other failures (500, timeouts, connection errors) hold the round's
 growth back without a cut. The same design as TCP's congestion control (slow start, AIMD, one
 cut per window) with a latency gradient like Netflix's concurrency-limits and Vegas.
 
@@ -32,9 +32,13 @@ from typing import Callable
 
 ADAPTIVE_START = 16
 ADAPTIVE_CEILING = 64
-FLOOR = 4
+FLOOR = 8  # the fixed default it replaces: a burst of 429s never leaves a run slower than that
 TOLERANCE = 2.0
 CUT = 0.8
+# At most one 429 cut this often (or per Retry-After, when longer): the calls refused wait their
+# Retry-After without holding room, so a lower limit mostly spares requests, and too low a one
+# costs the whole run (peers cut on a cooldown too: inspect-ai's is 15 s).
+CUT_COOLDOWN_S = 5.0
 LATENCY_CUT_MAX = 0.5  # a latency cut never takes more than half
 _BUSY = 0.8  # growth needs in flight to have reached this share of the limit
 _ROUND_MIN = 4
@@ -119,7 +123,7 @@ class AdaptiveLimit:
         if epoch < self._cut_epoch or now < self._quiet_until:
             return  # the same episode as the last cut
         self._cut(self._limit * CUT, congestion=True)
-        self._quiet_until = now + (retry_after_s or 0.0)
+        self._quiet_until = now + max(retry_after_s or 0.0, CUT_COOLDOWN_S)
 
     def troubled(self, epoch: int) -> None:
         """An attempt sent in `epoch` failed otherwise (500, timeout, connection): no growth this round."""
