@@ -46,9 +46,14 @@ def _import_in_order(names: list[str]) -> None:
         for name in names:
             future = _imports[name]
             try:
-                future.set_result(importlib.import_module(name))
+                module = importlib.import_module(name)
+                # Before the next SDK: the first client needs it (loading the CA store is
+                # hundreds of ms on a busy machine), and the next import would slow it down.
+                _tls_context()
             except BaseException as exc:  # handed to whoever awaits the SDK
                 future.set_exception(exc)
+            else:
+                future.set_result(module)
 
 
 def sdk_of(provider: str) -> str:
