@@ -344,8 +344,9 @@ def test_a_provider_that_refuses_past_its_own_limit_is_backed_off_from_and_loses
 
 def test_rising_latency_cuts_the_limit(standin):
     # Two rounds at 0.1 s (16, then 32 in flight), then ten times slower: the provider queues.
-    standin.script("gpt-4o", *[steps.ok(latency_s=0.1)] * 100, *[steps.ok(latency_s=1.0)] * 60)
-    calls = run(standin, [req(key=i) for i in range(160)], concurrency=None)
+    # Enough slow calls for a whole round at 64, however many the fast rounds took.
+    standin.script("gpt-4o", *[steps.ok(latency_s=0.1)] * 100, *[steps.ok(latency_s=1.0)] * 160)
+    calls = run(standin, [req(key=i) for i in range(260)], concurrency=None)
     assert all(c.ok for c in calls)
     [report] = calls.report.providers.values()
     assert report.cuts_latency >= 1 and report.final < report.highest
