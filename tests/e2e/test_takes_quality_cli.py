@@ -193,12 +193,16 @@ def test_429_with_retry_after_is_retried(env, corpus, standin, admin):
                  "anthropic:claude-opus-4-7") == 2
 
 
-def test_500_then_giving_up_is_a_provider_error(env, corpus, standin):
+def test_500_then_giving_up_at_the_deadline_is_a_provider_error(env, corpus, standin):
     standin.script("gemini-1.5-pro", steps.server_error(500), steps.server_error(503))
-    result, receipt = tq(env, "--retries", "1")
+    result, receipt = tq(env, "--deadline", "0")
     assert result.code == 0
-    assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 503: "
-                                 "The server had an error processing your request. (attempt 2)"]
+    assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500: "
+                                 "The server had an error processing your request. (attempt 1; still failing at the "
+                                 "0s deadline)"]
+    assert result.err == ("calls: 3 live, 0 rate-limited, 1 failed\n"
+                          "in flight per provider (adaptive): openai 16 (peak 1); anthropic 16 (peak 1); "
+                          "google 16 (peak 1)\n")
 
 
 def test_a_hanging_provider_times_out(env, corpus, standin):
@@ -222,7 +226,7 @@ def test_concurrency_is_bounded(env, corpus, standin):
     standin.latency_s = 0.2
     result, _ = tq(env, "--concurrency", "1")
     assert result.code == 0
-    assert standin.max_in_flight == 1
+    assert standin.max_in_flight_by_model == {"gpt-4o": 1, "claude-opus-4-7": 1, "gemini-1.5-pro": 1}  # per provider
 
 
 # --- budget ----------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ def judges(standin):
 
 def wq(env, work, *args, input=None):
     argv = ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
-            "--work-product", str(work), "--models", PANEL, "--retries", "0", *args]
+            "--work-product", str(work), "--models", PANEL, "--retries", "0", "--deadline", "0", *args]
     return CliRunner().invoke(cli, argv, env=env, input=input, catch_exceptions=False)
 
 

@@ -8,7 +8,8 @@ import math
 import click
 
 from . import db
-from evalledger.judges import JUDGE_MODES
+from evalledger.judges import DEFAULT_DEADLINE_S, JUDGE_MODES
+from evalledger.judges.limits import ADAPTIVE_CEILING, ADAPTIVE_START
 
 
 def database_option(command):
@@ -59,6 +60,54 @@ BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pas
                "not 'no cap'; leave the flag out for no cap.")
 
 
+def call_options(command):
+    """How a command's model calls are made: --concurrency, --deadline, --timeout, --retries.
+
+    One definition for every command that calls models. The command runs inside a call session
+    (its --deadline for every run of calls); when it ends (not with an error) and a call was
+    retried or a limit cut back, what the calls met is said on stderr: how many were
+    rate-limited, how long they waited, how far each provider's limit moved.
+    """
+    options = (
+        click.option("--concurrency", type=Number(1, integer=True), default=None, metavar="N",
+                     help=f"At most N calls in flight per provider, a fixed ceiling (the limit starts there and "
+                          f"backs off on 429s and rising latency). [default: adaptive per provider, from "
+                          f"{ADAPTIVE_START} up to {ADAPTIVE_CEILING}]"),
+        click.option("--deadline", "deadline_s", type=Number(0), default=DEFAULT_DEADLINE_S, show_default=True,
+                     metavar="SECONDS", help="How long a call keeps retrying 429s and 5xx (honouring Retry-After), "
+                                             "from its first attempt; then it is recorded as failed, with the reason. "
+                                             "0: no such retry."),
+        click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True,
+                     metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0)."),
+        click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True,
+                     metavar="N", help="Retries of a timed-out attempt or a connection error (0 or more); a 429 "
+                                       "or 5xx is retried until --deadline instead."),
+    )
+
+    @functools.wraps(command)
+    def wrapper(*args, deadline_s=DEFAULT_DEADLINE_S, **kwargs):
+        from evalledger.judges.providers import call_session
+
+        with call_session(deadline_s) as session:
+            try:
+                outcome = command(*args, **kwargs)
+            except SystemExit:  # an exit code the command chose: its run is over
+                _say_report(session.report)
+                raise
+            _say_report(session.report)
+            return outcome
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _say_report(report) -> None:
+    # Not after an error: the error's own line says what stopped the run, and is the only line.
+    for line in report.lines():
+        click.echo(line, err=True)
+
+
 def panel_options(command):
     """How a judge panel is called: shared by every judged suite's `run` and by `regress`.
 
@@ -69,13 +118,7 @@ def panel_options(command):
         click.option("--cycles", type=Number(1, integer=True), default=1, show_default=True, metavar="N",
                      help="Up to N panel calls; stop early on PASS or INCONCLUSIVE."),
         click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help=BUDGET_HELP),
-        click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
-                     help="Judge calls in flight at once (1 or more)."),
-        click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True,
-                     metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0)."),
-        click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True,
-                     metavar="N", help="Retries of a 429, 5xx, timeout or connection error (honouring "
-                                       "Retry-After; 0 or more)."),
+        call_options,
         click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
                      help="auto: live judges; a panel model without its API key stops the run before anything is "
                           "written, naming the key. recorded: the replies recorded with evalledger's demo (written "

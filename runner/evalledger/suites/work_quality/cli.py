@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core.options import BUDGET_HELP, Number, When, database_option, format_options
+from evalledger.core.options import BUDGET_HELP, Number, When, call_options, database_option, format_options
 from evalledger.judges import JUDGE_MODES
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
@@ -54,12 +54,7 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
                    "written, naming the key. recorded: the replies recorded with evalledger's demo (written for "
                    "the demo's corpus). live: as auto.")
 @click.option("--budget-usd", "budget_usd", type=Number(0), default=None, metavar="USD", help=BUDGET_HELP)
-@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
-              help="Judge calls in flight at once (1 or more).")
-@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True,
-              metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0).")
-@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
-              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
+@call_options
 @click.option("--json", "as_json", is_flag=True, help="Print only the snapshot JSON on stdout.")
 @database_option
 def run_work_quality(gate, as_json, **options):

@@ -9,7 +9,7 @@ import click
 
 from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
-from evalledger.core.options import Number, When, database_option, echo_listing, format_options
+from evalledger.core.options import Number, When, call_options, database_option, echo_listing, format_options
 from evalledger.ledger.cli import sealing
 
 from .. import store as brain_eval
@@ -131,13 +131,8 @@ def list_command(brain, since, decision, only_open, limit, quiet, fmt):
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
-@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
-              help="Brain calls in flight at once (1 or more).")
 @click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
-@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True, metavar="SECONDS",
-              help="Time limit of one HTTP attempt (more than 0).")
-@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
-              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
+@call_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
