@@ -219,9 +219,9 @@ def test_metrics_reach_the_snapshot_and_the_prompt(env, work, judges, standin, t
     (["--models", "openai:gpt-4o,openai:gpt-4o"], "on the panel twice"),
     (["--tolerance", "-1"], "Invalid value for '--tolerance': must be 0 or more, got -1\n"),
     (["--tolerance", "nan"], "Invalid value for '--tolerance': 'nan' is not a finite number\n"),
-    (["--concurrency", "0"], "Invalid value for '--concurrency': must be 1 or more, got 0\n"),
+    (["--concurrency", "0"], "Invalid value for '--concurrency': must be from 1 to 1,024, got 0\n"),
     (["--timeout", "-1"], "Invalid value for '--timeout': must be more than 0, got -1\n"),
-    (["--retries", "-1"], "Invalid value for '--retries': must be 0 or more, got -1\n"),
+    (["--retries", "-1"], "Invalid value for '--retries': must be from 0 to 100, got -1\n"),
 ])
 def test_bad_options_are_exit_3_before_any_call(env, work, judges, standin, args, says):
     result = wq(env, work, *args)
@@ -389,9 +389,10 @@ def test_a_run_stopped_halfway_resumes_asking_only_the_missing_judge(env, work, 
                    (sid, Jsonb({**{d: 0.6 for d in DIMENSIONS}, "narrative": "earlier", "confidence": 0.5})))
     result = wq(env, work, "--run-id", "half")
     assert result.exit_code == 0, result.stderr
-    assert "was started earlier and never completed: resuming it" in result.stdout
+    assert "was started earlier and has no snapshot yet: judging it again, calling only the judges without a " \
+           "verdict" in result.stdout
     assert [r.model for r in standin.requests] == ["claude-opus-4-7"]
-    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts") == 2
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE NOT call_started") == 2
     assert count(admin, "SELECT snapshot_json #> '{aggregate,mean_scores,overall}' FROM eval_work_quality_snapshots"
                  ) == 0.7
 

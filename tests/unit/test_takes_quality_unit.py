@@ -292,8 +292,12 @@ def test_compare_flags_drops_past_the_threshold_and_warns_on_fingerprints():
     assert trend.compare(base, now, 0.7).regressed == []
 
 
-def test_shas_parse_from_a_file_name():
-    assert takes_quality.parse_shas("/x/takes-quality-aaaaaaaa-bbbbbbbb-cccccccc-dddddddd.json") == \
-        ("aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd")
+def test_from_db_parses_a_file_name_a_recorded_one_and_a_run_id():
+    shas = ("aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd")
+    assert takes_quality.parse_from_db("/x/takes-quality-aaaaaaaa-bbbbbbbb-cccccccc-dddddddd.json") == \
+        (shas, "live", None)
+    assert takes_quality.parse_from_db("takes-quality-aaaaaaaa-bbbbbbbb-cccccccc-dddddddd.recorded.json") == \
+        (shas, "recorded", None)
+    assert takes_quality.parse_from_db("42") == (None, "live", 42)
     with pytest.raises(EvalledgerError, match="four 8-hex fingerprints"):
-        takes_quality.parse_shas("abc")
+        takes_quality.parse_from_db("abc")

@@ -97,8 +97,9 @@ def describe_modes(specs: Sequence[ModelSpec], modes: Mapping[str, str]) -> str 
     if not recorded:
         return None
     if len(recorded) == len(specs):
+        # Recorded replies judge only when asked for by name (resolve_modes): that is the reason.
         return ("judges: recorded replies shipped with evalledger, not live calls "
-                "(no API keys in the environment; set them for live judges)")
+                "(asked for with --judges recorded; leave it out for live judges)")
     return f"judges: recorded replies for {', '.join(recorded)} (no API key), live calls for the rest"
 
 
@@ -123,9 +124,10 @@ async def run_panel(
     timeout_s: float,
     max_retries: int,
     budget: Budget | None,
+    on_start: Callable[[JudgeRequest], Any] | None = None,
 ) -> list[JudgeCall]:
     """Recorded replies first (instant), then the live calls concurrently; each result goes to
-    on_result as it arrives."""
+    on_result as it arrives, and each live call to on_start just before it is sent."""
     recorded = [r for r in requests if modes[r.spec.spec] == RECORDED]  # type: ignore[union-attr]
     live = [r for r in requests if modes[r.spec.spec] == LIVE]  # type: ignore[union-attr]
     results = []
@@ -135,7 +137,7 @@ async def run_panel(
         results.append(call)
     if live:
         results += await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                                   budget=budget, on_result=on_result)
+                                   budget=budget, on_result=on_result, on_start=on_start)
     return results
 
 

@@ -278,6 +278,7 @@ async def run_calls(
     env: Mapping[str, str] | None = None,
     backoff_base_s: float = 0.5,
     follow_up_specs: Sequence[ModelSpec] = (),
+    on_start: Callable[[JudgeRequest], Any] | None = None,
 ) -> list[JudgeCall]:
     """Make every judge call, at most `concurrency` in flight, and return results in request order.
 
@@ -294,7 +295,9 @@ async def run_calls(
     propagates. It may return more requests (follow-ups, e.g. the judges of an answer just
     stored), which join the same pool at once, so no call waits for a whole phase to end;
     follow_up_specs names the models they may use, checked (price, credentials) with the rest
-    before any call. Results come back in the order the requests were made.
+    before any call. Results come back in the order the requests were made. on_start (sync) is
+    told of each call just before its first request is sent (a call the budget does not allow is
+    never started), so a caller can record it as started; an exception from it ends the run.
     """
     if concurrency < 1:
         raise EvalledgerError(f"concurrency must be at least 1, got {concurrency}")
@@ -350,6 +353,8 @@ async def run_calls(
                             result.error_message = f"skipped: projected cost of {spec.spec} would pass the budget cap"
                             return result
                     if started is None:
+                        if on_start is not None:
+                            on_start(req)
                         started = time.monotonic()
                         # Decided now, not when queued: another call may have found the model refuses it.
                         structured = req.json_schema is not None and spec.spec not in text_only

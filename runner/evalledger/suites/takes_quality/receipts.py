@@ -23,7 +23,7 @@ EXIT_BY_VERDICT = {"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCO
 # Seed 000's field order, then the optional fields this runner adds.
 ORDER = ("schema_version", "ts", "rubric_version", "rubric_sha8", "corpus", "prompt_sha8", "models_sha8",
          "models", "cycles_run", "successes_per_cycle", "verdict", "scores", "overall_score", "cost_usd",
-         "improvements", "errors", "verdictMessage", "judges", "seed", "run_id")
+         "improvements", "errors", "verdictMessage", "judges", "final", "rerun", "seed", "run_id")
 CORPUS_ORDER = ("source", "n_takes", "slug_prefix", "corpus_sha8", "path")
 DIM_ORDER = ("mean", "min", "max", "scores", "per_model")
 REQUIRED = ORDER[:17]
@@ -41,8 +41,10 @@ def shas_of(receipt: dict) -> tuple[str, str, str, str]:
 
 
 def file_name(receipt: dict) -> str:
-    """takes-quality-<corpus>-<prompt>-<models>-<rubric>.json"""
-    return f"{SUITE}-{'-'.join(shas_of(receipt))}.json"
+    """takes-quality-<corpus>-<prompt>-<models>-<rubric>.json (the seed's name), with .recorded
+    before .json for a run judged by recorded replies, so that one never overwrites a live one."""
+    recorded = ".recorded" if receipt.get("judges") == "recorded" else ""
+    return f"{SUITE}-{'-'.join(shas_of(receipt))}{recorded}.json"
 
 
 def ordered(receipt: dict, dims: list[str] | None = None) -> dict:
