@@ -128,12 +128,12 @@ def start_run(conn, **fields):
 
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
-               completed_at=None, review=True, hours="2.50", review_conn=None, **run_overrides):
+               completed_at=None, review=True, hours="2.50", review_conn=None, cost="0.0125", **run_overrides):
     """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
     each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
     and signs off with `hours` (None: no sign-off), on review_conn when given (a session that may
     SET ROLE to the reviewer: a superuser's, where conn is a login's that may not). The analyses carry the run's prompt and are
-    produced when it started (now, unless started_at is given). Returns the Decision when completed,
+    produced when it started (now, unless started_at is given), each costing `cost`. Returns the Decision when completed,
     else the run id."""
     hours = run_overrides.pop("reviewer_hours_spent", hours)
     notes = run_overrides.pop("calibration_notes", None)
@@ -148,7 +148,7 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
         analysis_id = brain_eval.record_analysis(
             conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=fields["system_prompt_hash"],
             question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
-            token_cost_usd="0.0125", produced_at=fields.get("started_at"))
+            token_cost_usd=cost, produced_at=fields.get("started_at"))
         automatic = {k: v for k, v in row.items() if k not in REVIEWER_FIELDS}
         brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **automatic)
         scores[row["question_id"]] = {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None}

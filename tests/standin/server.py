@@ -116,6 +116,8 @@ class StandIn:
         self.score: float = 8
         self.latency_s: float = 0.0
         self.fixed_usage: tuple[int, int] | None = None
+        # When set, every request waits for this event before it is answered (at most a minute).
+        self.gate: threading.Event | None = None
 
     # --- addresses -------------------------------------------------------------------
 
@@ -240,6 +242,9 @@ class StandIn:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
+            gate = self.gate
+            if gate is not None:
+                gate.wait(60)
             step = self._next_step(rec.model)
             if step.hang_s:
                 wake.wait(step.hang_s)
