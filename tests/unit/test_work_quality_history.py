@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from evalledger.suites.work_quality import snapshot as s
+from evalledger.suites.work_quality import go_json, snapshot as s
 from evalledger.suites.work_quality.history import SnapshotStore, file_name, sanitize_segment
 from evalledger.suites.work_quality.snapshot import Aggregate, Snapshot, SnapshotError
 
@@ -78,7 +78,7 @@ def test_the_file_is_exactly_the_encoders_bytes_and_no_temporary_file_is_listed(
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / ".20260625T090000Z__crashed.json.x.tmp").write_text("{half")  # a crashed writer's leftover
     path = store.write(one)
-    assert path.read_bytes() == s.dumps_bytes(one)
+    assert path.read_bytes() == go_json.dumps_bytes(one)
     assert store.list("t") == [path]
 
 

@@ -1,6 +1,6 @@
 """The judge layer every judged suite shares: model specs, providers, pricing, the panel, JSON repair.
 
-Import order has no cycles: specs <- pricing <- providers <- panel; repair stands alone. Only
+Import order has no cycles: specs <- pricing <- context <- providers <- panel; repair stands alone. Only
 providers and panel import the provider SDKs (slow to import), so commands import them late.
 """
 

@@ -170,11 +170,11 @@ def _f(value) -> str:
 @database_option
 def snapshot_show(ref, as_json):
     """One snapshot: PATH|RUN_ID, a history file or a run id in the ledger."""
-    from . import run as wq, snapshot as snap_mod
+    from . import go_json, run as wq
 
     snap, where = _load(ref)
     if as_json:
-        click.echo(snap_mod.dumps(snap), nl=False)
+        click.echo(go_json.dumps(snap), nl=False)
         return
     click.echo(wq.summary(snap), nl=False)
     click.echo(f"from      {where}")

@@ -21,7 +21,7 @@ from datetime import timezone
 from pathlib import Path
 from typing import Callable
 
-from . import snapshot as snap_mod
+from . import go_json, snapshot as snap_mod
 from .snapshot import SCHEMA_VERSION, Snapshot, SnapshotError
 
 # Go's unicode.IsSpace, which strings.TrimSpace uses (Python's str.strip also strips U+001C-U+001F).
@@ -68,7 +68,7 @@ class SnapshotStore:
         for field_name in ("name", "run_id"):
             if "\x00" in getattr(snap, field_name):
                 raise SnapshotError(f"{field_name}: a NUL character cannot be part of a file name")
-        data = snap_mod.dumps_bytes(snap)
+        data = go_json.dumps_bytes(snap)
         directory = self.dir(snap.name)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / file_name(snap)

@@ -30,7 +30,7 @@ from evalledger.core import db
 from evalledger.core.output import money
 from evalledger.core.errors import EvalledgerError, load_user_json
 
-from . import evidence as evidence_mod, snapshot as snap_mod, store
+from . import evidence as evidence_mod, go_json, snapshot as snap_mod, store
 from .history import SnapshotStore
 from .snapshot import DIMENSIONS, Metrics, Snapshot, SnapshotError
 
@@ -170,7 +170,7 @@ def _result_line(decided: dict | None, call: JudgeCall, recorded: bool) -> str:
     if decided is None:
         return f"{call.spec.spec}: already recorded"
     if decided["contributes"]:
-        scores = " ".join(f"{d}={snap_mod.go_float(float(decided['scores'][d]))}" for d in DIMENSIONS)
+        scores = " ".join(f"{d}={go_json.go_float(float(decided['scores'][d]))}" for d in DIMENSIONS)
         status = f"ok  {scores}" + ("  (same family as the assessed run)" if decided["same_family"] else "")
     else:
         status = "skipped: " + decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
@@ -182,7 +182,7 @@ def import_history(conn: psycopg.Connection, history: SnapshotStore, name: str) 
     """The store's history of one target into the ledger; how many files were new."""
     added = 0
     for path, loaded in history.history(name):
-        if store.import_snapshot(conn, snap_mod.as_document(loaded), path.name):
+        if store.import_snapshot(conn, go_json.as_document(loaded), path.name):
             added += 1
     return added
 
@@ -244,7 +244,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         row = store.start_or_find_run(conn, {
             "rubric_id": rubric.rubric_id, "kind": opts.kind, "name": name, "persona": persona, "run_id": run_id,
             "bot_family": family, "bot_version": bot_version, "iterion_sha": source_sha, "task": task,
-            "outcome": opts.outcome, "evidence_digest": snap_mod.portable_text(ev.digest),
+            "outcome": opts.outcome, "evidence_digest": go_json.portable_text(ev.digest),
             "evidence_sha256": evidence_sha256, "cost_usd": metrics.cost_usd, "tokens": metrics.tokens,
             "duration_ms": metrics.duration_ms, "iterations": metrics.iterations, "model_calls": metrics.model_calls,
             "retries": metrics.retries, "models": [s.spec for s in specs], "judges": judges})
@@ -323,7 +323,7 @@ def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, to
     except (SnapshotError, OSError) as exc:
         raise EvalledgerError(f"snapshot store: {exc}") from None
     gate = store.is_regression(conn, document.get("comparison"), tolerance)
-    return Outcome(snap, path, snap_mod.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
+    return Outcome(snap, path, go_json.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
                    already_recorded=already, imported=imported)
 
 
@@ -336,7 +336,7 @@ def summary(snap: Snapshot) -> str:
     mean = agg.mean_scores or {}
     spread = agg.disagreement or {}
     lines = [f"{snap.kind} {snap.name}" + (f" ({snap.persona})" if snap.persona else "") +
-             f"  run {snap.run_id}  at {snap_mod.go_time(snap.at, snap.at_nanos)}",
+             f"  run {snap.run_id}  at {go_json.go_time(snap.at, snap.at_nanos)}",
              f"judges    {', '.join(v.model for v in agg.verdicts or [])}",
              f"{'dimension':<18}{'mean':>8}{'spread':>8}" + (f"{'delta':>9}" if snap.comparison else "")]
     for dim in DIMENSIONS:
