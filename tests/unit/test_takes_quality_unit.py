@@ -47,7 +47,11 @@ def write_jsonl(path: Path, rows: list) -> Path:
     (take(weight=1.5), "field 'weight': must be a number from 0 to 1, got 1.5"),
     (take(weight=True), "field 'weight': must be a number from 0 to 1, got true"),
     (take(since="last year"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"last year\""),
-    (take(since="2026-02-30"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-02-30\""),
+    (take(since="2026-02-30"), "$.since: \"2026-02-30\" is not a date (YYYY-MM-DD)"),  # the door's
+    (take(since="2026-13"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-13\""),
+    ('{"slug": "a/b", "slug": "a/c"}', "$.slug: key \"slug\" given twice in one object"),
+    ('{"weight": NaN}', "NaN is not a number (JSON has no NaN or Infinity)"),
+    (take(claim="a\u0000b"), "$.claim: a NUL character, which no text field can hold"),
     (take(kind="Big Bet"), "field 'kind': must be a lowercase word"),
     (take(slug="two words"), "field 'slug': must not contain whitespace"),
     (take(claim="  "), "field 'claim': must not be blank"),
@@ -301,3 +305,15 @@ def test_from_db_parses_a_file_name_a_recorded_one_and_a_run_id():
     assert takes_quality.parse_from_db("42") == (None, "live", 42)
     with pytest.raises(EvalledgerError, match="four 8-hex fingerprints"):
         takes_quality.parse_from_db("abc")
+
+
+def test_a_sample_streamed_from_files_is_the_sample_of_the_takes_in_memory(tmp_path):
+    import random as rnd
+
+    corpus = [takes.Take(f"p{n % 3}/{n}", "take", "ann", 0.5, "2026", "notes", f"claim {n}") for n in range(300)]
+    rnd.Random(1).shuffle(corpus)
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({f: getattr(t, f) for f in takes.FIELDS}) + "\n" for t in corpus + corpus[:20]))
+    for seed, limit, prefix in ((7, 10, None), (8, 50, "p1"), (9, 500, None)):
+        assert takes.sample_path(path, seed=seed, limit=limit, slug_prefix=prefix) == \
+            takes.sample_takes(corpus, seed=seed, limit=limit, slug_prefix=prefix)

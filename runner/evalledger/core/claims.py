@@ -23,19 +23,20 @@ def claimed(claim_query: str, run_id: int, *, waiting: Callable[[], None], url: 
     told when another runner holds it, before this one waits for it."""
     conn = db.connect(url, role="runner")
     try:
-        conn.execute(queries.get("claim_session"))
-        conn.commit()
         try:
-            conn.execute(queries.get("claim_briefly"))
-            conn.execute(claim_query, {"run_id": run_id})
-        except psycopg.errors.LockNotAvailable:
-            conn.rollback()
-            waiting()
-            conn.execute(queries.get("claim_patiently"))
-            conn.execute(claim_query, {"run_id": run_id})
-        yield
-    except psycopg.Error as exc:
-        raise db.explain(exc) from None
+            conn.execute(queries.get("claim_session"))
+            conn.commit()
+            try:
+                conn.execute(queries.get("claim_briefly"))
+                conn.execute(claim_query, {"run_id": run_id})
+            except psycopg.errors.LockNotAvailable:
+                conn.rollback()
+                waiting()
+                conn.execute(queries.get("claim_patiently"))
+                conn.execute(claim_query, {"run_id": run_id})
+        except psycopg.Error as exc:
+            raise db.explain(exc) from None
+        yield  # what the block raises is the block's to explain
     finally:
         with contextlib.suppress(psycopg.Error):
             conn.rollback()

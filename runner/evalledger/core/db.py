@@ -37,6 +37,7 @@ def database_url(start: bool = True) -> str:
     """--database-url, else DATABASE_URL, else the embedded server (started on demand)."""
     url = _explicit_url or os.environ.get("DATABASE_URL")
     if url:
+        _check_url(url)
         return url
     from .embedded import EmbeddedServer
 
@@ -139,8 +140,8 @@ def explain(exc: psycopg.Error, next_step: str | None = None) -> DatabaseRefusal
                                f"doctor` checks), {next_step or 'run the command again'}", diag.sqlstate)
     if diag.sqlstate in _UNMIGRATED and ("evalledger" in message or diag.schema_name == SCHEMA
                                          or diag.sqlstate != "42883"):
-        return DatabaseRefusal(f"{message}: the database's schema is older than this evalledger: run "
-                               "`evalledger db migrate`", diag.sqlstate)
+        return DatabaseRefusal(f"{message}: the database is not migrated, or its schema is older than this "
+                               "evalledger: run `evalledger db migrate`", diag.sqlstate)
     where = []
     if diag.table_name:
         where.append(f"table {diag.table_name}")

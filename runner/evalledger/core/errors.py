@@ -29,20 +29,16 @@ class DatabaseRefusal(EvalledgerError):
 
 
 def read_user_text(path, what: str = "file") -> str:
-    """A file the user named, or an EvalledgerError that names it and says what went wrong."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalledgerError(f"{path}: no such {what}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalledgerError(f"{path}: cannot read: {exc}") from None
+    """A text file the user named, through the door (core/reader.py): UTF-8 without a BOM, CRLF
+    read as LF, no NUL; an EvalledgerError names the file, the line and what went wrong."""
+    from .reader import read_text
+
+    return read_text(path, what)
 
 
 def load_user_json(path, what: str = "file"):
-    """A JSON file the user named; a syntax error names the file and line."""
-    import json
+    """A JSON file the user named, through the door (core/reader.py): an error names the file, the
+    line and the $.path of what it refuses."""
+    from .reader import read_json
 
-    try:
-        return json.loads(read_user_text(path, what))
-    except json.JSONDecodeError as exc:
-        raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    return read_json(path, what).value

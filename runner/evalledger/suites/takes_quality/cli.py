@@ -225,9 +225,9 @@ def corpus_load(file):
     from evalledger.core import db
     from . import corpus as takes
 
-    loaded = takes.read_file(file)
+    # Streamed: each take is written as it is read, in one transaction that a bad line rolls back.
     with db.transaction("runner") as conn:
-        added, seen = takes.load(conn, loaded)
+        added, seen = takes.load(conn, takes.read_lines(file, progress=True))
     click.echo(f"loaded {added} take{'s' if added != 1 else ''} from {file}"
                + (f" ({seen} already present)" if seen else ""))
 

@@ -100,12 +100,20 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def save(receipt: dict) -> Path:
-    """Write the disk copy under $EVALLEDGER_HOME/eval-receipts; return its path."""
+    """Write the disk copy under $EVALLEDGER_HOME/eval-receipts; return its path. When it cannot be
+    written (a full disk, a folder not writable), the error says how to write it again: the run is
+    in the ledger whatever happened to its file."""
     path = receipts_dir() / file_name(receipt)
     try:
         write_atomic(path, dumps(receipt))
     except OSError as exc:
-        raise EvalledgerError(f"{path}: cannot write the receipt: {exc.strerror or exc}") from None
+        run = receipt.get("run_id")
+        if receipt.get("final") is False:
+            repair = "the run stays open in the ledger; running the same command again retries it and writes the file"
+        else:
+            repair = (f"run {run} is complete in the ledger: `evalledger replay --from-db {run}` writes the file "
+                      "again once it can be written")
+        raise EvalledgerError(f"{path}: cannot write the receipt ({exc.strerror or exc}); {repair}") from None
     return path
 
 

@@ -114,16 +114,18 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
     judges = panel.RECORDED if all(m == panel.RECORDED for m in modes.values()) else panel.LIVE
     seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
 
-    fs_takes = takes.read_path(Path(opts.path)) if opts.source == "fs" else None
+    from_files = opts.source == "fs"
+    fs_sample = (takes.sample_path(Path(opts.path), seed=seed, limit=opts.limit, slug_prefix=opts.slug_prefix)
+                 if from_files else None)
     conn = db.connect(role="runner", autocommit=True)
     try:
         rubric = store.load_rubric(conn, opts.rubric_version)
-        if fs_takes is not None:
-            sample = takes.sample_takes(fs_takes, seed=seed, limit=opts.limit, slug_prefix=opts.slug_prefix)
+        if fs_sample is not None:
+            sample = fs_sample
         else:
             sample = takes.sample_db(conn, seed=seed, limit=opts.limit, slug_prefix=opts.slug_prefix)
         if not sample:
-            where = f"in {opts.path}" if fs_takes is not None else "in the database (load some with `evalledger corpus load FILE.jsonl`)"
+            where = f"in {opts.path}" if from_files else "in the database (load some with `evalledger corpus load FILE.jsonl`)"
             prefix = f" with slug prefix {opts.slug_prefix!r}" if opts.slug_prefix else ""
             raise EvalledgerError(f"no takes{prefix} {where}")
         system, user = render(rubric, sample, opts.slug_prefix)

@@ -21,6 +21,8 @@ from datetime import timezone
 from pathlib import Path
 from typing import Callable
 
+from evalledger.core import reader
+
 from . import go_json, snapshot as snap_mod
 from .snapshot import SCHEMA_VERSION, Snapshot, SnapshotError
 
@@ -114,11 +116,9 @@ class SnapshotStore:
         """One snapshot file; a file that is not one names the file, line and field."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SnapshotError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SnapshotError(f"{path}: cannot read: {exc}") from None
+            text = reader.read_text(path, "snapshot file")
+        except reader.InputError as exc:
+            raise SnapshotError(str(exc)) from None
         return snap_mod.loads(text, where=str(path))
 
     def history(self, name: str) -> list[tuple[Path, Snapshot]]:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import psycopg
 
-from evalledger.core import db
+from evalledger.core import db, reader
 from evalledger.core.errors import EvalledgerError
 
 from . import snapshot as snap_mod, store
@@ -44,11 +44,9 @@ def read_directory(directory: Path, *, warn: Callable[[str], None]) -> list[Foun
         history = SnapshotStore(target.parent, warn=warn)
         for path in history.list(target.name):
             try:
-                text = path.read_text(encoding="utf-8")
-                loaded = snap_mod.loads(text, where=str(path))
-                document = snap_mod.loads_json(text)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise EvalledgerError(f"{path}: cannot read: {exc}") from None
+                text = reader.read_text(path, "snapshot file")
+                document = snap_mod.loads_json(text, str(path))
+                loaded = snap_mod.snapshot_from(document, str(path))
             except SnapshotError as exc:
                 raise EvalledgerError(str(exc)) from None
             if loaded.schema_version != SCHEMA_VERSION:

@@ -321,7 +321,10 @@ def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, to
     try:
         path = history.write(snap)
     except (SnapshotError, OSError) as exc:
-        raise EvalledgerError(f"snapshot store: {exc}") from None
+        detail = f"{exc.filename or ''}: {exc.strerror}".lstrip(": ") if isinstance(exc, OSError) else str(exc)
+        raise EvalledgerError(f"snapshot store: cannot write the snapshot file ({detail}); snapshot {snap.run_id} "
+                              f"of {snap.name} is complete in the ledger: the same command again (--run-id "
+                              f"{snap.run_id}) writes the file once it can be written") from None
     gate = store.is_regression(conn, document.get("comparison"), tolerance)
     return Outcome(snap, path, go_json.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
                    already_recorded=already, imported=imported)
