@@ -122,7 +122,7 @@ def test_import_goes_through_the_capture_path_once(dsn, admin, tmp_path):
 def test_import_names_the_line_and_field_of_a_malformed_row(dsn, admin, tmp_path):
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)}
     cases = [
-        (["{not json"], ":1: not JSON: "),
+        (["{not json"], ":1: column 2: not JSON: "),
         ([ROW, "[1, 2]"], ":2: expected a JSON object, got list"),
         ([ROW, ROW, {**ROW, "latency_ms": "slow"}], ":3: field latency_ms: expected a number"),
         ([{**ROW, "remote": None}], ":1: field remote: expected true or false"),

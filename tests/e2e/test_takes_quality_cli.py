@@ -248,7 +248,10 @@ def test_a_zero_budget_makes_no_call(env, corpus, standin):
     assert standin.requests == []
     assert receipt["cost_usd"] == 0 and receipt["cycles_run"] == 1
     assert all(": budget_exhausted: skipped: projected cost of " in e for e in receipt["errors"])
-    assert receipt["verdictMessage"].endswith("; 3 call(s) not made: the budget cap would have been passed")
+    assert receipt["verdictMessage"].endswith("; 3 call(s) not made: the budget cap would have been passed; not final: "
+                                              "3 call(s) failed outside the judges' content, and running the same eval "
+                                              "again retries them")
+    assert receipt["final"] is False
 
 
 def test_a_small_budget_stops_calls_that_would_pass_it(env, corpus, standin):
@@ -465,7 +468,7 @@ def test_replay_refuses_an_unknown_schema_version(tmp_path):
                           "schema_version 2 (this evalledger reads 1)\n")
     path.write_text("{\n  oops\n}")
     broken = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
-    assert broken.code == 3 and broken.err.startswith(f"evalledger: error: {path}:2: not JSON: ")
+    assert broken.code == 3 and broken.err.startswith(f"evalledger: error: {path}:2: column 3: not JSON: ")
     missing = run_cli("replay", str(tmp_path / "gone.json"), env={"DATABASE_URL": NOWHERE})
     assert missing.code == 3 and missing.err == f"evalledger: error: {tmp_path / 'gone.json'}: no such receipt file\n"
 

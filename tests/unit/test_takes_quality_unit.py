@@ -59,7 +59,7 @@ def write_jsonl(path: Path, rows: list) -> Path:
     ({k: v for k, v in take().items() if k != "source"}, "field 'source': missing"),
     (take(extra=1), "field 'extra': unknown field"),
     ("[1, 2]", "expected a JSON object, got list"),
-    ("{not json", "not JSON: Expecting property name enclosed in double quotes (column 2)"),
+    ("{not json", "column 2: not JSON: Expecting property name enclosed in double quotes"),
 ])
 def test_a_bad_line_is_named_by_file_line_and_field(tmp_path, row, message):
     path = write_jsonl(tmp_path / "takes.jsonl", [take(), "", row])

@@ -26,19 +26,3 @@ class DatabaseRefusal(EvalledgerError):
         super().__init__(message)
         self.sqlstate = sqlstate
         self.constraint = constraint
-
-
-def read_user_text(path, what: str = "file") -> str:
-    """A text file the user named, through the door (core/reader.py): UTF-8 without a BOM, CRLF
-    read as LF, no NUL; an EvalledgerError names the file, the line and what went wrong."""
-    from .reader import read_text
-
-    return read_text(path, what)
-
-
-def load_user_json(path, what: str = "file"):
-    """A JSON file the user named, through the door (core/reader.py): an error names the file, the
-    line and the $.path of what it refuses."""
-    from .reader import read_json
-
-    return read_json(path, what).value

@@ -38,7 +38,13 @@ _WS = re.compile(r"[ \t\n\r]*")
 
 
 class InputError(EvalledgerError):
-    """A file (or stdin) refused at the door: one line, FILE:LINE: $.path: what is wrong."""
+    """A file (or stdin) refused at the door: one line, FILE:LINE: $.path: what is wrong. file,
+    line, at (a JSONPath or a column) and detail are its parts, for a caller that lists problems."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, at: str | None = None,
+                 detail: str | None = None) -> None:
+        super().__init__(message)
+        self.file, self.line, self.at, self.detail = file, line, at, detail
 
 
 def json_path(path) -> str:
@@ -300,7 +306,8 @@ def decode_json(text: str, name: str, line: int | None = None) -> Any:
             raise json.JSONDecodeError("extra text after the JSON value", text, end)
     except json.JSONDecodeError as exc:
         at = line if line is not None else exc.lineno
-        raise InputError(f"{name}:{at}: not JSON: {exc.msg} (column {exc.colno})") from None
+        raise InputError(f"{name}:{at}: column {exc.colno}: not JSON: {exc.msg}", file=name, line=at,
+                         at=f"column {exc.colno}", detail=f"not JSON: {exc.msg}") from None
     except _Refused as exc:  # from a hook: NaN, Infinity, a number out of range
         at = line if line is not None else _line_of(text, max(text.find(exc.token), 0))
         raise InputError(f"{name}:{at}: {exc}") from None
@@ -315,7 +322,8 @@ def decode_json(text: str, name: str, line: int | None = None) -> Any:
             while found not in lines:
                 found = found[:-1]
             line = lines[found]
-        raise InputError(f"{place(name, line, path)}: {message}")
+        raise InputError(f"{place(name, line, path)}: {message}", file=name, line=line, at=json_path(path),
+                         detail=message)
     return value
 
 

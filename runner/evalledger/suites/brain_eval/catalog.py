@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from evalledger.core import reader
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.paths import package_path, read_package_text
 from evalledger.core.queries import Queries
 
@@ -123,7 +123,12 @@ def _consistency_problems(document: dict) -> list[tuple[tuple, str]]:
 def check_text(text: str, path: Path) -> dict:
     """The catalog document in text, or CatalogError listing every problem with its line and field."""
     # The door refuses what no catalog field can hold (a key twice, NaN, a NUL, a date that is none).
-    document = reader.decode_json(text, str(path))
+    try:
+        document = reader.decode_json(text, str(path))
+    except reader.InputError as exc:
+        if exc.at and exc.at.startswith("column"):  # not JSON: listed like the catalog's other problems
+            raise CatalogError(path, [(exc.line, exc.at, exc.detail)]) from None
+        raise
     problems = _schema_problems(document)
     if isinstance(document, dict):
         problems += _consistency_problems(document)
@@ -141,7 +146,7 @@ def check_text(text: str, path: Path) -> dict:
 
 def check_file(path: Path) -> dict:
     """The catalog document in the file at path, checked whole."""
-    return check_text(read_user_text(path, "catalog file"), path)
+    return check_text(reader.read_text(path, "catalog file"), path)
 
 
 # -- the ledger ------------------------------------------------------------------------------------

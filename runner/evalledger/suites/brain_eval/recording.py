@@ -17,7 +17,7 @@ import psycopg
 
 from evalledger.core.db import explain, set_local_role
 from evalledger.core import reader
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core.errors import EvalledgerError
 
 from . import store
 from .catalog import json_lines, json_path
@@ -94,7 +94,7 @@ class Recording:
 
 def check(path: Path) -> Recording:
     """The file's run, or an EvalledgerError naming the first problem's line, field and question."""
-    text = read_user_text(path)
+    text = reader.read_text(path)
     document = reader.decode_json(text, str(path))  # the door: a key twice, NaN, a NUL... by line
     lines = json_lines(text)
 

@@ -290,15 +290,20 @@ def tq_show(run_id, as_json):
     if receipt:
         _echo_receipt_text(receipt)
     else:
-        click.echo(f"run {run_id} is in progress (started {output.cell(run['started_at'])}): running the same "
-                   "eval again resumes it")
+        click.echo(f"run {run_id} is open (started {output.cell(run['started_at'])}): running the same eval again "
+                   "carries on with it, calling only the judges without an answer")
     click.echo("judges")
     for v in verdicts:
         how = "recorded" if v["recorded"] else "live"
-        state = output.paint("contributed", "green") if v["contributes"] else \
-            output.paint(f"{v['error_kind']}: {v['error_message']}", "red")
-        click.echo(f"  cycle {v['cycle']}  {v['model']} ({v['family']}, {how}{', same family' if v['same_family'] else ''})"
-                   f"  {state}")
+        if v["call_started"]:
+            state = f"call started (estimated ${float(v['estimated_cost_usd']):.4f})"
+        elif v["contributes"]:
+            state = output.paint("contributed", "green")
+        else:
+            state = output.paint(f"{v['error_kind']}: {v['error_message']}", "red")
+        retry = f" retry {v['retry_no']}" if v["retry_no"] else ""
+        click.echo(f"  cycle {v['cycle']}{retry}  {v['model']} ({v['family']}, {how}"
+                   f"{', same family' if v['same_family'] else ''})  {state}")
         if v["scores"]:
             click.echo("    scores   " + " ".join(f"{k}={output.cell(x)}" for k, x in v["scores"].items()))
         if v["feedback"]:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evalledger.core.embedded import evalledger_home
-from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError, load_user_json
+from evalledger.core import reader
+from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 
 SCHEMA_VERSION = 1
 SUITE = "takes-quality"
@@ -148,7 +149,7 @@ def check(receipt: Any, where: str) -> dict:
 
 def load(path: Path) -> dict:
     """Read and check a receipt file."""
-    receipt = load_user_json(path, "receipt file")
+    receipt = reader.read_json(path, "receipt file").value
     return check(receipt, str(path))
 
 

@@ -28,7 +28,8 @@ import psycopg
 
 from evalledger.core import db
 from evalledger.core.output import money
-from evalledger.core.errors import EvalledgerError, load_user_json
+from evalledger.core import reader
+from evalledger.core.errors import EvalledgerError
 
 from . import evidence as evidence_mod, go_json, snapshot as snap_mod, store
 from .history import SnapshotStore
@@ -113,7 +114,7 @@ def read_metrics(path: str | None) -> Metrics:
     """The --metrics file: the seed's Metrics object, strictly (a wrong type or unknown field names it)."""
     if path is None:
         return Metrics()
-    data = load_user_json(Path(path), "metrics file")
+    data = reader.read_json(Path(path), "metrics file").value
     try:
         return snap_mod.metrics_from(data, "metrics", strict=True)
     except SnapshotError as exc:
