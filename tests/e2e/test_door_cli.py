@@ -339,3 +339,42 @@ def test_a_receipt_that_cannot_be_written_says_how_to_write_it_again(dsn, standi
     monkeypatch.undo()
     rebuilt = run_cli("replay", "--from-db", str(run_id), env=env)
     assert rebuilt.code == 0 and "rebuilt from the database; disk copy written to " in rebuilt.out
+
+
+def test_a_nul_the_database_cannot_take_is_explained_without_a_missing_sqlstate(dsn):
+    from evalledger.core import db
+
+    with psycopg.connect(dsn) as conn:
+        with pytest.raises(psycopg.Error) as exc:
+            conn.execute("SELECT %s::text", ("a\x00b",))
+    said = str(db.explain(exc.value))
+    assert "NUL" in said and "SQLSTATE" not in said
+
+
+def test_a_snapshot_file_that_cannot_be_written_says_the_same_run_id_writes_it(dsn, standin, tmp_path, monkeypatch):
+    import errno
+
+    from evalledger.suites.work_quality import history
+    from evalledger.suites.work_quality.snapshot import DIMENSIONS
+
+    standin.responder = lambda model, system, user: {
+        **{d: 0.8 for d in DIMENSIONS}, "narrative": "read it", "confidence": 0.7,
+        "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
+    work = tmp_path / "fix.diff"
+    work.write_text("+x\n")
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    args = ["run", "work-quality", "--kind", "bot", "--name", "b", "--task", "t", "--work-product", str(work),
+            "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--run-id", "build-7"]
+
+    def full(self, snap):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "b/20260101T000000Z__build-7.json")
+
+    monkeypatch.setattr(history.SnapshotStore, "write", full)
+    said = one_line_error(run_cli(*args, env=env))
+    assert said == ("snapshot store: cannot write the snapshot file (b/20260101T000000Z__build-7.json: No space "
+                    "left on device); snapshot build-7 of b is complete in the ledger: the same command again "
+                    "(--run-id build-7) writes the file once it can be written")
+    monkeypatch.undo()
+    standin.reset()
+    again = run_cli(*args, env=env)
+    assert again.code == 0 and standin.requests == [] and "reading it back, no calls made" in again.out

@@ -302,8 +302,9 @@ def decode_json(text: str, name: str, line: int | None = None) -> Any:
     lets in, or InputError naming where it is refused."""
     try:
         value, end = _DECODER.raw_decode(text, _WS.match(text, 0).end())
-        if _WS.match(text, end).end() != len(text):
-            raise json.JSONDecodeError("extra text after the JSON value", text, end)
+        extra = _WS.match(text, end).end()
+        if extra != len(text):
+            raise json.JSONDecodeError("extra text after the JSON value", text, extra)
     except json.JSONDecodeError as exc:
         at = line if line is not None else exc.lineno
         raise InputError(f"{name}:{at}: column {exc.colno}: not JSON: {exc.msg}", file=name, line=at,
