@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def capture_log(path: Path, megabytes: int) -> int:
                 "query": f"row {rows}: how did the renewal forecast for segment {rows % 97} change after the "
                          f"pricing update of week {rows % 52}? " + "context " * 25,
                 "retrieved_slugs": [f"doc/{rows % 101}", f"doc/{rows % 89}"], "retrieved_chunk_ids": [rows, rows + 1],
-                "source_ids": ["crm"], "expand_enabled": True, "detail": "medium", "detail_resolved": "medium",
+                "source_ids": ["crm"], "expand_enabled": True if rows % 3 else None, "detail": "medium", "detail_resolved": "medium",
                 "vector_enabled": True, "expansion_applied": False, "latency_ms": 120.5, "remote": True,
                 "job_id": None, "subagent_id": None}) + "\n")
     return rows
@@ -69,9 +70,13 @@ def measured(command: list[str], args: list[str], env: dict) -> tuple[float, flo
     started = time.perf_counter()
     proc = subprocess.Popen([*command, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
+    said: list[str] = []
+    drain = threading.Thread(target=lambda: said.append(proc.stderr.read()))  # a full pipe would stall it
+    drain.start()
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
-    err = proc.stderr.read()
+    drain.join()
+    err = said[0]
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {err}")

@@ -161,7 +161,6 @@ def capture_import(file, strict):
         settings = resolve_settings()
         writer = CaptureWriter(url, scrub=settings.scrub_pii, background=False)
         present = 0
-        refused_lines: list[tuple[int, object]] = []
         try:
             try:
                 writer.connection()
@@ -174,20 +173,20 @@ def capture_import(file, strict):
                 present += len(already)
                 todo = [r for r in batch if r.number not in already]
                 line_of = {str(r.fields["capture_key"]): r.number for r in todo}
-                before = len(writer.stats.refused)
                 writer.write([r.fields for r in todo])
-                refused_lines += [(line_of.get(str(f.capture_key), "?"), f) for f in writer.stats.refused[before:]]
                 done += len(batch)
-                if strict and refused_lines:
-                    number, first = refused_lines[0]
-                    raise EvalledgerError(
-                        f"{name}:{number}: refused ({first.reason}): {first.detail}; --strict stopped there: "
-                        f"{writer.stats.written} written before it, {checked - done} not imported")
+                # Each refusal is named as it happens (and forgotten: memory stays flat).
+                for failure in writer.stats.refused:
+                    where = f"{name}:{line_of.get(str(failure.capture_key), '?')}"
+                    if strict:
+                        raise EvalledgerError(
+                            f"{where}: refused ({failure.reason}): {failure.detail}; --strict stopped there: "
+                            f"{writer.stats.written} written before it, {checked - done} not imported")
+                    click.echo(f"{where}: refused ({failure.reason}): {failure.detail}", err=True)
+                writer.stats.refused.clear()
         finally:
             writer.close(0)
     stats = writer.stats
-    for number, f in refused_lines:
-        click.echo(f"{name}:{number}: refused ({f.reason}): {f.detail}", err=True)
     failed = {reason: n for reason, n in stats.failed.items() if n}
     failed_text = f" ({', '.join(f'{r} {n}' for r, n in failed.items())})" if failed else ""
     click.echo(f"imported {name}: {plural(checked, 'row')}: {stats.written} written, "
