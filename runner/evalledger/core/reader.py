@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -128,10 +129,14 @@ class _Twice(dict):
     twice: str = ""
 
 
+_decoding = threading.local()
+
+
 def _pairs(pairs: list) -> dict:
     found = dict(pairs)
     if len(found) == len(pairs):
         return found
+    _decoding.twice = True
     seen = set()
     for key, _ in pairs:
         if key in seen:
@@ -154,29 +159,23 @@ def _constant(name: str):
     raise _Refused(f"{name} is not a number (JSON has no NaN or Infinity)", name)
 
 
-def _float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise _Refused(f"{text} is past the range of a number", text)
-    return value
-
-
 def _int(text: str) -> int:
-    if len(text.lstrip("-")) > 19 or not BIGINT[0] <= int(text) <= BIGINT[1]:
-        raise _Refused(f"the integer {text[:24]}{'...' if len(text) > 24 else ''} is past the range a ledger "
-                       "field holds (a 64-bit integer)", text)
+    # Only for an integer too long to be a bigint (past 4,300 digits Python would refuse to read it).
+    if len(text.lstrip("-")) > 19:
+        shown = text if len(text) <= 24 else text[:24] + "..."
+        raise _Refused(f"the integer {shown} is past the range a ledger field holds (a 64-bit integer)", text)
     return int(text)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
+# Numbers are read by json's C scanner; their range is checked in check_value, where the path is known.
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _text_problem(value: str) -> str | None:
     if "\x00" in value:
         return "a NUL character, which no text field can hold"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
+    if _SURROGATE.search(value):
         return "a lone surrogate (half of a UTF-16 pair), which is not text"
     if len(value) >= 10 and value[:4].isdigit():
         if _DATE.fullmatch(value):
@@ -213,6 +212,11 @@ def check_value(value: Any) -> tuple[tuple, str] | None:
             problem = _text_problem(item)
             if problem:
                 return path, problem
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return path, "a number past the range of a float"
+        elif isinstance(item, int) and not isinstance(item, bool) and not BIGINT[0] <= item <= BIGINT[1]:
+            return path, f"the integer {item} is past the range a ledger field holds (a 64-bit integer)"
     return None
 
 
@@ -297,10 +301,28 @@ def _deep_line(text: str) -> int:
     return 1
 
 
+_SLOW_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
+
+
+def _decode_slowly(text: str, name: str, line: int | None) -> Any:
+    """decode_json for a text holding a run of 20 digits or more (maybe in a string): integers
+    are read by a hook that refuses one too long before Python reads it."""
+    try:
+        value = _SLOW_DECODER.decode(text)
+    except _Refused as exc:
+        at = line if line is not None else _line_of(text, max(text.find(exc.token), 0))
+        raise InputError(f"{name}:{at}: {exc}") from None
+    return _checked(value, text, name, line)
+
+
 def decode_json(text: str, name: str, line: int | None = None) -> Any:
     """One JSON text (a document, or one JSONL line: `line` is its number) as a value the door
     lets in, or InputError naming where it is refused."""
+    _decoding.twice = False
+    folded = text.translate(_DIGITS)
     try:
+        if "0" * 20 in folded:  # maybe a huge integer: refused by its own spelling before Python reads it
+            return _decode_slowly(text, name, line)
         value, end = _DECODER.raw_decode(text, _WS.match(text, 0).end())
         extra = _WS.match(text, end).end()
         if extra != len(text):
@@ -314,6 +336,28 @@ def decode_json(text: str, name: str, line: int | None = None) -> Any:
         raise InputError(f"{name}:{at}: {exc}") from None
     except RecursionError:
         raise InputError(f"{name}:{line or _deep_line(text)}: nested deeper than {MAX_DEPTH} levels") from None
+    return _checked(value, text, name, line)
+
+
+# What in a JSON text may hide something the door refuses: an escape (a NUL or a surrogate), a
+# string that starts like a date, a long run of digits, a big exponent. A text with none of them,
+# no key twice and too few brackets to nest past MAX_DEPTH needs no walk of its values. Digits are
+# folded to 0 first, so each test is a plain substring search (a regex here costs more than the
+# JSON parse itself).
+_DIGITS = str.maketrans("123456789", "000000000")
+_HINTS = ('"0000-00-00', "0" * 19, "e000", "e+000", "e-000", "E000", "E+000", "E-000")
+
+
+def _needs_walk(text: str, folded: str, twice: bool) -> bool:
+    return (twice or "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH
+            or any(hint in folded for hint in _HINTS))
+
+
+def _checked(value: Any, text: str, name: str, line: int | None, folded: str | None = None) -> Any:
+    twice = getattr(_decoding, "twice", False)
+    _decoding.twice = False
+    if not _needs_walk(text, text.translate(_DIGITS) if folded is None else folded, twice):
+        return value
     problem = check_value(value)
     if problem is not None:
         path, message = problem

@@ -48,9 +48,11 @@ class ImportLine:
     exported: tuple[int, datetime] | None = None
 
 
-def parse_import(path: str, source, *, progress: bool = False) -> Iterator[ImportLine]:
+def parse_import(path: str, source, *, progress: bool = False, checked: bool = False) -> Iterator[ImportLine]:
     """The rows of an NDJSON capture log (a path, or an open binary stream), streamed through the
-    door (core/reader.py); EvalledgerError naming file, line and field at the first bad line."""
+    door (core/reader.py); EvalledgerError naming file, line and field at the first bad line.
+    checked: the log was read whole once already (the second pass of an import), so each row's
+    fields are not checked again here (the writer checks every row it writes)."""
     from .rows import COLUMNS, RowError, normalize
 
     seen: dict[bytes, int] = {}  # a line's digest -> how many times it came: the key of each repeat
@@ -62,6 +64,9 @@ def parse_import(path: str, source, *, progress: bool = False) -> Iterator[Impor
             continue
         where = f"{path}:{number}"
         data = reader.decode_json(text, path, number)
+        if checked:
+            yield _import_line(number, where, text, data, seen)
+            continue
         if not isinstance(data, dict):
             raise EvalledgerError(f"{where}: expected a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - known)
@@ -69,19 +74,26 @@ def parse_import(path: str, source, *, progress: bool = False) -> Iterator[Impor
             raise EvalledgerError(f"{where}: field {unknown[0]}: unknown field")
         if "schema_version" in data and (data["schema_version"] != 1 or isinstance(data["schema_version"], bool)):
             raise EvalledgerError(f"{where}: field schema_version: expected 1, got {json.dumps(data['schema_version'])}")
-        exported = None
-        if "id" in data or "created_at" in data:
-            exported = _exported_identity(where, data)
-        fields = {k: v for k, v in data.items() if k in COLUMNS}
-        if fields.get("capture_key") is None:
-            digest = hashlib.sha256(text.encode("utf-8")).digest()
-            seen[digest[:16]] = count = seen.get(digest[:16], 0) + 1
-            fields["capture_key"] = uuid.uuid5(IMPORT_NAMESPACE, f"{digest.hex()}#{count}")
+        row = _import_line(number, where, text, data, seen)
         try:
-            normalize(dict(fields))
+            normalize(dict(row.fields))
         except RowError as exc:
             raise EvalledgerError(f"{where}: {exc}") from None
-        yield ImportLine(number, fields, exported)
+        yield row
+
+
+def _import_line(number: int, where: str, text: str, data: dict, seen: dict[bytes, int]) -> ImportLine:
+    """One line's row: its fields, a capture_key from its text and how often that text came before
+    (when it has none), and an exported line's identity."""
+    from .rows import COLUMNS
+
+    exported = _exported_identity(where, data) if "id" in data or "created_at" in data else None
+    fields = {k: v for k, v in data.items() if k in COLUMNS}
+    if fields.get("capture_key") is None:
+        digest = hashlib.sha256(text.encode("utf-8")).digest()
+        seen[digest[:16]] = count = seen.get(digest[:16], 0) + 1
+        fields["capture_key"] = uuid.uuid5(IMPORT_NAMESPACE, f"{digest.hex()}#{count}")
+    return ImportLine(number, fields, exported)
 
 
 def _batches(rows: Iterator[ImportLine], size: int) -> Iterator[list[ImportLine]]:
@@ -168,7 +180,7 @@ def capture_import(file, strict):
                 raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
             step = 1 if strict else IMPORT_BATCH
             done = 0
-            for batch in _batches(parse_import(name, source), step):
+            for batch in _batches(parse_import(name, source, checked=True), step):
                 already = _already_in_ledger(batch)
                 present += len(already)
                 todo = [r for r in batch if r.number not in already]
