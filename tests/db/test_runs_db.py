@@ -262,3 +262,20 @@ def test_a_second_claim_waits_for_the_first_and_an_advisory_lock_holds_nothing_u
     first.execute("ROLLBACK")
     waiter.join(10)
     assert got and got[0] >= released
+
+
+def test_work_quality_counts_a_lost_calls_estimate_and_waits_for_a_call_in_flight(runner):
+    sid = wq_start(runner, models=("openai:gpt-4o", "anthropic:claude-opus-4-7"))
+    for model in ("openai:gpt-4o", "anthropic:claude-opus-4-7"):
+        runner.execute("INSERT INTO eval_work_quality_judge_verdicts (snapshot_id, model, recorded, call_started, "
+                       "estimated_cost_usd) VALUES (%s, %s, false, true, 0.0125)", (sid, model))
+    wq_verdict(runner, sid, wq_reply(), cost_usd="0.00027")  # gpt-4o answered
+    with pytest.raises(psycopg.errors.CheckViolation, match="lacks a verdict from anthropic:claude-opus-4-7"):
+        runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s", (sid,))
+    # Its runner was killed; the next one starts the call again and it answers.
+    runner.execute("INSERT INTO eval_work_quality_judge_verdicts (snapshot_id, model, recorded, call_started, "
+                   "estimated_cost_usd) VALUES (%s, 'anthropic:claude-opus-4-7', false, true, 0.0125)", (sid,))
+    wq_verdict(runner, sid, wq_reply(), model="anthropic:claude-opus-4-7", cost_usd="0.00027")
+    cost = runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s "
+                          "RETURNING judges_cost_usd", (sid,)).fetchone()[0]
+    assert cost == Decimal("0.01304")  # two answers, and the estimate of the call lost at the kill
