@@ -189,7 +189,10 @@ def test_a_git_range_and_stdin_are_evidence(env, judges, standin, tmp_path):
 @pytest.mark.parametrize("metrics, says", [
     ('{"tokens": "many"}', "metrics.tokens: expected an integer, got a string"),
     ('{"cost_usd": 1, "price": 2}', "metrics.price: unknown field"),
-    ('{"tokens": 1,\n "cost_usd": }', ":2: not JSON"),
+    ('{"tokens": 1,\n "cost_usd": }', ":2: column 14: not JSON"),
+    ('{"tokens": 1,\n "tokens": 2}', ':2: $.tokens: key "tokens" given twice in one object'),
+    ('{"cost_usd": NaN}', ":1: NaN is not a number (JSON has no NaN or Infinity)"),
+    ('{"tokens": 99999999999999999999}', ":1: the integer 99999999999999999999 is past the range"),
 ])
 def test_bad_metrics_are_exit_3_naming_the_field_with_nothing_written(env, work, judges, standin, admin, tmp_path,
                                                                       metrics, says):
