@@ -124,11 +124,11 @@ def test_import_names_the_line_and_field_of_a_malformed_row(dsn, admin, tmp_path
     cases = [
         (["{not json"], ":1: column 2: not JSON: "),
         ([ROW, "[1, 2]"], ":2: expected a JSON object, got list"),
-        ([ROW, ROW, {**ROW, "latency_ms": "slow"}], ":3: field latency_ms: expected a number"),
-        ([{**ROW, "remote": None}], ":1: field remote: expected true or false"),
-        ([{k: v for k, v in ROW.items() if k != "query"}], ":1: field query: missing"),
-        ([{**ROW, "colour": "red"}], ":1: field colour: unknown field"),
-        ([{**ROW, "schema_version": 2}], ":1: field schema_version: expected 1, got 2"),
+        ([ROW, ROW, {**ROW, "latency_ms": "slow"}], ":3: $.latency_ms: expected a number"),
+        ([{**ROW, "remote": None}], ":1: $.remote: expected true or false"),
+        ([{k: v for k, v in ROW.items() if k != "query"}], ":1: $.query: missing"),
+        ([{**ROW, "colour": "red"}], ":1: $.colour: unknown field"),
+        ([{**ROW, "schema_version": 2}], ":1: $.schema_version: expected 1, got 2"),
         # The door (core/reader.py): what no field can hold, by line and path.
         (['{"tool_name": "query", "tool_name": "search"}'], ':1: $.tool_name: key "tool_name" given twice'),
         ([{**ROW, "query": "a\u0000b"}], ":1: $.query: a NUL character"),

@@ -886,9 +886,9 @@ def test_an_export_imported_back_writes_nothing_twice(dsn, admin, tmp_path):
 
 
 @pytest.mark.parametrize("extra, says", [
-    ({"id": 7}, "field created_at: missing (an exported line has both id and created_at)"),
-    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, 'field id: expected a positive integer, got "7"'),
-    ({"id": 7, "created_at": "yesterday"}, 'field created_at: expected an ISO 8601 timestamp with its offset, '
+    ({"id": 7}, "$.created_at: missing (an exported line has both id and created_at)"),
+    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, '$.id: expected a positive integer, got "7"'),
+    ({"id": 7, "created_at": "yesterday"}, '$.created_at: expected an ISO 8601 timestamp with its offset, '
                                            'got "yesterday"'),
 ])
 def test_an_exported_identity_is_checked(dsn, tmp_path, extra, says):

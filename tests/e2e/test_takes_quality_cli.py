@@ -402,7 +402,7 @@ def test_corpus_load_is_all_or_nothing_with_the_line_named(env, admin, tmp_path)
     path.write_text(json.dumps(CORPUS[0]) + "\n" + json.dumps({**CORPUS[1], "weight": "high"}) + "\n")
     result = run_cli("corpus", "load", str(path), env=env)
     assert result.code == 3
-    assert result.err == (f"evalledger: error: {path}:2: field 'weight': must be a number from 0 to 1, "
+    assert result.err == (f"evalledger: error: {path}:2: $.weight: must be a number from 0 to 1, "
                           "got \"high\"\n")
     assert count(admin, "SELECT count(*) FROM take") == 0
 
@@ -464,7 +464,7 @@ def test_replay_refuses_an_unknown_schema_version(tmp_path):
     path.write_text(json.dumps(sample_receipt(schema_version=2)))
     result = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
     assert result.code == 3
-    assert result.err == (f"evalledger: error: {path}: field 'schema_version': unsupported receipt "
+    assert result.err == (f"evalledger: error: {path}:1: $.schema_version: unsupported receipt "
                           "schema_version 2 (this evalledger reads 1)\n")
     path.write_text("{\n  oops\n}")
     broken = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})

@@ -187,12 +187,13 @@ def test_a_git_range_and_stdin_are_evidence(env, judges, standin, tmp_path):
 
 
 @pytest.mark.parametrize("metrics, says", [
-    ('{"tokens": "many"}', "metrics.tokens: expected an integer, got a string"),
-    ('{"cost_usd": 1, "price": 2}', "metrics.price: unknown field"),
+    ('{"tokens": "many"}', ":1: $.tokens: expected an integer, got a string"),
+    ('{"cost_usd": 1, "price": 2}', ":1: $.price: unknown field"),
     ('{"tokens": 1,\n "cost_usd": }', ":2: column 14: not JSON"),
     ('{"tokens": 1,\n "tokens": 2}', ':2: $.tokens: key "tokens" given twice in one object'),
     ('{"cost_usd": NaN}', ":1: NaN is not a number (JSON has no NaN or Infinity)"),
     ('{"tokens": 99999999999999999999}', ":1: the integer 99999999999999999999 is past the range"),
+    ("null", ":1: expected an object, got null"),
 ])
 def test_bad_metrics_are_exit_3_naming_the_field_with_nothing_written(env, work, judges, standin, admin, tmp_path,
                                                                       metrics, says):
@@ -315,7 +316,7 @@ def test_a_broken_history_file_imports_nothing(env, admin, tmp_path):
     bad = target / "20990101T000000Z__bad.json"
     bad.write_text('{\n  "schema_version": 1,\n  "kind": "bot",\n  "name": "x",\n  "run_id": 5\n}\n')
     result = invoke(env, "snapshot", "import", str(tmp_path / "hist"))
-    assert result.exit_code == 3 and f"{bad}.run_id: expected a string, got a number" in result.stderr
+    assert result.exit_code == 3 and f"{bad}:5: $.run_id: expected a string, got a number" in result.stderr
     assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 0
 
 

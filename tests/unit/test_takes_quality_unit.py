@@ -43,21 +43,21 @@ def write_jsonl(path: Path, rows: list) -> Path:
 
 
 @pytest.mark.parametrize("row, message", [
-    (take(weight="high"), "field 'weight': must be a number from 0 to 1, got \"high\""),
-    (take(weight=1.5), "field 'weight': must be a number from 0 to 1, got 1.5"),
-    (take(weight=True), "field 'weight': must be a number from 0 to 1, got true"),
-    (take(since="last year"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"last year\""),
+    (take(weight="high"), "$.weight: must be a number from 0 to 1, got \"high\""),
+    (take(weight=1.5), "$.weight: must be a number from 0 to 1, got 1.5"),
+    (take(weight=True), "$.weight: must be a number from 0 to 1, got true"),
+    (take(since="last year"), "$.since: must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"last year\""),
     (take(since="2026-02-30"), "$.since: \"2026-02-30\" is not a date (YYYY-MM-DD)"),  # the door's
-    (take(since="2026-13"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-13\""),
+    (take(since="2026-13"), "$.since: must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-13\""),
     ('{"slug": "a/b", "slug": "a/c"}', "$.slug: key \"slug\" given twice in one object"),
     ('{"weight": NaN}', "NaN is not a number (JSON has no NaN or Infinity)"),
     (take(claim="a\u0000b"), "$.claim: a NUL character, which no text field can hold"),
-    (take(kind="Big Bet"), "field 'kind': must be a lowercase word"),
-    (take(slug="two words"), "field 'slug': must not contain whitespace"),
-    (take(claim="  "), "field 'claim': must not be blank"),
-    (take(holder=7), "field 'holder': must be a string, got 7"),
-    ({k: v for k, v in take().items() if k != "source"}, "field 'source': missing"),
-    (take(extra=1), "field 'extra': unknown field"),
+    (take(kind="Big Bet"), "$.kind: must be a lowercase word"),
+    (take(slug="two words"), "$.slug: must not contain whitespace"),
+    (take(claim="  "), "$.claim: must not be blank"),
+    (take(holder=7), "$.holder: must be a string, got 7"),
+    ({k: v for k, v in take().items() if k != "source"}, "$.source: missing"),
+    (take(extra=1), "$.extra: unknown field"),
     ("[1, 2]", "expected a JSON object, got list"),
     ("{not json", "column 2: not JSON: Expecting property name enclosed in double quotes"),
 ])
@@ -72,7 +72,7 @@ def test_a_bad_line_is_named_by_file_line_and_field(tmp_path, row, message):
 
 def test_further_bad_lines_are_counted_on_the_one_error_line(tmp_path):
     path = write_jsonl(tmp_path / "takes.jsonl", [take(weight=2), take(), take(since="x"), take(kind="")])
-    with pytest.raises(EvalledgerError, match=r":1: field 'weight'.* \(and 2 more bad lines\)$"):
+    with pytest.raises(EvalledgerError, match=r":1: \$.weight.* \(and 2 more bad lines\)$"):
         takes.read_file(path)
 
 
@@ -222,13 +222,27 @@ def test_the_shipped_schema_is_valid_and_accepts_the_seed_shape():
         jsonschema.validate(sample_receipt(ts="2026-05-09 22:00:00"), SCHEMA)
 
 
-def test_check_refuses_unknown_versions_and_names_missing_fields():
-    with pytest.raises(EvalledgerError, match=r"r.json: field 'schema_version': unsupported receipt schema_version 2"):
-        receipts.check(sample_receipt(schema_version=2), "r.json")
+def test_check_refuses_unknown_versions_and_names_missing_fields_by_line_and_path():
+    from evalledger.core import reader
+
+    def check(receipt):
+        return receipts.check(reader.parse_json(json.dumps(receipt, indent=2), "r.json"))
+
+    text = json.dumps(sample_receipt(schema_version=2), indent=2).splitlines()
+    line = next(n for n, t in enumerate(text, 1) if t.startswith('  "schema_version"'))
+    with pytest.raises(EvalledgerError, match=rf"^r.json:{line}: \$.schema_version: unsupported receipt schema_version 2"):
+        check(sample_receipt(schema_version=2))
     broken = sample_receipt()
     del broken["verdictMessage"]
-    with pytest.raises(EvalledgerError, match=r"r.json: field 'verdictMessage': missing"):
-        receipts.check(broken, "r.json")
+    with pytest.raises(EvalledgerError, match=r"^r.json:1: \$.verdictMessage: missing"):
+        check(broken)
+    broken = sample_receipt()
+    del broken["corpus"]["corpus_sha8"]
+    line = json.dumps(broken, indent=2).splitlines().index('  "corpus": {') + 1
+    with pytest.raises(EvalledgerError, match=rf"^r.json:{line}: \$.corpus.corpus_sha8: missing"):
+        check(broken)
+    with pytest.raises(EvalledgerError, match=r"^r.json:1: a receipt is a JSON object"):
+        check([1])
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path):

@@ -159,13 +159,13 @@ def test_nanoseconds_written_by_go_survive_a_load():
 
 
 @pytest.mark.parametrize("doc, message", [
-    ('{"kind": 3}', "snapshot.kind: expected a string, got a number"),
-    ('{"metrics": {"tokens": 1.5}}', "snapshot.metrics.tokens: expected an integer, got a number"),
+    ('{"kind": 3}', r"snapshot:1: \$.kind: expected a string, got a number"),
+    ('{"metrics": {"tokens": 1.5}}', r"snapshot:1: \$.metrics.tokens: expected an integer, got a number"),
     ('{"aggregate": {"mean_scores": {"overall": "high"}}}',
-     "snapshot.aggregate.mean_scores.overall: expected a number, got a string"),
+     r"snapshot:1: \$.aggregate.mean_scores.overall: expected a number, got a string"),
     ('{"aggregate": {"verdicts": [{"same_family_as_bot": 1}]}}',
-     r"snapshot.aggregate.verdicts\[0\].same_family_as_bot: expected true or false, got a number"),
-    ('{"at": "yesterday"}', "snapshot.at: not an RFC 3339 time"),
+     r"snapshot:1: \$.aggregate.verdicts\[0\].same_family_as_bot: expected true or false, got a number"),
+    ('{"at": "yesterday"}', r"snapshot:1: \$.at: not an RFC 3339 time"),
     # The door (core/reader.py) refuses these before the snapshot's types see them, naming line and path.
     ('{"at": "2026-02-30T00:00:00Z"}', r'snapshot:1: \$.at: "2026-02-30T00:00:00Z" is not a timestamp'),
     ('{"metrics": {"cost_usd": NaN}}', r"snapshot:1: NaN is not a number \(JSON has no NaN or Infinity\)"),

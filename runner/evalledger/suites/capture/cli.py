@@ -71,14 +71,14 @@ def parse_import(path: str, source, *, progress: bool = False, checked: bool = F
             raise EvalledgerError(f"{where}: expected a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - known)
         if unknown:
-            raise EvalledgerError(f"{where}: field {unknown[0]}: unknown field")
+            raise EvalledgerError(f"{where}: {reader.json_path(unknown[:1])}: unknown field")
         if "schema_version" in data and (data["schema_version"] != 1 or isinstance(data["schema_version"], bool)):
-            raise EvalledgerError(f"{where}: field schema_version: expected 1, got {json.dumps(data['schema_version'])}")
+            raise EvalledgerError(f"{where}: $.schema_version: expected 1, got {json.dumps(data['schema_version'])}")
         row = _import_line(number, where, text, data, seen)
         try:
             normalize(dict(row.fields))
         except RowError as exc:
-            raise EvalledgerError(f"{where}: {exc}") from None
+            raise EvalledgerError(f"{where}: $.{exc.field}: {exc.problem}") from None
         yield row
 
 
@@ -111,15 +111,15 @@ def _exported_identity(where: str, data: dict) -> tuple[int, datetime]:
     """An exported line's (id, created_at): both, well formed, or an error naming the field."""
     for name in EXPORT_ONLY:
         if name not in data:
-            raise EvalledgerError(f"{where}: field {name}: missing (an exported line has both id and created_at)")
+            raise EvalledgerError(f"{where}: $.{name}: missing (an exported line has both id and created_at)")
     if not isinstance(data["id"], int) or isinstance(data["id"], bool) or data["id"] < 1:
-        raise EvalledgerError(f"{where}: field id: expected a positive integer, got {json.dumps(data['id'])}")
+        raise EvalledgerError(f"{where}: $.id: expected a positive integer, got {json.dumps(data['id'])}")
     try:
         at = datetime.fromisoformat(str(data["created_at"]).replace("Z", "+00:00"))
     except ValueError:
         at = None
     if at is None or at.tzinfo is None:
-        raise EvalledgerError(f"{where}: field created_at: expected an ISO 8601 timestamp with its offset, "
+        raise EvalledgerError(f"{where}: $.created_at: expected an ISO 8601 timestamp with its offset, "
                               f"got {json.dumps(data['created_at'])}")
     return data["id"], at
 

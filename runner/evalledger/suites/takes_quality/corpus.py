@@ -65,7 +65,7 @@ class Take:
 
 
 def _field_error(where: str, field: str, message: str) -> EvalledgerError:
-    return EvalledgerError(f"{where}: field {field!r}: {message}")
+    return EvalledgerError(f"{where}: {reader.json_path((field,))}: {message}")
 
 
 def _text(where: str, obj: dict, field: str) -> str:
@@ -113,7 +113,7 @@ def parse_take(obj: Any, where: str) -> Take:
 
 def read_lines(path: Path, *, progress: bool = False) -> Iterator[Take]:
     """Every take of a JSONL file (blank lines skipped), streamed through the door; the first bad
-    line raises `FILE:LINE: field 'x': ...`, with a count of the other bad lines (the file is read
+    line raises `FILE:LINE: $.x: ...`, with a count of the other bad lines (the file is read
     to its end first, so a caller that writes as it reads writes nothing it keeps)."""
     first: EvalledgerError | None = None
     bad = 0

@@ -118,39 +118,38 @@ def save(receipt: dict) -> Path:
     return path
 
 
-def check(receipt: Any, where: str) -> dict:
-    """A receipt this runner can read: schema_version 1 and every seed field present."""
+def check(document: reader.Document) -> dict:
+    """A receipt this runner can read: schema_version 1 and every seed field present, or the
+    refusal naming FILE:LINE: $.field."""
+    receipt = document.value
     if not isinstance(receipt, dict):
-        raise EvalledgerError(f"{where}: a receipt is a JSON object")
+        raise document.refuse((), "a receipt is a JSON object")
     version = receipt.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise EvalledgerError(
-            f"{where}: field 'schema_version': unsupported receipt schema_version {json.dumps(version)} "
-            f"(this evalledger reads {SCHEMA_VERSION})")
+        raise document.refuse(("schema_version",), f"unsupported receipt schema_version {json.dumps(version)} "
+                                                   f"(this evalledger reads {SCHEMA_VERSION})")
     for field in REQUIRED:
         if field not in receipt:
-            raise EvalledgerError(f"{where}: field {field!r}: missing")
+            raise document.refuse((field,), "missing")
     if receipt["verdict"] not in EXIT_BY_VERDICT:
-        raise EvalledgerError(f"{where}: field 'verdict': expected pass, fail or inconclusive, "
-                              f"got {json.dumps(receipt['verdict'])}")
+        raise document.refuse(("verdict",), f"expected pass, fail or inconclusive, got {json.dumps(receipt['verdict'])}")
     corpus = receipt["corpus"]
     if not isinstance(corpus, dict):
-        raise EvalledgerError(f"{where}: field 'corpus': expected an object")
+        raise document.refuse(("corpus",), "expected an object")
     for field in ("source", "n_takes", "slug_prefix", "corpus_sha8"):
         if field not in corpus:
-            raise EvalledgerError(f"{where}: field 'corpus.{field}': missing")
+            raise document.refuse(("corpus", field), "missing")
     for field in ("models", "successes_per_cycle", "improvements", "errors"):
         if not isinstance(receipt[field], list):
-            raise EvalledgerError(f"{where}: field {field!r}: expected an array")
+            raise document.refuse((field,), "expected an array")
     if not isinstance(receipt["scores"], dict):
-        raise EvalledgerError(f"{where}: field 'scores': expected an object")
+        raise document.refuse(("scores",), "expected an object")
     return receipt
 
 
 def load(path: Path) -> dict:
     """Read and check a receipt file."""
-    receipt = reader.read_json(path, "receipt file").value
-    return check(receipt, str(path))
+    return check(reader.read_json(path, "receipt file"))
 
 
 def exit_code(receipt: dict) -> int:

@@ -114,11 +114,11 @@ def read_metrics(path: str | None) -> Metrics:
     """The --metrics file: the seed's Metrics object, strictly (a wrong type or unknown field names it)."""
     if path is None:
         return Metrics()
-    data = reader.read_json(Path(path), "metrics file").value
+    document = reader.read_json(Path(path), "metrics file")
     try:
-        return snap_mod.metrics_from(data, "metrics", strict=True)
+        return snap_mod.located(document, snap_mod.metrics_from, strict=True)
     except SnapshotError as exc:
-        raise EvalledgerError(f"{path}: {exc}") from None
+        raise EvalledgerError(str(exc)) from None
 
 
 def new_run_id() -> str:

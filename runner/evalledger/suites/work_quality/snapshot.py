@@ -127,15 +127,6 @@ def parse_go_time(text: Any, where: str) -> tuple[datetime, int]:
     return at, nanos
 
 
-def loads_json(text: str, where: str = "snapshot") -> Any:
-    """A snapshot file's JSON as the door reads it (no NaN or Infinity, which Go rejects too; no key
-    twice, no NUL, no lone surrogate)."""
-    try:
-        return reader.parse_json(text, where).value
-    except reader.InputError as exc:
-        raise SnapshotError(str(exc)) from None
-
-
 def _str(value: Any, where: str) -> str:
     if value is None:
         return ""
@@ -195,7 +186,10 @@ METRICS_FIELDS = ("cost_usd", "tokens", "duration_ms", "iterations", "model_call
 
 def metrics_from(value: Any, where: str = "metrics", *, strict: bool = False) -> Metrics:
     """Metrics from a decoded object. strict (the --metrics file): unknown fields and negative
-    values are errors too, each naming the field."""
+    values are errors too, each naming the field, and so is a file of null (Go would load it as
+    nothing measured, but a tool that wrote null measured nothing it meant to)."""
+    if strict and value is None:
+        raise SnapshotError(f"{where}: expected an object, got null")
     obj = _obj(value, where) or {}
     if strict:
         unknown = [k for k in obj if k not in METRICS_FIELDS]
@@ -267,5 +261,22 @@ def snapshot_from(value: Any, where: str = "snapshot") -> Snapshot:
 
 
 def loads(text: str, where: str = "snapshot") -> Snapshot:
-    """A snapshot from its file's text; where names the file in errors."""
-    return snapshot_from(loads_json(text, where), where)
+    """A snapshot from its file's text; where names the file in errors, with the line and path."""
+    try:
+        document = reader.parse_json(text, where)
+    except reader.InputError as exc:
+        raise SnapshotError(str(exc)) from None
+    return located(document, snapshot_from)
+
+
+def located(document: reader.Document, build: Callable[..., Any], **options) -> Any:
+    """build(document.value, "$"), a type error in it named FILE:LINE: $.path like the door's own."""
+    try:
+        return build(document.value, "$", **options)
+    except SnapshotError as exc:
+        where, _, detail = str(exc).partition(": ")
+        if not where.startswith("$"):
+            raise
+        path = tuple(int(part[1:-1]) if part.startswith("[") else part[1:]
+                     for part in re.findall(r"\[\d+\]|\.[^.\[]+", where[1:]))
+        raise SnapshotError(f"{document.where(*path)}: {detail}") from None
