@@ -234,3 +234,48 @@ def test_work_quality_retries_a_run_id_whose_judges_all_failed_and_lists_it_open
     listed = json.loads(run_cli("work-quality", "list", "--json", env=env).out)["rows"]
     assert [(r["run_id"], r["state"], r["regression"]) for r in listed] == [("build-42", "complete", False)]
     assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 1
+
+
+def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env, standin, admin, tmp_path):
+    import threading
+
+    from evalledger.suites.work_quality.snapshot import DIMENSIONS
+
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    standin.responder = lambda model, system, user: {
+        **{d: 0.8 for d in DIMENSIONS}, "narrative": "read it", "confidence": 0.7,
+        "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
+    standin.gate = threading.Event()  # the judges answer once the second run is waiting
+    argv = [str(SCRIPT), "run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
+            "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--retries", "0",
+            "--run-id", "build-9"]
+    full = {**os.environ, **env}
+    first = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = None
+    try:
+        deadline = time.monotonic() + 60
+        while count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE call_started") < 2:
+            assert time.monotonic() < deadline and first.poll() is None, first.communicate()
+            time.sleep(0.05)
+        second = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        said = []
+        for line in second.stdout:
+            said.append(line)
+            if "waiting for it" in line:
+                break
+        standin.gate.set()
+        out, err = first.communicate(timeout=120)
+        rest, second_err = second.communicate(timeout=120)
+    finally:
+        standin.gate.set()
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    assert first.returncode == 0 and second.returncode == 0, (err, second_err)
+    assert len(standin.requests) == 2  # not 4
+    second_out = "".join(said) + rest
+    assert "run build-9 is being judged by another runner: waiting for it" in second_out
+    assert "run build-9 of review-pr was recorded earlier: reading it back, no calls made" in second_out
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 1
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE NOT call_started") == 2
