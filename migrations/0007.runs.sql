@@ -101,6 +101,10 @@ SET LOCAL ROLE evalledger_code;
 \ir ../triggers/work_quality/work_quality_verdict_sequence_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_decide_v2.sql
 \ir ../triggers/core/run_claim_commit_refused_v1.sql
+-- The ledger's recompute (migration 0006) re-derives runs by the decisions above.
+\ir ../sql/core/ledger_recompute_takes_quality_v2.sql
+\ir ../sql/core/ledger_recompute_work_quality_v2.sql
+\ir ../sql/core/ledger_recompute_v2.sql
 
 -- =============================================================================================
 -- Run claims: one runner judges a run at a time
@@ -139,6 +143,9 @@ CALL guard_append_only_v1(ARRAY['run_claim:UPDATE OR DELETE:refuse_change_v2']);
 -- Row-level security, ENABLE ALWAYS, policies and privileges
 -- =============================================================================================
 CALL seal_tables_v1();
+-- Its journal triggers (migration 0006; docs/ledger.md): run_claim is new and four tables gained
+-- columns, so their canon-v1 functions are generated again (a claim's row is rolled back, its entry too).
+CALL journal_attach_v1();
 CREATE POLICY run_claim_runner ON run_claim TO evalledger_runner USING (true) WITH CHECK (true);
 GRANT INSERT (suite, run_id) ON run_claim TO evalledger_runner;
 
@@ -151,7 +158,9 @@ GRANT INSERT (call_started, estimated_cost_usd) ON eval_work_quality_judge_verdi
 REVOKE EXECUTE ON FUNCTION takes_quality_current_v1(bigint), work_quality_current_v1(bigint),
     takes_quality_run_identity_v1(), takes_quality_verdict_sequence_v1(), takes_quality_receipt_v2(bigint),
     takes_quality_run_decide_v2(), work_quality_snapshot_identity_v1(), work_quality_verdict_sequence_v1(),
-    work_quality_snapshot_decide_v2(), run_claim_commit_refused_v1() FROM PUBLIC;
+    work_quality_snapshot_decide_v2(), run_claim_commit_refused_v1(), ledger_recompute_takes_quality_v2(bigint),
+    ledger_recompute_work_quality_v2(eval_work_quality_snapshots), ledger_recompute_v2() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger_recompute_v2() TO evalledger_owner, evalledger_auditor;
 -- The runner reads a run's current verdicts and the receipt of a run still open (not final);
 -- readers read them too, each under its own policies.
 GRANT EXECUTE ON FUNCTION takes_quality_current_v1(bigint), work_quality_current_v1(bigint),

@@ -193,3 +193,11 @@ SET LOCAL lock_timeout = 0;
 -- name: claim_session
 -- A claim's connection idles in its transaction while the run is judged: no server timeout may end it early.
 SET idle_in_transaction_session_timeout = 0;
+
+-- name: doctor_hours_ago
+-- The database's time this many hours ago (doctor's windows are the database's clock's).
+SELECT now() - make_interval(hours => %(hours)s);
+
+-- name: doctor_search_path
+-- The ledger's schema first again, as every connection has it.
+SET search_path = evalledger, public;

@@ -73,9 +73,13 @@ def run_takes_quality(as_json, **options):
     the budget) is not final: it stays open, its receipt says "final": false, and the same
     command again retries exactly the failed calls. --rerun judges a complete eval again.
     """
+    from evalledger.ledger.cli import sealing
+
     from . import receipts, run as takes_quality
 
-    outcome = takes_quality.run(takes_quality.RunOptions(**options), say=(lambda _line: None) if as_json else click.echo)
+    with sealing("runner"):  # the completed run's entries are sealed before the command returns
+        outcome = takes_quality.run(takes_quality.RunOptions(**options),
+                                    say=(lambda _line: None) if as_json else click.echo)
     _echo_outcome(outcome, as_json)
     sys.exit(receipts.exit_code(outcome.receipt))
 
