@@ -182,6 +182,18 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
                     AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
  ORDER BY 1;
 
+-- name: claim_briefly
+-- A run claim waits at most a moment first, so the runner can say it waits for another.
+SET LOCAL lock_timeout = '200ms';
+
+-- name: claim_patiently
+-- Then a run claim waits as long as the other runner judges (a claim lasts no longer than its runner).
+SET LOCAL lock_timeout = 0;
+
+-- name: claim_session
+-- A claim's connection idles in its transaction while the run is judged: no server timeout may end it early.
+SET idle_in_transaction_session_timeout = 0;
+
 -- name: doctor_hours_ago
 -- The database's time this many hours ago (doctor's windows are the database's clock's).
 SELECT now() - make_interval(hours => %(hours)s);

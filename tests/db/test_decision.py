@@ -115,3 +115,14 @@ def test_each_soft_criterion_count(connect_as, reviewer_id, missed, decision, ra
     assert decided.soft_criteria_passed_count == 4 - missed
     assert decided.decision == decision
     assert decided.decision_rationale == rationale
+
+
+def test_the_cost_of_each_analysis_is_exact_and_only_the_runs_total_is_rounded(connect_as, admin, reviewer_id):
+    """Seed 002's token_cost_usd is NUMERIC(10,4) for the run; the analyses it sums are exact, so
+    30 calls of $0.00027 cost $0.0081, not 30 x $0.0003 = $0.0090."""
+    from decimal import Decimal
+
+    decided = record_run(connect_as("evalledger_runner"), reviewer_id, cost="0.00027")
+    parts = admin.execute("SELECT DISTINCT token_cost_usd FROM brain_analysis_log").fetchall()
+    assert parts == [(Decimal("0.00027"),)]
+    assert decided.token_cost_usd == Decimal("0.0081")

@@ -155,10 +155,10 @@ def test_the_takes_quality_refusals_and_helpers_read_the_same_for_a_cold_run_as_
                                                 "model, recorded) VALUES (%s, 1, 'openai:gpt-4o', false)", (run,))]}
     assert verdicts == {("42501", "evalledger: no open takes-quality run <run> takes verdicts")}
     helpers = {(s, m.replace(str(run), "<run>")) for run in (cold, missing)
-               for call in ("takes_quality_cycle_v2(%s, 1)", "takes_quality_receipt_v2(%s)")
+               for call in ("takes_quality_cycle_v2(%s, 1)", "takes_quality_receipt_v3(%s)")
                for s, m in [refusal_of(runner, f"SELECT evalledger.{call}", (run,))]}
     assert helpers == {("P0002", "evalledger: no takes-quality run <run>")}
-    assert runner.execute("SELECT evalledger.takes_quality_receipt_v2(%s) ->> 'verdict'", (done,)).fetchone()[0] == "pass"
+    assert runner.execute("SELECT evalledger.takes_quality_receipt_v3(%s) ->> 'verdict'", (done,)).fetchone()[0] == "pass"
 
 
 def test_a_reveal_on_a_cold_run_reads_as_one_on_no_run(admin, logins, reviewer_id):

@@ -49,7 +49,7 @@ def test_fingerprints_are_the_databases(runner, admin):
     again = runner.execute(
         "INSERT INTO eval_takes_quality_runs (corpus_source, sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models) "
         "VALUES ('db', 10, 2, 3, 'aaaaaaaa', 'bbbbbbbb', %s) "
-        "ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_shas_key DO NOTHING", (list(reversed(PANEL)),))
+        "ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_identity_key DO NOTHING", (list(reversed(PANEL)),))
     assert again.rowcount == 0
 
 
@@ -112,16 +112,16 @@ def test_the_database_decides_every_reason_a_parsed_reply_does_not_contribute(ru
     from evalledger.judges.specs import parse_model_spec
     from evalledger.suites.takes_quality import store
 
-    run_id = start_run(runner)
     decided = []
-    for cycle, (parsed, _) in enumerate(CONTRIBUTION_CASES, start=1):
+    for case, (parsed, _) in enumerate(CONTRIBUTION_CASES, start=1):
+        run_id = start_run(runner, corpus_sha8=f"{case:08x}")
         call = JudgeCall(spec=parse_model_spec(PANEL[0]), text="reply", parsed=parsed, output_tokens=10)
-        row = store.record_verdict(runner, run_id, cycle, call, recorded=False)
+        row = store.record_verdict(runner, run_id, 1, call, recorded=False)
         decided.append((row["error_kind"], row["error_message"], row["scores"]))
         assert row["contributes"] is (row["error_kind"] is None)
     assert decided == [expected for _, expected in CONTRIBUTION_CASES]
     stored = runner.execute("SELECT count(*) FILTER (WHERE contributes), count(*) "
-                            "FROM eval_takes_quality_judge_verdicts WHERE run_id = %s", (run_id,)).fetchone()
+                            "FROM eval_takes_quality_judge_verdicts").fetchone()
     assert stored == (4, len(CONTRIBUTION_CASES))
 
 
@@ -157,9 +157,23 @@ def test_completion_needs_every_verdict_and_happens_once(runner):
         runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
     verdict(runner, run_id, PANEL[1])
     verdict(runner, run_id, PANEL[2], error_kind="provider_error", error_message="HTTP 500", response_json=None)
+    # A provider error decides nothing: the run is not final until the call is retried.
+    with pytest.raises(psycopg.errors.CheckViolation, match=r"is not final: cycle 1 google:gemini-1.5-pro "
+                                                            r"\(provider_error\) failed outside the judges' content"):
+        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+    open_receipt = runner.execute("SELECT takes_quality_receipt_v3(%s)", (run_id,)).fetchone()[0]
+    assert open_receipt["final"] is False and open_receipt["verdict"] == "pass"
+    assert open_receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500"]
+    assert open_receipt["verdictMessage"].endswith("; not final: 1 call(s) failed outside the judges' content, "
+                                                   "and running the same eval again retries them")
+    verdict(runner, run_id, PANEL[2])  # the retry
+    with pytest.raises(psycopg.errors.CheckViolation, match="has its verdict in cycle 1 of takes-quality run"):
+        verdict(runner, run_id, PANEL[2])  # an answer is never replaced
     receipt = runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s "
                              "RETURNING receipt_json", (run_id,)).fetchone()[0]
-    assert receipt["verdict"] == "pass" and receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500"]
+    assert receipt["verdict"] == "pass" and receipt["successes_per_cycle"] == [3] and receipt["final"] is True
+    assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500; retried"]
+    assert receipt["verdictMessage"] == "PASS: every dim mean >=7 and min >=5 (3 of 3 models contributed; overall 8)"
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="is complete"):
         runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="no open takes-quality run [0-9]+ takes verdicts"):

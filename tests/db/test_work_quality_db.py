@@ -197,7 +197,7 @@ def test_means_spread_note_and_the_skipped_judges(runner):
 
 
 def test_one_judge_has_no_spread_and_recorded_replies_are_labelled(runner):
-    sid = start(runner, models=[PANEL[0]])
+    sid = start(runner, models=[PANEL[0]], judges="recorded")
     verdict(runner, sid, PANEL[0], recorded=True)
     doc = complete(runner, sid)
     assert doc["aggregate"]["disagreement"] is None
@@ -272,7 +272,7 @@ def go_document(name: str) -> dict:
 
 def import_doc(conn, doc, source="f.json"):
     return conn.execute("INSERT INTO eval_work_quality_snapshots (origin, snapshot_json, source_file, models) "
-                        "VALUES ('import', %s, %s, '{}') ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_run_key "
+                        "VALUES ('import', %s, %s, '{}') ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_identity_key "
                         "DO NOTHING RETURNING snapshot_id", (Jsonb(doc), source)).fetchone()
 
 

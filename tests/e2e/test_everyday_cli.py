@@ -145,13 +145,21 @@ def sdks_unloaded():
 
 @pytest.mark.parametrize("args, says", [
     (["run", "takes-quality", "--concurrency", "0"], "run takes-quality: Invalid value for '--concurrency': "
-                                                     "must be 1 or more, got 0"),
+                                                     "must be from 1 to 1,024, got 0"),
     (["run", "takes-quality", "--timeout", "-1"], "run takes-quality: Invalid value for '--timeout': "
                                                   "must be more than 0, got -1"),
     (["run", "takes-quality", "--retries", "-1"], "run takes-quality: Invalid value for '--retries': "
-                                                  "must be 0 or more, got -1"),
+                                                  "must be from 0 to 100, got -1"),
     (["run", "takes-quality", "--cycles", "0"], "run takes-quality: Invalid value for '--cycles': "
-                                                "must be 1 or more, got 0"),
+                                                "must be from 1 to 1,000, got 0"),
+    (["run", "takes-quality", "--limit", "99999999999999999999"], "run takes-quality: Invalid value for '--limit': "
+                                                                  "must be from 1 to 1,000,000, got 99999999999999999999"),
+    (["run", "takes-quality", "--seed", "99999999999999999999"], "run takes-quality: Invalid value for '--seed': "
+                                                                 "must be from -9,223,372,036,854,775,808 to "
+                                                                 "9,223,372,036,854,775,807, got 99999999999999999999"),
+    (["takes-quality", "list", "--limit", "99999999999999999999"], "takes-quality list: Invalid value for '--limit': "
+                                                                   "must be from 1 to 2,147,483,647, got "
+                                                                   "99999999999999999999"),
     (["run", "takes-quality", "--budget-usd", "inf"], "run takes-quality: Invalid value for '--budget-usd': "
                                                       "'inf' is not a finite number"),
     (["run", "takes-quality", "--judges", "recorded", "--timeout", "nan"],
@@ -161,7 +169,7 @@ def sdks_unloaded():
     (["regress", "--against", "baseline.json", "--threshold", "-0.5"],
      "regress: Invalid value for '--threshold': must be 0 or more, got -0.5"),
     (["run", "work-quality", "--kind", "bot", "--name", "b", "--task", "t", "--work-product", "-",
-      "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be 0 or more, got -1"),
+      "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be from 0 to 100, got -1"),
     (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
       "--concurrency", "0"], "run brain-eval: Invalid value for '--concurrency': must be 1 or more, got 0"),
     (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
@@ -882,9 +890,9 @@ def test_an_export_imported_back_writes_nothing_twice(dsn, admin, tmp_path):
 
 
 @pytest.mark.parametrize("extra, says", [
-    ({"id": 7}, "field created_at: missing (an exported line has both id and created_at)"),
-    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, 'field id: expected a positive integer, got "7"'),
-    ({"id": 7, "created_at": "yesterday"}, 'field created_at: expected an ISO 8601 timestamp with its offset, '
+    ({"id": 7}, "$.created_at: missing (an exported line has both id and created_at)"),
+    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, '$.id: expected a positive integer, got "7"'),
+    ({"id": 7, "created_at": "yesterday"}, '$.created_at: expected an ISO 8601 timestamp with its offset, '
                                            'got "yesterday"'),
 ])
 def test_an_exported_identity_is_checked(dsn, tmp_path, extra, says):

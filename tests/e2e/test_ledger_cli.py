@@ -147,7 +147,7 @@ def test_record_names_a_broken_file_and_line(env, reviewers, tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"run": {},\n "questions": [,]}')
     result = run_cli("brain-eval", "record", str(broken), "--reviewer", REVIEWER_ROLE, env=env)
-    assert (result.code, result.err) == (3, f"evalledger: error: {broken}:2: not JSON: Expecting value\n")
+    assert (result.code, result.err) == (3, f"evalledger: error: {broken}:2: column 16: not JSON: Expecting value\n")
 
 
 def test_record_needs_a_registered_reviewer(env, fixture_file):

@@ -102,10 +102,15 @@ def test_pass_is_exit_0_with_the_receipt_in_the_database_and_on_disk(env, corpus
     stored = count(admin, "SELECT receipt_json FROM eval_takes_quality_runs")
     assert stored == receipt
     rows = admin.execute("SELECT model, family, same_family, recorded, contributes, cycle, attempts, "
-                         "input_tokens > 0, cost_usd > 0 FROM eval_takes_quality_judge_verdicts ORDER BY model").fetchall()
+                         "input_tokens > 0, cost_usd > 0 FROM eval_takes_quality_judge_verdicts "
+                         "WHERE NOT call_started ORDER BY model").fetchall()
     assert rows == [("anthropic:claude-opus-4-7", "anthropic", False, False, True, 1, 1, True, True),
                     ("google:gemini-1.5-pro", "google", False, False, True, 1, 1, True, True),
                     ("openai:gpt-4o", "openai", False, False, True, 1, 1, True, True)]
+    # Each live call was recorded as started before it was sent, with an estimate of its cost.
+    started = admin.execute("SELECT model, retry_no, estimated_cost_usd > 0 FROM eval_takes_quality_judge_verdicts "
+                            "WHERE call_started ORDER BY model").fetchall()
+    assert started == [(m, 0, True) for m in sorted(PANEL)]
     dump = json.dumps([list(r) for r in admin.execute(
         "SELECT to_jsonb(v)::text FROM eval_takes_quality_judge_verdicts v").fetchall()])
     assert_no_key_anywhere(result.out, result.err, disk.read_text(), dump)
@@ -139,7 +144,8 @@ def test_inconclusive_is_exit_2_and_stops_early(env, corpus, standin, admin):
                                          "the rubric needs at least 2/3 of the panel")
     assert receipt["scores"]["accuracy"]["scores"] == [8]
     assert receipt["scores"]["accuracy"]["per_model"] == {"google:gemini-1.5-pro": 8}
-    kinds = admin.execute("SELECT model, error_kind FROM eval_takes_quality_judge_verdicts ORDER BY model").fetchall()
+    kinds = admin.execute("SELECT model, error_kind FROM eval_takes_quality_judge_verdicts WHERE NOT call_started "
+                          "ORDER BY model").fetchall()
     assert kinds == [("anthropic:claude-opus-4-7", "out_of_scale"), ("google:gemini-1.5-pro", None),
                      ("openai:gpt-4o", "incomplete_scores")]
 
@@ -180,7 +186,8 @@ def test_each_judge_reply_contributes_or_says_why_not(env, corpus, standin, admi
     assert receipt["successes_per_cycle"] == [4]
     assert sorted(receipt["scores"]["accuracy"]["per_model"]) == ["compat:fenced", "compat:prose", "compat:trailing-comma",
                                                                   "openai:gpt-4o"]
-    excerpt = count(admin, "SELECT raw_excerpt FROM eval_takes_quality_judge_verdicts WHERE model = 'compat:prose-only'")
+    excerpt = count(admin, "SELECT raw_excerpt FROM eval_takes_quality_judge_verdicts "
+                           "WHERE model = 'compat:prose-only' AND NOT call_started")
     assert excerpt == "I would rather not score this sample."
 
 
@@ -189,7 +196,7 @@ def test_429_with_retry_after_is_retried(env, corpus, standin, admin):
     result, receipt = tq(env)
     assert result.code == 0 and receipt["errors"] == []
     assert len(standin.requests_for("claude-opus-4-7")) == 2
-    assert count(admin, "SELECT attempts FROM eval_takes_quality_judge_verdicts WHERE model = %s",
+    assert count(admin, "SELECT attempts FROM eval_takes_quality_judge_verdicts WHERE model = %s AND NOT call_started",
                  "anthropic:claude-opus-4-7") == 2
 
 
@@ -247,7 +254,10 @@ def test_a_zero_budget_makes_no_call(env, corpus, standin):
     assert standin.requests == []
     assert receipt["cost_usd"] == 0 and receipt["cycles_run"] == 1
     assert all(": budget_exhausted: skipped: projected cost of " in e for e in receipt["errors"])
-    assert receipt["verdictMessage"].endswith("; 3 call(s) not made: the budget cap would have been passed")
+    assert receipt["verdictMessage"].endswith("; 3 call(s) not made: the budget cap would have been passed; not final: "
+                                              "3 call(s) failed outside the judges' content, and running the same eval "
+                                              "again retries them")
+    assert receipt["final"] is False
 
 
 def test_a_small_budget_stops_calls_that_would_pass_it(env, corpus, standin):
@@ -276,7 +286,8 @@ def test_help_says_zero_is_a_zero_budget():
     (("--models", "mistral:large"), "unknown provider 'mistral' in model spec 'mistral:large'"),
     (("--slug-prefix", "zzz/"), "no takes with slug prefix 'zzz/' in the database"),
     (("--source", "fs"), "--source fs needs --path FILE_OR_DIR"),
-    (("--limit", "0"), "--limit must be at least 1, got 0"),
+    (("--limit", "0"), "Invalid value for '--limit': must be from 1 to 1,000,000, got 0"),
+    (("--limit", "99999999999999999999"), "Invalid value for '--limit': must be from 1 to 1,000,000, got 9999"),
     (("--rubric-version", "v9"), "--rubric-version: no takes-quality rubric v9"),
 ])
 def test_errors_are_one_line_exit_3(env, corpus, args, message):
@@ -322,7 +333,8 @@ def test_an_identical_rerun_adds_nothing_and_calls_nobody(env, corpus, standin, 
     text, _ = tq(env, json_out=False)
     assert "was recorded earlier: reading it back, no calls made" in text.out
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_runs") == 1
-    assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts") == 3
+    assert admin.execute("SELECT count(*) FILTER (WHERE NOT call_started), count(*) FILTER (WHERE call_started) "
+                         "FROM eval_takes_quality_judge_verdicts").fetchone() == (3, 3)
 
 
 def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corpus, standin, admin):
@@ -331,7 +343,7 @@ def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corp
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts") < 2:
+        while count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started") < 2:
             assert time.monotonic() < deadline, "the two answering judges were never recorded"
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
@@ -343,13 +355,24 @@ def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corp
         proc.communicate()
     assert admin.execute("SELECT completed_at, verdict, receipt_json FROM eval_takes_quality_runs").fetchall() == \
         [(None, None, None)]
+    # The call in flight at the kill was recorded as started, with its estimated cost.
+    lost = count(admin, "SELECT estimated_cost_usd FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = 'google:gemini-1.5-pro' AND call_started")
+    assert lost > 0
     standin.reset()
     result, receipt = tq(env)
     assert result.code == 0, result.err
     assert [r.model for r in standin.requests] == ["gemini-1.5-pro"]  # only the missing verdict
-    assert receipt["successes_per_cycle"] == [3]
+    assert receipt["successes_per_cycle"] == [3] and receipt["final"] is True
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_runs") == 1
-    assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts") == 3
+    assert admin.execute("SELECT count(*) FILTER (WHERE NOT call_started), count(*) FILTER (WHERE call_started) "
+                         "FROM eval_takes_quality_judge_verdicts").fetchone() == (3, 4)
+    # Four calls were sent, and four are paid for: three answered, one lost at the kill (its estimate).
+    answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts")
+    assert receipt["cost_usd"] == pytest.approx(float(answered + lost), abs=0)
+    assert receipt["errors"] == [
+        f"cycle 1 google:gemini-1.5-pro: no reply: the runner stopped while the call was in flight "
+        f"(estimated ${float(round(lost, 6)):g} counted); retried"]
 
 
 # --- sources ---------------------------------------------------------------------------------
@@ -386,7 +409,7 @@ def test_corpus_load_is_all_or_nothing_with_the_line_named(env, admin, tmp_path)
     path.write_text(json.dumps(CORPUS[0]) + "\n" + json.dumps({**CORPUS[1], "weight": "high"}) + "\n")
     result = run_cli("corpus", "load", str(path), env=env)
     assert result.code == 3
-    assert result.err == (f"evalledger: error: {path}:2: field 'weight': must be a number from 0 to 1, "
+    assert result.err == (f"evalledger: error: {path}:2: $.weight: must be a number from 0 to 1, "
                           "got \"high\"\n")
     assert count(admin, "SELECT count(*) FROM take") == 0
 
@@ -448,11 +471,11 @@ def test_replay_refuses_an_unknown_schema_version(tmp_path):
     path.write_text(json.dumps(sample_receipt(schema_version=2)))
     result = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
     assert result.code == 3
-    assert result.err == (f"evalledger: error: {path}: field 'schema_version': unsupported receipt "
+    assert result.err == (f"evalledger: error: {path}:1: $.schema_version: unsupported receipt "
                           "schema_version 2 (this evalledger reads 1)\n")
     path.write_text("{\n  oops\n}")
     broken = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
-    assert broken.code == 3 and broken.err.startswith(f"evalledger: error: {path}:2: not JSON: ")
+    assert broken.code == 3 and broken.err.startswith(f"evalledger: error: {path}:2: column 3: not JSON: ")
     missing = run_cli("replay", str(tmp_path / "gone.json"), env={"DATABASE_URL": NOWHERE})
     assert missing.code == 3 and missing.err == f"evalledger: error: {tmp_path / 'gone.json'}: no such receipt file\n"
 

@@ -130,6 +130,8 @@ class StandIn:
         # A provider's own concurrency limit: a request beyond it is answered 429 with this Retry-After.
         self.concurrency_limit: int | None = None
         self.concurrency_retry_after: float = 1.0
+        # When set, every request waits for this event before it is answered (at most a minute).
+        self.gate: threading.Event | None = None
 
     # --- addresses -------------------------------------------------------------------
 
@@ -299,6 +301,9 @@ class StandIn:
             queued = self._in_flight / self.capacity if self.capacity else 1.0
         status = None
         try:
+            gate = self.gate
+            if gate is not None:
+                gate.wait(60)
             refusal = self._refusal(rec.model)  # a provider's 429 comes at once
             step = refusal or self._next_step(rec.model)
             if step.hang_s:

@@ -120,7 +120,7 @@ def test_only_cli_edges_import_click():
 
 # -- the judge layer: specs <- pricing <- limits <- sdks <- providers <- panel, repair alone -------------------------------
 
-JUDGE_ORDER = ("repair", "specs", "pricing", "limits", "sdks", "providers", "panel")
+JUDGE_ORDER = ("repair", "specs", "pricing", "context", "limits", "sdks", "providers", "panel")
 SDKS = ("openai", "anthropic", "httpx2")
 
 

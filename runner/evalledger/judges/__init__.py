@@ -1,6 +1,6 @@
 """The judge layer every judged suite shares: model specs, providers, pricing, the panel, JSON repair.
 
-Import order has no cycles: specs <- pricing <- limits <- sdks <- providers <- panel; repair stands
+Import order has no cycles: specs <- pricing <- context <- limits <- sdks <- providers <- panel; repair stands
 alone. Only sdks imports the provider SDKs (slow to import), and only when a run first calls their
 provider, so importing any of these modules is cheap.
 """

@@ -100,8 +100,9 @@ def describe_modes(specs: Sequence[ModelSpec], modes: Mapping[str, str]) -> str 
     if not recorded:
         return None
     if len(recorded) == len(specs):
+        # Recorded replies judge only when asked for by name (resolve_modes): that is the reason.
         return ("judges: recorded replies shipped with evalledger, not live calls "
-                "(no API keys in the environment; set them for live judges)")
+                "(asked for with --judges recorded; leave it out for live judges)")
     return f"judges: recorded replies for {', '.join(recorded)} (no API key), live calls for the rest"
 
 
@@ -127,10 +128,12 @@ async def run_panel(
     max_retries: int = 3,
     budget: Budget | None,
     deadline_s: float | None = None,
+    on_start: Callable[[JudgeRequest], Any] | None = None,
 ) -> CallResults:
     """Recorded replies first (instant), then the live calls (run_calls: concurrency None adapts
-    per provider, N is a ceiling); each result goes to on_result as it arrives. The results'
-    `report` says what the live calls met (rate limits, waits, limits in flight)."""
+    per provider, N is a ceiling); each result goes to on_result as it arrives, and each live call
+    to on_start just before it is sent. The results' `report` says what the live calls met (rate
+    limits, waits, limits in flight)."""
     recorded = [r for r in requests if modes[r.spec.spec] == RECORDED]  # type: ignore[union-attr]
     live = [r for r in requests if modes[r.spec.spec] == LIVE]  # type: ignore[union-attr]
     results = CallResults()
@@ -140,7 +143,7 @@ async def run_panel(
         results.append(call)
     if live:
         made = await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                               budget=budget, on_result=on_result, deadline_s=deadline_s)
+                               budget=budget, on_result=on_result, deadline_s=deadline_s, on_start=on_start)
         results += made
         results.report = made.report
     return results

@@ -165,6 +165,7 @@ async def run_calls(
     backoff_base_s: float = 0.5,
     follow_up_specs: Sequence[ModelSpec] = (),
     deadline_s: float | None = None,
+    on_start: Callable[[JudgeRequest], Any] | None = None,
 ) -> CallResults:
     """Make every judge call and return results in request order, with what they met (`.report`).
 
@@ -186,7 +187,9 @@ async def run_calls(
     at a time; an exception from it cancels the run and propagates. It may return more requests
     (follow-ups, e.g. the judges of an answer just stored), which join the same pool at once, so no
     call waits for a whole phase to end; follow_up_specs names the models they may use, checked
-    (price, credentials) with the rest before any call.
+    (price, credentials) with the rest before any call. on_start (sync) is told of each call just
+    before its first request is sent (a call the budget does not allow is never started), so a
+    caller can record it as started; an exception from it ends the run.
     """
     session = _session.get()
     if deadline_s is None:
@@ -254,6 +257,8 @@ async def run_calls(
                             result.error_message = f"skipped: projected cost of {spec.spec} would pass the budget cap"
                             return result
                     if started is None:
+                        if on_start is not None:
+                            on_start(req)
                         started = time.monotonic()
                         # Decided now, not when queued: another call may have found the model refuses it.
                         structured = req.json_schema is not None and spec.spec not in text_only

@@ -220,6 +220,8 @@ def _recorded_call(spec: ModelSpec, request: JudgeRequest, index: int) -> JudgeC
 def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict, call: JudgeCall) -> str | None:
     """One answer in its own transaction, as it arrives: the analysis row, then the answer row (the
     database computes its scores). Returns the contract violation, if any."""
+    from evalledger.core import money
+
     parsed, broken = check_answer(call)
     with conn.transaction():
         analysis_id = store.record_analysis(
@@ -230,7 +232,9 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
             sources_read=question["sources"], claims=parsed["claims"] if parsed else [],
             proposed_actions=parsed["proposed_actions"] if parsed else None,
             input_tokens=call.input_tokens, output_tokens=call.output_tokens,
-            token_cost_usd=round(call.cost_usd or 0.0, 4))
+            # Exact: only the run's total is rounded, once, to seed 002's NUMERIC(10,4).
+            token_cost_usd=(money.cost(call.spec, call.input_tokens, call.output_tokens) or 0)
+            if p.mode != RECORDED else 0)
         conn.execute(QUERIES["insert_harness_answer"], {
             "eval_run_id": run_id, "question_id": question["question_id"], "analysis_id": analysis_id,
             "recorded": p.mode == RECORDED, "contract_error": broken, "latency_ms": call.latency_ms,

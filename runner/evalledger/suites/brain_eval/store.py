@@ -14,9 +14,10 @@ from psycopg import sql
 from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
+from evalledger.core import reader
 from evalledger.core.db import set_local_role
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
-from evalledger.core.errors import EvalledgerError, load_user_json
 
 QUERIES = Queries(__package__)
 
@@ -176,7 +177,7 @@ def reviewer_role_of(conn: psycopg.Connection, reviewer_user_id: UUID) -> str | 
 
 def load_fixture(path: Path) -> dict:
     """A recorded run: {run: {...}, questions: [{analysis: {...}, score: {...}}, ...]}."""
-    data = load_user_json(path)
+    data = reader.read_json(path).value
     if not isinstance(data, dict):
         raise EvalledgerError(f"{path}: expected a JSON object with 'run' and 'questions'")
     for key in ("run", "questions"):

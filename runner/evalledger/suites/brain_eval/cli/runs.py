@@ -9,7 +9,7 @@ import click
 
 from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
-from evalledger.core.options import Number, When, call_options, database_option, echo_listing, format_options
+from evalledger.core.options import LIMIT, Number, When, call_options, database_option, echo_listing, format_options
 from evalledger.ledger.cli import sealing
 
 from .. import store as brain_eval
@@ -98,7 +98,7 @@ def show_command(run_id, as_json):
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
 @click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
 @click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for RUN_ID=$(...)).")
 @format_options
 @database_option
