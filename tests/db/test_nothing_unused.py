@@ -17,7 +17,7 @@ from evalledger.core.paths import database_root
 
 # What a person or a program calls directly, and the page that tells them to.
 ENTRY_POINTS = {
-    "retention_purge_v1": "docs/guards.md",  # the one purge, as the retention role
+    "retention_purge_v2": "docs/guards.md",  # the one purge, as the retention role
     "work_quality_history_v1": "docs/work-quality.md",  # a view BI tools read
     "prompt_drift_v1": "docs/brain-eval.md",  # one of seed 002's panels, read by BI tools
 }
@@ -95,8 +95,27 @@ def unused(conn: psycopg.Connection) -> list[str]:
     return sorted(f"{kind} {name}" for _, name, kind, _ in objects if name not in reached)
 
 
+# Superseded versions the unreleased migrations 0005-0010 still install (each runs after the
+# baseline and repoints its triggers and calls to the version after): the 0.1.0 fold (issue 24)
+# folds those migrations into the baseline and installs none of these. Exact: a function that
+# becomes unused without being listed here fails, and so does one listed that is gone or used.
+FOLD_PENDING = {
+    "brain_eval_harness_answer_admit_v1", "brain_eval_harness_run_admit_v1",
+    "brain_eval_judge_suggestion_admit_v1", "brain_eval_log_admit_v1", "brain_eval_log_decide_v1",
+    "brain_eval_open_harness_v1", "brain_eval_question_score_write_v1", "brain_eval_question_score_write_v2",
+    "brain_eval_show_suggestions_v1", "brain_version_admit_v1", "capture_ensure_partitions_v1",
+    "capture_export_bound_v1", "capture_make_partition_v1", "capture_window_lock_v1", "judge_scores_v1",
+    "ledger_recompute_takes_quality_v1", "ledger_recompute_v1", "ledger_recompute_work_quality_v1",
+    "prompt_tuner_admit_v1", "require_read_committed_v1", "retention_plan_v1", "retention_purge_v1",
+    "retention_rows_v1", "rubric_admit_v1", "rubric_admitted_v1", "rubric_check_v1",
+    "takes_quality_receipt_v1", "takes_quality_receipt_v2", "takes_quality_run_admit_v1",
+    "takes_quality_run_decide_v1", "takes_quality_verdict_admit_v1", "work_quality_snapshot_admit_v1",
+    "work_quality_snapshot_decide_v1", "work_quality_snapshot_decide_v2", "work_quality_verdict_admit_v1",
+}
+
+
 def test_every_function_and_view_is_used(admin):
-    assert unused(admin) == []
+    assert unused(admin) == sorted(f"function {name}" for name in FOLD_PENDING)
 
 
 # What the fold dropped: refuse_change_v1 (the append-only guard refuse_change_v2 replaced) and
@@ -114,7 +133,7 @@ def test_a_superseded_function_left_installed_is_found(admin, name):
             admin.execute("SET LOCAL ROLE evalledger_code")
             admin.execute(f"CREATE FUNCTION evalledger.{name}() {SUPERSEDED[name]}")
             admin.execute("RESET ROLE")
-            assert unused(admin) == [f"function {name}"]
+            assert unused(admin) == sorted(f"function {n}" for n in {*FOLD_PENDING, name})
             raise psycopg.errors.QueryCanceled("rolled back")
 
 
