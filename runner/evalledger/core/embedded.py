@@ -40,11 +40,12 @@ DATABASE = "evalledger"
 SUPERUSER = "postgres"
 # A Unix socket path is limited to about 107 bytes; leave room for "/.s.PGSQL.5432".
 SOCKET_DIR_MAX = 90
-# Who may connect how: the installer without a password over the private socket, every other
-# login with its own password.
+# Who may connect how: the installer without a password over the private socket (replication
+# included: `db backup` and `db replica` stream from it), every other login with its own password.
 PG_HBA = f"""# evalledger: written by evalledger at every start (core/embedded.py); edits are replaced.
-local   all   {SUPERUSER}   trust
-local   all   all        scram-sha-256
+local   all           {SUPERUSER}   trust
+local   replication   {SUPERUSER}   trust
+local   all           all        scram-sha-256
 """
 # The file in a cluster's folder naming the EVALLEDGER_HOME it serves.
 HOME_MARKER = "home"
@@ -71,6 +72,11 @@ def _wheel_install() -> Path:
             "with `make demo`, or set DATABASE_URL"
         ) from exc
     return Path(POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]).parent
+
+
+def wheel_bin(program: str) -> Path:
+    """A client program of the wheel (pg_dump, pg_basebackup, psql, ...), to run as the invoking user."""
+    return _wheel_install() / "bin" / program
 
 
 def _traversable_by_others(path: Path) -> bool:
@@ -246,6 +252,9 @@ class EmbeddedServer:
         for attempt in range(50):
             try:
                 with psycopg.connect(admin, autocommit=True) as conn:
+                    # A standby (`db replica`) has the primary's databases and creates none.
+                    if conn.execute(queries.get("in_recovery")).fetchone()[0]:
+                        return
                     if not conn.execute(queries.get("database_exists"), {"name": DATABASE}).fetchone()[0]:
                         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
                     return
