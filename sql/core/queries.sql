@@ -458,3 +458,62 @@ BEGIN
     END IF;
 END
 $check$;
+
+-- name: may_read_control
+-- Whether the logged-in user may read the cluster's control data (superusers and pg_monitor may).
+SELECT has_function_privilege('pg_control_system()', 'EXECUTE');
+
+-- name: system_identifier
+-- The cluster's system identifier: a base backup, its WAL and its standbys share it.
+SELECT system_identifier FROM pg_control_system();
+
+-- name: alter_system
+-- Set one server setting in postgresql.auto.conf (applied by a reload, or a restart for some).
+ALTER SYSTEM SET {name} = {value};
+
+-- name: reload_configuration
+-- Make the server read its configuration again.
+SELECT pg_reload_conf();
+
+-- name: archive_mode
+-- Whether the running server archives WAL (changing it needs a restart).
+SELECT current_setting('archive_mode');
+
+-- name: switch_wal
+-- Close the current WAL segment, so that archiving copies it now.
+SELECT pg_switch_wal();
+
+-- name: drop_slot_if_exists
+-- Drop the named replication slot (of a replica whose creation failed), if it exists.
+SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %(slot)s;
+
+-- name: standby_primary
+-- Whether this server is a standby, and the primary it streams from (NULL to users who may not see it).
+SELECT pg_is_in_recovery(), (SELECT sender_host FROM pg_stat_wal_receiver), (SELECT sender_port FROM pg_stat_wal_receiver);
+
+-- name: doctor_standby
+-- On a standby: its WAL receiver (NULL columns to users without pg_read_all_stats), how far replay is
+-- behind the primary's last report, and how long ago the primary last spoke and a commit was replayed.
+SELECT r.status, r.sender_host, r.sender_port,
+       pg_wal_lsn_diff(r.latest_end_lsn, pg_last_wal_replay_lsn()) AS behind_bytes,
+       extract(epoch FROM now() - r.last_msg_receipt_time) AS primary_silent_s,
+       extract(epoch FROM now() - pg_last_xact_replay_timestamp()) AS since_replayed_commit_s,
+       r.pid IS NOT NULL AS receiving
+  FROM (SELECT 1) one LEFT JOIN pg_stat_wal_receiver r ON true;
+
+-- name: doctor_standbys
+-- On a primary: the standbys streaming from it, with their replay lag.
+SELECT coalesce(client_addr::text, 'local socket'), application_name, state,
+       extract(epoch FROM replay_lag), pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)
+  FROM pg_stat_replication ORDER BY application_name;
+
+-- name: doctor_idle_slots
+-- Replication slots nobody streams from, and the WAL each keeps on this server's disk.
+SELECT slot_name, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)
+  FROM pg_replication_slots WHERE NOT active AND restart_lsn IS NOT NULL ORDER BY slot_name;
+
+-- name: doctor_archiver
+-- Whether WAL is archived, and the last success and failure.
+SELECT current_setting('archive_mode'), last_archived_wal, extract(epoch FROM now() - last_archived_time),
+       last_failed_wal, last_failed_time > coalesce(last_archived_time, '-infinity') AS failing
+  FROM pg_stat_archiver;

@@ -44,6 +44,38 @@ def database_url(start: bool = True) -> str:
     return server.start() if start else server.dsn()
 
 
+_explicit_read_url: str | None = None
+
+
+def use_read_url(url: str | None) -> None:
+    """Point every later reader at url (the CLI's --read-url)."""
+    global _explicit_read_url
+    _explicit_read_url = url
+
+
+def read_url(start: bool = True) -> str:
+    """Where commands that only read connect: --read-url, else --database-url, else DATABASE_READ_URL
+    (a standby, say), else DATABASE_URL, else the embedded server. A flag beats the environment."""
+    return _explicit_read_url or _explicit_url or os.environ.get("DATABASE_READ_URL") or database_url(start)
+
+
+def standby_refusal(url: str) -> EvalledgerError | None:
+    """When the server at url is a standby, the error for a write sent to it, naming its primary."""
+    from . import queries
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            standby, host, port = conn.execute(queries.get("standby_primary")).fetchone()
+    except psycopg.Error:
+        return None
+    if not standby:
+        return None
+    primary = f"the primary at {host}:{port}" if host else "its primary (which this user may not see)"
+    return EvalledgerError(f"the database at {describe(url)} is a read-only standby replicating from {primary}: "
+                           "commands that write go to the primary (DATABASE_URL or --database-url); point only "
+                           "readers at a standby (DATABASE_READ_URL or --read-url)")
+
+
 def describe(url: str) -> str:
     """The URL without its password, for messages."""
     info = psycopg.conninfo.conninfo_to_dict(url)

@@ -145,8 +145,9 @@ class EmbeddedServer:
 
     # -- process control ---------------------------------------------------------------------
 
-    def _run(self, program: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        kwargs: dict = {}
+    def _run(self, program: str, *args: str, check: bool = True, env: dict | None = None,
+             timeout: int = 120) -> subprocess.CompletedProcess:
+        kwargs: dict = {"env": env} if env is not None else {}
         if self.as_root:
             entry = _ensure_service_user()
             kwargs.update(user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
@@ -158,7 +159,7 @@ class EmbeddedServer:
             stderr=subprocess.STDOUT,
             text=True,
             cwd="/",
-            timeout=120,
+            timeout=timeout,
             **kwargs,
         )
 
@@ -185,8 +186,8 @@ class EmbeddedServer:
             return False
         return self._run("pg_ctl", "status", "-D", str(self.pgdata), check=False).returncode == 0
 
-    def start(self) -> str:
-        """Initialise (once) and start the server; return its DSN."""
+    def start(self, wait: int = 60) -> str:
+        """Initialise (once) and start the server, waiting up to wait seconds for it; return its DSN."""
         with self._locked():
             if self.as_root:
                 ROOT_PARENT.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -204,8 +205,8 @@ class EmbeddedServer:
                 self._make_private_dir(self.socket_dir)
                 options = f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}'"
                 result = self._run(
-                    "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.pgdata),
-                    "-l", str(self.logfile), "-o", options, check=False,
+                    "pg_ctl", "start", "-w", "-t", str(wait), "-D", str(self.pgdata),
+                    "-l", str(self.logfile), "-o", options, check=False, timeout=wait + 60,
                 )
                 if result.returncode != 0:
                     tail = _tail(self.logfile)
