@@ -121,8 +121,15 @@ def _drop(admin: psycopg.Connection, name: str) -> None:
 
 @pytest.fixture(scope="session")
 def template_db(server_url) -> Iterator[str]:
-    """The name of a database built by the migrations, exactly as `evalledger db migrate` does."""
+    """The name of a database built by the migrations, exactly as `evalledger db migrate` does; with
+    EVALLEDGER_TEST_TEMPLATE, that database of the server as it is (a loaded dump, say: the tests
+    then check what `db load` made), used and never dropped."""
     from evalledger.core.migrate import migrate
+
+    given = os.environ.get("EVALLEDGER_TEST_TEMPLATE")
+    if given:
+        yield given
+        return
 
     name = f"{_PREFIX}_template"
     with psycopg.connect(server_url, autocommit=True) as admin:

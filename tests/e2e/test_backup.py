@@ -1,0 +1,447 @@
+"""Backups, restores, dumps, point-in-time recovery and a standby, with real clusters on this machine.
+
+One primary (an embedded cluster of its own, over its Unix socket) holds the demo's ledger and a
+run 25 months old (cold: RevOps no longer sees it). Each test makes the other clusters it needs,
+restored, loaded or replicated from it, through the commands a user runs, and removes them. What a
+role sees is compared whole: every role's SELECT of every table and view of the ledger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from evalledger.core.embedded import EmbeddedServer
+from tests.cli import run_cli
+from tests.conftest import DURABILITY_OFF, REVIEWER_ROLE, TEST_PASSWORD, ensure_login_role
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = ("evalledger_owner", "evalledger_runner", "evalledger_reviewer", REVIEWER_ROLE, "evalledger_revops",
+         "evalledger_auditor", "evalledger_agent", "evalledger_retention")
+PANELS = ("brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
+          "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1", "work_quality_history_v1")
+# The modules that try every guard as every role: run whole against a loaded dump.
+GUARD_TESTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "db").glob("test_insiders*.py")) \
+    + ["tests/db/test_append_only.py"]
+
+
+class Cluster:
+    """An embedded cluster of its own home, removed (data, socket, home) by remove()."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.server = EmbeddedServer(home)
+
+    @property
+    def env(self) -> dict:
+        return {"EVALLEDGER_HOME": str(self.home), "DATABASE_URL": "", "DATABASE_READ_URL": ""}
+
+    def url(self, dbname: str = "evalledger") -> str:
+        return psycopg.conninfo.make_conninfo(self.server.dsn(), dbname=dbname)
+
+    def start(self) -> "Cluster":
+        self.server.start()
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            for name, value in {k: v for k, v in DURABILITY_OFF.items() if k != "full_page_writes"}.items():
+                conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+            conn.execute("SELECT pg_reload_conf()")
+        return self
+
+    def remove(self) -> None:
+        with contextlib.suppress(Exception):
+            self.server.remove()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def cluster(parent: Path, name: str, start: bool = True):
+    made = Cluster(parent / name)
+    try:
+        yield made.start() if start else made
+    finally:
+        made.remove()
+
+
+def ok(result):
+    assert result.code == 0, f"exit {result.code}\n{result.out}\n{result.err}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def primary():
+    """The primary: the demo's ledger, a reviewer login with a password, and a hot and a cold run."""
+    parent = Path(tempfile.mkdtemp(prefix="evalledger-backup-test-"))
+    os.chmod(parent, 0o711)  # as root, the server's system user reaches the archive folder inside
+    try:
+        yield from _primary(parent)
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+def _primary(parent: Path):
+    from tests.db.test_dashboards import tiered_ledger
+    from evalledger.suites.brain_eval.store import add_reviewer
+
+    with cluster(parent, "primary") as made:
+        ok(run_cli("db", "migrate", env=made.env))
+        with psycopg.connect(made.url(), autocommit=True) as admin:
+            admin.execute("SET search_path = evalledger, public")
+            ensure_login_role(admin, REVIEWER_ROLE, "evalledger_reviewer")
+            reviewer = add_reviewer(admin, REVIEWER_ROLE, "A")
+
+            def connect_as(role):
+                conn = psycopg.connect(made.url(), autocommit=True)
+                conn.execute("SET search_path = evalledger, public")
+                conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+                opened.append(conn)
+                return conn
+
+            opened = []
+            made.cold, made.hot = tiered_ledger(admin, connect_as, reviewer)
+            for conn in opened:
+                conn.close()
+        ok(run_cli("demo", env=made.env))
+        made.parent = parent
+        yield made
+
+
+def every_role_sees(url: str) -> dict:
+    """{(role, relation): its rows as sorted text, or the SQLSTATE refusing it} for every ledger role."""
+    seen = {}
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET TimeZone = 'UTC'")
+        relations = [r for (r,) in conn.execute(
+            "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'evalledger' "
+            "AND c.relkind IN ('r', 'p', 'v') ORDER BY 1")]
+        for role in ROLES:
+            for relation in relations:
+                try:
+                    with conn.transaction():
+                        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(role)))
+                        rows = conn.execute(sql.SQL("SELECT t::text FROM {} t").format(sql.SQL(relation))).fetchall()
+                    seen[role, relation] = sorted(r[0] for r in rows)
+                except psycopg.Error as exc:
+                    seen[role, relation] = f"refused {exc.sqlstate}"
+    return seen
+
+
+def dashboards(env: dict) -> dict:
+    return {(panel, role): ok(run_cli("dashboard", panel, "--as", role, "--json", env=env)).out
+            for panel in PANELS for role in ("revops", "auditor")}
+
+
+def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tmp_path):
+    before = every_role_sees(primary.url())
+    shown = dashboards(primary.env)
+    backup = tmp_path / "backup"
+    made = ok(run_cli("db", "backup", str(backup), env=primary.env))
+    assert made.out.startswith(f"backed up postgres@{primary.server.socket_dir}:5432/evalledger into {backup}: ")
+    assert "verified against its SHA-256 manifest" in made.out
+
+    with cluster(primary.parent, "restored", start=False) as restored:
+        done = ok(run_cli("db", "restore", str(backup), env=restored.env))
+        assert done.out.splitlines()[0] == f"restored {backup} into the embedded server of {restored.home}"
+        assert every_role_sees(restored.url()) == before
+        assert dashboards(restored.env) == shown
+        assert ok(run_cli("doctor", env=restored.env)).out.count("fail") == 0
+        # A reviewer signs in with the password it had (roles are the cluster's, and came along).
+        with psycopg.connect(psycopg.conninfo.make_conninfo(restored.url(), user=REVIEWER_ROLE,
+                                                            password=TEST_PASSWORD)) as conn:
+            assert conn.execute("SELECT current_user").fetchone()[0] == REVIEWER_ROLE
+
+        # A live cluster is replaced only with --yes, and kept beside the new one.
+        again = run_cli("db", "restore", str(backup), env=restored.env)
+        assert again.code == 3 and "holds a cluster (running): add --yes to replace it" in again.err
+        replaced = ok(run_cli("db", "restore", str(backup), "--yes", env=restored.env))
+        kept = Path(replaced.out.splitlines()[1].removeprefix("the cluster it replaced is kept at "))
+        assert kept.parent == restored.server.base and (kept / "PG_VERSION").is_file()
+        assert every_role_sees(restored.url()) == before
+
+
+def test_a_damaged_backup_is_refused_before_anything_is_replaced(primary, tmp_path):
+    backup = tmp_path / "backup"
+    ok(run_cli("db", "backup", str(backup), env=primary.env))
+    victim = next(p for p in sorted((backup / "base").rglob("*")) if p.is_file() and p.stat().st_size > 8192)
+    data = bytearray(victim.read_bytes())
+    data[100] ^= 1
+    victim.write_bytes(bytes(data))
+    refused = run_cli("db", "restore", str(backup), "--yes", env=primary.env)
+    assert refused.code == 3
+    assert refused.err == (f"evalledger: error: {backup}: the backup does not verify: "
+                           f"{victim.relative_to(backup)} does not match its SHA256 checksum\n")
+    assert primary.server.is_running()  # the live cluster was not touched
+    assert ok(run_cli("target", "show", "AGT-901", env=primary.env))
+
+
+@pytest.mark.skip(reason="waits for `evalledger ledger digest|verify` (issue 18): then, one call below")
+def test_ledger_verify_passes_after_a_restore_against_a_digest_taken_before(primary, tmp_path):
+    digest = tmp_path / "digest.json"
+    ok(run_cli("ledger", "digest", "--output", str(digest), env=primary.env))
+    backup = tmp_path / "backup"
+    ok(run_cli("db", "backup", str(backup), env=primary.env))
+    with cluster(primary.parent, "verified", start=False) as restored:
+        ok(run_cli("db", "restore", str(backup), env=restored.env))
+        ok(run_cli("ledger", "verify", "--digest", str(digest), env=restored.env))
+
+
+# -- dump and load ---------------------------------------------------------------------------------
+
+
+def test_a_dump_loads_into_a_fresh_server_with_every_role_seeing_what_it_saw(primary, tmp_path):
+    before = every_role_sees(primary.url())
+    dumped = tmp_path / "ledger.dump"
+    out = ok(run_cli("db", "dump", str(dumped), env=primary.env)).out
+    assert out.startswith(f"dumped postgres@{primary.server.socket_dir}:5432/evalledger into {dumped}: ")
+    assert oct(dumped.stat().st_mode & 0o777) == "0o600"
+    with cluster(primary.parent, "loaded") as loaded:
+        shown = ok(run_cli("db", "load", str(dumped), env=loaded.env)).out.splitlines()
+        assert shown[0].startswith(f"loaded {dumped} into postgres@{loaded.server.socket_dir}:5432/evalledger: ")
+        assert f"{REVIEWER_ROLE}" in shown[1] and shown[1].startswith("roles created: ")
+        assert every_role_sees(loaded.url()) == before
+        assert ok(run_cli("doctor", env=loaded.env)).out.count("fail") == 0
+        with psycopg.connect(psycopg.conninfo.make_conninfo(loaded.url(), user=REVIEWER_ROLE,
+                                                            password=TEST_PASSWORD)) as conn:
+            assert conn.execute("SELECT current_user").fetchone()[0] == REVIEWER_ROLE
+        # Loaded twice: refused, and the first load is untouched.
+        twice = run_cli("db", "load", str(dumped), env=loaded.env)
+        assert twice.code == 3 and "is not empty (schema evalledger, schema evalledger_guard, " in twice.err
+        assert every_role_sees(loaded.url()) == before
+
+
+def test_a_load_that_would_not_be_the_dump_rolls_back_whole(primary, tmp_path):
+    import io
+    import json
+    import tarfile
+
+    dumped = tmp_path / "ledger.dump"
+    ok(run_cli("db", "dump", str(dumped), env=primary.env))
+    # A manifest expecting one more grant than the dump makes: as if pg_restore had dropped one.
+    with tarfile.open(dumped) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))
+        archive = tar.extractfile("ledger.pgdump").read()
+    manifest["fingerprint"].append(["table", "evalledger.target", "grant SELECT to evalledger_agent"])
+    bent = tmp_path / "bent.dump"
+    with tarfile.open(bent, "w") as tar:
+        for name, data in (("manifest.json", json.dumps(manifest).encode()), ("ledger.pgdump", archive)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    with cluster(primary.parent, "refused") as target:
+        refused = run_cli("db", "load", str(bent), env=target.env)
+        assert refused.code == 3
+        assert refused.err.startswith("evalledger: error: the load was rolled back, nothing was written: evalledger: "
+                                      "the loaded ledger is not the one dumped: missing table evalledger.target "
+                                      "(grant SELECT to evalledger_agent)")
+        with psycopg.connect(target.url(), autocommit=True) as conn:
+            assert conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None
+            assert conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = %s", (REVIEWER_ROLE,)).fetchone()[0] == 0
+        # And one whose archive is not what its manifest recorded is refused before anything runs.
+        damaged = tmp_path / "damaged.dump"
+        with tarfile.open(damaged, "w") as tar:
+            for name, data in (("manifest.json", json.dumps(manifest).encode()), ("ledger.pgdump", archive[:-1] + b"x")):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        assert run_cli("db", "load", str(damaged), env=target.env).err == (
+            f"evalledger: error: {damaged}: ledger.pgdump does not match the checksum its manifest recorded: the file "
+            "is damaged or was changed\n")
+
+
+def run_guard_tests(server_url: str, template: str) -> None:
+    """The insider and append-only modules, whole, on clones of template (a loaded dump) of server_url."""
+    env = {**os.environ, "DATABASE_URL": server_url, "EVALLEDGER_TEST_TEMPLATE": template}
+    env.pop("DATABASE_READ_URL", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *GUARD_TESTS],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout.splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def bare_dump(primary):
+    """A dump of a ledger fresh from the migrations (the guard tests build their own rows)."""
+    from evalledger.core.migrate import migrate
+
+    with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE bare")
+    try:
+        migrate(primary.url("bare"))
+        dumped = primary.parent / "bare.dump"
+        ok(run_cli("db", "dump", str(dumped), "--database-url", primary.url("bare"), env=primary.env))
+        yield dumped
+    finally:
+        with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS bare WITH (FORCE)")
+
+
+def test_a_loaded_dump_refuses_every_insider_as_the_migrations_did(primary, bare_dump):
+    with cluster(primary.parent, "guarded") as loaded:
+        ok(run_cli("db", "load", str(bare_dump), env=loaded.env))
+        run_guard_tests(loaded.url("postgres"), "evalledger")
+
+
+def system_postgresql() -> Path | None:
+    """The distribution's newest PostgreSQL bin/ (CI's second version), as .ci/run finds it."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name)
+                   if p.parent.name.isdigit() else 0)
+    if not found or not (found[-1] / "pg_ctl").exists():
+        return None
+    try:
+        import pwd
+
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return None
+    return found[-1] if os.geteuid() == 0 else None
+
+
+@contextlib.contextmanager
+def system_server():
+    """CI's second PostgreSQL, started as the postgres user on a socket in a scratch folder."""
+    bin_dir = system_postgresql()
+    scratch = Path(tempfile.mkdtemp(prefix="evalledger-pg-"))
+    shutil.chown(scratch, "postgres")
+
+    def as_postgres(*command):
+        subprocess.run(["su", "postgres", "-s", "/bin/sh", "-c", " ".join(command)], check=True,
+                       capture_output=True, timeout=120)
+
+    try:
+        as_postgres(f"{bin_dir}/initdb", "-D", f"{scratch}/data", "-U", "postgres", "--auth=trust")
+        as_postgres(f"{bin_dir}/pg_ctl", "-D", f"{scratch}/data", "-l", f"{scratch}/log", "-w", "-o",
+                    f"\"-c listen_addresses='' -c unix_socket_directories={scratch} -c fsync=off "
+                    "-c synchronous_commit=off\"", "start")
+        yield f"postgresql://postgres@/postgres?host={scratch}"
+    finally:
+        with contextlib.suppress(Exception):
+            as_postgres(f"{bin_dir}/pg_ctl", "-D", f"{scratch}/data", "-m", "immediate", "stop")
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.mark.skipif(system_postgresql() is None, reason="no distribution PostgreSQL and postgres user (CI's second "
+                                                        "version), or not root")
+def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_insider(primary, bare_dump, tmp_path):
+    before = every_role_sees(primary.url())
+    dumped = tmp_path / "ledger.dump"
+    ok(run_cli("db", "dump", str(dumped), env=primary.env))
+    with system_server() as server_url:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute("CREATE DATABASE ledger")
+            conn.execute("CREATE DATABASE bare")
+            major = conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()[0]
+        ledger = psycopg.conninfo.make_conninfo(server_url, dbname="ledger")
+        env = {"DATABASE_URL": ledger, "EVALLEDGER_HOME": str(tmp_path / "home")}
+        out = ok(run_cli("db", "load", str(dumped), env=env)).out
+        assert f"note: a PostgreSQL 18 dump loaded into {major}" in out
+        assert every_role_sees(ledger) == before
+        assert ok(run_cli("doctor", env=env)).out.count("fail") == 0
+        ok(run_cli("db", "load", str(bare_dump), "--database-url", psycopg.conninfo.make_conninfo(server_url, dbname="bare"),
+                   env=env))
+        run_guard_tests(server_url, "bare")
+
+
+# -- point-in-time recovery ------------------------------------------------------------------------
+
+
+def test_an_archive_recovers_to_a_moment_before_a_superusers_drop_and_not_a_row_past_it(primary):
+    with cluster(primary.parent, "archived") as source:
+        ok(run_cli("db", "migrate", env=source.env))
+        archive = primary.parent / "archive"
+        made = ok(run_cli("db", "archive", str(archive), env=source.env)).out
+        assert "restarted the embedded server to turn archiving on\n" in made
+        assert f"archiving WAL into {archive / 'wal'}; base backup " in made
+        ok(run_cli("target", "add", "KEPT-1", "--name", "before the moment", env=source.env))
+        with psycopg.connect(source.url(), autocommit=True) as conn:
+            moment = conn.execute("SELECT now()").fetchone()[0]
+            time.sleep(0.05)
+        ok(run_cli("target", "add", "LOST-1", "--name", "after the moment", env=source.env))
+        # The mistake: a superuser lifts the guards and drops the ledger.
+        with psycopg.connect(source.url(), autocommit=True) as conn:
+            conn.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE")
+            conn.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
+            conn.execute("DROP SCHEMA evalledger CASCADE")
+            closed = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()[0]
+            deadline = time.monotonic() + 30
+            while (conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()[0] or "") < closed:
+                assert time.monotonic() < deadline, f"{closed} was not archived within 30 s"
+                time.sleep(0.1)
+
+        with cluster(primary.parent, "recovered", start=False) as recovered:
+            until = moment.astimezone(timezone(timedelta(hours=-5))).isoformat()  # any zone it names: the same moment
+            done = ok(run_cli("db", "restore", str(archive), "--until", until, env=recovered.env)).out
+            assert f", recovered to {moment.astimezone(timezone.utc).isoformat()} (UTC)\n" in done
+            listed = ok(run_cli("target", "list", "--json", env=recovered.env)).out
+            assert '"KEPT-1"' in listed and '"LOST-1"' not in listed
+            assert ok(run_cli("doctor", env=recovered.env)).out.count("fail") == 0
+            # A restored cluster archives nowhere: it is a new history.
+            with psycopg.connect(recovered.url(), autocommit=True) as conn:
+                assert conn.execute("SHOW archive_mode").fetchone()[0] == "off"
+            # A moment before the archive's first base backup cannot be reached.
+            early = run_cli("db", "restore", str(archive), "--until", "2001-01-01T00:00:00Z", "--yes",
+                            env=recovered.env)
+            assert early.code == 3 and "no base backup made before 2001-01-01T00:00:00+00:00" in early.err
+
+
+# -- the standby -----------------------------------------------------------------------------------
+
+
+def test_a_standby_serves_every_reader_refuses_writers_and_catches_up(primary, tmp_path):
+    folder = tmp_path / "standby"
+    try:
+        url = ok(run_cli("db", "replica", "--from", primary.url(), str(folder), env=primary.env)).out.strip()
+        standby = EmbeddedServer(folder)
+        assert url == standby.dsn()
+        readers = {**primary.env, "DATABASE_READ_URL": url}
+        assert dashboards(readers) == dashboards(primary.env)
+        sees = every_role_sees(url)
+        assert sees == every_role_sees(primary.url())
+        # The tiers hold there: RevOps does not see the cold run, the auditor does.
+        revops = sees["evalledger_revops", "evalledger.brain_eval_log"]
+        auditor = sees["evalledger_auditor", "evalledger.brain_eval_log"]
+        assert not any(str(primary.cold) in row for row in revops) and any(str(primary.cold) in row for row in auditor)
+        assert any(str(primary.hot) in row for row in revops)
+
+        refused = run_cli("target", "add", "STANDBY-1", "--name", "written to the standby", "--database-url", url,
+                          env=primary.env)
+        assert refused.code == 3
+        assert refused.err == (
+            f"evalledger: error: the database at postgres@{standby.socket_dir}:5432/evalledger is a read-only standby "
+            f"replicating from the primary at {primary.server.socket_dir}:5432: commands that write go to the primary "
+            "(DATABASE_URL or --database-url); point only readers at a standby (DATABASE_READ_URL or --read-url)\n")
+
+        ok(run_cli("target", "add", "PRIMARY-1", "--name", "written to the primary", env=primary.env))
+        deadline = time.monotonic() + 30
+        while '"PRIMARY-1"' not in run_cli("target", "list", "--json", "--database-url", url, env=primary.env).out:
+            assert time.monotonic() < deadline, "the standby did not catch up within 30 s"
+            time.sleep(0.1)
+        lag = [line for line in ok(run_cli("doctor", "--database-url", url, env=primary.env)).out.splitlines()
+               if "replica:" in line]
+        assert lag and lag[0].startswith(f"ok    replica: standby of {primary.server.socket_dir}:5432, streaming: ")
+        assert "standbys: 1 streaming" in run_cli("doctor", env=primary.env).out
+    finally:
+        Cluster(folder).remove()
+        drop_slots(primary.url())
+
+
+def drop_slots(url: str) -> None:
+    """Drop the primary's replication slots once their standby's sender has gone."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        deadline = time.monotonic() + 30
+        while conn.execute("SELECT count(*) FROM pg_replication_slots WHERE active").fetchone()[0]:
+            assert time.monotonic() < deadline, "a replication slot stayed active"
+            time.sleep(0.1)
+        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots")
