@@ -140,8 +140,18 @@ def every_role_sees(url: str) -> dict:
 
 
 def dashboards(env: dict) -> dict:
-    return {(panel, role): ok(run_cli("dashboard", panel, "--as", role, "--json", env=env)).out
-            for panel in PANELS for role in ("revops", "auditor")}
+    """Every panel as RevOps and as the auditor read it; the rows in a fixed order (a panel's query has
+    none, and a restored or loaded table may return them in another)."""
+    import json
+
+    shown = {}
+    for panel in PANELS:
+        for role in ("revops", "auditor"):
+            found = json.loads(ok(run_cli("dashboard", panel, "--as", role, "--json", env=env)).out)
+            key = next(k for k, v in found.items() if isinstance(v, list))
+            found[key] = sorted(found[key], key=lambda row: json.dumps(row, sort_keys=True))
+            shown[panel, role] = found
+    return shown
 
 
 def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tmp_path):
@@ -201,64 +211,99 @@ def test_ledger_verify_passes_after_a_restore_against_a_digest_taken_before(prim
 # -- dump and load ---------------------------------------------------------------------------------
 
 
-def test_a_dump_loads_into_a_fresh_server_with_every_role_seeing_what_it_saw(primary, tmp_path):
-    before = every_role_sees(primary.url())
-    dumped = tmp_path / "ledger.dump"
-    out = ok(run_cli("db", "dump", str(dumped), env=primary.env)).out
-    assert out.startswith(f"dumped postgres@{primary.server.socket_dir}:5432/evalledger into {dumped}: ")
+def dump_of(primary, name: str, dbname: str = "evalledger") -> Path:
+    dumped = primary.parent / name
+    if not dumped.exists():
+        ok(run_cli("db", "dump", str(dumped), "--database-url", primary.url(dbname), env=primary.env))
+    return dumped
+
+
+@pytest.fixture(scope="module")
+def bare_dump(primary):
+    """A dump of a ledger fresh from the migrations (the guard tests build their own rows)."""
+    from evalledger.core.migrate import migrate
+
+    with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE bare")
+    migrate(primary.url("bare"))
+    return dump_of(primary, "bare.dump", "bare")
+
+
+@pytest.fixture(scope="module")
+def loaded(primary, bare_dump):
+    """A fresh embedded cluster: the primary's ledger loaded into evalledger, the bare one into bare."""
+    with cluster(primary.parent, "loaded") as made:
+        made.out = ok(run_cli("db", "load", str(dump_of(primary, "ledger.dump")), env=made.env)).out
+        with psycopg.connect(made.url("postgres"), autocommit=True) as conn:
+            conn.execute("CREATE DATABASE bare")
+        ok(run_cli("db", "load", str(bare_dump), "--database-url", made.url("bare"), env=made.env))
+        yield made
+
+
+def test_a_dump_loads_into_a_fresh_server_with_every_role_seeing_what_it_saw(primary, loaded):
+    dumped = dump_of(primary, "ledger.dump")
     assert oct(dumped.stat().st_mode & 0o777) == "0o600"
-    with cluster(primary.parent, "loaded") as loaded:
-        shown = ok(run_cli("db", "load", str(dumped), env=loaded.env)).out.splitlines()
-        assert shown[0].startswith(f"loaded {dumped} into postgres@{loaded.server.socket_dir}:5432/evalledger: ")
-        assert f"{REVIEWER_ROLE}" in shown[1] and shown[1].startswith("roles created: ")
-        assert every_role_sees(loaded.url()) == before
-        assert ok(run_cli("doctor", env=loaded.env)).out.count("fail") == 0
-        with psycopg.connect(psycopg.conninfo.make_conninfo(loaded.url(), user=REVIEWER_ROLE,
-                                                            password=TEST_PASSWORD)) as conn:
-            assert conn.execute("SELECT current_user").fetchone()[0] == REVIEWER_ROLE
-        # Loaded twice: refused, and the first load is untouched.
-        twice = run_cli("db", "load", str(dumped), env=loaded.env)
-        assert twice.code == 3 and "is not empty (schema evalledger, schema evalledger_guard, " in twice.err
-        assert every_role_sees(loaded.url()) == before
+    shown = loaded.out.splitlines()
+    assert shown[0].startswith(f"loaded {dumped} into postgres@{loaded.server.socket_dir}:5432/evalledger: ")
+    assert shown[1].startswith("roles created: ") and REVIEWER_ROLE in shown[1]
+    before = every_role_sees(primary.url())
+    assert every_role_sees(loaded.url()) == before
+    assert dashboards(loaded.env) == dashboards(primary.env)
+    assert ok(run_cli("doctor", env=loaded.env)).out.count("fail") == 0
+    with psycopg.connect(psycopg.conninfo.make_conninfo(loaded.url(), user=REVIEWER_ROLE,
+                                                        password=TEST_PASSWORD)) as conn:
+        assert conn.execute("SELECT current_user").fetchone()[0] == REVIEWER_ROLE
+    # Loaded twice: refused, and the first load is untouched.
+    twice = run_cli("db", "load", str(dumped), env=loaded.env)
+    assert twice.code == 3 and "is not empty (schema evalledger, schema evalledger_guard, " in twice.err
+    assert every_role_sees(loaded.url()) == before
 
 
-def test_a_load_that_would_not_be_the_dump_rolls_back_whole(primary, tmp_path):
+def rewrap(dumped: Path, into: Path, manifest=None, archive=None) -> Path:
+    """A copy of the dump at dumped with its manifest or archive replaced."""
     import io
     import json
     import tarfile
 
-    dumped = tmp_path / "ledger.dump"
-    ok(run_cli("db", "dump", str(dumped), env=primary.env))
-    # A manifest expecting one more grant than the dump makes: as if pg_restore had dropped one.
     with tarfile.open(dumped) as tar:
-        manifest = json.load(tar.extractfile("manifest.json"))
-        archive = tar.extractfile("ledger.pgdump").read()
-    manifest["fingerprint"].append(["table", "evalledger.target", "grant SELECT to evalledger_agent"])
-    bent = tmp_path / "bent.dump"
-    with tarfile.open(bent, "w") as tar:
-        for name, data in (("manifest.json", json.dumps(manifest).encode()), ("ledger.pgdump", archive)):
+        parts = {"manifest.json": manifest if manifest is not None else json.load(tar.extractfile("manifest.json")),
+                 "ledger.pgdump": archive if archive is not None else tar.extractfile("ledger.pgdump").read()}
+    with tarfile.open(into, "w") as tar:
+        for name, part in parts.items():
+            data = json.dumps(part).encode() if name == "manifest.json" else part
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-    with cluster(primary.parent, "refused") as target:
-        refused = run_cli("db", "load", str(bent), env=target.env)
-        assert refused.code == 3
-        assert refused.err.startswith("evalledger: error: the load was rolled back, nothing was written: evalledger: "
-                                      "the loaded ledger is not the one dumped: missing table evalledger.target "
-                                      "(grant SELECT to evalledger_agent)")
-        with psycopg.connect(target.url(), autocommit=True) as conn:
-            assert conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None
-            assert conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = %s", (REVIEWER_ROLE,)).fetchone()[0] == 0
-        # And one whose archive is not what its manifest recorded is refused before anything runs.
-        damaged = tmp_path / "damaged.dump"
-        with tarfile.open(damaged, "w") as tar:
-            for name, data in (("manifest.json", json.dumps(manifest).encode()), ("ledger.pgdump", archive[:-1] + b"x")):
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-        assert run_cli("db", "load", str(damaged), env=target.env).err == (
-            f"evalledger: error: {damaged}: ledger.pgdump does not match the checksum its manifest recorded: the file "
-            "is damaged or was changed\n")
+    return into
+
+
+def test_a_load_that_would_not_be_the_dump_rolls_back_whole(primary, loaded, tmp_path):
+    import json
+    import tarfile
+
+    with tarfile.open(dump_of(primary, "ledger.dump")) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))
+    # One more grant than the dump makes (as if pg_restore had left one out), and one more role.
+    manifest["fingerprint"].append(["table", "evalledger.target", "grant SELECT to evalledger_agent"])
+    manifest["roles"].append({"name": "evalledger_test_rolled_back", "login": True, "inherit": True,
+                              "connection_limit": -1, "valid_until": None})
+    bent = rewrap(dump_of(primary, "ledger.dump"), tmp_path / "bent.dump", manifest=manifest)
+    with psycopg.connect(loaded.url("postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE empty")
+    target = loaded.url("empty")
+    refused = run_cli("db", "load", str(bent), "--database-url", target, env=loaded.env)
+    assert refused.code == 3
+    assert refused.err.startswith("evalledger: error: the load was rolled back, nothing was written: evalledger: "
+                                  "the loaded ledger is not the one dumped: missing table evalledger.target "
+                                  "(grant SELECT to evalledger_agent)")
+    with psycopg.connect(target, autocommit=True) as conn:
+        assert conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None
+        assert conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = 'evalledger_test_rolled_back'").fetchone()[0] == 0
+    # One whose archive is not what its manifest recorded is refused before anything runs.
+    damaged = rewrap(dump_of(primary, "ledger.dump"), tmp_path / "damaged.dump", archive=b"not pg_dump's")
+    assert run_cli("db", "load", str(damaged), "--database-url", target, env=loaded.env).err == (
+        f"evalledger: error: {damaged}: ledger.pgdump does not match the checksum its manifest recorded: the file "
+        "is damaged or was changed\n")
 
 
 def run_guard_tests(server_url: str, template: str) -> None:
@@ -271,27 +316,8 @@ def run_guard_tests(server_url: str, template: str) -> None:
     assert " passed" in done.stdout.splitlines()[-1]
 
 
-@pytest.fixture(scope="module")
-def bare_dump(primary):
-    """A dump of a ledger fresh from the migrations (the guard tests build their own rows)."""
-    from evalledger.core.migrate import migrate
-
-    with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
-        conn.execute("CREATE DATABASE bare")
-    try:
-        migrate(primary.url("bare"))
-        dumped = primary.parent / "bare.dump"
-        ok(run_cli("db", "dump", str(dumped), "--database-url", primary.url("bare"), env=primary.env))
-        yield dumped
-    finally:
-        with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS bare WITH (FORCE)")
-
-
-def test_a_loaded_dump_refuses_every_insider_as_the_migrations_did(primary, bare_dump):
-    with cluster(primary.parent, "guarded") as loaded:
-        ok(run_cli("db", "load", str(bare_dump), env=loaded.env))
-        run_guard_tests(loaded.url("postgres"), "evalledger")
+def test_a_loaded_dump_refuses_every_insider_as_the_migrations_did(loaded):
+    run_guard_tests(loaded.url("postgres"), "bare")
 
 
 def system_postgresql() -> Path | None:
@@ -336,8 +362,7 @@ def system_server():
                                                         "version), or not root")
 def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_insider(primary, bare_dump, tmp_path):
     before = every_role_sees(primary.url())
-    dumped = tmp_path / "ledger.dump"
-    ok(run_cli("db", "dump", str(dumped), env=primary.env))
+    dumped = dump_of(primary, "ledger.dump")
     with system_server() as server_url:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute("CREATE DATABASE ledger")
@@ -358,42 +383,48 @@ def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_i
 
 
 def test_an_archive_recovers_to_a_moment_before_a_superusers_drop_and_not_a_row_past_it(primary):
-    with cluster(primary.parent, "archived") as source:
-        ok(run_cli("db", "migrate", env=source.env))
-        archive = primary.parent / "archive"
-        made = ok(run_cli("db", "archive", str(archive), env=source.env)).out
-        assert "restarted the embedded server to turn archiving on\n" in made
-        assert f"archiving WAL into {archive / 'wal'}; base backup " in made
-        ok(run_cli("target", "add", "KEPT-1", "--name", "before the moment", env=source.env))
-        with psycopg.connect(source.url(), autocommit=True) as conn:
-            moment = conn.execute("SELECT now()").fetchone()[0]
-            time.sleep(0.05)
-        ok(run_cli("target", "add", "LOST-1", "--name", "after the moment", env=source.env))
-        # The mistake: a superuser lifts the guards and drops the ledger.
-        with psycopg.connect(source.url(), autocommit=True) as conn:
-            conn.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE")
-            conn.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
-            conn.execute("DROP SCHEMA evalledger CASCADE")
-            closed = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()[0]
-            deadline = time.monotonic() + 30
-            while (conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()[0] or "") < closed:
-                assert time.monotonic() < deadline, f"{closed} was not archived within 30 s"
-                time.sleep(0.1)
+    from evalledger.core.migrate import migrate
 
-        with cluster(primary.parent, "recovered", start=False) as recovered:
-            until = moment.astimezone(timezone(timedelta(hours=-5))).isoformat()  # any zone it names: the same moment
-            done = ok(run_cli("db", "restore", str(archive), "--until", until, env=recovered.env)).out
-            assert f", recovered to {moment.astimezone(timezone.utc).isoformat()} (UTC)\n" in done
-            listed = ok(run_cli("target", "list", "--json", env=recovered.env)).out
-            assert '"KEPT-1"' in listed and '"LOST-1"' not in listed
-            assert ok(run_cli("doctor", env=recovered.env)).out.count("fail") == 0
-            # A restored cluster archives nowhere: it is a new history.
-            with psycopg.connect(recovered.url(), autocommit=True) as conn:
-                assert conn.execute("SHOW archive_mode").fetchone()[0] == "off"
-            # A moment before the archive's first base backup cannot be reached.
-            early = run_cli("db", "restore", str(archive), "--until", "2001-01-01T00:00:00Z", "--yes",
-                            env=recovered.env)
-            assert early.code == 3 and "no base backup made before 2001-01-01T00:00:00+00:00" in early.err
+    with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE mistaken")
+    migrate(primary.url("mistaken"))
+    mistaken = {**primary.env, "DATABASE_URL": primary.url("mistaken")}
+    archive = primary.parent / "archive"
+    made = ok(run_cli("db", "archive", str(archive), env=primary.env)).out
+    assert "restarted the embedded server to turn archiving on\n" in made
+    assert f"archiving WAL into {archive / 'wal'}; base backup " in made
+    ok(run_cli("target", "add", "KEPT-1", "--name", "before the moment", env=mistaken))
+    with psycopg.connect(primary.url(), autocommit=True) as conn:
+        moment = conn.execute("SELECT now()").fetchone()[0]
+        time.sleep(0.05)
+    ok(run_cli("target", "add", "LOST-1", "--name", "after the moment", env=mistaken))
+    # The mistake: a superuser lifts the guards and drops the ledger.
+    with psycopg.connect(primary.url("mistaken"), autocommit=True) as conn:
+        conn.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE")
+        conn.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
+        conn.execute("DROP SCHEMA evalledger CASCADE")
+        closed = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()[0]
+        deadline = time.monotonic() + 30
+        while (conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()[0] or "") < closed:
+            assert time.monotonic() < deadline, f"{closed} was not archived within 30 s"
+            time.sleep(0.1)
+    assert "wal archive: on; last segment" in run_cli("doctor", env=primary.env).out
+
+    with cluster(primary.parent, "recovered", start=False) as recovered:
+        until = moment.astimezone(timezone(timedelta(hours=-5))).isoformat()  # any zone it names: the same moment
+        done = ok(run_cli("db", "restore", str(archive), "--until", until, env=recovered.env)).out
+        assert f", recovered to {moment.astimezone(timezone.utc).isoformat()} (UTC)\n" in done
+        again = {**recovered.env, "DATABASE_URL": recovered.url("mistaken")}
+        listed = ok(run_cli("target", "list", "--json", env=again)).out
+        assert '"KEPT-1"' in listed and '"LOST-1"' not in listed
+        assert ok(run_cli("doctor", env=again)).out.count("fail") == 0
+        # A restored cluster archives nowhere: it is a new history.
+        with psycopg.connect(recovered.url(), autocommit=True) as conn:
+            assert conn.execute("SHOW archive_mode").fetchone()[0] == "off"
+        # A moment before the archive's first base backup cannot be reached, and nothing is replaced.
+        early = run_cli("db", "restore", str(archive), "--until", "2001-01-01T00:00:00Z", "--yes", env=recovered.env)
+        assert early.code == 3 and "no base backup made before 2001-01-01T00:00:00+00:00" in early.err
+        assert recovered.server.is_running()
 
 
 # -- the standby -----------------------------------------------------------------------------------

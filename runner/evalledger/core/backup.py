@@ -193,14 +193,16 @@ def _base_for(archive: Path, until: datetime | None) -> Path:
     return usable[-1]
 
 
-def _forget_origin(pgdata: Path) -> None:
-    """No archiving, recovery or primary settings carried over from the cluster copied."""
+def _forget_origin(pgdata: Path, standby: bool = False) -> None:
+    """No archiving, recovery or primary settings carried over from the cluster copied (a standby
+    keeps the primary that pg_basebackup -R named, and its signal)."""
+    forgotten = [name for name in INHERITED if not (standby and name.startswith("primary_"))]
     auto = pgdata / "postgresql.auto.conf"
     if auto.exists():
         kept = [line for line in auto.read_text().splitlines()
-                if line.split("=", 1)[0].strip() not in INHERITED]
+                if line.split("=", 1)[0].strip() not in forgotten]
         auto.write_text("\n".join(kept) + "\n")
-    for signal in ("standby.signal", "recovery.signal"):
+    for signal in ("recovery.signal",) if standby else ("standby.signal", "recovery.signal"):
         (pgdata / signal).unlink(missing_ok=True)
 
 
@@ -357,6 +359,7 @@ def replica(primary: str, folder: Path) -> str:
         lines = [line for line in result.stdout.splitlines() if line.strip()]
         raise EvalledgerError(f"pg_basebackup from the primary failed: {lines[-1] if lines else 'no output'} (the "
                               "user needs REPLICATION and a replication line in pg_hba.conf)")
+    _forget_origin(server.pgdata, standby=True)  # promoted one day, it must not archive into the primary's archive
     dsn = server.start(wait=3600)
     dbname = psycopg.conninfo.conninfo_to_dict(primary).get("dbname") or DATABASE
     return dsn.replace(f"/{DATABASE}?", f"/{quote(dbname, safe='')}?", 1)
