@@ -320,6 +320,27 @@ def test_a_loaded_dump_refuses_every_insider_as_the_migrations_did(loaded):
     run_guard_tests(loaded.url("postgres"), "bare")
 
 
+def test_a_user_that_is_not_a_superuser_loads_as_on_a_managed_server(primary, bare_dump):
+    with cluster(primary.parent, "managed") as server:
+        with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+            conn.execute("CREATE ROLE evalledger_test_manager LOGIN CREATEROLE PASSWORD 'manager-password'")
+            conn.execute("CREATE DATABASE managed OWNER evalledger_test_manager")
+        target = psycopg.conninfo.make_conninfo(server.url("managed"), user="evalledger_test_manager",
+                                                password="manager-password")
+        out = ok(run_cli("db", "load", str(bare_dump), "--database-url", target, env=server.env)).out
+        assert ("note: not a superuser: the guard event triggers cannot be installed here (as on a managed server); "
+                "`evalledger doctor` says what that leaves open\n") in out
+        doctor = run_cli("doctor", "--database-url", target, env=server.env).out
+        # What `db migrate` as this user would leave: the installer in the code role, no event triggers.
+        assert "ok    guard triggers: " in doctor and "ok    roles: " in doctor
+        assert "warn  code: logins that may act as evalledger_code and so lift every guard: evalledger_test_manager" in doctor
+        assert "warn  event triggers: absent: the user who migrated was not a superuser" in doctor
+        with psycopg.connect(target) as conn:
+            assert conn.execute("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'evalledger'"
+                                ).fetchone()[0] == "evalledger_code"
+            assert not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+
+
 def system_postgresql() -> Path | None:
     """The distribution's newest PostgreSQL bin/ (CI's second version), as .ci/run finds it."""
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name)

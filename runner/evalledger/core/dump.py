@@ -178,8 +178,11 @@ def _manifest(conn: psycopg.Connection, passwords: bool) -> dict:
 
 def row_counts(conn: psycopg.Connection) -> dict[str, int]:
     """Every table's row count, by quoted name (partitions apart from their parent)."""
-    tables = [t for (t,) in conn.execute(queries.get("ledger_tables"))]
-    return {t: conn.execute(sql.SQL(queries.get("count_rows")).format(table=sql.SQL(t))).fetchone()[0] for t in tables}
+    counted = {}
+    for table, root in conn.execute(queries.get("ledger_tables")).fetchall():
+        counted[table] = conn.execute(sql.SQL(queries.get("count_rows")).format(
+            table=sql.Literal(table), root=sql.SQL(root))).fetchone()[0]
+    return counted
 
 
 # -- load ----------------------------------------------------------------------------------------
