@@ -521,3 +521,7 @@ SELECT slot_name, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)
 SELECT current_setting('archive_mode'), last_archived_wal, extract(epoch FROM now() - last_archived_time),
        last_failed_wal, last_failed_time > coalesce(last_archived_time, '-infinity') AS failing
   FROM pg_stat_archiver;
+
+-- name: alter_system_reset
+-- Remove one setting from postgresql.auto.conf (a recovery's, once it is over).
+ALTER SYSTEM RESET {name};

@@ -446,6 +446,13 @@ def test_an_archive_recovers_to_a_moment_before_a_superusers_drop_and_not_a_row_
         early = run_cli("db", "restore", str(archive), "--until", "2001-01-01T00:00:00Z", "--yes", env=recovered.env)
         assert early.code == 3 and "no base backup made before 2001-01-01T00:00:00+00:00" in early.err
         assert recovered.server.is_running()
+        # Nor can one past the archive's last segment (its WAL ends first): the cluster there stays.
+        late = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat()
+        short = run_cli("db", "restore", str(archive), "--until", late, "--yes", env=recovered.env)
+        assert short.code == 3, short.out
+        assert "recovery ended before configured recovery target was reached" in short.err
+        assert "; nothing was replaced: the cluster that was there is back in place and running; " in short.err
+        assert '"KEPT-1"' in ok(run_cli("target", "list", "--json", env=again)).out
 
 
 # -- the standby -----------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ import os
 import re
 import secrets
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,9 +30,9 @@ from urllib.parse import quote
 import psycopg
 
 from . import db, queries
-from .dump import libpq_args
 from .embedded import DATABASE, EmbeddedServer, _ensure_service_user, _traversable_by_others, wheel_bin
 from .errors import EvalledgerError
+from .pgtools import libpq_args, run
 
 BACKUP_INFO = "evalledger-backup.json"
 ARCHIVE_INFO = "evalledger-archive.json"
@@ -64,16 +63,6 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def _tool(program: str, *args: str, env: dict | None = None, what: str = "") -> str:
-    """Run a wheel client program as the invoking user; its stdout, or an error naming what failed."""
-    result = subprocess.run([str(wheel_bin(program)), *args], env=env, stdin=subprocess.DEVNULL,
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
-        raise EvalledgerError(f"{what or program} failed: {lines[-1] if lines else f'exit {result.returncode}'}")
-    return result.stdout
-
-
 # -- base backups --------------------------------------------------------------------------------
 
 
@@ -89,7 +78,7 @@ def base_backup(url: str, folder: Path) -> BackupInfo:
         system, major = _identity(conn)
     target, env = libpq_args(url)
     try:
-        _tool("pg_basebackup", "--dbname", target, "--pgdata", str(folder), "--wal-method=stream",
+        run("pg_basebackup", "--dbname", target, "--pgdata", str(folder), "--wal-method=stream",
               "--checkpoint=fast", "--manifest-checksums=SHA256", f"--label=evalledger {_stamp(started)}",
               "--no-password", env=env, what="pg_basebackup (the user needs REPLICATION and a replication line "
                                             "in pg_hba.conf)")
@@ -155,7 +144,7 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
         state = "running" if server.is_running() else "stopped"
         raise EvalledgerError(f"the embedded server of {server.home} holds a cluster ({state}): add --yes to replace "
                               f"it (it is kept, not deleted, at {server.base}/data.replaced-<time>)")
-    server.stop()
+    was_running = server.stop()
     staging = server.base / "data.restoring"
     replaced = None
     with server._locked():
@@ -177,9 +166,26 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
         if until is not None:
             _await_promotion(server, until)
     except EvalledgerError as exc:
-        raise EvalledgerError(f"{exc}; the cluster replaced is kept at {replaced}" if replaced else str(exc)) from None
-    shutil.rmtree(server.base / "restore-wal", ignore_errors=True)
+        raise _put_back(server, replaced, was_running, exc) from None
+    finally:
+        shutil.rmtree(server.base / "restore-wal", ignore_errors=True)
     return base, str(replaced) if replaced else ""
+
+
+def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, exc: EvalledgerError) -> EvalledgerError:
+    """After a restore that did not come up: the cluster it replaced back in place (started again if it
+    was running), the failed one kept beside it; the error that says so."""
+    server.stop()
+    failed = server.base / f"data.failed-{_stamp(datetime.now(timezone.utc))}"
+    with server._locked():
+        server.pgdata.rename(failed)
+        if replaced is not None:
+            replaced.rename(server.pgdata)
+    if replaced is not None and was_running:
+        server.start()
+    back = "the cluster that was there is back in place" + (" and running" if replaced and was_running else "")
+    return EvalledgerError(f"{exc}; nothing was replaced: {back}; the failed restore is kept at {failed}"
+                           if replaced else f"{exc}; the failed restore is kept at {failed}")
 
 
 def _base_for(archive: Path, until: datetime | None) -> Path:
@@ -239,6 +245,9 @@ def _await_promotion(server: EmbeddedServer, until: datetime, timeout: float = 3
         try:
             with psycopg.connect(server.dsn(), autocommit=True, connect_timeout=5) as conn:
                 if not conn.execute(queries.get("in_recovery")).fetchone()[0]:
+                    for name in ("restore_command", "recovery_target_time", "recovery_target_action"):
+                        conn.execute(psycopg.sql.SQL(queries.get("alter_system_reset")).format(
+                            name=psycopg.sql.Identifier(name)))
                     return
         except psycopg.OperationalError:
             pass
@@ -331,7 +340,7 @@ def _prune(folder: Path, keep: int) -> list[Path]:
     if oldest is not None:
         start = re.search(r"\(file ([0-9A-F]{24})\)", (oldest / "backup_label").read_text())
         if start:
-            _tool("pg_archivecleanup", str(folder / "wal"), start.group(1), what="pg_archivecleanup")
+            run("pg_archivecleanup", str(folder / "wal"), start.group(1), what="pg_archivecleanup")
     return removed
 
 

@@ -45,6 +45,7 @@ from psycopg import sql
 from . import db, queries
 from .embedded import wheel_bin
 from .errors import EvalledgerError
+from .pgtools import last_line, libpq_args, run
 
 FORMAT = "evalledger-dump"
 FORMAT_VERSION = 1
@@ -80,16 +81,6 @@ class LoadSummary:
     event_triggers: bool = True
     checked: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-def libpq_args(url: str) -> tuple[str, dict]:
-    """url without its password, and the environment that gives it to a libpq program (never argv)."""
-    info = psycopg.conninfo.conninfo_to_dict(url)
-    env = dict(os.environ)
-    password = info.pop("password", None)
-    if password is not None:
-        env["PGPASSWORD"] = str(password)
-    return psycopg.conninfo.make_conninfo(**info), env
 
 
 # -- dump ----------------------------------------------------------------------------------------
@@ -138,11 +129,8 @@ def _dump_in_one_snapshot(url: str, archive: Path, passwords: bool) -> dict:
             conn.execute(queries.get("no_search_path"))
             manifest = _manifest(conn, passwords)
             target, env = libpq_args(url)
-            result = subprocess.run(
-                [str(wheel_bin("pg_dump")), "--format=custom", f"--snapshot={snapshot}", "--file", str(archive),
-                 "--dbname", target], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-            if result.returncode != 0:
-                raise EvalledgerError(f"pg_dump failed: {_last_line(result.stderr)}")
+            run("pg_dump", "--format=custom", f"--snapshot={snapshot}", "--file", str(archive), "--dbname", target,
+                env=env)
     finally:
         conn.close()
     return manifest
@@ -312,10 +300,8 @@ def _passes(archive: Path, installer: str | None, superuser: bool) -> list[tuple
     """The archive's entries in three passes: the installer's own objects (owned by whoever loads),
     everything else (with its owners), and the event triggers (a superuser's alone), last as in the
     dump; each with whether pg_restore keeps owners."""
-    listing = subprocess.run([str(wheel_bin("pg_restore")), "--list", str(archive)], capture_output=True, text=True)
-    if listing.returncode != 0:
-        raise EvalledgerError(f"pg_restore cannot read the dump: {_last_line(listing.stderr)}")
-    entries = [line for line in listing.stdout.splitlines() if line and not line.startswith(";")]
+    listing = run("pg_restore", "--list", str(archive), what="pg_restore --list (reading the dump)")
+    entries = [line for line in listing.splitlines() if line and not line.startswith(";")]
     events = [e for e in entries if " EVENT TRIGGER " in e]
     installers = [e for e in entries if installer and e.endswith(" " + installer) and e not in events]
     rest = [e for e in entries if e not in events and e not in installers]
@@ -366,7 +352,7 @@ def _restore_into(stream, archive: Path, listed: Path, owners: bool, major: int)
         stream.write(line)
     shutil.copyfileobj(restore.stdout, stream, 1 << 20)
     if restore.wait() != 0:
-        raise EvalledgerError(f"pg_restore failed: {_last_line(restore.stderr.read().decode())}")
+        raise EvalledgerError(f"pg_restore failed: {last_line(restore.stderr.read().decode())}")
 
 
 def _first_error(text: str) -> str:
@@ -376,11 +362,6 @@ def _first_error(text: str) -> str:
         return lines[-1] if lines else "psql failed"
     detail = [line for line in lines[found + 1:found + 3] if line.startswith(("DETAIL:", "HINT:"))]
     return " ".join([lines[found].split("ERROR:", 1)[1].strip(), *detail])
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
 
 
 def _sha256(path: Path) -> str:
