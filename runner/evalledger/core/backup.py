@@ -78,10 +78,9 @@ def base_backup(url: str, folder: Path) -> BackupInfo:
         system, major = _identity(conn)
     target, env = libpq_args(url)
     try:
-        run("pg_basebackup", "--dbname", target, "--pgdata", str(folder), "--wal-method=stream",
-              "--checkpoint=fast", "--manifest-checksums=SHA256", f"--label=evalledger {_stamp(started)}",
-              "--no-password", env=env, what="pg_basebackup (the user needs REPLICATION and a replication line "
-                                            "in pg_hba.conf)")
+        run("pg_basebackup", "--dbname", target, "--pgdata", str(folder), "--wal-method=stream", "--checkpoint=fast",
+            "--manifest-checksums=SHA256", f"--label=evalledger {_stamp(started)}", "--no-password", env=env,
+            what="pg_basebackup (the user needs REPLICATION and a replication line in pg_hba.conf)")
         with db.connect(url, autocommit=True) as conn:
             made = conn.execute(queries.get("database_clock")).fetchone()[0].replace(tzinfo=timezone.utc)
         verify(folder, info=False)
@@ -154,7 +153,7 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(base, staging, symlinks=True, ignore=shutil.ignore_patterns(BACKUP_INFO))
         _forget_origin(staging)
-        if until is not None:
+        if archive:
             _prepare_recovery(server, staging, source / "wal", base, until)
         _own(server, staging)
         if server.pgdata.exists():
@@ -163,7 +162,7 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
         staging.rename(server.pgdata)
     try:
         server.start(wait=3600)
-        if until is not None:
+        if archive:
             _await_promotion(server, until)
     except EvalledgerError as exc:
         raise _put_back(server, replaced, was_running, exc) from None
@@ -212,8 +211,9 @@ def _forget_origin(pgdata: Path, standby: bool = False) -> None:
         (pgdata / signal).unlink(missing_ok=True)
 
 
-def _prepare_recovery(server: EmbeddedServer, pgdata: Path, wal: Path, base: Path, until: datetime) -> None:
-    """Replay the archive's WAL from the base backup's start to until, then become a primary.
+def _prepare_recovery(server: EmbeddedServer, pgdata: Path, wal: Path, base: Path, until: datetime | None) -> None:
+    """Replay the archive's WAL from the base backup's start to until (to its end without), then
+    become a primary.
 
     The segments are copied into the cluster's own folder, so the server never reads (nor writes)
     the archive, which may sit where its system user cannot reach.
@@ -229,19 +229,20 @@ def _prepare_recovery(server: EmbeddedServer, pgdata: Path, wal: Path, base: Pat
             if not (local / name).exists():
                 shutil.copy2(segment, local / name)
     _own(server, local)
-    moment = until.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")
     with open(pgdata / "postgresql.auto.conf", "a") as conf:
-        conf.write(f"restore_command = 'cp \"{local}/%f\" \"%p\"'\n"
-                   f"recovery_target_time = '{moment}'\n"
-                   "recovery_target_action = 'promote'\n")
+        conf.write(f"restore_command = 'cp \"{local}/%f\" \"%p\"'\n")
+        if until is not None:
+            moment = until.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")
+            conf.write(f"recovery_target_time = '{moment}'\nrecovery_target_action = 'promote'\n")
     (pgdata / "recovery.signal").touch()
 
 
-def _await_promotion(server: EmbeddedServer, until: datetime, timeout: float = 3600) -> None:
+def _await_promotion(server: EmbeddedServer, until: datetime | None, timeout: float = 3600) -> None:
     deadline = time.monotonic() + timeout
+    goal = until.isoformat() if until else "the end of the archive"
     while time.monotonic() < deadline:
         if not server.is_running():
-            raise EvalledgerError(f"recovery to {until.isoformat()} stopped: {_log_tail(server)}")
+            raise EvalledgerError(f"recovery to {goal} stopped: {_log_tail(server)}")
         try:
             with psycopg.connect(server.dsn(), autocommit=True, connect_timeout=5) as conn:
                 if not conn.execute(queries.get("in_recovery")).fetchone()[0]:
@@ -252,7 +253,7 @@ def _await_promotion(server: EmbeddedServer, until: datetime, timeout: float = 3
         except psycopg.OperationalError:
             pass
         time.sleep(0.2)
-    raise EvalledgerError(f"recovery to {until.isoformat()} did not finish within {timeout:.0f} s")
+    raise EvalledgerError(f"recovery to {goal} did not finish within {timeout:.0f} s")
 
 
 def _log_tail(server: EmbeddedServer) -> str:

@@ -18,7 +18,7 @@ from .options import When, database_option, echo_listing, format_options, read_u
 
 @click.group("db")
 def db_group():
-    """Start, stop, migrate, back up, restore and replicate the database."""
+    """Start, stop, migrate, back up and restore the database."""
 
 
 def _embedded_only(command):
@@ -164,7 +164,7 @@ def db_restore(source, until, yes):
     """
     from datetime import datetime, timezone
 
-    from .backup import restore
+    from .backup import ARCHIVE_INFO, restore
     from .embedded import EmbeddedServer
 
     _refuse_other_server("restore", "restores into")
@@ -172,7 +172,8 @@ def db_restore(source, until, yes):
         raise EvalledgerError(f"--until {until.isoformat()} is in the future")
     base, replaced = restore(source, until=until, yes=yes)
     server = EmbeddedServer()
-    moment = f", recovered to {until.astimezone(timezone.utc).isoformat()} (UTC)" if until else ""
+    moment = f", recovered to {until.astimezone(timezone.utc).isoformat()} (UTC)" if until else \
+        (", recovered to the end of its archived WAL" if (source / ARCHIVE_INFO).is_file() else "")
     click.echo(f"restored {base} into the embedded server of {server.home}{moment}")
     if replaced:
         click.echo(f"the cluster it replaced is kept at {replaced}")

@@ -122,9 +122,6 @@ def _dump_in_one_snapshot(url: str, archive: Path, passwords: bool) -> dict:
         with conn.transaction():
             if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
                 raise EvalledgerError(f"{db.describe(url)} holds no ledger (no schema evalledger): nothing to dump")
-            if conn.execute(queries.get("in_recovery")).fetchone()[0]:
-                raise EvalledgerError(f"{db.describe(url)} is a standby: dump the primary (a standby cannot share "
-                                      "the snapshot that makes the dump and its checks agree)")
             snapshot = conn.execute(queries.get("export_snapshot")).fetchone()[0]
             conn.execute(queries.get("no_search_path"))
             manifest = _manifest(conn, passwords)
