@@ -54,10 +54,13 @@ class Cluster:
     def url(self, dbname: str = "evalledger") -> str:
         return psycopg.conninfo.make_conninfo(self.server.dsn(), dbname=dbname)
 
-    def start(self) -> "Cluster":
+    def start(self, backed_up: bool = False) -> "Cluster":
+        """Start it without the flushes a test cluster needs not (a cluster backed up or replicated
+        keeps full_page_writes, which base backups rely on)."""
         self.server.start()
+        settings = {k: v for k, v in DURABILITY_OFF.items() if not (backed_up and k == "full_page_writes")}
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            for name, value in {k: v for k, v in DURABILITY_OFF.items() if k != "full_page_writes"}.items():
+            for name, value in settings.items():
                 conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
             conn.execute("SELECT pg_reload_conf()")
         return self
@@ -69,10 +72,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(parent: Path, name: str, start: bool = True):
+def cluster(parent: Path, name: str, start: bool = True, backed_up: bool = False):
     made = Cluster(parent / name)
     try:
-        yield made.start() if start else made
+        yield made.start(backed_up) if start else made
     finally:
         made.remove()
 
@@ -97,7 +100,7 @@ def _primary(parent: Path):
     from tests.db.test_dashboards import tiered_ledger
     from evalledger.suites.brain_eval.store import add_reviewer
 
-    with cluster(parent, "primary") as made:
+    with cluster(parent, "primary", backed_up=True) as made:
         ok(run_cli("db", "migrate", env=made.env))
         with psycopg.connect(made.url(), autocommit=True) as admin:
             admin.execute("SET search_path = evalledger, public")
@@ -366,7 +369,7 @@ def system_server():
         as_postgres(f"{bin_dir}/initdb", "-D", f"{scratch}/data", "-U", "postgres", "--auth=trust")
         as_postgres(f"{bin_dir}/pg_ctl", "-D", f"{scratch}/data", "-l", f"{scratch}/log", "-w", "-o",
                     f"\"-c listen_addresses='' -c unix_socket_directories={scratch} -c fsync=off "
-                    "-c synchronous_commit=off\"", "start")
+                    "-c synchronous_commit=off -c full_page_writes=off\"", "start")
         yield f"postgresql://postgres@/postgres?host={scratch}"
     finally:
         with contextlib.suppress(Exception):

@@ -164,14 +164,17 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
         server.start(wait=3600)
         if archive:
             _await_promotion(server, until)
-    except EvalledgerError as exc:
-        raise _put_back(server, replaced, was_running, exc) from None
+    except (EvalledgerError, psycopg.Error) as exc:
+        # The server may stop between pg_ctl's "started" and the first connection (a recovery target
+        # past the WAL does): its log says why.
+        reason = str(exc) if isinstance(exc, EvalledgerError) else f"the restored server stopped: {_log_tail(server)}"
+        raise _put_back(server, replaced, was_running, reason) from None
     finally:
         shutil.rmtree(server.base / "restore-wal", ignore_errors=True)
     return base, str(replaced) if replaced else ""
 
 
-def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, exc: EvalledgerError) -> EvalledgerError:
+def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, reason: str) -> EvalledgerError:
     """After a restore that did not come up: the cluster it replaced back in place (started again if it
     was running), the failed one kept beside it; the error that says so."""
     server.stop()
@@ -183,8 +186,8 @@ def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, 
     if replaced is not None and was_running:
         server.start()
     back = "the cluster that was there is back in place" + (" and running" if replaced and was_running else "")
-    return EvalledgerError(f"{exc}; nothing was replaced: {back}; the failed restore is kept at {failed}"
-                           if replaced else f"{exc}; the failed restore is kept at {failed}")
+    return EvalledgerError(f"{reason}; nothing was replaced: {back}; the failed restore is kept at {failed}"
+                           if replaced else f"{reason}; the failed restore is kept at {failed}")
 
 
 def _base_for(archive: Path, until: datetime | None) -> Path:
