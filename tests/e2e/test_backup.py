@@ -328,18 +328,62 @@ def test_a_load_that_would_not_be_the_dump_rolls_back_whole(primary, loaded, tmp
         "is damaged or was changed\n")
 
 
-def run_guard_tests(server_url: str, template: str) -> None:
-    """The insider and append-only modules, whole, on clones of template (a loaded dump) of server_url."""
-    env = {**os.environ, "DATABASE_URL": server_url, "EVALLEDGER_TEST_TEMPLATE": template}
-    env.pop("DATABASE_READ_URL", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *GUARD_TESTS],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout.splitlines()[-1]
+class GuardTests:
+    """The insider and append-only modules, whole, in a pytest of their own on clones of template (a
+    loaded dump) of server_url, running in the background from the moment it is made (the two
+    servers' runs overlap, each waiting mostly on its own server)."""
+
+    def __init__(self, server_url: str, template: str):
+        env = {**os.environ, "DATABASE_URL": server_url, "EVALLEDGER_TEST_TEMPLATE": template}
+        env.pop("DATABASE_READ_URL", None)
+        self.output = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                                         *GUARD_TESTS], cwd=ROOT, env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                        text=True)
+
+    def passed(self) -> None:
+        code = self.process.wait(timeout=900)
+        self.output.seek(0)
+        printed = self.output.read()
+        assert code == 0, printed[-6000:]
+        assert " passed" in printed.strip().splitlines()[-1]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.output.close()
 
 
-def test_a_loaded_dump_refuses_every_insider_as_the_migrations_did(loaded):
-    run_guard_tests(loaded.url("postgres"), "bare")
+@pytest.fixture(scope="module")
+def system_leg(primary, bare_dump):
+    """CI's second PostgreSQL (None where there is none): the primary's ledger loaded into its database
+    ledger, the bare one into bare, and the guard tests already running on bare."""
+    if system_postgresql() is None:
+        yield None
+        return
+    with system_server() as server_url:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute("CREATE DATABASE ledger")
+            conn.execute("CREATE DATABASE bare")
+        home = primary.parent / "system-home"
+        env = {"DATABASE_URL": psycopg.conninfo.make_conninfo(server_url, dbname="ledger"), "EVALLEDGER_HOME": str(home)}
+        loaded_out = ok(run_cli("db", "load", str(dump_of(primary, "ledger.dump")), env=env)).out
+        ok(run_cli("db", "load", str(bare_dump), "--database-url", psycopg.conninfo.make_conninfo(server_url, dbname="bare"),
+                   env=env))
+        guards = GuardTests(server_url, "bare")
+        try:
+            yield {"url": server_url, "env": env, "out": loaded_out, "guards": guards}
+        finally:
+            guards.stop()
+
+
+def test_a_loaded_dump_refuses_every_insider_as_the_migrations_did(loaded, system_leg):
+    guards = GuardTests(loaded.url("postgres"), "bare")  # the system server's run, if any, is under way too
+    try:
+        guards.passed()
+    finally:
+        guards.stop()
 
 
 def test_a_user_that_is_not_a_superuser_loads_as_on_a_managed_server(primary, bare_dump):
@@ -403,22 +447,13 @@ def system_server():
 
 @pytest.mark.skipif(system_postgresql() is None, reason="no distribution PostgreSQL and postgres user (CI's second "
                                                         "version), or not root")
-def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_insider(primary, bare_dump, tmp_path):
-    before, shown = every_role_sees(primary.url()), dashboards(primary.env)
-    dumped = dump_of(primary, "ledger.dump")
-    with system_server() as server_url:
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute("CREATE DATABASE ledger")
-            conn.execute("CREATE DATABASE bare")
-            major = conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()[0]
-        ledger = psycopg.conninfo.make_conninfo(server_url, dbname="ledger")
-        env = {"DATABASE_URL": ledger, "EVALLEDGER_HOME": str(tmp_path / "home")}
-        out = ok(run_cli("db", "load", str(dumped), env=env)).out
-        assert f"note: a PostgreSQL 18 dump loaded into {major}" in out
-        assert_the_same_ledger(ledger, env, before, shown)
-        ok(run_cli("db", "load", str(bare_dump), "--database-url", psycopg.conninfo.make_conninfo(server_url, dbname="bare"),
-                   env=env))
-        run_guard_tests(server_url, "bare")
+def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_insider(primary, system_leg):
+    with psycopg.connect(system_leg["url"], autocommit=True) as conn:
+        major = conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()[0]
+    assert f"note: a PostgreSQL 18 dump loaded into {major}" in system_leg["out"]
+    assert_the_same_ledger(system_leg["env"]["DATABASE_URL"], system_leg["env"], every_role_sees(primary.url()),
+                           dashboards(primary.env))
+    system_leg["guards"].passed()
 
 
 # -- point-in-time recovery ------------------------------------------------------------------------
@@ -479,6 +514,18 @@ def test_an_archive_recovers_to_a_moment_before_a_superusers_drop_and_not_a_row_
         assert ", recovered to the end of its archived WAL\n" in ended
         with psycopg.connect(recovered.url("mistaken"), autocommit=True) as conn:
             assert conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None
+
+    # The next day's run: a fresh base backup, the older one and the WAL only it needed removed; the
+    # moment before it is then out of reach.
+    first = sorted((archive / "base").iterdir())
+    oldest_wal = sorted(p.name for p in (archive / "wal").iterdir())[0]
+    again = ok(run_cli("db", "archive", str(archive), "--keep", "1", env=primary.env)).out
+    assert "restarted" not in again and f"removed base backup {first[0].name} and the WAL only it needed\n" in again
+    assert [p.name for p in sorted((archive / "base").iterdir())] != [p.name for p in first]
+    assert oldest_wal not in {p.name for p in (archive / "wal").iterdir()}
+    with cluster(primary.parent, "too-late", start=False) as late_home:
+        gone = run_cli("db", "restore", str(archive), "--until", moment.isoformat(), env=late_home.env)
+        assert gone.code == 3 and f"{archive}: no base backup made before " in gone.err
 
 
 # -- the standby -----------------------------------------------------------------------------------
