@@ -16,7 +16,8 @@ from psycopg import sql
 
 from evalledger.core.embedded import EmbeddedServer
 from tests.cli import run_cli
-from tests.conftest import DURABILITY_OFF, REVIEWER_ROLE, TEST_PASSWORD, ensure_login_role
+from tests.conftest import REVIEWER_ROLE, TEST_PASSWORD, ensure_login_role
+from tests.provisioning import TEST_SERVER_SETTINGS
 
 ROLES = ("evalledger_owner", "evalledger_runner", "evalledger_reviewer", REVIEWER_ROLE, "evalledger_revops",
          "evalledger_auditor", "evalledger_agent", "evalledger_retention")
@@ -42,7 +43,7 @@ class Cluster:
         """Start it without the flushes a test cluster needs not (a cluster backed up or replicated
         keeps full_page_writes, which base backups rely on)."""
         self.server.start()
-        settings = {k: v for k, v in DURABILITY_OFF.items() if not (backed_up and k == "full_page_writes")}
+        settings = {k: v for k, v in TEST_SERVER_SETTINGS.items() if not (backed_up and k == "full_page_writes")}
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             for name, value in settings.items():
                 conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
