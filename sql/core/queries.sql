@@ -525,3 +525,11 @@ SELECT current_setting('archive_mode'), last_archived_wal, extract(epoch FROM no
 -- name: alter_system_reset
 -- Remove one setting from postgresql.auto.conf (a recovery's, once it is over).
 ALTER SYSTEM RESET {name};
+
+-- name: wal_insert_lsn
+-- On a primary: where its WAL ends now, past the commit of every transaction committed so far.
+SELECT pg_current_wal_insert_lsn();
+
+-- name: replayed_past
+-- On a standby: whether it has replayed the primary's WAL up to %(lsn)s.
+SELECT pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn;

@@ -9,6 +9,9 @@ them. What a role sees is compared whole: every role's SELECT of every table and
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tarfile
 import time
 from datetime import datetime, timedelta, timezone
@@ -22,6 +25,7 @@ from tests.cli import run_cli
 from tests.clusters import NO_JOURNAL, Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 
 pytestmark = pytest.mark.slow
+EVALLEDGER = Path(sys.executable).with_name("evalledger")
 
 
 def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tmp_path):
@@ -177,6 +181,7 @@ def test_a_standby_serves_every_reader_refuses_writers_and_catches_up(primary, t
         while '"PRIMARY-1"' not in run_cli("target", "list", "--json", "--database-url", url, env=primary.env).out:
             assert time.monotonic() < deadline, "the standby did not catch up within 30 s"
             time.sleep(0.1)
+        exported_from_a_paused_standby(primary, url)
         # A dump of the standby is a dump of the primary: the load checks it against what it saw.
         dumped = tmp_path / "standby.dump"
         ok(run_cli("db", "dump", str(dumped), "--database-url", url, env=primary.env))
@@ -190,6 +195,34 @@ def test_a_standby_serves_every_reader_refuses_writers_and_catches_up(primary, t
     finally:
         Cluster(folder).remove()
         drop_slots(primary.url())
+
+
+def exported_from_a_paused_standby(primary, url: str) -> None:
+    """export reading the standby takes its window's bound from the primary and waits for the
+    standby to replay up to it: a row the primary committed while the standby's replay was paused
+    is in it, and the export is, byte for byte, the primary's export of the same window."""
+    marker = "captured while the standby's replay was paused"
+    with psycopg.connect(url, autocommit=True) as standby, psycopg.connect(primary.url(), autocommit=True) as conn:
+        standby.execute("SELECT pg_wal_replay_pause()")
+        try:
+            conn.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
+                         "latency_ms, remote, capture_key) "
+                         "VALUES ('query', %s, true, false, 1, false, gen_random_uuid())", (marker,))
+            exporting = subprocess.Popen([str(EVALLEDGER), "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         env={**os.environ, **primary.env, "DATABASE_READ_URL": url}, text=True)
+            deadline = time.monotonic() + 60
+            while not standby.execute("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                                      "AND query LIKE '%pg_last_wal_replay_lsn() >=%'").fetchone()[0]:
+                assert exporting.poll() is None, exporting.communicate()
+                assert time.monotonic() < deadline, "the export never waited for the standby"
+                time.sleep(0.05)
+        finally:
+            standby.execute("SELECT pg_wal_replay_resume()")
+        out, err = exporting.communicate(timeout=120)
+    assert exporting.returncode == 0, err
+    assert marker in out
+    until = err.splitlines()[-1].rsplit("--since ", 1)[1]
+    assert out == ok(run_cli("export", "--until", until, env=primary.env)).out
 
 
 def drop_slots(url: str) -> None:

@@ -76,6 +76,23 @@ def standby_refusal(url: str) -> EvalledgerError | None:
                            "readers at a standby (DATABASE_READ_URL or --read-url)")
 
 
+def replayed(standby: psycopg.Connection, primary: psycopg.Connection, what: str, timeout: float = 120) -> None:
+    """Wait until standby has replayed everything primary had written when called: what a reader of
+    the standby then sees includes every transaction the primary had committed (what names the
+    reader, for the error when the standby falls too far behind)."""
+    import time
+
+    from . import queries
+
+    lsn = primary.execute(queries.get("wal_insert_lsn")).fetchone()[0]
+    deadline = time.monotonic() + timeout
+    while not standby.execute(queries.get("replayed_past"), {"lsn": lsn}).fetchone()[0]:
+        if time.monotonic() > deadline:
+            raise EvalledgerError(f"{what}: the standby had not replayed the primary's WAL up to {lsn} within "
+                                  f"{timeout:.0f} s (see `evalledger doctor --database-url <standby>`)")
+        time.sleep(0.05)
+
+
 def describe(url: str) -> str:
     """The URL without its password, for messages."""
     info = psycopg.conninfo.conninfo_to_dict(url)

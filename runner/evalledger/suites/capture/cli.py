@@ -18,7 +18,7 @@ import click
 from evalledger.core import db
 from evalledger.core.output import plural
 from evalledger.core import output
-from evalledger.core.options import When, database_option, echo_listing, format_options
+from evalledger.core.options import When, database_option, echo_listing, format_options, read_url_option
 from evalledger.core.errors import EvalledgerError
 
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
@@ -269,12 +269,15 @@ _until = _bound("parse_timestamp", "not an ISO 8601 timestamp")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N rows (the newest).")
 @click.option("--tool", type=click.Choice(["query", "search"]), help="Only rows of this tool.")
 @database_option
+@read_url_option
 def export_command(since, until, limit, tool):
     """Write captured rows as NDJSON (seed-001 row schema v1) to stdout, newest first.
 
     One object per line, schema_version first, ordered created_at DESC, id DESC. The window is
     [--since, --until) on created_at; stderr prints it with microseconds and ends with the
     --since that continues exactly where this export stopped (no row missed or repeated).
+    With --read-url (or DATABASE_READ_URL) the rows are read from a standby: the window's bound
+    is still the primary's, and the export waits until the standby has replayed up to it.
     """
     from .export import run_export
 
