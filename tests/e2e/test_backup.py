@@ -19,13 +19,16 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from evalledger.core.embedded import EmbeddedServer
 from tests.cli import run_cli
+from tests.conftest import ensure_login_role
 from tests.clusters import NO_JOURNAL, Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 
 pytestmark = pytest.mark.slow
 EVALLEDGER = Path(sys.executable).with_name("evalledger")
+READERS = {"evalledger_test_standby_auditor": "evalledger_auditor", "evalledger_test_standby_revops": "evalledger_revops"}
 
 
 def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tmp_path):
@@ -182,6 +185,7 @@ def test_a_standby_serves_every_reader_refuses_writers_and_catches_up(primary, t
             assert time.monotonic() < deadline, "the standby did not catch up within 30 s"
             time.sleep(0.1)
         exported_from_a_paused_standby(primary, url)
+        served_to_readers_from(primary, url)
         # A dump of the standby is a dump of the primary: the load checks it against what it saw.
         dumped = tmp_path / "standby.dump"
         ok(run_cli("db", "dump", str(dumped), "--database-url", url, env=primary.env))
@@ -223,6 +227,43 @@ def exported_from_a_paused_standby(primary, url: str) -> None:
     assert marker in out
     until = err.splitlines()[-1].rsplit("--since ", 1)[1]
     assert out == ok(run_cli("export", "--until", until, env=primary.env)).out
+
+
+def served_to_readers_from(primary, url: str) -> None:
+    """`evalledger serve` on the standby signs the auditor and RevOps in, as their own logins, and
+    shows each the runs its tier holds: the auditor the 25-month-old run, RevOps not."""
+    from evalledger.web.app import create_app
+    from tests.web.conftest import Client, Served
+
+    with psycopg.connect(primary.url(), autocommit=True) as admin:
+        for login, role in READERS.items():
+            ensure_login_role(admin, login, role)
+        wanted = admin.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+    with psycopg.connect(url, autocommit=True) as standby:
+        deadline = time.monotonic() + 30
+        while not standby.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (wanted,)).fetchone()[0]:
+            assert time.monotonic() < deadline, "the standby did not replay the new logins within 30 s"
+            time.sleep(0.05)
+    served = Served(create_app(url))
+    try:
+        pages = {}
+        for login in READERS:
+            reader = Client(served.base)
+            try:
+                assert reader.sign_in(login).status_code == 303
+                page = reader.http.get("/runs")
+                assert page.status_code == 200
+                pages[login] = page.text
+            finally:
+                reader.close()
+    finally:
+        served.stop()
+        with psycopg.connect(primary.url(), autocommit=True) as admin:
+            for login in READERS:
+                admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(login)))
+    auditor, revops = pages.values()
+    assert str(primary.hot) in auditor and str(primary.cold) in auditor
+    assert str(primary.hot) in revops and str(primary.cold) not in revops
 
 
 def drop_slots(url: str) -> None:
