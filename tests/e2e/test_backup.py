@@ -26,7 +26,8 @@ from tests.cli import run_cli
 from tests.conftest import ensure_login_role
 from tests.clusters import NO_JOURNAL, Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 
-pytestmark = pytest.mark.slow
+# One worker makes the primary both modules share (make test distributes by --dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
 EVALLEDGER = Path(sys.executable).with_name("evalledger")
 READERS = {"evalledger_test_standby_auditor": "evalledger_auditor", "evalledger_test_standby_revops": "evalledger_revops"}
 

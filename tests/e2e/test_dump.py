@@ -26,7 +26,8 @@ from tests.cli import run_cli
 from tests.clusters import NO_JOURNAL, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 from tests.conftest import REVIEWER_ROLE
 
-pytestmark = pytest.mark.slow
+# One worker makes the primary both modules share (make test distributes by --dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
 
 ROOT = Path(__file__).resolve().parents[2]
 # The modules that try every guard as every role: run whole against a loaded dump.
