@@ -151,15 +151,3 @@ def assert_the_same_ledger(url: str, env: dict, before: dict, shown: dict) -> No
     with psycopg.connect(psycopg.conninfo.make_conninfo(url, user=REVIEWER_ROLE, password=TEST_PASSWORD)) as conn:
         assert conn.execute("SELECT current_user").fetchone()[0] == REVIEWER_ROLE
 
-
-def ledger_commands() -> bool:
-    """Whether `evalledger ledger digest|verify` (issue 18, the journal) is there yet."""
-    from evalledger.cli import cli
-
-    return "ledger" in cli.commands
-
-
-# Issue 18's `ledger verify` against a digest taken before (after a restore, after a load): the
-# tests run by themselves once `evalledger ledger` lands (its flags as its branch has them: digest
-# --out, verify --digest).
-NO_JOURNAL = pytest.mark.skipif(not ledger_commands(), reason="waits for `evalledger ledger` (issue 18)")

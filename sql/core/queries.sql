@@ -182,7 +182,7 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
                     AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
  ORDER BY 1;
 
--- =============================================================================================
+-- ======================================================================================
 -- Backups, restores, dumps and loads (core/backup.py, core/dump.py), and the replica's health
 -- =============================================================================================
 
@@ -533,3 +533,11 @@ SELECT pg_current_wal_insert_lsn();
 -- name: replayed_past
 -- On a standby: whether it has replayed the primary's WAL up to %(lsn)s.
 SELECT pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn;
+=======
+-- name: doctor_hours_ago
+-- The database's time this many hours ago (doctor's windows are the database's clock's).
+SELECT now() - make_interval(hours => %(hours)s);
+
+-- name: doctor_search_path
+-- The ledger's schema first again, as every connection has it.
+SET search_path = evalledger, public;

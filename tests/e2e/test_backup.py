@@ -24,7 +24,7 @@ from psycopg import sql
 from evalledger.core.embedded import EmbeddedServer
 from tests.cli import run_cli
 from tests.conftest import ensure_login_role
-from tests.clusters import NO_JOURNAL, Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
+from tests.clusters import Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 
 # One worker makes the primary both modules share (make test distributes by --dist loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
@@ -70,7 +70,6 @@ def test_a_damaged_backup_is_refused_before_anything_is_replaced(primary, tmp_pa
     assert ok(run_cli("target", "show", "AGT-901", env=primary.env))
 
 
-@NO_JOURNAL
 def test_ledger_verify_passes_after_a_restore_against_a_digest_taken_before(primary, tmp_path):
     digest = tmp_path / "digest.json"
     ok(run_cli("ledger", "digest", "--out", str(digest), env=primary.env))

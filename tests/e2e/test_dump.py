@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from tests.cli import run_cli
-from tests.clusters import NO_JOURNAL, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
+from tests.clusters import assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 from tests.conftest import REVIEWER_ROLE
 
 # One worker makes the primary both modules share (make test distributes by --dist loadgroup).
@@ -246,7 +246,6 @@ def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_i
     system_leg["guards"].passed()
 
 
-@NO_JOURNAL
 def test_ledger_verify_passes_after_a_load_against_a_digest_taken_before(primary, loaded, tmp_path):
     digest = tmp_path / "digest.json"
     ok(run_cli("ledger", "digest", "--out", str(digest), env=primary.env))
