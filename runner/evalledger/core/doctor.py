@@ -226,6 +226,7 @@ def _replication(conn: psycopg.Connection) -> list[Finding]:
     elif mode != "off":
         findings.append(Finding("ok", "wal archive", f"on; last segment {last} archived {age:.0f} s ago" if last
                                 else "on; no segment archived yet"))
+    return findings
 
 
 # How long journal entries may wait for a seal, and a newer block for a digest, before doctor warns.
