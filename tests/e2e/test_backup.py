@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -110,6 +111,9 @@ def test_an_archive_recovers_to_a_moment_before_a_superusers_drop_and_not_a_row_
             assert time.monotonic() < deadline, f"{closed} was not archived within 30 s"
             time.sleep(0.1)
     assert "wal archive: on; last segment" in run_cli("doctor", env=primary.env).out
+    # The archive as it stood then: WAL the primary archives later (its 5-minute switch on a slow
+    # machine) would make a moment "past the archive's end" reachable.
+    archive = Path(shutil.copytree(archive, primary.parent / "archive-at-the-mistake", symlinks=True))
 
     with cluster(primary.parent, "recovered", start=False) as recovered:
         until = moment.astimezone(timezone(timedelta(hours=-5))).isoformat()  # any zone it names: the same moment
