@@ -533,7 +533,7 @@ SELECT pg_current_wal_insert_lsn();
 -- name: replayed_past
 -- On a standby: whether it has replayed the primary's WAL up to %(lsn)s.
 SELECT pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn;
-=======
+
 -- name: doctor_hours_ago
 -- The database's time this many hours ago (doctor's windows are the database's clock's).
 SELECT now() - make_interval(hours => %(hours)s);
