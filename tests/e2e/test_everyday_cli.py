@@ -171,7 +171,7 @@ def sdks_unloaded():
     (["run", "work-quality", "--kind", "bot", "--name", "b", "--task", "t", "--work-product", "-",
       "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be from 0 to 100, got -1"),
     (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
-      "--concurrency", "0"], "run brain-eval: Invalid value for '--concurrency': must be 1 or more, got 0"),
+      "--concurrency", "0"], "run brain-eval: Invalid value for '--concurrency': must be from 1 to 1,024, got 0"),
     (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
       "--timeout", "nan"], "run brain-eval: Invalid value for '--timeout': 'nan' is not a finite number"),
 ])
