@@ -39,9 +39,9 @@ class LedgerGroup(click.Group):
             exc.show()
             sys.exit(exc.exit_code)
         except EvalledgerError as exc:
-            _fail(str(exc), exc.exit_code)
+            _fail(str(_on_standby(exc) or exc), exc.exit_code)
         except psycopg.Error as exc:
-            _fail(str(db.explain(exc)))
+            _fail(str(_on_standby(exc) or db.explain(exc)))
         except BrokenPipeError:
             sys.exit(0)
 
@@ -51,6 +51,13 @@ class LedgerGroup(click.Group):
         # Help needs no home: `evalledger X --help` answers even when EVALLEDGER_HOME is wrong.
         ctx.meta["asks_for_help"] = any(arg in ("-h", "--help") for arg in args)
         return ctx
+
+
+def _on_standby(exc: Exception) -> EvalledgerError | None:
+    """A write refused as read-only (SQLSTATE 25006): on a standby, the error that names its primary."""
+    if getattr(exc, "sqlstate", None) != "25006":
+        return None
+    return db.standby_refusal(db.database_url(start=False))
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> None:

@@ -41,7 +41,7 @@ def test_evalledger_alone_prints_the_command_overview():
     assert result.out.startswith("Usage: evalledger [OPTIONS] [COMMAND] [ARGS]...\n\n"
                                  "  evalledger: a PostgreSQL ledger for LLM evaluations.\n")
     commands = result.out.split("Commands:\n", 1)[1]
-    for name, summary in (("db", "Start, stop and migrate the database."),
+    for name, summary in (("db", "Start, stop, migrate, back up and restore the database."),
                           ("target", "Register and list what is under test (brains, bots, features)."),
                           ("dashboard", "Print the dashboard view PANEL of the BI contract as a table")):
         assert re.search(rf"^  {name} +{re.escape(summary)}", commands, re.MULTILINE), name
