@@ -9,9 +9,9 @@ SET LOCAL search_path = evalledger, pg_temp;
 -- One row per month key: a brain, a run trigger, the UTC month the runs started in (what the
 -- dashboards' date range filters) and the UTC month they were recorded in (their tier clock's
 -- month: a hot-tier reader reads the months wholly in the hot tier, whole_hot_months_from_v1),
--- and for runs and questions the reviewer (a reviewer reads its own). Counters only, so months
--- add up to any span, and a span costs what its months cost: the number of rows is bounded by
--- months x brains x triggers x reviewers (x questions), not by the number of runs. The completion
+-- and for runs the reviewer (a reviewer reads its own). Counters only, so months add up to any
+-- span, and a span costs what its months cost: the number of rows is bounded by months x brains
+-- x triggers (x reviewers for runs, x questions, x judges), not by the number of runs. The completion
 -- trigger adds each run as it completes (brain_eval_by_month_complete_v1); the purge recounts the
 -- months it took runs from (brain_eval_by_month_purge_v1); brain_eval_by_month_recount_v1 says
 -- where a table differs from the rows (none, unless something went around the code role).
@@ -47,12 +47,11 @@ CREATE TABLE brain_eval_questions_by_month (
     run_trigger              eval_run_trigger NOT NULL,
     started_month            date             NOT NULL,
     recorded_month           date             NOT NULL,
-    reviewer_user_id         uuid             NOT NULL,
     question_catalog_version varchar(32)      NOT NULL,
     question_id              varchar(16)      NOT NULL,
     runs_seen                bigint           NOT NULL,
     runs_failed              bigint           NOT NULL,
-    CONSTRAINT brain_eval_questions_by_month_pkey PRIMARY KEY (brain_under_test, run_trigger, started_month, recorded_month, reviewer_user_id, question_catalog_version, question_id)
+    CONSTRAINT brain_eval_questions_by_month_pkey PRIMARY KEY (brain_under_test, run_trigger, started_month, recorded_month, question_catalog_version, question_id)
 );
 
 CREATE TABLE brain_eval_agreement_by_month (
@@ -170,8 +169,9 @@ CALL seal_tables_v1();
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON brain_eval_runs_by_month, brain_eval_questions_by_month,
     brain_eval_agreement_by_month FROM evalledger_owner;
 -- The auditor reads every month; RevOps the months wholly in the hot tier; a reviewer its own
--- runs' months wholly in the hot tier. The agreement table is not a reviewer's: it counts drafts
--- its policy on brain_eval_judge_suggestion would not show it (those it was never shown).
+-- runs' months wholly in the hot tier, in the runs table (the one keyed by reviewer). The
+-- questions and agreement tables are not a reviewer's: they count other reviewers' runs, and the
+-- agreement counts drafts a reviewer's policy on brain_eval_judge_suggestion would not show it.
 CREATE POLICY brain_eval_runs_by_month_auditor ON brain_eval_runs_by_month FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_eval_runs_by_month_revops ON brain_eval_runs_by_month FOR SELECT TO evalledger_revops
     USING (recorded_month >= evalledger.whole_hot_months_from_v1());
@@ -182,44 +182,43 @@ CREATE POLICY brain_eval_questions_by_month_auditor ON brain_eval_questions_by_m
     USING (true);
 CREATE POLICY brain_eval_questions_by_month_revops ON brain_eval_questions_by_month FOR SELECT TO evalledger_revops
     USING (recorded_month >= evalledger.whole_hot_months_from_v1());
-CREATE POLICY brain_eval_questions_by_month_reviewer ON brain_eval_questions_by_month FOR SELECT TO evalledger_reviewer
-    USING (recorded_month >= evalledger.whole_hot_months_from_v1()
-           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 CREATE POLICY brain_eval_agreement_by_month_auditor ON brain_eval_agreement_by_month FOR SELECT TO evalledger_auditor
     USING (true);
 CREATE POLICY brain_eval_agreement_by_month_revops ON brain_eval_agreement_by_month FOR SELECT TO evalledger_revops
     USING (recorded_month >= evalledger.whole_hot_months_from_v1());
-GRANT SELECT ON brain_eval_runs_by_month, brain_eval_questions_by_month
-    TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
-GRANT SELECT ON brain_eval_agreement_by_month TO evalledger_revops, evalledger_auditor;
+GRANT SELECT ON brain_eval_runs_by_month TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+GRANT SELECT ON brain_eval_questions_by_month, brain_eval_agreement_by_month TO evalledger_revops, evalledger_auditor;
 -- The auditor reads the reviewer registry: who reviewed (display names) is part of the audit.
 -- RevOps reads reviewer ids, as before; a reviewer reads itself (reviewer_self).
 CREATE POLICY reviewer_auditor ON reviewer FOR SELECT TO evalledger_auditor USING (true);
 GRANT SELECT ON reviewer TO evalledger_auditor;
 
--- The views: RevOps, auditors and (for their own runs) reviewers; the agreement and the
--- takes-quality trend not reviewers (they read neither the drafts they were not shown nor
--- takes-quality runs). A function a view calls runs with the reader's rights: EXECUTE follows.
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
 REVOKE ALL ON most_failing_questions_v2, stale_fixture_pass_rate_v2, stale_fixture_by_month_v1, reviewer_calibration_v2,
     cost_by_month_v1, prompt_drift_v2, judge_agreement_v1, takes_quality_trend_v1 FROM PUBLIC;
-GRANT SELECT ON most_failing_questions_v2, stale_fixture_pass_rate_v2, stale_fixture_by_month_v1, reviewer_calibration_v2,
-    cost_by_month_v1, prompt_drift_v2 TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
-GRANT SELECT ON judge_agreement_v1, takes_quality_trend_v1 TO evalledger_revops, evalledger_auditor;
+GRANT SELECT ON stale_fixture_pass_rate_v2, stale_fixture_by_month_v1, reviewer_calibration_v2, cost_by_month_v1
+    TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+GRANT SELECT ON most_failing_questions_v2, prompt_drift_v2, judge_agreement_v1, takes_quality_trend_v1
+    TO evalledger_revops, evalledger_auditor;
 GRANT EXECUTE ON FUNCTION whole_hot_months_from_v1(), utc_month_v1(timestamptz), criterion_met_v1(jsonb, numeric),
     brain_trend_rows_v1(text, date, date, text, integer),
-    most_failing_questions_rows_v2(text, date, date, text),
     stale_fixture_pass_rate_rows_v2(text, date, date, text, integer),
     stale_fixture_by_month_rows_v1(text, date, date, text),
     reviewer_calibration_rows_v2(text, date, date, text, boolean),
-    cost_by_month_rows_v1(text, date, date, text),
-    prompt_drift_rows_v2(text, date, date, text)
+    cost_by_month_rows_v1(text, date, date, text)
     TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
-GRANT EXECUTE ON FUNCTION cohen_kappa_v1(bigint[]), weighted_kappa_v1(bigint[]),
+GRANT EXECUTE ON FUNCTION most_failing_questions_rows_v2(text, date, date, text), prompt_drift_rows_v2(text, date, date, text),
+    cohen_kappa_v1(bigint[]), weighted_kappa_v1(bigint[]),
     agreement_measures_v1(bigint[], bigint[], bigint, bigint),
     brain_eval_agreement_pairs_v1(uuid[]), brain_eval_agreement_facts_v1(uuid[]),
     judge_agreement_rows_v1(text, date, date, text, boolean),
     takes_quality_trend_rows_v1(text, date, date, integer)
     TO evalledger_revops, evalledger_auditor;
+-- Every reader may ask where the hot tier's whole months begin (the dashboards say so).
+GRANT EXECUTE ON FUNCTION hot_tier_v1() TO evalledger_auditor;
 -- The recount reads the whole ledger: an audit check, the auditor's and the owner role's.
 GRANT EXECUTE ON FUNCTION brain_eval_by_month_recount_v1() TO evalledger_auditor, evalledger_owner;
 
@@ -345,7 +344,6 @@ COMMENT ON COLUMN brain_eval_questions_by_month.brain_under_test IS 'The brain (
 COMMENT ON COLUMN brain_eval_questions_by_month.run_trigger IS 'Why the runs happened (seed 002''s run_trigger).';
 COMMENT ON COLUMN brain_eval_questions_by_month.started_month IS 'Date: the first day of the UTC month the runs started in.';
 COMMENT ON COLUMN brain_eval_questions_by_month.recorded_month IS 'Date: the first day of the UTC month the runs were recorded in (their tier clock''s month).';
-COMMENT ON COLUMN brain_eval_questions_by_month.reviewer_user_id IS 'The runs'' reviewer.';
 COMMENT ON COLUMN brain_eval_questions_by_month.question_catalog_version IS 'The catalog version the runs used.';
 COMMENT ON COLUMN brain_eval_questions_by_month.question_id IS 'The catalog question.';
 COMMENT ON COLUMN brain_eval_questions_by_month.runs_seen IS 'Count of completed runs that asked the question.';

@@ -9,6 +9,7 @@
 --   unsupported: the draft's quoted unsupported claims (their count) against hallucinations_detected;
 --   diagnosis:   the draft's diagnosis_accuracy against diagnosis_accuracy_score (0, 0.5, 1);
 --   claims:      the draft's total_claims against the reviewer's total_claims.
+-- Inlined where it is called (plain SQL, operators schema-qualified), as brain_eval_run_facts_v1.
 CREATE FUNCTION evalledger.brain_eval_agreement_pairs_v1(runs uuid[])
 RETURNS TABLE (
     eval_run_id          uuid,
@@ -23,30 +24,41 @@ RETURNS TABLE (
     judge_claims         integer,
     reviewer_claims      integer,
     claims_blind         boolean)
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    WITH reviewed AS (
-        SELECT q.eval_run_id, q.question_id, q.hallucinations_detected, q.diagnosis_accuracy_score, q.total_claims,
-               bool_or(e.field = 'hallucinations_detected' AND e.blind) AS unsupported_blind,
-               bool_or(e.field = 'diagnosis_accuracy_score' AND e.blind) AS diagnosis_blind,
-               bool_or(e.field = 'total_claims' AND e.blind) AS claims_blind
-          FROM evalledger.brain_eval_question_score q
-          LEFT JOIN evalledger.brain_eval_suggestion_shown w
-            ON w.eval_run_id = q.eval_run_id AND w.question_id = q.question_id
-          LEFT JOIN LATERAL (
-                SELECT DISTINCT ON (t.field) t.field,
-                       NOT t.suggestions_shown AND (w.shown_at IS NULL OR w.shown_at > t.entered_at) AS blind
-                  FROM evalledger.brain_eval_review_entry t
-                 WHERE t.eval_run_id = q.eval_run_id AND t.question_id = q.question_id
-                   AND t.field IN ('hallucinations_detected', 'diagnosis_accuracy_score', 'total_claims')
-                 ORDER BY t.field, t.entered_at DESC, t.entry_id DESC) e ON true
-         WHERE q.eval_run_id = ANY (runs)
-         GROUP BY q.eval_run_id, q.question_id, q.hallucinations_detected, q.diagnosis_accuracy_score, q.total_claims
-    )
+LANGUAGE sql STABLE AS $$
     SELECT s.eval_run_id, s.question_id, s.model,
-           jsonb_array_length(s.unsupported_claims), r.hallucinations_detected, coalesce(r.unsupported_blind, false),
-           s.diagnosis_accuracy, r.diagnosis_accuracy_score, coalesce(r.diagnosis_blind, false),
-           s.total_claims, r.total_claims, coalesce(r.claims_blind, false)
-      FROM evalledger.brain_eval_judge_suggestion s
-      JOIN reviewed r ON r.eval_run_id = s.eval_run_id AND r.question_id = s.question_id
-     WHERE s.eval_run_id = ANY (runs) AND s.contributes
+           jsonb_array_length(s.unsupported_claims), r.hallucinations_detected, r.unsupported_blind,
+           s.diagnosis_accuracy, r.diagnosis_accuracy_score, r.diagnosis_blind,
+           s.total_claims, r.total_claims, r.claims_blind
+      FROM (SELECT q.eval_run_id, q.question_id, q.hallucinations_detected, q.diagnosis_accuracy_score, q.total_claims,
+                   coalesce(h.blind, false) AS unsupported_blind, coalesce(d.blind, false) AS diagnosis_blind,
+                   coalesce(c.blind, false) AS claims_blind
+              FROM evalledger.brain_eval_question_score q
+              LEFT JOIN evalledger.brain_eval_suggestion_shown w
+                ON w.eval_run_id OPERATOR(pg_catalog.=) q.eval_run_id AND w.question_id OPERATOR(pg_catalog.=) q.question_id
+             LEFT JOIN LATERAL (
+                   SELECT NOT t.suggestions_shown AND (w.shown_at IS NULL OR w.shown_at OPERATOR(pg_catalog.>) t.entered_at) AS blind
+                     FROM evalledger.brain_eval_review_entry t
+                    WHERE t.eval_run_id OPERATOR(pg_catalog.=) q.eval_run_id AND t.question_id OPERATOR(pg_catalog.=) q.question_id
+                      AND t.field OPERATOR(pg_catalog.=) 'hallucinations_detected'
+                    ORDER BY t.entered_at DESC, t.entry_id DESC
+                    LIMIT 1) h ON true
+             LEFT JOIN LATERAL (
+                   SELECT NOT t.suggestions_shown AND (w.shown_at IS NULL OR w.shown_at OPERATOR(pg_catalog.>) t.entered_at) AS blind
+                     FROM evalledger.brain_eval_review_entry t
+                    WHERE t.eval_run_id OPERATOR(pg_catalog.=) q.eval_run_id AND t.question_id OPERATOR(pg_catalog.=) q.question_id
+                      AND t.field OPERATOR(pg_catalog.=) 'diagnosis_accuracy_score'
+                    ORDER BY t.entered_at DESC, t.entry_id DESC
+                    LIMIT 1) d ON true
+             LEFT JOIN LATERAL (
+                   SELECT NOT t.suggestions_shown AND (w.shown_at IS NULL OR w.shown_at OPERATOR(pg_catalog.>) t.entered_at) AS blind
+                     FROM evalledger.brain_eval_review_entry t
+                    WHERE t.eval_run_id OPERATOR(pg_catalog.=) q.eval_run_id AND t.question_id OPERATOR(pg_catalog.=) q.question_id
+                      AND t.field OPERATOR(pg_catalog.=) 'total_claims'
+                    ORDER BY t.entered_at DESC, t.entry_id DESC
+                    LIMIT 1) c ON true
+             WHERE q.eval_run_id OPERATOR(pg_catalog.=) ANY (SELECT pg_catalog.unnest(runs))
+             OFFSET 0) r  -- each question's blindness once, not once per judge
+      JOIN evalledger.brain_eval_judge_suggestion s
+        ON s.eval_run_id OPERATOR(pg_catalog.=) r.eval_run_id AND s.question_id OPERATOR(pg_catalog.=) r.question_id
+     WHERE s.contributes
 $$;

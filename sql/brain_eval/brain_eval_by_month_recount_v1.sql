@@ -15,8 +15,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
      WHERE s.v IS DISTINCT FROM r.v
     UNION ALL
     SELECT 'brain_eval_questions_by_month'::text, coalesce(s.k, r.k), s.v, r.v
-      FROM (SELECT jsonb_build_object('brain_under_test', x.brain_under_test, 'run_trigger', x.run_trigger, 'started_month', x.started_month, 'recorded_month', x.recorded_month, 'reviewer_user_id', x.reviewer_user_id, 'question_catalog_version', x.question_catalog_version, 'question_id', x.question_id) AS k, to_jsonb(x) AS v FROM evalledger.brain_eval_questions_by_month x) s
-      FULL JOIN (SELECT jsonb_build_object('brain_under_test', x.brain_under_test, 'run_trigger', x.run_trigger, 'started_month', x.started_month, 'recorded_month', x.recorded_month, 'reviewer_user_id', x.reviewer_user_id, 'question_catalog_version', x.question_catalog_version, 'question_id', x.question_id) AS k, to_jsonb(x) AS v
+      FROM (SELECT jsonb_build_object('brain_under_test', x.brain_under_test, 'run_trigger', x.run_trigger, 'started_month', x.started_month, 'recorded_month', x.recorded_month, 'question_catalog_version', x.question_catalog_version, 'question_id', x.question_id) AS k, to_jsonb(x) AS v FROM evalledger.brain_eval_questions_by_month x) s
+      FULL JOIN (SELECT jsonb_build_object('brain_under_test', x.brain_under_test, 'run_trigger', x.run_trigger, 'started_month', x.started_month, 'recorded_month', x.recorded_month, 'question_catalog_version', x.question_catalog_version, 'question_id', x.question_id) AS k, to_jsonb(x) AS v
                    FROM evalledger.brain_eval_question_facts_v1(ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l)) x) r
         ON r.k = s.k
      WHERE s.v IS DISTINCT FROM r.v

@@ -3,7 +3,9 @@
 -- their decisions, token cost and reviewer hours summed, stale-fixture questions and recognitions,
 -- runs whose stale-fixture questions were all recognised and runs with a miss (seed 002's sev-2),
 -- and the reviewer's narrative-coherence ratings counted per value. Open runs add nothing. Read
--- as the caller: the completion trigger (the code role) and brain_eval_by_month_recount_v1.
+-- as the caller (the code role, for the completion trigger and the recount). Plain SQL without
+-- SET, every operator schema-qualified, so the statement that calls it inlines it: completion
+-- plans one statement, not a function call in it.
 CREATE FUNCTION evalledger.brain_eval_run_facts_v1(runs uuid[])
 RETURNS TABLE (
     brain_under_test     varchar(16),
@@ -29,16 +31,17 @@ RETURNS TABLE (
     rating_3             bigint,
     rating_4             bigint,
     rating_5             bigint)
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE AS $$
     SELECT l.brain_under_test, l.run_trigger, evalledger.utc_month_v1(l.started_at),
            evalledger.utc_month_v1(l.created_at), l.reviewer_user_id,
-           count(*), count(*) FILTER (WHERE l.decision = 'pass'), count(*) FILTER (WHERE l.decision = 'pass_with_notes'),
-           count(*) FILTER (WHERE l.decision = 'conditional'), count(*) FILTER (WHERE l.decision = 'fail'),
+           count(*), count(*) FILTER (WHERE l.decision OPERATOR(pg_catalog.=) 'pass'),
+           count(*) FILTER (WHERE l.decision OPERATOR(pg_catalog.=) 'pass_with_notes'),
+           count(*) FILTER (WHERE l.decision OPERATOR(pg_catalog.=) 'conditional'), count(*) FILTER (WHERE l.decision OPERATOR(pg_catalog.=) 'fail'),
            sum(l.token_cost_usd), coalesce(sum(l.reviewer_hours_spent), 0), count(l.reviewer_hours_spent),
            sum(q.stale_questions)::bigint, sum(q.stale_recognised)::bigint,
-           count(*) FILTER (WHERE q.stale_questions > 0),
-           count(*) FILTER (WHERE q.stale_questions > 0 AND q.stale_missed = 0),
-           count(*) FILTER (WHERE q.stale_missed > 0),
+           count(*) FILTER (WHERE q.stale_questions OPERATOR(pg_catalog.>) 0),
+           count(*) FILTER (WHERE q.stale_questions OPERATOR(pg_catalog.>) 0 AND q.stale_missed OPERATOR(pg_catalog.=) 0),
+           count(*) FILTER (WHERE q.stale_missed OPERATOR(pg_catalog.>) 0),
            sum(q.rating_1)::bigint, sum(q.rating_2)::bigint, sum(q.rating_3)::bigint, sum(q.rating_4)::bigint,
            sum(q.rating_5)::bigint
       FROM evalledger.brain_eval_log l
@@ -46,13 +49,13 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
             SELECT count(*) FILTER (WHERE x.uses_stale_fixture) AS stale_questions,
                    count(*) FILTER (WHERE x.uses_stale_fixture AND x.staleness_correctly_recognized) AS stale_recognised,
                    count(*) FILTER (WHERE x.uses_stale_fixture AND NOT x.staleness_correctly_recognized) AS stale_missed,
-                   count(*) FILTER (WHERE x.narrative_coherence_rating = 1) AS rating_1,
-                   count(*) FILTER (WHERE x.narrative_coherence_rating = 2) AS rating_2,
-                   count(*) FILTER (WHERE x.narrative_coherence_rating = 3) AS rating_3,
-                   count(*) FILTER (WHERE x.narrative_coherence_rating = 4) AS rating_4,
-                   count(*) FILTER (WHERE x.narrative_coherence_rating = 5) AS rating_5
+                   count(*) FILTER (WHERE x.narrative_coherence_rating OPERATOR(pg_catalog.=) 1) AS rating_1,
+                   count(*) FILTER (WHERE x.narrative_coherence_rating OPERATOR(pg_catalog.=) 2) AS rating_2,
+                   count(*) FILTER (WHERE x.narrative_coherence_rating OPERATOR(pg_catalog.=) 3) AS rating_3,
+                   count(*) FILTER (WHERE x.narrative_coherence_rating OPERATOR(pg_catalog.=) 4) AS rating_4,
+                   count(*) FILTER (WHERE x.narrative_coherence_rating OPERATOR(pg_catalog.=) 5) AS rating_5
               FROM evalledger.brain_eval_question_score x
-             WHERE x.eval_run_id = l.eval_run_id) q
-     WHERE l.eval_run_id = ANY (runs) AND l.completed_at IS NOT NULL
+             WHERE x.eval_run_id OPERATOR(pg_catalog.=) l.eval_run_id) q
+     WHERE l.eval_run_id OPERATOR(pg_catalog.=) ANY (SELECT pg_catalog.unnest(runs)) AND l.completed_at IS NOT NULL
      GROUP BY 1, 2, 3, 4, 5
 $$;

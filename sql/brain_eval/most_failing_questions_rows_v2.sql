@@ -2,8 +2,8 @@
 -- was asked in and failed in, its fail share and its rank within its brain and catalog version
 -- (catalogs change quarterly: EVAL-Q01 of v28 and of v29 are two questions). From
 -- brain_eval_questions_by_month (kept at completion), so it costs what the number of months and
--- questions costs, not the number of runs; each reader sees the months its policy shows (RevOps
--- and a reviewer: whole months of the hot tier, whole_hot_months_from_v1). Filters, each NULL for
+-- questions costs, not the number of runs; each reader sees the months its policy shows (RevOps:
+-- whole months of the hot tier, whole_hot_months_from_v1). Filters, each NULL for
 -- all: a brain, the first and last month started (UTC; whole months), a run trigger.
 CREATE FUNCTION evalledger.most_failing_questions_rows_v2(
     p_brain text, p_from_month date, p_to_month date, p_trigger text)

@@ -3,7 +3,7 @@
 CREATE VIEW evalledger.most_failing_questions_v2 AS
     SELECT * FROM evalledger.most_failing_questions_rows_v2(NULL, NULL, NULL, NULL);
 COMMENT ON VIEW evalledger.most_failing_questions_v2 IS
-    'Per brain, catalog version and question, completed runs seen and failed, fail_pct (0-100) and fail_rank within the brain and catalog version (1 = highest fail share; on equal share more failures first; full ties share a rank). RevOps and reviewers: whole months of the hot tier.';
+    'Per brain, catalog version and question, completed runs seen and failed, fail_pct (0-100) and fail_rank within the brain and catalog version (1 = highest fail share; on equal share more failures first; full ties share a rank). RevOps: whole months of the hot tier.';
 COMMENT ON COLUMN evalledger.most_failing_questions_v2.brain_under_test IS 'The brain (target_id), e.g. AGT-902.';
 COMMENT ON COLUMN evalledger.most_failing_questions_v2.question_catalog_version IS 'The question catalog version the runs used, e.g. v28-2026Q2.';
 COMMENT ON COLUMN evalledger.most_failing_questions_v2.question_id IS 'The catalog question, e.g. EVAL-Q01 (one question per catalog version).';

@@ -9,14 +9,13 @@ import json
 from datetime import timedelta, timezone
 from decimal import Decimal
 
-import psycopg
 import pytest
 from psycopg import errors
 from psycopg.types.json import Jsonb
 
-from evalledger.suites.brain_eval import brains, catalog
+from evalledger.suites.brain_eval import catalog
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import BRAIN_PROMPTS, acting_as, open_harness_run, record_run, register_prompt, review_run
+from tests.builders import BRAIN_PROMPTS, acting_as, open_harness_run, record_run, register_prompt
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 from tests.db.test_retention import set_run_clock
 
@@ -304,8 +303,10 @@ def test_a_reviewer_reads_its_own_runs_and_no_agreement(admin, connect_as, revie
     mine = connect_as(REVIEWER_ROLE)
     assert rows(mine, "SELECT reviewer_user_id, runs_reviewed, ratings FROM reviewer_calibration_v2") == [
         (reviewers[REVIEWER_ROLE], 1, 3)]
-    assert rows(mine, "SELECT sum(runs_seen)::int FROM most_failing_questions_v2") == [(3,)]
-    for view in ("judge_agreement_v1", "takes_quality_trend_v1", "brain_eval_agreement_by_month"):
+    assert rows(mine, "SELECT sum(runs)::int, sum(stale_questions)::int FROM stale_fixture_by_month_v1") == [(1, 3)]
+    # Not a reviewer's: what counts other reviewers' runs, production traffic, the drafts it was not shown.
+    for view in ("most_failing_questions_v2", "brain_eval_questions_by_month", "prompt_drift_v2", "judge_agreement_v1",
+                 "takes_quality_trend_v1", "brain_eval_agreement_by_month"):
         with pytest.raises(errors.InsufficientPrivilege):
             mine.execute(f"SELECT * FROM evalledger.{view}")
     with pytest.raises(errors.InsufficientPrivilege):
