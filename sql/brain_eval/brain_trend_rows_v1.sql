@@ -42,7 +42,7 @@ LANGUAGE sql STABLE AS $$
             SELECT l.*, pg_catalog.row_number() OVER (ORDER BY l.started_at DESC, l.eval_run_id DESC) AS recency_rank
               FROM evalledger.brain_eval_log l
              WHERE l.brain_under_test OPERATOR(pg_catalog.=) t.target_id
-               AND l.run_trigger::text OPERATOR(pg_catalog.=) coalesce(p_trigger, 'quarterly')
+               AND l.run_trigger OPERATOR(pg_catalog.=) coalesce(p_trigger, 'quarterly')::evalledger.eval_run_trigger
                AND l.completed_at IS NOT NULL
                AND (p_from_month IS NULL
                     OR l.started_at OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', pg_catalog.date_trunc('month', p_from_month::timestamp)))

@@ -40,7 +40,7 @@ LANGUAGE sql STABLE AS $$
                AND (p_to_month IS NULL
                     OR r.started_at OPERATOR(pg_catalog.<) pg_catalog.timezone('UTC', pg_catalog.date_trunc('month', p_to_month::timestamp)
                                                             OPERATOR(pg_catalog.+) interval '1 month'))
-               AND (p_trigger IS NULL OR r.run_trigger::text OPERATOR(pg_catalog.=) p_trigger)
+               AND (p_trigger IS NULL OR r.run_trigger OPERATOR(pg_catalog.=) p_trigger::evalledger.eval_run_trigger)
              ORDER BY r.started_at DESC, r.eval_run_id DESC
              LIMIT p_latest) l
      CROSS JOIN LATERAL (

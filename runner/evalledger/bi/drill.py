@@ -13,10 +13,10 @@ import psycopg
 
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
-from evalledger.core.reading import dicts
 from evalledger.suites.brain_eval.store import QUERIES as BRAIN_EVAL
 
 from . import agreement
+from .panels import dicts
 
 QUERIES = Queries(__package__)
 # The question row's criteria, in the order question_passes_v1 checks them: (key, what, value column, comparison).

@@ -12,14 +12,24 @@ from datetime import date
 
 import psycopg
 from markupsafe import Markup
+from psycopg.rows import dict_row
 
 from evalledger.core.queries import Queries
-from evalledger.core.reading import dicts
 
 from . import charts
 from .filters import Filters
 
 QUERIES = Queries(__package__)
+
+
+def dicts(conn: psycopg.Connection, query: str, params: dict | None = None) -> list[dict]:
+    """A panel query's rows as objects, planned for the values given each time: a panel's filters
+    are often NULL ("all"), and a generic plan that cannot tell would read what they leave out,
+    so its statements are never prepared on the server (psycopg would after five runs)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, params or {}, prepare=False).fetchall()
+
+
 DIMENSIONS = (
     ("citation_rate", "citation rate", 0, 1), ("hallucination_rate", "hallucination rate", 0, 1),
     ("staleness_recognition_rate", "staleness recognition", 0, 1), ("diagnosis_accuracy_mean", "diagnosis accuracy", 0, 1),
