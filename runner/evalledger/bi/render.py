@@ -35,6 +35,21 @@ def exact(value) -> str:
     return str(value)
 
 
+def exact_number(value) -> str:
+    """An exact number without its trailing zeros (0.93333333333333333333, 0 rather than 0E-20)."""
+    if value is None:
+        return ""
+    if isinstance(value, Decimal):
+        text = format(value.normalize(), "f")
+        return "0" if text in ("-0", "0E-20") else text
+    return str(value)
+
+
+def utc(value: datetime | None) -> str:
+    """A moment to the second, in UTC: what an audit trail's order rests on."""
+    return "—" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def shown(value, kind: str) -> str:
     """A value as a person reads it in a cell: numbers rounded for display, times in UTC."""
     if value is None:

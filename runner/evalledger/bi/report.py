@@ -13,9 +13,9 @@ import psycopg
 
 from evalledger.core import db
 from evalledger.core.paths import read_package_text
-from evalledger.core.reading import dicts
 
 from . import panels, render
+from .panels import dicts
 from .filters import Filters
 
 QUERIES = panels.QUERIES
@@ -43,12 +43,21 @@ def build(conn: psycopg.Connection, filters: Filters, reader: str, where: str) -
     return html, board, state
 
 
+def where(url: str) -> str:
+    """The database a report was read from, as it says so: user, host (a local socket by that
+    name, not its folder), port and database; never a password."""
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    host = info.get("host") or ""
+    host = "a local socket" if not host or host.startswith("/") else host
+    return f"{info.get('dbname', '')} on {host}:{info.get('port', 5432)}, connected as {info.get('user', '')}"
+
+
 def write(filters: Filters, role: str, out: Path | None) -> tuple[str, panels.Dashboard, dict]:
     """Build the report as role (auditor or revops) and write it to out (whole, or not at all), or
     return it for standard output when out is None."""
     url = db.database_url()
     with db.transaction(role, url) as conn:
-        html, board, state = build(conn, filters, db.ROLES[role], db.describe(url))
+        html, board, state = build(conn, filters, db.ROLES[role], where(url))
     if out is not None:
         fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=str(out.parent.resolve()))
         try:

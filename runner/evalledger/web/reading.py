@@ -34,7 +34,7 @@ def run_view(conn: psycopg.Connection, run_id: UUID) -> dict:
     """One run as a reader sees it: what was tested, the decision against the rubric's criteria,
     the sign-off, the judges' agreement and the question rows (each a link into its evidence)."""
     run_header(conn, run_id)  # the same 404 as every run page, whether it exists or not
-    return drill.run(conn, run_id)
+    return {**drill.run(conn, run_id), "number": render.exact_number}
 
 
 def dashboards_view(conn: psycopg.Connection, query) -> dict:
@@ -75,8 +75,8 @@ def routes(site: Site) -> list[Route]:
     async def question(request: Request, session: Session, form) -> Response:
         run_id = run_id_of(request.path_params["run_id"])
         question_id = request.path_params["question_id"]
-        return site.page(request, "read_question.html",
-                         await site.in_db(session, lambda c: drill.question(c, run_id, question_id)), session=session)
+        view = await site.in_db(session, lambda c: drill.question(c, run_id, question_id))
+        return site.page(request, "read_question.html", {**view, "utc": render.utc}, session=session)
 
     @site.signed_in()
     async def question_history(request: Request, session: Session, form) -> Response:
