@@ -16,14 +16,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/evalledger demo
 
+# Two workers, one per core, each with an embedded server and a template of its own; one process
+# on DATABASE_URL's server, whose login roles every session on it shares.
+WORKERS = $(if $(DATABASE_URL),0,2)
+
 # Everything. Locally, `$(BIN)/python -m pytest -m 'not slow'` leaves out the tests that build
 # PostgreSQL clusters of their own.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(WORKERS)
 
 # The database tests alone (e.g. against DATABASE_URL=...some other server).
 test-db: $(STAMP)
-	$(BIN)/python -m pytest tests/db
+	$(BIN)/python -m pytest -n $(WORKERS) tests/db
 
 # The database and CLI tests at the last second of this month and of this year, with the tests
 # and the PostgreSQL they start both shifted by Debian's faketime (see .ci/test-dates).

@@ -1,32 +1,32 @@
 """Test fixtures: one real PostgreSQL, a template database built from the migrations, a fresh clone per test.
 
-The server is $DATABASE_URL when set (any PostgreSQL 14+). Otherwise it is an embedded server of
-this session's own, in a temporary EVALLEDGER_HOME (never the user's ~/.evalledger): started only
-when the first database test asks for it, with durability off, and stopped and deleted when the
-session ends. Tests marked `shared_db` (they only check refusals) share one clone per module.
+pytest-postgresql provisions the databases: `postgresql_noproc` stands for the session's server,
+and its DatabaseJanitor builds the template (loaded by the migrations) and creates and drops every
+clone. The server is $DATABASE_URL when set (any PostgreSQL 14+). Otherwise it is an embedded
+server of this session's own, in a temporary EVALLEDGER_HOME (never the user's ~/.evalledger):
+started only when the first database test asks for it, set for tests (tests/provisioning.py), and
+stopped and deleted when the session ends. Tests marked `shared_db` (they only check refusals)
+share one clone per module. Under pytest-xdist each worker is such a session, with a server and a
+template of its own.
 """
 
 from __future__ import annotations
 
 pytest_plugins = ["tests.standin.fixtures"]
 
-import contextlib
-import itertools
 import os
-import queue
 import select
 import shutil
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
+from pytest_postgresql import factories
+
+from tests.provisioning import ClonePool, Server, embedded_test_server
 
 if os.environ.get("FAKETIME") and os.environ.get("FAKETIME_DONT_FAKE_MONOTONIC") == "1":
     # Under `faketime --exclude-monotonic` (make test-dates), libfaketime 0.9.10 shifts the
@@ -37,6 +37,9 @@ if os.environ.get("FAKETIME") and os.environ.get("FAKETIME_DONT_FAKE_MONOTONIC")
         select.select([], [], [], seconds)
 
     time.sleep = _sleep
+    import pytest_postgresql.retry
+
+    pytest_postgresql.retry.sleep = _sleep  # imported before this file, with the sleep it had
     # libfaketime reads the C environment on clock reads in every thread, and glibc's setenv may
     # free the array such a read walks: an in-process CLI run's env (click's runner sets it in
     # os.environ) crashed a session with a segfault. Under faketime, env changes stay in
@@ -45,191 +48,61 @@ if os.environ.get("FAKETIME") and os.environ.get("FAKETIME_DONT_FAKE_MONOTONIC")
     os.unsetenv = lambda key: None
 
 
-# A test cluster holds nothing worth keeping through a crash: skip the flushes that make a
-# CREATE DATABASE per test slow on a disk that syncs.
-DURABILITY_OFF = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
-SERVER_HOME_PREFIX = "evalledger-test-server-"
-
-
-def _reap_servers_of_dead_sessions() -> None:
-    """Stop and delete the servers of test sessions that died before their teardown (killed, or
-    crashed): their home is named after the session's process, and that process is gone."""
-    from evalledger.core.embedded import EmbeddedServer
-
-    for home in Path(tempfile.gettempdir()).glob(f"{SERVER_HOME_PREFIX}*-*"):
-        pid = home.name[len(SERVER_HOME_PREFIX):].split("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        server = EmbeddedServer(home)
-        with contextlib.suppress(Exception):
-            server.stop()
-        if server.as_root:
-            shutil.rmtree(server.base, ignore_errors=True)
-        shutil.rmtree(home, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        pass
-    return True
-
-
 @pytest.fixture(scope="session")
-def server_url() -> Iterator[str]:
-    """The server every database test uses: $DATABASE_URL, else this session's embedded one."""
+def test_server() -> Iterator[Server]:
+    """The session's server: $DATABASE_URL, else an embedded one of this session's own."""
     url = os.environ.get("DATABASE_URL")
     if url:
-        yield url
+        yield Server.at(url)
         return
-    from evalledger.core.embedded import EmbeddedServer
+    with embedded_test_server() as url:
+        yield Server.at(url, maintenance_dbname="postgres")
 
-    _reap_servers_of_dead_sessions()
-    home = Path(tempfile.mkdtemp(prefix=f"{SERVER_HOME_PREFIX}{os.getpid()}-"))
-    server = EmbeddedServer(home)
-    try:
-        url = server.start()
-        with psycopg.connect(url, autocommit=True) as conn:
-            for name, value in DURABILITY_OFF.items():
-                conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
-            conn.execute("SELECT pg_reload_conf()")
-        yield url
-    finally:
-        try:
-            server.stop()
-        finally:  # a postmaster whose data folder is gone shuts itself down within a minute
-            if server.as_root:
-                shutil.rmtree(server.base, ignore_errors=True)
-            shutil.rmtree(home, ignore_errors=True)
+
+def migrate_template(**where) -> None:
+    """pytest-postgresql's loader for the template: the migrations, as `evalledger db migrate` runs
+    them, on the connection the janitor names (with DATABASE_URL's other parameters)."""
+    from evalledger.core.migrate import migrate
+
+    given = {key: value for key, value in where.items() if key != "autocommit" and value is not None}
+    migrate(make_conninfo(os.environ.get("DATABASE_URL") or "", **given))
 
 
 # Per process, so that two test sessions on one server never share a template or a clone.
 _PREFIX = f"evalledger_test_{os.getpid()}"
-_clone_numbers = itertools.count(1)
 
-
-def _dsn_of(server_url: str, dbname: str) -> str:
-    return make_conninfo(server_url, dbname=dbname)
-
-
-def _drop(admin: psycopg.Connection, name: str) -> None:
-    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+# The server as pytest-postgresql sees it (replacing its default postgresql_noproc): its janitor
+# creates the template (from template1, marked IS_TEMPLATE), loads it and drops it at the end.
+# Under pytest-xdist the name gets the worker's id.
+postgresql_noproc = factories.postgresql_noproc(dbname=_PREFIX, load=[migrate_template], depends_on="test_server")
 
 
 @pytest.fixture(scope="session")
-def template_db(server_url) -> Iterator[str]:
+def server_url(test_server) -> str:
+    """The server every database test uses: $DATABASE_URL, else this session's embedded one."""
+    return test_server.url
+
+
+@pytest.fixture(scope="session")
+def template_db(postgresql_noproc) -> str:
     """The name of a database built by the migrations, exactly as `evalledger db migrate` does."""
-    from evalledger.core.migrate import migrate
-
-    name = f"{_PREFIX}_template"
-    with psycopg.connect(server_url, autocommit=True) as admin:
-        _drop(admin, name)
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        try:
-            migrate(_dsn_of(server_url, name))
-            yield name
-        finally:
-            _drop(admin, name)
-
-
-class ClonePool:
-    """Clones of the template made ahead, and used ones dropped, by background threads.
-
-    CREATE DATABASE and DROP DATABASE cost a tenth of a second or more each, mostly waiting on
-    the server; done while earlier tests run, two makers at a time, they cost a test almost
-    nothing.
-    """
-
-    def __init__(self, server_url: str, template: str, ahead: int = 4, makers: int = 2) -> None:
-        self.server_url = server_url
-        self.template = template
-        self.ready: queue.Queue = queue.Queue(maxsize=ahead)
-        self.used: queue.Queue = queue.Queue()
-        self.stopping = threading.Event()
-        self.failure: BaseException | None = None
-        self.makers = [threading.Thread(target=self._make, daemon=True, name=f"clone-maker-{n}")
-                       for n in range(makers)]
-        self.dropper = threading.Thread(target=self._drop_used, daemon=True, name="clone-dropper")
-        for thread in [*self.makers, self.dropper]:
-            thread.start()
-
-    def _make(self) -> None:
-        try:
-            with psycopg.connect(self.server_url, autocommit=True) as conn:
-                while not self.stopping.is_set():
-                    name = f"{_PREFIX}_{next(_clone_numbers)}"
-                    conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                        sql.Identifier(name), sql.Identifier(self.template)))
-                    self.ready.put(name)
-        except BaseException as exc:  # every later take() raises it, in the tests that wait
-            self.failure = exc
-            self.ready.put(exc)
-
-    def _drop_used(self) -> None:
-        try:
-            with psycopg.connect(self.server_url, autocommit=True) as conn:
-                while (name := self.used.get()) is not None:
-                    _drop(conn, name)
-        except BaseException as exc:  # close() raises it at the end of the session
-            self.failure = self.failure or exc
-
-    def take(self) -> str:
-        """The connection string of a fresh clone, all the test's own."""
-        if self.failure is not None:
-            raise self.failure
-        name = self.ready.get(timeout=120)
-        if isinstance(name, BaseException):
-            raise name
-        return _dsn_of(self.server_url, name)
-
-    def give_back(self, dsn: str) -> None:
-        """Drop the clone behind dsn, in the background."""
-        self.used.put(conninfo_to_dict(dsn)["dbname"])
-
-    def close(self) -> None:
-        """Stop making clones; drop every clone left; wait until all are gone."""
-        self.stopping.set()
-        while any(maker.is_alive() for maker in self.makers):  # each may hand over one more clone
-            with contextlib.suppress(queue.Empty):
-                self._discard(self.ready.get(timeout=0.1))
-        while not self.ready.empty():
-            self._discard(self.ready.get_nowait())
-        self.used.put(None)
-        self.dropper.join(timeout=120)
-        if self.failure is not None:
-            raise self.failure
-
-    def _discard(self, item) -> None:
-        if isinstance(item, str):
-            self.used.put(item)
+    return postgresql_noproc.template_dbname
 
 
 @pytest.fixture(scope="session")
-def clone_pool(server_url, template_db) -> Iterator[ClonePool]:
+def clone_pool(test_server, template_db) -> Iterator[ClonePool]:
     """Fresh clones of the template, one per test (or per module for shared_db tests)."""
-    pool = ClonePool(server_url, template_db)
+    pool = ClonePool(test_server, template_db, _PREFIX)
     try:
         yield pool
     finally:
         pool.close()
 
 
-@contextlib.contextmanager
-def _clone(pool: ClonePool) -> Iterator[str]:
-    dsn = pool.take()
-    try:
-        yield dsn
-    finally:
-        pool.give_back(dsn)
-
-
 @pytest.fixture(scope="module")
 def module_dsn(clone_pool) -> Iterator[str]:
     """One clone shared by the module's `shared_db` tests: tests that only check refusals."""
-    with _clone(clone_pool) as dsn:
+    with clone_pool.clone() as dsn:
         yield dsn
 
 
@@ -239,7 +112,7 @@ def dsn(request, clone_pool) -> Iterator[str]:
     if request.node.get_closest_marker("shared_db"):
         yield request.getfixturevalue("module_dsn")
         return
-    with _clone(clone_pool) as fresh:
+    with clone_pool.clone() as fresh:
         yield fresh
 
 
@@ -327,10 +200,22 @@ def reviewer_id(reviewers):
     return reviewers[REVIEWER_ROLE]
 
 
+def pytest_configure(config):
+    """Refuse workers on $DATABASE_URL's server: its roles are the cluster's, shared by every
+    session on it, and the tests make and change login roles by name."""
+    if os.environ.get("DATABASE_URL") and getattr(config.option, "numprocesses", None) \
+            and not os.environ.get("PYTEST_XDIST_WORKER"):
+        raise pytest.UsageError("DATABASE_URL is set: its tests run in one process, leave out -n (or give -n 0); "
+                                "without DATABASE_URL every worker gets an embedded server of its own")
+
+
+SERVER_FIXTURES = {"test_server", "server_url", "postgresql_noproc", "template_db", "clone_pool"}
+
+
 def pytest_collection_modifyitems(items):
     """Mark every test that uses the database `db`, so `-m "not db"` runs the rest without a server."""
     for item in items:
-        if "server_url" in getattr(item, "fixturenames", ()):
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
 
 

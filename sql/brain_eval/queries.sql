@@ -433,3 +433,46 @@ SELECT l.eval_run_id, l.brain_under_test, l.question_catalog_version, l.question
 -- name: suggestions_shown
 -- The questions of a run whose judge suggestions its reviewer has asked to see (blind review).
 SELECT question_id FROM evalledger.brain_eval_suggestion_shown WHERE eval_run_id = %(eval_run_id)s;
+
+-- ============================================================================================
+-- The reviewer's saves and the reference answer (issue 23; issue 19's optimistic check)
+-- ============================================================================================
+
+-- name: question_versions
+-- Per question row of a run (or one, with question_id): the last trail entry of its reviewer values (0: none yet), the version a form or the walk showed, and whether its reference answer was shown.
+SELECT q.question_id,
+       coalesce((SELECT max(e.entry_id) FROM evalledger.brain_eval_review_entry e
+                  WHERE e.eval_run_id = q.eval_run_id AND e.question_id = q.question_id), 0) AS last_entry,
+       EXISTS (SELECT 1 FROM evalledger.brain_eval_reference_shown s
+                WHERE s.eval_run_id = q.eval_run_id AND s.question_id = q.question_id) AS reference_shown
+  FROM evalledger.brain_eval_question_score q
+ WHERE q.eval_run_id = %(eval_run_id)s AND (%(question_id)s::text IS NULL OR q.question_id = %(question_id)s);
+
+-- name: lock_question
+-- The reviewer's question row locked until the transaction ends, so its trail cannot move while a save checks it.
+SELECT q.question_id FROM evalledger.brain_eval_question_score q
+ WHERE q.eval_run_id = %(eval_run_id)s AND q.question_id = %(question_id)s
+   FOR UPDATE;
+
+-- name: entries_since
+-- The trail entries of a question after the one a save was shown (who changed what, when, acting as which role), oldest first.
+SELECT e.entry_id, e.field, e.value, e.entered_by::text AS entered_by, e.acting_role::text AS acting_role,
+       e.entered_at
+  FROM evalledger.brain_eval_review_entry e
+ WHERE e.eval_run_id = %(eval_run_id)s AND e.question_id = %(question_id)s AND e.entry_id > %(since)s
+ ORDER BY e.entry_id;
+
+-- name: show_reference
+-- The run's reviewer, its numbers saved, asks for a question's reference answer (recorded; readable from the next transaction): when it was first shown, NULL for a run outside the harness.
+SELECT evalledger.brain_eval_show_reference_v1(%(eval_run_id)s, %(question_id)s);
+
+-- name: reference
+-- A question's reference answer (expected findings, pass criteria, when first shown) for its reviewer, once shown by an earlier transaction; NULL before.
+SELECT evalledger.brain_eval_reference_v1(%(eval_run_id)s, %(question_id)s);
+
+-- name: run_levers
+-- The lever enum of a harness run's brain version (what its proposed actions must keep to).
+SELECT v.levers
+  FROM evalledger.brain_eval_harness_run h
+  JOIN evalledger.brain_version v USING (brain_version_id)
+ WHERE h.eval_run_id = %(eval_run_id)s;

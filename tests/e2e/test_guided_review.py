@@ -110,6 +110,23 @@ EVAL-Q24  expansion_qualification  (3 of 3)
   answer breaks the contract (not a JSON document): I could not find enough in the sources to answer this one confidently; the seat data looks fine.
   automatic: citation rate 0, confidence high 0% / multi-source 0% / inference 0% / speculation 0%, lever violations 1
 """
+Q03_REF = """\
+  the reference answer (now that your numbers are saved; recorded):
+    expected: win rate fell from 24% to 17% after the pricing change
+    expected: the pipeline coverage source is six months old and must not be treated as current
+    pass criteria: at most 0 hallucinations; citation rate at least 0.9; diagnosis accuracy at least 0.5; coherence at least 3
+"""
+Q07_REF = """\
+  the reference answer (now that your numbers are saved; recorded):
+    expected: SMB is short of about $450,000 of pipeline against a 3x target
+    pass criteria: at most 0 hallucinations; at most 0 lever violations; citation rate at least 0.9; diagnosis accuracy \
+at least 0.5; coherence at least 3
+"""
+Q24_REF = """\
+  the reference answer (now that your numbers are saved; recorded):
+    expected: Woodgrove Energy uses more than 90% of its seats and is trialling the analytics module
+    pass criteria: at most 0 hallucinations; at most 0 lever violations; citation rate at least 0.9; coherence at least 3
+"""
 SAVED = "  the judges' suggestions (now that your numbers are saved):\n"
 FIRST = "  the judges' suggestions (shown first: --show-suggestions):\n"
 NOTES = """\
@@ -155,7 +172,7 @@ def test_a_whole_review_typed_in_blind_with_refused_values_asked_again(env, admi
         header(run_id, 3) + "\n" + Q03
         + "hallucinations detected: 0\ntotal claims [3]: \nstaleness recognised (yes/no): yes\n"
           "diagnosis accuracy (0, 0.5 or 1): 1\nnarrative coherence (1-5): 4\ncomments (optional): \n"
-          "  saved EVAL-Q03: passes\n" + SAVED + Q03_JUDGES
+          "  saved EVAL-Q03: passes\n" + SAVED + Q03_JUDGES + Q03_REF
         + "\n" + Q07
         + "hallucinations detected: s\n"
           "  source crm_export_2025: not one of the question's sources\n"
@@ -172,18 +189,18 @@ def test_a_whole_review_typed_in_blind_with_refused_values_asked_again(env, admi
           "narrative coherence (1-5): 6\n"
           "  not saved: '6': a rating is a whole number from 1 (incoherent) to 5; enter it again\n"
           "narrative coherence (1-5): 3\ncomments (optional): levers ok\n"
-          "  saved EVAL-Q07: does not pass\n" + SAVED + Q07_JUDGES
+          "  saved EVAL-Q07: does not pass\n" + SAVED + Q07_JUDGES + Q07_REF
         + "\n" + Q24
         + "hallucinations detected: 0\ntotal claims: 0\nnarrative coherence (1-5): x\n"
           "  not saved: 'x': a rating is a whole number from 1 (incoherent) to 5; enter it again\n"
           "narrative coherence (1-5): \n  not saved: an answer is needed; enter it again\n"
           "narrative coherence (1-5): 1\ncomments (optional): \n"
-          "  saved EVAL-Q24: does not pass\n" + SAVED + "  judges: no suggestions on this question\n"
+          "  saved EVAL-Q24: does not pass\n" + SAVED + "  judges: no suggestions on this question\n" + Q24_REF
         + "\nrevisit a question (its id; Enter to sign off): EVAL-Q99\n  no question EVAL-Q99 in this run\n"
         + "\nrevisit a question (its id; Enter to sign off): eval-q07\n\n" + Q07
         + "hallucinations detected [1]: \ntotal claims [3]: \ndiagnosis accuracy (0, 0.5 or 1) [0.5]: \n"
           "narrative coherence (1-5) [3]: 4\ncomments (optional) [levers ok]: \n"
-          "  saved EVAL-Q07: does not pass\n" + SAVED + Q07_JUDGES
+          "  saved EVAL-Q07: does not pass\n" + SAVED + Q07_JUDGES + Q07_REF
         + "\nrevisit a question (its id; Enter to sign off): \n"
         + NOTES.format("", "cite the as-of date", "", "", "", "", "")
         + re.search(r"time spent on this run, hours \[\d+\.\d\d\]: ", done.out).group(0) + "-1\n"
@@ -252,11 +269,11 @@ def test_an_interrupted_review_loses_nothing_and_resumes_where_it_stopped(env, a
     assert resumed.out.startswith(
         header(run_id, 2, blind=False) + "\n" + Q07 + FIRST + Q07_JUDGES
         + "hallucinations detected: 1\ntotal claims [3]: \ndiagnosis accuracy (0, 0.5 or 1): 0.5\n"
-          "narrative coherence (1-5): 3\ncomments (optional): \n  saved EVAL-Q07: does not pass\n"
-          "\n" + Q24 + FIRST + "  judges: no suggestions on this question\n"
+          "narrative coherence (1-5): 3\ncomments (optional): \n  saved EVAL-Q07: does not pass\n" + Q07_REF
+        + "\n" + Q24 + FIRST + "  judges: no suggestions on this question\n"
           "hallucinations detected: 0\ntotal claims: 0\nnarrative coherence (1-5): 2\ncomments (optional): \n"
-          "  saved EVAL-Q24: does not pass\n"
-          "\nrevisit a question (its id; Enter to sign off): \n" + NOTES.format(*[""] * 7))
+          "  saved EVAL-Q24: does not pass\n" + Q24_REF
+        + "\nrevisit a question (its id; Enter to sign off): \n" + NOTES.format(*[""] * 7))
     assert re.search(r"\ntime spent on this run, hours \[\d+\.\d\d\]: \n"
                      rf"run {run_id}: signed off \(\d+\.\d+ hours\)\n", resumed.out), resumed.out
     assert "EVAL-Q03" not in resumed.out

@@ -22,14 +22,22 @@ from starlette.staticfiles import StaticFiles
 from evalledger.core.paths import package_path
 
 from . import auth, reading, review
-from .sessions import Session, Sessions
-from .site import Refused, Site, run_id_of
+from .sessions import Connections, Session, Sessions
+from .site import EveryResponseHeaders, HostGuard, Refused, Site, run_id_of
+
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 
-def create_app(url: str, idle_minutes: float = 30) -> Starlette:
+def create_app(url: str, idle_minutes: float = 30, *, session_hours: float = 12, hosts: list[str] | None = None,
+               secure_cookies: bool = False, connections_per_login: int = 2, max_connections: int = 16,
+               throttle: auth.Throttle | None = None):
     """The web app on the database at url (the ledger's, as `evalledger` resolves it); each
-    sign-in connects to it as that login. Sessions idle for idle_minutes are forgotten."""
-    site = Site(url, Sessions(idle_minutes * 60))
+    sign-in connects to it as that login. A session ends after idle_minutes without a request or
+    session_hours after it signed in. Requests must name one of hosts (default: the loopback
+    names). Cookies are Secure over TLS, or always with secure_cookies. The app holds at most
+    connections_per_login connections for one login and max_connections in all."""
+    connections = Connections(url, per_login=connections_per_login, total=max_connections)
+    site = Site(url, Sessions(connections, idle_minutes * 60, session_hours * 3600), secure_cookies)
 
     @site.signed_in()
     async def home(request: Request, session: Session, form) -> Response:
@@ -41,8 +49,9 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
         run_id = run_id_of(request.path_params["run_id"])
         if "reviewer" in session.kinds:
             try:
-                return site.page(request, "run.html", await site.in_db(session, lambda c: review.run_view(c, run_id)),
-                                 session=session)
+                saved = request.query_params.get("saved")
+                return site.page(request, "run.html",
+                                 await site.in_db(session, lambda c: review.run_view(c, run_id, saved)), session=session)
             except Refused:
                 if not session.kinds & reading.READERS:
                     raise
@@ -52,13 +61,15 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
                          session=session)
 
     async def not_found(request: Request, exc: HTTPException) -> Response:
-        return site.refused(request, Refused(exc.status_code, exc.detail or "not found"), site.current(request))
+        """404s and 405s as pages; a 405 keeps its Allow header."""
+        return site.refused(request, Refused(exc.status_code, exc.detail or "not found"), site.current(request),
+                            dict(exc.headers or {}))
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
         async def sweep():  # expired sessions' connections close even when no request comes
             while True:
-                await asyncio.sleep(min(60.0, site.sessions.idle_seconds))
+                await asyncio.sleep(min(60.0, site.sessions.idle_seconds, site.sessions.lifetime_seconds))
                 await run_in_threadpool(site.sessions.get, None)
 
         sweeper = asyncio.create_task(sweep())
@@ -70,11 +81,11 @@ def create_app(url: str, idle_minutes: float = 30) -> Starlette:
 
     app = Starlette(routes=[
         Route("/", home),
-        *auth.routes(site),
+        *auth.routes(site, throttle),
         *review.routes(site),
         *reading.routes(site),
         Route("/runs/{run_id}", run),
         Mount("/static", StaticFiles(directory=str(package_path("static", package=__package__))), name="static"),
     ], exception_handlers={HTTPException: not_found}, lifespan=lifespan)
     app.state.sessions = site.sessions
-    return app
+    return EveryResponseHeaders(HostGuard(app, hosts or LOOPBACK_HOSTS))

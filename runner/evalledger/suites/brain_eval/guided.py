@@ -4,7 +4,15 @@ reviewer's fields, checks them, and saves each question in its own transaction a
 own role, so an interrupted review loses nothing and the next walk resumes where it stopped.
 
 Blind by default: a question's judge suggestions are asked for (store.show_suggestions, which the
-database records) only after the reviewer's numbers for it are saved, unless show_first.
+database records) only after the reviewer's numbers for it are saved, unless show_first; its
+reference answer (expected findings, pass criteria) likewise, always after. Each is recorded in
+the saving transaction and read in the next one (the database shows them only then).
+
+What is typed is never lost: when the database cannot be reached, or the connection drops, the
+walk keeps the question's answers, says so, and tries again (after 1, 2, 4 ... up to 30 seconds,
+for retry_for seconds); Ctrl-C then stops it, printing the answers not saved. A question someone
+changed since it was shown (another terminal, the web form) is not overwritten: the walk says who
+changed what and asks whether to save the reviewer's values over it.
 
 No click here: the walk talks to a Console (say, ask) that the command line supplies."""
 
@@ -24,7 +32,7 @@ from evalledger.core import db
 from evalledger.core.reading import dicts
 from evalledger.core.errors import EvalledgerError
 
-from . import store
+from . import reviewing, store
 from .reviewing import FIELDS, Invalid, as_text, asked_fields, changes, check_entry, parse_hours, parse_value
 
 # The prompt of each reviewer field, in the order a reviewer enters them.
@@ -37,6 +45,7 @@ LABELS = {
     "reviewer_comments": "comments (optional)",
 }
 SOURCES_KEY = "s"
+RETRY_FOR = 600.0  # seconds a walk keeps trying to reach the database before it gives up
 
 
 class Console(Protocol):
@@ -53,13 +62,30 @@ class Console(Protocol):
 # -- reading --------------------------------------------------------------------------------------
 
 
+class Unreachable(EvalledgerError):
+    """The database could not be reached, or the connection dropped: that step saved nothing."""
+
+
 @contextlib.contextmanager
 def _connect(as_role: str | None) -> Iterator[psycopg.Connection]:
-    """A transaction as the reviewer: as_role (SET LOCAL ROLE) when given, else the login itself."""
-    with db.transaction(None) as conn:
-        if as_role:
-            db.set_local_role(conn, as_role)
-        yield conn
+    """A transaction as the reviewer: as_role (SET LOCAL ROLE) when given, else the login itself.
+    Unreachable when the server cannot be reached or the connection drops on the way."""
+    try:
+        conn = db.connect(None)
+    except EvalledgerError as exc:  # without a role, connect fails only to reach the server
+        raise Unreachable(str(exc)) from None
+    try:
+        with conn.transaction():
+            if as_role:
+                db.set_local_role(conn, as_role)
+            yield conn
+    except psycopg.OperationalError as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise Unreachable(f"the connection to the database dropped: {text}") from None
+    except psycopg.Error as exc:
+        raise db.explain(exc) from None
+    finally:
+        conn.close()
 
 
 def waiting(question: dict) -> list[str]:
@@ -182,6 +208,17 @@ def suggestion_lines(drafts: list[dict]) -> list[str]:
     return lines
 
 
+def reference_lines(reference: dict | None) -> list[str]:
+    """A question's reference answer: its expected findings and pass criteria."""
+    if not reference:
+        return []
+    findings = reference["expected_findings"] or ["(none named)"]
+    lines = ["  the reference answer (now that your numbers are saved; recorded):"]
+    lines += [f"    expected: {finding}" for finding in findings]
+    lines.append(f"    pass criteria: {'; '.join(reviewing.criteria_text(reference['pass_criteria'])) or 'none'}")
+    return lines
+
+
 def outcome(passed: bool | None, needs: list[str]) -> str:
     """What a saved question now is."""
     if passed is None:
@@ -211,46 +248,137 @@ class Walk:
     show_first: bool = False
     clock: Callable[[], float] = time.monotonic
     saved: list[str] = field(default_factory=list)
+    sleep: Callable[[float], None] = time.sleep
+    retry_for: float | None = None  # default RETRY_FOR
+    # The question whose typed answers are not saved yet, and the answers: what an interrupt prints.
+    unsaved: tuple[str, dict] | None = None
     _answers: dict | None = None
     _sources: dict = field(default_factory=dict)
+    _shown: dict = field(default_factory=dict)
 
-    # -- database steps, each its own transaction --
+    # -- database steps, each its own transaction, each tried again while the database is away --
+
+    def _retrying(self, step: Callable[[], object], what: str) -> object:
+        """step(), tried again while the database cannot be reached (what: what is kept meanwhile)."""
+        started, delay, told = self.clock(), 1.0, False
+        patience = RETRY_FOR if self.retry_for is None else self.retry_for
+        while True:
+            try:
+                result = step()
+            except Unreachable as exc:
+                if self.clock() - started + delay > patience:
+                    raise Unreachable(f"{exc} (tried for {patience:g} s)") from None
+                if not told:
+                    self.console.say(f"  the database is not reachable ({exc}); {what} kept, trying again "
+                                     f"until it is back (Ctrl-C stops)")
+                    told = True
+                self.sleep(delay)
+                delay = min(delay * 2, 30.0)
+                continue
+            if told:
+                self.console.say("  the database is back")
+            return result
 
     def _read(self) -> tuple[dict, list[dict]]:
-        with _connect(self.as_role) as conn:
-            found = dicts(conn, store.QUERIES["review_run"], {"eval_run_id": self.run_id})
-            if not found:
-                raise EvalledgerError(f"no run {self.run_id} that you review"
-                                      f"{f' (as {self.as_role})' if self.as_role else ''}")
-            questions = store.review_questions(conn, self.run_id)
-            if self._answers is None:
-                answers = dicts(conn, store.QUERIES["review_answers"], {"eval_run_id": self.run_id, "question_id": None})
-                self._answers = {a["question_id"]: a for a in answers}
-        return found[0], questions
+        def read():
+            with _connect(self.as_role) as conn:
+                found = dicts(conn, store.QUERIES["review_run"], {"eval_run_id": self.run_id})
+                if not found:
+                    raise EvalledgerError(f"no run {self.run_id} that you review"
+                                          f"{f' (as {self.as_role})' if self.as_role else ''}")
+                questions = store.review_questions(conn, self.run_id)
+                versions = reviewing.versions(conn, self.run_id)
+                answers = None if self._answers is not None else dicts(
+                    conn, store.QUERIES["review_answers"], {"eval_run_id": self.run_id, "question_id": None})
+            return found[0], questions, versions, answers
+
+        run, questions, versions, answers = self._retrying(read, "nothing typed is")
+        if answers is not None:
+            self._answers = {a["question_id"]: a for a in answers}
+        for question in questions:
+            question["last_entry"] = versions.get(question["question_id"], {}).get("last_entry", 0)
+        return run, questions
 
     def _question(self, question_id: str) -> dict | None:
         return next((q for q in self._read()[1] if q["question_id"] == question_id), None)
 
     def _sources_of(self, question_id: str) -> list[dict]:
         if question_id not in self._sources:
-            with _connect(self.as_role) as conn:
-                self._sources[question_id] = store.question_sources(conn, self.run_id, question_id)
+            def read():
+                with _connect(self.as_role) as conn:
+                    return store.question_sources(conn, self.run_id, question_id)
+            self._sources[question_id] = self._retrying(read, "your answers are")
         return self._sources[question_id]
 
-    def _save(self, question_id: str, changes: dict) -> tuple[bool | None, list[str]]:
-        with _connect(self.as_role) as conn:
-            passed = store.score_question(conn, self.run_id, question_id, changes)
+    def _save(self, question: dict, values: dict) -> tuple[bool | None, list[str]] | None:
+        """The changed values saved (the suggestions and the reference answer recorded as shown with
+        them), unless someone changed the question since it was shown and the reviewer keeps what
+        is stored: None then. Tried again while the database is away."""
+        question_id, shown = question["question_id"], question.get("last_entry", 0)
+        changed = changes(values, question)
+        self.unsaved = (question_id, values)
+
+        def write(seen: int):
+            with _connect(self.as_role) as conn:
+                passed = reviewing.save(conn, self.run_id, question_id, changed, seen)
+                if not self.show_first:
+                    store.show_suggestions(conn, self.run_id, question_id)
+                with conn.transaction():  # a reference needs every number; one that cannot show is skipped
+                    try:
+                        reviewing.show_reference(conn, self.run_id, question_id)
+                    except psycopg.errors.ObjectNotInPrerequisiteState:
+                        pass
+                return passed
+
+        while True:
+            try:
+                passed = self._retrying(lambda: write(shown), f"your answers to {question_id} are")
+                break
+            except reviewing.Changed as exc:
+                self.console.say(f"  not saved: {exc}")
+                keep = self.console.ask("  save yours over it (y), or keep what is stored (n)?", "n").strip().lower()
+                if keep not in ("y", "yes"):
+                    self.unsaved = None
+                    self.console.say(f"  {question_id}: kept as stored")
+                    return None
+                latest = self._question(question_id)
+                shown = latest["last_entry"] if latest else shown
+                changed = changes(values, latest or question)
+        self.unsaved = None
+        if changed:
+            self.saved.append(question_id)
         after = self._question(question_id)
-        self.saved.append(question_id)
         return passed, waiting(after) if after else []
 
+    def _drafts_and_reference(self, question_id: str) -> tuple[list[dict], dict | None]:
+        """The judges' drafts and the reference answer of a question as the database shows them now
+        (a transaction after the one that recorded them shown: only then does it show them)."""
+        def read():
+            with _connect(self.as_role) as conn:
+                drafts = [d for d in dicts(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
+                          if d["question_id"] == question_id]
+                return drafts, reviewing.reference(conn, self.run_id, question_id)
+        return self._retrying(read, "nothing typed is")
+
     def _show_suggestions(self, question_id: str, when: str) -> None:
-        with _connect(self.as_role) as conn:
-            store.show_suggestions(conn, self.run_id, question_id)
-            drafts = [d for d in dicts(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
-                      if d["question_id"] == question_id]
+        """Record the question's suggestions shown (before scoring: --show-suggestions), then show them."""
+        def show():
+            with _connect(self.as_role) as conn:
+                store.show_suggestions(conn, self.run_id, question_id)
+        self._retrying(show, "nothing typed is")
+        self._say_drafts(self._drafts_and_reference(question_id)[0], when)
+
+    def _say_drafts(self, drafts: list[dict], when: str) -> None:
         self.console.say(f"  the judges' suggestions{when}:")
         for line in suggestion_lines(drafts):
+            self.console.say(line)
+
+    def _after_save(self, question_id: str) -> None:
+        """What the saving transaction recorded as shown: the drafts (blind review) and the reference."""
+        drafts, reference = self._drafts_and_reference(question_id)
+        if not self.show_first:
+            self._say_drafts(drafts, " (now that your numbers are saved)")
+        for line in reference_lines(reference):
             self.console.say(line)
 
     # -- asking --
@@ -297,14 +425,16 @@ class Walk:
                 except Invalid as exc:
                     self.console.say(f"  not saved: {exc}; enter both again")
                     values = {n: self._ask(question, n, defaults[n]) for n in ("hallucinations_detected", name)}
-        changed = changes(values, question)
-        if changed:
-            passed, needs = self._save(qid, changed)
+        if changes(values, question):
+            result = self._save(question, values)
+            if result is None:
+                return
+            passed, needs = result
             self.console.say(f"  saved {qid}: {outcome(passed, needs)}")
         else:
+            self._save(question, {})  # unchanged: only what it shows is recorded
             self.console.say(f"  {qid}: unchanged")
-        if not self.show_first:
-            self._show_suggestions(qid, " (now that your numbers are saved)")
+        self._after_save(qid)
 
     def run(self) -> SignOff:
         """The whole walk: the questions still needing something, then any to revisit, then the
@@ -356,6 +486,11 @@ class Walk:
                 break
             except Invalid as exc:
                 self.console.say(f"  not saved: {exc}; enter it again")
-        with _connect(self.as_role) as conn:
-            store.sign_off_run(conn, self.run_id, hours, notes or None)
+        self.unsaved = ("the sign-off", {"hours": hours, **notes})
+
+        def sign():
+            with _connect(self.as_role) as conn:
+                store.sign_off_run(conn, self.run_id, hours, notes or None)
+        self._retrying(sign, "your hours and notes are")
+        self.unsaved = None
         return SignOff(hours, notes, left)

@@ -1,10 +1,12 @@
 """A reviewer's entry, wherever it is typed: the reviewer's fields, how each is read and checked,
 which a question asks, what changed. The file (`review score RUN --from FILE`), the terminal walk
-(guided.py) and the web form (web/app.py) all read values through here; the database still
+(guided.py) and the web form (web/review.py) all read values through here; the database still
 decides (its CHECKs refuse what gets past), this only asks again before anything is sent.
 
 A file is checked line by line, then written in one transaction as the reviewer's own role, so a
-bad line leaves nothing half-scored."""
+bad line leaves nothing half-scored. The walk and the web form save a question only if nobody
+changed it since it was shown to them (`save`, by the review trail's last entry then), and say
+who did when someone had."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import io
 import json
 import math
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 from uuid import UUID
@@ -21,6 +24,7 @@ import psycopg
 
 from evalledger.core.db import explain
 from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core.reading import dicts
 
 from . import store
 
@@ -29,6 +33,8 @@ FIELDS = {
     "hallucinations_detected": "count", "total_claims": "count", "staleness_correctly_recognized": "yes/no",
     "diagnosis_accuracy_score": "0, 0.5 or 1", "narrative_coherence_rating": "1-5", "reviewer_comments": "text",
 }
+# The longest comment, in characters; the database CHECKs the same (brain_eval_question_score_comment_length).
+COMMENT_LIMIT = 4000
 
 
 class Invalid(ValueError):
@@ -54,6 +60,9 @@ def parse_value(name: str, raw):
     if kind == "text":
         if not isinstance(raw, str):
             raise Invalid(f"{shown}: expected text")
+        if len(raw) > COMMENT_LIMIT:
+            raise Invalid(f"{len(raw)} characters: a comment is at most {COMMENT_LIMIT} "
+                          f"(shorten it by {len(raw) - COMMENT_LIMIT})")
         return raw
     if kind == "yes/no":
         if isinstance(raw, bool):
@@ -89,6 +98,8 @@ def parse_hours(text: str) -> float:
     try:
         hours = float(text.strip())
     except ValueError:
+        if "," in text and "." not in text:
+            raise Invalid(f"{text.strip()!r}: write hours with a dot, e.g. {text.strip().replace(',', '.')}") from None
         raise Invalid(f"{text.strip()!r}: expected hours, e.g. 1.5") from None
     if not math.isfinite(hours) or hours < 0 or round(hours, 2) > 999.99:
         raise Invalid(f"{text.strip()!r}: expected hours from 0 to 999.99")
@@ -130,6 +141,90 @@ def changes(values: dict, row: dict) -> dict:
     the trail records what the reviewer changed, not what it confirmed."""
     return {name: value for name, value in values.items()
             if value is not None and (row.get(name) is None or as_text(row[name]) != as_text(value))}
+
+
+# How each pass criterion of a catalog question reads, for the reference answer.
+CRITERIA = {"max_hallucinations": "at most {} hallucinations", "min_citation_rate": "citation rate at least {}",
+            "min_diagnosis_accuracy": "diagnosis accuracy at least {}", "min_narrative_coherence": "coherence at least {}",
+            "max_lever_violations": "at most {} lever violations"}
+
+
+def criteria_text(criteria: dict) -> list[str]:
+    """A catalog question's pass criteria (expected findings aside) as a reviewer reads them."""
+    return [CRITERIA.get(name, name.replace("_", " ") + ": {}").format(as_text(value))
+            for name, value in sorted(criteria.items()) if name != "expected_findings"]
+
+
+def carried_notes(earlier: dict | None, given: dict) -> dict:
+    """A new sign-off's calibration notes: the earlier sign-off's, with the dimensions given now
+    replaced (a sign-off that names no note keeps the notes it follows)."""
+    return {**(earlier or {}), **given}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One value of a question entered by someone (the review trail's entry)."""
+
+    field: str
+    value: object
+    entered_by: str
+    acting_role: str
+    entered_at: datetime
+
+    def describe(self) -> str:
+        """E.g. "total claims 5 by alice at 2026-06-01 14:03:12 UTC"."""
+        value = "cleared" if self.value is None else as_text(self.value)
+        role = "" if self.acting_role == self.entered_by else f" (acting as {self.acting_role})"
+        when = self.entered_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{self.field.replace('_', ' ')} {value} by {self.entered_by}{role} at {when}"
+
+
+class Changed(EvalledgerError):
+    """A question changed since it was shown to the reviewer saving it: nothing was saved."""
+
+    def __init__(self, question_id: str, changes: list[Change]) -> None:
+        self.question_id = question_id
+        self.changes = changes
+        super().__init__(f"{question_id} changed since it was shown to you: "
+                         f"{'; '.join(c.describe() for c in changes)}. Nothing of yours was saved")
+
+
+def versions(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None) -> dict[str, dict]:
+    """Per question of a run (or only question_id): its last trail entry (what a save says it was
+    shown) and whether its reference answer was shown."""
+    return {row["question_id"]: row for row in dicts(conn, store.QUERIES["question_versions"],
+                                                     {"eval_run_id": run_id, "question_id": question_id})}
+
+
+def save(conn: psycopg.Connection, run_id: UUID, question_id: str, changed: dict, shown: int | None) -> bool | None:
+    """The reviewer's changed values of a question written in conn's transaction, provided its trail
+    has no entry after `shown` (its last entry when it was shown; None: unchecked): Changed, with
+    who changed what, otherwise, and nothing written. Whether the question now passes (None while
+    it lacks a field), or None when nothing changed."""
+    if shown is not None:
+        conn.execute(store.QUERIES["lock_question"], {"eval_run_id": run_id, "question_id": question_id})
+        newer = dicts(conn, store.QUERIES["entries_since"],
+                      {"eval_run_id": run_id, "question_id": question_id, "since": shown})
+        if newer:
+            raise Changed(question_id, [Change(e["field"], e["value"], e["entered_by"], e["acting_role"],
+                                               e["entered_at"]) for e in newer])
+    if not changed:
+        return None
+    return store.score_question(conn, run_id, question_id, changed)
+
+
+def show_reference(conn: psycopg.Connection, run_id: UUID, question_id: str):
+    """Record that the reviewer, its numbers saved, is shown the question's reference answer (it
+    reads from the next transaction on); when it was first shown, None for a run outside the harness."""
+    return conn.execute(store.QUERIES["show_reference"], {"eval_run_id": run_id, "question_id": question_id}
+                        ).fetchone()[0]
+
+
+def reference(conn: psycopg.Connection, run_id: UUID, question_id: str) -> dict | None:
+    """The question's reference answer once shown to the reviewer by an earlier transaction:
+    {expected_findings, pass_criteria, shown_at}, else None."""
+    return conn.execute(store.QUERIES["reference"], {"eval_run_id": run_id, "question_id": question_id}
+                        ).fetchone()[0]
 
 
 def _row(path: Path, line: int, values: dict, seen: dict) -> Scored:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from evalledger.core import db, output
-from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
+from evalledger.core.errors import EXIT_ERROR, EXIT_INCONCLUSIVE, EvalledgerError
 from evalledger.core.options import Number, database_option, format_options
 
 from .. import store as brain_eval
@@ -94,6 +94,7 @@ def review_walk(run_id, as_role, show_first, from_file):
     stopped before it, 3 on an error.
     """
     from .. import guided
+    from ..reviewing import as_text
 
     run = parse_uuid(run_id, "RUN (or a review command: queue, score, show, finish)")
     if from_file:
@@ -106,12 +107,20 @@ def review_walk(run_id, as_role, show_first, from_file):
     as_flag = f" --as {as_role}" if as_role else ""  # the command that resumes is the one that ran
     try:
         signed = walk.run()
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt, guided.Unreachable) as exc:
         click.echo("", err=True)
+        if isinstance(exc, guided.Unreachable):
+            click.echo(f"evalledger: {exc}", err=True)
         saved = len(dict.fromkeys(walk.saved))
-        click.echo(f"stopped: {saved} question{'s' if saved != 1 else ''} saved this session, and nothing is lost; "
+        if walk.unsaved is not None:
+            what, values = walk.unsaved
+            typed = ", ".join(f"{k.replace('_', ' ')} {as_text(v)}" for k, v in values.items()
+                              if v is not None and v != "")
+            click.echo(f"not saved: {what}: {typed or 'nothing typed'} (type it again when you resume)", err=True)
+        lost = "" if walk.unsaved else ", and nothing is lost"
+        click.echo(f"stopped: {saved} question{'s' if saved != 1 else ''} saved this session{lost}; "
                    f"`evalledger review {run}{as_flag}` resumes at the first question still needing your numbers", err=True)
-        sys.exit(EXIT_INCONCLUSIVE)
+        sys.exit(EXIT_ERROR if isinstance(exc, guided.Unreachable) else EXIT_INCONCLUSIVE)
     notes = f", notes on {len(signed.notes)} dimension{'s' if len(signed.notes) != 1 else ''}" if signed.notes else ""
     click.echo(f"run {run}: signed off ({signed.hours:g} hours{notes})")
     if signed.left:
@@ -215,16 +224,26 @@ def review_finish(run_id, reviewer_hours_spent, notes, as_role):
     """Sign off RUN_ID as its reviewer: the hours spent and calibration notes per dimension.
 
     Completion needs this sign-off and copies the latest one onto the run. Signing off again
-    before completion records a new sign-off; the earlier one stays in the ledger.
+    before completion records a new sign-off that keeps the earlier one's notes for every
+    dimension no --note names; the earlier one stays in the ledger.
     """
+    from evalledger.core.reading import dicts
+
+    from ..reviewing import carried_notes
+
     calibration = {}
     for note in notes:
         dimension, sep, text = note.partition("=")
         if not sep or not dimension.strip() or not text.strip():
             raise EvalledgerError(f"--note {note!r}: expected DIMENSION=TEXT")
         calibration[dimension.strip()] = text.strip()
+    run = parse_uuid(run_id, "RUN_ID")
     with db.transaction(None) as conn:
-        brain_eval.sign_off_run(conn, parse_uuid(run_id, "RUN_ID"), reviewer_hours_spent, calibration or None, as_role)
+        if as_role:
+            db.set_local_role(conn, as_role)
+        earlier = dicts(conn, brain_eval.QUERIES["review_run"], {"eval_run_id": run})
+        calibration = carried_notes(earlier[0]["signed_off_notes"] if earlier else None, calibration)
+        brain_eval.sign_off_run(conn, run, reviewer_hours_spent, calibration or None)
     click.echo(f"run {run_id}: signed off ({reviewer_hours_spent:g} hours"
                f"{f', notes on {len(calibration)} dimensions' if calibration else ''}); "
                f"complete it with `evalledger brain-eval complete {run_id}`")
