@@ -25,8 +25,9 @@ from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
 from tests.cli import run_cli
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, TEST_PASSWORD, ensure_login_role
 from tests.db.test_bi_views import recorded_at
-from tests.web.conftest import AUDITOR_ROLE, needs_chromium, shot
-from tests.web.test_review_web import click, sign_in
+from evalledger.web.app import create_app
+from tests.web.conftest import AUDITOR_ROLE, Served, needs_chromium, shot
+from tests.web.test_review_browser import loaded, sign_in
 
 REVOPS_ROLE = "evalledger_test_web_revops"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -44,12 +45,24 @@ class Ledger:
     failed: UUID     # a run decided fail
 
 
-@pytest.fixture
-def ledger(dsn, admin, reviewers, serve, connect_as, tmp_path) -> Ledger:
-    """`evalledger demo` (a completed harness run and one left open, takes-quality, work-quality),
-    then REVIEWER_ROLE's harness run (it looked at EVAL-Q01's drafts first), another reviewer's
-    AGT-901 runs (one failing), a cold run and production traffic."""
-    ensure_login_role(admin, AUDITOR_ROLE, "evalledger_auditor")
+def click(driver, selector: str) -> None:
+    """Click the link at selector and wait for the page it leads to."""
+    loaded(driver, driver.find_element(By.CSS_SELECTOR, selector).click)
+
+
+@pytest.fixture(scope="module")
+def admin(web_admin):
+    """The module's superuser connection: every test here reads the one ledger below."""
+    return web_admin
+
+
+@pytest.fixture(scope="module")
+def ledger(module_dsn, admin, web_reviewers, tmp_path_factory) -> Ledger:
+    """One ledger for the module's tests, which only read it: `evalledger demo` (a completed
+    harness run and one left open, takes-quality, work-quality), then REVIEWER_ROLE's harness run
+    (it looked at EVAL-Q01's drafts first), another reviewer's AGT-901 runs (one failing), a cold
+    run and production traffic; served by an app of its own."""
+    dsn, reviewers, tmp_path = module_dsn, web_reviewers, tmp_path_factory.mktemp("ledger")
     ensure_login_role(admin, REVOPS_ROLE, "evalledger_revops")
     for brain, prompt in BRAIN_PROMPTS.items():
         register_prompt(admin, brain, prompt)
@@ -61,7 +74,9 @@ def ledger(dsn, admin, reviewers, serve, connect_as, tmp_path) -> Ledger:
         conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(REVIEWER_ROLE)))
         brain_eval.show_suggestions(conn, reviewed, SEEN_FIRST)
     review_and_complete(dsn, reviewed, REVIEWER_ROLE)
-    runner = connect_as("evalledger_runner")
+    runner = psycopg.connect(dsn, autocommit=True)
+    runner.execute("SET search_path = evalledger, public")
+    runner.execute("SET ROLE evalledger_runner")
     other = reviewers[OTHER_REVIEWER_ROLE]
 
     def fail_one(number, row):
@@ -78,7 +93,12 @@ def ledger(dsn, admin, reviewers, serve, connect_as, tmp_path) -> Ledger:
                                    "SELECT system_prompt_hash FROM evalledger.brain_eval_log WHERE eval_run_id = %s",
                                    (reviewed,)).fetchone()[0],
                                question="a user's question", output="an answer", token_cost_usd="0.0100")
-    return Ledger(serve(), dsn, reviewed, hot, cold, failing)
+    runner.close()
+    served = Served(create_app(dsn))
+    try:
+        yield Ledger(served.base, dsn, reviewed, hot, cold, failing)
+    finally:
+        served.stop()
 
 
 def as_role(dsn: str, login: str) -> psycopg.Connection:
