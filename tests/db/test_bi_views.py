@@ -185,6 +185,31 @@ def test_one_runs_agreement_is_what_brain_eval_show_reads(admin, connect_as, rev
             for a in found} == {m: (h[0], h[2], h[3], h[5], h[6], h[7]) for m, h in HAND.items()}
 
 
+def test_brain_eval_show_prints_each_judges_agreement(dsn, admin, connect_as, reviewer_id):
+    from tests.cli import run_cli
+    from tests.e2e.test_everyday_cli import read_json
+
+    run_id = agreement_run(admin, connect_as, reviewer_id)
+    env = {"DATABASE_URL": dsn}
+    text = run_cli("brain-eval", "show", str(run_id), env=env)
+    assert text.err == ""
+    lines = text.out.splitlines()
+    heading = lines.index("  judges against the reviewer (blind entries only; kappa (pairs)):")
+    assert lines[heading + 1:] == [
+        f"    {J2:28} unsupported claims kappa 1.00 (6)  diagnosis weighted kappa 1.00 (5)  claims mean |diff| 0.00 (5)",
+        f"    {J1:28} unsupported claims kappa 0.50 (7)  diagnosis weighted kappa 0.44 (5)  claims mean |diff| 0.83 (6)",
+    ]
+    shown = read_json(run_cli("brain-eval", "show", str(run_id), "--json", env=env), "suites/brain_eval",
+                      "brain_eval_run")
+    def exact(number) -> Decimal:  # the JSON number as written
+        return Decimal(str(number))
+
+    assert {a["judge_model"]: (a["unsupported_pairs"], exact(a["unsupported_kappa"]), a["diagnosis_pairs"],
+                               exact(a["diagnosis_weighted_kappa"]), a["claims_pairs"],
+                               exact(a["claims_mean_abs_difference"])) for a in shown["agreement"]} == {
+        m: (h[0], h[2], h[3], h[5], h[6], h[7]) for m, h in HAND.items()}
+
+
 @pytest.mark.parametrize("cells, kappa, weighted", [
     ([0] * 9, None, None),                                   # no items
     ([5, 0, 0, 0, 0, 0, 0, 0, 0], None, None),               # both raters always 0: undefined
