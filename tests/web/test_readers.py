@@ -429,3 +429,25 @@ def test_the_report_opens_with_the_network_off_and_fetches_nothing(ledger, brows
     bad = run_cli("report", "--since", "2026-13", env={"DATABASE_URL": ledger.dsn})
     assert (bad.code, bad.err.strip()) == (3, "evalledger: error: --since '2026-13' is not a month (YYYY-MM) or a "
                                                "date (YYYY-MM-DD)")
+
+
+@needs_chromium
+def test_axe_core_finds_nothing_on_the_readers_pages(ledger, browser, admin):
+    from tests.web import axe
+
+    script = axe.source()
+    takes = admin.execute("SELECT max(id) FROM evalledger.eval_takes_quality_runs").fetchone()[0]
+    snapshot = admin.execute("SELECT max(snapshot_id) FROM evalledger.eval_work_quality_snapshots").fetchone()[0]
+    pages = {"dashboards": "/dashboards", "dashboards (one brain)": "/dashboards?brain=AGT-901",
+             "dashboards (a wrong filter)": "/dashboards?from=2026-13", "runs": "/runs",
+             "run": f"/runs/{ledger.reviewed}", "question": f"/read/runs/{ledger.reviewed}/questions/{SEEN_FIRST}",
+             "question over time": f"/read/questions/{SEEN_FIRST}?brain=AGT-902",
+             "takes-quality run": f"/read/takes-quality/{takes}", "work-quality snapshot": f"/read/work-quality/{snapshot}"}
+    sign_in(browser, ledger.base, AUDITOR_ROLE, TEST_PASSWORD)
+    found = {}
+    for name, path in pages.items():
+        browser.get(ledger.base + path)
+        problems = axe.violations(browser, script)
+        if problems:
+            found[name] = problems
+    assert found == {}
