@@ -7,10 +7,13 @@ evalledger_auditor, evalledger_revops, and a registered reviewer's own login rol
 (the whole history each role may read), then a brain filter. The per-run panels read the latest
 N runs through an index; the aggregates read the by-month panel tables that completion keeps
 (migration 0008), whose size depends on months, brains, triggers and reviewers, not on runs.
+A run's rows are written together, as a run writes them (so a run's 30 question rows share a few
+pages, not 30), and each brain has runs of every trigger (so the quarterly trend finds its 8 runs
+among the latest, as it does in a ledger that runs quarterly).
 
 Data, built like bench/retention_tiers.py's (the superuser, the tables' triggers off for the bulk
 load only, then ANALYZE): N completed brain-eval runs recorded over the last three years (a third
-cold), two brains, five triggers, three reviewers, a catalog version per quarter, 30 question rows
+cold), two brains, each with every trigger, three reviewers, a catalog version per quarter, 30 question rows
 each (5 stale-fixture, about 2% of them missed), the brain's 30 analyses, a harness run with 30
 answers and 3 judges' drafts on each (90), the reviewer's trail (3 entries per question) with a
 third of the drafts shown (half of those before scoring), a sign-off; production analyses (one per
@@ -115,7 +118,7 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
                    now() - make_interval(days => (n * 7919) %% 1095, secs => n %% 86400) AS recorded,
                    CASE WHEN n %% 2 = 0 THEN 'AGT-901' ELSE 'AGT-902' END AS brain,
                    (ARRAY['quarterly', 'on_demand', 'on_demand', 'prompt_change', 'pre_launch', 'model_promotion',
-                          'quarterly', 'on_demand'])[1 + (n * 31) %% 8]::evalledger.eval_run_trigger AS run_trigger,
+                          'quarterly', 'on_demand'])[1 + ((n / 2) * 31) %% 8]::evalledger.eval_run_trigger AS run_trigger,
                    (%(reviewers)s::uuid[])[1 + (n * 7) %% 3] AS reviewer,
                    (ARRAY['pass', 'pass_with_notes', 'pass_with_notes', 'conditional', 'fail'])[1 + (n * 13) %% 5]
                        ::evalledger.eval_decision AS decision
@@ -139,7 +142,8 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
             CREATE TEMP TABLE bench_questions ON COMMIT DROP AS
             SELECT r.*, q, 'EVAL-Q' || lpad(q::text, 2, '0') AS question_id, gen_random_uuid() AS analysis_id,
                    abs(hashtext(r.eval_run_id::text || q)) AS h
-              FROM bench_runs r CROSS JOIN generate_series(1, {QUESTIONS}) q""")
+              FROM bench_runs r CROSS JOIN generate_series(1, {QUESTIONS}) q
+             ORDER BY r.n, q""")
         admin.execute("""
             INSERT INTO evalledger.brain_analysis_log (analysis_id, brain, origin, model_id, system_prompt_hash,
                 question_id, question, output, token_cost_usd, produced_at, created_at)
