@@ -50,6 +50,8 @@ CREATE TRIGGER brain_eval_reference_shown_00_no_truncate BEFORE TRUNCATE ON brai
 
 -- RLS enabled and FORCEd, every trigger ENABLE ALWAYS, the owner and code roles' policies.
 CALL seal_tables_v1();
+-- Its journal triggers (migration 0006; docs/ledger.md): every ledger table's rows are journalled.
+CALL journal_attach_v1();
 -- Not even the owner role inserts into it: the show function alone does (the guard refuses the rest).
 REVOKE INSERT ON brain_eval_reference_shown FROM evalledger_owner;
 

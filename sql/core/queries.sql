@@ -181,3 +181,11 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
    AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp']
                     AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
  ORDER BY 1;
+
+-- name: doctor_hours_ago
+-- The database's time this many hours ago (doctor's windows are the database's clock's).
+SELECT now() - make_interval(hours => %(hours)s);
+
+-- name: doctor_search_path
+-- The ledger's schema first again, as every connection has it.
+SET search_path = evalledger, public;

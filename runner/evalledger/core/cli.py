@@ -300,9 +300,14 @@ def retention_apply(fmt):
     Deletes, in foreign-key order, every row past the 7-year horizon that no hold keeps, drops
     captured-query partitions wholly past it, and logs each step in retention_purge_log.
     """
+    from evalledger.ledger.cli import seal_after
+
     from . import retention
 
+    # Sealed before (the rows about to go are in a block) and after (the purge's own deletes are).
+    seal_after("owner")
     columns, rows = retention.apply()
+    seal_after("owner")
     click.echo(output.listing(fmt, "retention_purge", columns, rows, empty="nothing is due for purge"), nl=False)
 
 

@@ -191,6 +191,45 @@ def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
                                                 "see evalledger.eval_capture_failures")]
 
 
+# How long journal entries may wait for a seal, and a newer block for a digest, before doctor warns.
+SEAL_DUE_HOURS = 24
+
+
+def _journal(conn: psycopg.Connection) -> list[Finding]:
+    """The journal covers every ledger table, a block was sealed within a day of any entry waiting,
+    and a digest was taken of the blocks sealed since (read as the owner role, which reads the journal)."""
+    from evalledger.ledger.journal import QUERIES as LEDGER
+
+    if not conn.execute(LEDGER["installed"]).fetchone()[0]:
+        return []
+    try:
+        conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(db.ROLES["owner"])))
+        problems = conn.execute(LEDGER["coverage"]).fetchall()
+        sealed_at, digest_at, waiting_since, newest = conn.execute(LEDGER["health"]).fetchone()
+        due = conn.execute(queries.get("doctor_hours_ago"), {"hours": SEAL_DUE_HOURS}).fetchone()[0]
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidParameterValue):
+        return []  # the connecting user may not act as the owner role: the memberships check says so
+    finally:
+        conn.execute(queries.get("reset_session"))
+        conn.execute(queries.get("doctor_search_path"))
+    findings = [Finding("fail", "journal", f"{table} {problem}") for table, problem in problems]
+    if waiting_since is not None and waiting_since < due:
+        findings.append(Finding("warn", "journal", f"entries written since {waiting_since:%Y-%m-%d %H:%M} UTC are not "
+                                                   f"sealed (no block for over {SEAL_DUE_HOURS} hours): run "
+                                                   "`evalledger ledger seal`, from a scheduler"))
+    if newest is not None and digest_at is None:
+        findings.append(Finding("warn", "journal", "no digest was ever taken: verify has nothing kept outside to hold "
+                                                   "the blocks to; run `evalledger ledger digest --out FILE` and keep "
+                                                   "FILE where the database's superuser cannot reach"))
+    elif newest is not None and digest_at < due and sealed_at > digest_at:
+        findings.append(Finding("warn", "journal", f"the newest digest is from {digest_at:%Y-%m-%d %H:%M} UTC and blocks "
+                                                   "were sealed since: take one (`evalledger ledger digest --out FILE`)"))
+    if not findings:
+        findings.append(Finding("ok", "journal", "every ledger table journalled; blocks sealed and digested"
+                                if newest is not None else "every ledger table journalled; nothing sealed yet"))
+    return findings
+
+
 def diagnose(url: str) -> list[Finding]:
     """Every check, in order; stops after a failed connection or missing schema."""
     findings = [Finding("ok", "database", f"reachable at {db.describe(url)}")]
@@ -208,5 +247,6 @@ def diagnose(url: str) -> list[Finding]:
         findings += _guards(conn)
         findings += _code(conn)
         findings += _event_triggers(conn)
+        findings += _journal(conn)
         findings += _capture_failures(conn)
     return findings

@@ -63,9 +63,13 @@ def run_takes_quality(as_json, **options):
     Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 any error. The receipt is stored in
     eval_takes_quality_runs and written to $EVALLEDGER_HOME/eval-receipts/.
     """
+    from evalledger.ledger.cli import sealing
+
     from . import receipts, run as takes_quality
 
-    outcome = takes_quality.run(takes_quality.RunOptions(**options), say=(lambda _line: None) if as_json else click.echo)
+    with sealing("runner"):  # the completed run's entries are sealed before the command returns
+        outcome = takes_quality.run(takes_quality.RunOptions(**options),
+                                    say=(lambda _line: None) if as_json else click.echo)
     if as_json:
         _echo_receipt_json(outcome.receipt)
     else:

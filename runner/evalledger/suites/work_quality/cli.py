@@ -69,10 +69,13 @@ def run_work_quality(gate, as_json, **options):
     target's previous snapshot. Exit 0 written (and, with --gate, no regression or no
     baseline), 1 --gate found a regression (reasons on stderr), 3 any error.
     """
+    from evalledger.ledger.cli import sealing
+
     from . import run as wq
 
     say = (lambda _line: None) if as_json else click.echo
-    outcome = wq.run(wq.RunOptions(**options), say=say, stdin=sys.stdin)
+    with sealing("runner"):  # the completed snapshot's entries are sealed before the command returns
+        outcome = wq.run(wq.RunOptions(**options), say=say, stdin=sys.stdin)
     if as_json:
         click.echo(outcome.text, nl=False)
     else:

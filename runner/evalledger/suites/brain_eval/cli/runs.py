@@ -10,6 +10,7 @@ import click
 from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
 from evalledger.core.options import Number, When, database_option, echo_listing, format_options
+from evalledger.ledger.cli import sealing
 
 from .. import store as brain_eval
 from .registries import read_contracts
@@ -67,8 +68,9 @@ def record_command(file, reviewer_role, import_reason):
 @click.argument("run_id")
 @database_option
 def complete_command(run_id):
-    """Complete RUN_ID: the database computes and stores its decision."""
-    finish_run("runner", brain_eval.complete_run, run_id)
+    """Complete RUN_ID: the database computes and stores its decision (and its entries are sealed)."""
+    with sealing("runner"):
+        finish_run("runner", brain_eval.complete_run, run_id)
 
 
 @brain_eval_group.command("show")

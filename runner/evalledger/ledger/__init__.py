@@ -1,0 +1,1 @@
+"""Tamper evidence: the journal's seal, digests, verify and proofs (check.py needs nothing but Python)."""

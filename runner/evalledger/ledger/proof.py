@@ -1,0 +1,128 @@
+"""Proofs an auditor checks offline (check.py): one run's rows in the ledger a digest holds, and
+that a newer digest's ledger extends an older one's unchanged (RFC 6962 inclusion and consistency)."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+
+from evalledger.core.errors import EvalledgerError
+
+from . import canon, check, journal
+from .journal import QUERIES
+
+# A brain-eval run's rows: the tables that hold them and the column naming the run.
+RUN_TABLES = (("brain_eval_log", "eval_run_id"), ("brain_eval_question_score", "eval_run_id"),
+              ("brain_eval_run_review", "eval_run_id"), ("brain_eval_review_entry", "eval_run_id"),
+              ("brain_eval_suggestion_shown", "eval_run_id"), ("brain_eval_harness_run", "eval_run_id"),
+              ("brain_eval_harness_answer", "eval_run_id"), ("brain_eval_judge_suggestion", "eval_run_id"),
+              ("brain_eval_reference_shown", "eval_run_id"), ("legal_hold", "eval_run_id"))
+
+
+def _ledger_size(blocks: list[journal.Block], ledger_id: str, digest: dict | None) -> int:
+    """How many blocks the proof is against: the digest's, which must be this ledger's, or all of them."""
+    if not blocks:
+        raise EvalledgerError("nothing is sealed yet: run `evalledger ledger seal` (or `ledger digest`) first")
+    if digest is None:
+        return len(blocks)
+    if digest["ledger_id"] != ledger_id:
+        raise EvalledgerError(f"the digest is of ledger {digest['ledger_id']}, this database holds ledger {ledger_id}")
+    size = digest["ledger_size"]
+    hashes = [b.header_hash() for b in blocks[:size]]
+    if size > len(blocks) or hashes[-1].hex() != digest["block_hash"] or check.merkle_root(
+            [check.block_leaf(h) for h in hashes]).hex() != digest["ledger_root"]:
+        raise EvalledgerError(f"this ledger no longer holds the digest's block {size}: "
+                              "run `evalledger ledger verify --digest` to see what changed")
+    return size
+
+
+def _run_rows(conn: psycopg.Connection, shapes: dict[str, canon.Shape], run: uuid.UUID) -> list[tuple[str, list]]:
+    """(table, canonical parts) of every row of the run, the analyses it used and its rubric."""
+    found = [(table, shapes[table].parts(row))
+             for table, column in RUN_TABLES for row in journal.rows(conn, shapes[table], column, [run])]
+    if not any(table == "brain_eval_log" for table, _ in found):
+        raise EvalledgerError(f"no brain-eval run {run} in this ledger (evalledger brain-eval list)")
+    analyses = [r[0] for r in conn.execute(QUERIES["run_analyses"], {"run": run})]
+    rubric = conn.execute(QUERIES["run_rubric"], {"run": run}).fetchone()[0]
+    found += [("brain_analysis_log", shapes["brain_analysis_log"].parts(row))
+              for row in journal.rows(conn, shapes["brain_analysis_log"], "analysis_id", analyses)]
+    found += [("rubric", shapes["rubric"].parts(row)) for row in journal.rows(conn, shapes["rubric"], "rubric_id", [rubric])]
+    return found
+
+
+def make(conn: psycopg.Connection, run: uuid.UUID, digest: dict | None = None) -> dict:
+    """The proof that every row of brain-eval run `run` is in the ledger the digest holds (or the newest)."""
+    conn.execute(QUERIES["one_snapshot"])
+    ledger_id = journal.identity(conn)
+    blocks = journal.blocks(conn)
+    size = _ledger_size(blocks, ledger_id, digest)
+    his = [b.hi_txid for b in blocks]
+    shapes = journal.shapes(conn)
+    found = _run_rows(conn, shapes, run)
+    keyed = [(table, shapes[table].key_text(parts), parts) for table, parts in found]
+    latest: dict[tuple[str, str], tuple[journal.Entry, int]] = {}
+    for entry in journal.entries(conn, "entries_of", {"tables": sorted({t for t, _, _ in keyed}),
+                                                      "keys": sorted({k for _, k, _ in keyed})}):
+        for i, key in enumerate(entry.row_keys()):
+            latest[(entry.table, key)] = (entry, i)
+
+    rows, used = [], {}
+    ledger_leaves = [check.block_leaf(b.block_hash) for b in blocks[:size]]
+    for table, key, parts in keyed:
+        where = f"{table} {key}"
+        if (table, key) not in latest or latest[(table, key)][0].op == "DELETE":
+            raise EvalledgerError(f"{where} has no journal entry: run `evalledger ledger verify`")
+        entry, index = latest[(table, key)]
+        text = canon.row_text(parts)
+        if check.leaf_hash(text.encode("utf-8")) != entry.row_leaf(index):
+            raise EvalledgerError(f"{where} differs from its journal entry {entry.entry_id}: run `evalledger ledger verify`")
+        b = journal.block_of(his, blocks, entry.txid)
+        if b is None or b >= size:
+            raise EvalledgerError(f"{where}'s journal entry {entry.entry_id} is not sealed in the ledger the proof is "
+                                  f"against: {'run `evalledger ledger seal`' if b is None else 'take a newer digest'}")
+        block = blocks[b]
+        position = conn.execute(QUERIES["entry_position"], {"lo": block.lo_txid, "hi": block.hi_txid,
+                                                            "entry_id": entry.entry_id}).fetchone()[0]
+        leaves = block.sealed_leaves()
+        if leaves[position] != entry.leaf():
+            raise EvalledgerError(f"{where}'s journal entry {entry.entry_id} is not what block {block.block_id} sealed: "
+                                  "run `evalledger ledger verify`")
+        row = {"table": table, "key": check.parse_json(key), "canonical": text, "entry": entry.as_proof(),
+               "block": block.block_id, "entry_index": position,
+               "entry_path": [h.hex() for h in check.inclusion_path(leaves, position)]}
+        if entry.rows > 1:
+            row["row_index"] = index
+            row["row_path"] = [h.hex() for h in check.inclusion_path(
+                [entry.row_leaf(i) for i in range(entry.rows)], index)]
+        rows.append(row)
+        used[block.block_id] = block
+    return {"schema_version": 1, "kind": "ledger_proof", "canon": check.CANON, "ledger_id": ledger_id,
+            "subject": {"suite": "brain-eval", "run": str(run)},
+            "ledger": {"size": size, "root": check.merkle_root(ledger_leaves).hex()},
+            "rows": rows,
+            "blocks": [{"header": block.header(), "hash": block.block_hash.hex(),
+                        "ledger_path": [h.hex() for h in check.inclusion_path(ledger_leaves, block.block_id - 1)]}
+                       for _, block in sorted(used.items())]}
+
+
+def consistency(conn: psycopg.Connection, old: dict, new: dict) -> tuple[dict, list[str]]:
+    """The RFC 6962 consistency proof between two digests' ledger trees, from the blocks as they are now, and
+    every problem checking it against the digests (none: the newer ledger extends the older one unchanged)."""
+    conn.execute(QUERIES["one_snapshot"])
+    ledger_id = journal.identity(conn)
+    for name, digest in (("old", old), ("new", new)):
+        if digest["ledger_id"] != ledger_id:
+            raise EvalledgerError(f"the {name} digest is of ledger {digest['ledger_id']}, this database holds {ledger_id}")
+    m, n = old["ledger_size"], new["ledger_size"]
+    if not 1 <= m <= n:
+        raise EvalledgerError(f"the old digest holds {m} blocks and the new one {n}: give the older digest first")
+    blocks = journal.blocks(conn)
+    if n > len(blocks):
+        raise EvalledgerError(f"the new digest holds {n} blocks; this ledger has {len(blocks)}")
+    leaves = [check.block_leaf(b.header_hash()) for b in blocks[:n]]
+    proof = {"schema_version": 1, "kind": "ledger_consistency", "canon": check.CANON, "ledger_id": ledger_id,
+             "old": {"size": m, "root": check.merkle_root(leaves[:m]).hex()},
+             "new": {"size": n, "root": check.merkle_root(leaves).hex()},
+             "proof": [h.hex() for h in check.consistency_proof(leaves, m)]}
+    return proof, check.check_consistency(proof, old, new)

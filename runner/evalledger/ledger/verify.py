@@ -1,0 +1,318 @@
+"""`evalledger ledger verify`: recompute every row's hash, every block and the chain, outside the database.
+
+Every hash is recomputed here from what the database returns (canon.py, check.py), never taken from
+a database function, and compared, in this order, link by link:
+
+  rows     -> journal: each row's canon-v1 leaf against its latest journal entry; a row with no
+              entry; an entry whose row is gone without a purge that explains it; a DELETE no
+              purge explains
+  journal  -> blocks:  each entry's leaf against the leaves its block sealed, each block's root
+  blocks   -> chain:   each header's hash, each block's link to the one before, the ledger root
+  chain    -> digests: each digest's block hash and ledger root, recomputed
+  --recompute:         every computed column of every completed run against its suite's decision
+
+All of it in one snapshot (REPEATABLE READ, READ ONLY), so writers at work never show as tampering.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+
+import psycopg
+
+from . import canon, check, journal
+from .journal import QUERIES
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing that does not check: kind, where (table and key, or block), what."""
+
+    kind: str
+    detail: str
+    table: str | None = None
+    key: str | None = None
+    columns: tuple[str, ...] = ()
+    block: int | None = None
+    entry: int | None = None
+
+    def line(self) -> str:
+        """The one line verify prints for it."""
+        where = f"{self.table} {self.key}: " if self.table else ""
+        return f"{self.kind}: {where}{self.detail}"
+
+    def as_json(self) -> dict:
+        return {"kind": self.kind, "table": self.table, "key": check.parse_json(self.key) if self.key else None,
+                "columns": list(self.columns), "block": self.block, "entry": self.entry, "detail": self.detail}
+
+
+@dataclass
+class Report:
+    """What verify checked and found."""
+
+    ledger_id: str
+    findings: list[Finding] = field(default_factory=list)
+    rows: int = 0
+    entries: int = 0
+    blocks: int = 0
+    digests: int = 0
+    unsealed: int = 0
+    recomputed: bool = False
+    seconds: float = 0.0
+
+    @property
+    def verified(self) -> bool:
+        return not self.findings
+
+
+@dataclass
+class _Latest:
+    """A row's latest journal entry: which, what it did, the row's leaf, fingerprints, its transaction."""
+
+    entry: int
+    op: str
+    leaf: bytes
+    fingerprints: list[int] | None
+    txid: int
+
+
+def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute: bool = False,
+           own_snapshot: bool = True) -> Report:
+    """Check the ledger conn reads (as a role that reads every ledger table) against digests: in a
+    read-only snapshot of its own, or (own_snapshot False) in conn's transaction as it stands."""
+    started = time.perf_counter()
+    if own_snapshot:
+        conn.execute(QUERIES["one_snapshot"])
+    report = Report(journal.identity(conn))
+    blocks = journal.blocks(conn)
+    his = [b.hi_txid for b in blocks]
+    sealed: list[list[journal.Entry]] = [[] for _ in blocks]
+    latest: dict[str, dict[str, _Latest]] = collections.defaultdict(dict)
+    deleted: collections.Counter = collections.Counter()
+    findings = report.findings
+
+    for entry in journal.entries(conn):
+        report.entries += 1
+        damage = _shape_of(entry)
+        if damage:
+            findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id} {damage}", entry.table,
+                                    entry=entry.entry_id))
+        where = journal.block_of(his, blocks, entry.txid)
+        if where is None:
+            report.unsealed += 1
+        else:
+            sealed[where].append(entry)
+        try:
+            keys = entry.row_keys()
+        except (ValueError, check.NotCanonical) as exc:
+            findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id}'s key is not canonical JSON: {exc}",
+                                    entry.table, entry.key, entry=entry.entry_id))
+            continue
+        if entry.rows > 1 and (len(keys) != entry.rows or check.merkle_root(
+                [entry.row_leaf(i) for i in range(entry.rows)]) != entry.rows_root):
+            findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id}'s row leaves do not make its rows_root",
+                                    entry.table, entry=entry.entry_id))
+        for i, key in enumerate(keys):
+            latest[entry.table][key] = _Latest(entry.entry_id, entry.op, entry.row_leaf(i), entry.fingerprints, entry.txid)
+        if entry.op == "DELETE":
+            deleted[(entry.txid, entry.table)] += entry.rows
+
+    _check_blocks(blocks, sealed, findings)
+    report.blocks = len(blocks)
+    for path, digest in digests:
+        _check_digest(path, digest, report, blocks, findings)
+        report.digests += 1
+
+    purges = collections.Counter()
+    dropped: set[str] = set()
+    for txid, table, count, partition in conn.execute(QUERIES["purges"]):
+        purges[(txid, table)] += count
+        if partition:
+            dropped.add(partition)
+    shapes = journal.shapes(conn)
+    for table in sorted(shapes):
+        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, report)
+    for table, left in latest.items():
+        findings.extend(Finding("row_gone", f"journal entry {s.entry} is of a table the ledger no longer has", table, key,
+                                entry=s.entry) for key, s in left.items())
+    if recompute:
+        for table, key, column, stored, recomputed in conn.execute(QUERIES["recompute"]):
+            findings.append(Finding("recomputed", f"{column} is {stored}, but its inputs decide {recomputed}",
+                                    table, key, (column,)))
+        report.recomputed = True
+    if own_snapshot:
+        conn.rollback()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+OPERATIONS = {"BASELINE", "INSERT", "UPDATE", "DELETE"}
+
+
+def _shape_of(entry: journal.Entry) -> str | None:
+    """What is wrong with an entry's shape (the journal carries no CHECK constraints: verify checks here)."""
+    if entry.canon != check.CANON:
+        return f"names canon {entry.canon!r}, not {check.CANON}"
+    if entry.op not in OPERATIONS:
+        return f"has operation {entry.op!r}"
+    if len(entry.rows_root) != 32:
+        return "has a rows_root that is not a SHA-256"
+    if entry.rows < 1 or (entry.rows == 1) != (entry.row_leaves is None) or (
+            entry.rows > 1 and len(entry.row_leaves) != 32 * entry.rows):
+        return f"covers {entry.rows} rows with {len(entry.row_leaves or b'') // 32} row leaves"
+    return None
+
+
+def _check_blocks(blocks: list[journal.Block], sealed: list[list[journal.Entry]], findings: list[Finding]) -> None:
+    """Each block against the entries in its range, its own header, the block before, the ledger tree."""
+    previous = bytes(32)
+    ledger: list[bytes] = []
+    for n, (block, entries) in enumerate(zip(blocks, sealed)):
+        b = block.block_id
+        if b != n + 1:
+            findings.append(Finding("block_missing", f"block {b} follows block {n}: a block is missing", block=b))
+        if n and block.lo_txid != blocks[n - 1].hi_txid:
+            findings.append(Finding("block_range", f"block {b} starts at transaction {block.lo_txid}, not where block "
+                                                   f"{blocks[n - 1].block_id} ends ({blocks[n - 1].hi_txid})", block=b))
+        stored = block.sealed_leaves()
+        got = [e.leaf() for e in entries]
+        if got != stored:
+            findings.extend(_leaf_differences(b, entries, got, stored))
+        if check.merkle_root(stored) != block.merkle_root:
+            findings.append(Finding("block_root", f"block {b}'s Merkle root is not the tree of the leaves it sealed", block=b))
+        recomputed = block.header_hash()
+        if recomputed != block.block_hash:
+            findings.append(Finding("block_hash", f"block {b}'s header hashes to {recomputed.hex()}, not to its block hash "
+                                                  f"{block.block_hash.hex()}", block=b))
+        if block.previous_hash != previous:
+            findings.append(Finding("chain_broken", f"block {b} names {block.previous_hash.hex()} as the block before, "
+                                                    f"whose hash is {previous.hex()}", block=b))
+        previous = recomputed
+        ledger.append(check.block_leaf(recomputed))
+        if check.merkle_root(ledger) != block.ledger_root:
+            findings.append(Finding("ledger_root", f"block {b}'s ledger root is not the tree of the block hashes up to it",
+                                    block=b))
+
+
+def _leaf_differences(b: int, entries: list[journal.Entry], got: list[bytes], stored: list[bytes]) -> list[Finding]:
+    """Which entries of block b differ from what it sealed, by position when none came or went."""
+    if len(got) == len(stored):
+        return [Finding("entry_changed", f"journal entry {e.entry_id} ({e.op}) is not the entry block {b} sealed "
+                                         f"at position {i}", e.table, e.key, block=b, entry=e.entry_id)
+                for i, (e, mine, theirs) in enumerate(zip(entries, got, stored)) if mine != theirs]
+    kept = set(stored)
+    found = [Finding("entry_changed", f"journal entry {e.entry_id} ({e.op}) lies in block {b}'s transactions but is not "
+                                      "an entry it sealed", e.table, e.key, block=b, entry=e.entry_id)
+             for e, leaf in zip(entries, got) if leaf not in kept]
+    gone = len(set(stored) - set(got))
+    if gone:
+        found.append(Finding("entry_gone", f"block {b} sealed {gone} entr{'y' if gone == 1 else 'ies'} the journal no "
+                                           "longer has", block=b))
+    return found
+
+
+def _check_digest(path: str, digest: dict, report: Report, blocks: list[journal.Block], findings: list[Finding]) -> None:
+    """A digest kept outside against the blocks recomputed now."""
+    problems = check.check_digest(digest)
+    if problems:
+        findings.append(Finding("digest_unreadable", f"{path}: {problems[0]}"))
+        return
+    if digest["ledger_id"] != report.ledger_id:
+        findings.append(Finding("digest_other_ledger", f"{path} is a digest of ledger {digest['ledger_id']}, not of this "
+                                                       f"one ({report.ledger_id})"))
+        return
+    size = digest["ledger_size"]
+    if not 1 <= size <= len(blocks) or blocks[size - 1].block_id != size:
+        findings.append(Finding("digest_block_gone", f"{path} holds block {size}, which this ledger does not have "
+                                                     f"(it has {len(blocks)})", block=size))
+        return
+    hashes = [b.header_hash() for b in blocks[:size]]
+    if hashes[-1].hex() != digest["block_hash"]:
+        findings.append(Finding("digest_mismatch", f"block {size} hashes to {hashes[-1].hex()}, but {path} holds "
+                                                   f"{digest['block_hash']}: the block (or one before it) was rewritten",
+                                block=size))
+    if check.merkle_root([check.block_leaf(h) for h in hashes]).hex() != digest["ledger_root"]:
+        findings.append(Finding("digest_mismatch", f"the ledger tree of blocks 1-{size} is not the one {path} holds: "
+                                                   "a block up to it was rewritten", block=size))
+
+
+def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped, report: Report) -> None:
+    """One table's rows against their latest journal entries; then the entries whose rows are gone."""
+    findings = report.findings
+    changed = []
+    for row in journal.rows(conn, shape):
+        report.rows += 1
+        try:
+            parts = shape.parts(row)
+        except check.NotCanonical as exc:
+            findings.append(Finding("unwritable", f"holds a value canon-v1 has no form for: {exc}", shape.table))
+            continue
+        key = shape.key_text(parts)
+        mine = latest.pop(key, None)
+        if mine is None:
+            findings.append(Finding("row_unjournalled", "has no journal entry: written with the journal's trigger off",
+                                    shape.table, key))
+        elif mine.op == "DELETE":
+            findings.append(Finding("row_resurrected", f"is present, but journal entry {mine.entry} deleted it",
+                                    shape.table, key, entry=mine.entry))
+        elif check.leaf_hash(canon.row_text(parts).encode("utf-8")) != mine.leaf:
+            changed.append((key, parts, mine))
+    for key, parts, mine in changed:
+        columns = _changed_columns(conn, shape, parts, mine.fingerprints)
+        named = f"{', '.join(columns)} differ{'s' if len(columns) == 1 else ''}" if columns else "differs"
+        findings.append(Finding("row_changed", f"{named} from journal entry {mine.entry} ({mine.op})",
+                                shape.table, key, tuple(columns), entry=mine.entry))
+    explained = collections.Counter()
+    for key, mine in latest.items():
+        if mine.op == "DELETE":
+            explained[(mine.txid, shape.table)] += 1
+            continue
+        if shape.table == "eval_candidates" and _partition_of(key) in dropped:
+            continue
+        findings.append(Finding("row_gone", f"is gone, with no journal entry or purge that deleted it "
+                                            f"(last entry {mine.entry}, {mine.op})", shape.table, key, entry=mine.entry))
+    for (txid, table), count in explained.items():
+        if not _purged(txid, table, deleted[(txid, table)], purges):
+            findings.extend(Finding("deleted_outside_purge", f"was deleted by transaction {txid} (journal entry {m.entry}), "
+                                                             "which no retention purge log explains", table, key, entry=m.entry)
+                            for key, m in latest.items() if m.op == "DELETE" and m.txid == txid)
+
+
+# The ledger's ON DELETE CASCADE children, each with the parent whose purge deletes them (the purge
+# log counts the parent's rows only). Written here, not read from the catalog, so a cascade a
+# superuser adds explains nothing; test_journal.py holds it equal to the catalog's foreign keys.
+CASCADES = {"legal_hold_release": "legal_hold", "brain_eval_reference_shown": "brain_eval_question_score"}
+
+
+def _purged(txid: int, table: str, count: int, purges) -> bool:
+    """Whether the purge log explains count rows of table deleted by transaction txid."""
+    if table in CASCADES:
+        return purges[(txid, CASCADES[table])] > 0
+    return purges[(txid, table)] == count
+
+
+def _partition_of(key: str) -> str:
+    stamp = check.parse_json(key)["created_at"]
+    return f"eval_candidates_p{stamp[:4]}{stamp[5:7]}"
+
+
+def _changed_columns(conn, shape: canon.Shape, parts: list[str | None], stored: list[int | None] | None) -> list[str]:
+    """The columns whose canonical part's fingerprint is not the entry's (the entry's own hash is the proof; these
+    only name what changed). By position while the table has the columns it had; else by what no longer matches."""
+    if stored is None:
+        return []
+    now = conn.execute(QUERIES["fingerprints"], {"parts": parts}).fetchone()[0]
+    if len(stored) == len(now):
+        return [name for name, was, is_ in zip(shape.columns, stored, now) if was != is_]
+    left = collections.Counter(fp for fp in stored if fp is not None)
+    named = []
+    for name, fp in zip(shape.columns, now):
+        if fp is None:
+            continue
+        if left[fp]:
+            left[fp] -= 1
+        else:
+            named.append(name)
+    return named
