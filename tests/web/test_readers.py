@@ -402,8 +402,12 @@ def test_readers_open_what_their_tier_shows_and_nothing_else(ledger, client):
 
 
 @needs_chromium
-def test_the_report_opens_with_the_network_off_and_fetches_nothing(ledger, browser, tmp_path):
+def test_the_report_opens_with_the_network_off_and_fetches_nothing(ledger, browser, tmp_path, admin):
     out = tmp_path / "report.html"
+    sealed = run_cli("ledger", "seal", env={"DATABASE_URL": ledger.dsn})
+    assert sealed.code == 0, sealed.err
+    block, block_hash = admin.execute("SELECT block_id, encode(block_hash, 'hex') FROM evalledger.ledger_block "
+                                      "ORDER BY block_id DESC LIMIT 1").fetchone()
     done = run_cli("report", "--out", str(out), env={"DATABASE_URL": ledger.dsn})
     assert done.code == 0, done.err
     assert done.out.startswith(f"wrote {out}: 10 panels as evalledger_auditor")
@@ -417,8 +421,9 @@ def test_the_report_opens_with_the_network_off_and_fetches_nothing(ledger, brows
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart")) == html.count('<svg class="chart"') > 10
     assert browser.find_element(By.ID, "reader").text == "evalledger_auditor"
-    state = browser.find_element(By.ID, "ledger-state").text
-    assert "No journal" in state or "latest sealed block" in state
+    # The journal's latest sealed block, as the ledger holds it.
+    assert browser.find_element(By.ID, "block-id").text.startswith(f"{block} (")
+    assert browser.find_element(By.ID, "block-hash").text == block_hash
     assert str(ledger.cold) in html  # the auditor's report holds the cold tier
     browser.set_window_size(1366, 1100)
     picture = shot(browser, "report")
