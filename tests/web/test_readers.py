@@ -416,19 +416,11 @@ def test_the_report_opens_with_the_network_off_and_fetches_nothing(ledger, brows
     browser.execute_cdp_cmd("Network.enable", {})
     browser.execute_cdp_cmd("Network.emulateNetworkConditions",
                             {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0})
-    browser.get(out.as_uri())
-    assert browser.find_element(By.TAG_NAME, "h1").text == "evalledger report"
-    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
-    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart")) == html.count('<svg class="chart"') > 10
-    assert browser.find_element(By.ID, "reader").text == "evalledger_auditor"
-    # The journal's latest sealed block, as the ledger holds it.
-    assert browser.find_element(By.ID, "block-id").text.startswith(f"{block} (")
-    assert browser.find_element(By.ID, "block-hash").text == block_hash
-    assert str(ledger.cold) in html  # the auditor's report holds the cold tier
-    browser.set_window_size(1366, 1100)
-    picture = shot(browser, "report")
-    if os.environ.get("EVALLEDGER_UPDATE_SCREENSHOT"):
-        shutil.copyfile(picture, DOCS / "report.png")
+    try:
+        opened_offline(browser, out, html, ledger, block, block_hash)
+    finally:  # the module's browser serves the tests after this one
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions",
+                                {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     revops = run_cli("report", "--as", "revops", "--brain", "AGT-901", env={"DATABASE_URL": ledger.dsn})
     assert revops.code == 0 and str(ledger.cold) not in revops.out and "evalledger_revops" in revops.out
     bad = run_cli("report", "--since", "2026-13", env={"DATABASE_URL": ledger.dsn})
@@ -456,3 +448,20 @@ def test_axe_core_finds_nothing_on_the_readers_pages(ledger, browser, admin):
         if problems:
             found[name] = problems
     assert found == {}
+
+
+def opened_offline(browser, out, html, ledger, block, block_hash) -> None:
+    """The report file opened in the offline browser: everything there, nothing fetched."""
+    browser.get(out.as_uri())
+    assert browser.find_element(By.TAG_NAME, "h1").text == "evalledger report"
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart")) == html.count('<svg class="chart"') > 10
+    assert browser.find_element(By.ID, "reader").text == "evalledger_auditor"
+    # The journal's latest sealed block, as the ledger holds it.
+    assert browser.find_element(By.ID, "block-id").text.startswith(f"{block} (")
+    assert browser.find_element(By.ID, "block-hash").text == block_hash
+    assert str(ledger.cold) in html  # the auditor's report holds the cold tier
+    browser.set_window_size(1366, 1100)
+    picture = shot(browser, "report")
+    if os.environ.get("EVALLEDGER_UPDATE_SCREENSHOT"):
+        shutil.copyfile(picture, DOCS / "report.png")
