@@ -1,14 +1,18 @@
 """Bench: a 30-question harness run (the brain, then a 3-judge panel on each answer) against the
 provider stand-in at a fixed latency, at concurrency 8 and 16.
 
-Each level runs twice. `streamed` is `run brain-eval` as the CLI makes it, minus its printing: the
+Each level runs twice. --concurrency N is a ceiling per provider (the brain, anthropic here, and
+each judge's provider have N each), so the ideal is the schedule of those limits, not one pool. `streamed` is `run brain-eval` as the CLI makes it, minus its printing: the
 run inserted, 30 brain calls with each answer stored as it arrives (analysis row, answer row, the
 database's automatic scores), each contract-keeping answer's 3 judge calls joining the same pool
 as soon as it is stored, each draft stored as it arrives. `phased` is the earlier way, the
 baseline in the same run: all 30 answers first, then the 90 judge calls. Figures:
   wall s        the whole run
-  ideal s       calls / concurrency x latency (the issue's yardstick: 120 calls)
-  phased s      ceil(30 / c) x latency + ceil(90 / c) x latency (the judges wait for the answers)
+  ideal s       the run as the limits allow it with no cost but the latency: every provider
+                running c calls at a time, each answer's judges queued the moment it returns
+                (a discrete schedule of the calls; `pool s` beside it is calls / c x latency, the
+                yardstick when c bounded all providers together)
+  phased s      the same schedule with all the answers first, then the judges
   ideal/wall    the issue's aim is >= 0.9
   db ms/q       time in the database per question: its answer stored, plus its three drafts
 and, per phase (brain, then judges; streamed: the one pool, then what is left), where its wall time goes:
@@ -104,6 +108,34 @@ class TimedCalls:
         harness.run_calls = self.original
 
 
+def ideal_schedule(brain: str, judges: list[str], questions: int, level: int, latency: float, *,
+                   streamed: bool) -> float:
+    """When the last call ends if every provider runs `level` calls at a time, first come first served,
+    each call taking `latency`, and each answer's judges join the queues when it returns (streamed) or
+    after the last answer (phased)."""
+    free = {}  # provider -> the times its slots come free
+    def provider(spec):
+        return spec.split(":")[0]
+    for spec in [brain, *judges]:
+        free.setdefault(provider(spec), [0.0] * level)
+
+    def run(spec, ready):
+        slots = free[provider(spec)]
+        slot = min(range(level), key=slots.__getitem__)
+        start = max(ready, slots[slot])
+        slots[slot] = start + latency
+        return start + latency
+
+    answers = [run(brain, 0.0) for _ in range(questions)]
+    last_answer = max(answers)
+    ends = []
+    # Judges queue in the order their answers return.
+    for answered in sorted(answers):
+        for judge in judges:
+            ends.append(run(judge, answered if streamed else last_answer))
+    return max(ends + answers)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-ms", type=float, default=200)
@@ -130,7 +162,7 @@ def main() -> None:
             judges = parse_panel(harness.DEFAULT_JUDGES)
             modes = {j.spec: "live" for j in judges}
             print(f"30 questions x (1 brain + {len(judges)} judges), {args.latency_ms:.0f} ms stand-in latency")
-            print(f"{'concurrency':>11} {'mode':>8} {'wall s':>8} {'ideal s':>8} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}"
+            print(f"{'concurrency':>11} {'mode':>8} {'wall s':>8} {'ideal s':>8} {'pool s':>7} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}"
                   f"  brain: wall / calls / other s, tail ms   judges: wall / calls / other s, tail ms   load")
             # Warm-up: SDK imports, first connections and caches are not what the levels measure.
             with db.transaction("runner", dsn) as conn:
@@ -170,13 +202,15 @@ def main() -> None:
                 phases += ["(none left)"] * (2 - len(phases))
                 questions = len(planned.questions)
                 calls = outcome.asked + judged.asked
-                ideal = calls / level * latency
-                phased = (math.ceil(outcome.asked / level) + math.ceil(judged.asked / level)) * latency
+                judge_specs = [j.spec for j in judges]
+                ideal = ideal_schedule(brain.model_spec, judge_specs, outcome.asked, level, latency, streamed=True)
+                phased = ideal_schedule(brain.model_spec, judge_specs, outcome.asked, level, latency, streamed=False)
+                pool = calls / level * latency
                 db_ms = (answers.seconds + drafts.seconds) * 1000 / questions
                 failed = len(outcome.failed) + judged.failed
                 note = f"  ({failed} failed)" if failed else ""
                 load = Path("/proc/loadavg").read_text().split()[0]
-                print(f"{level:>11} {mode:>8} {wall:>8.2f} {ideal:>8.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}"
+                print(f"{level:>11} {mode:>8} {wall:>8.2f} {ideal:>8.2f} {pool:>7.2f} {phased:>9.2f} {ideal / wall:>10.2f} {db_ms:>8.1f}"
                       f"  {phases[0]:>27}   {phases[1]:>28}   {load}{note}")
     finally:
         parent_conn.send("stop")

@@ -163,11 +163,11 @@ $invoker$;
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
 -- =============================================================================================
-CALL seal_tables_v1();
+CALL seal_tables_v2();
 -- Their journal triggers (migration 0006; docs/ledger.md): the panel tables are ledger tables.
 CALL journal_attach_v1();
--- Only the code role writes the panel tables (through the functions above): the owner role,
--- which seal_tables_v1 gives every table's DML, reads them and nothing more.
+-- Only the code role writes the panel tables (through the functions above): the owner role reads
+-- them and nothing more (seal_tables_v2 gives it SELECT alone; said again here, where it matters).
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON brain_eval_runs_by_month, brain_eval_questions_by_month,
     brain_eval_agreement_by_month FROM evalledger_owner;
 -- The auditor reads every month; RevOps the months wholly in the hot tier; a reviewer its own

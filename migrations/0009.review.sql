@@ -48,8 +48,9 @@ CREATE TRIGGER brain_eval_reference_shown_00_append_only BEFORE UPDATE OR DELETE
 CREATE TRIGGER brain_eval_reference_shown_00_no_truncate BEFORE TRUNCATE ON brain_eval_reference_shown
     FOR EACH STATEMENT EXECUTE FUNCTION brain_eval_reference_shown_guard_v1();
 
--- RLS enabled and FORCEd, every trigger ENABLE ALWAYS, the owner and code roles' policies.
-CALL seal_tables_v1();
+-- RLS enabled and FORCEd, every trigger ENABLE ALWAYS, the owner and code roles' policies, the owner
+-- role's SELECT only (v2: no privilege that would let it LOCK the table against readers).
+CALL seal_tables_v2();
 -- Its journal triggers (migration 0006; docs/ledger.md): every ledger table's rows are journalled.
 CALL journal_attach_v1();
 -- Not even the owner role inserts into it: the show function alone does (the guard refuses the rest).
@@ -57,10 +58,10 @@ REVOKE INSERT ON brain_eval_reference_shown FROM evalledger_owner;
 
 -- Who reads what was shown: the reviewer its own (hot tier), RevOps the hot tier, auditors everything.
 CREATE POLICY brain_eval_reference_shown_reviewer ON brain_eval_reference_shown FOR SELECT TO evalledger_reviewer
-    USING (run_created_at >= (now() AT TIME ZONE 'UTC' - evalledger.hot_tier_v1()) AT TIME ZONE 'UTC'
+    USING (run_created_at >= evalledger.hot_tier_start_v1()
            AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 CREATE POLICY brain_eval_reference_shown_revops ON brain_eval_reference_shown FOR SELECT TO evalledger_revops
-    USING (run_created_at >= (now() AT TIME ZONE 'UTC' - evalledger.hot_tier_v1()) AT TIME ZONE 'UTC');
+    USING (run_created_at >= evalledger.hot_tier_start_v1());
 CREATE POLICY brain_eval_reference_shown_auditor ON brain_eval_reference_shown FOR SELECT TO evalledger_auditor
     USING (true);
 GRANT SELECT ON brain_eval_reference_shown TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 
 import psycopg
 import psycopg.types.json
@@ -27,9 +28,19 @@ SHA_A = prompt_hash("You are the test brain. Prompt A.")
 SHA_B = "b" * 64
 # Each brain's own prompt, the one its runs carry unless a test gives another.
 BRAIN_PROMPTS = {"AGT-901": SHA_A, "AGT-902": prompt_hash("You are the test brain AGT-902.")}
-IN_BAND = {"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}
-OUT_OF_BAND = {"high_confidence_pct": 90, "multi_source_pct": 20, "inference_pct": 10, "speculation_pct": 25}
+# A confidence distribution is the share of an answer's claims per confidence label: it sums to 100.
+IN_BAND = {"high_confidence_pct": 60, "multi_source_pct": 25, "inference_pct": 10, "speculation_pct": 5}
+OUT_OF_BAND = {"high_confidence_pct": 90, "multi_source_pct": 0, "inference_pct": 0, "speculation_pct": 10}
 STALE_QUESTIONS = 5
+# The automatic scores are the database's, computed from the answer: the answers tests record list
+# this many claims, so any citation rate of two decimals and any whole-percent distribution is one.
+ANSWER_CLAIMS = 100
+GIVEN_SOURCE, STALE_SOURCE = "src-given", "src-stale"
+LABELS = {"high_confidence_pct": "high", "multi_source_pct": "multi_source", "inference_pct": "inference",
+          "speculation_pct": "speculation"}
+# The catalog every run names unless a test gives another: 40 plan-diagnosis questions, the first
+# five on stale fixtures (a run must name a loaded catalog; record_run loads one of its own rows).
+STANDARD_CATALOG = "test-v1"
 
 
 def question(number: int, brain: str = "AGT-901") -> dict:
@@ -51,16 +62,78 @@ def question(number: int, brain: str = "AGT-901") -> dict:
 
 
 def run_fields(brain: str = "AGT-901", **overrides) -> dict:
-    """Run-level fields of a quarterly run."""
+    """Run-level fields of a quarterly run (over the standard test catalog: load_catalog first)."""
     return {
         "run_trigger": "quarterly",
         "brain_under_test": brain,
         "model_id": "claude-sonnet-4-6",
         "system_prompt_hash": BRAIN_PROMPTS.get(brain, SHA_A),
         "brain_view_contracts_hash": SHA_B,
-        "question_catalog_version": "v28-2026Q2",
+        "question_catalog_version": STANDARD_CATALOG,
         **overrides,
     }
+
+
+def catalog_document(rows: list[dict], version: str | None = None) -> dict:
+    """A question catalog whose questions are rows' (id, type, stale flag), each given GIVEN_SOURCE
+    and, on a stale-fixture question, STALE_SOURCE; versioned by its content unless named."""
+    questions = [{"id": r["question_id"], "type": r["question_type"], "text": f"question {r['question_id']}",
+                  "sources": [{"id": GIVEN_SOURCE, "title": "the data"}]
+                             + ([{"id": STALE_SOURCE, "title": "last year's data", "stale": True}]
+                                if r["uses_stale_fixture"] else []),
+                  "uses_stale_fixture": r["uses_stale_fixture"],
+                  "pass_criteria": {"max_hallucinations": 0, "min_citation_rate": 0.9}} for r in rows]
+    if version is None:
+        key = "|".join(f"{q['id']}:{q['type']}:{q['uses_stale_fixture']}" for q in questions)
+        version = "test-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return {"version": version, "questions": questions}
+
+
+def load_catalog(conn, document: dict | None = None) -> str:
+    """Load a catalog (the standard test catalog by default, and for a run of no questions) as the
+    owner, once; its version."""
+    if document is None or not document["questions"]:
+        document = catalog_document([question(n) for n in range(1, 41)], STANDARD_CATALOG)
+    with as_owner(conn):
+        conn.execute("INSERT INTO evalledger.brain_eval_catalog (document) VALUES (%s) "
+                     "ON CONFLICT ON CONSTRAINT brain_eval_catalog_pkey DO NOTHING",
+                     (psycopg.types.json.Jsonb(document),))
+    return document["version"]
+
+
+def answer(row: dict, source: str = GIVEN_SOURCE) -> dict:
+    """The brain's answer the database scores as row's automatic fields say: ANSWER_CLAIMS numerical
+    claims, citation_rate of them citing the given source (the rest none), labelled in the shares of
+    row's confidence distribution, and one action outside the levers per lever violation (or row's
+    own "proposed_actions", when a test gives them)."""
+    # As many claims as the reviewer will count, at least: supported claims never exceed the answer's.
+    listed = ANSWER_CLAIMS * max(1, -(-(row.get("total_claims") or 0) // ANSWER_CLAIMS))
+    cited = Decimal(str(row["citation_rate"])) * listed
+    counts = {LABELS[k]: Decimal(str(v)) * listed / 100 for k, v in row["confidence_distribution"].items()}
+    assert cited == int(cited) and all(c == int(c) for c in counts.values()), row
+    assert sum(counts.values()) == listed, f"a confidence distribution sums to 100: {row}"
+    labels = [label for label, count in counts.items() for _ in range(int(count))]
+    claims = [{"text": f"claim {i}", "numerical": True, "source_ids": [source] if i < cited else [],
+               "confidence": labels[i]} for i in range(listed)]
+    actions = row.get("proposed_actions", [{"action_type": "not_one_of_the_levers"}] * (row.get("lever_mapping_violations") or 0))
+    return {"claims": claims, "proposed_actions": actions}
+
+
+def add_question(conn, run_id, row: dict, *, brain: str, system_prompt_hash: str, model_id="claude-sonnet-4-6",
+                 produced_at=None, token_cost_usd="0.0125"):
+    """The runner's part of a question row: the brain's analysis (answer(row)), then the row's automatic
+    fields, which the database checks against what it computes from that answer; (analysis id,
+    question_score_id, question_passed). The claims cite the first source the run's catalog gives the question."""
+    source = conn.execute("SELECT c.sources -> 0 ->> 'id' FROM evalledger.brain_eval_catalog_question c "
+                          "JOIN evalledger.brain_eval_log l ON l.question_catalog_version = c.catalog_version "
+                          "WHERE l.eval_run_id = %s AND c.question_id = %s", (run_id, row["question_id"])).fetchone()
+    analysis_id = brain_eval.record_analysis(
+        conn, brain=brain, model_id=model_id, system_prompt_hash=system_prompt_hash,
+        question_id=row["question_id"], question=f"question {row['question_id']}", output=f"answer {row['question_id']}",
+        token_cost_usd=token_cost_usd, produced_at=produced_at, **answer(row, source[0] if source else GIVEN_SOURCE))
+    automatic = {k: v for k, v in row.items() if k not in REVIEWER_FIELDS and k != "proposed_actions"}
+    score_id, passed = brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **automatic)
+    return analysis_id, score_id, passed
 
 
 @contextlib.contextmanager
@@ -88,10 +161,13 @@ def register_prompt(conn, brain: str, system_prompt_hash: str) -> None:
 
 
 def register_demo_brain(conn) -> None:
-    """The brain version the shipped demo run is of, registered as the demo registers it."""
+    """The brain version the shipped demo run is of, and the catalog it asks, registered as the demo
+    registers them."""
+    from evalledger.suites.brain_eval import catalog
     from evalledger.suites.brain_eval.demo import DEMO_BRAIN, prompt_path
 
     with as_owner(conn):
+        catalog.load(conn, catalog.check_file(catalog.demo_catalog_path()), catalog.demo_catalog_path().name)
         brains.add(conn, system_prompt=prompt_path().read_text(encoding="utf-8"), **DEMO_BRAIN)
 
 
@@ -115,11 +191,30 @@ def review_run(conn, reviewer_user_id, run_id, scores: dict, hours="2.50", notes
             brain_eval.sign_off_run(conn, run_id, hours, notes)
 
 
-def start_run(conn, **fields):
-    """Insert a run in progress; one that started more than a day ago goes through an import made
-    in the same transaction, as `brain-eval record --historical` does."""
-    started = fields.get("started_at")
-    if started is None or started >= datetime.now(timezone.utc) - timedelta(hours=23):
+def backdated(started) -> bool:
+    """Whether a run started then is recorded through an import (more than a day ago)."""
+    return started is not None and started < datetime.now(timezone.utc) - timedelta(hours=23)
+
+
+def record_analysis(conn, **fields):
+    """An analysis (production traffic by default here too, as the caller says); one produced more
+    than a day ago goes in with an import made in the same transaction, as backfills must."""
+    if not backdated(fields.get("produced_at")):
+        return brain_eval.record_analysis(conn, **fields)
+    with conn.transaction():
+        with as_owner(conn):
+            brain_eval.record_import(conn, "test analyses recorded as of when they were produced")
+        return brain_eval.record_analysis(conn, **fields)
+
+
+def start_run(conn, registry=None, **fields):
+    """Insert a run in progress (loading the standard catalog when it names it, as the owner on
+    registry, default conn); one that started more than a day ago goes through an import made in the
+    same transaction, as `brain-eval record --historical` does: its analyses go in that transaction
+    too (record_run)."""
+    if fields.get("question_catalog_version") == STANDARD_CATALOG:
+        load_catalog(registry or conn)
+    if not backdated(fields.get("started_at")):
         return brain_eval.start_run(conn, **fields)
     with conn.transaction():
         with as_owner(conn):
@@ -128,30 +223,34 @@ def start_run(conn, **fields):
 
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
-               completed_at=None, review=True, hours="2.50", review_conn=None, **run_overrides):
+               completed_at=None, review=True, hours="2.50", review_conn=None, registry=None, cost="0.0125",
+               **run_overrides):
     """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
     each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
     and signs off with `hours` (None: no sign-off), on review_conn when given (a session that may
     SET ROLE to the reviewer: a superuser's, where conn is a login's that may not). The analyses carry the run's prompt and are
-    produced when it started (now, unless started_at is given). Returns the Decision when completed,
-    else the run id."""
+    produced when it started (now, unless started_at is given), each costing `cost`. The catalog and
+    the prompt are registered as the owner on registry (default conn: a session that may SET ROLE
+    evalledger_owner). Returns the Decision when completed, else the run id."""
     hours = run_overrides.pop("reviewer_hours_spent", hours)
     notes = run_overrides.pop("calibration_notes", None)
-    fields = run_fields(brain, **run_overrides)
-    register_prompt(conn, brain, fields["system_prompt_hash"])
-    run_id = start_run(conn, question_count=count, reviewer_user_id=reviewer_user_id, **fields)
-    scores = {}
+    rows = []
     for number in range(1, count + 1):
         row = question(number, brain)
         if bend:
             bend(number, row)
-        analysis_id = brain_eval.record_analysis(
-            conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=fields["system_prompt_hash"],
-            question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
-            token_cost_usd="0.0125", produced_at=fields.get("started_at"))
-        automatic = {k: v for k, v in row.items() if k not in REVIEWER_FIELDS}
-        brain_eval.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **automatic)
-        scores[row["question_id"]] = {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None}
+        rows.append(row)
+    if "question_catalog_version" not in run_overrides:
+        run_overrides["question_catalog_version"] = load_catalog(registry or conn, catalog_document(rows))
+    fields = run_fields(brain, **run_overrides)
+    register_prompt(registry or conn, brain, fields["system_prompt_hash"])
+    # A backdated run's analyses are produced when it started: recorded with its import, in one transaction.
+    with conn.transaction() if backdated(fields.get("started_at")) else contextlib.nullcontext():
+        run_id = start_run(conn, question_count=count, reviewer_user_id=reviewer_user_id, registry=registry, **fields)
+        for row in rows:
+            add_question(conn, run_id, row, brain=brain, system_prompt_hash=fields["system_prompt_hash"],
+                         produced_at=fields.get("started_at"), token_cost_usd=cost)
+    scores = {row["question_id"]: {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None} for row in rows}
     if review:
         review_run(review_conn or conn, reviewer_user_id, run_id, scores, hours, notes)
     return brain_eval.complete_run(conn, run_id, completed_at) if complete else run_id

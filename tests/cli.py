@@ -80,13 +80,17 @@ def run_script(*args: str, env: dict | None = None, input: str | None = None, ti
 
 
 def recorded_demo_file(tmp_path, env):
-    """The demo's recorded-run file (`brain-eval record`'s example) in tmp_path, its brain version
-    registered first through the CLI (a run's prompt must be one its brain registered)."""
-    from evalledger.suites.brain_eval.demo import fixture_path, prompt_path
+    """The demo's recorded-run file (`brain-eval record`'s example) in tmp_path, its catalog loaded and
+    its brain version registered first through the CLI (a run names a loaded catalog, and its prompt
+    must be one its brain registered, with the levers its answers keep to)."""
+    from evalledger.suites.brain_eval.catalog import demo_catalog_path
+    from evalledger.suites.brain_eval.demo import DEMO_BRAIN, fixture_path, prompt_path
 
-    added = run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file",
-                    str(prompt_path()), "--label", "pipeline_brain_v3", "--lever", "add_coverage",
-                    "--lever", "reassign_owner", env=env)
+    loaded = run_cli("catalog", "load", str(demo_catalog_path()), env=env)
+    assert loaded.code == 0, loaded.err
+    levers = [arg for lever in DEMO_BRAIN["levers"] for arg in ("--lever", lever)]
+    added = run_cli("brain", "add", "AGT-902", "--model", DEMO_BRAIN["model"], "--prompt-file", str(prompt_path()),
+                    "--label", DEMO_BRAIN["version_label"], *levers, env=env)
     assert added.code == 0, added.err
     path = tmp_path / "run.json"
     path.write_text(fixture_path().read_text())

@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from evalledger.judges.panel import prompt_sha256
-from evalledger.suites.work_quality import demo, evidence, run as wq, snapshot as snap_mod
+from evalledger.suites.work_quality import demo, evidence, go_json, run as wq
 from evalledger.suites.work_quality.snapshot import DIMENSIONS
 
 OUT = Path(wq.__file__).with_name("fixtures") / "recorded_judges.json"
@@ -78,7 +78,7 @@ def first_snapshot_as_prompt_shows_it() -> dict:
     means = {d: sum(Decimal(str(FIRST[s]["scores"][d])) for s in FIRST) / len(FIRST) for d in DIMENSIONS}
     return {"run_id": run_id, "mean_scores": means, "cost_usd": Decimal(str(m.cost_usd)), "tokens": m.tokens,
             "duration_ms": m.duration_ms,
-            "evidence_digest": snap_mod.portable_text(evidence.gather(opts.work_product).digest),
+            "evidence_digest": go_json.portable_text(evidence.gather(opts.work_product).digest),
             "narrative": FIRST[wq.DEFAULT_MODELS.split(",")[0]]["narrative"]}
 
 

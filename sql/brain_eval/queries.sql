@@ -410,7 +410,7 @@ SELECT c.sources
 
 -- name: show_suggestions
 -- The current reviewer asks to see the judges' suggestions on one question (recorded: blind review); when they were first shown.
-SELECT evalledger.brain_eval_show_suggestions_v1(%(eval_run_id)s, %(question_id)s);
+SELECT evalledger.brain_eval_show_suggestions_v2(%(eval_run_id)s, %(question_id)s);
 
 -- name: review_me
 -- Who the current login is as a reviewer (the registry's reviewer_user_id, or NULL): the guided review and the queue say whom they serve.

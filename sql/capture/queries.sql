@@ -14,7 +14,7 @@ SET search_path = evalledger, public; SET statement_timeout = '30s';
 
 -- name: ensure_partitions
 -- Create this month's partition of eval_candidates and the next three, if missing.
-SELECT evalledger.capture_ensure_partitions_v1(3);
+SELECT evalledger.capture_ensure_partitions_v2(3);
 
 -- name: insert_candidates
 -- A batch of captured rows sent as one JSON array (one statement, one round trip); a capture_key already stored is skipped.
@@ -44,7 +44,7 @@ SET lock_timeout = '60s';
 
 -- name: export_bound
 -- The exclusive upper bound of an export window (taken in its own statement, read in later ones).
-SELECT evalledger.capture_export_bound_v1();
+SELECT evalledger.capture_export_bound_v2();
 
 -- name: export_copy
 -- The export lines of a window, as COPY CSV with delimiter and quote bytes no JSON line contains, so each line passes through unchanged.

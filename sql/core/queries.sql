@@ -118,7 +118,7 @@ RETURNING released_at, released_by;
 
 -- name: retention_plan
 -- Per aging table: rows hot, cold, due for purge and held past the horizon, and the holds keeping them.
-SELECT p.table_name, p.hot, p.cold, p.due, p.held, p.held_by FROM evalledger.retention_plan_v1() p;
+SELECT p.table_name, p.hot, p.cold, p.due, p.held, p.held_by FROM evalledger.retention_plan_v2() p;
 
 -- name: retention_may_purge
 -- Whether the logged-in user may act as the retention role (a superuser always may).
@@ -129,7 +129,7 @@ SELECT r.rolsuper OR pg_has_role(session_user, 'evalledger_retention', 'MEMBER')
 -- Purge what is due (as evalledger_retention): what went, per table and run or capture partition.
 SELECT p.purged_table AS table_name, p.purged_rows AS row_count, p.purged_run AS eval_run_id,
        p.purged_partition AS partition_name
-  FROM evalledger.retention_purge_v1() p;
+  FROM evalledger.retention_purge_v2() p;
 
 -- name: doctor_session_user
 -- The user this connection logged in as.
@@ -182,6 +182,18 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
                     AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
  ORDER BY 1;
 
+-- name: claim_briefly
+-- A run claim waits at most a moment first, so the runner can say it waits for another.
+SET LOCAL lock_timeout = '200ms';
+
+-- name: claim_patiently
+-- Then a run claim waits as long as the other runner judges (a claim lasts no longer than its runner).
+SET LOCAL lock_timeout = 0;
+
+-- name: claim_session
+-- A claim's connection idles in its transaction while the run is judged: no server timeout may end it early.
+SET idle_in_transaction_session_timeout = 0;
+
 -- name: doctor_hours_ago
 -- The database's time this many hours ago (doctor's windows are the database's clock's).
 SELECT now() - make_interval(hours => %(hours)s);
@@ -189,3 +201,10 @@ SELECT now() - make_interval(hours => %(hours)s);
 -- name: doctor_search_path
 -- The ledger's schema first again, as every connection has it.
 SET search_path = evalledger, public;
+
+-- name: doctor_large_object_creation
+-- The large-object creating functions PUBLIC may still execute (migration 0005 revokes them where a superuser installs).
+SELECT f FROM unnest(ARRAY['pg_catalog.lo_create(oid)', 'pg_catalog.lo_creat(integer)',
+                           'pg_catalog.lo_from_bytea(oid, bytea)']) AS f
+ WHERE has_function_privilege('public', f::regprocedure, 'EXECUTE')
+ ORDER BY 1;

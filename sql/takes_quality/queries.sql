@@ -2,26 +2,48 @@
 -- says what it does (loaded by core/queries.py).
 
 -- name: start_run
--- A new run row (the database fills in the rubric and panel fingerprints), or nothing when a run with the same four fingerprints exists.
+-- A new run row (the database fills in the rubric, panel and scope fingerprints), or nothing when this judging of the eval exists.
 INSERT INTO evalledger.eval_takes_quality_runs (rubric_id, target_id, corpus_source, corpus_path, slug_prefix,
-                                                sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models)
+                                                sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models, judges,
+                                                rerun)
 VALUES (%(rubric_id)s, %(target_id)s, %(corpus_source)s, %(corpus_path)s, %(slug_prefix)s, %(sample_limit)s,
-        %(seed)s, %(n_takes)s, %(corpus_sha8)s, %(prompt_sha8)s, %(models)s)
-ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_shas_key DO NOTHING
-RETURNING id, completed_at, receipt_json, models_sha8, rubric_sha8, true AS created;
+        %(seed)s, %(n_takes)s, %(corpus_sha8)s, %(prompt_sha8)s, %(models)s, %(judges)s, %(rerun)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_identity_key DO NOTHING
+RETURNING id, completed_at, receipt_json, seed, rerun, true AS created;
 
--- name: find_run
--- The run start_run collided with: same corpus, prompt and rubric fingerprints, and the same panel in any order.
-SELECT r.id, r.completed_at, r.receipt_json, r.models_sha8, r.rubric_sha8, false AS created
+-- name: head_run
+-- The latest judging of an eval (its highest rerun): same corpus, prompt and rubric fingerprints, the same panel in any order, the same scope (source, path, slug prefix) and the same judges.
+SELECT r.id, r.completed_at, r.receipt_json, r.seed, r.rerun, false AS created
   FROM evalledger.eval_takes_quality_runs r
  WHERE r.corpus_sha8 = %(corpus_sha8)s AND r.prompt_sha8 = %(prompt_sha8)s
    AND r.rubric_sha8 = (SELECT left(b.fingerprint, 8) FROM evalledger.rubric b WHERE b.rubric_id = %(rubric_id)s)
    AND ARRAY(SELECT m FROM unnest(r.models) m ORDER BY m COLLATE "C")
-     = ARRAY(SELECT m FROM unnest(%(models)s::text[]) m ORDER BY m COLLATE "C");
+     = ARRAY(SELECT m FROM unnest(%(models)s::text[]) m ORDER BY m COLLATE "C")
+   AND r.corpus_source = %(corpus_source)s AND r.corpus_path IS NOT DISTINCT FROM %(corpus_path)s
+   AND r.slug_prefix IS NOT DISTINCT FROM %(slug_prefix)s AND r.judges = %(judges)s
+ ORDER BY r.rerun DESC
+ LIMIT 1;
 
--- name: models_answered
--- The panel models with a verdict recorded in one cycle of a run.
-SELECT model FROM evalledger.eval_takes_quality_judge_verdicts WHERE run_id = %(run_id)s AND cycle = %(cycle)s;
+-- name: run_state
+-- One run as a claim finds it: complete or not, its receipt, seed and rerun.
+SELECT r.id, r.completed_at, r.receipt_json, r.seed, r.rerun, false AS created
+  FROM evalledger.eval_takes_quality_runs r WHERE r.id = %(run_id)s;
+
+-- name: claim_run
+-- Claim a run for this runner until the claim's transaction ends (never committed); waits while another runner holds it.
+INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('takes-quality', %(run_id)s);
+
+-- name: current_calls
+-- Each judge's current row in one cycle (takes_quality_current_v1): answered, failed outside its content, or started.
+SELECT model, contributes, error_kind, call_started,
+       call_started OR error_kind IN ('provider_error', 'budget_exhausted') AS to_retry
+  FROM evalledger.takes_quality_current_v1(%(run_id)s) WHERE cycle = %(cycle)s;
+
+-- name: insert_start
+-- A judge call about to be sent, with the runner's estimate of its cost (counted if no answer follows).
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, call_started,
+                                                          estimated_cost_usd)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, false, true, %(estimated_cost_usd)s);
 
 -- name: insert_verdict
 -- One judge's verdict as the runner observed it; the database decides whether it contributes, and why not.
@@ -36,7 +58,7 @@ RETURNING model, contributes, error_kind, error_message, scores;
 
 -- name: cycle_decision
 -- What the database decides of one cycle so far (verdict, contributing models, panel size).
-SELECT evalledger.takes_quality_cycle_v1(%(run_id)s, %(cycle)s) AS decision;
+SELECT evalledger.takes_quality_cycle_v2(%(run_id)s, %(cycle)s) AS decision;
 
 -- name: complete_run
 -- Close an open run; the database computes the verdict and the receipt.
@@ -48,11 +70,22 @@ RETURNING receipt_json;
 -- The receipt of one run (NULL while it is open).
 SELECT receipt_json FROM evalledger.eval_takes_quality_runs WHERE id = %(run_id)s;
 
+-- name: open_receipt
+-- The receipt of a run still open, as the database would write it (its `final` says whether completion would take it).
+SELECT evalledger.takes_quality_receipt_v3(%(run_id)s) AS receipt_json;
+
 -- name: receipt_by_shas
--- The receipt of the completed run with these four fingerprints.
+-- The receipt of the newest completed run with these four fingerprints, judged live or recorded.
 SELECT receipt_json FROM evalledger.eval_takes_quality_runs
  WHERE corpus_sha8 = %(corpus_sha8)s AND prompt_sha8 = %(prompt_sha8)s AND models_sha8 = %(models_sha8)s
-   AND rubric_sha8 = %(rubric_sha8)s AND completed_at IS NOT NULL;
+   AND rubric_sha8 = %(rubric_sha8)s AND completed_at IS NOT NULL
+   AND coalesce(judges, receipt_json ->> 'judges') = %(judges)s
+ ORDER BY completed_at DESC, id DESC
+ LIMIT 1;
+
+-- name: receipt_by_id
+-- One run's receipt by its id (NULL while it is open) and whether it is complete.
+SELECT receipt_json, completed_at IS NOT NULL AS complete FROM evalledger.eval_takes_quality_runs WHERE id = %(run_id)s;
 
 -- name: trend
 -- Completed runs, newest rubric epoch first, newest run first within an epoch; judges: live, recorded or mixed.
@@ -84,8 +117,8 @@ SELECT slug, kind, holder, weight::float8 AS weight, since, source, claim
 -- takes-quality runs newest first, filtered by target, start time, verdict and whether still open; judges says whether the replies were recorded, live or both.
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
        r.verdict, r.overall_score, r.cost_usd,
-       CASE WHEN bool_and(v.recorded) THEN 'recorded' WHEN bool_or(v.recorded) THEN 'mixed'
-            WHEN count(v.verdict_id) > 0 THEN 'live' END AS judges
+       coalesce(r.judges, CASE WHEN bool_and(v.recorded) THEN 'recorded' WHEN bool_or(v.recorded) THEN 'mixed'
+                               WHEN count(v.verdict_id) > 0 THEN 'live' END) AS judges
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
   LEFT JOIN evalledger.eval_takes_quality_judge_verdicts v ON v.run_id = r.id
@@ -98,12 +131,12 @@ SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_vers
  LIMIT %(limit)s;
 
 -- name: run_verdicts
--- One run's judge verdicts, cycle by cycle, with each judge's feedback and why it did not contribute.
-SELECT cycle, model, family, same_family, recorded, contributes, error_kind, error_message, scores, feedback,
-       improvements, cost_usd, latency_ms, attempts
+-- One run's judge rows, cycle by cycle and retry by retry, with each judge's feedback and why it did not contribute.
+SELECT cycle, model, retry_no, family, same_family, recorded, contributes, call_started, error_kind, error_message,
+       scores, feedback, improvements, cost_usd, estimated_cost_usd, latency_ms, attempts
   FROM evalledger.eval_takes_quality_judge_verdicts
  WHERE run_id = %(run_id)s
- ORDER BY cycle, model;
+ ORDER BY cycle, model, retry_no;
 
 -- name: run_by_id
 -- One takes-quality run and its receipt (NULL while the run is open).

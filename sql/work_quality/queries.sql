@@ -7,20 +7,35 @@ SELECT EXISTS (SELECT 1 FROM evalledger.eval_work_quality_snapshots
                 WHERE name = %(name)s AND completed_at IS NOT NULL);
 
 -- name: start_run
--- A run's snapshot row; the database stamps `at` and picks the previous snapshot.
+-- A run's snapshot row; the database stamps `at` and picks the previous snapshot (the latest judged the same way).
 INSERT INTO evalledger.eval_work_quality_snapshots (
     origin, rubric_id, kind, name, persona, run_id, bot_family, bot_version, iterion_sha, task, outcome,
-    evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries, models)
+    evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries, models, judges)
 VALUES ('run', %(rubric_id)s, %(kind)s, %(name)s, %(persona)s, %(run_id)s, %(bot_family)s, %(bot_version)s,
         %(iterion_sha)s, %(task)s, %(outcome)s, %(evidence_digest)s, %(evidence_sha256)s, %(cost_usd)s, %(tokens)s,
-        %(duration_ms)s, %(iterations)s, %(model_calls)s, %(retries)s, %(models)s)
-ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_run_key DO NOTHING
+        %(duration_ms)s, %(iterations)s, %(model_calls)s, %(retries)s, %(models)s, %(judges)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_identity_key DO NOTHING
 RETURNING snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, true AS created;
 
 -- name: find_run
--- The row a repeated --run-id names (complete or not).
+-- The row a repeated --run-id names (complete or not), judged the same way.
 SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, false AS created
-  FROM evalledger.eval_work_quality_snapshots WHERE name = %(name)s AND run_id = %(run_id)s;
+  FROM evalledger.eval_work_quality_snapshots
+ WHERE name = %(name)s AND run_id = %(run_id)s AND judges = %(judges)s;
+
+-- name: snapshot_state
+-- One snapshot row as a claim finds it: complete or not, and its document.
+SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, false AS created
+  FROM evalledger.eval_work_quality_snapshots WHERE snapshot_id = %(snapshot_id)s;
+
+-- name: claim_run
+-- Claim a snapshot's run for this runner until the claim's transaction ends (never committed); waits while another runner holds it.
+INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('work-quality', %(run_id)s);
+
+-- name: insert_start
+-- A judge call about to be sent, with the runner's estimate of its cost (counted if no answer follows).
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (snapshot_id, model, recorded, call_started, estimated_cost_usd)
+VALUES (%(snapshot_id)s, %(model)s, false, true, %(estimated_cost_usd)s);
 
 -- name: previous_for_prompt
 -- What the judges are shown of the previous snapshot: its scores, price, digest, first narrative.
@@ -31,8 +46,12 @@ SELECT s.run_id, s.at, s.mean_scores, s.cost_usd, s.tokens, s.duration_ms, s.evi
   FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = %(snapshot_id)s;
 
 -- name: models_answered
--- The panel models that already have a verdict row (a resumed run asks only the others).
-SELECT model FROM evalledger.eval_work_quality_judge_verdicts WHERE snapshot_id = %(snapshot_id)s;
+-- The panel models whose current row is a verdict the run keeps (a resumed run asks only the others): an answer, and a failed one only once another judge contributed.
+SELECT c.model FROM evalledger.work_quality_current_v1(%(snapshot_id)s) c
+ WHERE NOT c.call_started AND c.error_kind IS DISTINCT FROM 'provider_error'
+   AND c.error_kind IS DISTINCT FROM 'budget_exhausted'
+   AND (c.contributes OR EXISTS (SELECT 1 FROM evalledger.eval_work_quality_judge_verdicts v
+                                  WHERE v.snapshot_id = %(snapshot_id)s AND v.contributes));
 
 -- name: record_verdict
 -- One judge's reply (or failure) as it arrives; the database decides whether it contributes.
@@ -46,11 +65,11 @@ ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores, same_family;
 
 -- name: verdicts
--- Every verdict row of a snapshot, in panel order.
+-- Each judge's current row on a snapshot, in panel order.
 SELECT v.model, v.contributes, v.error_kind, v.error_message, v.same_family, v.recorded
-  FROM evalledger.eval_work_quality_judge_verdicts v
+  FROM evalledger.work_quality_current_v1(%(snapshot_id)s) v
   JOIN evalledger.eval_work_quality_snapshots s USING (snapshot_id)
- WHERE v.snapshot_id = %(snapshot_id)s ORDER BY array_position(s.models, v.model), v.verdict_id;
+ ORDER BY array_position(s.models, v.model);
 
 -- name: complete
 -- Completion: the database computes the aggregate, the comparison and the document.
@@ -95,7 +114,7 @@ SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeri
 -- One history file into the ledger; a file already imported (same target and run id) adds nothing.
 INSERT INTO evalledger.eval_work_quality_snapshots (origin, snapshot_json, source_file, models)
 VALUES ('import', %(document)s, %(source_file)s, '{}')
-ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_run_key DO NOTHING
+ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_identity_key DO NOTHING
 RETURNING snapshot_id;
 
 -- name: dashboard_work_quality_history_v1
@@ -103,10 +122,12 @@ RETURNING snapshot_id;
 SELECT * FROM evalledger.work_quality_history_v1;
 
 -- name: list_runs
--- Work-quality runs of every target newest first, filtered by target, start time, verdict and whether still open (`work-quality list`).
+-- Work-quality runs of every target newest first, filtered by target, start time, verdict and whether still open (`work-quality list`); an open run has no regression to say (NULL), never "no".
 SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
+       CASE WHEN s.completed_at IS NULL THEN 'open' ELSE 'complete' END AS state, s.judges,
        (s.mean_scores ->> 'overall')::numeric AS overall, s.comparison ->> 'verdict' AS verdict,
-       cardinality(evalledger.work_quality_is_regression_v1(s.comparison)) > 0 AS regression, s.cost_usd
+       CASE WHEN s.completed_at IS NOT NULL
+            THEN cardinality(evalledger.work_quality_is_regression_v1(s.comparison)) > 0 END AS regression, s.cost_usd
   FROM evalledger.eval_work_quality_snapshots s
  WHERE (%(name)s::text IS NULL OR s.name = %(name)s)
    AND (%(since)s::timestamptz IS NULL OR s.at >= %(since)s)

@@ -21,7 +21,7 @@ from psycopg import errors
 from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import BRAIN_PROMPTS, SHA_A, question, record_run, register_prompt, run_fields
+from tests.builders import BRAIN_PROMPTS, SHA_A, answer, load_catalog, question, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 from tests.db.test_retention import age_run, purge_committed
 
@@ -30,7 +30,14 @@ OWNER = "evalledger_owner"
 SUPERUSER = "superuser"  # the `admin` fixture: the migrating superuser, no SET ROLE
 READERS = ["evalledger_revops", "evalledger_auditor", "evalledger_agent"]
 EVERY_ROLE = [RUNNER, REVIEWER_ROLE, *READERS, OWNER, SUPERUSER]
-PRIVILEGED = {OWNER, SUPERUSER}  # hold every table privilege: only the guards stop them
+PRIVILEGED = {SUPERUSER}  # holds every table privilege: only the guards stop it
+
+
+def guarded(role, says, table):
+    """What refuses role's change: the owner role holds no UPDATE, DELETE or TRUNCATE (issue 17), so
+    the privilege check refuses it first; the superuser, who passes every privilege check, meets the
+    guard, which says `says`."""
+    return re.escape(f"permission denied for table {table}") if role == OWNER else says
 
 # Every ledger table and the key that orders its rows for a before/after comparison.
 TABLE_KEYS = {
@@ -48,9 +55,11 @@ TABLES = list(TABLE_KEYS)
 
 @pytest.fixture(autouse=True)
 def registered_prompts(admin):
-    """Runs here start from run_fields' prompt, which each brain registered (`brain add`)."""
+    """Runs here start from run_fields' prompt, which each brain registered (`brain add`), over the
+    standard test catalog (a run names a loaded catalog)."""
     for brain, prompt in BRAIN_PROMPTS.items():
         register_prompt(admin, brain, prompt)
+    load_catalog(admin)
 
 
 COMPUTED_RUN_FIELDS = {"aggregated_scores", "hard_criteria_passed", "soft_criteria_passed_count", "decision",
@@ -102,6 +111,7 @@ QUESTION_COLUMN_CHANGES = {
     "question_passed": "NOT question_passed",
     "created_at": "created_at - interval '1 day'",
     "run_created_at": "run_created_at - interval '1 day'",
+    "run_reviewer_user_id": "gen_random_uuid()",
 }
 
 PERMISSION_DENIED = "permission denied for"
@@ -194,7 +204,8 @@ def insert_question(conn, run_id, number=1, brain="AGT-901", **extra):
     analysis_id = brain_eval.record_analysis(
         conn, brain=brain, model_id="claude-sonnet-4-6", system_prompt_hash=SHA_A,
         question_id=extra.get("question_id", f"EVAL-Q{number:02d}"),
-        question=f"question {number}", output=f"answer {number}", token_cost_usd="0.0125")
+        question=f"question {number}", output=f"answer {number}", token_cost_usd="0.0125",
+        **answer(question(number, brain), "src-given"))
     automatic = {k: v for k, v in question(number, brain).items() if k not in REVIEWER_FIELDS}
     values = {**automatic, "eval_run_id": run_id, "brain_analysis_id": analysis_id, **extra}
     values = {k: Jsonb(v) if isinstance(v, dict) else v for k, v in values.items()}
@@ -244,8 +255,8 @@ def test_open_run_column_cannot_change(admin, as_role, open_run, role):
         if column in COMPUTED_RUN_FIELDS:
             return re.escape(f"brain_eval_log.{column} computed by the database")
         return re.escape(f"brain_eval_log is append-only: only completed_at may be set, not {column}")
-    each_refused((column, update_run_column(admin, as_role(role), open_run, column,
-                                            error=errors.InsufficientPrivilege, says=says(column)))
+    each_refused((column, update_run_column(admin, as_role(role), open_run, column, error=errors.InsufficientPrivilege,
+                                            says=guarded(role, says(column), "brain_eval_log")))
                  for column in sorted(RUN_COLUMN_CHANGES))
 
 
@@ -254,7 +265,8 @@ def test_open_run_column_cannot_change(admin, as_role, open_run, role):
 def test_completed_run_column_cannot_change(admin, as_role, done_run, role):
     each_refused((column, update_run_column(admin, as_role(role), done_run, column,
                                             error=errors.InsufficientPrivilege,
-                                            says="is complete: brain_eval_log is append-only"))
+                                            says=guarded(role, "is complete: brain_eval_log is append-only",
+                                                         "brain_eval_log")))
                  for column in sorted(RUN_COLUMN_CHANGES))
 
 
@@ -263,7 +275,8 @@ def test_completion_cannot_carry_another_change(admin, as_role, open_run):
     for role in (OWNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = now(), "
                                       "model_id = 'another-model' WHERE eval_run_id = %s", (open_run,),
-                error=errors.InsufficientPrivilege, says="only completed_at may be set, not model_id")
+                error=errors.InsufficientPrivilege,
+                says=guarded(role, "only completed_at may be set, not model_id", "brain_eval_log"))
 
 
 @pytest.mark.shared_db
@@ -271,16 +284,19 @@ def test_completed_at_is_set_once(admin, as_role, done_run):
     each_refused((f"{role} sets completed_at = {new_value}", lambda role=role, new_value=new_value: refused(
         admin, as_role(role), f"UPDATE evalledger.brain_eval_log SET completed_at = {new_value} "
                               "WHERE eval_run_id = %s", (done_run,),
-        error=errors.InsufficientPrivilege, says="is complete: brain_eval_log is append-only"))
+        error=errors.InsufficientPrivilege, says=guarded(role, "is complete: brain_eval_log is append-only",
+                                                         "brain_eval_log")))
         for role in (RUNNER, OWNER, SUPERUSER) for new_value in ("now()", "NULL", "completed_at + interval '1 s'"))
 
 
 @pytest.mark.shared_db
 def test_completed_at_cannot_be_set_to_null(admin, as_role, open_run):
-    for role in (RUNNER, OWNER, SUPERUSER):
+    for role in (RUNNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = NULL "
                                       "WHERE eval_run_id = %s", (open_run,),
                 error=errors.NotNullViolation, says="completed_at is set once, to a time")
+    refused(admin, as_role(OWNER), "UPDATE evalledger.brain_eval_log SET completed_at = NULL WHERE eval_run_id = %s",
+            (open_run,), error=errors.InsufficientPrivilege, says=guarded(OWNER, "", "brain_eval_log"))
 
 
 @pytest.mark.shared_db
@@ -325,13 +341,15 @@ def test_decision_cannot_be_overridden(admin, as_role, runner, reviewer_id):
     for role in (OWNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET decision = 'pass', "
                                       "hard_criteria_passed = true WHERE eval_run_id = %s", (failed.eval_run_id,),
-                error=errors.InsufficientPrivilege, says="is complete: brain_eval_log is append-only")
+                error=errors.InsufficientPrivilege,
+                says=guarded(role, "is complete: brain_eval_log is append-only", "brain_eval_log"))
     # Naming a decision while completing is refused too: the trigger decides.
     still_open = record_run(runner, reviewer_id, count=3, bend=hallucinate, complete=False)
     for role in (OWNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = now(), "
                                       "decision = 'pass' WHERE eval_run_id = %s", (still_open,),
-                error=errors.InsufficientPrivilege, says=r"brain_eval_log\.decision computed by the database")
+                error=errors.InsufficientPrivilege,
+                says=guarded(role, r"brain_eval_log\.decision computed by the database", "brain_eval_log"))
     assert brain_eval.complete_run(runner, still_open).decision == "fail"
 
 
@@ -469,10 +487,11 @@ def test_reviewer_updates_only_reviewer_fields(admin, connect_as, open_run):
 @pytest.mark.shared_db
 def test_question_column_cannot_change(admin, as_role, open_run, role):
     def expected(column):
-        if column == "eval_run_id":  # the new run does not exist
+        if column == "eval_run_id" and role != OWNER:  # the new run does not exist
             return {"error": errors.ForeignKeyViolation, "says": "a question row belongs to a run"}
         return {"error": errors.InsufficientPrivilege,
-                "says": re.escape(f"only reviewer-scored fields of a question row change, not {column}")}
+                "says": guarded(role, re.escape(f"only reviewer-scored fields of a question row change, not {column}"),
+                                "brain_eval_question_score")}
     each_refused((column, update_question_column(admin, as_role(role), open_run, column, **expected(column)))
                  for column in sorted(QUESTION_COLUMN_CHANGES))
 
@@ -482,10 +501,12 @@ def test_question_row_cannot_move_to_another_run(admin, as_role, runner, reviewe
     for role in (OWNER, SUPERUSER):
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_question_score SET eval_run_id = %s "
                                       "WHERE eval_run_id = %s", (other_open, open_run),
-                error=errors.InsufficientPrivilege, says="only reviewer-scored fields of a question row change")
+                error=errors.InsufficientPrivilege, says=guarded(
+                    role, "only reviewer-scored fields of a question row change", "brain_eval_question_score"))
         refused(admin, as_role(role), "UPDATE evalledger.brain_eval_question_score SET eval_run_id = %s "
                                       "WHERE eval_run_id = %s", (done_run, open_run),
-                error=errors.InsufficientPrivilege, says="is complete: its question rows are final")
+                error=errors.InsufficientPrivilege, says=guarded(
+                    role, "is complete: its question rows are final", "brain_eval_question_score"))
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
@@ -493,7 +514,8 @@ def test_question_row_cannot_move_to_another_run(admin, as_role, runner, reviewe
 def test_only_the_runs_reviewer_scores(admin, as_role, open_run, role):
     refused(admin, as_role(role), "UPDATE evalledger.brain_eval_question_score SET reviewer_comments = 'mine now' "
                                   "WHERE eval_run_id = %s", (open_run,),
-            error=errors.InsufficientPrivilege, says="only the run's reviewer scores its questions")
+            error=errors.InsufficientPrivilege,
+            says=guarded(role, "only the run's reviewer scores its questions", "brain_eval_question_score"))
 
 
 @pytest.mark.parametrize("role", [REVIEWER_ROLE, OWNER, SUPERUSER])
@@ -501,7 +523,8 @@ def test_only_the_runs_reviewer_scores(admin, as_role, open_run, role):
 def test_question_rows_final_after_completion(admin, as_role, done_run, role):
     refused(admin, as_role(role), "UPDATE evalledger.brain_eval_question_score SET hallucinations_detected = 2, "
                                   "reviewer_comments = 'second thoughts' WHERE eval_run_id = %s", (done_run,),
-            error=errors.InsufficientPrivilege, says="is complete: its question rows are final")
+            error=errors.InsufficientPrivilege,
+            says=guarded(role, "is complete: its question rows are final", "brain_eval_question_score"))
 
 
 @pytest.mark.shared_db
@@ -515,7 +538,8 @@ def test_runner_cannot_update_question_rows(admin, runner, open_run):
 @pytest.mark.shared_db
 def test_no_question_row_joins_a_completed_run(admin, as_role, done_run, role):
     with unchanged(admin, ["brain_eval_log", "brain_eval_question_score"]), \
-         pytest.raises(errors.InsufficientPrivilege, match="is complete: its question rows are final"):
+         pytest.raises(errors.InsufficientPrivilege,
+                       match=guarded(role, "is complete: its question rows are final", "brain_analysis_log")):
         insert_question(as_role(role), done_run, number=4)
 
 
@@ -544,7 +568,7 @@ def register_tuner(conn, brain, user_id):
 
 def test_tuner_of_the_brain_cannot_review_it(admin, runner, reviewer_id):
     register_tuner(admin, "AGT-901", reviewer_id)
-    with unchanged(admin), pytest.raises(errors.CheckViolation, match="tunes the prompt of AGT-901: not independent") \
+    with unchanged(admin), pytest.raises(errors.CheckViolation, match="is not independent of this run's system prompt") \
             as caught:
         brain_eval.start_run(runner, **run_fields("AGT-901"), question_count=3, reviewer_user_id=reviewer_id)
     assert caught.value.diag.constraint_name == "brain_eval_log_reviewer_independent"
@@ -701,9 +725,9 @@ def test_independence_check_refuses_an_old_snapshot(admin, dsn, reviewer_id, iso
     try:
         run_tx.execute("SELECT 1")  # the snapshot is taken here
         tuner_tx.execute("SELECT 1")
-        with pytest.raises(errors.InvalidTransactionState, match="checked under READ COMMITTED"):
+        with pytest.raises(errors.InvalidTransactionState, match="under READ COMMITTED, not"):
             brain_eval.start_run(run_tx, **run_fields("AGT-901"), question_count=3, reviewer_user_id=reviewer_id)
-        with pytest.raises(errors.InvalidTransactionState, match="checked under READ COMMITTED"):
+        with pytest.raises(errors.InvalidTransactionState, match="under READ COMMITTED, not"):
             register_tuner(tuner_tx, "AGT-901", reviewer_id)
     finally:
         run_tx.close()
@@ -881,6 +905,13 @@ def backdated_run(runner, reviewer_user_id, months_ago, count=3):
     return run_id, analyses
 
 
+def release_hold(admin, run_id, reason):
+    """A hold on run_id, placed and released (a legal_hold_release row: a hold is placed unreleased)."""
+    hold = admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, %s) RETURNING hold_id",
+                         (run_id, reason)).fetchone()[0]
+    admin.execute("INSERT INTO evalledger.legal_hold_release (hold_id, reason) VALUES (%s, 'released')", (hold,))
+
+
 def purge(owner, run_id, analyses):
     """Delete a run in foreign-key order; return the row count of each step."""
     return [
@@ -896,6 +927,8 @@ def test_owner_cannot_purge_a_run_past_seven_years_the_retention_purge_does(admi
     old_id, analyses = backdated_run(runner, reviewer_id, months_ago=96)
     age_run(admin, old_id, "now() - interval '96 months'")
     refused(admin, connect_as(OWNER), "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+            (old_id,), error=errors.InsufficientPrivilege, says=guarded(OWNER, "", "brain_eval_question_score"))
+    refused(admin, admin, "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
             (old_id,), error=errors.InsufficientPrivilege, says="brain_eval_question_score is append-only: DELETE refused")
     before = snapshot(admin)
     purged = purge_committed(admin)
@@ -915,14 +948,17 @@ def test_legal_hold_blocks_the_purge(admin, as_role, runner, reviewer_id, role):
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'litigation')", (old_id,))
     conn = as_role(role)
     refused(admin, conn, "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (old_id,),
-            error=errors.InsufficientPrivilege, says="brain_eval_question_score is append-only: DELETE refused")
+            error=errors.InsufficientPrivilege,
+            says=guarded(role, "brain_eval_question_score is append-only: DELETE refused", "brain_eval_question_score"))
     refused(admin, conn, "DELETE FROM evalledger.brain_analysis_log WHERE analysis_id = ANY(%s)", (analyses,),
-            error=errors.InsufficientPrivilege, says="brain_analysis_log is append-only: DELETE refused")
+            error=errors.InsufficientPrivilege,
+            says=guarded(role, "brain_analysis_log is append-only: DELETE refused", "brain_analysis_log"))
     refused(admin, conn, "DELETE FROM evalledger.legal_hold WHERE eval_run_id = %s", (old_id,),
-            error=errors.InsufficientPrivilege, says="legal_hold is append-only: DELETE refused")
-    with pytest.raises(errors.InsufficientPrivilege, match="brain_eval_log is append-only: DELETE refused") as caught:
+            error=errors.InsufficientPrivilege, says=guarded(role, "legal_hold is append-only: DELETE refused", "legal_hold"))
+    with pytest.raises(errors.InsufficientPrivilege, match=guarded(
+            role, "brain_eval_log is append-only: DELETE refused", "brain_eval_log")) as caught:
         conn.execute("DELETE FROM evalledger.brain_eval_log WHERE eval_run_id = %s", (old_id,))
-    assert "legal hold" in caught.value.diag.message_hint
+    assert role == OWNER or "legal hold" in caught.value.diag.message_hint
     with unchanged(admin):
         assert purge_committed(admin) == []
 
@@ -930,8 +966,7 @@ def test_legal_hold_blocks_the_purge(admin, as_role, runner, reviewer_id, role):
 def test_released_hold_lets_the_purge_through(admin, connect_as, runner, reviewer_id):
     old_id, analyses = backdated_run(runner, reviewer_id, months_ago=96)
     age_run(admin, old_id, "now() - interval '96 months'")
-    admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason, released_at) "
-                  "VALUES (%s, 'settled', now())", (old_id,))
+    release_hold(admin, old_id, "settled")
     purged = purge_committed(admin)
     assert ("legal_hold", 1, old_id, None) in purged and ("brain_eval_log", 1, old_id, None) in purged
     assert admin.execute("SELECT count(*) FROM evalledger.legal_hold").fetchone()[0] == 0
@@ -940,11 +975,10 @@ def test_released_hold_lets_the_purge_through(admin, connect_as, runner, reviewe
 def test_released_hold_of_a_held_run_stays(admin, connect_as, runner, reviewer_id):
     old_id, _ = backdated_run(runner, reviewer_id, months_ago=96)
     age_run(admin, old_id, "now() - interval '96 months'")
-    admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason, released_at) "
-                  "VALUES (%s, 'settled', now())", (old_id,))
+    release_hold(admin, old_id, "settled")
     admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'new claim')", (old_id,))
-    refused(admin, connect_as(OWNER), "DELETE FROM evalledger.legal_hold WHERE released_at IS NOT NULL",
-            error=errors.InsufficientPrivilege, says="legal_hold is append-only: DELETE refused")
+    refused(admin, connect_as(OWNER), "DELETE FROM evalledger.legal_hold WHERE reason = 'settled'",
+            error=errors.InsufficientPrivilege, says=guarded(OWNER, "", "legal_hold"))
     with unchanged(admin):
         assert purge_committed(admin) == []
 
@@ -958,10 +992,12 @@ def test_run_inside_seven_years_is_not_purged(admin, as_role, runner, reviewer_i
         cases += [
             (f"{months_ago} months: question rows", lambda run_id=run_id: refused(
                 admin, conn, "DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (run_id,),
-                error=errors.InsufficientPrivilege, says="brain_eval_question_score is append-only: DELETE refused")),
+                error=errors.InsufficientPrivilege, says=guarded(
+                    role, "brain_eval_question_score is append-only: DELETE refused", "brain_eval_question_score"))),
             (f"{months_ago} months: analyses", lambda analyses=analyses: refused(
                 admin, conn, "DELETE FROM evalledger.brain_analysis_log WHERE analysis_id = ANY(%s)", (analyses,),
-                error=errors.InsufficientPrivilege, says="brain_analysis_log is append-only: DELETE refused")),
+                error=errors.InsufficientPrivilege, says=guarded(
+                    role, "brain_analysis_log is append-only: DELETE refused", "brain_analysis_log"))),
         ]
     each_refused(cases)
 

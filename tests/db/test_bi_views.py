@@ -15,9 +15,10 @@ from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import catalog
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import BRAIN_PROMPTS, acting_as, open_harness_run, record_run, register_prompt
+from tests.builders import (BRAIN_PROMPTS, acting_as, catalog_document, load_catalog, open_harness_run, question,
+                            record_run, register_prompt)
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
-from tests.db.test_retention import set_run_clock
+from tests.db.test_retention import purge_committed, set_run_clock
 
 DEMO = json.loads(catalog.demo_catalog_path().read_text("utf-8"))
 TABLES = ("brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month")
@@ -278,9 +279,7 @@ def test_the_purge_recounts_the_months_it_took_runs_from(admin, connect_as, revi
     with acting_as(admin, "evalledger_owner"):
         admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'kept by a test')", (held,))
     assert rows(admin, "SELECT sum(runs)::int FROM brain_eval_runs_by_month") == [(3,)]
-    admin.execute("SET ROLE evalledger_retention")
-    admin.execute("SELECT * FROM evalledger.retention_purge_v1()")
-    admin.execute("RESET ROLE")
+    purge_committed(admin)
     assert rows(admin, "SELECT eval_run_id FROM brain_eval_log ORDER BY created_at") == [(held,), (kept,)]
     assert recount(admin) == []
     assert sorted(rows(admin, "SELECT brain_under_test, runs FROM brain_eval_runs_by_month")) == [
@@ -347,12 +346,14 @@ def fail(*numbers):
     return bend
 
 
-def test_most_failing_v2_ranks_per_brain_and_catalog_version(connect_as, reviewer_id):
+def test_most_failing_v2_ranks_per_brain_and_catalog_version(admin, connect_as, reviewer_id):
     runner = connect_as("evalledger_runner")
+    for version in ("v28-2026Q2", "v29-2026Q3"):  # runs name loaded catalogs only
+        load_catalog(admin, catalog_document([question(n) for n in range(1, 4)], version))
     record_run(runner, reviewer_id, count=3, bend=fail(1), question_catalog_version="v28-2026Q2")
     record_run(runner, reviewer_id, count=3, bend=fail(1, 2), question_catalog_version="v28-2026Q2")
     record_run(runner, reviewer_id, count=3, bend=fail(3), question_catalog_version="v29-2026Q3")
-    record_run(runner, reviewer_id, brain="AGT-902", count=2, question_catalog_version="v28-2026Q2")
+    record_run(runner, reviewer_id, brain="AGT-902", count=3, question_catalog_version="v28-2026Q2")
     got = rows(connect_as("evalledger_auditor"), """
         SELECT * FROM most_failing_questions_v2 ORDER BY brain_under_test, question_catalog_version, fail_rank, question_id""")
     assert got == [
@@ -364,14 +365,15 @@ def test_most_failing_v2_ranks_per_brain_and_catalog_version(connect_as, reviewe
         ("AGT-901", "v29-2026Q3", "EVAL-Q02", 1, 0, Decimal("0.00"), 2),
         ("AGT-902", "v28-2026Q2", "EVAL-Q01", 1, 0, Decimal("0.00"), 1),
         ("AGT-902", "v28-2026Q2", "EVAL-Q02", 1, 0, Decimal("0.00"), 1),
+        ("AGT-902", "v28-2026Q2", "EVAL-Q03", 1, 0, Decimal("0.00"), 1),
     ]
     # _v1 keeps its contract: one row per question id over every brain and catalog.
     assert rows(connect_as("evalledger_auditor"), "SELECT question_id, runs_seen, runs_failed FROM "
                 "most_failing_questions_v1 ORDER BY question_id") == [
-        ("EVAL-Q01", 4, 2), ("EVAL-Q02", 4, 1), ("EVAL-Q03", 3, 1)]
+        ("EVAL-Q01", 4, 2), ("EVAL-Q02", 4, 1), ("EVAL-Q03", 4, 1)]
     # The filters: a brain, a trigger.
     assert rows(connect_as("evalledger_auditor"), "SELECT count(*) FROM most_failing_questions_rows_v2("
-                "'AGT-902', NULL, NULL, 'quarterly')") == [(2,)]
+                "'AGT-902', NULL, NULL, 'quarterly')") == [(3,)]
     assert rows(connect_as("evalledger_auditor"), "SELECT count(*) FROM most_failing_questions_rows_v2("
                 "NULL, NULL, NULL, 'on_demand')") == [(0,)]
 

@@ -400,7 +400,7 @@ def test_export_waits_for_a_writer_in_flight_and_includes_its_rows(dsn, connect_
 
 
 def test_new_partitions_belong_to_the_code_role_and_are_guarded(admin):
-    made = admin.execute("SELECT evalledger.capture_ensure_partitions_v1(6)").fetchone()[0]
+    made = admin.execute("SELECT evalledger.capture_ensure_partitions_v2(6)").fetchone()[0]
     assert made >= 1
     rows = admin.execute(
         "SELECT c.relname, pg_get_userbyid(c.relowner), c.relrowsecurity AND c.relforcerowsecurity, "

@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from evalledger.suites.brain_eval import store as brain_eval
+from tests import builders
 from tests.builders import SHA_A, prompt_hash, record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 from tests.db.test_retention import age_run
@@ -42,8 +43,8 @@ def record_at(conn, reviewer_user_id, started_at, *, brain="AGT-901", count=6, b
 
 
 def production_analysis(conn, brain, prompt, produced_at):
-    """A brain analysis of a real user's request: production traffic."""
-    return brain_eval.record_analysis(
+    """A brain analysis of a real user's request: production traffic (a backfill, when older than a day)."""
+    return builders.record_analysis(
         conn, brain=brain, origin="production", model_id="claude-sonnet-4-6", system_prompt_hash=prompt,
         question="what changed in pipeline?", output="it grew", token_cost_usd="0.0100",
         produced_at=produced_at)

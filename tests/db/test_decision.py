@@ -60,10 +60,16 @@ def test_lever_violation_fails_agt_902(connect_as, reviewer_id):
     assert decided.decision_rationale == "Fail: hard criteria missed: lever mapping 3.3pp below 100%."
 
 
-def test_lever_violation_does_not_count_for_agt_901(connect_as, reviewer_id):
-    decided = record_run(connect_as("evalledger_runner"), reviewer_id, brain="AGT-901", bend=lever_violation)
+def test_lever_violation_does_not_count_for_agt_901(admin, connect_as, reviewer_id):
+    def outside_the_levers(number, row):
+        if number == 3:
+            row["proposed_actions"] = [{"action_type": "discount_50_percent"}]
+    decided = record_run(connect_as("evalledger_runner"), reviewer_id, brain="AGT-901", bend=outside_the_levers)
     assert decided.hard_criteria_passed is True
     assert decided.decision == "pass"
+    # The rubric maps levers for AGT-902 only, and no brain of this prompt is AGT-902: not counted.
+    assert admin.execute("SELECT count(lever_mapping_violations) FROM evalledger.brain_eval_question_score "
+                         "WHERE eval_run_id = %s", (decided.eval_run_id,)).fetchone()[0] == 0
 
 
 def miss_calibration(number, row):
@@ -109,3 +115,14 @@ def test_each_soft_criterion_count(connect_as, reviewer_id, missed, decision, ra
     assert decided.soft_criteria_passed_count == 4 - missed
     assert decided.decision == decision
     assert decided.decision_rationale == rationale
+
+
+def test_the_cost_of_each_analysis_is_exact_and_only_the_runs_total_is_rounded(connect_as, admin, reviewer_id):
+    """Seed 002's token_cost_usd is NUMERIC(10,4) for the run; the analyses it sums are exact, so
+    30 calls of $0.00027 cost $0.0081, not 30 x $0.0003 = $0.0090."""
+    from decimal import Decimal
+
+    decided = record_run(connect_as("evalledger_runner"), reviewer_id, cost="0.00027")
+    parts = admin.execute("SELECT DISTINCT token_cost_usd FROM brain_analysis_log").fetchall()
+    assert parts == [(Decimal("0.00027"),)]
+    assert decided.token_cost_usd == Decimal("0.0081")

@@ -80,7 +80,11 @@ def test_catalog_version_must_be_the_documents(owner):
         insert_document(owner, DEMO, catalog_version="v27")
 
 
-def test_no_question_joins_a_loaded_catalog(owner, loaded):
+def test_no_question_joins_a_loaded_catalog(admin, owner, loaded):
+    # The owner holds no INSERT on the catalog's questions (issue 17); the superuser meets the trigger.
+    with pytest.raises(errors.InsufficientPrivilege, match="permission denied for table brain_eval_catalog_question"):
+        owner.execute("INSERT INTO brain_eval_catalog_question (catalog_version, position) VALUES ('v28-2026Q2', 31)")
+    owner = admin
     with pytest.raises(errors.ForeignKeyViolation, match="catalog v28-2026Q2 has no question at position 31"):
         owner.execute("INSERT INTO brain_eval_catalog_question (catalog_version, position) VALUES ('v28-2026Q2', 31)")
     # A question given whole is still read from the document, so it is a duplicate of the one there.
@@ -95,10 +99,12 @@ def test_no_question_joins_a_loaded_catalog(owner, loaded):
 @pytest.mark.parametrize("role", ["evalledger_owner", None])
 def test_catalog_rows_cannot_change(admin, connect_as, loaded, table, role):
     conn = connect_as(role) if role else admin
+    # The owner role holds no UPDATE, DELETE or TRUNCATE (issue 17); the superuser meets the guard.
+    says = f"permission denied for table {table}" if role else "append-only"
     for statement in (f"UPDATE evalledger.{table} SET loaded_at = now()" if table == "brain_eval_catalog"
                       else f"UPDATE evalledger.{table} SET question_text = 'edited'",
                       f"DELETE FROM evalledger.{table}", f"TRUNCATE evalledger.{table} CASCADE"):
-        with pytest.raises(errors.InsufficientPrivilege, match="append-only"):
+        with pytest.raises(errors.InsufficientPrivilege, match=says):
             conn.execute(statement)
     assert admin.execute(f"SELECT count(*) FROM evalledger.{table}").fetchone()[0] == (
         1 if table == "brain_eval_catalog" else 30)
@@ -201,9 +207,10 @@ def test_levers_are_action_type_names(owner, levers):
 def test_a_prompt_is_never_edited(admin, connect_as, role):
     conn = connect_as(role) if role else admin
     brains.add(connect_as("evalledger_owner"), "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT)
+    says = "permission denied for table brain_version" if role else "append-only"  # the owner: no such privilege
     for statement in ("UPDATE evalledger.brain_version SET system_prompt = 'edited'",
                       "DELETE FROM evalledger.brain_version", "TRUNCATE evalledger.brain_version CASCADE"):
-        with pytest.raises(errors.InsufficientPrivilege, match="append-only"):
+        with pytest.raises(errors.InsufficientPrivilege, match=says):
             conn.execute(statement)
     assert admin.execute("SELECT system_prompt FROM evalledger.brain_version").fetchall() == [(PROMPT,)]
 
@@ -400,11 +407,12 @@ CONTRACTS = {"brain_view_contracts_hash": "c" * 64, "canonical_form": "canon-v1"
 
 @pytest.fixture
 def harness_run(owner, loaded, reviewer_id, connect_as):
-    """Open harness runs of AGT-902 (levers apply) and AGT-901 (they do not) over EVAL-Q01..Q03."""
+    """Open harness runs of AGT-902 (levers apply) and AGT-901 (they do not) over EVAL-Q01..Q03, each
+    of a prompt of its own (a prompt AGT-902 also registered would be lever-mapped under any label)."""
     runner = connect_as("evalledger_runner")
     made = {}
     for brain, levers in (("AGT-902", LEVERS), ("AGT-901", [])):
-        version, _ = brains.add(owner, brain, "anthropic:claude-sonnet-4-6", PROMPT, None, levers)
+        version, _ = brains.add(owner, brain, "anthropic:claude-sonnet-4-6", PROMPT + f"You are {brain}.\n", None, levers)
         version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = %s", (brain,)).fetchone()[0]
         run_id = store.start_run(runner, run_trigger="on_demand", brain_under_test=brain, model_id=version.model_id,
                                  system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
@@ -458,10 +466,22 @@ def test_citation_rate_at_its_boundaries(harness_run, claims, rate):
     (["high"], pct(high=100)),
     (["high", "multi_source", "inference", "speculation"], pct(25, 25, 25, 25)),
     (["high", "high", "speculation"], pct(high=66.67, speculation=33.33)),
-    (["unknown", "high"], pct(high=50)),
 ])
 def test_confidence_distribution_at_its_boundaries(harness_run, labels, expected):
     assert answer(harness_run, [claim(confidence=label) for label in labels])[1] == expected
+
+
+@pytest.mark.parametrize("bad", [claim(confidence="unknown"), {**claim(), "numerical": "yes"},
+                                 {**claim(), "source_ids": "quota_attainment_emea"}, "a claim"])
+def test_an_answer_said_to_keep_the_contract_must_have_claims_the_database_can_score(harness_run, bad):
+    """What the scores are computed from must be there: an answer the runner says kept the contract
+    with a claim lacking a label, a numerical flag or its source list is refused (no score is guessed)."""
+    runner, _ = harness_run
+    before = runner.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone()[0]
+    with pytest.raises(errors.CheckViolation, match="cannot be scored: claim 1 needs numerical") as caught:
+        answer(harness_run, [claim(), bad])
+    assert caught.value.diag.constraint_name == "brain_eval_harness_answer_answer_scorable"
+    assert runner.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone()[0] == before
 
 
 @pytest.mark.parametrize("actions, violations", [
@@ -566,12 +586,13 @@ def test_no_answer_or_suggestion_joins_a_completed_run(harness_run, owner, revie
     run_id, made = whole_run(owner, runner, reviewer_id)
     for question in ("EVAL-Q01", *STALE):
         answer((runner, made), [claim(sources=())], brain="AGT-901", question=question)
-    review_run(runner, reviewer_id, run_id, clean_scores(("EVAL-Q01", *STALE)))
+    # One claim per answer: a reviewer counts no more supported claims than the answer lists.
+    review_run(runner, reviewer_id, run_id, clean_scores(("EVAL-Q01", *STALE), total_claims=1))
     store.complete_run(runner, run_id)
     harness_run = (runner, made)
-    with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more answers"):
+    with pytest.raises(errors.InsufficientPrivilege, match=f"no open harness run {run_id} takes answers"):
         answer(harness_run, brain="AGT-901", question="EVAL-Q02")
-    with pytest.raises(errors.InsufficientPrivilege, match="is complete: it takes no more suggestions"):
+    with pytest.raises(errors.InsufficientPrivilege, match=f"no open harness run {run_id} takes suggestions"):
         runner.execute("INSERT INTO brain_eval_judge_suggestion (eval_run_id, question_id, model, recorded, "
                        "response_json) VALUES (%s, 'EVAL-Q01', 'openai:gpt-4o', false, %s)", (run_id, Jsonb(GOOD_DRAFT)))
     assert runner.execute("SELECT count(*) FROM brain_eval_judge_suggestion WHERE eval_run_id = %s",

@@ -20,7 +20,7 @@ from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
 from tests.ledger_forge import (kinds, latest_entry, rejournal, reseal, rewrite, seal, set_triggers, take_digest,
                                 triggers_lifted, verified)
 
-EXEMPT = {"ledger_journal", "ledger_block", "ledger_digest", "ledger_identity", "capture_purge_marker",
+EXEMPT = {"ledger_journal", "ledger_block", "ledger_digest", "ledger_identity", "capture_purge_marker", "capture_window",
           "retention_purge_marker"}
 
 
@@ -315,18 +315,10 @@ def test_an_untouched_ledger_verifies_with_every_decision_recomputed(admin, fail
     record_run(runner, reviewer_id, count=4)
     report = verified(admin.info.dsn, sealed_digest(admin), recompute=True)
     assert report.verified and report.unsealed == 0 and report.blocks == 1 and report.digests == 1
-    assert report.rows == admin.execute(
-        "SELECT sum(n) FROM (SELECT count(*) AS n FROM evalledger.brain_eval_log UNION ALL "
-        "SELECT count(*) FROM evalledger.brain_eval_question_score UNION ALL SELECT count(*) FROM evalledger.target "
-        "UNION ALL SELECT count(*) FROM evalledger.brain_analysis_log UNION ALL SELECT count(*) FROM evalledger.rubric "
-        "UNION ALL SELECT count(*) FROM evalledger.rubric_activation UNION ALL SELECT count(*) FROM evalledger.reviewer "
-        "UNION ALL SELECT count(*) FROM evalledger.brain_eval_review_entry UNION ALL "
-        "SELECT count(*) FROM evalledger.brain_eval_run_review UNION ALL SELECT count(*) FROM evalledger.brain_version "
-        # Completion's by-month panel tables (migration 0008): ledger tables too.
-        "UNION ALL SELECT count(*) FROM evalledger.brain_eval_runs_by_month UNION ALL "
-        "SELECT count(*) FROM evalledger.brain_eval_questions_by_month UNION ALL "
-        "SELECT count(*) FROM evalledger.brain_eval_agreement_by_month) x"
-    ).fetchone()[0]
+    tables = [t for (t,) in admin.execute(
+        "SELECT relname FROM pg_class WHERE relnamespace = 'evalledger'::regnamespace AND relkind IN ('r', 'p') "
+        "AND NOT relispartition AND NOT evalledger.journal_exempt_v1(relname::text)")]
+    assert report.rows == sum(admin.execute(f"SELECT count(*) FROM evalledger.{t}").fetchone()[0] for t in tables)
 
 
 # -- --recompute: a rewrite caught even where the journal was rebuilt to match --------------------------
@@ -376,7 +368,7 @@ def test_recompute_agrees_with_every_suites_completion(admin, runner, reviewer_i
     judged(runner, "r2", {"openai:gpt-4o": 0.4, "anthropic:claude-opus-4-7": reply(0.6, confidence=3)})
     assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots WHERE comparison IS NOT NULL"
                          ).fetchone()[0] == 1
-    assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v1()").fetchall() == []
+    assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v2()").fetchall() == []
 
 
 # -- retention is not tampering ----------------------------------------------------------------------------

@@ -161,10 +161,12 @@ def test_a_runs_rows_carry_its_recording_time(admin, connect_as, reviewer_id):
     "RETURNING created_at, NULL",
 ])
 def test_a_supplied_tier_clock_is_replaced_by_the_databases(admin, connect_as, statement):
-    owner = connect_as(OWNER)  # holds every column privilege: only the trigger stops it
-    with owner.transaction():
-        clock, who = owner.execute(statement).fetchone()
-        now = owner.execute("SELECT now()").fetchone()[0]
+    # The superuser holds every column privilege (the owner role now only the registries' and holds'
+    # INSERT): only the trigger stops it.
+    conn = connect_as(OWNER) if "legal_hold" in statement else admin
+    with conn.transaction():
+        clock, who = conn.execute(statement).fetchone()
+        now = conn.execute("SELECT now()").fetchone()[0]
     assert clock == now
     assert who in (None, admin.info.user)
 
@@ -183,12 +185,14 @@ def test_hot_tier_ends_at_24_months_to_the_second(admin, connect_as, reviewer_id
                     (("inside", inside), ("edge", edge), ("outside", outside))}
     every = {"brain_eval_log": 1, "brain_eval_question_score": 2, "brain_analysis_log": 2}
     none = dict.fromkeys(every, 0)
-    assert seen["inside"] == every and seen["edge"] == every
-    assert seen["outside"] == (every if role in SEES_ALL else none)
+    assert seen["inside"] == every
+    # The window is the reading statement's (hot_tier_start_v1), not the transaction's: a run recorded
+    # exactly 24 months before this transaction began is past the hot tier when a later statement reads.
+    assert seen["edge"] == seen["outside"] == (every if role in SEES_ALL else none)
 
 
 def test_other_tables_are_hot_only_for_every_reader_but_the_auditor(admin, connect_as):
-    """Takes-quality runs, work-quality snapshots and capture failures: 24 months ± 1 second."""
+    """Capture failures: 24 months ± 1 second (and the transaction's start, 24 months back, is past by the reading statement)."""
     admin.execute("INSERT INTO evalledger.eval_capture_failures (failure_key, reason, occurred_at) "
                   "SELECT gen_random_uuid(), 'other', now() FROM generate_series(1, 3)")
     ids = [r[0] for r in admin.execute("SELECT failure_id FROM evalledger.eval_capture_failures ORDER BY 1")]
@@ -200,13 +204,13 @@ def test_other_tables_are_hot_only_for_every_reader_but_the_auditor(admin, conne
             with acting_as(admin, role):
                 seen[role] = [r[0] for r in admin.execute(
                     "SELECT failure_id FROM evalledger.eval_capture_failures ORDER BY 1")]
-    assert seen == {RUNNER: ids[:2], REVOPS: ids[:2], AUDITOR: ids}
+    assert seen == {RUNNER: ids[:1], REVOPS: ids[:1], AUDITOR: ids}
 
 
 # -- the purge horizon, to the second ---------------------------------------------------------------
 def purge_as_retention(conn) -> list[tuple]:
     with acting_as(conn, RETENTION):
-        return conn.execute("SELECT * FROM evalledger.retention_purge_v1()").fetchall()
+        return conn.execute("SELECT * FROM evalledger.retention_purge_v2()").fetchall()
 
 
 def test_purge_takes_rows_recorded_more_than_7_years_ago_to_the_second(admin, connect_as, reviewer_id):
@@ -216,12 +220,15 @@ def test_purge_takes_rows_recorded_more_than_7_years_ago_to_the_second(admin, co
         set_run_clock(admin, inside, f"{HORIZON} + {SECOND}")
         set_run_clock(admin, edge, HORIZON)
         set_run_clock(admin, past, f"{HORIZON} - {SECOND}")
-        expected = expected_purge(admin, past)
+        gone = [e for run in (edge, past) for e in expected_purge(admin, run) if e[0] != "brain_analysis_log"]
+        expected = sorted(gone + [("brain_analysis_log", 4, None, None)], key=str)
         purged = purge_as_retention(admin)
     assert sorted(purged, key=str) == expected
-    assert superuser_counts(admin, past) == {"brain_eval_log": 0, "brain_eval_question_score": 0}
-    for kept in (inside, edge):
-        assert superuser_counts(admin, kept) == {"brain_eval_log": 1, "brain_eval_question_score": 2}
+    # The horizon is the purging statement's (purge_horizon_at_v1): a run recorded exactly 7 years
+    # before the transaction began is past it by then.
+    for gone in (edge, past):
+        assert superuser_counts(admin, gone) == {"brain_eval_log": 0, "brain_eval_question_score": 0}
+    assert superuser_counts(admin, inside) == {"brain_eval_log": 1, "brain_eval_question_score": 2}
     log = admin.execute("SELECT purged_by, table_name, row_count, eval_run_id FROM evalledger.retention_purge_log "
                         "ORDER BY purge_log_id").fetchall()
     assert sorted(((t, n, r, None) for _, t, n, r in log), key=str) == expected
@@ -246,7 +253,7 @@ def test_a_hold_keeps_rows_past_the_horizon_until_released(admin, connect_as, re
     owner = connect_as(OWNER)
     hold_id = owner.execute(HOLDS[scope], {"run": held}).fetchone()[0]
 
-    plan = {r[0]: r[1:] for r in connect_as(AUDITOR).execute("SELECT * FROM evalledger.retention_plan_v1()")}
+    plan = {r[0]: r[1:] for r in connect_as(AUDITOR).execute("SELECT * FROM evalledger.retention_plan_v2()")}
     assert plan["brain_eval_log"][:4] == (0, 0, 0, 1)
     assert re.match(rf"hold {hold_id} \({scope} .*\): 1$", plan["brain_eval_log"][4])
     assert plan["brain_eval_question_score"][:4] == (0, 0, 0, 2)
@@ -308,18 +315,17 @@ def test_every_role_but_the_retention_role_is_refused(admin, connect_as, reviewe
         conn = connect_as(role)
         with pytest.raises(errors.InsufficientPrivilege) as caught:
             conn.execute("DELETE FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s", (run_id,))
-        if role == OWNER:  # holds DELETE: the guard refuses
-            assert "brain_eval_question_score is append-only: DELETE refused" in str(caught.value)
-            assert "retention purge" in caught.value.diag.message_hint
-        else:
-            assert "permission denied for table brain_eval_question_score" in str(caught.value)
-        with pytest.raises(errors.InsufficientPrivilege, match="permission denied for function retention_purge_v1"):
-            conn.execute("SELECT * FROM evalledger.retention_purge_v1()")
+        # The owner role too holds no DELETE (issue 17); the superuser meets the guard (next test).
+        assert "permission denied for table brain_eval_question_score" in str(caught.value)
+        with pytest.raises(errors.InsufficientPrivilege, match="permission denied for function retention_purge_v2"):
+            conn.execute("SELECT * FROM evalledger.retention_purge_v2()")
         with pytest.raises(errors.InsufficientPrivilege, match="permission denied for table retention_purge_marker"):
             conn.execute("INSERT INTO evalledger.retention_purge_marker VALUES (txid_current())")
-    with pytest.raises(errors.InsufficientPrivilege, match="written by the retention purge alone"):
+    with pytest.raises(errors.InsufficientPrivilege, match="permission denied for table retention_purge_log"):
         connect_as(OWNER).execute("INSERT INTO evalledger.retention_purge_log (table_name, row_count) "
                                   "VALUES ('brain_eval_log', 1)")
+    with pytest.raises(errors.InsufficientPrivilege, match="written by the retention purge alone"):
+        admin.execute("INSERT INTO evalledger.retention_purge_log (table_name, row_count) VALUES ('brain_eval_log', 1)")
     assert superuser_counts(admin, run_id) == before
     assert admin.execute("SELECT count(*) FROM evalledger.retention_purge_log").fetchone()[0] == 0
 

@@ -42,13 +42,14 @@ def test_fingerprints_are_the_databases(runner, admin):
     import hashlib
 
     assert models_sha8 == hashlib.sha256("\n".join(sorted(PANEL)).encode()).hexdigest()[:8]
-    fingerprint = admin.execute("SELECT fingerprint FROM rubric WHERE suite = 'takes-quality'").fetchone()[0]
+    fingerprint = admin.execute("SELECT fingerprint FROM rubric WHERE rubric_id = active_rubric_v1('takes-quality')"
+                                ).fetchone()[0]
     assert rubric_sha8 == fingerprint[:8]
     # The same eval with the panel reordered is the same run.
     again = runner.execute(
         "INSERT INTO eval_takes_quality_runs (corpus_source, sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models) "
         "VALUES ('db', 10, 2, 3, 'aaaaaaaa', 'bbbbbbbb', %s) "
-        "ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_shas_key DO NOTHING", (list(reversed(PANEL)),))
+        "ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_identity_key DO NOTHING", (list(reversed(PANEL)),))
     assert again.rowcount == 0
 
 
@@ -66,7 +67,7 @@ def test_the_database_decides_contribution(runner):
                        "VALUES (%s, 3, %s, false, true)", (run_id, PANEL[0]))
     with pytest.raises(psycopg.errors.CheckViolation, match="not on the panel"):
         verdict(runner, run_id, "openai:gpt-4.1", cycle=2)
-    decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
+    decided = runner.execute("SELECT takes_quality_cycle_v2(%s, 1)", (run_id,)).fetchone()[0]
     assert decided["verdict"] == "inconclusive" and decided["contributed"] == 1
 
 
@@ -111,16 +112,16 @@ def test_the_database_decides_every_reason_a_parsed_reply_does_not_contribute(ru
     from evalledger.judges.specs import parse_model_spec
     from evalledger.suites.takes_quality import store
 
-    run_id = start_run(runner)
     decided = []
-    for cycle, (parsed, _) in enumerate(CONTRIBUTION_CASES, start=1):
+    for case, (parsed, _) in enumerate(CONTRIBUTION_CASES, start=1):
+        run_id = start_run(runner, corpus_sha8=f"{case:08x}")
         call = JudgeCall(spec=parse_model_spec(PANEL[0]), text="reply", parsed=parsed, output_tokens=10)
-        row = store.record_verdict(runner, run_id, cycle, call, recorded=False)
+        row = store.record_verdict(runner, run_id, 1, call, recorded=False)
         decided.append((row["error_kind"], row["error_message"], row["scores"]))
         assert row["contributes"] is (row["error_kind"] is None)
     assert decided == [expected for _, expected in CONTRIBUTION_CASES]
     stored = runner.execute("SELECT count(*) FILTER (WHERE contributes), count(*) "
-                            "FROM eval_takes_quality_judge_verdicts WHERE run_id = %s", (run_id,)).fetchone()
+                            "FROM eval_takes_quality_judge_verdicts").fetchone()
     assert stored == (4, len(CONTRIBUTION_CASES))
 
 
@@ -136,7 +137,7 @@ def test_pass_rule_at_its_boundaries(runner, scores, verdict_expected):
     run_id = start_run(runner)
     for model, score in zip(PANEL, scores):
         verdict(runner, run_id, model, {**{d: 8 for d in DIMS}, "accuracy": score})
-    decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
+    decided = runner.execute("SELECT takes_quality_cycle_v2(%s, 1)", (run_id,)).fetchone()[0]
     assert decided["verdict"] == verdict_expected
 
 
@@ -144,7 +145,7 @@ def test_rounding_is_for_display_not_the_boundary(runner):
     run_id = start_run(runner)
     for model, score in zip(PANEL, [7, 7, 6.99]):
         verdict(runner, run_id, model, {**{d: 8 for d in DIMS}, "accuracy": score})
-    decided = runner.execute("SELECT takes_quality_cycle_v1(%s, 1)", (run_id,)).fetchone()[0]
+    decided = runner.execute("SELECT takes_quality_cycle_v2(%s, 1)", (run_id,)).fetchone()[0]
     assert decided["scores"]["accuracy"]["mean"] == 7
     assert decided["message"].startswith("FAIL: accuracy mean 6.9967 < 7 (3 of 3 models contributed")
 
@@ -156,12 +157,26 @@ def test_completion_needs_every_verdict_and_happens_once(runner):
         runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
     verdict(runner, run_id, PANEL[1])
     verdict(runner, run_id, PANEL[2], error_kind="provider_error", error_message="HTTP 500", response_json=None)
+    # A provider error decides nothing: the run is not final until the call is retried.
+    with pytest.raises(psycopg.errors.CheckViolation, match=r"is not final: cycle 1 google:gemini-1.5-pro "
+                                                            r"\(provider_error\) failed outside the judges' content"):
+        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+    open_receipt = runner.execute("SELECT takes_quality_receipt_v3(%s)", (run_id,)).fetchone()[0]
+    assert open_receipt["final"] is False and open_receipt["verdict"] == "pass"
+    assert open_receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500"]
+    assert open_receipt["verdictMessage"].endswith("; not final: 1 call(s) failed outside the judges' content, "
+                                                   "and running the same eval again retries them")
+    verdict(runner, run_id, PANEL[2])  # the retry
+    with pytest.raises(psycopg.errors.CheckViolation, match="has its verdict in cycle 1 of takes-quality run"):
+        verdict(runner, run_id, PANEL[2])  # an answer is never replaced
     receipt = runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s "
                              "RETURNING receipt_json", (run_id,)).fetchone()[0]
-    assert receipt["verdict"] == "pass" and receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500"]
+    assert receipt["verdict"] == "pass" and receipt["successes_per_cycle"] == [3] and receipt["final"] is True
+    assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500; retried"]
+    assert receipt["verdictMessage"] == "PASS: every dim mean >=7 and min >=5 (3 of 3 models contributed; overall 8)"
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="is complete"):
         runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
-    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="is complete: no more verdicts"):
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="no open takes-quality run [0-9]+ takes verdicts"):
         verdict(runner, run_id, PANEL[0], cycle=2)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):  # only completed_at is granted
         runner.execute("UPDATE eval_takes_quality_runs SET verdict = 'fail' WHERE id = %s", (run_id,))
@@ -169,18 +184,19 @@ def test_completion_needs_every_verdict_and_happens_once(runner):
 
 @pytest.mark.parametrize("table", ["take", "eval_takes_quality_runs", "eval_takes_quality_judge_verdicts"])
 def test_append_only_even_for_the_owner(admin, runner, connect_as, table):
+    """The owner role holds no UPDATE, DELETE or TRUNCATE (issue 17); the superuser, who holds them,
+    meets the append-only guard."""
     run_id = start_run(runner)
     verdict(runner, run_id, PANEL[0])
     runner.execute("INSERT INTO take (take_sha, slug, kind, holder, weight, since, source, claim) "
                    "VALUES (repeat('a', 64), 'a/b', 'take', 'ann', 0.5, '2026', 's', 'c')")
-    owner = connect_as("evalledger_owner")
-    for statement in (f"DELETE FROM {table}", f"TRUNCATE {table} CASCADE"):
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
-            owner.execute(statement)
+    statements = [f"DELETE FROM {table}", f"TRUNCATE {table} CASCADE"]
     if table != "eval_takes_quality_runs":
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
-            owner.execute(f"UPDATE {table} SET created_at = now()" if table != "take"
-                          else "UPDATE take SET claim = 'x'")
+        statements.append(f"UPDATE {table} SET created_at = now()" if table != "take" else "UPDATE take SET claim = 'x'")
+    for conn, says in ((connect_as("evalledger_owner"), f"permission denied for table {table}"), (admin, "append-only")):
+        for statement in statements:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match=says):
+                conn.execute(statement)
     assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
 
 
@@ -197,7 +213,7 @@ def test_readers_read_and_agents_get_nothing(runner, connect_as):
         with pytest.raises(refused):
             agent.execute(f"SELECT 1 FROM evalledger.{table}")
     with pytest.raises(refused):
-        agent.execute("SELECT evalledger.takes_quality_cycle_v1(1, 1)")
+        agent.execute("SELECT evalledger.takes_quality_cycle_v2(1, 1)")
 
 
 def test_ddl_guard_keeps_the_triggers(admin):

@@ -19,8 +19,8 @@ from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import brains, catalog
 from evalledger.suites.brain_eval import store
-from tests.builders import (REVIEWER_FIELDS, SHA_B, as_owner, open_harness_run, question, register_prompt,
-                            review_run, run_fields, start_run)
+from tests.builders import (REVIEWER_FIELDS, SHA_B, add_question, as_owner, catalog_document, load_catalog,
+                            open_harness_run, question, register_prompt, review_run, run_fields, start_run)
 from tests import conftest
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 
@@ -38,6 +38,12 @@ CLEAN_RATIONALE = "Pass: all hard criteria passed; all 4 soft criteria within th
 @pytest.fixture
 def runner(connect_as):
     return connect_as("evalledger_runner")
+
+
+@pytest.fixture(autouse=True)
+def standard_catalog(admin):
+    """The catalog run_fields() names: a run names a loaded catalog."""
+    load_catalog(admin)
 
 
 @pytest.fixture
@@ -68,25 +74,26 @@ def state(admin, run_id) -> dict:
     return {"run": run, "questions": questions, "trail": trail, "reviews": reviews}
 
 
-def open_run(runner, reviewer_id, count=30, *, brain="AGT-901", bend=None, question_count=None, cost=None):
+def open_run(runner, reviewer_id, count=30, *, brain="AGT-901", bend=None, question_count=None, cost=None,
+             catalog_version=None):
     """A legacy (non-harness) run in progress: the runner inserts each question row's automatic
     fields (question(n), bent by bend(n, row)); returns the run id and the reviewer's scores for it
     ({question_id: {field: value}}), not yet entered."""
-    fields = run_fields(brain)
-    register_prompt(runner, brain, fields["system_prompt_hash"])
-    run_id = start_run(runner, question_count=count if question_count is None else question_count,
-                       reviewer_user_id=reviewer_id, **fields)
-    scores = {}
+    rows = []
     for number in range(1, count + 1):
         row = question(number, brain)
         if bend:
             bend(number, row)
-        analysis_id = store.record_analysis(
-            runner, brain=brain, model_id=fields["model_id"], system_prompt_hash=fields["system_prompt_hash"],
-            question_id=row["question_id"], question=f"question {number}", output=f"answer {number}",
-            token_cost_usd=cost(number) if cost else "0.0125")
-        automatic = {k: v for k, v in row.items() if k not in REVIEWER_FIELDS}
-        _, passed = store.add_question_score(runner, eval_run_id=run_id, brain_analysis_id=analysis_id, **automatic)
+        rows.append(row)
+    fields = run_fields(brain, question_catalog_version=catalog_version or load_catalog(runner, catalog_document(rows)))
+    register_prompt(runner, brain, fields["system_prompt_hash"])
+    run_id = start_run(runner, question_count=count if question_count is None else question_count,
+                       reviewer_user_id=reviewer_id, **fields)
+    scores = {}
+    for number, row in enumerate(rows, start=1):
+        analysis_id, _, passed = add_question(runner, run_id, row, brain=brain,
+                                              system_prompt_hash=fields["system_prompt_hash"],
+                                              token_cost_usd=cost(number) if cost else "0.0125")
         assert passed is None  # nothing the reviewer enters is there yet
         scores[row["question_id"]] = {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None}
     return run_id, scores
@@ -250,13 +257,13 @@ def test_a_run_recorded_outside_the_harness_still_holds_its_catalogs_stale_quest
     """The same run as above, its rows inserted by the runner instead of made from answers: it
     names the loaded catalog v28-2026Q2, so it must hold that catalog's stale-fixture questions."""
     catalog.load(owner, DEMO, "catalog_v28-2026Q2.json")
-    assert run_fields()["question_catalog_version"] == "v28-2026Q2"
 
     def as_catalogued(number, row):
         entry = CATALOG[row["question_id"]]
         row.update(question_type=entry["type"], uses_stale_fixture=entry["uses_stale_fixture"],
-                   staleness_correctly_recognized=True if entry["uses_stale_fixture"] else None)
-    run_id, scores = open_run(runner, reviewer_id, count=5, bend=as_catalogued)
+                   staleness_correctly_recognized=True if entry["uses_stale_fixture"] else None,
+                   diagnosis_accuracy_score=1.0 if entry["type"] in DIAGNOSIS_TYPES else None)
+    run_id, scores = open_run(runner, reviewer_id, count=5, bend=as_catalogued, catalog_version="v28-2026Q2")
     review_run(runner, reviewer_id, run_id, scores)
     assert set(passed_of(admin, run_id).values()) == {True}
     before = state(admin, run_id)
@@ -267,28 +274,31 @@ def test_a_run_recorded_outside_the_harness_still_holds_its_catalogs_stale_quest
     assert state(admin, run_id) == before
 
 
-def test_agt_902_with_lever_violations_null_cannot_complete(admin, connect_as, runner, reviewer_id):
+def test_agt_902s_lever_violations_are_the_databases_even_left_out(admin, connect_as, runner, reviewer_id):
+    """Left out by the runner, an AGT-902 question's lever violations are still counted, from the
+    answer's proposed actions: a NULL that would leave the criterion unmeasured is not the runner's
+    to leave; and nobody changes the count afterwards."""
     def bend(number, row):
         if number == 7:
             row["lever_mapping_violations"] = None
+            row["proposed_actions"] = [{"action_type": "discount_50_percent"}]
     run_id, scores = open_run(runner, reviewer_id, brain="AGT-902", bend=bend)
     review_run(runner, reviewer_id, run_id, scores)
-    assert passed_of(admin, run_id)["EVAL-Q07"] is None
+    assert admin.execute("SELECT lever_mapping_violations, question_passed FROM evalledger.brain_eval_question_score "
+                         "WHERE eval_run_id = %s AND question_id = 'EVAL-Q07'", (run_id,)).fetchone() == (1, False)
     before = state(admin, run_id)
-    with refusal(errors.CheckViolation, not_complete(run_id, "EVAL-Q07: lever_mapping_violations"),
-                 "brain_eval_log_complete_run_is_whole"):
-        store.complete_run(runner, run_id)
-    # Nobody fills it in afterwards: it is the runner's automatic field, fixed at insert.
     reviewer = connect_as(REVIEWER_ROLE)
     with refusal(errors.InsufficientPrivilege, "permission denied for table brain_eval_question_score"):
         reviewer.execute("UPDATE evalledger.brain_eval_question_score SET lever_mapping_violations = 0 "
                          "WHERE eval_run_id = %s AND question_id = 'EVAL-Q07'", (run_id,))
-    with refusal(errors.InsufficientPrivilege,
-                 "evalledger: only reviewer-scored fields of a question row change, not lever_mapping_violations"):
+    with refusal(errors.InsufficientPrivilege, "permission denied for table brain_eval_question_score"):
         connect_as("evalledger_owner").execute(
             "UPDATE evalledger.brain_eval_question_score SET lever_mapping_violations = 0 "
             "WHERE eval_run_id = %s AND question_id = 'EVAL-Q07'", (run_id,))
     assert state(admin, run_id) == before
+    decided = store.complete_run(runner, run_id)
+    assert (decided.decision, decided.decision_rationale) == (
+        "fail", "Fail: hard criteria missed: lever mapping 3.3pp below 100%.")
 
 
 # -- the reviewer's numbers come from the reviewer ------------------------------------------------------
@@ -345,8 +355,8 @@ def test_only_the_runs_reviewer_enters_reviewer_numbers(admin, connect_as, runne
     if who == "runner":
         with refusal(errors.InsufficientPrivilege, "permission denied for table brain_eval_question_score"):
             runner.execute(update, (run_id,))
-    elif who == "owner":
-        with refusal(errors.InsufficientPrivilege, "evalledger: only the run's reviewer scores its questions"):
+    elif who == "owner":  # it holds SELECT and the registries' INSERT only (issue 17)
+        with refusal(errors.InsufficientPrivilege, "permission denied for table brain_eval_question_score"):
             connect_as("evalledger_owner").execute(update, (run_id,))
     elif who == "superuser":
         with refusal(errors.InsufficientPrivilege, "evalledger: only the run's reviewer scores its questions"):
@@ -413,6 +423,14 @@ def test_a_question_row_takes_only_its_runs_own_analysis(admin, runner, reviewer
     analysis = {"brain": "AGT-901", "model_id": "claude-sonnet-4-6",
                 "system_prompt_hash": run_fields()["system_prompt_hash"], "question_id": "EVAL-Q01",
                 "question": "q", "output": "o", "token_cost_usd": "0.01", **other}
+    if other.get("brain") == "AGT-902":
+        # Another brain carrying the open run's prompt would make it that brain's too: refused first.
+        with refusal(errors.CheckViolation, re.escape(
+                f"evalledger: AGT-902 cannot take on system prompt {analysis['system_prompt_hash']} while a run of it "
+                "under another brain is open"), "brain_prompt_no_open_run_of_another_brain"):
+            store.record_analysis(runner, **analysis)
+        assert admin.execute("SELECT count(*) FROM evalledger.brain_analysis_log").fetchone()[0] == 0
+        return
     analysis_id = store.record_analysis(runner, **analysis)
     row = {k: v for k, v in question(1).items() if k not in REVIEWER_FIELDS}
     with refusal(errors.CheckViolation, re.escape(
@@ -423,10 +441,11 @@ def test_a_question_row_takes_only_its_runs_own_analysis(admin, runner, reviewer
 
 
 def test_an_analysis_answers_one_question_row_and_its_cost_counts_once(admin, runner, reviewer_id):
+    # The other run starts first: its analyses must be produced since it started.
+    other_run, _ = open_run(runner, reviewer_id, count=0, question_count=1)
     run_id, scores = open_run(runner, reviewer_id, cost=lambda n: f"0.{n:04d}")
     shared = admin.execute("SELECT brain_analysis_id FROM evalledger.brain_eval_question_score "
                            "WHERE eval_run_id = %s AND question_id = 'EVAL-Q01'", (run_id,)).fetchone()[0]
-    other_run, _ = open_run(runner, reviewer_id, count=0, question_count=1)
     row = {k: v for k, v in question(1).items() if k not in REVIEWER_FIELDS}
     with refusal(errors.UniqueViolation, r"duplicate key value violates unique constraint "
                                          r"\"brain_eval_question_score_analysis_once\"",
@@ -517,13 +536,13 @@ def test_a_supplied_recording_time_is_replaced_by_the_databases(admin, owner, ru
         "%(brain_view_contracts_hash)s, %(question_catalog_version)s, 1, now(), %(reviewer)s, %(long_ago)s) "
         "RETURNING eval_run_id", {**fields, "reviewer": reviewer_id, "long_ago": long_ago}).fetchone()[0]
     analysis_id = store.record_analysis(runner, brain="AGT-901", model_id=fields["model_id"],
-                                        system_prompt_hash=fields["system_prompt_hash"], question_id="EVAL-Q01",
+                                        system_prompt_hash=fields["system_prompt_hash"], question_id="EVAL-Q06",
                                         question="q", output="o", token_cost_usd=0)
     runner.execute(
         "INSERT INTO evalledger.brain_eval_question_score (eval_run_id, question_id, brain_analysis_id, question_type, "
-        "uses_stale_fixture, citation_rate, confidence_distribution, created_at, run_created_at) "
-        "VALUES (%s, 'EVAL-Q01', %s, 'plan_diagnosis', false, 1, %s, %s, %s)",
-        (run_id, analysis_id, Jsonb(question(1)["confidence_distribution"]), long_ago, long_ago))
+        "uses_stale_fixture, created_at, run_created_at) "
+        "VALUES (%s, 'EVAL-Q06', %s, 'plan_diagnosis', false, %s, %s)",
+        (run_id, analysis_id, long_ago, long_ago))
     import_id = owner.execute("INSERT INTO evalledger.brain_eval_import (reason, imported_by, txid, created_at) "
                               "VALUES ('r', 'someone_else', 1, %s) RETURNING import_id", (long_ago,)).fetchone()[0]
     recent = now() - timedelta(minutes=5)
@@ -614,10 +633,9 @@ def test_only_the_runs_reviewer_signs_off(admin, connect_as, runner, reviewer_id
     only = re.escape(f"evalledger: only the run's reviewer signs off run {run_id}")
     with refusal(errors.InsufficientPrivilege, only):
         store.sign_off_run(connect_as(OTHER_REVIEWER_ROLE), run_id, "1.00")
-    with refusal(errors.InsufficientPrivilege, only):
-        store.sign_off_run(connect_as("evalledger_owner"), run_id, "1.00")
-    with refusal(errors.InsufficientPrivilege, "permission denied for table brain_eval_run_review"):
-        store.sign_off_run(runner, run_id, "1.00")
+    for role in ("evalledger_owner", "evalledger_runner"):  # neither holds INSERT on it (issue 17: the owner's)
+        with refusal(errors.InsufficientPrivilege, "permission denied for table brain_eval_run_review"):
+            store.sign_off_run(connect_as(role), run_id, "1.00")
     assert state(admin, run_id)["reviews"] == []
 
 

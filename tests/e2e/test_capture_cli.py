@@ -67,10 +67,13 @@ def test_bad_export_flags_exit_3_with_one_line():
                            "timestamp\n",
         ("--tool", "browse"): "evalledger: error: export: Invalid value for '--tool': 'browse' is not one of "
                               "'query', 'search'.\n",
-        ("--limit", "0"): "evalledger: error: export: Invalid value for '--limit': 0 is not in the range x>=1.\n",
-        ("--limit", "-5"): "evalledger: error: export: Invalid value for '--limit': -5 is not in the range x>=1.\n",
-        ("--limit", "ten"): "evalledger: error: export: Invalid value for '--limit': 'ten' is not a valid "
-                            "integer range.\n",
+        ("--limit", "0"): "evalledger: error: export: Invalid value for '--limit': must be from 1 to 2,147,483,647, "
+                          "got 0\n",
+        ("--limit", "-5"): "evalledger: error: export: Invalid value for '--limit': must be from 1 to "
+                           "2,147,483,647, got -5\n",
+        ("--limit", "ten"): "evalledger: error: export: Invalid value for '--limit': 'ten' is not an integer\n",
+        ("--limit", "99999999999999999999"): "evalledger: error: export: Invalid value for '--limit': must be from 1 "
+                                             "to 2,147,483,647, got 99999999999999999999\n",
     }
     for args, err in cases.items():
         result = run_cli("export", *args)
@@ -119,13 +122,18 @@ def test_import_goes_through_the_capture_path_once(dsn, admin, tmp_path):
 def test_import_names_the_line_and_field_of_a_malformed_row(dsn, admin, tmp_path):
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)}
     cases = [
-        (["{not json"], ":1: not JSON: "),
+        (["{not json"], ":1: column 2: not JSON: "),
         ([ROW, "[1, 2]"], ":2: expected a JSON object, got list"),
-        ([ROW, ROW, {**ROW, "latency_ms": "slow"}], ":3: field latency_ms: expected a number"),
-        ([{**ROW, "remote": None}], ":1: field remote: expected true or false"),
-        ([{k: v for k, v in ROW.items() if k != "query"}], ":1: field query: missing"),
-        ([{**ROW, "colour": "red"}], ":1: field colour: unknown field"),
-        ([{**ROW, "schema_version": 2}], ":1: field schema_version: expected 1, got 2"),
+        ([ROW, ROW, {**ROW, "latency_ms": "slow"}], ":3: $.latency_ms: expected a number"),
+        ([{**ROW, "remote": None}], ":1: $.remote: expected true or false"),
+        ([{k: v for k, v in ROW.items() if k != "query"}], ":1: $.query: missing"),
+        ([{**ROW, "colour": "red"}], ":1: $.colour: unknown field"),
+        ([{**ROW, "schema_version": 2}], ":1: $.schema_version: expected 1, got 2"),
+        # The door (core/reader.py): what no field can hold, by line and path.
+        (['{"tool_name": "query", "tool_name": "search"}'], ':1: $.tool_name: key "tool_name" given twice'),
+        ([{**ROW, "query": "a\u0000b"}], ":1: $.query: a NUL character"),
+        (['{"latency_ms": NaN}'], ":1: NaN is not a number"),
+        (["[" * 1000 + "]" * 1000], ":1: nested deeper than 64 levels"),
     ]
     for lines, message in cases:
         log = write_log(tmp_path / "bad.ndjson", lines)
@@ -135,8 +143,15 @@ def test_import_names_the_line_and_field_of_a_malformed_row(dsn, admin, tmp_path
         assert result.err.count("\n") == 1
     assert admin.execute("SELECT count(*) FROM evalledger.eval_candidates").fetchone()[0] == 0
     missing = run_cli("capture", "import", str(tmp_path / "nope.ndjson"), env=env)
-    assert missing.code == 3 and missing.err == (f"evalledger: error: {tmp_path / 'nope.ndjson'}: cannot read: "
-                                                 "No such file or directory\n")
+    assert missing.code == 3 and missing.err == f"evalledger: error: {tmp_path / 'nope.ndjson'}: no such capture log\n"
+    latin = tmp_path / "latin.ndjson"
+    latin.write_bytes(json.dumps(ROW).encode() + b"\n" + json.dumps({**ROW, "query": "QUERY"}).encode().replace(
+        b"QUERY", "caf\xe9".encode("latin-1")) + b"\n")
+    latin_result = run_cli("capture", "import", str(latin), env=env)
+    assert latin_result.err.startswith(f"evalledger: error: {latin}:2: not UTF-8 text (byte 0xE9 at column ")
+    excel = tmp_path / "excel.ndjson"
+    excel.write_bytes(b"\xef\xbb\xbf" + json.dumps(ROW).encode() + b"\r\n")
+    assert run_cli("capture", "import", str(excel), env=env).code == 0
 
 
 def test_capture_status_follows_the_resolution_order(tmp_path):

@@ -145,13 +145,21 @@ def sdks_unloaded():
 
 @pytest.mark.parametrize("args, says", [
     (["run", "takes-quality", "--concurrency", "0"], "run takes-quality: Invalid value for '--concurrency': "
-                                                     "must be 1 or more, got 0"),
+                                                     "must be from 1 to 1,024, got 0"),
     (["run", "takes-quality", "--timeout", "-1"], "run takes-quality: Invalid value for '--timeout': "
                                                   "must be more than 0, got -1"),
     (["run", "takes-quality", "--retries", "-1"], "run takes-quality: Invalid value for '--retries': "
-                                                  "must be 0 or more, got -1"),
+                                                  "must be from 0 to 100, got -1"),
     (["run", "takes-quality", "--cycles", "0"], "run takes-quality: Invalid value for '--cycles': "
-                                                "must be 1 or more, got 0"),
+                                                "must be from 1 to 1,000, got 0"),
+    (["run", "takes-quality", "--limit", "99999999999999999999"], "run takes-quality: Invalid value for '--limit': "
+                                                                  "must be from 1 to 1,000,000, got 99999999999999999999"),
+    (["run", "takes-quality", "--seed", "99999999999999999999"], "run takes-quality: Invalid value for '--seed': "
+                                                                 "must be from -9,223,372,036,854,775,808 to "
+                                                                 "9,223,372,036,854,775,807, got 99999999999999999999"),
+    (["takes-quality", "list", "--limit", "99999999999999999999"], "takes-quality list: Invalid value for '--limit': "
+                                                                   "must be from 1 to 2,147,483,647, got "
+                                                                   "99999999999999999999"),
     (["run", "takes-quality", "--budget-usd", "inf"], "run takes-quality: Invalid value for '--budget-usd': "
                                                       "'inf' is not a finite number"),
     (["run", "takes-quality", "--judges", "recorded", "--timeout", "nan"],
@@ -161,9 +169,9 @@ def sdks_unloaded():
     (["regress", "--against", "baseline.json", "--threshold", "-0.5"],
      "regress: Invalid value for '--threshold': must be 0 or more, got -0.5"),
     (["run", "work-quality", "--kind", "bot", "--name", "b", "--task", "t", "--work-product", "-",
-      "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be 0 or more, got -1"),
+      "--retries", "-1"], "run work-quality: Invalid value for '--retries': must be from 0 to 100, got -1"),
     (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
-      "--concurrency", "0"], "run brain-eval: Invalid value for '--concurrency': must be 1 or more, got 0"),
+      "--concurrency", "0"], "run brain-eval: Invalid value for '--concurrency': must be from 1 to 1,024, got 0"),
     (["run", "brain-eval", "--brain", "AGT-902", "--catalog", "v1", "--trigger", "quarterly", "--reviewer", "r",
       "--timeout", "nan"], "run brain-eval: Invalid value for '--timeout': 'nan' is not a finite number"),
 ])
@@ -509,7 +517,7 @@ def test_trend_as_json_csv_and_an_unknown_rubric_version(demo_env):
     assert text[2].endswith(f"{document['rows'][0]['corpus_sha8']}  (recorded judges)")
     csv_lines = run_cli("trend", "--format", "csv", env=demo_env).out.splitlines()
     assert csv_lines[0] == "id,ts,rubric_version,verdict,overall_score,cost_usd,corpus_sha8,rubric_sha8"
-    assert csv_lines[1].startswith(f"{document['rows'][0]['id']},{document['rows'][0]['ts']},v1.0,pass,")
+    assert csv_lines[1].startswith(f"{document['rows'][0]['id']},{document['rows'][0]['ts']},v1.1,pass,")
     unknown = run_cli("trend", "--rubric-version", "v9", env=demo_env)
     assert (unknown.code, unknown.out, unknown.err) == (
         3, "", "evalledger: error: --rubric-version: no takes-quality rubric v9\n")
@@ -571,7 +579,9 @@ def test_hold_list_shows_what_a_hold_keeps(demo_env, admin):
     assert run_cli("hold", "list", env=env).out == "no legal holds\n"
     run_id = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchone()[0]
     admin.execute("INSERT INTO legal_hold (eval_run_id, reason) VALUES (%s, 'litigation 2026-17')", (run_id,))
-    admin.execute("INSERT INTO legal_hold (eval_run_id, reason, released_at) VALUES (%s, 'audit', now())", (run_id,))
+    audit = admin.execute("INSERT INTO legal_hold (eval_run_id, reason) VALUES (%s, 'audit') RETURNING hold_id",
+                          (run_id,)).fetchone()[0]
+    admin.execute("INSERT INTO legal_hold_release (hold_id, reason) VALUES (%s, 'audit closed')", (audit,))
     rows = read_json(run_cli("hold", "list", "--json", env=env), "core", "holds")["rows"]
     assert [(r["reason"], r["scope"], r["brain"], r["eval_run_id"]) for r in rows] == [
         ("audit", "run", "AGT-902", str(run_id)), ("litigation 2026-17", "run", "AGT-902", str(run_id))]
@@ -615,8 +625,8 @@ def line_of(text: str, needle: str, last: bool = False) -> int:
      "(the reviewer enters it with evalledger review)"),
     (lambda d: d["questions"][2]["analysis"].update(question_id="EVAL-Q09"), '"EVAL-Q09"',
      '$.questions[2].analysis.question_id (EVAL-Q03): "EVAL-Q09" is not the score\'s question_id "EVAL-Q03"'),
-    (lambda d: d["questions"][4]["score"].update(citation_rate="high"), '"high"',
-     '$.questions[4].score.citation_rate (EVAL-Q05): expected a number, got "high"'),
+    (lambda d: d["questions"][4]["score"].update(citation_rate="very high"), '"very high"',
+     '$.questions[4].score.citation_rate (EVAL-Q05): expected a number, got "very high"'),
     (lambda d: [d["questions"][5][k].update(question_id="EVAL-Q05") for k in ("analysis", "score")],
      ('"question_id": "EVAL-Q05"', "last"),
      '$.questions[5].score.question_id (EVAL-Q05): EVAL-Q05 is scored twice (first at $.questions[4])'),
@@ -644,7 +654,9 @@ def test_record_names_the_question_a_database_refusal_is_about(dsn, admin, revie
     # The line where the 18th question's object opens (indent 2: items of "questions" at four spaces).
     line = [n for n, text_line in enumerate(text.splitlines(), 1) if text_line == "    {"][17]
     assert result.err.startswith(f"evalledger: error: {path}:{line}: $.questions[17] (EVAL-Q18): ")
-    assert "constraint brain_eval_question_score_citation_rate_range" in result.err
+    # The citation rate is the database's, computed from the answer: a supplied one that differs is refused.
+    assert "citation_rate 2.0000 (the answer gives 1.0000)" in result.err
+    assert "constraint brain_eval_question_score_automatic_scores_computed" in result.err
     for table in ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log"):
         assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
 
@@ -881,9 +893,9 @@ def test_an_export_imported_back_writes_nothing_twice(dsn, admin, tmp_path):
 
 
 @pytest.mark.parametrize("extra, says", [
-    ({"id": 7}, "field created_at: missing (an exported line has both id and created_at)"),
-    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, 'field id: expected a positive integer, got "7"'),
-    ({"id": 7, "created_at": "yesterday"}, 'field created_at: expected an ISO 8601 timestamp with its offset, '
+    ({"id": 7}, "$.created_at: missing (an exported line has both id and created_at)"),
+    ({"id": "7", "created_at": "2026-11-30T10:00:00Z"}, '$.id: expected a positive integer, got "7"'),
+    ({"id": 7, "created_at": "yesterday"}, '$.created_at: expected an ISO 8601 timestamp with its offset, '
                                            'got "yesterday"'),
 ])
 def test_an_exported_identity_is_checked(dsn, tmp_path, extra, says):

@@ -378,7 +378,7 @@ def test_live_answers_through_the_stand_in(env, admin, harness, standin, monkeyp
 def test_a_failed_call_leaves_its_question_for_the_next_run(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-sonnet-4-6", steps.ok(), steps.server_error(503))
-    args = live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1", "--retries", "0")
+    args = live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--concurrency", "1", "--retries", "0", "--deadline", "0")
     failed = run_cli(*args, env=env)
     assert failed.code == 3
     assert "  EVAL-Q02: no answer: provider_error" in failed.out
@@ -461,13 +461,13 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
 def test_a_judge_that_errors_keeps_its_failure_and_the_others_their_drafts(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-opus-4-7", steps.server_error(503))
-    done = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0"), env=env)
+    done = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0", "--deadline", "0"), env=env)
     assert done.code == 0, done.err
     assert "  EVAL-Q01 anthropic:claude-opus-4-7: provider_error" in done.out
     rows = admin.execute("SELECT model, contributes, error_kind FROM brain_eval_judge_suggestion ORDER BY model").fetchall()
     assert rows == [("anthropic:claude-opus-4-7", False, "provider_error"), ("google:gemini-1.5-pro", True, None),
                     ("openai:gpt-4o", True, None)]
-    again = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0"), env=env)
+    again = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--retries", "0", "--deadline", "0"), env=env)
     assert "0 asked now" in again.out.split("suggestions: ")[1]  # a stored failure is not asked again
 
 

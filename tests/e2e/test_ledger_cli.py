@@ -89,7 +89,7 @@ def test_record_review_complete_show(env, reviewers, fixture_file, tmp_path, adm
     assert finished.code == 0, finished.err
     completed = run_cli("brain-eval", "complete", run_id, env=env)
     assert completed.code == 0, completed.err
-    assert "  decision  pass_with_notes\n" in completed.out
+    assert "  decision  pass_with_notes\n" in completed.out  # from its answers: 8 of 30 run hot on confidence
     assert admin.execute("SELECT reviewer_hours_spent, calibration_notes FROM brain_eval_log WHERE eval_run_id = %s",
                          (run_id,)).fetchone() == (3.5, {"citation_rate": "cite the as-of date"})
     trail = admin.execute("SELECT field, value, acting_role FROM brain_eval_review_entry WHERE eval_run_id = %s "
@@ -127,7 +127,7 @@ def test_record_refuses_a_prompt_tuner_as_reviewer(env, reviewers, fixture_file,
     admin.execute("INSERT INTO prompt_tuner (target_id, user_id) VALUES ('AGT-902', %s)", (reviewers[REVIEWER_ROLE],))
     result = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
     assert result.code == 3
-    assert f"reviewer {reviewers[REVIEWER_ROLE]} tunes the prompt of AGT-902: not independent" in result.err
+    assert f"reviewer {reviewers[REVIEWER_ROLE]} is not independent of this run's system prompt" in result.err
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0
 
 
@@ -137,7 +137,7 @@ def test_a_bad_question_leaves_nothing_written(env, reviewers, fixture_file, adm
     fixture_file.write_text(json.dumps(data))
     result = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
     assert result.code == 3
-    assert "brain_eval_question_score_citation_rate_range" in result.err
+    assert "brain_eval_question_score_automatic_scores_computed" in result.err
     assert result.err.count("\n") == 1
     for table in ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log"):
         assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
@@ -147,7 +147,7 @@ def test_record_names_a_broken_file_and_line(env, reviewers, tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"run": {},\n "questions": [,]}')
     result = run_cli("brain-eval", "record", str(broken), "--reviewer", REVIEWER_ROLE, env=env)
-    assert (result.code, result.err) == (3, f"evalledger: error: {broken}:2: not JSON: Expecting value\n")
+    assert (result.code, result.err) == (3, f"evalledger: error: {broken}:2: column 16: not JSON: Expecting value\n")
 
 
 def test_record_needs_a_registered_reviewer(env, fixture_file):

@@ -102,10 +102,15 @@ def test_pass_is_exit_0_with_the_receipt_in_the_database_and_on_disk(env, corpus
     stored = count(admin, "SELECT receipt_json FROM eval_takes_quality_runs")
     assert stored == receipt
     rows = admin.execute("SELECT model, family, same_family, recorded, contributes, cycle, attempts, "
-                         "input_tokens > 0, cost_usd > 0 FROM eval_takes_quality_judge_verdicts ORDER BY model").fetchall()
+                         "input_tokens > 0, cost_usd > 0 FROM eval_takes_quality_judge_verdicts "
+                         "WHERE NOT call_started ORDER BY model").fetchall()
     assert rows == [("anthropic:claude-opus-4-7", "anthropic", False, False, True, 1, 1, True, True),
                     ("google:gemini-1.5-pro", "google", False, False, True, 1, 1, True, True),
                     ("openai:gpt-4o", "openai", False, False, True, 1, 1, True, True)]
+    # Each live call was recorded as started before it was sent, with an estimate of its cost.
+    started = admin.execute("SELECT model, retry_no, estimated_cost_usd > 0 FROM eval_takes_quality_judge_verdicts "
+                            "WHERE call_started ORDER BY model").fetchall()
+    assert started == [(m, 0, True) for m in sorted(PANEL)]
     dump = json.dumps([list(r) for r in admin.execute(
         "SELECT to_jsonb(v)::text FROM eval_takes_quality_judge_verdicts v").fetchall()])
     assert_no_key_anywhere(result.out, result.err, disk.read_text(), dump)
@@ -139,7 +144,8 @@ def test_inconclusive_is_exit_2_and_stops_early(env, corpus, standin, admin):
                                          "the rubric needs at least 2/3 of the panel")
     assert receipt["scores"]["accuracy"]["scores"] == [8]
     assert receipt["scores"]["accuracy"]["per_model"] == {"google:gemini-1.5-pro": 8}
-    kinds = admin.execute("SELECT model, error_kind FROM eval_takes_quality_judge_verdicts ORDER BY model").fetchall()
+    kinds = admin.execute("SELECT model, error_kind FROM eval_takes_quality_judge_verdicts WHERE NOT call_started "
+                          "ORDER BY model").fetchall()
     assert kinds == [("anthropic:claude-opus-4-7", "out_of_scale"), ("google:gemini-1.5-pro", None),
                      ("openai:gpt-4o", "incomplete_scores")]
 
@@ -148,7 +154,7 @@ def test_text_output_names_the_verdict_and_the_receipt(env, corpus):
     result, _ = tq(env, json_out=False)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("takes-quality: 6 takes from db, slug prefix none, seed 11; rubric v1.0 (")
+    assert lines[0].startswith("takes-quality: 6 takes from db, slug prefix none, seed 11; rubric v1.1 (")
     assert "verdict   PASS" in lines
     assert any(line.startswith("cycle 1  openai:gpt-4o  ok  accuracy=8 ") for line in lines)
     assert "cycle 1: pass (3 of 3 models contributed)" in lines
@@ -170,15 +176,18 @@ REPLIES = [  # (model, scripted reply, why it does not contribute or None)
 
 
 def test_each_judge_reply_contributes_or_says_why_not(env, corpus, standin, admin):
-    # One run, one judge per kind of reply (an OpenAI-compatible server serves them all).
+    # One run, one judge per kind of reply (an OpenAI-compatible server serves them all), and one
+    # OpenAI judge: the rubric's panel policy asks for more than one family.
     for model, step, _ in REPLIES:
         standin.script(model, step)
-    result, receipt = tq(env, "--models", ",".join(f"compat:{m}" for m, _, _ in REPLIES))
-    assert result.code == 2, result.err  # 3 of 9 contributed: under the 2/3 quorum
+    result, receipt = tq(env, "--models", ",".join(f"compat:{m}" for m, _, _ in REPLIES) + ",openai:gpt-4o")
+    assert result.code == 2, result.err  # 4 of 10 contributed: under the 2/3 quorum
     assert receipt["errors"] == [f"cycle 1 compat:{m}: {why}" for m, _, why in REPLIES if why]
-    assert receipt["successes_per_cycle"] == [3]
-    assert sorted(receipt["scores"]["accuracy"]["per_model"]) == ["compat:fenced", "compat:prose", "compat:trailing-comma"]
-    excerpt = count(admin, "SELECT raw_excerpt FROM eval_takes_quality_judge_verdicts WHERE model = 'compat:prose-only'")
+    assert receipt["successes_per_cycle"] == [4]
+    assert sorted(receipt["scores"]["accuracy"]["per_model"]) == ["compat:fenced", "compat:prose", "compat:trailing-comma",
+                                                                  "openai:gpt-4o"]
+    excerpt = count(admin, "SELECT raw_excerpt FROM eval_takes_quality_judge_verdicts "
+                           "WHERE model = 'compat:prose-only' AND NOT call_started")
     assert excerpt == "I would rather not score this sample."
 
 
@@ -187,16 +196,20 @@ def test_429_with_retry_after_is_retried(env, corpus, standin, admin):
     result, receipt = tq(env)
     assert result.code == 0 and receipt["errors"] == []
     assert len(standin.requests_for("claude-opus-4-7")) == 2
-    assert count(admin, "SELECT attempts FROM eval_takes_quality_judge_verdicts WHERE model = %s",
+    assert count(admin, "SELECT attempts FROM eval_takes_quality_judge_verdicts WHERE model = %s AND NOT call_started",
                  "anthropic:claude-opus-4-7") == 2
 
 
-def test_500_then_giving_up_is_a_provider_error(env, corpus, standin):
+def test_500_then_giving_up_at_the_deadline_is_a_provider_error(env, corpus, standin):
     standin.script("gemini-1.5-pro", steps.server_error(500), steps.server_error(503))
-    result, receipt = tq(env, "--retries", "1")
+    result, receipt = tq(env, "--deadline", "0")
     assert result.code == 0
-    assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 503: "
-                                 "The server had an error processing your request. (attempt 2)"]
+    assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500: "
+                                 "The server had an error processing your request. (attempt 1; still failing at the "
+                                 "0s deadline)"]
+    assert result.err == ("calls: 3 live, 0 rate-limited, 1 failed\n"
+                          "in flight per provider (adaptive): openai 16 (peak 1); anthropic 16 (peak 1); "
+                          "google 16 (peak 1)\n")
 
 
 def test_a_hanging_provider_times_out(env, corpus, standin):
@@ -220,7 +233,7 @@ def test_concurrency_is_bounded(env, corpus, standin):
     standin.latency_s = 0.2
     result, _ = tq(env, "--concurrency", "1")
     assert result.code == 0
-    assert standin.max_in_flight == 1
+    assert standin.max_in_flight_by_model == {"gpt-4o": 1, "claude-opus-4-7": 1, "gemini-1.5-pro": 1}  # per provider
 
 
 # --- budget ----------------------------------------------------------------------------------
@@ -241,13 +254,17 @@ def test_a_zero_budget_makes_no_call(env, corpus, standin):
     assert standin.requests == []
     assert receipt["cost_usd"] == 0 and receipt["cycles_run"] == 1
     assert all(": budget_exhausted: skipped: projected cost of " in e for e in receipt["errors"])
-    assert receipt["verdictMessage"].endswith("; 3 call(s) not made: the budget cap would have been passed")
+    assert receipt["verdictMessage"].endswith("; 3 call(s) not made: the budget cap would have been passed; not final: "
+                                              "3 call(s) failed outside the judges' content, and running the same eval "
+                                              "again retries them")
+    assert receipt["final"] is False
 
 
 def test_a_small_budget_stops_calls_that_would_pass_it(env, corpus, standin):
     # A call is projected at its input plus 1024 output tokens: ~$0.0102 for gpt-4o, ~$0.0082 for
-    # gpt-4.1. Both in flight at once would pass $0.015, so the second is not made.
-    result, receipt = tq(env, "--models", "openai:gpt-4o,openai:gpt-4.1", "--budget-usd", "0.015",
+    # gpt-4.1, ~$0.0051 for gemini-1.5-pro. gpt-4o and either other in flight at once would pass
+    # $0.015, so neither other is made (a panel of three from two families: the rubric's policy).
+    result, receipt = tq(env, "--models", "openai:gpt-4o,openai:gpt-4.1,google:gemini-1.5-pro", "--budget-usd", "0.015",
                          "--concurrency", "2")
     assert result.code == 2
     assert len(standin.requests) == 1
@@ -269,7 +286,8 @@ def test_help_says_zero_is_a_zero_budget():
     (("--models", "mistral:large"), "unknown provider 'mistral' in model spec 'mistral:large'"),
     (("--slug-prefix", "zzz/"), "no takes with slug prefix 'zzz/' in the database"),
     (("--source", "fs"), "--source fs needs --path FILE_OR_DIR"),
-    (("--limit", "0"), "--limit must be at least 1, got 0"),
+    (("--limit", "0"), "Invalid value for '--limit': must be from 1 to 1,000,000, got 0"),
+    (("--limit", "99999999999999999999"), "Invalid value for '--limit': must be from 1 to 1,000,000, got 9999"),
     (("--rubric-version", "v9"), "--rubric-version: no takes-quality rubric v9"),
 ])
 def test_errors_are_one_line_exit_3(env, corpus, args, message):
@@ -315,7 +333,8 @@ def test_an_identical_rerun_adds_nothing_and_calls_nobody(env, corpus, standin, 
     text, _ = tq(env, json_out=False)
     assert "was recorded earlier: reading it back, no calls made" in text.out
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_runs") == 1
-    assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts") == 3
+    assert admin.execute("SELECT count(*) FILTER (WHERE NOT call_started), count(*) FILTER (WHERE call_started) "
+                         "FROM eval_takes_quality_judge_verdicts").fetchone() == (3, 3)
 
 
 def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corpus, standin, admin):
@@ -324,7 +343,7 @@ def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corp
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts") < 2:
+        while count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started") < 2:
             assert time.monotonic() < deadline, "the two answering judges were never recorded"
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
@@ -336,13 +355,24 @@ def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corp
         proc.communicate()
     assert admin.execute("SELECT completed_at, verdict, receipt_json FROM eval_takes_quality_runs").fetchall() == \
         [(None, None, None)]
+    # The call in flight at the kill was recorded as started, with its estimated cost.
+    lost = count(admin, "SELECT estimated_cost_usd FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = 'google:gemini-1.5-pro' AND call_started")
+    assert lost > 0
     standin.reset()
     result, receipt = tq(env)
     assert result.code == 0, result.err
     assert [r.model for r in standin.requests] == ["gemini-1.5-pro"]  # only the missing verdict
-    assert receipt["successes_per_cycle"] == [3]
+    assert receipt["successes_per_cycle"] == [3] and receipt["final"] is True
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_runs") == 1
-    assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts") == 3
+    assert admin.execute("SELECT count(*) FILTER (WHERE NOT call_started), count(*) FILTER (WHERE call_started) "
+                         "FROM eval_takes_quality_judge_verdicts").fetchone() == (3, 4)
+    # Four calls were sent, and four are paid for: three answered, one lost at the kill (its estimate).
+    answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts")
+    assert receipt["cost_usd"] == pytest.approx(float(answered + lost), abs=0)
+    assert receipt["errors"] == [
+        f"cycle 1 google:gemini-1.5-pro: no reply: the runner stopped while the call was in flight "
+        f"(estimated ${float(round(lost, 6)):g} counted); retried"]
 
 
 # --- sources ---------------------------------------------------------------------------------
@@ -379,7 +409,7 @@ def test_corpus_load_is_all_or_nothing_with_the_line_named(env, admin, tmp_path)
     path.write_text(json.dumps(CORPUS[0]) + "\n" + json.dumps({**CORPUS[1], "weight": "high"}) + "\n")
     result = run_cli("corpus", "load", str(path), env=env)
     assert result.code == 3
-    assert result.err == (f"evalledger: error: {path}:2: field 'weight': must be a number from 0 to 1, "
+    assert result.err == (f"evalledger: error: {path}:2: $.weight: must be a number from 0 to 1, "
                           "got \"high\"\n")
     assert count(admin, "SELECT count(*) FROM take") == 0
 
@@ -441,11 +471,11 @@ def test_replay_refuses_an_unknown_schema_version(tmp_path):
     path.write_text(json.dumps(sample_receipt(schema_version=2)))
     result = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
     assert result.code == 3
-    assert result.err == (f"evalledger: error: {path}: field 'schema_version': unsupported receipt "
+    assert result.err == (f"evalledger: error: {path}:1: $.schema_version: unsupported receipt "
                           "schema_version 2 (this evalledger reads 1)\n")
     path.write_text("{\n  oops\n}")
     broken = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
-    assert broken.code == 3 and broken.err.startswith(f"evalledger: error: {path}:2: not JSON: ")
+    assert broken.code == 3 and broken.err.startswith(f"evalledger: error: {path}:2: column 3: not JSON: ")
     missing = run_cli("replay", str(tmp_path / "gone.json"), env={"DATABASE_URL": NOWHERE})
     assert missing.code == 3 and missing.err == f"evalledger: error: {tmp_path / 'gone.json'}: no such receipt file\n"
 
@@ -467,25 +497,26 @@ def test_replay_from_db_rebuilds_a_lost_file(env, corpus, tmp_path):
 
 
 def add_stricter_rubric(admin) -> None:
-    definition = admin.execute("SELECT definition FROM rubric WHERE suite = 'takes-quality'").fetchone()[0]
-    definition = {**definition, "version": "v1.1", "pass_rule": {"every_dim_mean_at_least": 9, "every_dim_min_at_least": 7}}
+    definition = admin.execute("SELECT definition FROM rubric "
+                               "WHERE rubric_id = active_rubric_v1('takes-quality')").fetchone()[0]
+    definition = {**definition, "version": "v1.2", "pass_rule": {"every_dim_mean_at_least": 9, "every_dim_min_at_least": 7}}
     admin.execute("SET ROLE evalledger_owner")
-    admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.1', %s)",
+    admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.2', %s)",
                   (psycopg.types.json.Jsonb(definition),))
     admin.execute("RESET ROLE")
     # Registered by the owner role; active only once activated, as a migration does (never by being newest).
     admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'stricter epoch' "
-                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.1'")
+                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.2'")
 
 
 def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
-    _, a = tq(env, "--slug-prefix", "a/", "--rubric-version", "v1.0")
+    _, a = tq(env, "--slug-prefix", "a/", "--rubric-version", "v1.1")
     standin.score = 9
-    _, b = tq(env, "--slug-prefix", "b/", "--rubric-version", "v1.0")
+    _, b = tq(env, "--slug-prefix", "b/", "--rubric-version", "v1.1")
     add_stricter_rubric(admin)
     standin.score = 8
     result, c = tq(env, "--slug-prefix", "a/")  # the active rubric: a stricter epoch
-    assert result.code == 1 and c["rubric_version"] == "v1.1" and c["rubric_sha8"] != a["rubric_sha8"]
+    assert result.code == 1 and c["rubric_version"] == "v1.2" and c["rubric_sha8"] != a["rubric_sha8"]
     assert c["corpus"]["corpus_sha8"] == a["corpus"]["corpus_sha8"]
 
     def row(r):
@@ -502,19 +533,19 @@ def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
         {"id": r["run_id"], "ts": r["ts"], "rubric_version": r["rubric_version"], "verdict": r["verdict"],
          "overall_score": r["overall_score"], "cost_usd": r["cost_usd"], "corpus_sha8": r["corpus"]["corpus_sha8"],
          "rubric_sha8": r["rubric_sha8"], "judges": "live"} for r in (c, b, a)]}
-    only = run_cli("trend", "--rubric-version", "v1.0", "--limit", "1", env=env)
+    only = run_cli("trend", "--rubric-version", "v1.1", "--limit", "1", env=env)
     assert only.out.splitlines()[2:] == [row(b)]
 
 
 def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin, tmp_path):
-    _, baseline = tq(env, "--slug-prefix", "a/", "--models", "openai:gpt-4o,google:gemini-1.5-pro")
+    _, baseline = tq(env, "--slug-prefix", "a/", "--models", "openai:gpt-4o,google:gemini-1.5-pro,openai:gpt-4.1")
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(baseline))
 
     same = run_cli("regress", "--against", str(path), env=env)
     assert same.code == 0, same.err
     assert same.out.startswith(f"regress against {path} (threshold 0.5): panel openai:gpt-4o, "
-                               "google:gemini-1.5-pro; source db; slug prefix 'a/'; 3 takes; seed 11\n")
+                               "google:gemini-1.5-pro, openai:gpt-4.1; source db; slug prefix 'a/'; 3 takes; seed 11\n")
     assert "OK: no dimension mean dropped by more than 0.5\n" in same.out
     assert "warning:" not in same.out
 
@@ -524,7 +555,7 @@ def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin,
     standin.score = 7
     worse = run_cli("regress", "--against", str(path), env=env)
     assert worse.code == 1, worse.err
-    assert {r.model for r in standin.requests} == {"gpt-4o", "gemini-1.5-pro"}
+    assert {r.model for r in standin.requests} == {"gpt-4o", "gemini-1.5-pro", "gpt-4.1"}
     assert "warning: corpus_sha8 differs: " in worse.out
     assert "accuracy                   8.00     7.00    -1.00  regression\n" in worse.out
     assert worse.out.endswith("REGRESSION: accuracy, attribution, weight_calibration, kind_classification, "

@@ -57,7 +57,7 @@ def judges(standin):
 
 def wq(env, work, *args, input=None):
     argv = ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
-            "--work-product", str(work), "--models", PANEL, "--retries", "0", *args]
+            "--work-product", str(work), "--models", PANEL, "--retries", "0", "--deadline", "0", *args]
     return CliRunner().invoke(cli, argv, env=env, input=input, catch_exceptions=False)
 
 
@@ -187,9 +187,13 @@ def test_a_git_range_and_stdin_are_evidence(env, judges, standin, tmp_path):
 
 
 @pytest.mark.parametrize("metrics, says", [
-    ('{"tokens": "many"}', "metrics.tokens: expected an integer, got a string"),
-    ('{"cost_usd": 1, "price": 2}', "metrics.price: unknown field"),
-    ('{"tokens": 1,\n "cost_usd": }', ":2: not JSON"),
+    ('{"tokens": "many"}', ":1: $.tokens: expected an integer, got a string"),
+    ('{"cost_usd": 1, "price": 2}', ":1: $.price: unknown field"),
+    ('{"tokens": 1,\n "cost_usd": }', ":2: column 14: not JSON"),
+    ('{"tokens": 1,\n "tokens": 2}', ':2: $.tokens: key "tokens" given twice in one object'),
+    ('{"cost_usd": NaN}', ":1: NaN is not a number (JSON has no NaN or Infinity)"),
+    ('{"tokens": 99999999999999999999}', ":1: the integer 99999999999999999999 is past the range"),
+    ("null", ":1: expected an object, got null"),
 ])
 def test_bad_metrics_are_exit_3_naming_the_field_with_nothing_written(env, work, judges, standin, admin, tmp_path,
                                                                       metrics, says):
@@ -219,9 +223,9 @@ def test_metrics_reach_the_snapshot_and_the_prompt(env, work, judges, standin, t
     (["--models", "openai:gpt-4o,openai:gpt-4o"], "on the panel twice"),
     (["--tolerance", "-1"], "Invalid value for '--tolerance': must be 0 or more, got -1\n"),
     (["--tolerance", "nan"], "Invalid value for '--tolerance': 'nan' is not a finite number\n"),
-    (["--concurrency", "0"], "Invalid value for '--concurrency': must be 1 or more, got 0\n"),
+    (["--concurrency", "0"], "Invalid value for '--concurrency': must be from 1 to 1,024, got 0\n"),
     (["--timeout", "-1"], "Invalid value for '--timeout': must be more than 0, got -1\n"),
-    (["--retries", "-1"], "Invalid value for '--retries': must be 0 or more, got -1\n"),
+    (["--retries", "-1"], "Invalid value for '--retries': must be from 0 to 100, got -1\n"),
 ])
 def test_bad_options_are_exit_3_before_any_call(env, work, judges, standin, args, says):
     result = wq(env, work, *args)
@@ -312,7 +316,7 @@ def test_a_broken_history_file_imports_nothing(env, admin, tmp_path):
     bad = target / "20990101T000000Z__bad.json"
     bad.write_text('{\n  "schema_version": 1,\n  "kind": "bot",\n  "name": "x",\n  "run_id": 5\n}\n')
     result = invoke(env, "snapshot", "import", str(tmp_path / "hist"))
-    assert result.exit_code == 3 and f"{bad}.run_id: expected a string, got a number" in result.stderr
+    assert result.exit_code == 3 and f"{bad}:5: $.run_id: expected a string, got a number" in result.stderr
     assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 0
 
 
@@ -389,9 +393,10 @@ def test_a_run_stopped_halfway_resumes_asking_only_the_missing_judge(env, work, 
                    (sid, Jsonb({**{d: 0.6 for d in DIMENSIONS}, "narrative": "earlier", "confidence": 0.5})))
     result = wq(env, work, "--run-id", "half")
     assert result.exit_code == 0, result.stderr
-    assert "was started earlier and never completed: resuming it" in result.stdout
+    assert "was started earlier and has no snapshot yet: judging it again, calling only the judges without a " \
+           "verdict" in result.stdout
     assert [r.model for r in standin.requests] == ["claude-opus-4-7"]
-    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts") == 2
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE NOT call_started") == 2
     assert count(admin, "SELECT snapshot_json #> '{aggregate,mean_scores,overall}' FROM eval_work_quality_snapshots"
                  ) == 0.7
 

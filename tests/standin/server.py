@@ -7,6 +7,7 @@ import copy
 import itertools
 import json
 import math
+import random
 import re
 import threading
 import time
@@ -111,11 +112,26 @@ class StandIn:
             self._requests: list[RecordedRequest] = []
             self._in_flight = 0
             self._max_in_flight = 0
+            self._in_flight_by_model: collections.Counter[str] = collections.Counter()
+            self._max_in_flight_by_model: dict[str, int] = {}
+            self._statuses: collections.Counter[int] = collections.Counter()
+            self._first_at: float | None = None
+            self._last_done_at: float | None = None
+            self._throttle: tuple[float, float, random.Random] | None = None
+            self._burst: tuple[float, float | None, float | None] | None = None
         self.responder: Responder | None = None
         self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
         self.score: float = 8
         self.latency_s: float = 0.0
         self.fixed_usage: tuple[int, int] | None = None
+        # A server that works on `capacity` requests at a time: beyond it, each one's latency grows
+        # with the requests in flight (latency x in_flight / capacity), as a provider that queues.
+        self.capacity: int | None = None
+        # A provider's own concurrency limit: a request beyond it is answered 429 with this Retry-After.
+        self.concurrency_limit: int | None = None
+        self.concurrency_retry_after: float = 1.0
+        # When set, every request waits for this event before it is answered (at most a minute).
+        self.gate: threading.Event | None = None
 
     # --- addresses -------------------------------------------------------------------
 
@@ -166,6 +182,31 @@ class StandIn:
         with self._lock:
             self._defaults[model] = step
 
+    def throttle(self, fraction: float, retry_after: float | None = 1, *, seed: int = 20) -> None:
+        """Answer this share of requests (drawn with a seeded random) 429 with Retry-After, before any script."""
+        with self._lock:
+            self._throttle = (fraction, retry_after, random.Random(seed))
+
+    def rate_limit_for(self, seconds: float, retry_after: float | None = 1) -> None:
+        """A burst: every request for `seconds` from the next one on is answered 429 with Retry-After."""
+        with self._lock:
+            self._burst = (seconds, retry_after, None)
+
+    def _refusal(self, model: str) -> st.Step | None:
+        """The 429 the provider's limits give this request (already counted in flight), if any."""
+        with self._lock:
+            if self.concurrency_limit is not None and self._in_flight > self.concurrency_limit:
+                return st.rate_limited(self.concurrency_retry_after)
+            if self._burst is not None:
+                seconds, retry_after, since = self._burst
+                if since is None:
+                    self._burst = (seconds, retry_after, time.monotonic())
+                if time.monotonic() < self._burst[2] + seconds:
+                    return st.rate_limited(retry_after)
+            if self._throttle is not None and self._throttle[2].random() < self._throttle[0]:
+                return st.rate_limited(self._throttle[1])
+        return None
+
     def _next_step(self, model: str) -> st.Step:
         with self._lock:
             for name in (model, "*"):
@@ -190,6 +231,19 @@ class StandIn:
     @property
     def in_flight(self) -> int:
         return self._in_flight
+
+    @property
+    def max_in_flight_by_model(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._max_in_flight_by_model)
+
+    def stats(self) -> dict:
+        """Requests, statuses, the most in flight, and when the first came and the last was answered
+        (time.monotonic, comparable across processes on one machine)."""
+        with self._lock:
+            return {"requests": len(self._requests), "statuses": dict(self._statuses),
+                    "max_in_flight": self._max_in_flight, "max_in_flight_by_model": dict(self._max_in_flight_by_model),
+                    "first_at": self._first_at, "last_done_at": self._last_done_at}
 
     # --- serving ---------------------------------------------------------------------
 
@@ -239,14 +293,26 @@ class StandIn:
         with self._lock:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            self._in_flight_by_model[rec.model] += 1
+            self._max_in_flight_by_model[rec.model] = max(self._max_in_flight_by_model.get(rec.model, 0),
+                                                          self._in_flight_by_model[rec.model])
+            if self._first_at is None:
+                self._first_at = rec.received_at
+            queued = self._in_flight / self.capacity if self.capacity else 1.0
+        status = None
         try:
-            step = self._next_step(rec.model)
+            gate = self.gate
+            if gate is not None:
+                gate.wait(60)
+            refusal = self._refusal(rec.model)  # a provider's 429 comes at once
+            step = refusal or self._next_step(rec.model)
             if step.hang_s:
                 wake.wait(step.hang_s)
                 return None
-            delay = step.latency_s or self.latency_s
+            delay = 0.0 if refusal else step.latency_s or self.latency_s * max(1.0, queued)
             if delay:
                 wake.wait(delay)
+            status = step.status
             if step.status != 200:
                 message = step.error_message
                 if step.echo_key:
@@ -258,6 +324,10 @@ class StandIn:
             # not see this one still counted, or the bound would look broken.
             with self._lock:
                 self._in_flight -= 1
+                self._in_flight_by_model[rec.model] -= 1
+                if status is not None:
+                    self._statuses[status] += 1
+                self._last_done_at = time.monotonic()
 
     def _payload(self, rec: RecordedRequest) -> dict | str:
         if self.responder is not None:

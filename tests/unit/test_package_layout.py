@@ -118,9 +118,9 @@ def test_only_cli_edges_import_click():
     assert users == [], "library modules raise EvalledgerError; only cli.py and the demos speak to people"
 
 
-# -- the judge layer: specs <- pricing <- providers <- panel, repair alone -------------------------------
+# -- the judge layer: specs <- pricing <- limits <- sdks <- providers <- panel, repair alone -------------------------------
 
-JUDGE_ORDER = ("repair", "specs", "pricing", "providers", "panel")
+JUDGE_ORDER = ("repair", "specs", "pricing", "context", "limits", "sdks", "providers", "panel")
 SDKS = ("openai", "anthropic", "httpx2")
 
 
@@ -151,14 +151,15 @@ def test_the_judge_layer_imports_in_one_direction():
         assert later == set(), f"judges/{name}.py imports {sorted(later)}, which come after it"
 
 
-def test_specs_and_pricing_load_no_provider_sdk():
-    """specs, pricing and repair stay cheap to import: no SDK (seconds of start-up) behind them."""
+def test_the_judge_layer_loads_no_provider_sdk():
+    """Every judges module stays cheap to import: the SDKs (seconds of start-up) load only when a
+    run first calls their provider (sdks.py)."""
     saved = dict(sys.modules)
     try:
         for name in list(sys.modules):
             if name.split(".")[0] in SDKS or name.startswith("evalledger.judges"):
                 del sys.modules[name]
-        for name in ("specs", "pricing", "repair"):
+        for name in JUDGE_ORDER:
             importlib.import_module(f"evalledger.judges.{name}")
         loaded = sorted(n for n in sys.modules if n.split(".")[0] in SDKS)
         assert loaded == []

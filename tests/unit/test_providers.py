@@ -18,7 +18,7 @@ _ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from evalledger.judges import providers as prov, specs  # noqa: E402
+from evalledger.judges import providers as prov, sdks, specs  # noqa: E402
 from evalledger.core.errors import EvalledgerError  # noqa: E402
 from evalledger.judges.repair import repair_json  # noqa: E402
 from evalledger.judges.pricing import Budget, PricingNotFoundError, cost_of, estimate_tokens, price_for  # noqa: E402
@@ -229,19 +229,20 @@ def test_retry_after_ms_is_honoured_too(standin):
 
 def test_retry_after_parsing():
     future = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 28 <= prov._retry_after({"retry-after": future}) <= 30
-    assert prov._retry_after({"retry-after": "2"}) == 2.0
-    assert prov._retry_after({"retry-after": "-5"}) == 0.0
-    assert prov._retry_after({"retry-after": "soon"}) is None
-    assert prov._retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
-    assert prov._retry_after({}) is None
+    assert 28 <= sdks.retry_after({"retry-after": future}) <= 30
+    assert sdks.retry_after({"retry-after": "2"}) == 2.0
+    assert sdks.retry_after({"retry-after": "-5"}) == 0.0
+    assert sdks.retry_after({"retry-after": "soon"}) is None
+    assert sdks.retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert sdks.retry_after({}) is None
 
 
-def test_a_retry_after_beyond_the_cap_gives_up_at_once(standin):
+def test_a_retry_after_past_the_deadline_gives_up_at_once(standin):
     standin.script("gpt-4o", steps.rate_limited(retry_after=3600))
     [call] = run(standin, [req()], max_retries=3)
-    assert call.error_kind == "provider_error" and call.attempts == 1
-    assert "HTTP 429" in call.error_message and "Retry-After 3600s" in call.error_message
+    assert call.error_kind == "provider_error" and call.attempts == 1 and call.rate_limited == 1
+    assert call.error_message == ("HTTP 429: Rate limit reached; slow down. "
+                                  "(attempt 1; Retry-After 3600s is past the 600s deadline)")
 
 
 def test_500_is_retried_then_succeeds(standin):
@@ -250,12 +251,23 @@ def test_500_is_retried_then_succeeds(standin):
     assert call.ok and call.attempts == 3 and len(standin.requests) == 3
 
 
-def test_retries_exhausted_is_a_provider_error_not_an_exception(standin):
+def test_a_5xx_is_retried_until_the_deadline_then_recorded_with_its_reason(standin):
     standin.set_default("claude-opus-4-7", steps.server_error(529))
-    [call] = run(standin, [req("anthropic:claude-opus-4-7")], max_retries=2)
-    assert call.error_kind == "provider_error" and call.attempts == 3
-    assert call.error_message.startswith("HTTP 529: ") and "\n" not in call.error_message
-    assert call.parsed is None and call.cost_usd == 0.0
+    [call] = run(standin, [req("anthropic:claude-opus-4-7")], max_retries=0, deadline_s=0.5)
+    # Not a count: max_retries=0 bounds timeouts and connection errors, not a provider saying "later".
+    assert call.error_kind == "provider_error" and call.attempts >= 3
+    assert len(standin.requests) == call.attempts
+    assert call.error_message == (f"HTTP 529: The server had an error processing your request. "
+                                  f"(attempt {call.attempts}; still failing at the 0.5s deadline)")
+    assert call.parsed is None and call.cost_usd == 0.0 and call.rate_limited == 0
+    assert 0 < call.waited_ms <= call.latency_ms  # it waited between attempts, and stopped before a wait past 0.5 s
+
+
+def test_deadline_zero_retries_nothing(standin):
+    standin.script("gpt-4o", steps.rate_limited(retry_after=0))
+    [call] = run(standin, [req()], deadline_s=0)
+    assert call.error_kind == "provider_error" and call.attempts == 1 and len(standin.requests) == 1
+    assert call.error_message.endswith("(attempt 1; still failing at the 0s deadline)")
 
 
 def test_a_client_error_is_not_retried(standin):
@@ -290,20 +302,99 @@ def test_connection_refused_is_retried_then_a_provider_error(standin):
 # --- concurrency and results -------------------------------------------------------------
 
 
-def test_concurrency_bound_is_respected(standin):
+def test_concurrency_is_a_ceiling_per_provider(standin):
     standin.latency_s = 0.1
-    calls = run(standin, [req(spec, key=i) for i, spec in enumerate(PANEL * 4)], concurrency=4)
+    calls = run(standin, [req(spec, key=i) for i, spec in enumerate(PANEL * 6)], concurrency=4)
     assert all(c.ok for c in calls)
-    assert standin.max_in_flight == 4
+    assert standin.max_in_flight_by_model == {"gpt-4o": 4, "claude-opus-4-7": 4, "gemini-1.5-pro": 4}
+    assert {r.provider: r.peak_in_flight for r in calls.report.providers.values()} == {
+        "openai": 4, "anthropic": 4, "google": 4}
 
 
 def test_standin_serves_32_concurrent_requests(standin):
     standin.latency_s = 0.2
     t0 = time.monotonic()
-    calls = run(standin, [req(spec) for spec in PANEL * 11], concurrency=32)
+    calls = run(standin, [req()] * 33, concurrency=32)
     elapsed = time.monotonic() - t0
     assert all(c.ok for c in calls) and standin.max_in_flight == 32
     assert elapsed < 3  # two rounds of 0.2 s, not 33 (generous: CI machines are shared)
+
+
+def test_with_no_ceiling_the_limit_starts_at_16_and_grows_while_latency_holds(standin):
+    standin.latency_s = 0.1
+    calls = run(standin, [req(key=i) for i in range(112)], concurrency=None)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    # The first round has no latency to compare with, so it grows whatever the machine's load.
+    assert report.adaptive and report.start == 16 and report.highest >= 32
+    assert standin.max_in_flight > 16 and report.cuts_congestion == 0
+
+
+def test_a_provider_that_refuses_past_its_own_limit_is_backed_off_from_and_loses_nothing(standin):
+    standin.latency_s = 0.05
+    standin.concurrency_limit, standin.concurrency_retry_after = 6, 0.2
+    calls = run(standin, [req(key=i) for i in range(60)], concurrency=None)
+    assert [c.error_kind for c in calls] == [None] * 60
+    [report] = calls.report.providers.values()
+    assert report.cuts_congestion >= 1 and report.final < 16 and report.lowest < 16
+    assert report.rate_limited_calls == sum(c.rate_limited > 0 for c in calls) > 0
+    assert report.rate_limited_responses == sum(c.rate_limited for c in calls) == standin.stats()["statuses"][429]
+    assert report.waited_s > 0 and all(c.waited_ms > 0 for c in calls if c.rate_limited)
+
+
+def test_rising_latency_cuts_the_limit(standin):
+    # Two rounds at 0.1 s (16, then 32 in flight), then ten times slower: the provider queues.
+    # Enough slow calls for a whole round at 64, however many the fast rounds took.
+    standin.script("gpt-4o", *[steps.ok(latency_s=0.1)] * 100, *[steps.ok(latency_s=1.0)] * 160)
+    calls = run(standin, [req(key=i) for i in range(260)], concurrency=None)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    assert report.cuts_latency >= 1 and report.final < report.highest
+
+
+def test_a_provider_that_starts_queueing_is_backed_off_from(standin):
+    # After 40 answers the provider works on 4 requests at a time: past that each waits its turn,
+    # so latency grows with what we send while the answers per second do not.
+    standin.latency_s = 0.1
+    answered = []
+
+    def count(call):
+        answered.append(call.key)
+        if len(answered) == 40:
+            standin.capacity = 4
+
+    calls = run(standin, [req(key=i) for i in range(200)], concurrency=None, on_result=count)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    assert report.cuts_latency >= 1 and report.final < report.highest
+
+
+def test_a_burst_of_429s_loses_no_call(standin):
+    standin.latency_s = 0.05
+    standin.rate_limit_for(0.5, retry_after=0.3)
+    calls = run(standin, [req(spec, key=i) for i, spec in enumerate(PANEL * 10)], concurrency=None, max_retries=0)
+    assert all(c.ok for c in calls) and len(calls) == 30
+    assert calls.report.rate_limited_calls > 0 and calls.report.failed == 0
+
+
+def test_a_ceiling_is_never_passed(standin):
+    standin.latency_s = 0.05
+    calls = run(standin, [req(key=i) for i in range(80)], concurrency=8)
+    assert all(c.ok for c in calls)
+    [report] = calls.report.providers.values()
+    assert not report.adaptive and report.highest == 8 and standin.max_in_flight == 8
+
+
+def test_a_call_session_gives_its_deadline_and_sums_its_runs(standin):
+    standin.set_default("gpt-4o", steps.rate_limited(retry_after=0.05))
+    with prov.call_session(deadline_s=0.3) as session:
+        first = run(standin, [req(key=1)], concurrency=None)
+        second = run(standin, [req(key=2)], concurrency=None)
+    for [call] in (first, second):
+        assert call.error_message.endswith(" the 0.3s deadline)") and call.rate_limited >= 2
+    openai = session.report.providers["openai"]
+    assert openai.calls == 2 and openai.failed == 2
+    assert openai.rate_limited_responses == first[0].rate_limited + second[0].rate_limited
 
 
 def test_results_keep_request_order_and_on_result_sees_each_as_it_finishes(standin):
@@ -377,8 +468,8 @@ def test_an_on_result_failure_stops_the_run_and_propagates(standin):
 
 def test_one_client_per_provider_per_run(standin, monkeypatch):
     made = []
-    real = prov._make_client
-    monkeypatch.setattr(prov, "_make_client", lambda cfg, t: made.append(cfg.provider) or real(cfg, t))
+    real = sdks.make_client
+    monkeypatch.setattr(sdks, "make_client", lambda cfg, t: made.append(cfg.provider) or real(cfg, t))
     run(standin, [req(spec) for spec in PANEL * 3])
     assert sorted(made) == ["anthropic", "google", "openai"]
 
@@ -417,12 +508,40 @@ def test_api_keys_never_appear_in_results_errors_or_logs(standin, caplog):
     for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro", "m"):
         standin.script(model, steps.error(401, "Incorrect API key provided.", echo_key=True))
         standin.script(model, steps.server_error(500))
-    calls = run(standin, [req(s) for s in PANEL + ["compat:m"]] * 2, concurrency=1, max_retries=0)
+    calls = run(standin, [req(s) for s in PANEL + ["compat:m"]] * 2, concurrency=1, max_retries=0, deadline_s=0)
     assert [c.error_kind for c in calls] == ["provider_error"] * 8
     assert "Key provided: ***" in calls[0].error_message
     blob = " ".join(repr(c) + str(c.error_message) for c in calls) + caplog.text
     for key in FAKE_KEYS.values():
         assert key not in blob and key[-8:] not in blob
+
+
+# --- lazy SDKs ---------------------------------------------------------------------------
+
+_PANEL_IN_A_PROCESS = """
+import asyncio, json, sys
+from evalledger.judges.panel import parse_panel
+from evalledger.judges.providers import JudgeRequest, run_calls
+before = sorted(m for m in ("openai", "anthropic") if m in sys.modules)
+calls = asyncio.run(run_calls([JudgeRequest(s, system="s", user="u") for s in parse_panel(sys.argv[1])], timeout_s=5))
+print(json.dumps({"before": before, "after": sorted(m for m in ("openai", "anthropic") if m in sys.modules),
+                  "ok": all(c.ok for c in calls)}))
+"""
+
+
+@pytest.mark.parametrize("panel, sdks_imported", [
+    ("openai:gpt-4o,google:gemini-1.5-pro", ["openai"]),
+    ("openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro", ["anthropic", "openai"]),
+])
+def test_a_panel_imports_only_its_providers_sdks_and_only_when_it_calls_them(standin, panel, sdks_imported):
+    import json
+    import os
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _PANEL_IN_A_PROCESS, panel], capture_output=True, text=True,
+                          env={**os.environ, **standin.env(), "PYTHONPATH": _ROOT}, timeout=120, check=True)
+    seen = json.loads(done.stdout)
+    assert seen == {"before": [], "after": sdks_imported, "ok": True}, done.stderr
 
 
 # --- pricing and budget ------------------------------------------------------------------

@@ -43,19 +43,23 @@ def write_jsonl(path: Path, rows: list) -> Path:
 
 
 @pytest.mark.parametrize("row, message", [
-    (take(weight="high"), "field 'weight': must be a number from 0 to 1, got \"high\""),
-    (take(weight=1.5), "field 'weight': must be a number from 0 to 1, got 1.5"),
-    (take(weight=True), "field 'weight': must be a number from 0 to 1, got true"),
-    (take(since="last year"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"last year\""),
-    (take(since="2026-02-30"), "field 'since': must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-02-30\""),
-    (take(kind="Big Bet"), "field 'kind': must be a lowercase word"),
-    (take(slug="two words"), "field 'slug': must not contain whitespace"),
-    (take(claim="  "), "field 'claim': must not be blank"),
-    (take(holder=7), "field 'holder': must be a string, got 7"),
-    ({k: v for k, v in take().items() if k != "source"}, "field 'source': missing"),
-    (take(extra=1), "field 'extra': unknown field"),
+    (take(weight="high"), "$.weight: must be a number from 0 to 1, got \"high\""),
+    (take(weight=1.5), "$.weight: must be a number from 0 to 1, got 1.5"),
+    (take(weight=True), "$.weight: must be a number from 0 to 1, got true"),
+    (take(since="last year"), "$.since: must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"last year\""),
+    (take(since="2026-02-30"), "$.since: \"2026-02-30\" is not a date (YYYY-MM-DD)"),  # the door's
+    (take(since="2026-13"), "$.since: must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-13\""),
+    ('{"slug": "a/b", "slug": "a/c"}', "$.slug: key \"slug\" given twice in one object"),
+    ('{"weight": NaN}', "NaN is not a number (JSON has no NaN or Infinity)"),
+    (take(claim="a\u0000b"), "$.claim: a NUL character, which no text field can hold"),
+    (take(kind="Big Bet"), "$.kind: must be a lowercase word"),
+    (take(slug="two words"), "$.slug: must not contain whitespace"),
+    (take(claim="  "), "$.claim: must not be blank"),
+    (take(holder=7), "$.holder: must be a string, got 7"),
+    ({k: v for k, v in take().items() if k != "source"}, "$.source: missing"),
+    (take(extra=1), "$.extra: unknown field"),
     ("[1, 2]", "expected a JSON object, got list"),
-    ("{not json", "not JSON: Expecting property name enclosed in double quotes (column 2)"),
+    ("{not json", "column 2: not JSON: Expecting property name enclosed in double quotes"),
 ])
 def test_a_bad_line_is_named_by_file_line_and_field(tmp_path, row, message):
     path = write_jsonl(tmp_path / "takes.jsonl", [take(), "", row])
@@ -68,7 +72,7 @@ def test_a_bad_line_is_named_by_file_line_and_field(tmp_path, row, message):
 
 def test_further_bad_lines_are_counted_on_the_one_error_line(tmp_path):
     path = write_jsonl(tmp_path / "takes.jsonl", [take(weight=2), take(), take(since="x"), take(kind="")])
-    with pytest.raises(EvalledgerError, match=r":1: field 'weight'.* \(and 2 more bad lines\)$"):
+    with pytest.raises(EvalledgerError, match=r":1: \$.weight.* \(and 2 more bad lines\)$"):
         takes.read_file(path)
 
 
@@ -218,13 +222,27 @@ def test_the_shipped_schema_is_valid_and_accepts_the_seed_shape():
         jsonschema.validate(sample_receipt(ts="2026-05-09 22:00:00"), SCHEMA)
 
 
-def test_check_refuses_unknown_versions_and_names_missing_fields():
-    with pytest.raises(EvalledgerError, match=r"r.json: field 'schema_version': unsupported receipt schema_version 2"):
-        receipts.check(sample_receipt(schema_version=2), "r.json")
+def test_check_refuses_unknown_versions_and_names_missing_fields_by_line_and_path():
+    from evalledger.core import reader
+
+    def check(receipt):
+        return receipts.check(reader.parse_json(json.dumps(receipt, indent=2), "r.json"))
+
+    text = json.dumps(sample_receipt(schema_version=2), indent=2).splitlines()
+    line = next(n for n, t in enumerate(text, 1) if t.startswith('  "schema_version"'))
+    with pytest.raises(EvalledgerError, match=rf"^r.json:{line}: \$.schema_version: unsupported receipt schema_version 2"):
+        check(sample_receipt(schema_version=2))
     broken = sample_receipt()
     del broken["verdictMessage"]
-    with pytest.raises(EvalledgerError, match=r"r.json: field 'verdictMessage': missing"):
-        receipts.check(broken, "r.json")
+    with pytest.raises(EvalledgerError, match=r"^r.json:1: \$.verdictMessage: missing"):
+        check(broken)
+    broken = sample_receipt()
+    del broken["corpus"]["corpus_sha8"]
+    line = json.dumps(broken, indent=2).splitlines().index('  "corpus": {') + 1
+    with pytest.raises(EvalledgerError, match=rf"^r.json:{line}: \$.corpus.corpus_sha8: missing"):
+        check(broken)
+    with pytest.raises(EvalledgerError, match=r"^r.json:1: a receipt is a JSON object"):
+        check([1])
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path):
@@ -292,8 +310,24 @@ def test_compare_flags_drops_past_the_threshold_and_warns_on_fingerprints():
     assert trend.compare(base, now, 0.7).regressed == []
 
 
-def test_shas_parse_from_a_file_name():
-    assert takes_quality.parse_shas("/x/takes-quality-aaaaaaaa-bbbbbbbb-cccccccc-dddddddd.json") == \
-        ("aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd")
+def test_from_db_parses_a_file_name_a_recorded_one_and_a_run_id():
+    shas = ("aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd")
+    assert takes_quality.parse_from_db("/x/takes-quality-aaaaaaaa-bbbbbbbb-cccccccc-dddddddd.json") == \
+        (shas, "live", None)
+    assert takes_quality.parse_from_db("takes-quality-aaaaaaaa-bbbbbbbb-cccccccc-dddddddd.recorded.json") == \
+        (shas, "recorded", None)
+    assert takes_quality.parse_from_db("42") == (None, "live", 42)
     with pytest.raises(EvalledgerError, match="four 8-hex fingerprints"):
-        takes_quality.parse_shas("abc")
+        takes_quality.parse_from_db("abc")
+
+
+def test_a_sample_streamed_from_files_is_the_sample_of_the_takes_in_memory(tmp_path):
+    import random as rnd
+
+    corpus = [takes.Take(f"p{n % 3}/{n}", "take", "ann", 0.5, "2026", "notes", f"claim {n}") for n in range(300)]
+    rnd.Random(1).shuffle(corpus)
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({f: getattr(t, f) for f in takes.FIELDS}) + "\n" for t in corpus + corpus[:20]))
+    for seed, limit, prefix in ((7, 10, None), (8, 50, "p1"), (9, 500, None)):
+        assert takes.sample_path(path, seed=seed, limit=limit, slug_prefix=prefix) == \
+            takes.sample_takes(corpus, seed=seed, limit=limit, slug_prefix=prefix)

@@ -111,7 +111,14 @@ def test_the_documented_cap_is_the_default(tmp_path):
 
 @pytest.mark.parametrize("make, message", [
     (lambda p: str(p / "absent"), "absent: no such file or directory"),
-    (lambda p: (p / "b.bin").write_bytes(b"\xff\xfe") and str(p / "b.bin"), "not a UTF-8 text file"),
+    (lambda p: (p / "b.bin").write_bytes(b"\xff\xfe") and str(p / "b.bin"),
+     r"b.bin:1: not text the judges can read \(byte 0xFF, not UTF-8 at column 1\)"),
+    (lambda p: (p / "l.txt").write_bytes("ok\nun caf\xe9\n".encode("latin-1")) and str(p / "l.txt"),
+     r"l.txt:2: not text the judges can read \(byte 0xE9, not UTF-8 at column 7\)"),
+    (lambda p: (p / "n.txt").write_bytes(b"a\nb\nc\x00d") and str(p / "n.txt"),
+     r"n.txt:3: not text the judges can read \(a NUL byte at column 2\)"),
+    (lambda p: (p / "c.txt").write_bytes(b"ok\n\xc3") and str(p / "c.txt"),
+     r"c.txt:2: not text the judges can read \(byte 0xC3, not UTF-8 at column 1\)"),
 ])
 def test_unreadable_work_products_are_named(tmp_path, make, message):
     with pytest.raises(EvidenceError, match=message):
@@ -147,7 +154,10 @@ def test_a_directory_past_the_cap_is_counted_whole_and_cut_visibly(tmp_path):
 
 
 def test_binary_stdin_is_refused_and_text_stdin_is_read_as_bytes():
-    with pytest.raises(EvidenceError, match="standard input is not UTF-8 text"):
+    with pytest.raises(EvidenceError, match=r"^--work-product -: standard input, line 1: not text the judges can "
+                                            r"read \(a NUL byte at column 3\)$"):
         gather("-", stdin=io.TextIOWrapper(io.BytesIO(b"\xff\xfe\x00")))
+    with pytest.raises(EvidenceError, match=r"standard input, line 2: .*\(byte 0xE9, not UTF-8 at column 4\)$"):
+        gather("-", stdin=io.TextIOWrapper(io.BytesIO("x\ncaf\xe9".encode("latin-1"))))
     ev = gather("-", stdin=io.TextIOWrapper(io.BytesIO("créé\n".encode())))
     assert ev.text == "créé\n" and ev.total_chars == 5

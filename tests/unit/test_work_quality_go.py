@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evalledger.suites.work_quality import snapshot as s
+from evalledger.suites.work_quality import go_json, snapshot as s
 from evalledger.suites.work_quality.history import SnapshotStore
 from evalledger.suites.work_quality.snapshot import DIMENSIONS, Aggregate, Delta, JudgeVerdict, Metrics, Snapshot
 
@@ -138,4 +138,4 @@ def test_the_shipped_go_history_is_what_the_seeds_code_writes_and_we_read_it_ide
     for rel in written:
         assert (tmp_path / rel).read_bytes() == (GO_HISTORY / rel).read_bytes()
         # Our reader and writer reproduce Go's file, nanoseconds and float64 deltas included.
-        assert s.dumps_bytes(s.loads((GO_HISTORY / rel).read_text())) == (GO_HISTORY / rel).read_bytes()
+        assert go_json.dumps_bytes(s.loads((GO_HISTORY / rel).read_text())) == (GO_HISTORY / rel).read_bytes()

@@ -83,7 +83,7 @@ def ledger(module_dsn, admin, web_reviewers, tmp_path_factory) -> Ledger:
         if number == 2:
             row["hallucinations_detected"] = 1
 
-    recorded = {"question_catalog_version": "v27-2026Q1"}  # a catalog not loaded: its questions are the file's
+    recorded = {}  # each run on a catalog of its own questions, loaded as the owner
     hot = record_run(runner, other, count=6, bend=fail_one, **recorded).eval_run_id
     failing = record_run(runner, other, count=6, bend=lambda n, row: row.update(staleness_correctly_recognized=False)
                          if n == 1 else None, **recorded).eval_run_id

@@ -113,7 +113,9 @@ def test_a_question_changed_since_it_was_shown_is_not_overwritten(web, signed_in
     other_window = client(web.base)
     other_window.sign_in(REVIEWER_ROLE)
     mine = signed_in.http.get(path_of(web.open_a, "EVAL-Q04")).text
-    theirs = post_save(other_window, web.open_a, "EVAL-Q04", narrative_coherence_rating="2", total_claims="4")
+    # 4 claims, one of them unsupported: no more supported claims than the answer lists.
+    theirs = post_save(other_window, web.open_a, "EVAL-Q04", narrative_coherence_rating="2", total_claims="4",
+                       hallucinations_detected="1")
     assert theirs.status_code == 303
     refused = post_save(signed_in, web.open_a, "EVAL-Q04", mine, narrative_coherence_rating="5", total_claims="3")
     assert refused.status_code == 409

@@ -9,7 +9,7 @@ import click
 
 from . import db, output, queries
 from .errors import DatabaseRefusal, EvalledgerError
-from .options import When, database_option, echo_listing, format_options
+from .options import ROW_ID, When, database_option, echo_listing, format_options
 
 
 # -- db ------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def hold_add(brain, run, held_from, held_to, reason, quiet):
 
 
 @hold_group.command("release")
-@click.argument("hold_id", type=click.IntRange(min=1))
+@click.argument("hold_id", type=ROW_ID)
 @click.option("--reason", required=True, help="Why the hold ends (the matter closed, the request withdrawn).")
 @database_option
 def hold_release(hold_id, reason):

@@ -37,6 +37,7 @@ def database_url(start: bool = True) -> str:
     """--database-url, else DATABASE_URL, else the embedded server (started on demand)."""
     url = _explicit_url or os.environ.get("DATABASE_URL")
     if url:
+        _check_url(url)
         return url
     from .embedded import EmbeddedServer
 
@@ -51,15 +52,30 @@ def describe(url: str) -> str:
     return f"{info.get('user', '')}@{host}:{info.get('port', 5432)}/{info.get('dbname', '')}"
 
 
+def _check_url(url: str) -> None:
+    """A connection string libpq can read, or a message naming where it came from."""
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        source = "--database-url" if _explicit_url == url else "DATABASE_URL"
+        detail = " ".join(str(exc).split())
+        raise EvalledgerError(f"{source}: not a PostgreSQL connection string ({detail}): expected "
+                              "postgresql://USER@HOST:PORT/DBNAME or 'host=... dbname=...'") from None
+
+
 def unreachable(url: str, exc: psycopg.OperationalError) -> EvalledgerError:
-    """A failed connection as one line naming the server (never its password)."""
+    """A failed connection as one line naming the server (never its password) and what to check."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    return EvalledgerError(f"cannot reach the database at {describe(url)}: {lines[0] if lines else type(exc).__name__}")
+    hint = ("start it with `evalledger db up`" if not (_explicit_url or os.environ.get("DATABASE_URL"))
+            else "check that it runs and that DATABASE_URL (or --database-url) names it")
+    return EvalledgerError(f"cannot reach the database at {describe(url)}: "
+                           f"{lines[0] if lines else type(exc).__name__}; {hint}")
 
 
 def connect(url: str | None = None, *, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
     """Open a connection, acting as the named application role when one is given."""
     url = url or database_url()
+    _check_url(url)
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
     except psycopg.OperationalError as exc:
@@ -99,10 +115,33 @@ def transaction(role: str | None = None, url: str | None = None) -> Iterator[psy
         conn.close()
 
 
-def explain(exc: psycopg.Error) -> DatabaseRefusal:
-    """A database error as one line a person understands."""
+# The connection is gone: the server went away, was stopped, or the network dropped.
+_LOST = ("57P01", "57P02", "57P03")
+# A name the code asks for is missing: the database's schema is older than this evalledger.
+_UNMIGRATED = ("42P01", "42703", "42883", "3F000")
+
+
+def connection_lost(exc: psycopg.Error) -> bool:
+    """True when exc says the connection itself is gone (not a statement the server refused)."""
+    state = exc.diag.sqlstate
+    if isinstance(exc, psycopg.OperationalError) and state is None:
+        return True
+    return state is not None and (state.startswith("08") or state in _LOST)
+
+
+def explain(exc: psycopg.Error, next_step: str | None = None) -> DatabaseRefusal:
+    """A database error as one line a person understands, with what to do next where there is
+    something to do: a lost connection says how to carry on (next_step, when the command knows
+    better), a schema older than the code says to migrate."""
     diag = exc.diag
     message = " ".join((diag.message_primary or str(exc)).split())
+    if connection_lost(exc):
+        return DatabaseRefusal(f"the database connection was lost ({message}): once it is back (`evalledger "
+                               f"doctor` checks), {next_step or 'run the command again'}", diag.sqlstate)
+    if diag.sqlstate in _UNMIGRATED and ("evalledger" in message or diag.schema_name == SCHEMA
+                                         or diag.sqlstate != "42883"):
+        return DatabaseRefusal(f"{message}: the database is not migrated, or its schema is older than this "
+                               "evalledger: run `evalledger db migrate`", diag.sqlstate)
     where = []
     if diag.table_name:
         where.append(f"table {diag.table_name}")
@@ -112,4 +151,5 @@ def explain(exc: psycopg.Error) -> DatabaseRefusal:
         where.append(f"constraint {diag.constraint_name}")
     detail = f" ({', '.join(where)})" if where else ""
     hint = f"; {diag.message_hint}" if diag.message_hint else ""
-    return DatabaseRefusal(f"{message}{detail}{hint} [SQLSTATE {diag.sqlstate}]", diag.sqlstate, diag.constraint_name)
+    state = f" [SQLSTATE {diag.sqlstate}]" if diag.sqlstate else ""
+    return DatabaseRefusal(f"{message}{detail}{hint}{state}", diag.sqlstate, diag.constraint_name)

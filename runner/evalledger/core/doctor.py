@@ -53,17 +53,26 @@ class Finding:
     detail: str
 
 
+# Every role the ledger makes: the six that commands act as, the code role that owns the schema and
+# the retention role that alone purges. These three own or delete: none may log in.
+ALL_ROLES = (*db.ROLES.values(), CODE_ROLE, RETENTION_ROLE)
+NOLOGIN_ROLES = ("evalledger_owner", CODE_ROLE, RETENTION_ROLE)
+
+
 def _roles(conn: psycopg.Connection) -> list[Finding]:
-    rows = {r[0]: r[1:] for r in conn.execute(queries.get("doctor_roles"), {"roles": list(db.ROLES.values())})}
-    missing = [r for r in db.ROLES.values() if r not in rows]
+    rows = {r[0]: r[1:] for r in conn.execute(queries.get("doctor_roles"), {"roles": list(ALL_ROLES)})}
+    missing = [r for r in ALL_ROLES if r not in rows]
     if missing:
         return [Finding("fail", "roles", f"missing: {', '.join(missing)}")]
-    risky = [name for name, (sup, bypass, _) in rows.items() if sup or bypass]
+    risky = [name for name in ALL_ROLES if rows[name][0] or rows[name][1]]
     if risky:
         return [Finding("fail", "roles", f"superuser or BYPASSRLS: {', '.join(risky)}")]
-    if rows["evalledger_owner"][2]:
-        return [Finding("fail", "roles", "evalledger_owner can log in; it should be NOLOGIN")]
-    return [Finding("ok", "roles", "all six present; none superuser or BYPASSRLS; owner NOLOGIN")]
+    logins = [name for name in NOLOGIN_ROLES if rows[name][2]]
+    if logins:
+        return [Finding("fail", "roles", f"can log in: {', '.join(logins)}; "
+                                         f"{'it' if len(logins) == 1 else 'each'} should be NOLOGIN")]
+    return [Finding("ok", "roles", f"all {len(ALL_ROLES)} present; none superuser or BYPASSRLS; "
+                                   f"{', '.join(NOLOGIN_ROLES)} NOLOGIN")]
 
 
 # The application roles commands act as (SET ROLE); a reviewer acts as its own login role.
@@ -172,6 +181,16 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
     return [Finding("ok", "event triggers", "DDL allow-list and DROP guards present, ENABLE ALWAYS")]
 
 
+def _large_objects(conn: psycopg.Connection) -> list[Finding]:
+    """Any login may store large objects (outside every ledger table) unless a superuser revoked
+    their creation, as migration 0005 does where it can: quiet when revoked."""
+    creators = [r[0] for r in conn.execute(queries.get("doctor_large_object_creation"))]
+    if not creators:
+        return []
+    return [Finding("warn", "large objects", f"PUBLIC may still call {', '.join(creators)}: any login can store data "
+                                             "outside the ledger; a superuser revokes it (REVOKE EXECUTE ... FROM PUBLIC)")]
+
+
 def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
     """Seed 001: warn when captures failed in the last 24 hours, with a count per reason.
 
@@ -248,5 +267,6 @@ def diagnose(url: str) -> list[Finding]:
         findings += _code(conn)
         findings += _event_triggers(conn)
         findings += _journal(conn)
+        findings += _large_objects(conn)
         findings += _capture_failures(conn)
     return findings

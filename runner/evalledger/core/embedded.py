@@ -165,8 +165,15 @@ class EmbeddedServer:
 
     @contextlib.contextmanager
     def _locked(self):
-        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with open(self.lockfile, "a") as handle:
+        try:
+            self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+            handle = open(self.lockfile, "a")
+        except OSError as exc:
+            raise EvalledgerError(
+                f"EVALLEDGER_HOME={self.home}: cannot write its lock file {self.lockfile.name} "
+                f"({exc.strerror or exc}): make the folder writable, point EVALLEDGER_HOME at one that is, "
+                "or set DATABASE_URL to use another PostgreSQL") from None
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield

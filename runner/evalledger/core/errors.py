@@ -26,23 +26,3 @@ class DatabaseRefusal(EvalledgerError):
         super().__init__(message)
         self.sqlstate = sqlstate
         self.constraint = constraint
-
-
-def read_user_text(path, what: str = "file") -> str:
-    """A file the user named, or an EvalledgerError that names it and says what went wrong."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalledgerError(f"{path}: no such {what}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalledgerError(f"{path}: cannot read: {exc}") from None
-
-
-def load_user_json(path, what: str = "file"):
-    """A JSON file the user named; a syntax error names the file and line."""
-    import json
-
-    try:
-        return json.loads(read_user_text(path, what))
-    except json.JSONDecodeError as exc:
-        raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None

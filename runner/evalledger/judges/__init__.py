@@ -1,9 +1,13 @@
 """The judge layer every judged suite shares: model specs, providers, pricing, the panel, JSON repair.
 
-Import order has no cycles: specs <- pricing <- providers <- panel; repair stands alone. Only
-providers and panel import the provider SDKs (slow to import), so commands import them late.
+Import order has no cycles: specs <- pricing <- context <- limits <- sdks <- providers <- panel; repair stands
+alone. Only sdks imports the provider SDKs (slow to import), and only when a run first calls their
+provider, so importing any of these modules is cheap.
 """
 
 # Where a judge's reply comes from: a live call, or the replies recorded with evalledger.
 LIVE, RECORDED = "live", "recorded"
 JUDGE_MODES = ("auto", LIVE, RECORDED)
+
+# How long a call keeps retrying 429s and 5xx, from its first attempt (--deadline).
+DEFAULT_DEADLINE_S = 600

@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from evalledger.core.errors import EvalledgerError
 from .repair import repair_json
-from . import LIVE, RECORDED
+from . import LIVE, RECORDED, sdks
 from .pricing import Budget
-from .providers import JudgeCall, JudgeRequest, run_calls
+from .providers import CallResults, JudgeCall, JudgeRequest, run_calls
 from .specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
 
 # Each judged suite ships its recorded replies as this file of its own package.
@@ -88,6 +88,9 @@ def resolve_modes(specs: Iterable[ModelSpec], suite: str, mode: str = "auto",
         if mode == RECORDED and not recorded:
             raise EvalledgerError(f"--judges recorded: no recorded replies for {spec.spec} in {RECORDED_FILE}")
         modes[spec.spec] = RECORDED if mode == RECORDED else LIVE
+    # The run will call these providers: their SDKs start importing now, in a background thread,
+    # while the command reads its input and opens its run (seconds saved before the first call).
+    sdks.preload([sdks.sdk_of(s.provider) for s in specs if modes[s.spec] == LIVE])
     return modes
 
 
@@ -97,8 +100,9 @@ def describe_modes(specs: Sequence[ModelSpec], modes: Mapping[str, str]) -> str 
     if not recorded:
         return None
     if len(recorded) == len(specs):
+        # Recorded replies judge only when asked for by name (resolve_modes): that is the reason.
         return ("judges: recorded replies shipped with evalledger, not live calls "
-                "(no API keys in the environment; set them for live judges)")
+                "(asked for with --judges recorded; leave it out for live judges)")
     return f"judges: recorded replies for {', '.join(recorded)} (no API key), live calls for the rest"
 
 
@@ -119,23 +123,29 @@ async def run_panel(
     *,
     suite: str,
     on_result: Callable[[JudgeCall], Any],
-    concurrency: int,
+    concurrency: int | None = None,
     timeout_s: float,
-    max_retries: int,
+    max_retries: int = 3,
     budget: Budget | None,
-) -> list[JudgeCall]:
-    """Recorded replies first (instant), then the live calls concurrently; each result goes to
-    on_result as it arrives."""
+    deadline_s: float | None = None,
+    on_start: Callable[[JudgeRequest], Any] | None = None,
+) -> CallResults:
+    """Recorded replies first (instant), then the live calls (run_calls: concurrency None adapts
+    per provider, N is a ceiling); each result goes to on_result as it arrives, and each live call
+    to on_start just before it is sent. The results' `report` says what the live calls met (rate
+    limits, waits, limits in flight)."""
     recorded = [r for r in requests if modes[r.spec.spec] == RECORDED]  # type: ignore[union-attr]
     live = [r for r in requests if modes[r.spec.spec] == LIVE]  # type: ignore[union-attr]
-    results = []
+    results = CallResults()
     for index, req in enumerate(recorded):
         call = recorded_call(req, index, suite)
         on_result(call)
         results.append(call)
     if live:
-        results += await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                                   budget=budget, on_result=on_result)
+        made = await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                               budget=budget, on_result=on_result, deadline_s=deadline_s, on_start=on_start)
+        results += made
+        results.report = made.report
     return results
 
 

@@ -1,26 +1,25 @@
-"""Judge calls through the official SDKs: retry, timeout, structured output, budget."""
+"""Judge calls through the official SDKs: an adaptive limit per provider, retries until a
+deadline, timeouts, structured output, budget."""
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import functools
+import contextlib
+import contextvars
 import inspect
-import json
 import logging
+import math
 import random
 import re
-import ssl
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
-
-import anthropic
-import openai
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from evalledger.core.errors import EvalledgerError
-from .repair import repair_json
-from .specs import _NO_KEY, _PROVIDERS, ModelSpec, ProviderConfig, _as_spec, provider_config
+from . import DEFAULT_DEADLINE_S
+from . import sdks
+from .limits import ADAPTIVE_CEILING, ADAPTIVE_START, CONGESTION_STATUSES, AdaptiveLimit, CallReport, Gate
+from .specs import _NO_KEY, ModelSpec, _as_spec, provider_config
 from .pricing import Budget, cost_of, estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -28,27 +27,8 @@ log = logging.getLogger(__name__)
 PROVIDER_ERROR = "provider_error"
 BUDGET_EXHAUSTED = "budget_exhausted"
 
-# A Retry-After longer than this is a quota, not a hiccup: give up rather than stall the run.
-MAX_RETRY_AFTER_S = 60.0
 MAX_BACKOFF_S = 8.0
 _MESSAGE_MAX = 300
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    # The SDKs' own default (httpx2's), built once: loading the CA store costs ~50 ms of
-    # CPU per client, which would stall the event loop at the start of every run.
-    import httpx2  # the HTTP stack both SDKs are built on
-
-    return httpx2.create_ssl_context()
-
-
-def _make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
-    sdk = anthropic if _PROVIDERS[cfg.provider].sdk == "anthropic" else openai
-    client_class = anthropic.AsyncAnthropic if sdk is anthropic else openai.AsyncOpenAI
-    # max_retries=0: the retry policy and the attempt count are ours, not the SDK's.
-    return client_class(api_key=cfg.api_key, base_url=cfg.base_url, max_retries=0, timeout=timeout_s,
-                        http_client=sdk.DefaultAsyncHttpxClient(verify=_tls_context()))
 
 
 # --- requests and results ----------------------------------------------------------------
@@ -81,7 +61,8 @@ class JudgeCall:
     """What one judge call produced; error_kind is None on success.
 
     latency_ms runs from the first request sent to the outcome, retries and waits
-    included; attempts counts HTTP requests made.
+    included; attempts counts HTTP requests made; rate_limited counts the HTTP 429s among
+    them, and waited_ms the time between a failed attempt and the next one.
     """
 
     spec: ModelSpec
@@ -97,153 +78,50 @@ class JudgeCall:
     structured: bool = False
     key: Hashable | None = None
     index: int = -1
+    rate_limited: int = 0
+    waited_ms: int = 0
 
     @property
     def ok(self) -> bool:
         return self.error_kind is None
 
 
+class CallResults(list):
+    """run_calls' results, in request order (a list), with `report`: what the calls met per provider."""
+
+    report: CallReport
+
+    def __init__(self, calls: Iterable[JudgeCall] = (), report: CallReport | None = None) -> None:
+        super().__init__(calls)
+        self.report = report if report is not None else CallReport()
+
+
+# --- what a command's runs of calls share ------------------------------------------------
+
+
 @dataclass
-class _Reply:
-    text: str
-    parsed: dict | None
-    input_tokens: int
-    output_tokens: int
+class CallSession:
+    """The deadline a command's flags set for its calls, and the report of all its runs of calls."""
+
+    deadline_s: float = DEFAULT_DEADLINE_S
+    report: CallReport = field(default_factory=CallReport)
 
 
-class _AttemptError(Exception):
-    """An attempt failed; retryable says whether another attempt may help."""
-
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None, retry_after: float | None = None):
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
-        self.status = status
-        self.retry_after = retry_after
+_session: contextvars.ContextVar[CallSession | None] = contextvars.ContextVar("evalledger_call_session", default=None)
 
 
-# --- one attempt -------------------------------------------------------------------------
-
-
-def _schema_name(schema: dict) -> str:
-    title = schema.get("title")
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", title)[:64] if isinstance(title, str) and title else ""
-    return name or "verdict"
-
-
-async def _attempt_openai(client: Any, spec: ModelSpec, req: JudgeRequest, structured: bool) -> _Reply:
-    messages = []
-    if req.system:
-        messages.append({"role": "system", "content": req.system})
-    messages.append({"role": "user", "content": req.user})
-    kwargs: dict[str, Any] = {"model": spec.model, "messages": messages}
-    # OpenAI deprecated max_tokens (its reasoning models refuse it); compatible servers
-    # (Gemini, vLLM, Ollama) all understand max_tokens.
-    kwargs["max_completion_tokens" if spec.provider == "openai" else "max_tokens"] = req.max_output_tokens
-    if req.temperature is not None:
-        kwargs["temperature"] = req.temperature
-    if structured:
-        kwargs["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": _schema_name(req.json_schema), "schema": req.json_schema, "strict": True},
-        }
-    resp = await client.chat.completions.create(**kwargs)
-    message = resp.choices[0].message if resp.choices else None
-    text = (message.content or getattr(message, "refusal", None) or "") if message else ""
-    usage = resp.usage
-    return _Reply(
-        text=text,
-        parsed=repair_json(text),
-        input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-        output_tokens=(usage.completion_tokens or 0) if usage else 0,
-    )
-
-
-async def _attempt_anthropic(client: Any, spec: ModelSpec, req: JudgeRequest, structured: bool) -> _Reply:
-    kwargs: dict[str, Any] = {
-        "model": spec.model,
-        "max_tokens": req.max_output_tokens,
-        "messages": [{"role": "user", "content": req.user}],
-    }
-    if req.system:
-        kwargs["system"] = req.system
-    # No temperature: the Messages API of SDK 2.x has no such parameter any more.
-    name = None
-    if structured:
-        # Anthropic's structured output: one tool whose input is the verdict, forced.
-        name = _schema_name(req.json_schema)
-        kwargs["tools"] = [{"name": name, "description": "Record your verdict.", "input_schema": req.json_schema}]
-        kwargs["tool_choice"] = {"type": "tool", "name": name}
-    resp = await client.messages.create(**kwargs)
-    texts: list[str] = []
-    parsed = None
-    for block in resp.content or ():
-        if block.type == "tool_use" and block.name == name and isinstance(block.input, dict):
-            parsed = dict(block.input)
-        elif block.type == "text":
-            texts.append(block.text)
-    text = json.dumps(parsed) if parsed is not None else "".join(texts)
-    usage = resp.usage
-    return _Reply(
-        text=text,
-        parsed=parsed if parsed is not None else repair_json(text),
-        input_tokens=(usage.input_tokens or 0) if usage else 0,
-        output_tokens=(usage.output_tokens or 0) if usage else 0,
-    )
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from retry-after-ms, or Retry-After as seconds or an HTTP date."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
+@contextlib.contextmanager
+def call_session(deadline_s: float = DEFAULT_DEADLINE_S) -> Iterator[CallSession]:
+    """Within it, every run_calls not given a deadline uses this one, and adds what its calls met
+    to the session's report (a command prints it once at the end)."""
+    token = _session.set(CallSession(deadline_s))
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
+        yield _session.get()
+    finally:
+        _session.reset(token)
 
 
-def _error_detail(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
-        if isinstance(inner.get("message"), str):
-            return inner["message"]
-    return str(exc)
-
-
-def _classify(exc: BaseException, timeout_s: float) -> _AttemptError:
-    if isinstance(exc, (openai.APIStatusError, anthropic.APIStatusError)):
-        status = exc.status_code
-        retryable = status in (408, 429) or status >= 500
-        return _AttemptError(
-            f"HTTP {status}: {_error_detail(exc)}",
-            retryable=retryable,
-            status=status,
-            retry_after=_retry_after(getattr(exc.response, "headers", None)),
-        )
-    if isinstance(exc, (TimeoutError, openai.APITimeoutError, anthropic.APITimeoutError)):
-        return _AttemptError(f"timeout after {timeout_s:g}s", retryable=True)
-    if isinstance(exc, (openai.APIConnectionError, anthropic.APIConnectionError)):
-        cause = exc.__cause__ or exc
-        return _AttemptError(f"connection error: {type(cause).__name__}: {cause}", retryable=True)
-    return _AttemptError(f"{type(exc).__name__}: {exc}", retryable=False)
-
+# --- the run -----------------------------------------------------------------------------
 
 _KEY_LIKE = re.compile(r"(sk-[A-Za-z0-9_\-*.]{6,}|AIza[A-Za-z0-9_\-]{10,}|Bearer\s+\S+)")
 
@@ -264,84 +142,113 @@ def _backoff(retry_number: int, base_s: float) -> float:
     return step / 2 + random.uniform(0, step / 2)
 
 
-# --- the run -----------------------------------------------------------------------------
-
-
-async def run_calls(
-    requests: Sequence[JudgeRequest],
-    *,
-    concurrency: int,
-    timeout_s: float,
-    max_retries: int,
-    budget: Budget | None = None,
-    on_result: Callable[[JudgeCall], Any] | None = None,
-    env: Mapping[str, str] | None = None,
-    backoff_base_s: float = 0.5,
-    follow_up_specs: Sequence[ModelSpec] = (),
-) -> list[JudgeCall]:
-    """Make every judge call, at most `concurrency` in flight, and return results in request order.
-
-    Provider failures never raise: the result carries error_kind "provider_error" (or
-    "budget_exhausted" for a call the budget did not allow). Raises EvalledgerError before
-    any call for a missing price (when the budget has a cap) or missing credentials.
-    timeout_s bounds each HTTP attempt; 408/429/5xx, timeouts and connection errors are
-    retried up to max_retries times with jittered exponential backoff (first step
-    backoff_base_s), or after the server's Retry-After; a Retry-After over a minute
-    ends the call instead. The concurrency slot is released while a call waits to
-    retry. A 400/422 to a structured-output request is retried once as plain text, and
-    that model stays on text for the rest of the run. on_result (sync or async) sees
-    each result as it finishes, one at a time; an exception from it cancels the run and
-    propagates. It may return more requests (follow-ups, e.g. the judges of an answer just
-    stored), which join the same pool at once, so no call waits for a whole phase to end;
-    follow_up_specs names the models they may use, checked (price, credentials) with the rest
-    before any call. Results come back in the order the requests were made.
-    """
-    if concurrency < 1:
+def _check(concurrency: int | None, timeout_s: float, max_retries: int, deadline_s: float | None) -> None:
+    if concurrency is not None and concurrency < 1:
         raise EvalledgerError(f"concurrency must be at least 1, got {concurrency}")
     if not timeout_s > 0:
         raise EvalledgerError(f"timeout must be positive, got {timeout_s}")
     if max_retries < 0:
         raise EvalledgerError(f"max_retries must be 0 or more, got {max_retries}")
+    if deadline_s is not None and not (math.isfinite(deadline_s) and deadline_s >= 0):
+        raise EvalledgerError(f"deadline must be 0 or more seconds, got {deadline_s}")
+
+
+async def run_calls(
+    requests: Sequence[JudgeRequest],
+    *,
+    concurrency: int | None = None,
+    timeout_s: float,
+    max_retries: int = 3,
+    budget: Budget | None = None,
+    on_result: Callable[[JudgeCall], Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    backoff_base_s: float = 0.5,
+    follow_up_specs: Sequence[ModelSpec] = (),
+    deadline_s: float | None = None,
+    on_start: Callable[[JudgeRequest], Any] | None = None,
+) -> CallResults:
+    """Make every judge call and return results in request order, with what they met (`.report`).
+
+    Each provider has its own limit on calls in flight (limits.AdaptiveLimit): concurrency=None
+    starts it at 16 and lets it adapt up to 64; concurrency=N starts it at N and makes N its
+    ceiling. Either way it backs off on 429s, 503s and rising latency.
+
+    Provider failures never raise: the result carries error_kind "provider_error" (or
+    "budget_exhausted" for a call the budget did not allow), its message saying why it stopped.
+    Raises EvalledgerError before any call for a missing price (when the budget has a cap) or
+    missing credentials. timeout_s bounds each HTTP attempt. A 429 or 5xx is retried until
+    deadline_s seconds after the call's first attempt (default: the call_session's, else 600),
+    after the server's Retry-After or else a jittered exponential backoff (first step
+    backoff_base_s); a wait that would end past the deadline ends the call instead. Timeouts and
+    connection errors are retried up to max_retries times, within the deadline too. The room in
+    flight is given up while a call waits, and a retry goes ahead of calls not yet started. A
+    400/422 to a structured-output request is retried once as plain text, and that model stays on
+    text for the rest of the run. on_result (sync or async) sees each result as it finishes, one
+    at a time; an exception from it cancels the run and propagates. It may return more requests
+    (follow-ups, e.g. the judges of an answer just stored), which join the same pool at once, so no
+    call waits for a whole phase to end; follow_up_specs names the models they may use, checked
+    (price, credentials) with the rest before any call. on_start (sync) is told of each call just
+    before its first request is sent (a call the budget does not allow is never started), so a
+    caller can record it as started; an exception from it ends the run.
+    """
+    session = _session.get()
+    if deadline_s is None:
+        deadline_s = session.deadline_s if session is not None else DEFAULT_DEADLINE_S
+    _check(concurrency, timeout_s, max_retries, deadline_s)
     if not requests:
-        return []
+        return CallResults()
     specs = [r.spec for r in requests] + list(follow_up_specs)
     if budget is not None and budget.cap_usd is not None:
         budget.check_prices(dict.fromkeys(specs))
     configs = {s.provider: provider_config(s.provider, env) for s in specs}
     secrets = [c.api_key for c in configs.values() if c.api_key != _NO_KEY]
+    sdks.preload([sdks.sdk_of(provider) for provider in configs])  # in the order of first need
 
-    clients: dict[str, Any] = {}  # one per provider per run, made on first use
+    gates = {provider: Gate(AdaptiveLimit(provider, start=concurrency or ADAPTIVE_START,
+                                          ceiling=concurrency or ADAPTIVE_CEILING, adaptive=concurrency is None))
+             for provider in configs}
+    clients: dict[str, asyncio.Task] = {}  # one per provider per run, made on first use
     text_only: set[str] = set()  # specs that refused structured output this run
-    semaphore = asyncio.Semaphore(concurrency)
     result_lock = asyncio.Lock()
 
-    def client_for(provider: str) -> Any:
+    def client_for(provider: str) -> asyncio.Task:
         if provider not in clients:
-            clients[provider] = _make_client(configs[provider], timeout_s)
+            # In a thread: the first client of a provider may wait for its SDK's import.
+            clients[provider] = asyncio.ensure_future(asyncio.to_thread(sdks.make_client, configs[provider], timeout_s))
         return clients[provider]
 
-    async def attempt(spec: ModelSpec, req: JudgeRequest, structured: bool) -> _Reply:
-        client = client_for(spec.provider)
-        call = _attempt_anthropic if _PROVIDERS[spec.provider].sdk == "anthropic" else _attempt_openai
+    async def attempt(client: Any, spec: ModelSpec, req: JudgeRequest, structured: bool) -> sdks.Reply:
         try:
             # The SDK's timeout is per phase (connect, read...); this one bounds the whole attempt.
             async with asyncio.timeout(timeout_s):
-                return await call(client, spec, req, structured)
+                return await sdks.attempt(client, spec, req.system, req.user,
+                                          json_schema=req.json_schema if structured else None,
+                                          max_output_tokens=req.max_output_tokens, temperature=req.temperature)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a provider failure, whatever its shape, is a result
-            raise _classify(exc, timeout_s) from None
+            raise sdks.classify(exc, spec.provider, timeout_s) from None
 
     async def one(index: int, req: JudgeRequest) -> JudgeCall:
         spec: ModelSpec = req.spec  # type: ignore[assignment]
         result = JudgeCall(spec=spec, key=req.key, index=index)
+        gate = gates[spec.provider]
+        report = gate.limit.report
+        report.calls += 1
         structured = False
         reservation = None
-        retries = 0
-        started = None
+        retries = 0  # of timeouts and connection errors, which max_retries bounds
+        http_retries = 0  # of 429s and 5xx, which the deadline bounds
+        started = failed_at = None
         try:
+            client = await client_for(spec.provider)
             while True:
-                async with semaphore:
+                epoch = await gate.enter(retry=started is not None)
+                try:
+                    if failed_at is not None:
+                        waited = time.monotonic() - failed_at
+                        result.waited_ms += round(waited * 1000)
+                        report.waited_s += waited
                     if budget is not None and started is None:
                         est_in = estimate_tokens(req.system) + estimate_tokens(req.user)
                         reservation = budget.reserve(spec, est_in, req.max_output_tokens)
@@ -350,42 +257,57 @@ async def run_calls(
                             result.error_message = f"skipped: projected cost of {spec.spec} would pass the budget cap"
                             return result
                     if started is None:
+                        if on_start is not None:
+                            on_start(req)
                         started = time.monotonic()
                         # Decided now, not when queued: another call may have found the model refuses it.
                         structured = req.json_schema is not None and spec.spec not in text_only
                     result.attempts += 1
+                    report.attempts += 1
+                    sent_at = time.monotonic()
                     try:
-                        reply = await attempt(spec, req, structured)
-                    except _AttemptError as err:
+                        reply = await attempt(client, spec, req, structured)
+                    except sdks.AttemptError as err:
                         failure = err
                     else:
                         failure = None
+                    # Told before the room is given up: a limit that grows lets more calls in at once.
+                    if failure is None:
+                        gate.limit.succeeded(epoch, time.monotonic() - sent_at)
+                    elif failure.status in CONGESTION_STATUSES:
+                        gate.limit.congested(epoch, failure.retry_after)
+                    elif failure.retryable:
+                        gate.limit.troubled(epoch)
+                finally:
+                    gate.leave()
                 if failure is None:
                     result.text, result.parsed = reply.text, reply.parsed
                     result.input_tokens, result.output_tokens = reply.input_tokens, reply.output_tokens
                     result.structured = structured
                     return result
+                failed_at = time.monotonic()
                 if structured and failure.status in (400, 422):
                     text_only.add(spec.spec)
                     structured = False
                     log.info("%s refused structured output (%s); retrying as text", spec.spec, failure.status)
                     continue
-                wait = None
-                if failure.retryable and retries < max_retries:
-                    if failure.retry_after is None:
-                        wait = _backoff(retries + 1, backoff_base_s)
-                    elif failure.retry_after <= MAX_RETRY_AFTER_S:
-                        # Never earlier than asked; a little later so a burst of 429s spreads out.
-                        wait = failure.retry_after * random.uniform(1.0, 1.1)
+                if failure.status == 429:
+                    if result.rate_limited == 0:
+                        report.rate_limited_calls += 1
+                    report.rate_limited_responses += 1
+                    result.rate_limited += 1
                 message = _one_line(failure.message, secrets)
+                wait, why_not = _next_wait(failure, http_retries if failure.http_failure else retries,
+                                           max_retries, backoff_base_s, started + deadline_s - failed_at, deadline_s)
                 if wait is None:
                     result.error_kind = PROVIDER_ERROR
-                    if failure.retry_after is not None and failure.retry_after > MAX_RETRY_AFTER_S:
-                        message += f" (Retry-After {failure.retry_after:.0f}s is over {MAX_RETRY_AFTER_S:.0f}s)"
-                    result.error_message = f"{message} (attempt {result.attempts})"
+                    result.error_message = f"{message} (attempt {result.attempts}{why_not})"
                     return result
-                retries += 1
-                log.info("%s: %s; retry %d/%d in %.2fs", spec.spec, message, retries, max_retries, wait)
+                if failure.http_failure:
+                    http_retries += 1
+                else:
+                    retries += 1
+                log.info("%s: %s; retry in %.2fs", spec.spec, message, wait)
                 await asyncio.sleep(wait)
         finally:
             if started is not None:
@@ -393,6 +315,8 @@ async def run_calls(
             result.cost_usd = cost_of(spec, result.input_tokens, result.output_tokens)
             if reservation is not None:
                 budget.settle(reservation, result.cost_usd)
+            if result.error_kind == PROVIDER_ERROR:
+                report.failed += 1
 
     tasks: list[asyncio.Task] = []
 
@@ -420,7 +344,14 @@ async def run_calls(
             failed = next((t for t in done if not t.cancelled() and t.exception() is not None), None)
             if failed is not None:
                 raise failed.exception()
-        return [t.result() for t in tasks]
+        report = CallReport()
+        for gate in gates.values():
+            if gate.limit.report.calls:
+                report.add(gate.limit.report)
+        if session is not None:
+            for provider_report in report.providers.values():
+                session.report.add(provider_report)
+        return CallResults((t.result() for t in tasks), report)
     except BaseException:
         # on_result failed or the run was cancelled: stop every call before closing clients.
         for t in tasks:
@@ -428,5 +359,27 @@ async def run_calls(
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
-        for client in clients.values():
-            await client.close()
+        for made in clients.values():
+            if made.done() and not made.cancelled() and made.exception() is None:
+                await made.result().close()
+            else:
+                made.cancel()
+
+
+def _next_wait(failure: sdks.AttemptError, retried: int, max_retries: int, backoff_base_s: float,
+               left_s: float, deadline_s: float) -> tuple[float | None, str]:
+    """How long to wait before the next attempt, or None and why there is none."""
+    if not failure.retryable:
+        return None, ""
+    if not failure.http_failure and retried >= max_retries:
+        return None, ""  # a timeout or connection error, retried max_retries times already
+    if failure.retry_after is None:
+        wait = _backoff(retried + 1, backoff_base_s)
+    else:
+        # Never earlier than asked; a little later so a burst of 429s spreads out.
+        wait = failure.retry_after * random.uniform(1.0, 1.1)
+    if wait > left_s:
+        if failure.retry_after is not None and 0 < left_s < failure.retry_after:
+            return None, f"; Retry-After {failure.retry_after:g}s is past the {deadline_s:g}s deadline"
+        return None, f"; still failing at the {deadline_s:g}s deadline"
+    return wait, ""

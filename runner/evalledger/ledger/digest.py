@@ -9,8 +9,8 @@ from pathlib import Path
 
 import psycopg
 
-from evalledger.core import db
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core import db, reader
+from evalledger.core.errors import EvalledgerError
 
 from . import check
 from .journal import QUERIES
@@ -64,7 +64,7 @@ def _stamp(value) -> str:
 def load(path: Path) -> dict:
     """A digest file the user named, checked for its shape; a problem names the file."""
     try:
-        digest = json.loads(read_user_text(path, "digest file"), parse_float=Decimal)
+        digest = json.loads(reader.read_text(path, "digest file"), parse_float=Decimal)
     except json.JSONDecodeError as exc:
         raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
     problems = check.check_digest(digest) if isinstance(digest, dict) else ["not a JSON object"]

@@ -5,7 +5,6 @@ stored document)."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core import reader
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.paths import package_path, read_package_text
 from evalledger.core.queries import Queries
 
@@ -67,67 +67,8 @@ def schema() -> dict:
     return json.loads(read_package_text(SCHEMA_FILE, package=__package__))
 
 
-# -- where each value of a JSON text is ------------------------------------------------------------
-
-_WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def json_lines(text: str) -> dict[tuple, int]:
-    """The line each value of a (valid) JSON text starts on, keyed by its path of keys and indexes."""
-    found: dict[tuple, int] = {}
-    newlines = [m.start() for m in re.finditer("\n", text)]
-
-    def line_of(index: int) -> int:
-        lo, hi = 0, len(newlines)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if newlines[mid] < index:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo + 1
-
-    def skip(index: int) -> int:
-        return _WS.match(text, index).end()
-
-    def walk(index: int, path: tuple) -> int:
-        index = skip(index)
-        found[path] = line_of(index)
-        opener = text[index]
-        if opener not in "{[":
-            return _DECODER.raw_decode(text, index)[1]
-        closer, index, position = ("}" if opener == "{" else "]"), skip(index + 1), 0
-        if text[index] == closer:
-            return index + 1
-        while True:
-            if opener == "{":
-                key, index = json.decoder.scanstring(text, index + 1)
-                index = skip(index) + 1  # the colon
-                index = walk(index, (*path, key))
-            else:
-                index = walk(index, (*path, position))
-                position += 1
-            index = skip(index)
-            if text[index] == closer:
-                return index + 1
-            index = skip(index + 1)  # past the comma
-
-    walk(0, ())
-    return found
-
-
-def json_path(path) -> str:
-    """A path of keys and indexes as a JSONPath: $.questions[3].pass_criteria."""
-    out = "$"
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-            out += f".{part}"
-        else:
-            out += f"[{json.dumps(part)}]"
-    return out
+# Where each value of a JSON text is, and its JSONPath: the door's (core/reader.py).
+json_lines, json_path = reader.json_lines, reader.json_path
 
 
 # -- checking a file -------------------------------------------------------------------------------
@@ -181,10 +122,13 @@ def _consistency_problems(document: dict) -> list[tuple[tuple, str]]:
 
 def check_text(text: str, path: Path) -> dict:
     """The catalog document in text, or CatalogError listing every problem with its line and field."""
+    # The door refuses what no catalog field can hold (a key twice, NaN, a NUL, a date that is none).
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(path, [(exc.lineno, f"column {exc.colno}", f"not JSON: {exc.msg}")]) from None
+        document = reader.decode_json(text, str(path))
+    except reader.InputError as exc:
+        if exc.at and exc.at.startswith("column"):  # not JSON: listed like the catalog's other problems
+            raise CatalogError(path, [(exc.line, exc.at, exc.detail)]) from None
+        raise
     problems = _schema_problems(document)
     if isinstance(document, dict):
         problems += _consistency_problems(document)
@@ -202,7 +146,7 @@ def check_text(text: str, path: Path) -> dict:
 
 def check_file(path: Path) -> dict:
     """The catalog document in the file at path, checked whole."""
-    return check_text(read_user_text(path, "catalog file"), path)
+    return check_text(reader.read_text(path, "catalog file"), path)
 
 
 # -- the ledger ------------------------------------------------------------------------------------

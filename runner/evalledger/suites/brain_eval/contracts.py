@@ -27,7 +27,8 @@ from sqlglot.errors import ParseError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.scope import traverse_scope
 
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core import reader
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
 
 QUERIES = Queries(__package__)
@@ -269,7 +270,7 @@ def from_folder(folder: Path, schema: str | None = None) -> Contracts:
         raise EvalledgerError(f"{folder}: no *.sql files")
     views: dict[str, View] = {}
     for path in files:
-        text = read_user_text(path, "view file")
+        text = reader.read_text(path, "view file")
         try:
             statements = [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
         except ParseError as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 
 from evalledger.core import db
-from evalledger.core.errors import read_user_text
+from evalledger.core import reader
 from evalledger.core.paths import package_path
 
 from . import brains, catalog, contracts, harness, reviewing
@@ -61,7 +61,7 @@ def register_demo(url: str) -> None:
     """The demo catalog and brain version, as the owner registers them (once)."""
     with db.transaction("owner", url) as conn:
         catalog.load(conn, catalog.check_file(catalog.demo_catalog_path()), catalog.demo_catalog_path().name)
-        brains.add(conn, system_prompt=read_user_text(prompt_path(), "prompt file"), **DEMO_BRAIN)
+        brains.add(conn, system_prompt=reader.read_text(prompt_path(), "prompt file"), **DEMO_BRAIN)
 
 
 def open_demo_run(url: str, reviewer_role: str, trigger: str = "quarterly"):

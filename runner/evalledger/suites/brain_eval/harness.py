@@ -220,6 +220,8 @@ def _recorded_call(spec: ModelSpec, request: JudgeRequest, index: int) -> JudgeC
 def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict, call: JudgeCall) -> str | None:
     """One answer in its own transaction, as it arrives: the analysis row, then the answer row (the
     database computes its scores). Returns the contract violation, if any."""
+    from evalledger.core import money
+
     parsed, broken = check_answer(call)
     with conn.transaction():
         analysis_id = store.record_analysis(
@@ -230,7 +232,9 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
             sources_read=question["sources"], claims=parsed["claims"] if parsed else [],
             proposed_actions=parsed["proposed_actions"] if parsed else None,
             input_tokens=call.input_tokens, output_tokens=call.output_tokens,
-            token_cost_usd=round(call.cost_usd or 0.0, 4))
+            # Exact: only the run's total is rounded, once, to seed 002's NUMERIC(10,4).
+            token_cost_usd=(money.cost(call.spec, call.input_tokens, call.output_tokens) or 0)
+            if p.mode != RECORDED else 0)
         conn.execute(QUERIES["insert_harness_answer"], {
             "eval_run_id": run_id, "question_id": question["question_id"], "analysis_id": analysis_id,
             "recorded": p.mode == RECORDED, "contract_error": broken, "latency_ms": call.latency_ms,
@@ -407,20 +411,32 @@ def suggestions(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
         return cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
 
 
-def review(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None,
-           as_role: str | None = None, reveal: bool = False) -> list[dict]:
-    """What the reviewer scores from, per answered question (as as_role when given): the question,
-    the answer, its automatic scores and the judges' suggestions. Blind by default: a reviewer sees
-    a question's suggestions only once it asked to see them (reveal=True asks, and the database
-    records it); `suggestions_hidden` says where they are still hidden. Row-level security shows a
-    reviewer its own runs only, so another reviewer's run reads as empty."""
+def reveal(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None,
+           as_role: str | None = None) -> list[str]:
+    """Ask to see the judges' suggestions on a run's answered questions (or one of them), as as_role
+    when given; the database records it. Commit before reading them: the reviewer's policy shows a
+    question's suggestions only once an earlier transaction recorded the reveal (a rolled-back
+    reveal showed nothing). The question ids revealed."""
     if as_role:
         db.set_local_role(conn, as_role)
     with conn.cursor(row_factory=dict_row) as cur:
         found = cur.execute(QUERIES["review_answers"], {"eval_run_id": run_id, "question_id": question_id}).fetchall()
-        if reveal:
-            for row in found:
-                store.show_suggestions(conn, run_id, row["question_id"])
+    for row in found:
+        store.show_suggestions(conn, run_id, row["question_id"])
+    return [row["question_id"] for row in found]
+
+
+def review(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None,
+           as_role: str | None = None) -> list[dict]:
+    """What the reviewer scores from, per answered question (as as_role when given): the question,
+    the answer, its automatic scores and the judges' suggestions. Blind by default: a reviewer sees
+    a question's suggestions only once a committed reveal recorded that it asked (reveal, in an
+    earlier transaction); `suggestions_hidden` says where they are still hidden. Row-level security
+    shows a reviewer its own runs only, so another reviewer's run reads as empty."""
+    if as_role:
+        db.set_local_role(conn, as_role)
+    with conn.cursor(row_factory=dict_row) as cur:
+        found = cur.execute(QUERIES["review_answers"], {"eval_run_id": run_id, "question_id": question_id}).fetchall()
         drafts = cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
         shown = {r["question_id"] for r in cur.execute(QUERIES["suggestions_shown"], {"eval_run_id": run_id})}
     for row in found:

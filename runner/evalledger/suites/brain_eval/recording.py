@@ -16,7 +16,8 @@ from pathlib import Path
 import psycopg
 
 from evalledger.core.db import explain, set_local_role
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core import reader
+from evalledger.core.errors import EvalledgerError
 
 from . import store
 from .catalog import json_lines, json_path
@@ -41,7 +42,9 @@ SCORE_FIELDS = {
     "question_id": TEXT, "question_type": TEXT, "uses_stale_fixture": BOOLEAN, "citation_rate": NUMBER,
     "lever_mapping_violations": INTEGER, "confidence_distribution": OBJECT,
 }
-SCORE_REQUIRED = ("question_id", "question_type", "uses_stale_fixture", "citation_rate", "confidence_distribution")
+# The automatic scores may be left out: the database computes them from the analysis (its claims, the
+# sources the run's catalog gives the question, its proposed actions) and refuses a given one that differs.
+SCORE_REQUIRED = ("question_id", "question_type", "uses_stale_fixture")
 # What the run's reviewer enters, never the runner: refused with where it goes instead.
 REVIEWER = {
     "run": ("calibration_notes", "reviewer_hours_spent"),
@@ -93,11 +96,8 @@ class Recording:
 
 def check(path: Path) -> Recording:
     """The file's run, or an EvalledgerError naming the first problem's line, field and question."""
-    text = read_user_text(path)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    text = reader.read_text(path)
+    document = reader.decode_json(text, str(path))  # the door: a key twice, NaN, a NUL... by line
     lines = json_lines(text)
 
     def fail(where: tuple, message: str, question: str | None = None):

@@ -10,8 +10,6 @@ who did when someone had."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from uuid import UUID
 import psycopg
 
 from evalledger.core.db import explain
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.reading import dicts
 
 from . import store
@@ -256,26 +254,21 @@ def _row(path: Path, line: int, values: dict, seen: dict) -> Scored:
 
 def read_scores(path: Path) -> list[Scored]:
     """The lines of a .jsonl (one object per line) or .csv (a header naming question_id and the
-    fields) review file, each checked; an EvalledgerError names the first bad line."""
-    text = read_user_text(path)
+    fields) review file, each checked; an EvalledgerError names the first bad line. The file is
+    read through the door (core/reader.py): a column or key given twice, a NUL or text that is
+    not UTF-8 is refused by its line."""
+    from evalledger.core import reader
+
     seen: dict[str, int] = {}
     scored = []
     if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        if not reader.fieldnames or "question_id" not in reader.fieldnames:
+        table = reader.read_csv(path, "review file")
+        if "question_id" not in table.columns:
             raise EvalledgerError(f"{path}:1: the header must name question_id and the fields to score")
-        for values in reader:
-            if None in values:
-                raise EvalledgerError(f"{path}:{reader.line_num}: more cells than the header names")
-            scored.append(_row(path, reader.line_num, values, seen))
+        for line, values in table.rows:
+            scored.append(_row(path, line, values, seen))
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
-        for line, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                values = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise EvalledgerError(f"{path}:{line}: not JSON: {exc.msg}") from None
+        for line, values in reader.read_jsonl(path, "review file"):
             if not isinstance(values, dict):
                 raise EvalledgerError(f"{path}:{line}: expected an object with question_id and the fields")
             scored.append(_row(path, line, values, seen))

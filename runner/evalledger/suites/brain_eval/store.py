@@ -14,9 +14,10 @@ from psycopg import sql
 from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
+from evalledger.core import reader
 from evalledger.core.db import set_local_role
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
-from evalledger.core.errors import EvalledgerError, load_user_json
 
 QUERIES = Queries(__package__)
 
@@ -28,7 +29,10 @@ RUN_DEFAULTS = {
     "eval_run_id": None, "system_prompt_version_label": None, "started_at": None,
     "calibration_notes": None, "reviewer_hours_spent": None, "rubric_id": None, "import_id": None,
 }
+# The automatic scores are the database's (computed from the analysis): a recorded file may leave
+# them out, and one that gives them must give what the analysis gives.
 QUESTION_DEFAULTS = {
+    "citation_rate": None, "confidence_distribution": None,
     "hallucinations_detected": None, "total_claims": None,
     "staleness_correctly_recognized": None, "diagnosis_accuracy_score": None,
     "lever_mapping_violations": None, "narrative_coherence_rating": None, "reviewer_comments": None,
@@ -160,7 +164,8 @@ def question_sources(conn: psycopg.Connection, eval_run_id: UUID, question_id: s
 
 def show_suggestions(conn: psycopg.Connection, eval_run_id: UUID, question_id: str):
     """Record that the current reviewer asks to see the judges' suggestions on a question (blind
-    review); when they were first shown. Only the run's reviewer may."""
+    review); when they were first shown. Only the run's reviewer may. The suggestions become
+    readable once this transaction commits, to later transactions only."""
     return conn.execute(QUERIES["show_suggestions"], {"eval_run_id": eval_run_id, "question_id": question_id}).fetchone()[0]
 
 
@@ -172,7 +177,7 @@ def reviewer_role_of(conn: psycopg.Connection, reviewer_user_id: UUID) -> str | 
 
 def load_fixture(path: Path) -> dict:
     """A recorded run: {run: {...}, questions: [{analysis: {...}, score: {...}}, ...]}."""
-    data = load_user_json(path)
+    data = reader.read_json(path).value
     if not isinstance(data, dict):
         raise EvalledgerError(f"{path}: expected a JSON object with 'run' and 'questions'")
     for key in ("run", "questions"):

@@ -5,20 +5,23 @@ Registered by cli.py at its bottom.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
+import tempfile
 import uuid
-from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import click
 
-from evalledger.core import db
+from evalledger.core import db, reader
 from evalledger.core.output import plural
 from evalledger.core import output
-from evalledger.core.options import When, database_option, echo_listing, format_options
+from evalledger.core.options import LIMIT, When, database_option, echo_listing, format_options
 from evalledger.core.errors import EvalledgerError
 
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
@@ -45,58 +48,78 @@ class ImportLine:
     exported: tuple[int, datetime] | None = None
 
 
-def parse_import(path: str, lines) -> list[ImportLine]:
-    """The rows of an NDJSON capture log; EvalledgerError naming file, line and field otherwise."""
+def parse_import(path: str, source, *, progress: bool = False, checked: bool = False) -> Iterator[ImportLine]:
+    """The rows of an NDJSON capture log (a path, or an open binary stream), streamed through the
+    door (core/reader.py); EvalledgerError naming file, line and field at the first bad line.
+    checked: the log was read whole once already (the second pass of an import), so each row's
+    fields are not checked again here (the writer checks every row it writes)."""
     from .rows import COLUMNS, RowError, normalize
 
-    rows = []
-    seen: Counter = Counter()
+    seen: dict[bytes, int] = {}  # a line's digest -> how many times it came: the key of each repeat
     known = set(COLUMNS) | {"schema_version", *EXPORT_ONLY}
-    for number, line in enumerate(lines, 1):
-        text = line.strip()
+    for number, text in reader.lines(source, "capture log", progress=f"reading {path}" if progress else None,
+                                     name=path):
+        text = text.strip()
         if not text:
             continue
         where = f"{path}:{number}"
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise EvalledgerError(f"{where}: not JSON: {exc}") from None
+        data = reader.decode_json(text, path, number)
+        if checked:
+            yield _import_line(number, where, text, data, seen)
+            continue
         if not isinstance(data, dict):
             raise EvalledgerError(f"{where}: expected a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - known)
         if unknown:
-            raise EvalledgerError(f"{where}: field {unknown[0]}: unknown field")
+            raise EvalledgerError(f"{where}: {reader.json_path(unknown[:1])}: unknown field")
         if "schema_version" in data and (data["schema_version"] != 1 or isinstance(data["schema_version"], bool)):
-            raise EvalledgerError(f"{where}: field schema_version: expected 1, got {json.dumps(data['schema_version'])}")
-        exported = None
-        if "id" in data or "created_at" in data:
-            exported = _exported_identity(where, data)
-        fields = {k: v for k, v in data.items() if k in COLUMNS}
-        if fields.get("capture_key") is None:
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            seen[digest] += 1
-            fields["capture_key"] = uuid.uuid5(IMPORT_NAMESPACE, f"{digest}#{seen[digest]}")
+            raise EvalledgerError(f"{where}: $.schema_version: expected 1, got {json.dumps(data['schema_version'])}")
+        row = _import_line(number, where, text, data, seen)
         try:
-            normalize(dict(fields))
+            normalize(dict(row.fields))
         except RowError as exc:
-            raise EvalledgerError(f"{where}: {exc}") from None
-        rows.append(ImportLine(number, fields, exported))
-    return rows
+            raise EvalledgerError(f"{where}: $.{exc.field}: {exc.problem}") from None
+        yield row
+
+
+def _import_line(number: int, where: str, text: str, data: dict, seen: dict[bytes, int]) -> ImportLine:
+    """One line's row: its fields, a capture_key from its text and how often that text came before
+    (when it has none), and an exported line's identity."""
+    from .rows import COLUMNS
+
+    exported = _exported_identity(where, data) if "id" in data or "created_at" in data else None
+    fields = {k: v for k, v in data.items() if k in COLUMNS}
+    if fields.get("capture_key") is None:
+        digest = hashlib.sha256(text.encode("utf-8")).digest()
+        seen[digest[:16]] = count = seen.get(digest[:16], 0) + 1
+        fields["capture_key"] = uuid.uuid5(IMPORT_NAMESPACE, f"{digest.hex()}#{count}")
+    return ImportLine(number, fields, exported)
+
+
+def _batches(rows: Iterator[ImportLine], size: int) -> Iterator[list[ImportLine]]:
+    batch: list[ImportLine] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _exported_identity(where: str, data: dict) -> tuple[int, datetime]:
     """An exported line's (id, created_at): both, well formed, or an error naming the field."""
     for name in EXPORT_ONLY:
         if name not in data:
-            raise EvalledgerError(f"{where}: field {name}: missing (an exported line has both id and created_at)")
+            raise EvalledgerError(f"{where}: $.{name}: missing (an exported line has both id and created_at)")
     if not isinstance(data["id"], int) or isinstance(data["id"], bool) or data["id"] < 1:
-        raise EvalledgerError(f"{where}: field id: expected a positive integer, got {json.dumps(data['id'])}")
+        raise EvalledgerError(f"{where}: $.id: expected a positive integer, got {json.dumps(data['id'])}")
     try:
         at = datetime.fromisoformat(str(data["created_at"]).replace("Z", "+00:00"))
     except ValueError:
         at = None
     if at is None or at.tzinfo is None:
-        raise EvalledgerError(f"{where}: field created_at: expected an ISO 8601 timestamp with its offset, "
+        raise EvalledgerError(f"{where}: $.created_at: expected an ISO 8601 timestamp with its offset, "
                               f"got {json.dumps(data['created_at'])}")
     return data["id"], at
 
@@ -135,44 +158,51 @@ def capture_import(file, strict):
     from .settings import resolve_settings
     from .writer import CaptureWriter
 
-    try:
-        handle = sys.stdin if file == "-" else open(file, encoding="utf-8")
-    except OSError as exc:
-        raise EvalledgerError(f"{file}: cannot read: {exc.strerror}") from None
-    try:
-        with handle:
-            lines = parse_import(file, handle)
-    except UnicodeDecodeError as exc:
-        raise EvalledgerError(f"{file}: not UTF-8 text: {exc.reason}") from None
-    url = db.database_url()
-    settings = resolve_settings()
-    writer = CaptureWriter(url, scrub=settings.scrub_pii, background=False)
-    line_of = {str(r.fields["capture_key"]): r.number for r in lines}
-    try:
+    # Two passes over the log, streamed: every line is checked before anything is written, then
+    # the rows are written a batch at a time. Standard input is spooled to a temporary file first.
+    with contextlib.ExitStack() as stack:
+        source = file
+        if file == "-":
+            source = stack.enter_context(tempfile.TemporaryFile())
+            reader.copy_to_spool(sys.stdin.buffer, lambda: source)
+        name = "<stdin>" if file == "-" else file
+        checked = sum(1 for _ in parse_import(name, source, progress=True))
+        if file == "-":
+            source.seek(0)
+        url = db.database_url()
+        settings = resolve_settings()
+        writer = CaptureWriter(url, scrub=settings.scrub_pii, background=False)
+        present = 0
         try:
-            writer.connection()
-        except DatabaseDown as exc:
-            raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
-        present = _already_in_ledger(lines)
-        todo = [r for r in lines if r.number not in present]
-        step = 1 if strict else IMPORT_BATCH
-        for begin in range(0, len(todo), step):
-            writer.write([r.fields for r in todo[begin:begin + step]])
-            if strict and writer.stats.refused:
-                first = writer.stats.refused[0]
-                raise EvalledgerError(
-                    f"{file}:{line_of.get(str(first.capture_key), '?')}: refused ({first.reason}): {first.detail}; "
-                    f"--strict stopped there: {writer.stats.written} written before it, "
-                    f"{len(todo) - begin - 1} not imported")
-    finally:
-        writer.close(0)
+            try:
+                writer.connection()
+            except DatabaseDown as exc:
+                raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
+            step = 1 if strict else IMPORT_BATCH
+            done = 0
+            for batch in _batches(parse_import(name, source, checked=True), step):
+                already = _already_in_ledger(batch)
+                present += len(already)
+                todo = [r for r in batch if r.number not in already]
+                line_of = {str(r.fields["capture_key"]): r.number for r in todo}
+                writer.write([r.fields for r in todo])
+                done += len(batch)
+                # Each refusal is named as it happens (and forgotten: memory stays flat).
+                for failure in writer.stats.refused:
+                    where = f"{name}:{line_of.get(str(failure.capture_key), '?')}"
+                    if strict:
+                        raise EvalledgerError(
+                            f"{where}: refused ({failure.reason}): {failure.detail}; --strict stopped there: "
+                            f"{writer.stats.written} written before it, {checked - done} not imported")
+                    click.echo(f"{where}: refused ({failure.reason}): {failure.detail}", err=True)
+                writer.stats.refused.clear()
+        finally:
+            writer.close(0)
     stats = writer.stats
-    for f in stats.refused:
-        click.echo(f"{file}:{line_of.get(str(f.capture_key), '?')}: refused ({f.reason}): {f.detail}", err=True)
     failed = {reason: n for reason, n in stats.failed.items() if n}
     failed_text = f" ({', '.join(f'{r} {n}' for r, n in failed.items())})" if failed else ""
-    click.echo(f"imported {file}: {plural(len(lines), 'row')}: {stats.written} written, "
-               f"{stats.duplicates + len(present)} already present, {sum(failed.values())} failed{failed_text}")
+    click.echo(f"imported {name}: {plural(checked, 'row')}: {stats.written} written, "
+               f"{stats.duplicates + present} already present, {sum(failed.values())} failed{failed_text}")
     if stats.spooled:
         raise EvalledgerError(f"the database went away during the import: {plural(stats.spooled, 'row')} wait in "
                               f"{writer.spool.path}; `evalledger capture replay` writes them")
@@ -223,7 +253,7 @@ def capture_status(as_json):
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only failures since: 24h, 7d, or a timestamp.")
 @click.option("--reason", type=click.Choice(["check_violation", "rls_reject", "db_down", "scrubber_exception", "other"]),
               help="Only failures of this reason.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--limit", type=LIMIT, default=50, show_default=True,
               help="At most N failures, newest first.")
 @format_options
 @database_option
@@ -266,22 +296,30 @@ _until = _bound("parse_timestamp", "not an ISO 8601 timestamp")
               help="Inclusive lower bound: a duration back from now (45s, 30m, 24h, 7d, 2w) or a timestamp.")
 @click.option("--until", callback=_until, metavar="TS",
               help="Exclusive upper bound (default and latest: now, as the database fixes it).")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N rows (the newest).")
+@click.option("--limit", type=LIMIT, metavar="N", help="At most N rows (the newest).")
 @click.option("--tool", type=click.Choice(["query", "search"]), help="Only rows of this tool.")
+@click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the rows to FILE atomically, then FILE.complete.json (rows, bytes, SHA-256, window), "
+                   "which only a complete export writes. [default: stdout]")
 @database_option
-def export_command(since, until, limit, tool):
+def export_command(since, until, limit, tool, output):
     """Write captured rows as NDJSON (seed-001 row schema v1) to stdout, newest first.
 
     One object per line, schema_version first, ordered created_at DESC, id DESC. The window is
     [--since, --until) on created_at; stderr prints it with microseconds and ends with the
-    --since that continues exactly where this export stopped (no row missed or repeated).
+    --since that continues exactly where this export stopped (no row missed or repeated). A
+    window with no time in it (--since not before --until, or not before now) is exit 3.
     """
-    from .export import run_export
+    from .export import export_to_file, run_export
 
     if since is not None and since.at is not None and until is not None and since.at >= until:
         raise EvalledgerError(f"--since {since.at.isoformat()} is not before --until {until.isoformat()}: "
                               "the window [since, until) would be empty")
-    run_export(since, until, limit, tool, note=lambda line: click.echo(f"export: {line}", err=True))
+    note = lambda line: click.echo(f"export: {line}", err=True)  # noqa: E731
+    if output is not None:
+        export_to_file(output, since, until, limit, tool, note=note)
+    else:
+        run_export(since, until, limit, tool, note=note)
 
 
 COMMANDS = (capture_group, export_command)

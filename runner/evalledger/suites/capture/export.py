@@ -10,7 +10,14 @@ The window is ``[since, until)`` on ``created_at``:
 
 So ``--since`` set to the ``until`` of the previous export continues exactly where it ended: no
 row missed, none repeated, even among rows with the same ``created_at``. Both bounds are printed
-on stderr with microseconds, ready to paste.
+on stderr with microseconds, ready to paste. A window that holds no time at all (``--since`` not
+before its end) is an error, never an empty file that looks like a quiet week.
+
+With ``--output FILE`` the rows go to a temporary file beside FILE, renamed into place once the
+last row is written and synced; then ``FILE.complete.json`` (the trailer) records how many rows
+and bytes FILE holds, its SHA-256 and the window. Only a complete export writes the trailer, and
+the rows of FILE stay exactly seed 001's NDJSON, so a reader of rows needs no change: a FILE
+without a trailer that matches it is not a finished export.
 
 Each line is built in SQL (``eval_candidate_ndjson_v1``) and sent with COPY: the CSV format with a
 delimiter and a quote character that JSON text never contains (control characters are always
@@ -19,16 +26,23 @@ escaped in JSON) leaves every line exactly as the database built it, with no per
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import psycopg
 
+from pathlib import Path
+
 from evalledger.core import db
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.output import plural
 from evalledger.core.queries import Queries
 
@@ -83,6 +97,76 @@ class Exported:
     until: datetime
 
 
+TRAILER_SUFFIX = ".complete.json"
+
+
+def trailer_path(path: Path) -> Path:
+    """Where the trailer of an export written to path goes: path + .complete.json."""
+    return path.with_name(path.name + TRAILER_SUFFIX)
+
+
+class _Counted:
+    """A binary stream that counts and hashes what passes through it."""
+
+    def __init__(self, raw) -> None:
+        self.raw, self.bytes, self.sha256 = raw, 0, hashlib.sha256()
+
+    def write(self, data) -> None:
+        self.raw.write(data)
+        self.bytes += len(data)
+        self.sha256.update(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+
+def export_to_file(path: Path, since: Since | None, until: datetime | None, limit: int | None, tool: str | None,
+                   role: str = "runner", note: Callable[[str], None] = lambda _line: None) -> Exported:
+    """run_export into path, atomically, then its trailer (see the module docstring)."""
+    path = Path(path)
+    trailer = trailer_path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    except OSError as exc:
+        raise EvalledgerError(f"--output {path}: cannot write beside it ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            counted = _Counted(raw)
+            done = run_export(since, until, limit, tool, out=counted, role=role, note=note)
+            raw.flush()
+            os.fsync(raw.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(trailer)  # the old trailer describes the old file, which goes now
+        os.replace(tmp, path)
+        document = {"schema_version": 1, "kind": "capture_export_complete", "file": path.name, "rows": done.rows,
+                    "bytes": counted.bytes, "sha256": counted.sha256.hexdigest(),
+                    "since": iso(done.since) if done.since else None, "until": iso(done.until),
+                    "next_since": iso(done.until), "tool": tool, "limit": limit,
+                    "limit_reached": limit is not None and done.rows == limit}
+        _write_atomic(trailer, json.dumps(document, indent=2) + "\n")
+    except OSError as exc:
+        raise EvalledgerError(f"--output {path}: cannot write it ({exc.strerror or exc}); nothing was left in "
+                              "its place: the export can be run again") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    note(f"wrote {path} and its trailer {trailer.name}")
+    return done
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
 def run_export(since: Since | None, until: datetime | None, limit: int | None, tool: str | None,
                out=None, role: str = "runner", note: Callable[[str], None] = lambda _line: None) -> Exported:
     """Stream the window to out (default stdout); return what was written and the window.
@@ -96,6 +180,10 @@ def run_export(since: Since | None, until: datetime | None, limit: int | None, t
         bound = conn.execute(QUERIES["export_bound"]).fetchone()[0]
         upper = min(until, bound) if until is not None else bound
         lower = since.resolve(bound) if since is not None else None
+        if lower is not None and lower >= upper:
+            raise EvalledgerError(f"--since {iso(lower)} is not before the window's end {iso(upper)}"
+                                  f"{' (--until)' if until is not None and until <= bound else ' (now)'}: the window "
+                                  "[since, until) would be empty")
         window = f"created_at >= {iso(lower)} and < {iso(upper)}" if lower else f"created_at < {iso(upper)}"
         note(f"window {window} (tool: {tool or 'all'}, limit: {limit or 'none'})")
         try:

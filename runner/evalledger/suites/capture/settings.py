@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalledger.core import reader
 from evalledger.core.embedded import evalledger_home
 
 log = logging.getLogger("evalledger.capture")
@@ -38,15 +39,14 @@ def resolve_settings(home: Path | None = None, environ: dict | None = None) -> S
     section: dict = {}
     ignored = []  # why capture is off when someone may have meant it on
     path = home / "config.json"
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(loaded, dict) and isinstance(loaded.get("eval"), dict):
-            section = loaded["eval"]
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError) as exc:
-        log.warning("evalledger capture: ignoring %s: %s", path, exc)
-        ignored.append("config.json is not readable JSON")
+    if path.exists():
+        try:
+            loaded = reader.read_json(path, "config file").value
+            if isinstance(loaded, dict) and isinstance(loaded.get("eval"), dict):
+                section = loaded["eval"]
+        except reader.InputError as exc:
+            log.warning("evalledger capture: ignoring %s", exc)
+            ignored.append("config.json is not readable JSON")
     scrub = section.get("scrub_pii") is not False
     capture = section.get("capture")
     if capture is True:

@@ -11,7 +11,8 @@ import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core import output
-from evalledger.core.options import Number, When, database_option, echo_listing, format_options, panel_options
+from evalledger.core.options import (BIGINT_MAX, LIMIT, ROW_ID, Number, When, database_option, echo_listing,
+                                     format_options, panel_options)
 
 from . import DEFAULT_MODELS
 
@@ -37,7 +38,8 @@ def _echo_receipt_json(receipt: dict) -> None:
 
 
 @click.command("takes-quality")
-@click.option("--limit", type=int, default=100, show_default=True, help="Sample size: N takes.")
+@click.option("--limit", type=Number(1, integer=True, maximum=1_000_000), default=100, show_default=True,
+              help="Sample size: N takes (1 to 1,000,000).")
 @click.option("--source", type=click.Choice(["db", "fs"]), default="db", show_default=True,
               help="db: the corpus loaded with `corpus load`; fs: JSONL takes read from --path.")
 @click.option("--path", type=click.Path(path_type=str), default=None, metavar="FILE_OR_DIR",
@@ -47,7 +49,7 @@ def _echo_receipt_json(receipt: dict) -> None:
 @click.option("--slug-prefix", default=None, metavar="P", help="Only takes whose slug starts with P.")
 @click.option("--models", default=DEFAULT_MODELS, show_default=True, metavar="A,B,C",
               help="Comma-separated panel of provider:model (or provider/model).")
-@click.option("--seed", type=int, default=None,
+@click.option("--seed", type=Number(-BIGINT_MAX - 1, integer=True, maximum=BIGINT_MAX), default=None,
               help="Sampling seed: the same seed over the same corpus samples the same takes. [default: random, "
                    "recorded in the receipt]")
 @click.option("--rubric-version", default=None, metavar="V", help="Rubric version to judge by. [default: newest]")
@@ -55,6 +57,9 @@ def _echo_receipt_json(receipt: dict) -> None:
               help="The registered target (`evalledger target add`) whose takes these are; judges of its "
                    "model family are flagged in their verdict rows.")
 @panel_options
+@click.option("--rerun", "--fresh", "rerun", is_flag=True,
+              help="Judge again even when this eval has a complete run: a new run, the eval's next judging "
+                   "(its receipt's rerun field counts them).")
 @click.option("--json", "as_json", is_flag=True, help="Print only the receipt JSON on stdout.")
 @database_option
 def run_takes_quality(as_json, **options):
@@ -62,6 +67,11 @@ def run_takes_quality(as_json, **options):
 
     Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 any error. The receipt is stored in
     eval_takes_quality_runs and written to $EVALLEDGER_HOME/eval-receipts/.
+
+    The same eval again (same takes, prompt, panel, rubric, source and judges) reads its run back
+    without a call. A run whose judges failed outside their content (provider errors, time-outs,
+    the budget) is not final: it stays open, its receipt says "final": false, and the same
+    command again retries exactly the failed calls. --rerun judges a complete eval again.
     """
     from evalledger.ledger.cli import sealing
 
@@ -70,12 +80,20 @@ def run_takes_quality(as_json, **options):
     with sealing("runner"):  # the completed run's entries are sealed before the command returns
         outcome = takes_quality.run(takes_quality.RunOptions(**options),
                                     say=(lambda _line: None) if as_json else click.echo)
+    _echo_outcome(outcome, as_json)
+    sys.exit(receipts.exit_code(outcome.receipt))
+
+
+def _echo_outcome(outcome, as_json: bool) -> None:
+    """The receipt (JSON, or text and where its file is), then why a run that stays open is not final."""
     if as_json:
         _echo_receipt_json(outcome.receipt)
     else:
         _echo_receipt_text(outcome.receipt)
         click.echo(f"receipt   {outcome.path}")
-    sys.exit(receipts.exit_code(outcome.receipt))
+    if not outcome.final:
+        click.echo(output.warning(f"run {outcome.receipt['run_id']} is not final: some calls failed outside the "
+                                  "judges' content (see errors); run the same command again to retry them"), err=True)
 
 
 # -- replay ----------------------------------------------------------------------------------
@@ -83,9 +101,9 @@ def run_takes_quality(as_json, **options):
 
 @click.command("replay")
 @click.argument("receipt", required=False, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--from-db", "from_db", metavar="SHAS",
-              help="Rebuild from the database (CORPUS-PROMPT-MODELS-RUBRIC fingerprints or the receipt's file "
-                   "name) and write the disk copy again.")
+@click.option("--from-db", "from_db", metavar="SHAS|RUN_ID",
+              help="Rebuild from the database (a run id, or CORPUS-PROMPT-MODELS-RUBRIC fingerprints or the "
+                   "receipt's file name: the newest complete run with them) and write the disk copy again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt JSON instead of the text.")
 @database_option
 def replay_command(receipt, from_db, as_json):
@@ -98,7 +116,7 @@ def replay_command(receipt, from_db, as_json):
     if (receipt is None) == (from_db is None):
         raise EvalledgerError("replay: give a RECEIPT file or --from-db SHAS (one of them)")
     if from_db is not None:
-        outcome = takes_quality.rebuild_from_db(takes_quality.parse_shas(from_db))
+        outcome = takes_quality.rebuild_from_db(from_db)
         loaded, note = outcome.receipt, f"rebuilt from the database; disk copy written to {outcome.path}"
     else:
         loaded, note = receipts.load(receipt), None
@@ -115,7 +133,7 @@ def replay_command(receipt, from_db, as_json):
 
 
 @click.command("trend")
-@click.option("--limit", type=int, default=20, show_default=True, help="Most recent N completed runs.")
+@click.option("--limit", type=LIMIT, default=20, show_default=True, help="Most recent N completed runs.")
 @click.option("--rubric-version", default=None, metavar="V", help="Only runs judged by this rubric version.")
 @format_options
 @database_option
@@ -152,6 +170,8 @@ def trend_command(limit, rubric_version, fmt):
 @click.option("--threshold", type=Number(0), default=0.5, show_default=True,
               help="A dimension mean (or the overall) dropping by more than this is a regression.")
 @panel_options
+@click.option("--rerun", "--fresh", "rerun", is_flag=True,
+              help="Judge again even when the same eval has a complete run (the baseline's own, say).")
 @database_option
 def regress_command(against, threshold, **options):
     """Re-run takes-quality like a baseline receipt; exit 1 on a regression.
@@ -170,6 +190,9 @@ def regress_command(against, threshold, **options):
         click.echo(output.warning("the baseline receipt has no seed: the sample is drawn at random"))
     outcome = takes_quality.run(opts, say=click.echo)
     click.echo(f"receipt   {outcome.path}")
+    if not outcome.final:
+        click.echo(output.warning(f"run {outcome.receipt['run_id']} is not final: some calls failed outside the "
+                                  "judges' content; run the same command again to retry them"), err=True)
     cmp = trend.compare(baseline, outcome.receipt, threshold)
     for warning in cmp.warnings:
         click.echo(output.warning(warning))
@@ -206,9 +229,9 @@ def corpus_load(file):
     from evalledger.core import db
     from . import corpus as takes
 
-    loaded = takes.read_file(file)
+    # Streamed: each take is written as it is read, in one transaction that a bad line rolls back.
     with db.transaction("runner") as conn:
-        added, seen = takes.load(conn, loaded)
+        added, seen = takes.load(conn, takes.read_lines(file, progress=True))
     click.echo(f"loaded {added} take{'s' if added != 1 else ''} from {file}"
                + (f" ({seen} already present)" if seen else ""))
 
@@ -226,7 +249,7 @@ def takes_quality_group():
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
 @click.option("--verdict", type=click.Choice(["pass", "fail", "inconclusive"]), help="Only runs with this verdict.")
 @click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for TQ_ID=$(...)).")
 @format_options
 @database_option
@@ -241,7 +264,7 @@ def tq_list(target, since, verdict, only_open, limit, quiet, fmt):
 
 
 @takes_quality_group.command("show")
-@click.argument("run_id", type=click.IntRange(min=1))
+@click.argument("run_id", type=ROW_ID)
 @click.option("--json", "as_json", is_flag=True, help="Print the run, its receipt and every judge verdict as JSON.")
 @database_option
 def tq_show(run_id, as_json):
@@ -271,15 +294,20 @@ def tq_show(run_id, as_json):
     if receipt:
         _echo_receipt_text(receipt)
     else:
-        click.echo(f"run {run_id} is in progress (started {output.cell(run['started_at'])}): running the same "
-                   "eval again resumes it")
+        click.echo(f"run {run_id} is open (started {output.cell(run['started_at'])}): running the same eval again "
+                   "carries on with it, calling only the judges without an answer")
     click.echo("judges")
     for v in verdicts:
         how = "recorded" if v["recorded"] else "live"
-        state = output.paint("contributed", "green") if v["contributes"] else \
-            output.paint(f"{v['error_kind']}: {v['error_message']}", "red")
-        click.echo(f"  cycle {v['cycle']}  {v['model']} ({v['family']}, {how}{', same family' if v['same_family'] else ''})"
-                   f"  {state}")
+        if v["call_started"]:
+            state = f"call started (estimated ${float(v['estimated_cost_usd']):.4f})"
+        elif v["contributes"]:
+            state = output.paint("contributed", "green")
+        else:
+            state = output.paint(f"{v['error_kind']}: {v['error_message']}", "red")
+        retry = f" retry {v['retry_no']}" if v["retry_no"] else ""
+        click.echo(f"  cycle {v['cycle']}{retry}  {v['model']} ({v['family']}, {how}"
+                   f"{', same family' if v['same_family'] else ''})  {state}")
         if v["scores"]:
             click.echo("    scores   " + " ".join(f"{k}={output.cell(x)}" for k, x in v["scores"].items()))
         if v["feedback"]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import heapq
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -23,7 +25,8 @@ from typing import Any, Iterable
 import psycopg
 from psycopg.rows import class_row
 
-from evalledger.core.errors import EvalledgerError, read_user_text
+from evalledger.core import reader
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
 
 QUERIES = Queries(__package__)
@@ -62,7 +65,7 @@ class Take:
 
 
 def _field_error(where: str, field: str, message: str) -> EvalledgerError:
-    return EvalledgerError(f"{where}: field {field!r}: {message}")
+    return EvalledgerError(f"{where}: {reader.json_path((field,))}: {message}")
 
 
 def _text(where: str, obj: dict, field: str) -> str:
@@ -108,60 +111,110 @@ def parse_take(obj: Any, where: str) -> Take:
                 source=_text(where, obj, "source"), claim=_text(where, obj, "claim"))
 
 
-def read_file(path: Path) -> list[Take]:
-    """Every take of a JSONL file (blank lines skipped); the first bad line raises
-    `FILE:LINE: field 'x': ...`, with a count of the other bad lines."""
-    text = read_user_text(path)
-    takes: list[Take] = []
+def read_lines(path: Path, *, progress: bool = False) -> Iterator[Take]:
+    """Every take of a JSONL file (blank lines skipped), streamed through the door; the first bad
+    line raises `FILE:LINE: $.x: ...`, with a count of the other bad lines (the file is read
+    to its end first, so a caller that writes as it reads writes nothing it keeps)."""
     first: EvalledgerError | None = None
     bad = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for number, text in reader.lines(path, "takes file", progress=f"reading {path}" if progress else None):
+        if not text.strip():
             continue
-        where = f"{path}:{number}"
         try:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvalledgerError(f"{where}: not JSON: {exc.msg} (column {exc.colno})") from None
-            takes.append(parse_take(obj, where))
+            take = parse_take(reader.decode_json(text, str(path), number), f"{path}:{number}")
         except EvalledgerError as exc:
             bad += 1
             first = first or exc
+            continue
+        if first is None:
+            yield take
     if first is not None:
         more = f" (and {bad - 1} more bad line{'s' if bad > 2 else ''})" if bad > 1 else ""
         raise EvalledgerError(first.format_message() + more)
-    return takes
 
 
-def read_path(path: Path) -> list[Take]:
-    """The takes of a JSONL file, or of every *.jsonl file in a directory (by name), deduplicated."""
+def read_file(path: Path) -> list[Take]:
+    """Every take of a JSONL file, as read_lines reads them."""
+    return list(read_lines(path))
+
+
+def _files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         if not files:
             raise EvalledgerError(f"{path}: no *.jsonl files in this directory")
-    else:
-        files = [path]
+        return files
+    return [path]
+
+
+def read_path(path: Path) -> list[Take]:
+    """The takes of a JSONL file, or of every *.jsonl file in a directory (by name), deduplicated."""
     unique: dict[str, Take] = {}
-    for file in files:
-        for take in read_file(file):
+    for file in _files(path):
+        for take in read_lines(file):
             unique.setdefault(take.sha, take)
     return list(unique.values())
 
 
-def load(conn: psycopg.Connection, takes: Iterable[Take]) -> tuple[int, int]:
-    """Insert takes in one transaction (the caller's); return (added, already present)."""
+def sample_path(path: Path, *, seed: int, limit: int, slug_prefix: str | None) -> list[Take]:
+    """The sample from a JSONL file, or every *.jsonl file in a directory (by name): each take once
+    (by its sha), the `limit` smallest by sample_key kept as they stream by, so memory follows the
+    sample, not the files."""
+    kept: list[tuple[str, str, int, Take]] = []  # a max-heap of the sample by (key, sha), negated
+    seen: set[bytes] = set()
+    order = 0
+    for file in _files(path):
+        for take in read_lines(file, progress=True):
+            sha = take.sha
+            digest = bytes.fromhex(sha)
+            if digest in seen:
+                continue
+            seen.add(digest)
+            if slug_prefix is not None and not take.slug.startswith(slug_prefix):
+                continue
+            order += 1
+            entry = (_Desc(sample_key(seed, sha)), _Desc(sha), order, take)
+            if len(kept) < limit:
+                heapq.heappush(kept, entry)
+            elif entry[:2] > kept[0][:2]:
+                heapq.heapreplace(kept, entry)
+    return _present([entry[3] for entry in kept])
+
+
+class _Desc(str):
+    """A string that sorts backwards (heapq keeps the smallest; the sample keeps the largest out)."""
+
+    def __lt__(self, other):
+        return str.__gt__(self, other)
+
+    def __gt__(self, other):
+        return str.__lt__(self, other)
+
+
+def load(conn: psycopg.Connection, takes: Iterable[Take], batch: int = 1000) -> tuple[int, int]:
+    """Insert takes in one transaction (the caller's), a batch at a time as they come; return
+    (added, already present)."""
     added = seen = 0
-    with conn.cursor() as cur:
-        for take in takes:
-            cur.execute(QUERIES["insert_take"], {
-                "take_sha": take.sha, "slug": take.slug, "kind": take.kind, "holder": take.holder,
-                "weight": Decimal(repr(take.weight)), "since": take.since, "source": take.source,
-                "claim": take.claim})
-            if cur.rowcount == 1:
-                added += 1
-            else:
-                seen += 1
+    pending: list[dict] = []
+
+    def flush() -> None:
+        nonlocal added, seen
+        if not pending:
+            return
+        with conn.cursor() as cur:
+            cur.executemany(QUERIES["insert_take"], pending, returning=False)
+            done = cur.rowcount
+        added += done
+        seen += len(pending) - done
+        pending.clear()
+
+    for take in takes:
+        pending.append({"take_sha": take.sha, "slug": take.slug, "kind": take.kind, "holder": take.holder,
+                        "weight": Decimal(repr(take.weight)), "since": take.since, "source": take.source,
+                        "claim": take.claim})
+        if len(pending) >= batch:
+            flush()
+    flush()
     return added, seen
 
 

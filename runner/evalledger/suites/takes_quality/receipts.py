@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evalledger.core.embedded import evalledger_home
-from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError, load_user_json
+from evalledger.core import reader
+from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 
 SCHEMA_VERSION = 1
 SUITE = "takes-quality"
@@ -23,7 +24,7 @@ EXIT_BY_VERDICT = {"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCO
 # Seed 000's field order, then the optional fields this runner adds.
 ORDER = ("schema_version", "ts", "rubric_version", "rubric_sha8", "corpus", "prompt_sha8", "models_sha8",
          "models", "cycles_run", "successes_per_cycle", "verdict", "scores", "overall_score", "cost_usd",
-         "improvements", "errors", "verdictMessage", "judges", "seed", "run_id")
+         "improvements", "errors", "verdictMessage", "judges", "final", "rerun", "seed", "run_id")
 CORPUS_ORDER = ("source", "n_takes", "slug_prefix", "corpus_sha8", "path")
 DIM_ORDER = ("mean", "min", "max", "scores", "per_model")
 REQUIRED = ORDER[:17]
@@ -41,8 +42,10 @@ def shas_of(receipt: dict) -> tuple[str, str, str, str]:
 
 
 def file_name(receipt: dict) -> str:
-    """takes-quality-<corpus>-<prompt>-<models>-<rubric>.json"""
-    return f"{SUITE}-{'-'.join(shas_of(receipt))}.json"
+    """takes-quality-<corpus>-<prompt>-<models>-<rubric>.json (the seed's name), with .recorded
+    before .json for a run judged by recorded replies, so that one never overwrites a live one."""
+    recorded = ".recorded" if receipt.get("judges") == "recorded" else ""
+    return f"{SUITE}-{'-'.join(shas_of(receipt))}{recorded}.json"
 
 
 def ordered(receipt: dict, dims: list[str] | None = None) -> dict:
@@ -98,48 +101,55 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def save(receipt: dict) -> Path:
-    """Write the disk copy under $EVALLEDGER_HOME/eval-receipts; return its path."""
+    """Write the disk copy under $EVALLEDGER_HOME/eval-receipts; return its path. When it cannot be
+    written (a full disk, a folder not writable), the error says how to write it again: the run is
+    in the ledger whatever happened to its file."""
     path = receipts_dir() / file_name(receipt)
     try:
         write_atomic(path, dumps(receipt))
     except OSError as exc:
-        raise EvalledgerError(f"{path}: cannot write the receipt: {exc.strerror or exc}") from None
+        run = receipt.get("run_id")
+        if receipt.get("final") is False:
+            repair = "the run stays open in the ledger; running the same command again retries it and writes the file"
+        else:
+            repair = (f"run {run} is complete in the ledger: `evalledger replay --from-db {run}` writes the file "
+                      "again once it can be written")
+        raise EvalledgerError(f"{path}: cannot write the receipt ({exc.strerror or exc}); {repair}") from None
     return path
 
 
-def check(receipt: Any, where: str) -> dict:
-    """A receipt this runner can read: schema_version 1 and every seed field present."""
+def check(document: reader.Document) -> dict:
+    """A receipt this runner can read: schema_version 1 and every seed field present, or the
+    refusal naming FILE:LINE: $.field."""
+    receipt = document.value
     if not isinstance(receipt, dict):
-        raise EvalledgerError(f"{where}: a receipt is a JSON object")
+        raise document.refuse((), "a receipt is a JSON object")
     version = receipt.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise EvalledgerError(
-            f"{where}: field 'schema_version': unsupported receipt schema_version {json.dumps(version)} "
-            f"(this evalledger reads {SCHEMA_VERSION})")
+        raise document.refuse(("schema_version",), f"unsupported receipt schema_version {json.dumps(version)} "
+                                                   f"(this evalledger reads {SCHEMA_VERSION})")
     for field in REQUIRED:
         if field not in receipt:
-            raise EvalledgerError(f"{where}: field {field!r}: missing")
+            raise document.refuse((field,), "missing")
     if receipt["verdict"] not in EXIT_BY_VERDICT:
-        raise EvalledgerError(f"{where}: field 'verdict': expected pass, fail or inconclusive, "
-                              f"got {json.dumps(receipt['verdict'])}")
+        raise document.refuse(("verdict",), f"expected pass, fail or inconclusive, got {json.dumps(receipt['verdict'])}")
     corpus = receipt["corpus"]
     if not isinstance(corpus, dict):
-        raise EvalledgerError(f"{where}: field 'corpus': expected an object")
+        raise document.refuse(("corpus",), "expected an object")
     for field in ("source", "n_takes", "slug_prefix", "corpus_sha8"):
         if field not in corpus:
-            raise EvalledgerError(f"{where}: field 'corpus.{field}': missing")
+            raise document.refuse(("corpus", field), "missing")
     for field in ("models", "successes_per_cycle", "improvements", "errors"):
         if not isinstance(receipt[field], list):
-            raise EvalledgerError(f"{where}: field {field!r}: expected an array")
+            raise document.refuse((field,), "expected an array")
     if not isinstance(receipt["scores"], dict):
-        raise EvalledgerError(f"{where}: field 'scores': expected an object")
+        raise document.refuse(("scores",), "expected an object")
     return receipt
 
 
 def load(path: Path) -> dict:
     """Read and check a receipt file."""
-    receipt = load_user_json(path, "receipt file")
-    return check(receipt, str(path))
+    return check(reader.read_json(path, "receipt file"))
 
 
 def exit_code(receipt: dict) -> int:

@@ -1,13 +1,19 @@
 """The takes-quality run (seed 000): sample takes, render the judge prompt from the rubric row,
 call the panel, INSERT each verdict as it arrives, and read back what the database decided.
 
-A run is found again by its four fingerprints (corpus, prompt, models, rubric): running the
-same thing again resumes an unfinished run, or reads a finished one back without a call.
+An eval is found again by its identity (docs/runs.md): the seed's four fingerprints (corpus,
+prompt, models, rubric), where the sample came from (source, path, slug prefix) and how it is
+judged (live or recorded). Running the same eval again reads a complete run back without a
+call, or carries on with an open one: it makes only the calls that have no answer yet (a call
+that failed outside the judge's content, one the budget did not allow, one a killed runner
+started). `--rerun` judges a complete eval again, as the next judging of it. While a runner
+works on a run it holds the run's claim (core/claims.py), so an identical run waits for it.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -46,16 +52,20 @@ class RunOptions:
     judges: str = "auto"
     rubric_version: str | None = None
     target: str | None = None
+    rerun: bool = False
+    max_prompt_chars: int | None = None
 
 
 @dataclass
 class Outcome:
-    """The receipt the database wrote, where its disk copy is, and whether it was already there."""
+    """The receipt the database wrote (or, for a run that stays open, would write), where its
+    disk copy is, whether it was already there, and whether it is a final verdict."""
 
     receipt: dict
     path: Path
     already_recorded: bool = False
     notes: list[str] = field(default_factory=list)
+    final: bool = True
 
 
 def _result_line(cycle: int, decided: dict | None, call: JudgeCall, recorded: bool, dims: list[str]) -> str:
@@ -83,9 +93,15 @@ def _check(opts: RunOptions) -> None:
         raise EvalledgerError("--path goes with --source fs")
 
 
-def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None) -> Outcome:
-    """Run the suite end to end; `say` prints a progress line (or not)."""
-    from evalledger.judges import panel
+def _stderr_warning(line: str) -> None:
+    print(f"evalledger: warning: {line}", file=sys.stderr)
+
+
+def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
+        warn: Callable[[str], None] = _stderr_warning) -> Outcome:
+    """Run the suite end to end; `say` prints a progress line (or not), `warn` a warning (stderr)."""
+    from evalledger.core import claims, money
+    from evalledger.judges import context, panel
     from evalledger.judges.pricing import Budget
     from evalledger.judges.providers import BUDGET_EXHAUSTED, JudgeRequest
 
@@ -95,100 +111,149 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None) -
     if budget.cap_usd is not None:
         budget.check_prices(specs)  # before any call, and before any row
     modes = panel.resolve_modes(specs, __package__, opts.judges)
+    judges = panel.RECORDED if all(m == panel.RECORDED for m in modes.values()) else panel.LIVE
     seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
 
-    fs_takes = takes.read_path(Path(opts.path)) if opts.source == "fs" else None
+    from_files = opts.source == "fs"
+    fs_sample = (takes.sample_path(Path(opts.path), seed=seed, limit=opts.limit, slug_prefix=opts.slug_prefix)
+                 if from_files else None)
     conn = db.connect(role="runner", autocommit=True)
     try:
         rubric = store.load_rubric(conn, opts.rubric_version)
-        if fs_takes is not None:
-            sample = takes.sample_takes(fs_takes, seed=seed, limit=opts.limit, slug_prefix=opts.slug_prefix)
+        if fs_sample is not None:
+            sample = fs_sample
         else:
             sample = takes.sample_db(conn, seed=seed, limit=opts.limit, slug_prefix=opts.slug_prefix)
         if not sample:
-            where = f"in {opts.path}" if fs_takes is not None else "in the database (load some with `evalledger corpus load FILE.jsonl`)"
+            where = f"in {opts.path}" if from_files else "in the database (load some with `evalledger corpus load FILE.jsonl`)"
             prefix = f" with slug prefix {opts.slug_prefix!r}" if opts.slug_prefix else ""
             raise EvalledgerError(f"no takes{prefix} {where}")
         system, user = render(rubric, sample, opts.slug_prefix)
-        row = store.start_or_find_run(
-            conn, rubric_id=rubric.rubric_id, target_id=opts.target, corpus_source=opts.source,
-            corpus_path=opts.path if opts.source == "fs" else None, slug_prefix=opts.slug_prefix,
-            sample_limit=opts.limit, seed=seed, n_takes=len(sample), corpus_sha8=corpus_sha8(takes_block(sample)),
-            prompt_sha8=prompt_sha8(), models=[s.spec for s in specs])
-        run_id = row["id"]
+        context.check_prompt(specs, system, user, max_output_tokens=MAX_OUTPUT_TOKENS,
+                             max_chars=opts.max_prompt_chars or context.DEFAULT_MAX_PROMPT_CHARS, warn=warn,
+                             what="judge a smaller sample (--limit)")
+        values = {"rubric_id": rubric.rubric_id, "target_id": opts.target, "corpus_source": opts.source,
+                  "corpus_path": opts.path if opts.source == "fs" else None, "slug_prefix": opts.slug_prefix,
+                  "sample_limit": opts.limit, "seed": seed, "n_takes": len(sample),
+                  "corpus_sha8": corpus_sha8(takes_block(sample)), "prompt_sha8": prompt_sha8(),
+                  "models": [s.spec for s in specs], "judges": judges}
+        row = store.head_run(conn, values)
+        if row is None:
+            row = store.start_run(conn, values, rerun=0)
+        elif row["completed_at"] is not None and opts.rerun:
+            row = store.start_run(conn, values, rerun=row["rerun"] + 1)
+        run_id, created = row["id"], row["created"]
         say(f"takes-quality: {plural(len(sample), 'take')} from {opts.source}"
             f"{' ' + opts.path if opts.source == 'fs' else ''}, slug prefix "
             f"{repr(opts.slug_prefix) if opts.slug_prefix else 'none'}, seed {seed}; rubric {rubric.version} "
-            f"({rubric.fingerprint[:8]}); run {run_id}")
-        if row["completed_at"] is not None:
-            say(f"run {run_id} with these four fingerprints was recorded earlier: reading it back, no calls made")
-            receipt = receipts.ordered(row["receipt_json"], rubric.dims)
-            return Outcome(receipt, receipts.save(receipt), already_recorded=True)
-        if not row["created"]:
-            say(f"run {run_id} was started earlier and never completed: resuming it")
-        modes_line = panel.describe_modes(specs, modes)
-        if modes_line:
-            say(modes_line)
-
-        schema = verdict_schema(rubric)
-        progress = panel.Progress(len(specs), progress_stream)
-        for cycle in range(1, opts.cycles + 1):
-            todo = [s for s in specs if s.spec not in store.models_answered(conn, run_id, cycle)]
-            requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
-                                     max_output_tokens=MAX_OUTPUT_TOKENS, key=(cycle, s.spec)) for s in todo]
-            skipped = []
-
-            def on_result(call: JudgeCall, cycle=cycle, skipped=skipped) -> None:
-                recorded = modes[call.spec.spec] == panel.RECORDED
-                decided = store.record_verdict(conn, run_id, cycle, call, recorded)
-                if call.error_kind == BUDGET_EXHAUSTED:
-                    skipped.append(call.spec.spec)
-                progress.advance(call.cost_usd)
-                if not progress.enabled:
-                    say(_result_line(cycle, decided, call, recorded, rubric.dims))
-
-            if requests:
-                progress.start(f"cycle {cycle}/{opts.cycles}", len(requests))
-                try:
-                    panel.run_sync(panel.run_panel(
-                        requests, modes, suite=__package__, on_result=on_result, concurrency=opts.concurrency,
-                        timeout_s=opts.timeout_s, max_retries=opts.max_retries, budget=budget))
-                finally:
-                    progress.finish()
-            decided = store.cycle_decision(conn, run_id, cycle)
-            say(f"cycle {cycle}: {decided['verdict']} ({decided['contributed']} of {decided['panel']} models "
-                f"contributed)")
-            if decided["verdict"] in ("pass", "inconclusive"):
-                break
-            if skipped:
-                say("budget cap reached: no further cycles")
-                break
-        receipt = receipts.ordered(store.complete_run(conn, run_id), rubric.dims)
-        return Outcome(receipt, receipts.save(receipt))
+            f"({rubric.fingerprint[:8]}); {judges} judges; run {run_id}")
+        with claims.claimed(store.QUERIES["claim_run"], run_id,
+                            waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
+            row = store.run_state(conn, run_id)
+            if row["completed_at"] is not None:
+                drawn = f" (its sample was drawn with seed {row['seed']})" if row["seed"] != seed else ""
+                say(f"run {run_id} of this eval was recorded earlier{drawn}: reading it back, no calls made"
+                    + ("" if opts.rerun else "; --rerun judges it again"))
+                receipt = receipts.ordered(row["receipt_json"], rubric.dims)
+                return Outcome(receipt, receipts.save(receipt), already_recorded=True)
+            if not created:
+                say(f"run {run_id} of this eval was started earlier and is not final: resuming it, calling only "
+                    "the judges without an answer")
+            modes_line = panel.describe_modes(specs, modes)
+            if modes_line:
+                say(modes_line)
+            final = _judge(conn, run_id, opts, specs, modes, rubric, system, user, budget, say, progress_stream,
+                           money, panel, JudgeRequest, BUDGET_EXHAUSTED)
+            if final:
+                receipt = receipts.ordered(store.complete_run(conn, run_id), rubric.dims)
+                return Outcome(receipt, receipts.save(receipt))
+            receipt = receipts.ordered(store.open_receipt(conn, run_id), rubric.dims)
+            return Outcome(receipt, receipts.save(receipt), final=False)
     except psycopg.Error as exc:
-        raise db.explain(exc) from None
+        raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
     finally:
         conn.close()
+
+
+def _judge(conn, run_id, opts, specs, modes, rubric, system, user, budget, say, progress_stream, money, panel,
+           JudgeRequest, BUDGET_EXHAUSTED) -> bool:
+    """Every cycle the run still needs; True when it is final (every call answered)."""
+    schema = verdict_schema(rubric)
+    progress = panel.Progress(len(specs), progress_stream)
+    for cycle in range(1, opts.cycles + 1):
+        todo = store.calls_to_make(conn, run_id, cycle, [s.spec for s in specs])
+        requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
+                                 max_output_tokens=MAX_OUTPUT_TOKENS, key=(cycle, s.spec))
+                    for s in specs if s.spec in todo]
+
+        def on_start(req, cycle=cycle) -> None:
+            store.record_start(conn, run_id, cycle, req.spec.spec,
+                               money.estimate(req.spec, req.system, req.user, req.max_output_tokens))
+
+        def on_result(call: JudgeCall, cycle=cycle) -> None:
+            recorded = modes[call.spec.spec] == panel.RECORDED
+            decided = store.record_verdict(conn, run_id, cycle, call, recorded)
+            progress.advance(call.cost_usd)
+            if not progress.enabled:
+                say(_result_line(cycle, decided, call, recorded, rubric.dims))
+
+        if requests:
+            progress.start(f"cycle {cycle}/{opts.cycles}", len(requests))
+            try:
+                panel.run_sync(panel.run_panel(
+                    requests, modes, suite=__package__, on_result=on_result, on_start=on_start,
+                    concurrency=opts.concurrency, timeout_s=opts.timeout_s, max_retries=opts.max_retries,
+                    budget=budget))
+            finally:
+                progress.finish()
+        decided = store.cycle_decision(conn, run_id, cycle)
+        say(f"cycle {cycle}: {decided['verdict']} ({decided['contributed']} of {decided['panel']} models "
+            f"contributed)")
+        failed = store.calls_to_make(conn, run_id, cycle, [s.spec for s in specs])
+        if failed:
+            say(f"cycle {cycle}: {plural(len(failed), 'call')} failed outside the judges' content "
+                f"({', '.join(failed)}): run {run_id} stays open, and running the same command again retries "
+                f"{'it' if len(failed) == 1 else 'them'}")
+            return False
+        if decided["verdict"] in ("pass", "inconclusive"):
+            break
+    return True
 
 
 # --- replay and regress ------------------------------------------------------------------------
 
 
-def parse_shas(text: str) -> tuple[str, str, str, str]:
-    """'c-p-m-r', or a receipt file name, as the four fingerprints."""
+def parse_from_db(text: str) -> tuple[tuple[str, str, str, str] | None, str, int | None]:
+    """--from-db: a run id, or 'c-p-m-r' or a receipt's file name (with .recorded for a run judged by
+    recorded replies), as (fingerprints, judges, run id)."""
+    if text.strip().isdigit():
+        return None, "live", int(text)
     name = Path(text).name.removesuffix(".json").removeprefix(f"{SUITE}-")
-    parts = name.split("-")
+    judges = "recorded" if name.endswith(".recorded") else "live"
+    parts = name.removesuffix(".recorded").split("-")
     if len(parts) != 4 or not all(len(p) == 8 and all(c in "0123456789abcdef" for c in p) for p in parts):
-        raise EvalledgerError(f"--from-db: expected CORPUS-PROMPT-MODELS-RUBRIC (four 8-hex fingerprints), got {text!r}")
-    return tuple(parts)  # type: ignore[return-value]
+        raise EvalledgerError(f"--from-db: expected a run id, or CORPUS-PROMPT-MODELS-RUBRIC (four 8-hex "
+                              f"fingerprints, .recorded for recorded judges), got {text!r}")
+    return tuple(parts), judges, None  # type: ignore[return-value]
 
 
-def rebuild_from_db(shas: tuple[str, str, str, str]) -> Outcome:
-    """The completed run's receipt from the database, and its disk copy written again."""
+def rebuild_from_db(text: str) -> Outcome:
+    """A completed run's receipt from the database, and its disk copy written again."""
+    shas, judges, run_id = parse_from_db(text)
     with db.transaction("runner") as conn:
-        receipt = store.receipt_from_db(conn, shas)
-        if receipt is None:
-            raise EvalledgerError(f"--from-db: no completed takes-quality run {'-'.join(shas)} in the database")
+        if run_id is not None:
+            found = store.receipt_by_id(conn, run_id)
+            if found is None:
+                raise EvalledgerError(f"--from-db: no takes-quality run {run_id} in the database")
+            if not found["complete"]:
+                raise EvalledgerError(f"--from-db: takes-quality run {run_id} is open (not final): running its "
+                                      "eval again retries the calls that failed")
+            receipt = found["receipt_json"]
+        else:
+            receipt = store.receipt_from_db(conn, shas, judges)
+            if receipt is None:
+                raise EvalledgerError(f"--from-db: no completed takes-quality run {'-'.join(shas)} "
+                                      f"({judges} judges) in the database")
         receipt = receipts.ordered(receipt, store.rubric_dims(conn, receipt["rubric_version"]))
     return Outcome(receipt, receipts.save(receipt))
 

@@ -45,40 +45,72 @@ def rubric_dims(conn: psycopg.Connection, version: str) -> list[str]:
     return found.dims if found is not None else []
 
 
-def start_or_find_run(conn: psycopg.Connection, **values) -> dict:
-    """Insert the run row, or find the one with the same four fingerprints (complete or not)."""
-    row = _one(conn, "start_run", values)
+def identity(values: dict) -> dict:
+    """The query parameters that find an eval's judgings (see head_run)."""
+    return {k: values[k] for k in ("rubric_id", "corpus_sha8", "prompt_sha8", "models", "corpus_source",
+                                   "corpus_path", "slug_prefix", "judges")}
+
+
+def head_run(conn: psycopg.Connection, values: dict) -> dict | None:
+    """The latest judging of this eval (complete or not), or None."""
+    return _one(conn, "head_run", identity(values))
+
+
+def start_run(conn: psycopg.Connection, values: dict, rerun: int) -> dict:
+    """Insert judging `rerun` of this eval; when another runner inserted it first, that run."""
+    row = _one(conn, "start_run", {**values, "rerun": rerun})
     if row is not None:
         return row
-    found = _one(conn, "find_run", values)
+    found = head_run(conn, values)
     if found is None:
         raise EvalledgerError("a run with these fingerprints exists but this role cannot read it")
     return found
 
 
-def models_answered(conn: psycopg.Connection, run_id: int, cycle: int) -> set[str]:
-    """The models whose verdict for this cycle is recorded."""
-    return {r[0] for r in conn.execute(QUERIES["models_answered"], {"run_id": run_id, "cycle": cycle})}
+def run_state(conn: psycopg.Connection, run_id: int) -> dict:
+    """One run as it is now."""
+    return _one(conn, "run_state", {"run_id": run_id})
+
+
+def calls_to_make(conn: psycopg.Connection, run_id: int, cycle: int, models: list[str]) -> list[str]:
+    """The panel models to call in a cycle: those without an answer (none yet, a call that failed
+    outside the judge's content, a call started and never answered)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        current = {r["model"]: r for r in cur.execute(QUERIES["current_calls"], {"run_id": run_id, "cycle": cycle})}
+    return [m for m in models if m not in current or current[m]["to_retry"]]
+
+
+def record_start(conn: psycopg.Connection, run_id: int, cycle: int, model: str, estimated_cost_usd) -> None:
+    """A live call about to be sent: if no answer follows, its estimate is what it cost."""
+    conn.execute(QUERIES["insert_start"], {"run_id": run_id, "cycle": cycle, "model": model,
+                                           "estimated_cost_usd": estimated_cost_usd})
 
 
 def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: JudgeCall, recorded: bool) -> dict | None:
     """INSERT one judge verdict; return what the database made of it (None if already there)."""
+    from evalledger.core import money
     from evalledger.judges import panel
 
     provider_failed = call.error_kind is not None
+    exact = None if recorded else money.cost(call.spec, call.input_tokens, call.output_tokens)
     return _one(conn, "insert_verdict", {
         "run_id": run_id, "cycle": cycle, "model": call.spec.spec, "recorded": recorded,
         "structured": call.structured,
         "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
         "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
         "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
-        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": call.cost_usd or 0,
+        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": exact or 0,
         "latency_ms": call.latency_ms, "attempts": call.attempts})
 
 
 def cycle_decision(conn: psycopg.Connection, run_id: int, cycle: int) -> dict:
     """The database's decision of one cycle."""
     return _one(conn, "cycle_decision", {"run_id": run_id, "cycle": cycle})["decision"]
+
+
+def open_receipt(conn: psycopg.Connection, run_id: int) -> dict:
+    """The receipt of a run that stays open (not final), as the database builds it."""
+    return _one(conn, "open_receipt", {"run_id": run_id})["receipt_json"]
 
 
 def complete_run(conn: psycopg.Connection, run_id: int) -> dict:
@@ -89,10 +121,17 @@ def complete_run(conn: psycopg.Connection, run_id: int) -> dict:
     return row["receipt_json"]
 
 
-def receipt_from_db(conn: psycopg.Connection, shas: tuple[str, str, str, str]) -> dict | None:
-    """The receipt of the completed run with these (corpus, prompt, models, rubric) fingerprints."""
-    row = _one(conn, "receipt_by_shas", dict(zip(("corpus_sha8", "prompt_sha8", "models_sha8", "rubric_sha8"), shas)))
+def receipt_from_db(conn: psycopg.Connection, shas: tuple[str, str, str, str], judges: str) -> dict | None:
+    """The receipt of the newest completed run with these (corpus, prompt, models, rubric)
+    fingerprints, judged live or recorded."""
+    row = _one(conn, "receipt_by_shas", {**dict(zip(("corpus_sha8", "prompt_sha8", "models_sha8", "rubric_sha8"),
+                                                     shas)), "judges": judges})
     return row["receipt_json"] if row else None
+
+
+def receipt_by_id(conn: psycopg.Connection, run_id: int) -> dict | None:
+    """{receipt_json, complete} of run run_id, or None when there is no such run."""
+    return _one(conn, "receipt_by_id", {"run_id": run_id})
 
 
 def trend(conn: psycopg.Connection, limit: int, rubric_version: str | None) -> list[dict]:

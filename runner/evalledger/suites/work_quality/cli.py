@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core.options import BUDGET_HELP, Number, When, database_option, format_options
+from evalledger.core.options import (BUDGET, BUDGET_HELP, LIMIT, PROMPT_CHARS, PROMPT_CHARS_HELP, Number, When,
+                                     call_options, database_option, format_options)
 from evalledger.judges import JUDGE_MODES
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
@@ -41,7 +42,8 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
 @click.option("--source-sha", "source_sha", default="", metavar="SHA",
               help="The source revision the run used (the snapshot's iterion_sha).")
 @click.option("--run-id", "run_id", default=None, metavar="ID",
-              help="The assessed run's id. [default: a new one] The same id again reads the snapshot back.")
+              help="The assessed run's id. [default: a new one] The same id again reads the snapshot back; one "
+                   "whose judges all failed is judged again (only the judges without a verdict).")
 @click.option("--models", default=None, metavar="SPECS",
               help="Comma-separated panel of provider:model or provider/model. [default: "
                    "$EVALLEDGER_WORK_QUALITY_MODELS, else openai:gpt-4o,anthropic:claude-opus-4-7]")
@@ -53,13 +55,10 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
               help="auto: live judges; a panel model without its API key stops the run before anything is "
                    "written, naming the key. recorded: the replies recorded with evalledger's demo (written for "
                    "the demo's corpus). live: as auto.")
-@click.option("--budget-usd", "budget_usd", type=Number(0), default=None, metavar="USD", help=BUDGET_HELP)
-@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
-              help="Judge calls in flight at once (1 or more).")
-@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True,
-              metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0).")
-@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
-              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
+@click.option("--budget-usd", "budget_usd", type=BUDGET, default=None, metavar="USD", help=BUDGET_HELP)
+@call_options
+@click.option("--max-prompt-chars", "max_prompt_chars", type=PROMPT_CHARS, default=None, metavar="N",
+              help=PROMPT_CHARS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print only the snapshot JSON on stdout.")
 @database_option
 def run_work_quality(gate, as_json, **options):
@@ -169,11 +168,11 @@ def _f(value) -> str:
 @database_option
 def snapshot_show(ref, as_json):
     """One snapshot: PATH|RUN_ID, a history file or a run id in the ledger."""
-    from . import run as wq, snapshot as snap_mod
+    from . import go_json, run as wq
 
     snap, where = _load(ref)
     if as_json:
-        click.echo(snap_mod.dumps(snap), nl=False)
+        click.echo(go_json.dumps(snap), nl=False)
         return
     click.echo(wq.summary(snap), nl=False)
     click.echo(f"from      {where}")
@@ -258,7 +257,7 @@ def work_quality_group():
 @click.option("--verdict", type=click.Choice(["better", "same", "worse"]),
               help="Only runs the database compared so with their previous snapshot.")
 @click.option("--open", "only_open", is_flag=True, help="Only runs still open (no snapshot completed).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @format_options
 @database_option
 def wq_list(name, since, verdict, only_open, limit, fmt):

@@ -73,21 +73,46 @@ def _in_memory(text: str, keep: int) -> _Read:
     return _Read(text[:keep], len(text), _lines(text), text.endswith("\n"))
 
 
-def _read_stream(handle: BinaryIO, keep: int) -> _Read | None:
+@dataclass(frozen=True)
+class _NotText:
+    """Where a stream stopped being text the judges can read (a NUL byte, or not UTF-8)."""
+
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"not text the judges can read ({self.what})"
+
+
+def _not_text(done: int, data: bytes, at: int, what: str) -> _NotText:
+    """Byte `at` of this chunk, `done` newlines read before it: its line, and its column in what."""
+    before = data[:at]
+    start = before.rfind(b"\n") + 1
+    column = len(before[start:].decode("utf-8", "replace")) + 1
+    return _NotText(done + before.count(b"\n") + 1, f"{what} at column {column}")
+
+
+def _read_stream(handle: BinaryIO, keep: int) -> _Read | _NotText:
     """UTF-8 text from a binary stream, holding only its first `keep` characters but counting all
-    of it; None for what looks binary (a NUL byte, or not UTF-8)."""
+    of it; for what looks binary (a NUL byte, or not UTF-8), where it stopped being text."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     head: list[str] = []
     kept = chars = newlines = 0
     last = ""
+    previous, done_before = b"", 0  # the chunk before, for a sequence it began and the end cut short
     while True:
         data = handle.read(_CHUNK)
         if b"\x00" in data:
-            return None
+            return _not_text(newlines, data, data.index(b"\x00"), "a NUL byte")
+        pending = len(decoder.getstate()[0])
         try:
             text = decoder.decode(data, final=not data)
-        except UnicodeDecodeError:
-            return None
+        except UnicodeDecodeError as exc:
+            chunk, done, at = data, newlines, exc.start - pending
+            if at < 0:  # the bad sequence began in the chunk before
+                chunk, done, at = previous, done_before, len(previous) + at
+            return _not_text(done, chunk, at, f"byte 0x{chunk[at]:02X}, not UTF-8")
+        previous, done_before = data, newlines
         if text:
             chars += len(text)
             newlines += text.count("\n")
@@ -120,7 +145,7 @@ def _finish(read: _Read, digest: str, source: str, limit: int) -> Evidence:
     return Evidence(shown, digest, truncated, read.chars, source)
 
 
-def _open_read(path: Path, keep: int) -> _Read | None:
+def _open_read(path: Path, keep: int) -> _Read | _NotText:
     try:
         with path.open("rb") as handle:
             return _read_stream(handle, keep)
@@ -130,8 +155,8 @@ def _open_read(path: Path, keep: int) -> _Read | None:
 
 def _from_file(path: Path, limit: int) -> Evidence:
     read = _open_read(path, limit)
-    if read is None:
-        raise EvidenceError(f"{path}: not a UTF-8 text file (judges read text)")
+    if isinstance(read, _NotText):
+        raise EvidenceError(f"{path}:{read.line}: {read}")
     return _finish(read, f"file {path.name}: {_counts(read)}", str(path), limit)
 
 
@@ -147,7 +172,7 @@ def _from_directory(root: Path, limit: int) -> Evidence:
             skipped += 1
             continue
         read = _open_read(path, max(limit - kept, 0))
-        if read is None:
+        if isinstance(read, _NotText):
             skipped += 1
             continue
         files += 1
@@ -207,8 +232,8 @@ def _from_git(spec: str, repo: Path | None, limit: int) -> Evidence:
 def _from_stdin(stream: TextIO, limit: int) -> Evidence:
     raw = getattr(stream, "buffer", None)
     read = _read_stream(raw, limit) if raw is not None else _in_memory(stream.read(), limit)
-    if read is None:
-        raise EvidenceError("--work-product -: standard input is not UTF-8 text")
+    if isinstance(read, _NotText):
+        raise EvidenceError(f"--work-product -: standard input, line {read.line}: {read}")
     if not read.head.strip():
         raise EvidenceError("--work-product -: standard input was empty")
     first = read.head.strip().splitlines()[0]

@@ -21,7 +21,9 @@ from datetime import timezone
 from pathlib import Path
 from typing import Callable
 
-from . import snapshot as snap_mod
+from evalledger.core import reader
+
+from . import go_json, snapshot as snap_mod
 from .snapshot import SCHEMA_VERSION, Snapshot, SnapshotError
 
 # Go's unicode.IsSpace, which strings.TrimSpace uses (Python's str.strip also strips U+001C-U+001F).
@@ -68,7 +70,7 @@ class SnapshotStore:
         for field_name in ("name", "run_id"):
             if "\x00" in getattr(snap, field_name):
                 raise SnapshotError(f"{field_name}: a NUL character cannot be part of a file name")
-        data = snap_mod.dumps_bytes(snap)
+        data = go_json.dumps_bytes(snap)
         directory = self.dir(snap.name)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / file_name(snap)
@@ -114,11 +116,9 @@ class SnapshotStore:
         """One snapshot file; a file that is not one names the file, line and field."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SnapshotError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SnapshotError(f"{path}: cannot read: {exc}") from None
+            text = reader.read_text(path, "snapshot file")
+        except reader.InputError as exc:
+            raise SnapshotError(str(exc)) from None
         return snap_mod.loads(text, where=str(path))
 
     def history(self, name: str) -> list[tuple[Path, Snapshot]]:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import psycopg
 
-from evalledger.core import db
+from evalledger.core import db, reader
 from evalledger.core.errors import EvalledgerError
 
 from . import snapshot as snap_mod, store
@@ -44,11 +44,8 @@ def read_directory(directory: Path, *, warn: Callable[[str], None]) -> list[Foun
         history = SnapshotStore(target.parent, warn=warn)
         for path in history.list(target.name):
             try:
-                text = path.read_text(encoding="utf-8")
-                loaded = snap_mod.loads(text, where=str(path))
-                document = snap_mod.loads_json(text)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise EvalledgerError(f"{path}: cannot read: {exc}") from None
+                document = reader.read_json(path, "snapshot file")
+                loaded = snap_mod.located(document, snap_mod.snapshot_from)
             except SnapshotError as exc:
                 raise EvalledgerError(str(exc)) from None
             if loaded.schema_version != SCHEMA_VERSION:
@@ -56,10 +53,10 @@ def read_directory(directory: Path, *, warn: Callable[[str], None]) -> list[Foun
                 continue
             for field_name, value in (("kind", loaded.kind), ("name", loaded.name), ("run_id", loaded.run_id)):
                 if not value.strip():
-                    raise EvalledgerError(f"{path}: {field_name}: must not be empty")
+                    raise document.refuse((field_name,), "must not be empty")
             if loaded.kind not in ("bot", "feature"):
-                raise EvalledgerError(f"{path}: kind: expected bot or feature, got {loaded.kind!r}")
-            found.append(Found(path, document))
+                raise document.refuse(("kind",), f"expected bot or feature, got {loaded.kind!r}")
+            found.append(Found(path, document.value))
     if not found:
         raise EvalledgerError(f"{directory}: no snapshot files to import")
     return found

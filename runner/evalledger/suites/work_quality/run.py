@@ -28,9 +28,10 @@ import psycopg
 
 from evalledger.core import db
 from evalledger.core.output import money
-from evalledger.core.errors import EvalledgerError, load_user_json
+from evalledger.core import reader
+from evalledger.core.errors import EvalledgerError
 
-from . import evidence as evidence_mod, snapshot as snap_mod, store
+from . import evidence as evidence_mod, go_json, snapshot as snap_mod, store
 from .history import SnapshotStore
 from .snapshot import DIMENSIONS, Metrics, Snapshot, SnapshotError
 
@@ -70,6 +71,7 @@ class RunOptions:
     concurrency: int = 8
     timeout_s: float = 120.0
     max_retries: int = 3
+    max_prompt_chars: int | None = None
 
 
 @dataclass
@@ -112,11 +114,11 @@ def read_metrics(path: str | None) -> Metrics:
     """The --metrics file: the seed's Metrics object, strictly (a wrong type or unknown field names it)."""
     if path is None:
         return Metrics()
-    data = load_user_json(Path(path), "metrics file")
+    document = reader.read_json(Path(path), "metrics file")
     try:
-        return snap_mod.metrics_from(data, "metrics", strict=True)
+        return snap_mod.located(document, snap_mod.metrics_from, strict=True)
     except SnapshotError as exc:
-        raise EvalledgerError(f"{path}: {exc}") from None
+        raise EvalledgerError(str(exc)) from None
 
 
 def new_run_id() -> str:
@@ -169,7 +171,7 @@ def _result_line(decided: dict | None, call: JudgeCall, recorded: bool) -> str:
     if decided is None:
         return f"{call.spec.spec}: already recorded"
     if decided["contributes"]:
-        scores = " ".join(f"{d}={snap_mod.go_float(float(decided['scores'][d]))}" for d in DIMENSIONS)
+        scores = " ".join(f"{d}={go_json.go_float(float(decided['scores'][d]))}" for d in DIMENSIONS)
         status = f"ok  {scores}" + ("  (same family as the assessed run)" if decided["same_family"] else "")
     else:
         status = "skipped: " + decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
@@ -181,7 +183,7 @@ def import_history(conn: psycopg.Connection, history: SnapshotStore, name: str) 
     """The store's history of one target into the ledger; how many files were new."""
     added = 0
     for path, loaded in history.history(name):
-        if store.import_snapshot(conn, snap_mod.as_document(loaded), path.name):
+        if store.import_snapshot(conn, go_json.as_document(loaded), path.name):
             added += 1
     return added
 
@@ -195,7 +197,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         warn: Callable[[str], None] = _stderr_warning) -> Outcome:
     """Judge the work product, record everything, write the snapshot; raise EvalledgerError on any error.
     `say` prints progress (stdout, or nothing under --json); `warn` a skipped history file (stderr)."""
-    from evalledger.judges import panel
+    from evalledger.core import claims, money
+    from evalledger.judges import context, panel
     from evalledger.judges.pricing import Budget
     from evalledger.judges.providers import JudgeRequest
 
@@ -226,6 +229,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
     history = SnapshotStore(Path(opts.store) if opts.store else default_store(), warn=warn)
     evidence_sha256 = hashlib.sha256(ev.text.encode("utf-8", "surrogateescape")).hexdigest()
 
+    judges = panel.RECORDED if all(m == panel.RECORDED for m in modes.values()) else panel.LIVE
+
     conn = db.connect(database_url, role="runner", autocommit=True)
     try:
         rubric = store.rubric(conn)
@@ -240,61 +245,72 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         row = store.start_or_find_run(conn, {
             "rubric_id": rubric.rubric_id, "kind": opts.kind, "name": name, "persona": persona, "run_id": run_id,
             "bot_family": family, "bot_version": bot_version, "iterion_sha": source_sha, "task": task,
-            "outcome": opts.outcome, "evidence_digest": snap_mod.portable_text(ev.digest),
+            "outcome": opts.outcome, "evidence_digest": go_json.portable_text(ev.digest),
             "evidence_sha256": evidence_sha256, "cost_usd": metrics.cost_usd, "tokens": metrics.tokens,
             "duration_ms": metrics.duration_ms, "iterations": metrics.iterations, "model_calls": metrics.model_calls,
-            "retries": metrics.retries, "models": [s.spec for s in specs]})
-        snapshot_id = row["snapshot_id"]
+            "retries": metrics.retries, "models": [s.spec for s in specs], "judges": judges})
+        snapshot_id, created = row["snapshot_id"], row["created"]
         say(f"work-quality: {opts.kind} {name}, run {run_id}; work product {ev.source} ({ev.digest.splitlines()[0]}); "
-            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); snapshot row {snapshot_id}")
-        if row["completed_at"] is not None:
-            how = "imported from the store" if row["origin"] == "import" else "recorded"
-            say(f"run {run_id} of {name} was {how} earlier: reading it back, no calls made")
-            return _finish(conn, history, row["snapshot_json"], opts.tolerance, already=True, imported=imported)
-        if not row["created"]:
-            if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != [s.spec for s in specs]:
-                raise EvalledgerError(f"--run-id {run_id}: started earlier with another work product or panel; "
-                                      f"use a new --run-id")
-            say(f"run {run_id} was started earlier and never completed: resuming it")
-        prev = store.previous_for_prompt(conn, row["prev_snapshot_id"]) if row["prev_snapshot_id"] else None
-        say(f"previous snapshot: {prev['run_id']}" if prev else "previous snapshot: none (the first of this target)")
-        judges_line = panel.describe_modes(specs, modes)
-        if judges_line:
-            say(judges_line)
+            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); {judges} judges; snapshot row {snapshot_id}")
+        with claims.claimed(store.Q["claim_run"], snapshot_id, url=database_url,
+                            waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
+            row = store.snapshot_state(conn, snapshot_id)
+            if row["completed_at"] is not None:
+                how = "imported from the store" if row["origin"] == "import" else "recorded"
+                say(f"run {run_id} of {name} was {how} earlier: reading it back, no calls made")
+                return _finish(conn, history, row["snapshot_json"], opts.tolerance, already=True, imported=imported)
+            if not created:
+                if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != [s.spec for s in specs]:
+                    raise EvalledgerError(f"--run-id {run_id}: started earlier with another work product or panel; "
+                                          f"use a new --run-id")
+                say(f"run {run_id} was started earlier and has no snapshot yet: judging it again, calling only the "
+                    "judges without a verdict")
+            prev = store.previous_for_prompt(conn, row["prev_snapshot_id"]) if row["prev_snapshot_id"] else None
+            say(f"previous snapshot: {prev['run_id']}" if prev else "previous snapshot: none (the first of this target)")
+            judges_line = panel.describe_modes(specs, modes)
+            if judges_line:
+                say(judges_line)
 
-        system, user = render(rubric, kind=opts.kind, name=name, persona=persona, task=task, outcome=opts.outcome,
-                              metrics=metrics, work_product=ev.text, prev=prev)
-        schema = verdict_schema()
-        todo = [s for s in specs if s.spec not in store.models_answered(conn, snapshot_id)]
-        requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
-                                 max_output_tokens=MAX_OUTPUT_TOKENS, key=s.spec) for s in todo]
-        progress = panel.Progress(len(requests), progress_stream)
-        progress.start("work-quality", len(requests))
+            system, user = render(rubric, kind=opts.kind, name=name, persona=persona, task=task, outcome=opts.outcome,
+                                  metrics=metrics, work_product=ev.text, prev=prev)
+            context.check_prompt(specs, system, user, max_output_tokens=MAX_OUTPUT_TOKENS,
+                                 max_chars=opts.max_prompt_chars or context.DEFAULT_MAX_PROMPT_CHARS, warn=warn,
+                                 what="judge a smaller work product")
+            schema = verdict_schema()
+            todo = [s for s in specs if s.spec not in store.models_answered(conn, snapshot_id)]
+            requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
+                                     max_output_tokens=MAX_OUTPUT_TOKENS, key=s.spec) for s in todo]
+            progress = panel.Progress(len(requests), progress_stream)
+            progress.start("work-quality", len(requests))
 
-        def on_result(call: JudgeCall) -> None:
-            recorded = modes[call.spec.spec] == panel.RECORDED
-            decided = store.record_verdict(conn, snapshot_id, call, recorded)
-            progress.advance(call.cost_usd)
-            if not progress.enabled:
-                say(_result_line(decided, call, recorded))
+            def on_start(req) -> None:
+                store.record_start(conn, snapshot_id, req.spec.spec,
+                                   money.estimate(req.spec, req.system, req.user, req.max_output_tokens))
 
-        try:
-            panel.run_sync(panel.run_panel(requests, modes, suite=SUITE_PACKAGE, on_result=on_result,
-                                           concurrency=opts.concurrency, timeout_s=opts.timeout_s,
-                                           max_retries=opts.max_retries, budget=budget))
-        finally:
-            progress.finish()
+            def on_result(call: JudgeCall) -> None:
+                recorded = modes[call.spec.spec] == panel.RECORDED
+                decided = store.record_verdict(conn, snapshot_id, call, recorded)
+                progress.advance(call.cost_usd)
+                if not progress.enabled:
+                    say(_result_line(decided, call, recorded))
 
-        rows = store.verdicts(conn, snapshot_id)
-        if not any(r["contributes"] for r in rows):
-            why = "; ".join(f"{r['model']}: {r['error_kind']}" + (f": {r['error_message']}" if r["error_message"] else "")
-                            for r in rows)
-            raise EvalledgerError(f"no judge produced a verdict ({why}); no snapshot written, run {run_id} "
-                                  f"stays open in the ledger (a new --run-id judges again)")
-        document = store.complete(conn, snapshot_id)
-        return _finish(conn, history, document, opts.tolerance, already=False, imported=imported)
+            try:
+                panel.run_sync(panel.run_panel(requests, modes, suite=SUITE_PACKAGE, on_result=on_result,
+                                               on_start=on_start, concurrency=opts.concurrency,
+                                               timeout_s=opts.timeout_s, max_retries=opts.max_retries, budget=budget))
+            finally:
+                progress.finish()
+
+            rows = store.verdicts(conn, snapshot_id)
+            if not any(r["contributes"] for r in rows):
+                why = "; ".join(f"{r['model']}: {r['error_kind']}" + (f": {r['error_message']}" if r["error_message"] else "")
+                                for r in rows)
+                raise EvalledgerError(f"no judge produced a verdict ({why}); no snapshot written: run {run_id} stays "
+                                      f"open in the ledger, and the same command again judges it again")
+            document = store.complete(conn, snapshot_id)
+            return _finish(conn, history, document, opts.tolerance, already=False, imported=imported)
     except psycopg.Error as exc:
-        raise db.explain(exc) from None
+        raise db.explain(exc, next_step=f"run the same command again: --run-id {run_id} resumes the run") from None
     finally:
         conn.close()
 
@@ -306,9 +322,12 @@ def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, to
     try:
         path = history.write(snap)
     except (SnapshotError, OSError) as exc:
-        raise EvalledgerError(f"snapshot store: {exc}") from None
+        detail = f"{exc.filename or ''}: {exc.strerror}".lstrip(": ") if isinstance(exc, OSError) else str(exc)
+        raise EvalledgerError(f"snapshot store: cannot write the snapshot file ({detail}); snapshot {snap.run_id} "
+                              f"of {snap.name} is complete in the ledger: the same command again (--run-id "
+                              f"{snap.run_id}) writes the file once it can be written") from None
     gate = store.is_regression(conn, document.get("comparison"), tolerance)
-    return Outcome(snap, path, snap_mod.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
+    return Outcome(snap, path, go_json.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
                    already_recorded=already, imported=imported)
 
 
@@ -321,7 +340,7 @@ def summary(snap: Snapshot) -> str:
     mean = agg.mean_scores or {}
     spread = agg.disagreement or {}
     lines = [f"{snap.kind} {snap.name}" + (f" ({snap.persona})" if snap.persona else "") +
-             f"  run {snap.run_id}  at {snap_mod.go_time(snap.at, snap.at_nanos)}",
+             f"  run {snap.run_id}  at {go_json.go_time(snap.at, snap.at_nanos)}",
              f"judges    {', '.join(v.model for v in agg.verdicts or [])}",
              f"{'dimension':<18}{'mean':>8}{'spread':>8}" + (f"{'delta':>9}" if snap.comparison else "")]
     for dim in DIMENSIONS:

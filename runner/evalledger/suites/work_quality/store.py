@@ -48,10 +48,20 @@ def start_or_find_run(conn: psycopg.Connection, values: dict[str, Any]) -> dict:
     """The run's snapshot row: inserted now, or the one an earlier run with this run id left."""
     row = _one(conn, "start_run", values)
     if row is None:
-        row = _one(conn, "find_run", {"name": values["name"], "run_id": values["run_id"]})
+        row = _one(conn, "find_run", {"name": values["name"], "run_id": values["run_id"], "judges": values["judges"]})
     if row is None:
         raise EvalledgerError(f"--run-id {values['run_id']}: a snapshot with this id exists but cannot be read")
     return row
+
+
+def snapshot_state(conn: psycopg.Connection, snapshot_id: int) -> dict:
+    """One snapshot row as it is now."""
+    return _one(conn, "snapshot_state", {"snapshot_id": snapshot_id})
+
+
+def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd) -> None:
+    """A live call about to be sent: if no answer follows, its estimate is what it cost."""
+    conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model, "estimated_cost_usd": estimated_cost_usd})
 
 
 def previous_for_prompt(conn: psycopg.Connection, snapshot_id: int) -> dict | None:
@@ -64,15 +74,17 @@ def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[str]:
 
 def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool) -> dict | None:
     """INSERT one judge's reply or failure; return what the database made of it (None if already there)."""
+    from evalledger.core import money
     from evalledger.judges import panel
 
     provider_failed = call.error_kind is not None
+    exact = None if recorded else money.cost(call.spec, call.input_tokens, call.output_tokens)
     return _one(conn, "record_verdict", {
         "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
         "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
         "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
         "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
-        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": call.cost_usd or 0,
+        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": exact or 0,
         "latency_ms": call.latency_ms, "attempts": call.attempts})
 
 

@@ -234,11 +234,11 @@ def _echo_brain(v, prefix: str = "") -> None:
 @database_option
 def brain_add(target_id, model, prompt_file, version_label, levers):
     """Register a version of brain TARGET_ID; the same model, prompt and levers again is the same version."""
-    from evalledger.core.errors import read_user_text
+    from evalledger.core import reader
 
     from .. import brains
 
-    prompt = read_user_text(prompt_file, "prompt file")
+    prompt = reader.read_text(prompt_file, "prompt file")  # a BOM dropped, CRLF read as LF, before hashing
     with db.transaction("owner") as conn:
         version, added = brains.add(conn, target_id, model, prompt, version_label, levers)
     _echo_brain(version, "registered " if added else "already registered: ")

@@ -213,8 +213,9 @@ def review_score(run_id, question_id, from_file, as_role, **fields):
 
 @review_group.command("finish")
 @click.argument("run_id")
-@click.option("--hours", "reviewer_hours_spent", type=Number(0), required=True, metavar="H",
-              help="Hours you spent reviewing this run (self-reported; e.g. 3.5).")
+@click.option("--hours", "reviewer_hours_spent", type=Number(0, maximum=999.99), required=True, metavar="H",
+              help="Hours you spent reviewing this run (self-reported; e.g. 3.5; at most 999.99, seed 002's "
+                   "NUMERIC(5,2)).")
 @click.option("--note", "notes", multiple=True, metavar="DIMENSION=TEXT",
               help="A calibration note for one rubric dimension, e.g. citation_rate='cite the as-of date'; repeatable.")
 @click.option("--as", "as_role", metavar="ROLE",
@@ -283,8 +284,12 @@ def review_show(run_id, question_id, as_role, show_suggestions, as_json):
 
     from .. import harness
 
+    run = parse_uuid(run_id, "RUN_ID")
+    if show_suggestions:  # its own transaction, committed before the read (a rollback would erase the record)
+        with db.transaction(None) as conn:
+            harness.reveal(conn, run, question_id, as_role)
     with db.transaction(None) as conn:
-        found = harness.review(conn, parse_uuid(run_id, "RUN_ID"), question_id, as_role, reveal=show_suggestions)
+        found = harness.review(conn, run, question_id, as_role)
     if not found:
         which = f"question {question_id} of " if question_id else ""
         raise EvalledgerError(f"no answered {which}run {run_id} that you review")

@@ -9,7 +9,7 @@ import click
 
 from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
-from evalledger.core.options import Number, When, database_option, echo_listing, format_options
+from evalledger.core.options import LIMIT, Number, When, call_options, database_option, echo_listing, format_options
 from evalledger.ledger.cli import sealing
 
 from .. import store as brain_eval
@@ -113,7 +113,7 @@ def show_command(run_id, as_json):
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
 @click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
 @click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most N runs, newest first.")
+@click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for RUN_ID=$(...)).")
 @format_options
 @database_option
@@ -146,13 +146,8 @@ def list_command(brain, since, decision, only_open, limit, quiet, fmt):
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
-@click.option("--concurrency", type=Number(1, integer=True), default=8, show_default=True, metavar="N",
-              help="Brain calls in flight at once (1 or more).")
 @click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
-@click.option("--timeout", "timeout_s", type=Number(0, above=True), default=120.0, show_default=True, metavar="SECONDS",
-              help="Time limit of one HTTP attempt (more than 0).")
-@click.option("--retries", "max_retries", type=Number(0, integer=True), default=3, show_default=True, metavar="N",
-              help="Retries of a 429, 5xx, timeout or connection error (honouring Retry-After; 0 or more).")
+@call_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,

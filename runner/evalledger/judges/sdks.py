@@ -1,0 +1,251 @@
+"""The provider SDKs, imported only when a run first calls their provider: one attempt each.
+
+Importing `anthropic` costs about 2 s and `openai` about 0.7 s, so nothing imports them at
+module level. A run of calls asks `load` for each provider's client in the order of its first
+request; one background thread imports the SDKs in that order (imports run one at a time, so two
+SDKs sharing pydantic and httpx2 never race over a half-imported module), while the event loop
+keeps serving the providers whose SDK is ready. A panel without an Anthropic model never imports
+`anthropic`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import email.utils
+import functools
+import importlib
+import json
+import re
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Sequence
+
+from .repair import repair_json
+from .specs import _PROVIDERS, ModelSpec, ProviderConfig
+
+_imports: dict[str, concurrent.futures.Future] = {}
+_imports_lock = threading.Lock()
+_one_import_at_a_time = threading.Lock()
+
+
+def preload(sdk_names: Sequence[str]) -> None:
+    """Start importing these SDKs ("openai", "anthropic"), in this order, each once per process."""
+    with _imports_lock:
+        todo = [name for name in dict.fromkeys(sdk_names) if name not in _imports]
+        for name in todo:
+            _imports[name] = concurrent.futures.Future()
+    if todo:
+        threading.Thread(target=_import_in_order, args=(todo,), name="evalledger-sdk-import", daemon=True).start()
+
+
+def _import_in_order(names: list[str]) -> None:
+    with _one_import_at_a_time:
+        for name in names:
+            future = _imports[name]
+            try:
+                module = importlib.import_module(name)
+                # Before the next SDK: the first client needs it (loading the CA store is
+                # hundreds of ms on a busy machine), and the next import would slow it down.
+                _tls_context()
+            except BaseException as exc:  # handed to whoever awaits the SDK
+                future.set_exception(exc)
+            else:
+                future.set_result(module)
+
+
+def sdk_of(provider: str) -> str:
+    """The SDK a provider is called through."""
+    return _PROVIDERS[provider].sdk
+
+
+def make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
+    """The SDK's async client for one provider (blocks until its SDK is imported: call it in a thread)."""
+    preload([sdk_of(cfg.provider)])
+    sdk = _imports[sdk_of(cfg.provider)].result()
+    client_class = sdk.AsyncAnthropic if sdk.__name__ == "anthropic" else sdk.AsyncOpenAI
+    # max_retries=0: the retry policy and the attempt count are ours, not the SDK's.
+    return client_class(api_key=cfg.api_key, base_url=cfg.base_url, max_retries=0, timeout=timeout_s,
+                        http_client=sdk.DefaultAsyncHttpxClient(verify=_tls_context()))
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    # The SDKs' own default (httpx2's), built once: loading the CA store costs ~50 ms of CPU per
+    # client.
+    import httpx2  # the HTTP stack both SDKs are built on
+
+    return httpx2.create_ssl_context()
+
+
+# --- one attempt ---------------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """What one answered attempt said."""
+
+    text: str
+    parsed: dict | None
+    input_tokens: int
+    output_tokens: int
+
+
+class AttemptError(Exception):
+    """An attempt failed; retryable says whether another attempt may help, congestion whether the
+    provider asked us to slow down (429, 503, 529)."""
+
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None,
+                 retry_after: float | None = None, timeout: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        self.timeout = timeout
+
+    @property
+    def http_failure(self) -> bool:
+        """A 429 or 5xx: the provider answered and said 'later'. Retried until the deadline."""
+        return self.status is not None and (self.status == 429 or self.status >= 500)
+
+
+def _schema_name(schema: dict) -> str:
+    title = schema.get("title")
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", title)[:64] if isinstance(title, str) and title else ""
+    return name or "verdict"
+
+
+async def attempt(client: Any, spec: ModelSpec, system: str, user: str, *, json_schema: dict | None,
+                  max_output_tokens: int, temperature: float | None) -> Reply:
+    """One request through the provider's SDK; raises whatever the SDK raises."""
+    if sdk_of(spec.provider) == "anthropic":
+        return await _attempt_anthropic(client, spec, system, user, json_schema, max_output_tokens)
+    return await _attempt_openai(client, spec, system, user, json_schema, max_output_tokens, temperature)
+
+
+async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
+                          max_output_tokens: int, temperature: float | None) -> Reply:
+    messages = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": user})
+    kwargs: dict[str, Any] = {"model": spec.model, "messages": messages}
+    # OpenAI deprecated max_tokens (its reasoning models refuse it); compatible servers
+    # (Gemini, vLLM, Ollama) all understand max_tokens.
+    kwargs["max_completion_tokens" if spec.provider == "openai" else "max_tokens"] = max_output_tokens
+    if temperature is not None:
+        kwargs["temperature"] = temperature
+    if json_schema is not None:
+        kwargs["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": _schema_name(json_schema), "schema": json_schema, "strict": True},
+        }
+    resp = await client.chat.completions.create(**kwargs)
+    message = resp.choices[0].message if resp.choices else None
+    text = (message.content or getattr(message, "refusal", None) or "") if message else ""
+    usage = resp.usage
+    return Reply(
+        text=text,
+        parsed=repair_json(text),
+        input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+        output_tokens=(usage.completion_tokens or 0) if usage else 0,
+    )
+
+
+async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
+                             max_output_tokens: int) -> Reply:
+    kwargs: dict[str, Any] = {
+        "model": spec.model,
+        "max_tokens": max_output_tokens,
+        "messages": [{"role": "user", "content": user}],
+    }
+    if system:
+        kwargs["system"] = system
+    # No temperature: the Messages API of SDK 2.x has no such parameter any more.
+    name = None
+    if json_schema is not None:
+        # Anthropic's structured output: one tool whose input is the verdict, forced.
+        name = _schema_name(json_schema)
+        kwargs["tools"] = [{"name": name, "description": "Record your verdict.", "input_schema": json_schema}]
+        kwargs["tool_choice"] = {"type": "tool", "name": name}
+    resp = await client.messages.create(**kwargs)
+    texts: list[str] = []
+    parsed = None
+    for block in resp.content or ():
+        if block.type == "tool_use" and block.name == name and isinstance(block.input, dict):
+            parsed = dict(block.input)
+        elif block.type == "text":
+            texts.append(block.text)
+    text = json.dumps(parsed) if parsed is not None else "".join(texts)
+    usage = resp.usage
+    return Reply(
+        text=text,
+        parsed=parsed if parsed is not None else repair_json(text),
+        input_tokens=(usage.input_tokens or 0) if usage else 0,
+        output_tokens=(usage.output_tokens or 0) if usage else 0,
+    )
+
+
+# --- what a failure means --------------------------------------------------------------------
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds from retry-after-ms, or Retry-After as seconds or an HTTP date."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_detail(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        if isinstance(inner.get("message"), str):
+            return inner["message"]
+    return str(exc)
+
+
+def classify(exc: BaseException, provider: str, timeout_s: float) -> AttemptError:
+    """An exception from one attempt through the provider's SDK, as what it means for a retry."""
+    sdk = _loaded(sdk_of(provider))
+    if sdk is not None and isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        return AttemptError(
+            f"HTTP {status}: {_error_detail(exc)}",
+            retryable=status in (408, 429) or status >= 500,
+            status=status,
+            retry_after=retry_after(getattr(exc.response, "headers", None)),
+        )
+    if isinstance(exc, TimeoutError) or (sdk is not None and isinstance(exc, sdk.APITimeoutError)):
+        return AttemptError(f"timeout after {timeout_s:g}s", retryable=True, timeout=True)
+    if sdk is not None and isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return AttemptError(f"connection error: {type(cause).__name__}: {cause}", retryable=True)
+    return AttemptError(f"{type(exc).__name__}: {exc}", retryable=False)
+
+
+def _loaded(name: str) -> ModuleType | None:
+    future = _imports.get(name)
+    return future.result() if future is not None and future.done() and future.exception() is None else None

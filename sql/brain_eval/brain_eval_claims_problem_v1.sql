@@ -1,0 +1,20 @@
+-- brain_eval_claims_problem_v1: what keeps the database from scoring an answer's claims (NULL when
+-- nothing): the answer contract's claims are an array of objects, each with `numerical` true or
+-- false, `source_ids` an array of source ids (strings), and `confidence` one of high, multi_source,
+-- inference or speculation. Citation rate and the confidence distribution are computed from exactly
+-- these, so an answer that lacks them cannot be scored, and is not taken.
+CREATE FUNCTION evalledger.brain_eval_claims_problem_v1(claims jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+             WHEN jsonb_typeof(claims) IS DISTINCT FROM 'array' THEN 'claims is not an array'
+             ELSE (SELECT format('claim %s needs numerical (true or false), source_ids (a list of source ids) and '
+                                 'confidence (high, multi_source, inference or speculation)', n - 1)
+                     FROM jsonb_array_elements(claims) WITH ORDINALITY x(c, n)
+                    WHERE jsonb_typeof(c) IS DISTINCT FROM 'object'
+                       OR jsonb_typeof(c -> 'numerical') IS DISTINCT FROM 'boolean'
+                       OR jsonb_typeof(c -> 'source_ids') IS DISTINCT FROM 'array'
+                       OR jsonb_path_exists(c, '$.source_ids[*] ? (@.type() != "string")')
+                       OR coalesce(c ->> 'confidence', '') NOT IN ('high', 'multi_source', 'inference', 'speculation')
+                    ORDER BY n LIMIT 1)
+           END
+$$;

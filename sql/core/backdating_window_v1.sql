@@ -1,0 +1,5 @@
+-- backdating_window_v1: how long before its recording a run (or an analysis) may have started
+-- without an audited import: one day, counted in UTC (utc_ago_v1), so no session TimeZone
+-- stretches it.
+CREATE FUNCTION evalledger.backdating_window_v1() RETURNS interval
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT interval '1 day' $$;

@@ -1,0 +1,149 @@
+-- retention_purge_v2: the one way rows leave the ledger (seed 002: hard delete past 7 years,
+-- subject to legal hold). Deletes, in foreign-key order, every row whose tier clock is past the
+-- purge horizon and that no unreleased hold covers: brain-eval runs with their judge suggestions,
+-- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
+-- released holds;
+-- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
+-- verdicts then snapshots (a snapshot a kept one builds on stays); captured-query partitions whose
+-- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
+-- released brain and range holds whose release is past the horizon. Each step is a row of
+-- retention_purge_log (who, when, which table, how many rows, which run or partition), and the
+-- function returns this transaction's rows of it. The code role's, executable only by
+-- evalledger_retention: the guards (refuse_change_v3) let a DELETE through only inside it. The
+-- horizon is purge_horizon_at_v1 (UTC, the statement's clock: no session TimeZone moves it); a brain
+-- hold keeps what runs the brain's prompt, whatever the label (retention_held_v2, run_brains_v1); a
+-- work-quality snapshot goes when it is due even if a kept one compared with it (the kept one keeps
+-- its comparison and the previous run's id), so an active target's history still ages out. It runs
+-- under READ COMMITTED only: it waits for the hold tables' writers, and only a fresh snapshot then
+-- sees the hold that one of them committed.
+CREATE FUNCTION evalledger.retention_purge_v2()
+RETURNS TABLE (purged_table text, purged_rows bigint, purged_run uuid, purged_partition text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    horizon timestamptz := evalledger.purge_horizon_at_v1();
+    runs uuid[];
+    tq_runs bigint[];
+    snapshots bigint[];
+    part record;
+    n bigint;
+    purged text;
+BEGIN
+    PERFORM evalledger.require_read_committed_v2('the retention purge');
+    -- No hold is placed or released while the purge decides and deletes.
+    LOCK TABLE evalledger.legal_hold, evalledger.legal_hold_release IN SHARE MODE;
+    INSERT INTO evalledger.retention_purge_marker (txid) VALUES (txid_current());
+
+    -- brain-eval runs, children first
+    SELECT coalesce(array_agg(l.eval_run_id), '{}') INTO runs
+      FROM evalledger.brain_eval_log l
+     WHERE l.created_at < horizon
+       AND NOT evalledger.retention_held_v2(l.created_at, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash),
+                                            l.eval_run_id);
+    -- In foreign-key order; released holds of those runs go with them (their releases by ON DELETE
+    -- CASCADE). Each table's rows, counted per run, into the log.
+    FOREACH purged IN ARRAY ARRAY['brain_eval_judge_suggestion', 'brain_eval_harness_answer', 'brain_eval_review_entry',
+                                  'brain_eval_suggestion_shown', 'brain_eval_run_review', 'brain_eval_question_score',
+                                  'brain_eval_harness_run', 'legal_hold', 'brain_eval_log'] LOOP
+        EXECUTE format('WITH gone AS (DELETE FROM evalledger.%I t WHERE t.eval_run_id = ANY ($1) RETURNING t.eval_run_id) '
+                       'INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id) '
+                       'SELECT %L, count(*), g.eval_run_id FROM gone g GROUP BY g.eval_run_id', purged, purged)
+            USING runs;
+    END LOOP;
+
+    -- Analyses (production and eval) and imports that nothing references any more.
+    WITH gone AS (
+        DELETE FROM evalledger.brain_analysis_log a
+         WHERE a.created_at < horizon
+           AND NOT evalledger.retention_held_v2(a.created_at, evalledger.run_brains_v1(a.brain, a.system_prompt_hash), NULL)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q WHERE q.brain_analysis_id = a.analysis_id)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_harness_answer h WHERE h.analysis_id = a.analysis_id)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'brain_analysis_log', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (
+        DELETE FROM evalledger.brain_eval_import i
+         WHERE i.created_at < horizon
+           AND NOT evalledger.retention_held_v2(i.created_at, NULL, NULL)
+           AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.import_id = i.import_id)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'brain_eval_import', count(*) FROM gone HAVING count(*) > 0;
+
+    -- takes-quality: verdicts, then runs
+    SELECT coalesce(array_agg(t.id), '{}') INTO tq_runs
+      FROM evalledger.eval_takes_quality_runs t
+     WHERE t.created_at < horizon AND NOT evalledger.retention_held_v2(t.created_at, ARRAY[t.target_id::text], NULL);
+    WITH gone AS (DELETE FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_takes_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_takes_quality_runs t WHERE t.id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_takes_quality_runs', count(*) FROM gone HAVING count(*) > 0;
+
+    -- work-quality: verdicts, then snapshots, each as it falls due: a snapshot that a kept one
+    -- compared with does not pin it (the kept one names its run and keeps the comparison).
+    SELECT coalesce(array_agg(s.snapshot_id), '{}') INTO snapshots
+      FROM evalledger.eval_work_quality_snapshots s
+     WHERE s.created_at < horizon AND NOT evalledger.retention_held_v2(s.created_at, NULL, NULL);
+    WITH gone AS (DELETE FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_work_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_work_quality_snapshots', count(*) FROM gone HAVING count(*) > 0;
+
+    -- Captured queries: whole monthly partitions past the horizon that no range hold overlaps
+    -- (the drop guard admits them inside the capture purge's marker), then keys and failures.
+    INSERT INTO evalledger.capture_purge_marker (txid) VALUES (txid_current());
+    FOR part IN
+        SELECT c.relname::text AS name
+          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'evalledger.eval_candidates'::regclass
+           AND evalledger.capture_partition_expired_v2(c.relname)
+           AND NOT EXISTS (
+               SELECT 1 FROM evalledger.legal_hold h
+                WHERE h.held_from IS NOT NULL AND h.released_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM evalledger.legal_hold_release x WHERE x.hold_id = h.hold_id)
+                  AND h.held_from < (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::timestamp AT TIME ZONE 'UTC'
+                  AND h.held_to >= (to_date(right(c.relname, 6), 'YYYYMM'))::timestamp AT TIME ZONE 'UTC')
+         ORDER BY c.relname
+    LOOP
+        -- Counted through the parent: a partition has no policy of its own, so FORCE hides its rows.
+        SELECT count(*) INTO n FROM evalledger.eval_candidates c
+         WHERE c.tableoid = ('evalledger.' || quote_ident(part.name))::regclass;
+        EXECUTE format('DROP TABLE evalledger.%I', part.name);
+        INSERT INTO evalledger.retention_purge_log (table_name, row_count, partition_name)
+        VALUES ('eval_candidates', n, part.name);
+    END LOOP;
+    DELETE FROM evalledger.capture_purge_marker m WHERE m.txid = txid_current();
+    WITH gone AS (
+        DELETE FROM evalledger.eval_candidate_keys k
+         WHERE k.created_at < horizon AND NOT evalledger.retention_held_v2(k.created_at, NULL, NULL)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_candidate_keys', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (
+        DELETE FROM evalledger.eval_capture_failures f
+         WHERE f.recorded_at < horizon AND NOT evalledger.retention_held_v2(f.recorded_at, NULL, NULL)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_capture_failures', count(*) FROM gone HAVING count(*) > 0;
+
+    -- Brain and range holds released more than the horizon ago.
+    WITH gone AS (
+        DELETE FROM evalledger.legal_hold h
+         WHERE h.eval_run_id IS NULL
+           AND coalesce(h.released_at, (SELECT max(x.released_at) FROM evalledger.legal_hold_release x
+                                          WHERE x.hold_id = h.hold_id)) < horizon
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'legal_hold', count(*) FROM gone HAVING count(*) > 0;
+
+    DELETE FROM evalledger.retention_purge_marker m WHERE m.txid = txid_current();
+    RETURN QUERY
+        SELECT p.table_name, p.row_count, p.eval_run_id, p.partition_name
+          FROM evalledger.retention_purge_log p
+         WHERE p.txid = txid_current()
+         ORDER BY p.purge_log_id;
+END;
+$$;

@@ -1,0 +1,184 @@
+"""Issue 17, class 8: what errors and helpers reveal. The independence refusal names no brain and no
+tuner; a definer helper answers only about what its caller may read (caller_reads_v1); a refusal
+reads the same whether the thing exists, is complete, or is one the caller cannot see. Tried as
+the runner's and the reviewers' own logins (docs/guards.md, section 22)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from psycopg.types.json import Jsonb
+
+from evalledger.suites.brain_eval import brains, catalog, store
+from tests.builders import BRAIN_PROMPTS, open_harness_run, prompt_hash, record_run, register_prompt, run_fields
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+from tests.db.insider_logins import logins, refusal_of, row_counts  # noqa: F401 (fixture)
+from tests.db.test_retention import age_run, set_clock
+
+COLD = "timezone('UTC', timezone('UTC', now()) - interval '30 months')"
+DEMO = json.loads(catalog.demo_catalog_path().read_text("utf-8"))
+PANEL = ["openai:gpt-4o", "anthropic:claude-opus-4-7", "google:gemini-1.5-pro"]
+
+
+@pytest.fixture(autouse=True)
+def registered_prompts(admin):
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
+
+
+def test_the_independence_refusal_names_no_brain_and_no_tuner(admin, logins, reviewers):
+    """AGT-901 and AGT-902 both own the prompt; the reviewer tunes one of them. Whichever, the
+    runner learns only that this reviewer may not review this prompt: not whose tuner they are."""
+    shared = "You are the shared brain.\n"
+    owner = logins("owner")
+    for brain in ("AGT-901", "AGT-902"):
+        brains.add(owner, brain, "anthropic:claude-sonnet-4-6", shared)
+    runner = logins("runner")
+    answers = set()
+    for tuned, reviewer in (("AGT-901", reviewers[REVIEWER_ROLE]), ("AGT-902", reviewers[OTHER_REVIEWER_ROLE])):
+        admin.execute("INSERT INTO evalledger.prompt_tuner (target_id, user_id) VALUES (%s, %s)", (tuned, reviewer))
+        before = row_counts(admin)
+        sqlstate, message = refusal_of(runner, *store_run(reviewer, prompt_hash(shared)))
+        assert row_counts(admin) == before
+        answers.add((sqlstate, message.replace(str(reviewer), "<reviewer>")))
+    assert answers == {("23514", "evalledger: reviewer <reviewer> is not independent of this run's system prompt")}
+
+
+def store_run(reviewer, prompt):
+    values = {**run_fields(system_prompt_hash=prompt), "question_count": 1, "reviewer_user_id": reviewer}
+    return (f"INSERT INTO evalledger.brain_eval_log ({', '.join(values)}) VALUES ({', '.join(f'%({k})s' for k in values)})",
+            values)
+
+
+POLICY = "SELECT evalledger.brain_eval_question_policy_v2(%s, 'EVAL-Q01')"
+
+
+def test_the_question_policy_answers_only_about_a_run_the_caller_may_read(admin, logins, reviewers):
+    """It read any run id for any reviewer; now: NULL for another reviewer's run, a cold run, and a
+    run that does not exist alike."""
+    mine = record_run(admin, reviewers[REVIEWER_ROLE], count=1, complete=False, review=False)
+    theirs = record_run(admin, reviewers[OTHER_REVIEWER_ROLE], count=1, complete=False, review=False)
+    cold = record_run(admin, reviewers[REVIEWER_ROLE], count=1, complete=False, review=False)
+    age_run(admin, cold, COLD)
+    reviewer, runner = logins("reviewer"), logins("runner")
+    assert reviewer.execute(POLICY, (mine,)).fetchone()[0]["brains"] == ["AGT-901"]
+    for run in (theirs, cold, uuid.uuid4()):
+        assert reviewer.execute(POLICY, (run,)).fetchone()[0] is None
+    assert runner.execute(POLICY, (theirs,)).fetchone()[0] is not None  # the runner reads every hot run
+    for run in (cold, uuid.uuid4()):
+        assert runner.execute(POLICY, (run,)).fetchone()[0] is None
+    # The version that answered anyone is no longer anyone's to call.
+    for conn in (reviewer, runner):
+        sqlstate, message = refusal_of(conn, "SELECT evalledger.brain_eval_question_policy_v1(%s, 'EVAL-Q01')", (mine,))
+        assert (sqlstate, message) == ("42501", "permission denied for function brain_eval_question_policy_v1")
+
+
+@pytest.fixture
+def harness_runs(admin, logins, reviewer_id):
+    """A hot and a cold open harness run of EVAL-Q01, an open run that is no harness run, and the
+    analysis a runner would answer with."""
+    owner = logins("owner")
+    catalog.load(owner, DEMO, "catalog_v28-2026Q2.json")
+    hot, version = open_harness_run(owner, admin, reviewer_id, ["EVAL-Q01"])
+    cold, _ = open_harness_run(owner, admin, reviewer_id, ["EVAL-Q01"])
+    age_run(admin, cold, COLD)
+    plain = record_run(admin, reviewer_id, count=1, complete=False, review=False)
+    return {"hot": hot, "cold": cold, "plain": plain, "missing": uuid.uuid4(), "version": version}
+
+
+def answer(runner, run_id, version):
+    claims = [{"text": "x", "numerical": True, "source_ids": [DEMO["questions"][0]["sources"][0]["id"]],
+               "confidence": "high"}]
+    analysis = store.record_analysis(runner, brain="AGT-901", model_id=version.model_id,
+                                     system_prompt_hash=version.system_prompt_hash, question_id="EVAL-Q01",
+                                     question="q", output="o", claims=claims, token_cost_usd=0)
+    return ("INSERT INTO evalledger.brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded) "
+            "VALUES (%s, 'EVAL-Q01', %s, false)", (run_id, analysis))
+
+
+def test_the_harness_refusals_read_the_same_for_a_cold_run_as_for_none(admin, logins, harness_runs):
+    """Before, the runner learnt from the refusal whether a cold run it cannot read exists (and
+    whether it was complete)."""
+    runner = logins("runner")
+    answers, suggestions, records = set(), set(), set()
+    for name in ("cold", "plain", "missing"):
+        run_id = harness_runs[name]
+        before = row_counts(admin)
+        sqlstate, message = refusal_of(runner, *answer(runner, run_id, harness_runs["version"]))
+        answers.add((sqlstate, message.replace(str(run_id), "<run>")))
+        sqlstate, message = refusal_of(
+            runner, "INSERT INTO evalledger.brain_eval_judge_suggestion (eval_run_id, question_id, model, recorded, "
+                    "response_json) VALUES (%s, 'EVAL-Q01', 'openai:gpt-4o', false, '{}')", (run_id,))
+        suggestions.add((sqlstate, message.replace(str(run_id), "<run>")))
+        sqlstate, message = refusal_of(
+            runner, "INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, "
+                    "question_ids, contracts, answers) SELECT %s, v.brain_version_id, 'v28-2026Q2', '{EVAL-Q01}', %s, "
+                    "'live' FROM evalledger.brain_version v LIMIT 1",
+            (run_id, Jsonb({"brain_view_contracts_hash": "c" * 64, "source": "s", "views": [{"name": "v"}]})))
+        if name != "plain":  # a plain open run takes a harness record (this one's question count agrees)
+            records.add((sqlstate, message.replace(str(run_id), "<run>")))
+        assert row_counts(admin)["brain_eval_harness_answer"] == before["brain_eval_harness_answer"]
+    assert answers == {("42501", "evalledger: no open harness run <run> takes answers")}
+    assert suggestions == {("42501", "evalledger: no open harness run <run> takes suggestions")}
+    assert records == {("42501", "evalledger: no open run <run> takes a harness record")}
+    # The hot harness run takes its answer.
+    runner.execute(*answer(runner, harness_runs["hot"], harness_runs["version"]))
+
+
+def takes_run(conn, seed):
+    values = {"corpus_source": "db", "sample_limit": 10, "seed": seed, "n_takes": 3, "corpus_sha8": f"{seed:08x}",
+              "prompt_sha8": "bbbbbbbb", "models": PANEL}
+    return conn.execute(f"INSERT INTO evalledger.eval_takes_quality_runs ({', '.join(values)}) "
+                        f"VALUES ({', '.join(f'%({k})s' for k in values)}) RETURNING id", values).fetchone()[0]
+
+
+def verdict(conn, run_id, model):
+    scores = {d: 8 for d in ("accuracy", "attribution", "weight_calibration", "kind_classification", "signal_density")}
+    conn.execute("INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, response_json) "
+                 "VALUES (%s, 1, %s, false, %s)", (run_id, model, Jsonb({"scores": scores})))
+
+
+def test_the_takes_quality_refusals_and_helpers_read_the_same_for_a_cold_run_as_for_none(admin, logins):
+    runner = logins("runner")
+    done = takes_run(runner, 1)
+    for model in PANEL:
+        verdict(runner, done, model)
+    runner.execute("UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (done,))
+    cold = takes_run(runner, 2)
+    with admin.transaction():
+        set_clock(admin, "eval_takes_quality_runs", "created_at", COLD, f"id = {cold}")
+    missing = 999999
+    verdicts = {(s, m.replace(str(run), "<run>")) for run in (done, cold, missing)
+                for s, m in [refusal_of(runner, "INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, "
+                                                "model, recorded) VALUES (%s, 1, 'openai:gpt-4o', false)", (run,))]}
+    assert verdicts == {("42501", "evalledger: no open takes-quality run <run> takes verdicts")}
+    helpers = {(s, m.replace(str(run), "<run>")) for run in (cold, missing)
+               for call in ("takes_quality_cycle_v2(%s, 1)", "takes_quality_receipt_v3(%s)")
+               for s, m in [refusal_of(runner, f"SELECT evalledger.{call}", (run,))]}
+    assert helpers == {("P0002", "evalledger: no takes-quality run <run>")}
+    assert runner.execute("SELECT evalledger.takes_quality_receipt_v3(%s) ->> 'verdict'", (done,)).fetchone()[0] == "pass"
+
+
+def test_a_reveal_on_a_cold_run_reads_as_one_on_no_run(admin, logins, reviewer_id):
+    run_id = record_run(admin, reviewer_id, count=1, complete=False, review=False)
+    age_run(admin, run_id, COLD)
+    reviewer = logins("reviewer")
+    got = {(s, m.replace(str(run), "<run>")) for run in (run_id, uuid.uuid4())
+           for s, m in [refusal_of(reviewer, "SELECT evalledger.brain_eval_show_suggestions_v2(%s, 'EVAL-Q01')", (run,))]}
+    assert got == {("42501", "evalledger: no question EVAL-Q01 in run <run> that you review")}
+
+
+def test_the_question_policy_shows_a_reviewer_no_expected_findings(admin, logins, harness_runs):
+    """The write trigger's helper carries a harness question's pass thresholds; before, it carried
+    the expected findings too, which a reviewer could read from psql before scoring, unrecorded
+    (the reference answer is shown only after the blind score, recorded: docs/guards.md 14)."""
+    stored = admin.execute("SELECT pass_criteria FROM evalledger.brain_eval_catalog_question "
+                           "WHERE catalog_version = %s AND question_id = 'EVAL-Q01'", (DEMO["version"],)).fetchone()[0]
+    assert stored["expected_findings"]
+    reviewer = logins("reviewer")
+    before = row_counts(admin)
+    criteria = reviewer.execute(POLICY, (harness_runs["hot"],)).fetchone()[0]["criteria"]
+    assert criteria == {**{k: v for k, v in stored.items() if k != "expected_findings"}, "answer_broke_contract": False}
+    assert row_counts(admin) == before

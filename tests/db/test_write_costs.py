@@ -1,0 +1,151 @@
+"""Write costs independent of history (issue 20, migration 0010): the reviewer's score entry finds
+what its policy needs on the question row itself, whatever the number of runs before it.
+
+The figures are bench/ledger_writes.py's; these tests assert the plan and the behaviour that make
+them hold: no scan of the reviewer's runs in a score's UPDATE, a question row that carries its
+run's reviewer (stamped by the database, never the caller's, never changed), and a policy that
+admits exactly the rows it admitted before.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg import errors
+from psycopg.conninfo import make_conninfo
+
+from tests.builders import record_run
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+
+RUNNER = "evalledger_runner"
+
+
+def plan_of(conn, statement: str, params=()) -> str:
+    """The EXPLAIN ANALYZE plan of statement, rolled back (it changes nothing)."""
+    with conn.transaction(force_rollback=True):
+        return "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + statement, params))
+
+
+@pytest.fixture
+def history(admin, reviewers):
+    """Twelve completed runs of the first reviewer and one open run; (open run id, its question ids)."""
+    reviewer = reviewers[REVIEWER_ROLE]
+    for _ in range(12):
+        record_run(admin, reviewer, review_conn=admin)
+    run_id = record_run(admin, reviewer, review=False, complete=False)
+    questions = [q for q, in admin.execute("SELECT question_id FROM evalledger.brain_eval_question_score "
+                                           "WHERE eval_run_id = %s ORDER BY question_id", (run_id,))]
+    return run_id, questions
+
+
+def test_a_score_entry_reads_no_run_of_the_reviewers_history(connect_as, history):
+    """The reviewer's UPDATE of one score is one index probe of the question row; its policy reads
+    no other table (no InitPlan over brain_eval_log, no sequential scan of anything)."""
+    run_id, questions = history
+    reviewer = connect_as(REVIEWER_ROLE)
+    plan = plan_of(reviewer, "UPDATE evalledger.brain_eval_question_score SET total_claims = 2, "
+                             "hallucinations_detected = 0 WHERE eval_run_id = %s AND question_id = %s",
+                   (run_id, questions[0]))
+    assert "brain_eval_log" not in plan, plan
+    assert "Seq Scan" not in plan, plan
+    assert "SubPlan" not in plan, plan
+    # One index probe by the run's key (the planner may pick the run's index or the (run, question) key).
+    assert "Index Scan using brain_eval_question_score_" in plan, plan
+    assert f"Index Cond: ((eval_run_id = '{run_id}'::uuid)" in plan or f"Index Cond: (eval_run_id = '{run_id}'::uuid)" in plan, plan
+
+
+def test_a_question_row_carries_its_runs_reviewer(admin, reviewers, history):
+    run_id, _ = history
+    rows = admin.execute("SELECT DISTINCT q.run_reviewer_user_id = l.reviewer_user_id "
+                         "FROM evalledger.brain_eval_question_score q JOIN evalledger.brain_eval_log l USING (eval_run_id)"
+                         ).fetchall()
+    assert rows == [(True,)]
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+                         (run_id,)).fetchone()[0] == 30
+
+
+def test_a_supplied_reviewer_is_not_taken(admin, reviewers):
+    """run_reviewer_user_id is the database's to stamp: a runner that names the other reviewer gets the run's."""
+    other = reviewers[OTHER_REVIEWER_ROLE]
+    run_id = record_run(admin, reviewers[REVIEWER_ROLE], review=False, complete=False, count=2,
+                        bend=lambda number, row: row.update(run_reviewer_user_id=other))
+    stamped = admin.execute("SELECT DISTINCT run_reviewer_user_id FROM evalledger.brain_eval_question_score "
+                            "WHERE eval_run_id = %s", (run_id,)).fetchall()
+    assert stamped == [(reviewers[REVIEWER_ROLE],)]
+
+
+def test_the_reviewer_cannot_change_the_rows_reviewer(connect_as, history, reviewers):
+    run_id, questions = history
+    reviewer = connect_as(REVIEWER_ROLE)
+    with pytest.raises(errors.InsufficientPrivilege):
+        reviewer.execute("UPDATE evalledger.brain_eval_question_score SET run_reviewer_user_id = %s "
+                         "WHERE eval_run_id = %s AND question_id = %s",
+                         (reviewers[OTHER_REVIEWER_ROLE], run_id, questions[0]))
+
+
+def test_the_policy_admits_what_it_admitted(admin, connect_as, reviewers, history):
+    """Each reviewer reads and scores its own runs' question rows only, as before 0010."""
+    run_id, questions = history
+    mine = connect_as(REVIEWER_ROLE)
+    other = connect_as(OTHER_REVIEWER_ROLE)
+    assert mine.execute("SELECT count(*) FROM evalledger.brain_eval_question_score").fetchone()[0] == 13 * 30
+    assert other.execute("SELECT count(*) FROM evalledger.brain_eval_question_score").fetchone()[0] == 0
+    updated = other.execute("UPDATE evalledger.brain_eval_question_score SET total_claims = 2, "
+                            "hallucinations_detected = 0 WHERE eval_run_id = %s AND question_id = %s",
+                            (run_id, questions[0])).rowcount
+    assert updated == 0
+    assert mine.execute("UPDATE evalledger.brain_eval_question_score SET total_claims = 2, "
+                        "hallucinations_detected = 0 WHERE eval_run_id = %s AND question_id = %s",
+                        (run_id, questions[0])).rowcount == 1
+
+
+@pytest.fixture
+def before_0010(admin, dsn, tmp_path):
+    """A database migrated up to (not including) 0010, on the same server; its DSN."""
+    from evalledger.core.migrate import expand_includes, migrate, migrations_dir
+
+    name = "evalledger_before_0010"
+    admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    admin.execute(f"CREATE DATABASE {name}")
+    for path in sorted(migrations_dir().glob("*.sql")):
+        if path.name < "0010" and not path.name.endswith(".rollback.sql"):
+            (tmp_path / path.name).write_text(expand_includes(path))
+    before = make_conninfo(dsn, dbname=name)
+    migrate(before, tmp_path)
+    yield before
+    admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def test_the_migration_backfills_rows_written_before_it(before_0010, reviewers):
+    """Question rows recorded before 0010 get their run's reviewer, and its reviewer still scores them."""
+    from evalledger.core.migrate import migrate
+    from evalledger.suites.brain_eval.store import add_reviewer
+
+    with psycopg.connect(before_0010, autocommit=True) as conn:
+        conn.execute("SET search_path = evalledger, public")
+        reviewer = add_reviewer(conn, REVIEWER_ROLE, "R")
+        record_run(conn, reviewer, review_conn=conn)
+        open_run = record_run(conn, reviewer, review=False, complete=False)
+    migrate(before_0010)
+    with psycopg.connect(before_0010, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*), count(*) FILTER (WHERE q.run_reviewer_user_id = l.reviewer_user_id) "
+                            "FROM evalledger.brain_eval_question_score q "
+                            "JOIN evalledger.brain_eval_log l USING (eval_run_id)").fetchone() == (60, 60)
+        # The triggers are back as they were: the reviewer's entry is checked and trailed.
+        conn.execute(f"SET ROLE {REVIEWER_ROLE}")
+        question = conn.execute("SELECT question_id FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s "
+                                "ORDER BY question_id LIMIT 1", (open_run,)).fetchone()[0]
+        assert conn.execute("UPDATE evalledger.brain_eval_question_score SET total_claims = 2, hallucinations_detected = 0 "
+                            "WHERE eval_run_id = %s AND question_id = %s", (open_run, question)).rowcount == 1
+        conn.execute("RESET ROLE")
+        assert conn.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
+                            (open_run,)).fetchone()[0] == 2
+        triggers = dict(conn.execute(
+            "SELECT tgname, pg_get_triggerdef(t.oid) || ' ' || tgenabled::text FROM pg_trigger t "
+            "WHERE tgrelid = 'evalledger.brain_eval_question_score'::regclass AND NOT tgisinternal").fetchall())
+        assert triggers["brain_eval_question_score_10_write"].endswith(
+            "BEFORE INSERT OR UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
+            "evalledger.brain_eval_question_score_write_v3() A")
+        assert triggers["brain_eval_question_score_20_trail"].endswith(
+            "AFTER UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
+            "evalledger.brain_eval_review_trail_v1() A")

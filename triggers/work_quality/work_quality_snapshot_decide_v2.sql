@@ -1,0 +1,69 @@
+-- work_quality_snapshot_decide_v2: a run's completion (complete_once_v1 has already refused any
+-- other UPDATE), once every panel model has a verdict row. The database computes the aggregate:
+-- mean_scores per dimension over the contributing judges; disagreement (max - min) per dimension
+-- when at least two contributed (one judge has no spread to show); the note naming each skipped
+-- judge, and each contributing judge of the assessed run's family, after a label naming the
+-- judges whose replies were recorded rather than live; the comparison with the previous snapshot
+-- (work_quality_compare_v1); what the judges cost; and the whole document. With no contributing
+-- judge there is nothing to aggregate: completion is refused and the run stays visibly open. Verdicts
+-- lock their snapshot FOR SHARE, so this waits for them; it then reads under READ COMMITTED only
+-- (require_fresh_snapshot_v1), whose fresh snapshot sees what it waited for.
+CREATE FUNCTION evalledger.work_quality_snapshot_decide_v2() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    gap text;
+    dims text[];
+    contributing integer;
+    prev_mean jsonb;
+BEGIN
+    PERFORM evalledger.require_fresh_snapshot_v1('work-quality snapshot');
+    SELECT string_agg(m, ', ' ORDER BY p) INTO gap
+      FROM unnest(NEW.models) WITH ORDINALITY u(m, p)
+     WHERE NOT EXISTS (SELECT 1 FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id AND v.model = u.m);
+    IF gap IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: work-quality snapshot % lacks a verdict from %', NEW.snapshot_id, gap
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_verdicts';
+    END IF;
+    SELECT count(*) INTO contributing FROM evalledger.eval_work_quality_judge_verdicts v
+     WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes;
+    IF contributing = 0 THEN
+        RAISE EXCEPTION 'evalledger: no judge produced a verdict for work-quality snapshot %', NEW.snapshot_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_a_verdict';
+    END IF;
+
+    dims := ARRAY(SELECT d ->> 'key' FROM evalledger.rubric r, jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)
+                   WHERE r.rubric_id = NEW.rubric_id ORDER BY n);
+    SELECT jsonb_object_agg(d, a.mean), CASE WHEN contributing >= 2 THEN jsonb_object_agg(d, a.spread) END
+      INTO NEW.mean_scores, NEW.disagreement
+      FROM unnest(dims) d
+     CROSS JOIN LATERAL (
+            SELECT trim_scale(avg((v.scores ->> d)::numeric)) AS mean,
+                   trim_scale(max((v.scores ->> d)::numeric) - min((v.scores ->> d)::numeric)) AS spread
+              FROM evalledger.eval_work_quality_judge_verdicts v
+             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes) a;
+    SELECT coalesce(string_agg(line, '; ' ORDER BY p, k), '') INTO NEW.note
+      FROM (SELECT array_position(NEW.models, v.model) AS p, 1 AS k,
+                   format('judge %s skipped: %s%s', v.model, v.error_kind, coalesce(': ' || v.error_message, '')) AS line
+              FROM evalledger.eval_work_quality_judge_verdicts v
+             WHERE v.snapshot_id = NEW.snapshot_id AND NOT v.contributes
+            UNION ALL
+            SELECT array_position(NEW.models, v.model), 2,
+                   format('judge %s shares the assessed run''s family (%s)', v.model, v.family)
+              FROM evalledger.eval_work_quality_judge_verdicts v
+             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.same_family
+            UNION ALL
+            SELECT 0, 0, 'recorded replies shipped with evalledger, not live calls: '
+                         || string_agg(v.model, ', ' ORDER BY array_position(NEW.models, v.model))
+              FROM evalledger.eval_work_quality_judge_verdicts v
+             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.recorded
+            HAVING count(*) > 0) notes;
+    IF NEW.prev_snapshot_id IS NOT NULL THEN
+        SELECT s.mean_scores INTO prev_mean FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.prev_snapshot_id;
+        NEW.comparison := evalledger.work_quality_compare_v1(prev_mean, NEW.mean_scores, NEW.prev_run_id);
+    END IF;
+    SELECT coalesce(sum(v.cost_usd), 0) INTO NEW.judges_cost_usd
+      FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id;
+    NEW.snapshot_json := evalledger.work_quality_document_v1(NEW);
+    RETURN NEW;
+END;
+$$;

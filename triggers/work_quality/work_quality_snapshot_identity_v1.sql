@@ -1,0 +1,24 @@
+-- work_quality_snapshot_identity_v1: a snapshot's identity is its target, its run id and how it
+-- was judged (live or recorded), so recorded replies never occupy a live run's id. After
+-- work_quality_snapshot_admit_v1: a run's previous snapshot is the target's latest completed one
+-- judged the same way (a live run is never compared with recorded replies, nor shown them); an
+-- imported file was judged live unless its note says its replies were the recorded ones.
+CREATE FUNCTION evalledger.work_quality_snapshot_identity_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    prev evalledger.eval_work_quality_snapshots;
+BEGIN
+    IF NEW.origin = 'import' THEN
+        NEW.judges := CASE WHEN NEW.note LIKE 'recorded replies shipped with evalledger%' THEN 'recorded' ELSE 'live' END;
+        RETURN NEW;
+    END IF;
+    SELECT * INTO prev FROM evalledger.eval_work_quality_snapshots s
+     WHERE s.name = NEW.name AND s.completed_at IS NOT NULL
+       AND coalesce(s.judges, CASE WHEN s.note LIKE 'recorded replies shipped with evalledger%' THEN 'recorded'
+                                   ELSE 'live' END) = NEW.judges
+     ORDER BY s.at DESC, s.snapshot_id DESC LIMIT 1;
+    NEW.prev_snapshot_id := prev.snapshot_id;
+    NEW.prev_run_id := prev.run_id;
+    RETURN NEW;
+END;
+$$;
