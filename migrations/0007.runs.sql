@@ -41,13 +41,17 @@ ALTER TABLE eval_takes_quality_judge_verdicts
     ADD COLUMN call_started boolean NOT NULL DEFAULT false,
     ADD COLUMN estimated_cost_usd numeric,
     ADD CONSTRAINT eval_takes_quality_judge_verdicts_estimate_iff_started
-        CHECK ((estimated_cost_usd IS NOT NULL) = call_started AND estimated_cost_usd >= 0);
+        CHECK ((estimated_cost_usd IS NOT NULL) = call_started AND estimated_cost_usd >= 0),
+    -- No NaN or infinity (migration 0005's rule for every numeric column).
+    ADD CONSTRAINT eval_takes_quality_judge_verdicts_estimated_cost_usd_finite CHECK (finite_v1(estimated_cost_usd));
 ALTER TABLE eval_work_quality_judge_verdicts
     ADD COLUMN retry_no integer NOT NULL DEFAULT 0,
     ADD COLUMN call_started boolean NOT NULL DEFAULT false,
     ADD COLUMN estimated_cost_usd numeric,
     ADD CONSTRAINT eval_work_quality_judge_verdicts_estimate_iff_started
-        CHECK ((estimated_cost_usd IS NOT NULL) = call_started AND estimated_cost_usd >= 0);
+        CHECK ((estimated_cost_usd IS NOT NULL) = call_started AND estimated_cost_usd >= 0),
+    -- No NaN or infinity (migration 0005's rule for every numeric column).
+    ADD CONSTRAINT eval_work_quality_judge_verdicts_estimated_cost_usd_finite CHECK (finite_v1(estimated_cost_usd));
 
 -- The keys these replace, and the column types that rounded each part of a sum. On PostgreSQL 18
 -- the drop guard refuses dropping any ledger constraint by name, and a type change drops and

@@ -190,9 +190,10 @@ def test_a_metrics_file_with_nan_is_refused_by_the_command_with_nothing_written(
     env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
            "EVALLEDGER_WORK_QUALITY_MODELS": None}
     result = CliRunner().invoke(cli, ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix",
-                                      "--work-product", str(work), "--models", "openai:gpt-4o", "--retries", "0",
+                                      "--work-product", str(work), "--models", "openai:gpt-4o", "--retries", "0", "--deadline", "0",
                                       "--metrics", str(path)], env=env, catch_exceptions=False)
     assert result.exit_code == 3, result.output
     assert result.output.count("\n") == 1
-    assert "cost_usd" in result.output
+    # The door refuses the literal itself, by file and line, before any field is read.
+    assert f"{path}:1: " in result.output and "is not a number" in result.output
     assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots").fetchone()[0] == 0

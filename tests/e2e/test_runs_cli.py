@@ -65,12 +65,12 @@ def test_the_recorded_banner_says_why_even_with_every_key_set(env, corpus):
 def test_an_outage_is_not_a_verdict_and_the_same_command_retries_exactly_the_failed_calls(env, corpus, standin,
                                                                                          admin):
     standin.set_default("*", steps.server_error(500))
-    down, receipt = tq(env, "--retries", "0", "--cycles", "3")
+    down, receipt = tq(env, "--retries", "0", "--deadline", "0", "--cycles", "3")
     assert down.code == 2, down.err
     assert receipt["verdict"] == "inconclusive" and receipt["final"] is False and receipt["cycles_run"] == 1
     assert receipt["successes_per_cycle"] == [0]
     assert receipt["errors"] == [f"cycle 1 {m}: provider_error: HTTP 500: The server had an error processing your "
-                                 "request. (attempt 1)" for m in PANEL]
+                                 "request. (attempt 1; still failing at the 0s deadline)" for m in PANEL]
     assert receipt["verdictMessage"].endswith("; not final: 3 call(s) failed outside the judges' content, and "
                                               "running the same eval again retries them")
     assert "is not final" in down.err and "run the same command again to retry them" in down.err
@@ -81,7 +81,7 @@ def test_an_outage_is_not_a_verdict_and_the_same_command_retries_exactly_the_fai
 
     # The providers are back: the same command calls exactly the three that failed, once each.
     standin.reset()
-    back, final = tq(env, "--retries", "0", "--cycles", "3")
+    back, final = tq(env, "--retries", "0", "--deadline", "0", "--cycles", "3")
     assert back.code == 0, back.err
     assert sorted(r.model for r in standin.requests) == sorted(m.split(":")[1] for m in PANEL)
     assert final["run_id"] == receipt["run_id"] and final["final"] is True and final["verdict"] == "pass"
@@ -90,7 +90,7 @@ def test_an_outage_is_not_a_verdict_and_the_same_command_retries_exactly_the_fai
     assert count(admin, "SELECT receipt_json FROM eval_takes_quality_runs") == final
     # And the final verdict is read back from then on.
     standin.reset()
-    assert tq(env, "--retries", "0", "--cycles", "3")[1] == final and standin.requests == []
+    assert tq(env, "--retries", "0", "--deadline", "0", "--cycles", "3")[1] == final and standin.requests == []
 
 
 def test_a_run_starved_by_its_budget_is_retried_with_a_budget_that_allows_it(env, corpus, standin):
@@ -201,7 +201,7 @@ def test_a_judge_prompt_over_the_limit_is_refused_before_any_row_and_one_over_a_
 def wq(env, work, *args):
     return run_cli("run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
                    "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7",
-                   "--retries", "0", *args, env=env)
+                   "--retries", "0", "--deadline", "0", *args, env=env)
 
 
 @pytest.mark.parametrize("failure", [steps.server_error(500), steps.out_of_scale(value=7)],
@@ -248,7 +248,7 @@ def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env
         "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
     standin.gate = threading.Event()  # the judges answer once the second run is waiting
     argv = [str(SCRIPT), "run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
-            "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--retries", "0",
+            "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--retries", "0", "--deadline", "0",
             "--run-id", "build-9"]
     full = {**os.environ, **env}
     first = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
