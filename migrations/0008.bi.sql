@@ -39,7 +39,10 @@ CREATE TABLE brain_eval_runs_by_month (
     rating_3                 bigint           NOT NULL,
     rating_4                 bigint           NOT NULL,
     rating_5                 bigint           NOT NULL,
-    CONSTRAINT brain_eval_runs_by_month_pkey PRIMARY KEY (brain_under_test, run_trigger, started_month, recorded_month, reviewer_user_id)
+    CONSTRAINT brain_eval_runs_by_month_pkey PRIMARY KEY (brain_under_test, run_trigger, started_month, recorded_month, reviewer_user_id),
+    -- No NaN or infinity (migration 0005's rule for every numeric column).
+    CONSTRAINT brain_eval_runs_by_month_token_cost_usd_finite CHECK (finite_v1(token_cost_usd)),
+    CONSTRAINT brain_eval_runs_by_month_reviewer_hours_spent_finite CHECK (finite_v1(reviewer_hours_spent))
 );
 
 CREATE TABLE brain_eval_questions_by_month (
