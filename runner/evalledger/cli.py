@@ -154,6 +154,7 @@ def _whole_short_help(group: click.Group) -> None:
 
 
 def _register() -> None:
+    from .bi import cli as bi_cli
     from .core import cli as core_cli
     from .ledger import cli as ledger_cli
     from .suites.brain_eval import cli as brain_eval_cli
@@ -162,7 +163,8 @@ def _register() -> None:
     from .suites.work_quality import cli as work_quality_cli
     from .web import cli as web_cli
 
-    for module in (core_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli, ledger_cli):
+    for module in (core_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli, ledger_cli,
+                   bi_cli):
         for command in module.COMMANDS:
             cli.add_command(command)
         for command in getattr(module, "RUN_COMMANDS", ()):

@@ -465,6 +465,15 @@ PANELS = {
     "cost_per_run_v1": "evalledger.suites.brain_eval",
     "prompt_drift_v1": "evalledger.suites.brain_eval",
     "work_quality_history_v1": "evalledger.suites.work_quality",
+    # Migration 0008's.
+    "most_failing_questions_v2": "evalledger.suites.brain_eval",
+    "stale_fixture_pass_rate_v2": "evalledger.suites.brain_eval",
+    "stale_fixture_by_month_v1": "evalledger.suites.brain_eval",
+    "reviewer_calibration_v2": "evalledger.suites.brain_eval",
+    "cost_by_month_v1": "evalledger.suites.brain_eval",
+    "prompt_drift_v2": "evalledger.suites.brain_eval",
+    "judge_agreement_v1": "evalledger.suites.brain_eval",
+    "takes_quality_trend_v1": "evalledger.suites.takes_quality",
 }
 
 
