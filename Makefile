@@ -23,7 +23,7 @@ WORKERS = $(if $(DATABASE_URL),0,2)
 # Everything. Locally, `$(BIN)/python -m pytest -m 'not slow'` leaves out the tests that build
 # PostgreSQL clusters of their own.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(WORKERS)
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 # The database tests alone (e.g. against DATABASE_URL=...some other server).
 test-db: $(STAMP)

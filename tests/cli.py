@@ -68,6 +68,7 @@ def _reset_process_state() -> None:
     from evalledger.core import db
 
     db.use_database_url(None)
+    db.use_read_url(None)
     capture.close(0)
 
 

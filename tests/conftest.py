@@ -84,9 +84,14 @@ def server_url(test_server) -> str:
 
 
 @pytest.fixture(scope="session")
-def template_db(postgresql_noproc) -> str:
-    """The name of a database built by the migrations, exactly as `evalledger db migrate` does."""
-    return postgresql_noproc.template_dbname
+def template_db(request) -> str:
+    """The name of a database built by the migrations, exactly as `evalledger db migrate` does; with
+    EVALLEDGER_TEST_TEMPLATE, that database of the server as it is (a loaded dump, say: the tests
+    then check what `db load` made), used and never dropped."""
+    given = os.environ.get("EVALLEDGER_TEST_TEMPLATE")
+    if given:
+        return given
+    return request.getfixturevalue("postgresql_noproc").template_dbname
 
 
 @pytest.fixture(scope="session")

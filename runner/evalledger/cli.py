@@ -40,9 +40,9 @@ class LedgerGroup(click.Group):
             exc.show()
             sys.exit(exc.exit_code)
         except EvalledgerError as exc:
-            _fail(str(exc), exc.exit_code)
+            _fail(str(_on_standby(exc) or exc), exc.exit_code)
         except psycopg.Error as exc:
-            _fail(str(db.explain(exc)))
+            _fail(str(_on_standby(exc) or db.explain(exc)))
         except BrokenPipeError:
             sys.exit(0)
 
@@ -52,6 +52,13 @@ class LedgerGroup(click.Group):
         # Help needs no home: `evalledger X --help` answers even when EVALLEDGER_HOME is wrong.
         ctx.meta["asks_for_help"] = any(arg in ("-h", "--help") for arg in args)
         return ctx
+
+
+def _on_standby(exc: Exception) -> EvalledgerError | None:
+    """A write refused as read-only (SQLSTATE 25006): on a standby, the error that names its primary."""
+    if getattr(exc, "sqlstate", None) != "25006":
+        return None
+    return db.standby_refusal(db.database_url(start=False))
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> None:
@@ -148,6 +155,7 @@ def _whole_short_help(group: click.Group) -> None:
 
 
 def _register() -> None:
+    from .bi import cli as bi_cli
     from .core import cli as core_cli
     from .ledger import cli as ledger_cli
     from .suites.brain_eval import cli as brain_eval_cli
@@ -156,7 +164,8 @@ def _register() -> None:
     from .suites.work_quality import cli as work_quality_cli
     from .web import cli as web_cli
 
-    for module in (core_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli, ledger_cli):
+    for module in (core_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli, ledger_cli,
+                   bi_cli):
         for command in module.COMMANDS:
             cli.add_command(command)
         for command in getattr(module, "RUN_COMMANDS", ()):

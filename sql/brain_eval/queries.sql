@@ -274,6 +274,34 @@ SELECT * FROM evalledger.cost_per_run_v1;
 -- The prompt_drift_v1 panel as its readers see it.
 SELECT * FROM evalledger.prompt_drift_v1;
 
+-- name: dashboard_most_failing_questions_v2
+-- The most_failing_questions_v2 panel, worst first within each brain and catalog version.
+SELECT * FROM evalledger.most_failing_questions_v2 ORDER BY brain_under_test, question_catalog_version, fail_rank, question_id;
+
+-- name: dashboard_stale_fixture_pass_rate_v2
+-- The stale_fixture_pass_rate_v2 panel, newest run first.
+SELECT * FROM evalledger.stale_fixture_pass_rate_v2 ORDER BY started_at DESC, eval_run_id;
+
+-- name: dashboard_stale_fixture_by_month_v1
+-- The stale_fixture_by_month_v1 panel, by brain and month.
+SELECT * FROM evalledger.stale_fixture_by_month_v1 ORDER BY brain_under_test, started_month;
+
+-- name: dashboard_reviewer_calibration_v2
+-- The reviewer_calibration_v2 panel, by reviewer and quarter.
+SELECT * FROM evalledger.reviewer_calibration_v2 ORDER BY reviewer_user_id, quarter;
+
+-- name: dashboard_cost_by_month_v1
+-- The cost_by_month_v1 panel, by brain and month.
+SELECT * FROM evalledger.cost_by_month_v1 ORDER BY brain_under_test, started_month;
+
+-- name: dashboard_prompt_drift_v2
+-- The prompt_drift_v2 panel, by brain and month.
+SELECT * FROM evalledger.prompt_drift_v2 ORDER BY brain_under_test, month;
+
+-- name: dashboard_judge_agreement_v1
+-- The judge_agreement_v1 panel, by brain, judge and quarter.
+SELECT * FROM evalledger.judge_agreement_v1 ORDER BY brain_under_test, judge_model, quarter;
+
 -- -- Reviewer login roles (evalledger reviewer add) -------------------------------------------------
 
 -- name: role_state

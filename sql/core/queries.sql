@@ -182,6 +182,359 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
                     AND cardinality(ARRAY(SELECT c FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')) = 1, false)
  ORDER BY 1;
 
+-- ===============================================================================
+
+-- Backups, restores, dumps and loads (core/backup.py, core/dump.py), and the replica's health
+-- =============================================================================================
+
+-- name: in_recovery
+-- Whether this server is a standby (or a restore still replaying its WAL).
+SELECT pg_is_in_recovery();
+
+-- name: server_major
+-- The server's major version (15, 18, ...).
+SELECT current_setting('server_version_num')::int / 10000;
+
+-- name: is_superuser
+-- Whether the logged-in user is a superuser.
+SELECT rolsuper FROM pg_roles WHERE rolname = session_user;
+
+-- name: database_clock
+-- The database's own time, in UTC.
+SELECT now() AT TIME ZONE 'UTC';
+
+-- name: no_search_path
+-- Names print schema-qualified for the rest of this transaction (as pg_dump and pg_restore print them).
+SELECT pg_catalog.set_config('search_path', '', true);
+
+-- name: export_snapshot
+-- Name this transaction's snapshot, so that pg_dump reads exactly what this transaction reads.
+SELECT pg_export_snapshot();
+
+-- name: installer
+-- The user who migrated: the owner of the event-trigger schema (NULL when the ledger is not installed).
+SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'evalledger_guard';
+
+-- name: dump_roles
+-- The roles a ledger needs on any server it is loaded into: the application roles, every role its
+-- owners, grants and policies name, the reviewers' logins, and every role that is (through others) a
+-- member of one of these. Never a superuser (the loading server has its own) nor the installer (the
+-- user who loads takes its place).
+WITH RECURSIVE needed (oid) AS (
+    SELECT d.refobjid FROM pg_shdepend d
+     WHERE d.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND d.refclassid = 'pg_authid'::regclass
+    UNION SELECT r.oid FROM pg_roles r WHERE r.rolname = ANY (%(named)s)
+    UNION SELECT r.oid FROM pg_roles r JOIN evalledger.reviewer v ON v.role_name = r.rolname
+    UNION SELECT m.member FROM pg_auth_members m JOIN needed n ON n.oid = m.roleid
+)
+SELECT r.rolname::text AS name, r.rolcanlogin AS login, r.rolinherit AS inherit, r.rolconnlimit AS connection_limit,
+       r.rolvaliduntil AS valid_until
+  FROM pg_roles r
+ WHERE r.oid IN (SELECT oid FROM needed) AND NOT r.rolsuper AND r.rolname !~ '^pg_'
+   AND r.oid IS DISTINCT FROM (SELECT nspowner FROM pg_namespace WHERE nspname = 'evalledger_guard')
+ ORDER BY r.rolname;
+
+-- name: dump_memberships
+-- Who is a member of whom among the named roles, once per pair (PostgreSQL 16+ may record a pair per
+-- grantor), with the options of the grant (INHERIT and SET are 16+; before, always true).
+SELECT DISTINCT ON (1, 2) pg_get_userbyid(m.roleid) AS role, pg_get_userbyid(m.member) AS member, m.admin_option AS admin,
+       coalesce((to_jsonb(m) ->> 'inherit_option')::boolean, true) AS inherit,
+       coalesce((to_jsonb(m) ->> 'set_option')::boolean, true) AS "set"
+  FROM pg_auth_members m
+ WHERE pg_get_userbyid(m.roleid) = ANY (%(roles)s) AND pg_get_userbyid(m.member) = ANY (%(roles)s)
+ ORDER BY 1, 2, m.admin_option DESC;
+
+-- name: dump_installer_roles
+-- The ledger roles the installer is a member of (a non-superuser installer acts through them).
+SELECT pg_get_userbyid(m.roleid) FROM pg_auth_members m
+ WHERE m.member = (SELECT nspowner FROM pg_namespace WHERE nspname = 'evalledger_guard')
+   AND pg_get_userbyid(m.roleid) = ANY (%(roles)s)
+ ORDER BY 1;
+
+-- name: dump_role_passwords
+-- The password verifiers (SCRAM or MD5 hashes, never the passwords) of the named roles: superusers only.
+SELECT rolname::text, rolpassword FROM pg_authid WHERE rolname = ANY (%(roles)s) AND rolpassword IS NOT NULL;
+
+-- name: dump_migrations
+-- The migrations applied to this database, in order.
+SELECT migration_id FROM public._yoyo_migration ORDER BY applied_at_utc, migration_id;
+
+-- name: ledger_fingerprint
+-- What decides who may do what to the ledger, one row per fact (kind, name, detail), with no oid
+-- and the installer named "(installer)": every object's owner and grants (column grants and
+-- PUBLIC's defaults included), row-level security, triggers and their ENABLE state, policies,
+-- constraints, functions (definer, settings, body), views, event triggers and sequences (the rows
+-- each table holds are counted apart: ledger_tables). A load compares the loaded database's with the
+-- dump's before it commits. Kinds ending
+-- in "definition" hash deparsed SQL, which differs between major versions. (No percent sign: the
+-- text also runs inside the load's check, where nothing unescapes one.)
+WITH installer AS (
+    SELECT coalesce((SELECT n.nspowner FROM pg_namespace n WHERE n.nspname = 'evalledger_guard'), 0::oid) AS oid
+), spaces AS (
+    SELECT n.oid, quote_ident(n.nspname) AS qname FROM pg_namespace n
+     WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+), who (oid, name) AS (
+    SELECT r.oid, CASE WHEN r.oid = (SELECT oid FROM installer) THEN '(installer)' ELSE r.rolname::text END
+      FROM pg_roles r
+    UNION ALL SELECT 0::oid, 'PUBLIC'
+), relations AS (
+    SELECT c.*, s.qname || '.' || quote_ident(c.relname) AS qname
+      FROM pg_class c JOIN spaces s ON s.oid = c.relnamespace
+), objects (kind, name, owner, acl) AS (
+    SELECT 'schema', s.qname, n.nspowner, coalesce(n.nspacl, acldefault('n', n.nspowner))
+      FROM pg_namespace n JOIN spaces s ON s.oid = n.oid
+    UNION ALL
+    SELECT CASE c.relkind WHEN 'S' THEN 'sequence' WHEN 'v' THEN 'view' ELSE 'table' END, c.qname, c.relowner,
+           coalesce(c.relacl, acldefault(CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner))
+      FROM relations c WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+    UNION ALL
+    SELECT 'column', c.qname || '.' || quote_ident(a.attname), c.relowner, a.attacl
+      FROM pg_attribute a JOIN relations c ON c.oid = a.attrelid
+     WHERE a.attacl IS NOT NULL AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL
+    SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END, p.oid::regprocedure::text, p.proowner,
+           coalesce(p.proacl, acldefault('f', p.proowner))
+      FROM pg_proc p JOIN spaces s ON s.oid = p.pronamespace
+    UNION ALL
+    SELECT 'type', t.oid::regtype::text, t.typowner, coalesce(t.typacl, acldefault('T', t.typowner))
+      FROM pg_type t JOIN spaces s ON s.oid = t.typnamespace
+     WHERE t.typtype IN ('e', 'd', 'r')
+        OR (t.typtype = 'c' AND (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c')
+    UNION ALL
+    SELECT 'default privileges', 'for ' || (SELECT w.name FROM who w WHERE w.oid = d.defaclrole) || ' in '
+                                 || coalesce(d.defaclnamespace::regnamespace::text, 'every schema') || ' on '
+                                 || d.defaclobjtype::text,
+           d.defaclrole, d.defaclacl
+      FROM pg_default_acl d
+)
+SELECT kind, name, detail FROM (
+    SELECT o.kind, o.name, 'owner ' || (SELECT w.name FROM who w WHERE w.oid = o.owner) AS detail
+      FROM objects o WHERE o.kind NOT IN ('column', 'default privileges')
+    UNION ALL
+    -- The owner's own privileges are left out: 17+ gives owners MAINTAIN too.
+    SELECT o.kind, o.name, 'grant ' || a.privilege_type || ' to ' || (SELECT w.name FROM who w WHERE w.oid = a.grantee)
+                           || CASE WHEN a.is_grantable THEN ' with grant option' ELSE '' END
+      FROM objects o, aclexplode(o.acl) a
+     WHERE a.grantee <> o.owner AND a.privilege_type <> 'MAINTAIN'
+    UNION ALL
+    SELECT 'table', c.qname, 'row level security ' || c.relrowsecurity || ', forced ' || c.relforcerowsecurity
+                             || ', persistence ' || c.relpersistence::text || ', options '
+                             || coalesce(array_to_string(c.reloptions, ','), '')
+      FROM relations c WHERE c.relkind IN ('r', 'p', 'v')
+    UNION ALL
+    SELECT 'trigger', c.qname || '.' || quote_ident(t.tgname),
+           'enabled ' || t.tgenabled::text || ', type ' || t.tgtype::text || ', runs ' || t.tgfoid::regprocedure::text
+      FROM pg_trigger t JOIN relations c ON c.oid = t.tgrelid
+     WHERE NOT t.tgisinternal
+    UNION ALL
+    SELECT 'policy', c.qname || '.' || quote_ident(p.polname),
+           CASE WHEN p.polpermissive THEN 'permissive ' ELSE 'restrictive ' END || p.polcmd::text || ' to '
+           || (SELECT string_agg(w.name, ',' ORDER BY w.name) FROM who w WHERE w.oid = ANY (p.polroles))
+           || ' using ' || md5(coalesce(pg_get_expr(p.polqual, p.polrelid), ''))
+           || ' check ' || md5(coalesce(pg_get_expr(p.polwithcheck, p.polrelid), ''))
+      FROM pg_policy p JOIN relations c ON c.oid = p.polrelid
+    UNION ALL
+    SELECT 'constraint', c.qname || '.' || quote_ident(k.conname),
+           'type ' || k.contype::text || ', validated ' || k.convalidated
+      FROM pg_constraint k JOIN relations c ON c.oid = k.conrelid
+     WHERE k.contype <> 'n'
+    UNION ALL
+    -- Without casts, parentheses and spaces: a restore deparses an IN list of varchar with its casts elsewhere.
+    SELECT 'constraint definition', c.qname || '.' || quote_ident(k.conname),
+           md5(regexp_replace(pg_get_constraintdef(k.oid), '::[a-z_. "]+(\[\])?|[()[:space:]]', '', 'g'))
+      FROM pg_constraint k JOIN relations c ON c.oid = k.conrelid
+     WHERE k.contype <> 'n'
+    UNION ALL
+    SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END, p.oid::regprocedure::text,
+           'security definer ' || p.prosecdef || ', volatility ' || p.provolatile::text || ', settings '
+           || coalesce(array_to_string(p.proconfig, ';'), '') || ', body ' || md5(p.prosrc)
+      FROM pg_proc p JOIN spaces s ON s.oid = p.pronamespace
+    UNION ALL
+    SELECT 'view definition', c.qname, md5(pg_get_viewdef(c.oid))
+      FROM relations c WHERE c.relkind = 'v'
+    UNION ALL
+    SELECT 'event trigger', quote_ident(e.evtname),
+           'on ' || e.evtevent || ', enabled ' || e.evtenabled::text || ', runs ' || e.evtfoid::regprocedure::text
+           || ', owner ' || (SELECT w.name FROM who w WHERE w.oid = e.evtowner)
+           || ', tags ' || coalesce(array_to_string(e.evttags, ','), 'all')
+      FROM pg_event_trigger e
+    UNION ALL
+    SELECT 'sequence value', quote_ident(q.schemaname) || '.' || quote_ident(q.sequencename),
+           coalesce(q.last_value::text, 'unused')
+      FROM pg_sequences q
+     WHERE q.schemaname !~ '^pg_' AND q.schemaname <> 'information_schema'
+) f
+ORDER BY kind, name, detail;
+
+-- name: ledger_tables
+-- Every table (partitions included, partitioned parents not) of the database's own schemas, quoted,
+-- with the table its rows are read through: a partition's root (a partition has no policy of its
+-- own, so a member of the code role reads it through its parent's), else itself.
+SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), coalesce(pg_partition_root(c.oid), c.oid)::regclass::text
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'r' AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+ ORDER BY 1;
+
+-- name: count_rows
+-- The rows of one table of ledger_tables, read through {root}.
+SELECT count(*) FROM {root} WHERE tableoid = {table}::regclass;
+
+-- name: load_occupied
+-- What a database holds besides what every new database has (NULL when it is empty): a load goes
+-- only into an empty database.
+SELECT nullif(concat_ws(', ',
+    (SELECT 'schema ' || string_agg(nspname, ', schema ' ORDER BY nspname) FROM pg_namespace
+      WHERE nspname !~ '^pg_' AND nspname NOT IN ('information_schema', 'public')),
+    (SELECT count(*) || ' relations in schema public' FROM pg_class
+      WHERE relnamespace = 'public'::regnamespace HAVING count(*) > 0),
+    (SELECT count(*) || ' functions in schema public' FROM pg_proc
+      WHERE pronamespace = 'public'::regnamespace HAVING count(*) > 0),
+    (SELECT 'event trigger ' || string_agg(evtname, ', event trigger ' ORDER BY evtname) FROM pg_event_trigger)), '');
+
+-- name: load_create_role
+-- A role of the dump the server lacks: never superuser, BYPASSRLS, CREATEROLE, CREATEDB or REPLICATION.
+CREATE ROLE {role} WITH {login} {inherit} NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION
+    CONNECTION LIMIT {limit} VALID UNTIL {until} PASSWORD {password};
+
+-- name: load_grant_membership_16
+-- A membership of the dump, with its options (PostgreSQL 16+).
+GRANT {role} TO {member} WITH ADMIN {admin}, INHERIT {inherit}, SET {set};
+
+-- name: load_grant_membership
+-- A membership of the dump (before 16: INHERIT is the member's attribute).
+GRANT {role} TO {member};
+
+-- name: load_grant_membership_admin
+-- A membership of the dump that may grant the role on (before 16).
+GRANT {role} TO {member} WITH ADMIN OPTION;
+
+-- name: load_memberships_present
+-- The memberships in the named roles this server already has.
+SELECT pg_get_userbyid(roleid), pg_get_userbyid(member) FROM pg_auth_members
+ WHERE pg_get_userbyid(roleid) = ANY (%(roles)s);
+
+-- name: load_other_members
+-- This server's roles that are members of the named ones but not of the dump (nor superusers).
+SELECT DISTINCT pg_get_userbyid(m.roleid), r.rolname::text
+  FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.member
+ WHERE pg_get_userbyid(m.roleid) = ANY (%(roles)s) AND NOT (r.rolname = ANY (%(known)s))
+   AND NOT r.rolsuper AND r.rolname !~ '^pg_'
+ ORDER BY 1, 2;
+
+-- name: load_check
+-- The last statement of a load: fail its transaction unless the loaded database's fingerprint is the
+-- dump's ({expected}: [kind, name, detail] rows; "definition" kinds left out across major versions)
+-- and every table holds the rows the dump counted ({rows}). Names print as with an empty search_path,
+-- as in the dump; rows are counted under row-level security (pg_restore turns it off, which makes a
+-- forced policy an error for anyone but a superuser), through the code role's policies.
+SELECT pg_catalog.set_config('search_path', '', false), pg_catalog.set_config('row_security', 'on', false);
+DO $check$
+DECLARE
+    differs text;
+    counted bigint;
+    entry record;
+BEGIN
+    WITH actual AS ({fingerprint}),
+    compared AS (SELECT kind, name, detail FROM actual WHERE NOT ({skip_definitions} AND right(kind, 10) = 'definition')),
+    wanted AS (SELECT e ->> 0 AS kind, e ->> 1 AS name, e ->> 2 AS detail FROM jsonb_array_elements({expected}::jsonb) e),
+    differences AS (
+        SELECT 'missing ' || kind || ' ' || name || ' (' || detail || ')' AS d
+          FROM (SELECT * FROM wanted EXCEPT ALL SELECT * FROM compared) m
+        UNION ALL
+        SELECT 'unexpected ' || kind || ' ' || name || ' (' || detail || ')'
+          FROM (SELECT * FROM compared EXCEPT ALL SELECT * FROM wanted) x
+    )
+    SELECT string_agg(d, '; ' ORDER BY d) INTO differs FROM (SELECT d FROM differences ORDER BY d LIMIT 12) l;
+    FOR entry IN SELECT key, value::bigint AS n, to_regclass(key) AS rel FROM jsonb_each_text({rows}::jsonb) ORDER BY key LOOP
+        IF entry.rel IS NULL THEN
+            differs := concat_ws('; ', differs, 'missing table ' || entry.key);
+            CONTINUE;
+        END IF;
+        EXECUTE 'SELECT count(*) FROM ' || coalesce(pg_partition_root(entry.rel), entry.rel)::regclass::text || ' WHERE tableoid = $1'
+            INTO counted USING entry.rel;
+        IF counted <> entry.n THEN
+            differs := concat_ws('; ', differs, entry.key || ' holds ' || counted || ' rows, the dump ' || entry.n);
+        END IF;
+    END LOOP;
+    IF differs IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: the loaded ledger is not the one dumped: %', differs
+            USING HINT = 'nothing was loaded; the dump''s manifest.json lists what it expects';
+    END IF;
+END
+$check$;
+
+-- name: may_read_control
+-- Whether the logged-in user may read the cluster's control data (superusers and pg_monitor may).
+SELECT has_function_privilege('pg_control_system()', 'EXECUTE');
+
+-- name: system_identifier
+-- The cluster's system identifier: a base backup, its WAL and its standbys share it.
+SELECT system_identifier FROM pg_control_system();
+
+-- name: alter_system
+-- Set one server setting in postgresql.auto.conf (applied by a reload, or a restart for some).
+ALTER SYSTEM SET {name} = {value};
+
+-- name: reload_configuration
+-- Make the server read its configuration again.
+SELECT pg_reload_conf();
+
+-- name: archive_mode
+-- Whether the running server archives WAL (changing it needs a restart).
+SELECT current_setting('archive_mode');
+
+-- name: switch_wal
+-- Close the current WAL segment, so that archiving copies it now.
+SELECT pg_switch_wal();
+
+-- name: drop_slot_if_exists
+-- Drop the named replication slot (of a replica whose creation failed), if it exists.
+SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %(slot)s;
+
+-- name: standby_primary
+-- Whether this server is a standby, and the primary it streams from (NULL to users who may not see it).
+SELECT pg_is_in_recovery(), (SELECT sender_host FROM pg_stat_wal_receiver), (SELECT sender_port FROM pg_stat_wal_receiver);
+
+-- name: doctor_standby
+-- On a standby: its WAL receiver (NULL columns to users without pg_read_all_stats), how far replay is
+-- behind the primary's last report, and how long ago the primary last spoke and a commit was replayed.
+SELECT r.status, r.sender_host, r.sender_port,
+       pg_wal_lsn_diff(r.latest_end_lsn, pg_last_wal_replay_lsn()) AS behind_bytes,
+       extract(epoch FROM now() - r.last_msg_receipt_time) AS primary_silent_s,
+       extract(epoch FROM now() - pg_last_xact_replay_timestamp()) AS since_replayed_commit_s,
+       r.pid IS NOT NULL AS receiving
+  FROM (SELECT 1) one LEFT JOIN pg_stat_wal_receiver r ON true;
+
+-- name: doctor_standbys
+-- On a primary: the standbys streaming from it, with their replay lag.
+SELECT coalesce(client_addr::text, 'local socket'), application_name, state,
+       extract(epoch FROM replay_lag), pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)
+  FROM pg_stat_replication ORDER BY application_name;
+
+-- name: doctor_idle_slots
+-- Replication slots nobody streams from, and the WAL each keeps on this server's disk.
+SELECT slot_name, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)
+  FROM pg_replication_slots WHERE NOT active AND restart_lsn IS NOT NULL ORDER BY slot_name;
+
+-- name: doctor_archiver
+-- Whether WAL is archived, and the last success and failure.
+SELECT current_setting('archive_mode'), last_archived_wal, extract(epoch FROM now() - last_archived_time),
+       last_failed_wal, last_failed_time > coalesce(last_archived_time, '-infinity') AS failing
+  FROM pg_stat_archiver;
+
+-- name: alter_system_reset
+-- Remove one setting from postgresql.auto.conf (a recovery's, once it is over).
+ALTER SYSTEM RESET {name};
+
+-- name: wal_insert_lsn
+-- On a primary: where its WAL ends now, past the commit of every transaction committed so far.
+SELECT pg_current_wal_insert_lsn();
+
+-- name: replayed_past
+-- On a standby: whether it has replayed the primary's WAL up to %(lsn)s.
+SELECT pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn;
+=======
 -- name: claim_briefly
 -- A run claim waits at most a moment first, so the runner can say it waits for another.
 SET LOCAL lock_timeout = '200ms';

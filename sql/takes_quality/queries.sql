@@ -145,3 +145,7 @@ SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_vers
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
  WHERE r.id = %(run_id)s;
+
+-- name: dashboard_takes_quality_trend_v1
+-- The takes_quality_trend_v1 panel, newest run first.
+SELECT * FROM evalledger.takes_quality_trend_v1;

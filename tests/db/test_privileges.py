@@ -26,7 +26,7 @@ MATRIX = """
 table                       runner  reviewer  revops  auditor  agent
 target                      S       S         S       S        -
 rubric                      S       S         S       S        -
-reviewer                    S       S         -       -        -
+reviewer                    S       S         -       S        -
 prompt_tuner                -       -         -       -        -
 brain_analysis_log          SI      S         S       S        -
 brain_eval_log              SIu     S         S       S        -

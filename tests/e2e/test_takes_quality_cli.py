@@ -207,7 +207,9 @@ def test_500_then_giving_up_at_the_deadline_is_a_provider_error(env, corpus, sta
     assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500: "
                                  "The server had an error processing your request. (attempt 1; still failing at the "
                                  "0s deadline)"]
-    assert result.err == ("calls: 3 live, 0 rate-limited, 1 failed\n"
+    assert result.err == ("warning: run 1 is not final: some calls failed outside the judges' content (see errors); "
+                          "run the same command again to retry them\n"
+                          "calls: 3 live, 0 rate-limited, 1 failed\n"
                           "in flight per provider (adaptive): openai 16 (peak 1); anthropic 16 (peak 1); "
                           "google 16 (peak 1)\n")
 

@@ -15,8 +15,10 @@ DECLARE
     undecided text;
 BEGIN
     SELECT * INTO run FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id;
-    IF NOT FOUND THEN
-        RETURN NEW;  -- takes_quality_verdict_admit_v1 names the missing run
+    IF NOT FOUND OR run.completed_at IS NOT NULL OR NOT evalledger.caller_reads_v1(run.created_at, NULL) THEN
+        -- Admission (takes_quality_verdict_admit) refuses these alike: a run that is missing, closed
+        -- or not the caller's to read reads as one, and nothing here says more about it.
+        RETURN NEW;
     END IF;
     IF run.judges IS NOT NULL AND NEW.recorded IS DISTINCT FROM (run.judges = 'recorded') THEN
         RAISE EXCEPTION 'evalledger: takes-quality run % is judged by % judges: a % reply is not one of its verdicts',

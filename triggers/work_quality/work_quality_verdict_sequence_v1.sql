@@ -14,9 +14,12 @@ DECLARE
     cur evalledger.eval_work_quality_judge_verdicts;
 BEGIN
     SELECT * INTO snap FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id;
-    IF NOT FOUND OR snap.origin = 'import' THEN
+    IF NOT FOUND OR snap.origin = 'import' OR snap.completed_at IS NOT NULL
+       OR NOT evalledger.caller_reads_v1(snap.created_at, NULL) THEN
         NEW.retry_no := 0;
-        RETURN NEW;  -- work_quality_verdict_admit_v1 names a missing snapshot, and admits imports
+        -- Admission (work_quality_verdict_admit) refuses a missing, closed or unreadable snapshot
+        -- alike, and admits imports: nothing here says more about it.
+        RETURN NEW;
     END IF;
     IF snap.judges IS NOT NULL AND NEW.recorded IS DISTINCT FROM (snap.judges = 'recorded') THEN
         RAISE EXCEPTION 'evalledger: work-quality snapshot % is judged by % judges: a % reply is not one of its verdicts',

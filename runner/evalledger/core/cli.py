@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import sys
+from pathlib import Path
 
 import click
 
 from . import db, output, queries
 from .errors import DatabaseRefusal, EvalledgerError
-from .options import ROW_ID, When, database_option, echo_listing, format_options
+from .options import ROW_ID, When, database_option, echo_listing, format_options, read_url_option
 
 
 # -- db ------------------------------------------------------------------------------------------
@@ -17,7 +18,7 @@ from .options import ROW_ID, When, database_option, echo_listing, format_options
 
 @click.group("db")
 def db_group():
-    """Start, stop and migrate the database."""
+    """Start, stop, migrate, back up and restore the database."""
 
 
 def _embedded_only(command):
@@ -113,6 +114,148 @@ def db_status(as_json):
         click.echo(f"applied  {migration_id}")
     for migration_id in state.pending:
         click.echo(f"pending  {migration_id}")
+
+
+# -- backups, restores, dumps and replicas (core/backup.py, core/dump.py; docs/backup.md) ------------
+
+
+def _refuse_other_server(command: str, what: str) -> None:
+    import os
+
+    if db._explicit_url or os.environ.get("DATABASE_URL"):
+        raise EvalledgerError(f"db {command} {what} only the embedded server; DATABASE_URL (or --database-url) names "
+                              "another PostgreSQL: unset it")
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:.1f} MB"
+
+
+@db_group.command("backup")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@database_option
+def db_backup(folder):
+    """Take a base backup of the whole server into FOLDER (new or empty), checked against its manifest.
+
+    A copy of every database and role, with the WAL that makes it consistent and a SHA-256 manifest;
+    `db restore FOLDER` brings it back. The embedded server's, or another's with --database-url (its
+    user needs REPLICATION and a replication line in pg_hba.conf).
+    """
+    from .backup import base_backup
+
+    found = base_backup(db.database_url(), folder)
+    click.echo(f"backed up {db.describe(db.database_url())} into {found.folder}: {_mb(found.bytes)}, verified "
+               f"against its SHA-256 manifest, consistent as of {output.cell(found.made_at)} UTC")
+
+
+@db_group.command("restore")
+@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--until", type=When(), metavar="WHEN",
+              help="Recover an archive (`db archive`) to this moment: ISO 8601, in UTC unless it names a zone, or a "
+                   "duration back from now (30m). Commits after it are not replayed.")
+@click.option("--yes", is_flag=True, help="Replace the embedded server's cluster (kept beside it, not deleted).")
+def db_restore(source, until, yes):
+    """Restore SOURCE, a base backup (`db backup`) or an archive (`db archive`), into the embedded server.
+
+    The backup is verified first. A cluster already in $EVALLEDGER_HOME is replaced only with --yes,
+    and kept beside the new one (data.replaced-<time>) until `db reset`. An archive restores its
+    newest base backup made before --until and replays its WAL up to that moment (without --until, to
+    the end of the archive). The restored server archives nowhere until `db archive` is run again.
+    """
+    from datetime import datetime, timezone
+
+    from .backup import ARCHIVE_INFO, restore
+    from .embedded import EmbeddedServer
+
+    _refuse_other_server("restore", "restores into")
+    if until is not None and until > datetime.now(timezone.utc):
+        raise EvalledgerError(f"--until {until.isoformat()} is in the future")
+    base, replaced = restore(source, until=until, yes=yes)
+    server = EmbeddedServer()
+    moment = f", recovered to {until.astimezone(timezone.utc).isoformat()} (UTC)" if until else \
+        (", recovered to the end of its archived WAL" if (source / ARCHIVE_INFO).is_file() else "")
+    click.echo(f"restored {base} into the embedded server of {server.home}{moment}")
+    if replaced:
+        click.echo(f"the cluster it replaced is kept at {replaced}")
+    click.echo("check it with `evalledger doctor`")
+
+
+@db_group.command("dump")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--no-role-passwords", is_flag=True, help="Leave the logins' password hashes out of the dump.")
+@database_option
+def db_dump(file, no_role_passwords):
+    """Write the ledger to FILE (new; mode 600), a logical dump that `db load` loads into any PostgreSQL 14+.
+
+    It carries the database (rows, owners, grants, row-level security, triggers, event triggers) and
+    what pg_dump leaves out: the ledger's roles, their memberships and, when a superuser dumps, their
+    password hashes (keep the file as you keep the database).
+    """
+    from .dump import dump
+
+    found = dump(db.database_url(), file, passwords=not no_role_passwords)
+    click.echo(f"dumped {db.describe(db.database_url())} into {found.path}: {found.tables} tables, {found.rows} rows, "
+               f"{len(found.roles)} roles ({found.passwords} with a password), {_mb(found.bytes)}")
+
+
+@db_group.command("load")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@database_option
+def db_load(file):
+    """Load FILE (`db dump`) into an empty database, in one transaction, checked before it commits.
+
+    Roles the server lacks are created first. The load commits only if every owner, grant, policy,
+    trigger state, event trigger and row count is what was dumped; otherwise nothing is written.
+    """
+    from .dump import load
+
+    found = load(db.database_url(), file)
+    click.echo(f"loaded {file} into {db.describe(db.database_url())}: {found.tables} tables, {found.rows} rows; "
+               f"checked {found.checked} facts against the dump")
+    click.echo(f"roles created: {', '.join(found.created_roles) or 'none'}; already here: "
+               f"{', '.join(found.kept_roles) or 'none'}")
+    for note in found.notes:
+        click.echo(f"note: {note}")
+
+
+@db_group.command("archive")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--keep", type=click.IntRange(min=1), metavar="N",
+              help="Keep only the newest N base backups, and the WAL from the oldest of them on.")
+def db_archive(folder, keep):
+    """Archive the embedded server's WAL into FOLDER/wal and take a base backup into FOLDER/base.
+
+    From then on the server copies every WAL segment there (at least every 5 minutes while anything
+    is written), so `db restore FOLDER --until WHEN` recovers to any moment since the first base
+    backup. Run it again (daily, from cron) for a fresh base backup: replay starts from the newest.
+    """
+    _refuse_other_server("archive", "archives")
+    from .backup import archive
+
+    backup, removed, restarted = archive(folder, keep)
+    if restarted:
+        click.echo("restarted the embedded server to turn archiving on")
+    click.echo(f"archiving WAL into {folder.absolute() / 'wal'}; base backup {backup.folder.name} "
+               f"({_mb(backup.bytes)}, verified)")
+    for old in removed:
+        click.echo(f"removed base backup {old.name} and the WAL only it needed")
+
+
+@db_group.command("replica")
+@click.option("--from", "primary", required=True, metavar="URL", help="The primary to replicate (its user needs "
+              "REPLICATION); the embedded one is `evalledger db up`'s URL.")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+def db_replica(primary, folder):
+    """Make FOLDER a read-only hot standby of the primary at --from, and start it; print its URL.
+
+    It is an embedded server of its own (EVALLEDGER_HOME=FOLDER: `db up`, `db down`, `doctor` and
+    `db reset` manage it) on its own socket, streaming through a replication slot on the primary.
+    Point readers at it (DATABASE_READ_URL or --read-url); it refuses every write and names the primary.
+    """
+    from .backup import replica
+
+    url = replica(primary, folder)
+    click.echo(url)
 
 
 # -- doctor --------------------------------------------------------------------------------------
@@ -323,6 +466,15 @@ PANELS = {
     "cost_per_run_v1": "evalledger.suites.brain_eval",
     "prompt_drift_v1": "evalledger.suites.brain_eval",
     "work_quality_history_v1": "evalledger.suites.work_quality",
+    # Migration 0008's.
+    "most_failing_questions_v2": "evalledger.suites.brain_eval",
+    "stale_fixture_pass_rate_v2": "evalledger.suites.brain_eval",
+    "stale_fixture_by_month_v1": "evalledger.suites.brain_eval",
+    "reviewer_calibration_v2": "evalledger.suites.brain_eval",
+    "cost_by_month_v1": "evalledger.suites.brain_eval",
+    "prompt_drift_v2": "evalledger.suites.brain_eval",
+    "judge_agreement_v1": "evalledger.suites.brain_eval",
+    "takes_quality_trend_v1": "evalledger.suites.takes_quality",
 }
 
 
@@ -332,6 +484,7 @@ PANELS = {
               help="Read as an auditor (everything retained) or RevOps (the last 24 months).")
 @format_options
 @database_option
+@read_url_option
 def dashboard_command(panel, as_role, fmt):
     """Print the dashboard view PANEL of the BI contract as a table (without PANEL: list them).
 
@@ -340,7 +493,7 @@ def dashboard_command(panel, as_role, fmt):
     from .queries import Queries
     from .reading import fetch
 
-    with db.transaction(as_role) as conn:
+    with db.transaction(as_role, url=db.read_url()) as conn:
         if panel is None:
             rows = [(name, conn.execute(queries.get("panel_description"), {"panel": name}).fetchone()[0])
                     for name in PANELS]

@@ -46,6 +46,55 @@ def database_url(start: bool = True) -> str:
     return server.start() if start else server.dsn()
 
 
+_explicit_read_url: str | None = None
+
+
+def use_read_url(url: str | None) -> None:
+    """Point every later reader at url (the CLI's --read-url)."""
+    global _explicit_read_url
+    _explicit_read_url = url
+
+
+def read_url(start: bool = True) -> str:
+    """Where commands that only read connect: --read-url, else --database-url, else DATABASE_READ_URL
+    (a standby, say), else DATABASE_URL, else the embedded server. A flag beats the environment."""
+    return _explicit_read_url or _explicit_url or os.environ.get("DATABASE_READ_URL") or database_url(start)
+
+
+def standby_refusal(url: str) -> EvalledgerError | None:
+    """When the server at url is a standby, the error for a write sent to it, naming its primary."""
+    from . import queries
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            standby, host, port = conn.execute(queries.get("standby_primary")).fetchone()
+    except psycopg.Error:
+        return None
+    if not standby:
+        return None
+    primary = f"the primary at {host}:{port}" if host else "its primary (which this user may not see)"
+    return EvalledgerError(f"the database at {describe(url)} is a read-only standby replicating from {primary}: "
+                           "commands that write go to the primary (DATABASE_URL or --database-url); point only "
+                           "readers at a standby (DATABASE_READ_URL or --read-url)")
+
+
+def replayed(standby: psycopg.Connection, primary: psycopg.Connection, what: str, timeout: float = 120) -> None:
+    """Wait until standby has replayed everything primary had written when called: what a reader of
+    the standby then sees includes every transaction the primary had committed (what names the
+    reader, for the error when the standby falls too far behind)."""
+    import time
+
+    from . import queries
+
+    lsn = primary.execute(queries.get("wal_insert_lsn")).fetchone()[0]
+    deadline = time.monotonic() + timeout
+    while not standby.execute(queries.get("replayed_past"), {"lsn": lsn}).fetchone()[0]:
+        if time.monotonic() > deadline:
+            raise EvalledgerError(f"{what}: the standby had not replayed the primary's WAL up to {lsn} within "
+                                  f"{timeout:.0f} s (see `evalledger doctor --database-url <standby>`)")
+        time.sleep(0.05)
+
+
 def describe(url: str) -> str:
     """The URL without its password, for messages."""
     info = psycopg.conninfo.conninfo_to_dict(url)

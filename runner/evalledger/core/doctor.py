@@ -228,6 +228,44 @@ def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
                                                 "see evalledger.eval_capture_failures")]
 
 
+# A standby whose primary has said nothing for this long has probably lost it (the primary sends a
+# keepalive at least every wal_sender_timeout / 2, 30 s by default).
+PRIMARY_SILENT_S = 90
+
+
+def _replication(conn: psycopg.Connection) -> list[Finding]:
+    """On a standby, its lag behind the primary; on a primary, its standbys, idle slots and WAL archive."""
+    if conn.execute(queries.get("in_recovery")).fetchone()[0]:
+        status, host, port, behind, silent, since_commit, receiving = conn.execute(queries.get("doctor_standby")).fetchone()
+        if not receiving:
+            return [Finding("fail", "replica", "a standby that receives no WAL: its primary is down or unreachable "
+                                               "(see the standby's server.log); it serves what it had")]
+        if host is None:
+            return [Finding("warn", "replica", "a standby; its lag is hidden from this user (grant it pg_read_all_stats)")]
+        commit = f"; last commit replayed {since_commit:.0f} s ago" if since_commit is not None else ""
+        detail = (f"standby of {host}:{port}, {status}: {max(behind or 0, 0):.0f} bytes of the primary's WAL not yet "
+                  f"replayed, primary last heard {silent:.1f} s ago{commit}")
+        return [Finding("warn" if status != "streaming" or silent > PRIMARY_SILENT_S else "ok", "replica", detail)]
+    findings = []
+    standbys = conn.execute(queries.get("doctor_standbys")).fetchall()
+    if standbys:
+        listed = "; ".join(f"{name or where} ({state}, replay lag {lag or 0:.1f} s, {behind or 0:.0f} bytes)"
+                           for where, name, state, lag, behind in standbys)
+        findings.append(Finding("ok", "standbys", f"{len(standbys)} streaming: {listed}"))
+    for slot, held in conn.execute(queries.get("doctor_idle_slots")):
+        findings.append(Finding("warn", "replication slots", f"{slot} has no standby and keeps {held / 2**20:.0f} MB of "
+                                                             "WAL here, growing: start its replica, or drop the slot if "
+                                                             f"the replica is gone: SELECT pg_drop_replication_slot('{slot}')"))
+    mode, last, age, failed, failing = conn.execute(queries.get("doctor_archiver")).fetchone()
+    if mode != "off" and failing:
+        findings.append(Finding("fail", "wal archive", f"archiving fails (last failure: segment {failed}); WAL piles "
+                                                       "up in pg_wal until it works again: see the server's log"))
+    elif mode != "off":
+        findings.append(Finding("ok", "wal archive", f"on; last segment {last} archived {age:.0f} s ago" if last
+                                else "on; no segment archived yet"))
+    return findings
+
+
 # How long journal entries may wait for a seal, and a newer block for a digest, before doctor warns.
 SEAL_DUE_HOURS = 24
 
@@ -288,4 +326,5 @@ def diagnose(url: str) -> list[Finding]:
         findings += _journal(conn)
         findings += _large_objects(conn)
         findings += _capture_failures(conn)
+        findings += _replication(conn)
     return findings

@@ -40,11 +40,12 @@ DATABASE = "evalledger"
 SUPERUSER = "postgres"
 # A Unix socket path is limited to about 107 bytes; leave room for "/.s.PGSQL.5432".
 SOCKET_DIR_MAX = 90
-# Who may connect how: the installer without a password over the private socket, every other
-# login with its own password.
+# Who may connect how: the installer without a password over the private socket (replication
+# included: `db backup` and `db replica` stream from it), every other login with its own password.
 PG_HBA = f"""# evalledger: written by evalledger at every start (core/embedded.py); edits are replaced.
-local   all   {SUPERUSER}   trust
-local   all   all        scram-sha-256
+local   all           {SUPERUSER}   trust
+local   replication   {SUPERUSER}   trust
+local   all           all        scram-sha-256
 """
 # The file in a cluster's folder naming the EVALLEDGER_HOME it serves.
 HOME_MARKER = "home"
@@ -71,6 +72,11 @@ def _wheel_install() -> Path:
             "with `make demo`, or set DATABASE_URL"
         ) from exc
     return Path(POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]).parent
+
+
+def wheel_bin(program: str) -> Path:
+    """A client program of the wheel (pg_dump, pg_basebackup, psql, ...), to run as the invoking user."""
+    return _wheel_install() / "bin" / program
 
 
 def _traversable_by_others(path: Path) -> bool:
@@ -139,8 +145,9 @@ class EmbeddedServer:
 
     # -- process control ---------------------------------------------------------------------
 
-    def _run(self, program: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        kwargs: dict = {}
+    def _run(self, program: str, *args: str, check: bool = True, env: dict | None = None,
+             timeout: int = 120) -> subprocess.CompletedProcess:
+        kwargs: dict = {"env": env} if env is not None else {}
         if self.as_root:
             entry = _ensure_service_user()
             kwargs.update(user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
@@ -152,7 +159,7 @@ class EmbeddedServer:
             stderr=subprocess.STDOUT,
             text=True,
             cwd="/",
-            timeout=120,
+            timeout=timeout,
             **kwargs,
         )
 
@@ -186,8 +193,8 @@ class EmbeddedServer:
             return False
         return self._run("pg_ctl", "status", "-D", str(self.pgdata), check=False).returncode == 0
 
-    def start(self) -> str:
-        """Initialise (once) and start the server; return its DSN."""
+    def start(self, wait: int = 60) -> str:
+        """Initialise (once) and start the server, waiting up to wait seconds for it; return its DSN."""
         with self._locked():
             if self.as_root:
                 ROOT_PARENT.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -205,8 +212,8 @@ class EmbeddedServer:
                 self._make_private_dir(self.socket_dir)
                 options = f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}'"
                 result = self._run(
-                    "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.pgdata),
-                    "-l", str(self.logfile), "-o", options, check=False,
+                    "pg_ctl", "start", "-w", "-t", str(wait), "-D", str(self.pgdata),
+                    "-l", str(self.logfile), "-o", options, check=False, timeout=wait + 60,
                 )
                 if result.returncode != 0:
                     tail = _tail(self.logfile)
@@ -253,6 +260,9 @@ class EmbeddedServer:
         for attempt in range(50):
             try:
                 with psycopg.connect(admin, autocommit=True) as conn:
+                    # A standby (`db replica`) has the primary's databases and creates none.
+                    if conn.execute(queries.get("in_recovery")).fetchone()[0]:
+                        return
                     if not conn.execute(queries.get("database_exists"), {"name": DATABASE}).fetchone()[0]:
                         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
                     return

@@ -30,6 +30,24 @@ def database_option(command):
     return wrapper
 
 
+def read_url_option(command):
+    """--read-url, for commands that only read: a standby serves them (default: $DATABASE_READ_URL)."""
+
+    @click.option(
+        "--read-url",
+        metavar="URL",
+        help="PostgreSQL to read from, a standby say (default: --database-url, else $DATABASE_READ_URL, "
+             "else $DATABASE_URL, else the embedded server).",
+    )
+    @functools.wraps(command)
+    def wrapper(*args, read_url=None, **kwargs):
+        if read_url is not None:
+            db.use_read_url(read_url)
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
 class Number(click.ParamType):
     """A finite number (NaN and infinities refused) within bounds; the message names the flag.
 

@@ -21,7 +21,7 @@ import click
 from evalledger.core import db, reader
 from evalledger.core.output import plural
 from evalledger.core import output
-from evalledger.core.options import LIMIT, When, database_option, echo_listing, format_options
+from evalledger.core.options import LIMIT, When, database_option, echo_listing, format_options, read_url_option
 from evalledger.core.errors import EvalledgerError
 
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
@@ -302,6 +302,7 @@ _until = _bound("parse_timestamp", "not an ISO 8601 timestamp")
               help="Write the rows to FILE atomically, then FILE.complete.json (rows, bytes, SHA-256, window), "
                    "which only a complete export writes. [default: stdout]")
 @database_option
+@read_url_option
 def export_command(since, until, limit, tool, output):
     """Write captured rows as NDJSON (seed-001 row schema v1) to stdout, newest first.
 
@@ -309,6 +310,8 @@ def export_command(since, until, limit, tool, output):
     [--since, --until) on created_at; stderr prints it with microseconds and ends with the
     --since that continues exactly where this export stopped (no row missed or repeated). A
     window with no time in it (--since not before --until, or not before now) is exit 3.
+    With --read-url (or DATABASE_READ_URL) the rows are read from a standby: the window's bound
+    is still the primary's, and the export waits until the standby has replayed up to it.
     """
     from .export import export_to_file, run_export
 

@@ -97,6 +97,25 @@ class Exported:
     until: datetime
 
 
+def _bound(conn: psycopg.Connection, role: str) -> datetime:
+    """The window's exclusive upper bound, from the primary: on a standby (--read-url), taken there
+    and then waited for, until the standby has replayed every row stamped before it."""
+    from evalledger.core import queries
+
+    if not conn.execute(queries.get("in_recovery")).fetchone()[0]:
+        conn.execute(QUERIES["export_lock_timeout"])
+        return conn.execute(QUERIES["export_bound"]).fetchone()[0]
+    with db.connect(db.database_url(), role=role, autocommit=True) as primary:
+        if primary.execute(queries.get("in_recovery")).fetchone()[0]:
+            raise EvalledgerError(
+                "export from a standby takes its window's bound from the primary, and DATABASE_URL (or "
+                "--database-url) names a standby too: name the primary there, the standby in --read-url or "
+                "DATABASE_READ_URL")
+        primary.execute(QUERIES["export_lock_timeout"])
+        bound = primary.execute(QUERIES["export_bound"]).fetchone()[0]
+        db.replayed(conn, primary, "export")
+    return bound
+
 TRAILER_SUFFIX = ".complete.json"
 
 
@@ -172,12 +191,11 @@ def run_export(since: Since | None, until: datetime | None, limit: int | None, t
     """Stream the window to out (default stdout); return what was written and the window.
     note is told the window, progress and the next --since (the CLI prints them on stderr)."""
     out = out or sys.stdout.buffer
-    conn = db.connect(db.database_url(), role=role, autocommit=True)
+    conn = db.connect(db.read_url(), role=role, autocommit=True)
     rows = 0
     closed_pipe = False
     try:
-        conn.execute(QUERIES["export_lock_timeout"])
-        bound = conn.execute(QUERIES["export_bound"]).fetchone()[0]
+        bound = _bound(conn, role)
         upper = min(until, bound) if until is not None else bound
         lower = since.resolve(bound) if since is not None else None
         if lower is not None and lower >= upper:

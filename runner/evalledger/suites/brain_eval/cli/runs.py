@@ -14,7 +14,7 @@ from evalledger.ledger.cli import sealing
 
 from .. import store as brain_eval
 from .registries import read_contracts
-from .shared import DECISION_EXIT, finish, finish_run, parse_uuid
+from .shared import DECISION_EXIT, finish, finish_run, parse_uuid, print_decision
 
 
 @click.group("brain-eval")
@@ -78,19 +78,34 @@ def complete_command(run_id):
 @click.option("--json", "as_json", is_flag=True, help="Print the run, its decision and its question rows as JSON.")
 @database_option
 def show_command(run_id, as_json):
-    """Show the decision the database computed for RUN_ID (as an auditor)."""
-    if not as_json:
-        finish_run("auditor", brain_eval.read_decision, run_id)
+    """Show the decision the database computed for RUN_ID (as an auditor).
+
+    For a completed harness run it also shows how each judge's drafts agreed with the reviewer's
+    final numbers, counting only values entered before the reviewer saw the drafts: Cohen's
+    kappa for unsupported claims (0, 1, 2 or more), weighted kappa for diagnosis accuracy and the
+    mean difference in total claims, each with its number of pairs.
+    """
     from dataclasses import asdict
 
+    from evalledger.bi import agreement
     from evalledger.core.reading import fetch, records
 
     with db.transaction("auditor") as conn:
         decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"))
+        judged = agreement.of_run(conn, decided.eval_run_id) if decided.decision else []
         columns, rows = fetch(conn, brain_eval.QUERIES["run_questions"], {"eval_run_id": decided.eval_run_id})
-    click.echo(output.to_json({"schema_version": 1, "kind": "brain_eval_run", **asdict(decided),
-                               "questions": records(columns, rows)}), nl=False)
-    sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "brain_eval_run", **asdict(decided),
+                                   "agreement": [asdict(a) for a in judged], "questions": records(columns, rows)}),
+                   nl=False)
+        sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
+    if decided.decision and judged:
+        print_decision(decided)
+        click.echo("  judges against the reviewer (blind entries only; kappa (pairs)):")
+        for found in judged:
+            click.echo(f"    {found.line()}")
+        sys.exit(DECISION_EXIT.get(decided.decision, EXIT_INCONCLUSIVE))
+    finish(decided)
 
 
 @brain_eval_group.command("list")

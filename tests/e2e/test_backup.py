@@ -1,0 +1,280 @@
+"""Backups, restores, point-in-time recovery and a standby, with real clusters on this machine.
+
+One primary (tests/clusters.py: an embedded cluster of its own, over its Unix socket) holds the
+demo's ledger and a run 25 months old (cold: RevOps no longer sees it). Each test makes the other
+clusters it needs, restored or replicated from it, through the commands a user runs, and removes
+them. What a role sees is compared whole: every role's SELECT of every table and view of the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from evalledger.core.embedded import EmbeddedServer
+from tests.cli import run_cli
+from tests.conftest import ensure_login_role
+from tests.clusters import Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
+
+# One worker makes the primary both modules share (make test distributes by --dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
+EVALLEDGER = Path(sys.executable).with_name("evalledger")
+READERS = {"evalledger_test_standby_auditor": "evalledger_auditor", "evalledger_test_standby_revops": "evalledger_revops"}
+
+
+def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tmp_path):
+    before = every_role_sees(primary.url())
+    shown = dashboards(primary.env)
+    backup = tmp_path / "backup"
+    made = ok(run_cli("db", "backup", str(backup), env=primary.env))
+    assert made.out.startswith(f"backed up postgres@{primary.server.socket_dir}:5432/evalledger into {backup}: ")
+    assert "verified against its SHA-256 manifest" in made.out
+
+    with cluster(primary.parent, "restored", start=False) as restored:
+        done = ok(run_cli("db", "restore", str(backup), env=restored.env))
+        assert done.out.splitlines()[0] == f"restored {backup} into the embedded server of {restored.home}"
+        # Roles are the cluster's, and came along.
+        assert_the_same_ledger(restored.url(), restored.env, before, shown)
+
+        # A live cluster is replaced only with --yes, and kept beside the new one.
+        again = run_cli("db", "restore", str(backup), env=restored.env)
+        assert again.code == 3 and "holds a cluster (running): add --yes to replace it" in again.err
+        replaced = ok(run_cli("db", "restore", str(backup), "--yes", env=restored.env))
+        kept = Path(replaced.out.splitlines()[1].removeprefix("the cluster it replaced is kept at "))
+        assert kept.parent == restored.server.base and (kept / "PG_VERSION").is_file()
+        assert every_role_sees(restored.url()) == before
+
+
+def test_a_damaged_backup_is_refused_before_anything_is_replaced(primary, tmp_path):
+    backup = tmp_path / "backup"
+    ok(run_cli("db", "backup", str(backup), env=primary.env))
+    victim = next(p for p in sorted((backup / "base").rglob("*")) if p.is_file() and p.stat().st_size > 8192)
+    data = bytearray(victim.read_bytes())
+    data[100] ^= 1
+    victim.write_bytes(bytes(data))
+    refused = run_cli("db", "restore", str(backup), "--yes", env=primary.env)
+    assert refused.code == 3
+    assert refused.err == (f"evalledger: error: {backup}: the backup does not verify: "
+                           f"{victim.relative_to(backup)} does not match its SHA256 checksum\n")
+    assert primary.server.is_running()  # the live cluster was not touched
+    assert ok(run_cli("target", "show", "AGT-901", env=primary.env))
+
+
+def test_ledger_verify_passes_after_a_restore_against_a_digest_taken_before(primary, tmp_path):
+    digest = tmp_path / "digest.json"
+    ok(run_cli("ledger", "digest", "--out", str(digest), env=primary.env))
+    backup = tmp_path / "backup"
+    ok(run_cli("db", "backup", str(backup), env=primary.env))
+    with cluster(primary.parent, "verified", start=False) as restored:
+        ok(run_cli("db", "restore", str(backup), env=restored.env))
+        ok(run_cli("ledger", "verify", "--digest", str(digest), env=restored.env))
+
+
+# -- point-in-time recovery ------------------------------------------------------------------------
+
+
+def test_an_archive_recovers_to_a_moment_before_a_superusers_drop_and_not_a_row_past_it(primary):
+    from evalledger.core.migrate import migrate
+
+    with psycopg.connect(primary.url("postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE mistaken")
+    migrate(primary.url("mistaken"))
+    mistaken = {**primary.env, "DATABASE_URL": primary.url("mistaken")}
+    archive = primary.parent / "archive"
+    made = ok(run_cli("db", "archive", str(archive), env=primary.env)).out
+    assert "restarted the embedded server to turn archiving on\n" in made
+    assert f"archiving WAL into {archive / 'wal'}; base backup " in made
+    ok(run_cli("target", "add", "KEPT-1", "--name", "before the moment", env=mistaken))
+    with psycopg.connect(primary.url(), autocommit=True) as conn:
+        moment = conn.execute("SELECT now()").fetchone()[0]
+        time.sleep(0.05)
+    ok(run_cli("target", "add", "LOST-1", "--name", "after the moment", env=mistaken))
+    # The mistake: a superuser lifts the guards and drops the ledger.
+    with psycopg.connect(primary.url("mistaken"), autocommit=True) as conn:
+        conn.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE")
+        conn.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
+        conn.execute("DROP SCHEMA evalledger CASCADE")
+        closed = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()[0]
+        deadline = time.monotonic() + 30
+        while (conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()[0] or "") < closed:
+            assert time.monotonic() < deadline, f"{closed} was not archived within 30 s"
+            time.sleep(0.1)
+    assert "wal archive: on; last segment" in run_cli("doctor", env=primary.env).out
+    # The archive as it stood then: WAL the primary archives later (its 5-minute switch on a slow
+    # machine) would make a moment "past the archive's end" reachable.
+    archive = Path(shutil.copytree(archive, primary.parent / "archive-at-the-mistake", symlinks=True))
+
+    with cluster(primary.parent, "recovered", start=False) as recovered:
+        until = moment.astimezone(timezone(timedelta(hours=-5))).isoformat()  # any zone it names: the same moment
+        done = ok(run_cli("db", "restore", str(archive), "--until", until, env=recovered.env)).out
+        assert f", recovered to {moment.astimezone(timezone.utc).isoformat()} (UTC)\n" in done
+        again = {**recovered.env, "DATABASE_URL": recovered.url("mistaken")}
+        listed = ok(run_cli("target", "list", "--json", env=again)).out
+        assert '"KEPT-1"' in listed and '"LOST-1"' not in listed
+        ok(run_cli("doctor", env=again))  # exit 0: no check fails
+        # A restored cluster archives nowhere: it is a new history.
+        with psycopg.connect(recovered.url(), autocommit=True) as conn:
+            assert conn.execute("SHOW archive_mode").fetchone()[0] == "off"
+        # A moment before the archive's first base backup cannot be reached, and nothing is replaced.
+        early = run_cli("db", "restore", str(archive), "--until", "2001-01-01T00:00:00Z", "--yes", env=recovered.env)
+        assert early.code == 3 and "no base backup made before 2001-01-01T00:00:00+00:00" in early.err
+        assert recovered.server.is_running()
+        # Nor can one past the archive's last segment (its WAL ends first): the cluster there stays.
+        late = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat()
+        short = run_cli("db", "restore", str(archive), "--until", late, "--yes", env=recovered.env)
+        assert short.code == 3, short.out
+        assert "recovery ended before configured recovery target was reached" in short.err
+        assert "; nothing was replaced: the cluster that was there is back in place and running; " in short.err
+        assert '"KEPT-1"' in ok(run_cli("target", "list", "--json", env=again)).out
+        # Without --until, the archive replays to its end: the mistake too.
+        ended = ok(run_cli("db", "restore", str(archive), "--yes", env=recovered.env)).out
+        assert ", recovered to the end of its archived WAL\n" in ended
+        with psycopg.connect(recovered.url("mistaken"), autocommit=True) as conn:
+            assert conn.execute("SELECT to_regnamespace('evalledger')").fetchone()[0] is None
+
+    # The next day's run: a fresh base backup, the older one and the WAL only it needed removed; the
+    # moment before it is then out of reach.
+    first = sorted((archive / "base").iterdir())
+    oldest_wal = sorted(p.name for p in (archive / "wal").iterdir())[0]
+    again = ok(run_cli("db", "archive", str(archive), "--keep", "1", env=primary.env)).out
+    assert "restarted" not in again and f"removed base backup {first[0].name} and the WAL only it needed\n" in again
+    assert [p.name for p in sorted((archive / "base").iterdir())] != [p.name for p in first]
+    assert oldest_wal not in {p.name for p in (archive / "wal").iterdir()}
+    with cluster(primary.parent, "too-late", start=False) as late_home:
+        gone = run_cli("db", "restore", str(archive), "--until", moment.isoformat(), env=late_home.env)
+        assert gone.code == 3 and f"{archive}: no base backup made before " in gone.err
+
+
+# -- the standby -----------------------------------------------------------------------------------
+
+
+def test_a_standby_serves_every_reader_refuses_writers_and_catches_up(primary, tmp_path):
+    folder = tmp_path / "standby"
+    try:
+        url = ok(run_cli("db", "replica", "--from", primary.url(), str(folder), env=primary.env)).out.strip()
+        standby = EmbeddedServer(folder)
+        assert url == standby.dsn()
+        readers = {**primary.env, "DATABASE_READ_URL": url}
+        assert dashboards(readers) == dashboards(primary.env)
+        sees = every_role_sees(url)
+        assert sees == every_role_sees(primary.url())
+        # The tiers hold there: RevOps does not see the cold run, the auditor does.
+        revops = sees["evalledger_revops", "evalledger.brain_eval_log"]
+        auditor = sees["evalledger_auditor", "evalledger.brain_eval_log"]
+        assert not any(str(primary.cold) in row for row in revops) and any(str(primary.cold) in row for row in auditor)
+        assert any(str(primary.hot) in row for row in revops)
+
+        refused = run_cli("target", "add", "STANDBY-1", "--name", "written to the standby", "--database-url", url,
+                          env=primary.env)
+        assert refused.code == 3
+        assert refused.err == (
+            f"evalledger: error: the database at postgres@{standby.socket_dir}:5432/evalledger is a read-only standby "
+            f"replicating from the primary at {primary.server.socket_dir}:5432: commands that write go to the primary "
+            "(DATABASE_URL or --database-url); point only readers at a standby (DATABASE_READ_URL or --read-url)\n")
+
+        ok(run_cli("target", "add", "PRIMARY-1", "--name", "written to the primary", env=primary.env))
+        deadline = time.monotonic() + 30
+        while '"PRIMARY-1"' not in run_cli("target", "list", "--json", "--database-url", url, env=primary.env).out:
+            assert time.monotonic() < deadline, "the standby did not catch up within 30 s"
+            time.sleep(0.1)
+        exported_from_a_paused_standby(primary, url)
+        served_to_readers_from(primary, url)
+        # A dump of the standby is a dump of the primary: the load checks it against what it saw.
+        dumped = tmp_path / "standby.dump"
+        ok(run_cli("db", "dump", str(dumped), "--database-url", url, env=primary.env))
+        with tarfile.open(dumped) as tar:
+            assert json.load(tar.extractfile("manifest.json"))["rows"]["evalledger.target"] == \
+                len(json.loads(ok(run_cli("target", "list", "--json", env=primary.env)).out)["rows"])
+        lag = [line for line in ok(run_cli("doctor", "--database-url", url, env=primary.env)).out.splitlines()
+               if "replica:" in line]
+        assert lag and lag[0].startswith(f"ok    replica: standby of {primary.server.socket_dir}:5432, streaming: ")
+        assert "standbys: 1 streaming" in run_cli("doctor", env=primary.env).out
+    finally:
+        Cluster(folder).remove()
+        drop_slots(primary.url())
+
+
+def exported_from_a_paused_standby(primary, url: str) -> None:
+    """export reading the standby takes its window's bound from the primary and waits for the
+    standby to replay up to it: a row the primary committed while the standby's replay was paused
+    is in it, and the export is, byte for byte, the primary's export of the same window."""
+    marker = "captured while the standby's replay was paused"
+    with psycopg.connect(url, autocommit=True) as standby, psycopg.connect(primary.url(), autocommit=True) as conn:
+        standby.execute("SELECT pg_wal_replay_pause()")
+        try:
+            conn.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
+                         "latency_ms, remote, capture_key) "
+                         "VALUES ('query', %s, true, false, 1, false, gen_random_uuid())", (marker,))
+            exporting = subprocess.Popen([str(EVALLEDGER), "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         env={**os.environ, **primary.env, "DATABASE_READ_URL": url}, text=True)
+            deadline = time.monotonic() + 60
+            while not standby.execute("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                                      "AND query LIKE '%pg_last_wal_replay_lsn() >=%'").fetchone()[0]:
+                assert exporting.poll() is None, exporting.communicate()
+                assert time.monotonic() < deadline, "the export never waited for the standby"
+                time.sleep(0.05)
+        finally:
+            standby.execute("SELECT pg_wal_replay_resume()")
+        out, err = exporting.communicate(timeout=120)
+    assert exporting.returncode == 0, err
+    assert marker in out
+    until = err.splitlines()[-1].rsplit("--since ", 1)[1]
+    assert out == ok(run_cli("export", "--until", until, env=primary.env)).out
+
+
+def served_to_readers_from(primary, url: str) -> None:
+    """`evalledger serve` on the standby signs the auditor and RevOps in, as their own logins, and
+    shows each the runs its tier holds: the auditor the 25-month-old run, RevOps not."""
+    from evalledger.web.app import create_app
+    from tests.web.conftest import Client, Served
+
+    with psycopg.connect(primary.url(), autocommit=True) as admin:
+        for login, role in READERS.items():
+            ensure_login_role(admin, login, role)
+        wanted = admin.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+    with psycopg.connect(url, autocommit=True) as standby:
+        deadline = time.monotonic() + 30
+        while not standby.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (wanted,)).fetchone()[0]:
+            assert time.monotonic() < deadline, "the standby did not replay the new logins within 30 s"
+            time.sleep(0.05)
+    served = Served(create_app(url))
+    try:
+        pages = {}
+        for login in READERS:
+            reader = Client(served.base)
+            try:
+                assert reader.sign_in(login).status_code == 303
+                page = reader.http.get("/runs")
+                assert page.status_code == 200
+                pages[login] = page.text
+            finally:
+                reader.close()
+    finally:
+        served.stop()
+        with psycopg.connect(primary.url(), autocommit=True) as admin:
+            for login in READERS:
+                admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(login)))
+    auditor, revops = pages.values()
+    assert str(primary.hot) in auditor and str(primary.cold) in auditor
+    assert str(primary.hot) in revops and str(primary.cold) not in revops
+
+
+def drop_slots(url: str) -> None:
+    """Drop the primary's replication slots once their standby's sender has gone."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        deadline = time.monotonic() + 30
+        while conn.execute("SELECT count(*) FROM pg_replication_slots WHERE active").fetchone()[0]:
+            assert time.monotonic() < deadline, "a replication slot stayed active"
+            time.sleep(0.1)
+        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots")

@@ -1,0 +1,12 @@
+-- brain_eval_by_month_complete_v1: after a run's completion (completed_at set, the decision
+-- computed by brain_eval_log_decide_v1 before it), add the run to the by-month panel tables: its
+-- month rows are summed in the same transaction, so a panel never counts a run the ledger does not
+-- hold completed, nor misses one it does. SECURITY DEFINER: the tables take rows from the code
+-- role alone.
+CREATE FUNCTION evalledger.brain_eval_by_month_complete_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM evalledger.brain_eval_by_month_add_v1(ARRAY[NEW.eval_run_id]);
+    RETURN NULL;
+END;
+$$;
