@@ -534,7 +534,7 @@ SELECT pg_current_wal_insert_lsn();
 -- name: replayed_past
 -- On a standby: whether it has replayed the primary's WAL up to %(lsn)s.
 SELECT pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn;
-=======
+
 -- name: claim_briefly
 -- A run claim waits at most a moment first, so the runner can say it waits for another.
 SET LOCAL lock_timeout = '200ms';

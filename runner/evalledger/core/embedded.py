@@ -302,7 +302,11 @@ def _ensure_service_user() -> pwd.struct_passwd:
 
 
 def _tail(path: Path, lines: int = 3) -> str:
+    """Why the server stopped: its last FATAL or PANIC line when it logged one (a shutdown logs
+    several lines after it), else its last lines."""
     try:
-        return " | ".join(path.read_text().strip().splitlines()[-lines:])
+        logged = path.read_text().strip().splitlines()
     except OSError:
         return f"no log at {path}"
+    fatal = [line for line in logged if " FATAL: " in line or " PANIC: " in line]
+    return fatal[-1] if fatal else " | ".join(logged[-lines:])
