@@ -2,5 +2,5 @@
 
 SET LOCAL ROLE evalledger_code;
 COMMENT ON COLUMN evalledger.brain_quarterly_trend_v1.recency_rank IS
-    '1 = the brain''s latest completed quarterly run, 2 the one before it, and so on up to 8.';
+    'Rank, 1 = the brain''s latest completed quarterly run, 2 the one before it, and so on up to 8.';
 RESET ROLE;

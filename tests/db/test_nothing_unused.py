@@ -20,6 +20,7 @@ ENTRY_POINTS = {
     "retention_purge_v2": "docs/guards.md",  # the one purge, as the retention role
     "work_quality_history_v1": "docs/work-quality.md",  # a view BI tools read
     "prompt_drift_v1": "docs/brain-eval.md",  # one of seed 002's panels, read by BI tools
+    "brain_eval_by_month_recount_v1": "docs/bi.md",  # an auditor's check of the panel tables
 }
 
 OBJECTS = """
