@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-db test-dates wheel-check schema docs bench clean
+.PHONY: demo test test-db test-dates wheel-check dist dist-check release-checksums schema docs bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalledger needs Python 3.11 or newer")'
@@ -37,6 +37,23 @@ test-dates: $(STAMP)
 # The wheel as a user gets it: built, installed in a fresh venv, migrating and running the demo.
 wheel-check:
 	PYTHON=$(PYTHON) .ci/wheel-check
+
+# The wheel and the sdist, built from a clean tree into dist/ (`python -m build`).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist . >/dev/null
+	@ls dist
+
+# The built wheel in a fresh venv: its `evalledger --version` is evalledger.__version__, and it
+# carries every migration and SQL file of the checkout.
+dist-check: dist
+	$(BIN)/python -m tests.dist_check dist
+
+# At a release: append migrations/$(MIGRATION).sql to migrations/released.sha256, after which a
+# test fails if it (or any file it includes) ever changes. E.g. MIGRATION=0001.baseline.
+release-checksums: $(STAMP)
+	@test -n "$(MIGRATION)" || { echo "usage: make release-checksums MIGRATION=NNNN.name" >&2; exit 3; }
+	$(BIN)/python -m tests.released $(MIGRATION)
 
 # Refresh tests/db/schema.current.txt after adding a migration.
 schema: $(STAMP)

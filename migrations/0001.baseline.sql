@@ -1,7 +1,11 @@
--- The ledger's baseline: roles, schema, the brain-eval ledger (seed 002) and its dashboards, the takes-quality suite (seed 000), eval capture (seed 001), and the guards the owner role cannot lift.
+-- The ledger's baseline: roles, schema, the brain-eval ledger (seed 002) and its dashboards, the brain-eval harness (catalogs, brain versions, harness runs, judges' suggestions, the reference answer after the blind score), the takes-quality suite (seed 000), the work-quality suite (seed 003), eval capture (seed 001), seed 002's retention tiers with legal holds and the one purge path, and the guards the owner role cannot lift.
 
--- Folded from the unreleased migrations 0001-0005 before 0.1.0: each function and view version
--- is installed once, from its own file (\ir), and nothing superseded is installed at all. The
+-- Folded from the unreleased migrations 0001-0005 before 0.1.0, and again from 0001 (baseline),
+-- 0002 (work-quality), 0003 (harness), 0004 (retention) and 0009 (review): each function and view
+-- version is installed once, from its own file (\ir), and nothing superseded is installed at all
+-- (a trigger, policy or view a later migration repointed is created on its final version); the
+-- later migrations' backfills went with them, their added columns are at the end of their tables,
+-- where ALTER TABLE had put them (column order is a contract of the seed tables). The
 -- code role (evalledger_code, NOLOGIN, no login its member) owns the schema and everything in it:
 -- tables, views, functions, policies. evalledger_owner owns nothing; it maintains the registries
 -- and purges through grants. The user who migrates owns the event triggers (docs/guards.md).
@@ -36,12 +40,32 @@ BEGIN
     END IF;
 END
 $code$;
+-- The retention role: -- Only it (and a superuser) runs the purge. Cluster-wide, created where missing; NOLOGIN: the
+-- installer acts as it (a superuser without membership; anyone else is made its member, as the
+-- baseline makes the installer a member of the code and owner roles).
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'evalledger_retention') THEN
+        CREATE ROLE evalledger_retention NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
+    END IF;
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+       AND NOT pg_has_role(current_user, 'evalledger_retention', 'MEMBER') THEN
+        BEGIN
+            EXECUTE format('GRANT evalledger_retention TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            -- A role created before by someone else, without the ADMIN option for the installer.
+            RAISE NOTICE 'evalledger: % may not purge until it is granted evalledger_retention', current_user;
+        END;
+    END IF;
+END
+$roles$;
 
 CREATE SCHEMA evalledger AUTHORIZATION evalledger_code;
 REVOKE ALL ON SCHEMA evalledger FROM PUBLIC;
 -- USAGE only: no application role, the owner role included, creates a name in the ledger's schema.
 GRANT USAGE ON SCHEMA evalledger
-    TO evalledger_owner, evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+    TO evalledger_owner, evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor,
+       evalledger_retention;
 -- Functions are not PUBLIC: a SECURITY DEFINER function would otherwise read past RLS for anyone.
 ALTER DEFAULT PRIVILEGES FOR ROLE evalledger_code REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 
@@ -263,6 +287,8 @@ CREATE TABLE brain_eval_question_score (
         lever_mapping_violations IS NULL OR lever_mapping_violations >= 0),
     CONSTRAINT brain_eval_question_score_coherence_scale CHECK (
         narrative_coherence_rating IS NULL OR narrative_coherence_rating BETWEEN 1 AND 5),
+    -- 4000 characters (docs/review-web.md): the web form and the terminal say so before anything is sent.
+    CONSTRAINT brain_eval_question_score_comment_length CHECK (char_length(reviewer_comments) <= 4000),
     CONSTRAINT brain_eval_question_score_confidence_distribution_shape CHECK (
         jsonb_typeof(confidence_distribution) = 'object'
         AND confidence_distribution ?& ARRAY['high_confidence_pct', 'multi_source_pct', 'inference_pct', 'speculation_pct']
@@ -338,17 +364,27 @@ CREATE TABLE brain_eval_run_review (
         AND NOT jsonb_path_exists(calibration_notes, '$.* ? (@.type() != "string" || @ like_regex "^\\s*$")'))
 );
 
--- Runs a legal hold keeps past the purge horizon. Insert-only: a hold is never re-pointed or
--- edited; it is released by a row of legal_hold_release (released_at here is for a hold recorded
--- as already released, e.g. brought over from another system).
+-- What a legal hold keeps past the purge horizon: a run, a brain, or a range of the tier clock;
+-- exactly one. Insert-only: a hold is never re-pointed or edited; it is released by a row of
+-- legal_hold_release (released_at here is for a hold recorded as already released, e.g. brought
+-- over from another system). Who placed it is the database's to say.
 CREATE TABLE legal_hold (
     hold_id     bigint      GENERATED ALWAYS AS IDENTITY,
-    eval_run_id uuid        NOT NULL,
+    eval_run_id uuid,
     reason      text        NOT NULL,
     placed_at   timestamptz NOT NULL DEFAULT now(),
     released_at timestamptz,
+    target_id   varchar(16),
+    held_from   timestamptz,
+    held_to     timestamptz,
+    placed_by   name        NOT NULL DEFAULT session_user,
     CONSTRAINT legal_hold_pkey PRIMARY KEY (hold_id),
-    CONSTRAINT legal_hold_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id)
+    CONSTRAINT legal_hold_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
+    CONSTRAINT legal_hold_target_fkey FOREIGN KEY (target_id) REFERENCES target (target_id),
+    CONSTRAINT legal_hold_one_scope CHECK (
+        num_nonnulls(eval_run_id, target_id, held_from) = 1 AND (held_from IS NULL) = (held_to IS NULL)),
+    CONSTRAINT legal_hold_range_ordered CHECK (held_from <= held_to),
+    CONSTRAINT legal_hold_reason_not_blank CHECK (btrim(reason) <> '')
 );
 
 -- The release of a hold, once, with its reason: the hold's history is its rows, never an UPDATE.
@@ -463,6 +499,8 @@ CREATE TABLE eval_takes_quality_judge_verdicts (
     latency_ms    integer      NOT NULL DEFAULT 0,
     attempts      integer      NOT NULL DEFAULT 0,
     created_at    timestamptz  NOT NULL DEFAULT now(),
+    -- The tier clock: the run's own recording time (retention_clock_v1 stamps it).
+    run_created_at timestamptz NOT NULL,
     CONSTRAINT eval_takes_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
     CONSTRAINT eval_takes_quality_judge_verdicts_once UNIQUE (run_id, cycle, model),
     CONSTRAINT eval_takes_quality_judge_verdicts_run_fkey FOREIGN KEY (run_id) REFERENCES eval_takes_quality_runs (id),
@@ -551,10 +589,382 @@ CREATE TABLE eval_capture_failures (
 );
 
 -- =============================================================================================
--- Indexes
+-- The brain-eval harness: question catalogs, brain versions, harness runs, answers, suggestions
 -- =============================================================================================
+-- One row per question catalog version (seed 002's question_catalog_version, e.g. v28-2026Q2),
+-- loaded whole from its document and never changed: a new quarter is a new version.
+CREATE TABLE brain_eval_catalog (
+    catalog_version varchar(32) NOT NULL,
+    document        jsonb       NOT NULL,
+    document_sha256 char(64)    NOT NULL,
+    question_count  integer     NOT NULL,
+    source_file     text,
+    loaded_at       timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_catalog_pkey PRIMARY KEY (catalog_version),
+    CONSTRAINT brain_eval_catalog_version_format CHECK (catalog_version ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$'),
+    CONSTRAINT brain_eval_catalog_document_is_object CHECK (jsonb_typeof(document) = 'object'),
+    CONSTRAINT brain_eval_catalog_sha256_hex CHECK (document_sha256 ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT brain_eval_catalog_has_questions CHECK (question_count > 0),
+    CONSTRAINT brain_eval_catalog_source_file_is_a_name CHECK (source_file !~ '[/[:cntrl:]]' AND btrim(source_file) <> '')
+);
+
+-- One row per question of a catalog: what the brain is asked, the fixture sources it may read,
+-- whether it deliberately uses stale data, and its own pass criteria. Read from the document.
+CREATE TABLE brain_eval_catalog_question (
+    catalog_version    varchar(32) NOT NULL,
+    position           integer     NOT NULL,
+    question_id        varchar(16) NOT NULL,
+    question_type      varchar(32) NOT NULL,
+    question_text      text        NOT NULL,
+    sources            jsonb       NOT NULL,
+    uses_stale_fixture boolean     NOT NULL,
+    pass_criteria      jsonb       NOT NULL,
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_catalog_question_pkey PRIMARY KEY (catalog_version, question_id),
+    CONSTRAINT brain_eval_catalog_question_position_key UNIQUE (catalog_version, position),
+    CONSTRAINT brain_eval_catalog_question_catalog_fkey FOREIGN KEY (catalog_version)
+        REFERENCES brain_eval_catalog (catalog_version),
+    CONSTRAINT brain_eval_catalog_question_position_positive CHECK (position >= 1),
+    CONSTRAINT brain_eval_catalog_question_id_format CHECK (question_id ~ '^[A-Z][A-Z0-9]*(-[A-Z0-9]+)*$'),
+    CONSTRAINT brain_eval_catalog_question_type_known CHECK (question_type IN (
+        'plan_diagnosis', 'coverage_gap', 'play_retrospective', 'forecast_bias', 'churn_diagnosis',
+        'expansion_qualification', 'handoff_briefing', 'qbr_narrative')),
+    CONSTRAINT brain_eval_catalog_question_text_not_blank CHECK (btrim(question_text) <> ''),
+    -- Every source has a string id (distinct within the question: the admit trigger checks).
+    CONSTRAINT brain_eval_catalog_question_sources_shape CHECK (
+        jsonb_typeof(sources) = 'array' AND jsonb_array_length(sources) > 0
+        AND NOT jsonb_path_exists(sources, '$[*] ? (!(@.id.type() == "string"))')),
+    -- A stale-fixture question is one that gives the brain at least one source marked stale.
+    CONSTRAINT brain_eval_catalog_question_stale_iff_stale_source CHECK (
+        uses_stale_fixture = jsonb_path_exists(sources, '$[*] ? (@.stale == true)')),
+    -- The two criteria every question has, and the optional ones in their scales when present.
+    CONSTRAINT brain_eval_catalog_question_pass_criteria_shape CHECK (
+        jsonb_typeof(pass_criteria) = 'object'
+        AND jsonb_typeof(pass_criteria -> 'max_hallucinations') = 'number'
+        AND jsonb_typeof(pass_criteria -> 'min_citation_rate') = 'number'
+        AND coalesce(jsonb_typeof(pass_criteria -> 'min_diagnosis_accuracy'), 'number') = 'number'
+        AND coalesce(jsonb_typeof(pass_criteria -> 'min_narrative_coherence'), 'number') = 'number'
+        AND coalesce(jsonb_typeof(pass_criteria -> 'max_lever_violations'), 'number') = 'number'
+        AND jsonb_path_match(pass_criteria, '$.max_hallucinations >= 0 && $.min_citation_rate >= 0 && $.min_citation_rate <= 1')
+        AND NOT jsonb_path_exists(pass_criteria, '$.min_diagnosis_accuracy ? (@ != 0 && @ != 0.5 && @ != 1)')
+        AND NOT jsonb_path_exists(pass_criteria, '$.min_narrative_coherence ? (@ < 1 || @ > 5)')
+        AND NOT jsonb_path_exists(pass_criteria, '$.max_lever_violations ? (@ < 0)'))
+);
+
+-- One row per version of a brain under test: its model, its system prompt (the text; the
+-- database hashes it) and the lever enum its proposed actions must keep to. A new prompt, model
+-- or lever set is a new version; nothing is edited.
+CREATE TABLE brain_version (
+    brain_version_id   bigint      GENERATED ALWAYS AS IDENTITY,
+    target_id          varchar(16) NOT NULL,
+    version            integer     NOT NULL,
+    provider           varchar(16) NOT NULL,
+    model_id           varchar(64) NOT NULL,
+    system_prompt      text        NOT NULL,
+    system_prompt_hash varchar(64) NOT NULL,
+    version_label      varchar(64),
+    levers             text[]      NOT NULL DEFAULT '{}',
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_version_pkey PRIMARY KEY (brain_version_id),
+    CONSTRAINT brain_version_target_fkey FOREIGN KEY (target_id) REFERENCES target (target_id),
+    CONSTRAINT brain_version_number_key UNIQUE (target_id, version),
+    -- The same configuration registered twice is the same version.
+    CONSTRAINT brain_version_config_key UNIQUE (target_id, provider, model_id, system_prompt_hash, levers),
+    CONSTRAINT brain_version_label_key UNIQUE (target_id, version_label),
+    CONSTRAINT brain_version_number_positive CHECK (version >= 1),
+    CONSTRAINT brain_version_provider_format CHECK (provider ~ '^[a-z][a-z0-9_-]*$'),
+    CONSTRAINT brain_version_model_id_format CHECK (btrim(model_id) <> '' AND model_id !~ '[[:space:][:cntrl:]]'),
+    CONSTRAINT brain_version_prompt_not_blank CHECK (btrim(system_prompt) <> ''),
+    CONSTRAINT brain_version_prompt_hash_is_sha256 CHECK (system_prompt_hash ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT brain_version_label_not_blank CHECK (btrim(version_label) <> '' AND version_label !~ '[[:cntrl:]]'),
+    CONSTRAINT brain_version_levers_format CHECK (
+        array_position(levers, NULL) IS NULL AND coalesce(array_ndims(levers), 1) = 1
+        AND (cardinality(levers) = 0 OR array_to_string(levers, ',') ~ '^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$'))
+);
+
+-- One row per harness run (`evalledger run brain-eval`): the registered brain version it called,
+-- the catalog and questions it asked, which views it hashed, from where, and whether its answers
+-- are live or recorded.
+CREATE TABLE brain_eval_harness_run (
+    eval_run_id      uuid        NOT NULL,
+    brain_version_id bigint      NOT NULL,
+    catalog_version  varchar(32) NOT NULL,
+    question_ids     text[]      NOT NULL,
+    contracts        jsonb       NOT NULL,
+    answers          text        NOT NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    -- The tier clock: the run's own recording time (retention_clock_v1 stamps it).
+    run_created_at   timestamptz NOT NULL,
+    CONSTRAINT brain_eval_harness_run_pkey PRIMARY KEY (eval_run_id),
+    CONSTRAINT brain_eval_harness_run_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
+    CONSTRAINT brain_eval_harness_run_brain_version_fkey FOREIGN KEY (brain_version_id)
+        REFERENCES brain_version (brain_version_id),
+    CONSTRAINT brain_eval_harness_run_catalog_fkey FOREIGN KEY (catalog_version)
+        REFERENCES brain_eval_catalog (catalog_version),
+    -- Live calls, or the recordings shipped with the demo: a run is one or the other.
+    CONSTRAINT brain_eval_harness_run_answers_known CHECK (answers IN ('live', 'recorded')),
+    CONSTRAINT brain_eval_harness_run_questions_distinct CHECK (
+        array_position(question_ids, NULL) IS NULL AND cardinality(question_ids) > 0
+        AND cardinality(question_ids) = cardinality(evalledger.capture_distinct_v1(question_ids))),
+    -- What `contracts hash --json` prints: the hash, its canonical form, the source, every view.
+    CONSTRAINT brain_eval_harness_run_contracts_shape CHECK (
+        jsonb_typeof(contracts) = 'object' AND contracts ?& ARRAY['brain_view_contracts_hash', 'source', 'views']
+        AND jsonb_typeof(contracts -> 'views') = 'array' AND jsonb_array_length(contracts -> 'views') > 0)
+);
+
+-- One row per answer the brain gave in a harness run, pointing at the brain_analysis_log row that
+-- holds it; a question with a row is not asked again when the run resumes. The automatic scores
+-- are the database's, computed from the stored answer at INSERT.
+CREATE TABLE brain_eval_harness_answer (
+    eval_run_id              uuid         NOT NULL,
+    question_id              varchar(16)  NOT NULL,
+    analysis_id              uuid         NOT NULL,
+    recorded                 boolean      NOT NULL,
+    contract_error           text,
+    latency_ms               integer      NOT NULL DEFAULT 0,
+    attempts                 integer      NOT NULL DEFAULT 0,
+    citation_rate            numeric(5,4) NOT NULL,
+    confidence_distribution  jsonb        NOT NULL,
+    lever_mapping_violations integer,
+    created_at               timestamptz  NOT NULL DEFAULT now(),
+    run_created_at           timestamptz  NOT NULL,
+    CONSTRAINT brain_eval_harness_answer_pkey PRIMARY KEY (eval_run_id, question_id),
+    CONSTRAINT brain_eval_harness_answer_run_fkey FOREIGN KEY (eval_run_id)
+        REFERENCES brain_eval_harness_run (eval_run_id),
+    CONSTRAINT brain_eval_harness_answer_analysis_key UNIQUE (analysis_id),
+    CONSTRAINT brain_eval_harness_answer_analysis_fkey FOREIGN KEY (analysis_id)
+        REFERENCES brain_analysis_log (analysis_id),
+    CONSTRAINT brain_eval_harness_answer_contract_error_not_blank CHECK (btrim(contract_error) <> ''),
+    CONSTRAINT brain_eval_harness_answer_counts_not_negative CHECK (latency_ms >= 0 AND attempts >= 0),
+    CONSTRAINT brain_eval_harness_answer_citation_rate_range CHECK (citation_rate BETWEEN 0 AND 1),
+    CONSTRAINT brain_eval_harness_answer_lever_violations_not_negative CHECK (lever_mapping_violations >= 0)
+);
+
+-- One row per judge per answer: what the judge drafts for the reviewer (total claims, the
+-- unsupported claims quoted, diagnosis accuracy where the question has it, staleness recognised
+-- on stale-fixture questions). Suggestions only: never written into the reviewer's columns, and
+-- judges that disagree each keep their row.
+CREATE TABLE brain_eval_judge_suggestion (
+    suggestion_id        bigint        GENERATED ALWAYS AS IDENTITY,
+    eval_run_id          uuid          NOT NULL,
+    question_id          varchar(16)   NOT NULL,
+    model                text          NOT NULL,
+    family               text          NOT NULL,
+    same_family          boolean       NOT NULL,
+    recorded             boolean       NOT NULL,
+    structured           boolean       NOT NULL DEFAULT false,
+    response_json        jsonb,
+    raw_excerpt          text,
+    total_claims         integer,
+    unsupported_claims   jsonb,
+    diagnosis_accuracy   numeric(3,2),
+    staleness_recognised boolean,
+    notes                text,
+    contributes          boolean       NOT NULL,
+    error_kind           text,
+    error_message        text,
+    input_tokens         integer       NOT NULL DEFAULT 0,
+    output_tokens        integer       NOT NULL DEFAULT 0,
+    cost_usd             numeric(14,8) NOT NULL DEFAULT 0,
+    latency_ms           integer       NOT NULL DEFAULT 0,
+    attempts             integer       NOT NULL DEFAULT 0,
+    created_at           timestamptz   NOT NULL DEFAULT now(),
+    run_created_at       timestamptz   NOT NULL,
+    CONSTRAINT brain_eval_judge_suggestion_pkey PRIMARY KEY (suggestion_id),
+    CONSTRAINT brain_eval_judge_suggestion_once UNIQUE (eval_run_id, question_id, model),
+    CONSTRAINT brain_eval_judge_suggestion_answer_fkey FOREIGN KEY (eval_run_id, question_id)
+        REFERENCES brain_eval_harness_answer (eval_run_id, question_id),
+    CONSTRAINT brain_eval_judge_suggestion_model_format CHECK (model ~ '^[a-z][a-z0-9_-]*:\S+$'),
+    CONSTRAINT brain_eval_judge_suggestion_error_kind_known CHECK (error_kind IN (
+        'provider_error', 'budget_exhausted', 'parse_failed', 'incomplete', 'out_of_scale')),
+    CONSTRAINT brain_eval_judge_suggestion_contributes_iff_no_error CHECK (
+        contributes = (error_kind IS NULL) AND contributes = (total_claims IS NOT NULL)
+        AND contributes = (unsupported_claims IS NOT NULL)),
+    CONSTRAINT brain_eval_judge_suggestion_claims_consistent CHECK (
+        total_claims >= 0 AND jsonb_array_length(unsupported_claims) <= total_claims),
+    CONSTRAINT brain_eval_judge_suggestion_diagnosis_scale CHECK (diagnosis_accuracy IN (0.0, 0.5, 1.0)),
+    CONSTRAINT brain_eval_judge_suggestion_counts_not_negative CHECK (
+        input_tokens >= 0 AND output_tokens >= 0 AND cost_usd >= 0 AND latency_ms >= 0 AND attempts >= 0)
+);
+
+-- When a reviewer was first shown a question's reference answer; written only by
+-- brain_eval_show_reference_v1, readable through brain_eval_reference_v1 only in a transaction
+-- after the one that wrote it. entries_before: the question's last trail entry then, so every
+-- reviewer value entered after seeing the reference is an entry with a higher entry_id.
+CREATE TABLE brain_eval_reference_shown (
+    eval_run_id      uuid        NOT NULL,
+    question_id      varchar(16) NOT NULL,
+    reviewer_user_id uuid        NOT NULL,
+    shown_by         name        NOT NULL,
+    shown_at         timestamptz NOT NULL DEFAULT now(),
+    shown_txid       bigint      NOT NULL,
+    entries_before   bigint      NOT NULL,
+    run_created_at   timestamptz NOT NULL,
+    CONSTRAINT brain_eval_reference_shown_pkey PRIMARY KEY (eval_run_id, question_id),
+    -- The one CASCADE: the row goes with its question row, inside the purge only (the guard).
+    CONSTRAINT brain_eval_reference_shown_question_fkey FOREIGN KEY (eval_run_id, question_id)
+        REFERENCES brain_eval_question_score (eval_run_id, question_id) ON DELETE CASCADE,
+    CONSTRAINT brain_eval_reference_shown_reviewer_fkey FOREIGN KEY (reviewer_user_id)
+        REFERENCES reviewer (reviewer_user_id),
+    CONSTRAINT brain_eval_reference_shown_entries_not_negative CHECK (entries_before >= 0)
+);
 -- =============================================================================================
--- Indexes (seed 002's six)
+-- work-quality (seed 003): snapshots of judged work products and their judge verdicts
+-- =============================================================================================
+-- One row per snapshot: a judged run (origin 'run': the runner inserts it in progress, the judges'
+-- verdicts follow, completion computes the aggregate) or a history file of the seed's own Go code
+-- brought into the ledger (origin 'import': the database reads every column from the document).
+-- (name, run_id) is the snapshot's identity, as in the store's file name: a repeated run or a
+-- second import of the same file adds nothing.
+CREATE TABLE eval_work_quality_snapshots (
+    snapshot_id      bigint       GENERATED ALWAYS AS IDENTITY,
+    origin           text         NOT NULL,
+    rubric_id        bigint       NOT NULL,
+    kind             text         NOT NULL,
+    name             text         NOT NULL,
+    persona          text         NOT NULL DEFAULT '',
+    run_id           text         NOT NULL,
+    at               timestamptz  NOT NULL,
+    bot_family       text,
+    bot_version      text         NOT NULL DEFAULT '',
+    iterion_sha      text         NOT NULL DEFAULT '',
+    task             text         NOT NULL DEFAULT '',
+    outcome          text         NOT NULL DEFAULT '',
+    evidence_digest  text         NOT NULL DEFAULT '',
+    evidence_sha256  char(64),
+    cost_usd         numeric      NOT NULL DEFAULT 0,
+    tokens           bigint       NOT NULL DEFAULT 0,
+    duration_ms      bigint       NOT NULL DEFAULT 0,
+    iterations       bigint       NOT NULL DEFAULT 0,
+    model_calls      bigint       NOT NULL DEFAULT 0,
+    retries          bigint       NOT NULL DEFAULT 0,
+    models           text[]       NOT NULL,
+    prev_snapshot_id bigint,
+    prev_run_id      text,
+    completed_at     timestamptz,
+    mean_scores      jsonb,
+    disagreement     jsonb,
+    note             text,
+    comparison       jsonb,
+    judges_cost_usd  numeric,
+    snapshot_json    jsonb,
+    source_file      text,
+    created_at       timestamptz  NOT NULL DEFAULT now(),
+    CONSTRAINT eval_work_quality_snapshots_pkey PRIMARY KEY (snapshot_id),
+    CONSTRAINT eval_work_quality_snapshots_run_key UNIQUE (name, run_id),
+    CONSTRAINT eval_work_quality_snapshots_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
+    CONSTRAINT eval_work_quality_snapshots_prev_fkey FOREIGN KEY (prev_snapshot_id)
+        REFERENCES eval_work_quality_snapshots (snapshot_id),
+    CONSTRAINT eval_work_quality_snapshots_origin_known CHECK (origin IN ('run', 'import')),
+    CONSTRAINT eval_work_quality_snapshots_kind_known CHECK (kind IN ('bot', 'feature')),
+    CONSTRAINT eval_work_quality_snapshots_name_not_blank CHECK (btrim(name) <> '' AND name !~ '[[:cntrl:]]'),
+    CONSTRAINT eval_work_quality_snapshots_run_id_not_blank CHECK (btrim(run_id) <> '' AND run_id !~ '[[:cntrl:]]'),
+    CONSTRAINT eval_work_quality_snapshots_bot_family_format CHECK (bot_family ~ '^[a-z][a-z0-9_-]*$'),
+    CONSTRAINT eval_work_quality_snapshots_evidence_sha256_hex CHECK (evidence_sha256 ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT eval_work_quality_snapshots_metrics_not_negative CHECK (
+        cost_usd >= 0 AND tokens >= 0 AND duration_ms >= 0 AND iterations >= 0 AND model_calls >= 0 AND retries >= 0),
+    CONSTRAINT eval_work_quality_snapshots_run_has_panel CHECK (origin = 'import' OR cardinality(models) >= 1),
+    CONSTRAINT eval_work_quality_snapshots_import_has_file CHECK ((origin = 'import') = (source_file IS NOT NULL)),
+    CONSTRAINT eval_work_quality_snapshots_run_prev_whole CHECK (
+        origin = 'import' OR (prev_snapshot_id IS NULL) = (prev_run_id IS NULL)),
+    CONSTRAINT eval_work_quality_snapshots_completed_after_at CHECK (completed_at IS NULL OR completed_at >= at
+        OR origin = 'import'),
+    -- What the database computes at completion is absent while the run is open, present after;
+    -- a comparison exactly when a run had a previous snapshot.
+    CONSTRAINT eval_work_quality_snapshots_computed_iff_complete CHECK (
+        (completed_at IS NULL AND mean_scores IS NULL AND note IS NULL AND comparison IS NULL
+         AND judges_cost_usd IS NULL AND snapshot_json IS NULL)
+        OR
+        (completed_at IS NOT NULL AND mean_scores IS NOT NULL AND note IS NOT NULL AND judges_cost_usd IS NOT NULL
+         AND snapshot_json IS NOT NULL)),
+    CONSTRAINT eval_work_quality_snapshots_comparison_iff_prev CHECK (
+        origin = 'import' OR completed_at IS NULL OR (comparison IS NULL) = (prev_snapshot_id IS NULL))
+);
+
+-- One row per judge verdict: a model's reply (or failure) on one snapshot. The runner inserts it
+-- as it arrives; the database decides whether it contributes and why not.
+CREATE TABLE eval_work_quality_judge_verdicts (
+    verdict_id         bigint        GENERATED ALWAYS AS IDENTITY,
+    snapshot_id        bigint        NOT NULL,
+    model              text          NOT NULL,
+    family             text          NOT NULL,
+    same_family        boolean       NOT NULL,
+    recorded           boolean       NOT NULL,
+    structured         boolean       NOT NULL DEFAULT false,
+    response_json      jsonb,
+    raw_excerpt        text,
+    scores             jsonb,
+    narrative          text,
+    relative_vs_prev   jsonb,
+    relative_narrative text,
+    confidence         numeric,
+    contributes        boolean       NOT NULL,
+    error_kind         text,
+    error_message      text,
+    input_tokens       integer       NOT NULL DEFAULT 0,
+    output_tokens      integer       NOT NULL DEFAULT 0,
+    cost_usd           numeric(14,8) NOT NULL DEFAULT 0,
+    latency_ms         integer       NOT NULL DEFAULT 0,
+    attempts           integer       NOT NULL DEFAULT 0,
+    created_at         timestamptz   NOT NULL DEFAULT now(),
+    -- The tier clock: the snapshot's own recording time (retention_clock_v1 stamps it).
+    snapshot_created_at timestamptz  NOT NULL,
+    CONSTRAINT eval_work_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
+    CONSTRAINT eval_work_quality_judge_verdicts_once UNIQUE (snapshot_id, model),
+    CONSTRAINT eval_work_quality_judge_verdicts_snapshot_fkey FOREIGN KEY (snapshot_id)
+        REFERENCES eval_work_quality_snapshots (snapshot_id),
+    CONSTRAINT eval_work_quality_judge_verdicts_error_kind_known CHECK (error_kind IN (
+        'provider_error', 'budget_exhausted', 'parse_failed', 'incomplete_scores', 'out_of_scale', 'off_contract')),
+    CONSTRAINT eval_work_quality_judge_verdicts_contributes_iff_no_error CHECK (
+        contributes = (error_kind IS NULL) AND contributes = (scores IS NOT NULL)
+        AND contributes = (narrative IS NOT NULL) AND contributes = (confidence IS NOT NULL)),
+    CONSTRAINT eval_work_quality_judge_verdicts_confidence_range CHECK (confidence BETWEEN 0 AND 1),
+    CONSTRAINT eval_work_quality_judge_verdicts_counts_not_negative CHECK (
+        input_tokens >= 0 AND output_tokens >= 0 AND cost_usd >= 0 AND latency_ms >= 0 AND attempts >= 0)
+);
+
+-- =============================================================================================
+-- Retention: the purges' markers (the code role's alone, so the owner role can neither purge nor
+-- fake one) and the purge log
+-- =============================================================================================
+-- capture_purge_marker: the transaction id of a running retention_purge_v1() while it drops capture
+-- partitions and deletes capture keys (deleted before it returns; xids are never reused); written
+-- by that function alone.
+CREATE TABLE evalledger.capture_purge_marker (
+    txid bigint NOT NULL,
+    CONSTRAINT capture_purge_marker_pkey PRIMARY KEY (txid)
+);
+REVOKE ALL ON evalledger.capture_purge_marker FROM PUBLIC;
+-- Privileges keep everyone but this table's owner out; the policy lets that owner through FORCE.
+CREATE POLICY capture_purge_marker_table_owner ON evalledger.capture_purge_marker
+    USING (true) WITH CHECK (true);
+ALTER TABLE evalledger.capture_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+-- retention_purge_marker: the transaction id of a running retention_purge_v1() (deleted before it
+-- returns; xids are never reused); written by that function alone. Privileges keep everyone but
+-- its owner out; the policy lets that owner through FORCE.
+CREATE TABLE retention_purge_marker (
+    txid bigint NOT NULL,
+    CONSTRAINT retention_purge_marker_pkey PRIMARY KEY (txid)
+);
+REVOKE ALL ON retention_purge_marker FROM PUBLIC;
+CREATE POLICY retention_purge_marker_table_owner ON retention_purge_marker USING (true) WITH CHECK (true);
+ALTER TABLE retention_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+-- What the purge deleted: one row per table and run (or capture partition) per purge, stamped by
+-- the database with who and when. Append-only and never purged; auditors read it.
+CREATE TABLE retention_purge_log (
+    purge_log_id   bigint      GENERATED ALWAYS AS IDENTITY,
+    purged_at      timestamptz NOT NULL DEFAULT now(),
+    purged_by      name        NOT NULL DEFAULT session_user,
+    txid           bigint      NOT NULL DEFAULT txid_current(),
+    table_name     text        NOT NULL,
+    row_count      bigint      NOT NULL,
+    eval_run_id    uuid,
+    partition_name text,
+    CONSTRAINT retention_purge_log_pkey PRIMARY KEY (purge_log_id),
+    CONSTRAINT retention_purge_log_row_count_positive CHECK (row_count >= 0)
+);
+-- =============================================================================================
+-- Indexes (seed 002's six, then what joins, policies and the purge read)
 -- =============================================================================================
 CREATE INDEX brain_eval_log_brain_started_idx ON brain_eval_log (brain_under_test, started_at DESC);
 CREATE INDEX brain_eval_log_decision_started_idx ON brain_eval_log (decision, started_at DESC);
@@ -585,9 +995,26 @@ CREATE INDEX eval_candidates_tool_export_idx ON eval_candidates (tool_name, crea
 CREATE INDEX eval_candidate_keys_created_idx ON eval_candidate_keys (created_at);
 -- doctor counts the last 24 hours by reason.
 CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurred_at DESC, reason);
+-- Production-vs-eval comparisons look a prompt hash up across brain versions.
+CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash);
+CREATE INDEX brain_eval_reference_shown_reviewer_idx ON brain_eval_reference_shown (reviewer_user_id);
+CREATE INDEX brain_eval_reference_shown_run_created_idx ON brain_eval_reference_shown (run_created_at);
+-- The previous snapshot and the history read a target's snapshots newest first.
+CREATE INDEX eval_work_quality_snapshots_name_at_idx ON eval_work_quality_snapshots (name, at DESC);
+-- `snapshot show RUN_ID` looks a run id up across targets.
+CREATE INDEX eval_work_quality_snapshots_run_id_idx ON eval_work_quality_snapshots (run_id);
+CREATE INDEX eval_work_quality_snapshots_prev_idx ON eval_work_quality_snapshots (prev_snapshot_id);
+-- The tier policies, the plan and the purge read each table's tier clock.
+CREATE INDEX brain_eval_log_created_idx ON brain_eval_log (created_at);
+CREATE INDEX brain_eval_question_score_run_created_idx ON brain_eval_question_score (run_created_at);
+CREATE INDEX brain_analysis_log_created_idx ON brain_analysis_log (created_at);
+CREATE INDEX eval_takes_quality_runs_created_idx ON eval_takes_quality_runs (created_at);
+CREATE INDEX eval_work_quality_snapshots_created_idx ON eval_work_quality_snapshots (created_at);
+CREATE INDEX legal_hold_run_idx ON legal_hold (eval_run_id);
+CREATE INDEX retention_purge_log_txid_idx ON retention_purge_log (txid);
 
 -- =============================================================================================
--- Functions shared by every suite: append-only, completion-once, retention windows
+-- Functions shared by every suite: completion-once, windows, rubrics, callers
 -- =============================================================================================
 \ir ../sql/core/changed_columns_v1.sql
 \ir ../sql/core/require_read_committed_v1.sql
@@ -595,8 +1022,6 @@ CREATE INDEX eval_capture_failures_occurred_idx ON eval_capture_failures (occurr
 \ir ../sql/core/refuse_supplied_v1.sql
 \ir ../sql/core/purge_horizon_v1.sql
 \ir ../sql/core/hot_tier_v1.sql
-\ir ../sql/core/purgeable_v1.sql
-\ir ../triggers/core/refuse_change_v1.sql
 \ir ../sql/core/guard_append_only_v1.sql
 \ir ../sql/core/seal_tables_v1.sql
 -- Migrations' own steps (the role they act as owns them): no one else runs them.
@@ -688,6 +1113,7 @@ $invoker$;
 \ir ../triggers/capture/capture_window_lock_v1.sql
 \ir ../triggers/capture/capture_dedupe_v1.sql
 \ir ../triggers/capture/capture_refuse_change_v1.sql
+\ir ../sql/capture/capture_purging_v1.sql
 \ir ../sql/capture/capture_partition_expired_v1.sql
 \ir ../sql/capture/capture_make_partition_v1.sql
 \ir ../sql/capture/capture_ensure_partitions_v1.sql
@@ -695,6 +1121,46 @@ $invoker$;
 \ir ../sql/capture/eval_candidate_ndjson_row_v1.sql
 \ir ../sql/capture/eval_candidate_ndjson_v1.sql
 \ir ../sql/capture/eval_candidates_export_v1.sql
+-- =============================================================================================
+-- The brain-eval harness: catalogs, brain versions, answers, suggestions, the reference answer
+-- =============================================================================================
+\ir ../triggers/brain_eval/brain_eval_catalog_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_catalog_expand_v1.sql
+\ir ../triggers/brain_eval/brain_eval_catalog_question_admit_v1.sql
+\ir ../triggers/brain_eval/brain_version_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_harness_run_admit_v1.sql
+\ir ../sql/brain_eval/brain_eval_open_harness_v1.sql
+\ir ../triggers/brain_eval/brain_eval_harness_answer_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_harness_question_v1.sql
+\ir ../triggers/brain_eval/brain_eval_judge_suggestion_admit_v1.sql
+\ir ../sql/brain_eval/brain_eval_show_suggestions_v1.sql
+\ir ../triggers/brain_eval/brain_eval_reference_shown_guard_v1.sql
+\ir ../sql/brain_eval/brain_eval_show_reference_v1.sql
+\ir ../sql/brain_eval/brain_eval_reference_v1.sql
+-- =============================================================================================
+-- work-quality: the policy, Compare and IsRegression, admission, completion, the history view
+-- =============================================================================================
+\ir ../sql/work_quality/work_quality_policy_v1.sql
+\ir ../sql/work_quality/work_quality_compare_v1.sql
+\ir ../sql/work_quality/work_quality_is_regression_v1.sql
+\ir ../triggers/work_quality/work_quality_snapshot_admit_v1.sql
+\ir ../triggers/work_quality/work_quality_import_verdicts_v1.sql
+\ir ../triggers/work_quality/work_quality_verdict_admit_v1.sql
+\ir ../sql/work_quality/work_quality_document_v1.sql
+\ir ../triggers/work_quality/work_quality_snapshot_decide_v1.sql
+\ir ../sql/work_quality/work_quality_history_v1.sql
+-- =============================================================================================
+-- Retention: the tier clock, holds, what is due, the append-only guard, the plan and the purge
+-- =============================================================================================
+\ir ../triggers/core/retention_clock_v1.sql
+\ir ../sql/core/retention_due_v1.sql
+\ir ../sql/core/retention_purging_v1.sql
+\ir ../triggers/core/refuse_change_v2.sql
+\ir ../triggers/core/retention_purge_log_admit_v1.sql
+\ir ../sql/core/retention_held_v1.sql
+\ir ../sql/core/retention_rows_v1.sql
+\ir ../sql/core/retention_plan_v1.sql
+\ir ../sql/core/retention_purge_v1.sql
 -- =============================================================================================
 -- Triggers
 -- =============================================================================================
@@ -741,26 +1207,88 @@ CREATE TRIGGER eval_candidates_05_window_lock BEFORE INSERT ON eval_candidates
 -- A capture_key written before makes the row a no-op (idempotent replay).
 CREATE TRIGGER eval_candidates_10_dedupe BEFORE INSERT ON eval_candidates
     FOR EACH ROW EXECUTE FUNCTION capture_dedupe_v1();
+CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_admit_v1();
+CREATE TRIGGER brain_eval_catalog_20_expand AFTER INSERT ON brain_eval_catalog
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_expand_v1();
+CREATE TRIGGER brain_eval_catalog_question_10_admit BEFORE INSERT ON brain_eval_catalog_question
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_question_admit_v1();
+CREATE TRIGGER brain_version_10_admit BEFORE INSERT ON brain_version
+    FOR EACH ROW EXECUTE FUNCTION brain_version_admit_v1();
+CREATE TRIGGER brain_eval_harness_run_10_admit BEFORE INSERT ON brain_eval_harness_run
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_run_admit_v1();
+CREATE TRIGGER brain_eval_harness_answer_10_admit BEFORE INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_answer_admit_v1();
+CREATE TRIGGER brain_eval_harness_answer_20_question AFTER INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_question_v1();
+CREATE TRIGGER brain_eval_judge_suggestion_10_admit BEFORE INSERT ON brain_eval_judge_suggestion
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_judge_suggestion_admit_v1();
+CREATE TRIGGER brain_eval_reference_shown_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_reference_shown
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_reference_shown_guard_v1();
+CREATE TRIGGER brain_eval_reference_shown_00_no_truncate BEFORE TRUNCATE ON brain_eval_reference_shown
+    FOR EACH STATEMENT EXECUTE FUNCTION brain_eval_reference_shown_guard_v1();
+CREATE TRIGGER eval_work_quality_snapshots_10_admit BEFORE INSERT ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_admit_v1();
+-- A changed computed column is refused as a value the caller may not supply.
+CREATE TRIGGER eval_work_quality_snapshots_10_guard_update BEFORE UPDATE ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('work-quality snapshot', 'snapshot_id',
+        '{mean_scores,disagreement,note,comparison,judges_cost_usd,snapshot_json,prev_snapshot_id,prev_run_id}');
+CREATE TRIGGER eval_work_quality_snapshots_20_decide BEFORE UPDATE ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_decide_v1();
+CREATE TRIGGER eval_work_quality_snapshots_20_import_verdicts AFTER INSERT ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_import_verdicts_v1();
+CREATE TRIGGER eval_work_quality_judge_verdicts_10_admit BEFORE INSERT ON eval_work_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION work_quality_verdict_admit_v1();
+CREATE TRIGGER retention_purge_log_10_admit BEFORE INSERT ON retention_purge_log
+    FOR EACH ROW EXECUTE FUNCTION retention_purge_log_admit_v1();
+-- Every aging row carries the database's own recording time (a child row its parent's), which a
+-- caller cannot supply: a tier policy is then a comparison of the row's own column.
+CREATE TRIGGER brain_analysis_log_20_tier_clock BEFORE INSERT ON brain_analysis_log
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER eval_capture_failures_20_tier_clock BEFORE INSERT ON eval_capture_failures
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER legal_hold_20_tier_clock BEFORE INSERT ON legal_hold
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER brain_eval_harness_run_20_tier_clock BEFORE INSERT ON brain_eval_harness_run
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER brain_eval_harness_answer_20_tier_clock BEFORE INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER brain_eval_judge_suggestion_20_tier_clock BEFORE INSERT ON brain_eval_judge_suggestion
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER eval_takes_quality_judge_verdicts_20_tier_clock BEFORE INSERT ON eval_takes_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+CREATE TRIGGER eval_work_quality_judge_verdicts_20_tier_clock BEFORE INSERT ON eval_work_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
 
--- Append-only: every UPDATE a table does not explicitly allow (a run's completion), every DELETE
--- inside the purge horizon, and every TRUNCATE are refused, for every role. Row triggers are
--- cloned onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v1 gives each
--- partition its own. The takes-quality tables are not in purgeable_v1's rule: never deleted.
+-- Append-only: every UPDATE a table does not explicitly allow (a run's or snapshot's completion),
+-- every DELETE but the retention purge's (refuse_change_v2: inside retention_purge_v1, past the
+-- horizon, under no hold), and every TRUNCATE are refused, for every role. Row triggers are cloned
+-- onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v1 gives each capture
+-- partition its own (capture_refuse_change_v1: capture rows leave with their partition).
 CALL guard_append_only_v1(ARRAY[
-    'target:UPDATE OR DELETE:refuse_change_v1', 'rubric:UPDATE OR DELETE:refuse_change_v1',
-    'rubric_activation:UPDATE OR DELETE:refuse_change_v1',
-    'reviewer:UPDATE OR DELETE:refuse_change_v1', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v1',
-    'brain_analysis_log:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_log:DELETE:refuse_change_v1',
-    'brain_eval_question_score:DELETE:refuse_change_v1', 'legal_hold:UPDATE OR DELETE:refuse_change_v1',
-    'brain_eval_review_entry:UPDATE OR DELETE:refuse_change_v1', 'brain_eval_run_review:UPDATE OR DELETE:refuse_change_v1',
-    'brain_eval_import:UPDATE OR DELETE:refuse_change_v1',
-    'brain_eval_suggestion_shown:UPDATE OR DELETE:refuse_change_v1',
-    'legal_hold_release:UPDATE OR DELETE:refuse_change_v1',
-    'take:UPDATE OR DELETE:refuse_change_v1', 'eval_takes_quality_runs:DELETE:refuse_change_v1',
-    'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v1',
+    'target:UPDATE OR DELETE:refuse_change_v2', 'rubric:UPDATE OR DELETE:refuse_change_v2',
+    'rubric_activation:UPDATE OR DELETE:refuse_change_v2',
+    'reviewer:UPDATE OR DELETE:refuse_change_v2', 'prompt_tuner:UPDATE OR DELETE:refuse_change_v2',
+    'brain_analysis_log:UPDATE OR DELETE:refuse_change_v2', 'brain_eval_log:DELETE:refuse_change_v2',
+    'brain_eval_question_score:DELETE:refuse_change_v2', 'legal_hold:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_review_entry:UPDATE OR DELETE:refuse_change_v2', 'brain_eval_run_review:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_import:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_suggestion_shown:UPDATE OR DELETE:refuse_change_v2',
+    'legal_hold_release:UPDATE OR DELETE:refuse_change_v2',
+    'take:UPDATE OR DELETE:refuse_change_v2', 'eval_takes_quality_runs:DELETE:refuse_change_v2',
+    'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v2',
     'eval_candidates:UPDATE OR DELETE:capture_refuse_change_v1',
-    'eval_candidate_keys:UPDATE OR DELETE:capture_refuse_change_v1',
-    'eval_capture_failures:UPDATE OR DELETE:capture_refuse_change_v1']);
+    'eval_candidate_keys:UPDATE OR DELETE:refuse_change_v2',
+    'eval_capture_failures:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_catalog:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_catalog_question:UPDATE OR DELETE:refuse_change_v2',
+    'brain_version:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_harness_run:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_harness_answer:UPDATE OR DELETE:refuse_change_v2',
+    'brain_eval_judge_suggestion:UPDATE OR DELETE:refuse_change_v2',
+    'eval_work_quality_snapshots:DELETE:refuse_change_v2',
+    'eval_work_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v2',
+    'retention_purge_log:UPDATE OR DELETE:refuse_change_v2']);
 
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges
@@ -785,9 +1313,12 @@ GRANT SELECT ON target, rubric, rubric_activation
 REVOKE INSERT ON rubric_activation FROM evalledger_owner;
 
 -- The runner writes runs, question rows and analyses, reads them back, and completes runs.
-CREATE POLICY brain_eval_log_runner ON brain_eval_log TO evalledger_runner USING (true) WITH CHECK (true);
-CREATE POLICY brain_eval_question_score_runner ON brain_eval_question_score TO evalledger_runner USING (true) WITH CHECK (true);
-CREATE POLICY brain_analysis_log_runner ON brain_analysis_log TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY brain_eval_log_runner ON brain_eval_log TO evalledger_runner
+    USING (created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+CREATE POLICY brain_eval_question_score_runner ON brain_eval_question_score TO evalledger_runner
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+CREATE POLICY brain_analysis_log_runner ON brain_analysis_log TO evalledger_runner
+    USING (created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
 CREATE POLICY reviewer_runner ON reviewer FOR SELECT TO evalledger_runner USING (true);
 GRANT SELECT, INSERT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_runner;
 GRANT UPDATE (completed_at) ON brain_eval_log TO evalledger_runner;
@@ -796,12 +1327,16 @@ GRANT SELECT ON reviewer TO evalledger_runner;
 -- A reviewer sees its own runs, their question rows and the analyses behind them, and scores
 -- the reviewer-scored fields of those question rows.
 CREATE POLICY brain_eval_log_reviewer ON brain_eval_log FOR SELECT TO evalledger_reviewer
-    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
+    USING (created_at >= now() - evalledger.hot_tier_v1()
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 CREATE POLICY brain_eval_question_score_reviewer ON brain_eval_question_score TO evalledger_reviewer
-    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id))
-    WITH CHECK (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id));
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l)))
+    WITH CHECK (run_created_at >= now() - evalledger.hot_tier_v1()
+                AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l)));
 CREATE POLICY brain_analysis_log_reviewer ON brain_analysis_log FOR SELECT TO evalledger_reviewer
-    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q WHERE q.brain_analysis_id = brain_analysis_log.analysis_id));
+    USING (created_at >= now() - evalledger.hot_tier_v1()
+           AND analysis_id = ANY (ARRAY(SELECT q.brain_analysis_id FROM evalledger.brain_eval_question_score q)));
 CREATE POLICY reviewer_self ON reviewer FOR SELECT TO evalledger_reviewer USING (role_name = current_user);
 GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log, reviewer TO evalledger_reviewer;
 GRANT UPDATE (hallucinations_detected, total_claims, staleness_correctly_recognized, diagnosis_accuracy_score,
@@ -809,9 +1344,11 @@ GRANT UPDATE (hallucinations_detected, total_claims, staleness_correctly_recogni
     ON brain_eval_question_score TO evalledger_reviewer;
 -- The reviewer reads the trail of its own entries and signs off its own runs (hours, notes).
 CREATE POLICY brain_eval_review_entry_reviewer ON brain_eval_review_entry FOR SELECT TO evalledger_reviewer
-    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 CREATE POLICY brain_eval_run_review_reviewer ON brain_eval_run_review TO evalledger_reviewer
-    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user))) WITH CHECK (true);
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user))) WITH CHECK (true);
 GRANT SELECT ON brain_eval_review_entry, brain_eval_run_review TO evalledger_reviewer;
 -- Table-wide INSERT: every column but the run, hours and notes is the admit trigger's.
 GRANT INSERT ON brain_eval_run_review TO evalledger_reviewer;
@@ -819,16 +1356,21 @@ GRANT INSERT ON brain_eval_run_review TO evalledger_reviewer;
 -- the owner role inserts into them.
 REVOKE INSERT ON brain_eval_review_entry, brain_eval_suggestion_shown FROM evalledger_owner;
 CREATE POLICY brain_eval_suggestion_shown_reviewer ON brain_eval_suggestion_shown FOR SELECT TO evalledger_reviewer
-    USING (reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
 GRANT SELECT ON brain_eval_suggestion_shown TO evalledger_reviewer;
 
--- RevOps reads the hot tier (hot_tier_v1); auditors read everything the ledger retains.
+-- Hot-only reads: every role but the auditor reads an aging row only while its tier clock (the
+-- database's own recording time) is in the hot tier (hot_tier_v1), a plain comparison of the row's
+-- own column; a reviewer's own-run test reads its runs once per statement (an InitPlan over
+-- brain_eval_log, never a lookup per row). RevOps reads the hot tier; auditors read everything the
+-- ledger retains.
 CREATE POLICY brain_eval_log_revops ON brain_eval_log FOR SELECT TO evalledger_revops
-    USING (started_at >= now() - evalledger.hot_tier_v1());
+    USING (created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY brain_eval_question_score_revops ON brain_eval_question_score FOR SELECT TO evalledger_revops
-    USING (EXISTS (SELECT 1 FROM evalledger.brain_eval_log l WHERE l.eval_run_id = brain_eval_question_score.eval_run_id));
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY brain_analysis_log_revops ON brain_analysis_log FOR SELECT TO evalledger_revops
-    USING (produced_at >= now() - evalledger.hot_tier_v1());
+    USING (created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY brain_eval_log_auditor ON brain_eval_log FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_eval_question_score_auditor ON brain_eval_question_score FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY brain_analysis_log_auditor ON brain_analysis_log FOR SELECT TO evalledger_auditor USING (true);
@@ -867,9 +1409,10 @@ GRANT EXECUTE ON FUNCTION brain_quarterly_trend_rows_v1(), most_failing_question
 -- The runner loads the corpus, starts runs, records verdicts, completes runs, and reads them
 -- back; it writes only the columns it observes (the rest are the database's).
 CREATE POLICY take_runner ON take TO evalledger_runner USING (true) WITH CHECK (true);
-CREATE POLICY eval_takes_quality_runs_runner ON eval_takes_quality_runs TO evalledger_runner USING (true) WITH CHECK (true);
+CREATE POLICY eval_takes_quality_runs_runner ON eval_takes_quality_runs TO evalledger_runner
+    USING (created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
 CREATE POLICY eval_takes_quality_judge_verdicts_runner ON eval_takes_quality_judge_verdicts TO evalledger_runner
-    USING (true) WITH CHECK (true);
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
 GRANT SELECT ON take, eval_takes_quality_runs, eval_takes_quality_judge_verdicts TO evalledger_runner;
 GRANT INSERT (take_sha, slug, kind, holder, weight, since, source, claim) ON take TO evalledger_runner;
 GRANT INSERT (started_at, rubric_id, target_id, corpus_source, corpus_path, slug_prefix, sample_limit, seed,
@@ -882,9 +1425,9 @@ GRANT INSERT (run_id, cycle, model, recorded, structured, response_json, raw_exc
 -- RevOps reads the hot tier; auditors read everything. Agents: nothing.
 CREATE POLICY take_revops ON take FOR SELECT TO evalledger_revops USING (loaded_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY eval_takes_quality_runs_revops ON eval_takes_quality_runs FOR SELECT TO evalledger_revops
-    USING (started_at >= now() - evalledger.hot_tier_v1());
+    USING (created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY eval_takes_quality_judge_verdicts_revops ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_revops
-    USING (EXISTS (SELECT 1 FROM evalledger.eval_takes_quality_runs r WHERE r.id = eval_takes_quality_judge_verdicts.run_id));
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY take_auditor ON take FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY eval_takes_quality_runs_auditor ON eval_takes_quality_runs FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY eval_takes_quality_judge_verdicts_auditor ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_auditor
@@ -893,9 +1436,11 @@ GRANT SELECT ON take, eval_takes_quality_runs, eval_takes_quality_judge_verdicts
 
 -- The runner captures (INSERT of the input columns only: id and created_at are the database's)
 -- and exports; it records failures. Nobody but the owner touches eval_candidate_keys.
-CREATE POLICY eval_candidates_runner_read ON eval_candidates FOR SELECT TO evalledger_runner USING (true);
+CREATE POLICY eval_candidates_runner_read ON eval_candidates FOR SELECT TO evalledger_runner
+    USING (created_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY eval_candidates_runner_insert ON eval_candidates FOR INSERT TO evalledger_runner WITH CHECK (true);
-CREATE POLICY eval_capture_failures_runner_read ON eval_capture_failures FOR SELECT TO evalledger_runner USING (true);
+CREATE POLICY eval_capture_failures_runner_read ON eval_capture_failures FOR SELECT TO evalledger_runner
+    USING (recorded_at >= now() - evalledger.hot_tier_v1());
 CREATE POLICY eval_capture_failures_runner_insert ON eval_capture_failures FOR INSERT TO evalledger_runner WITH CHECK (true);
 GRANT SELECT ON eval_candidates, eval_capture_failures TO evalledger_runner;
 GRANT INSERT (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids, expand_enabled, detail,
@@ -912,6 +1457,126 @@ CREATE POLICY eval_capture_failures_revops ON eval_capture_failures FOR SELECT T
 CREATE POLICY eval_candidates_auditor ON eval_candidates FOR SELECT TO evalledger_auditor USING (true);
 CREATE POLICY eval_capture_failures_auditor ON eval_capture_failures FOR SELECT TO evalledger_auditor USING (true);
 GRANT SELECT ON eval_candidates, eval_capture_failures TO evalledger_revops, evalledger_auditor;
+
+-- Reference data, as target and rubric: the runner asks the questions and calls the brain, the
+-- reviewer scores against the criteria, RevOps and auditors read. Brain agents and production
+-- users: nothing.
+CREATE POLICY brain_eval_catalog_read ON brain_eval_catalog FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+CREATE POLICY brain_eval_catalog_question_read ON brain_eval_catalog_question FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+CREATE POLICY brain_version_read ON brain_version FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+GRANT SELECT ON brain_version TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+GRANT SELECT ON brain_eval_catalog, brain_eval_catalog_question
+    TO evalledger_runner, evalledger_revops, evalledger_auditor;
+-- A reviewer reads a catalog's questions, texts and sources, but not their pass criteria (the
+-- expected findings among them) nor the catalog document that holds them too: those come through
+-- brain_eval_reference_v1, after the blind score.
+GRANT SELECT (catalog_version, document_sha256, question_count, source_file, loaded_at)
+    ON brain_eval_catalog TO evalledger_reviewer;
+GRANT SELECT (catalog_version, position, question_id, question_type, question_text, sources, uses_stale_fixture,
+              created_at)
+    ON brain_eval_catalog_question TO evalledger_reviewer;
+
+-- Harness runs as seed 002's role table has runs: the runner inserts (the columns it observes)
+-- and reads; a reviewer reads its own runs' records; RevOps the hot tier; auditors everything.
+CREATE POLICY brain_eval_harness_run_runner ON brain_eval_harness_run TO evalledger_runner
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+CREATE POLICY brain_eval_harness_answer_runner ON brain_eval_harness_answer TO evalledger_runner
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer TO evalledger_runner;
+GRANT INSERT (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
+    ON brain_eval_harness_run TO evalledger_runner;
+GRANT INSERT (eval_run_id, question_id, analysis_id, recorded, contract_error, latency_ms, attempts)
+    ON brain_eval_harness_answer TO evalledger_runner;
+-- A reviewer's: its own runs' (brain_eval_log's own policies decide), in the hot tier.
+CREATE POLICY brain_eval_harness_run_readers ON brain_eval_harness_run FOR SELECT TO evalledger_reviewer
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l)));
+CREATE POLICY brain_eval_harness_run_revops ON brain_eval_harness_run FOR SELECT TO evalledger_revops
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_harness_run_auditor ON brain_eval_harness_run FOR SELECT TO evalledger_auditor USING (true);
+CREATE POLICY brain_eval_harness_answer_readers ON brain_eval_harness_answer FOR SELECT TO evalledger_reviewer
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l)));
+CREATE POLICY brain_eval_harness_answer_revops ON brain_eval_harness_answer FOR SELECT TO evalledger_revops
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_harness_answer_auditor ON brain_eval_harness_answer FOR SELECT TO evalledger_auditor USING (true);
+GRANT SELECT ON brain_eval_harness_run, brain_eval_harness_answer
+    TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+CREATE POLICY brain_eval_judge_suggestion_runner ON brain_eval_judge_suggestion TO evalledger_runner
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_runner;
+GRANT INSERT (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind,
+              error_message, input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+    ON brain_eval_judge_suggestion TO evalledger_runner;
+-- Blind review: a reviewer reads a question's suggestions only once it asked to see them
+-- (brain_eval_show_suggestions_v1 records that), so no value it enters can have seen them unrecorded.
+CREATE POLICY brain_eval_judge_suggestion_readers ON brain_eval_judge_suggestion FOR SELECT TO evalledger_reviewer
+    USING (run_created_at >= now() - evalledger.hot_tier_v1()
+           AND eval_run_id = ANY (ARRAY(SELECT l.eval_run_id FROM evalledger.brain_eval_log l))
+           AND eval_run_id::text || ' ' || question_id = ANY (ARRAY(
+                   SELECT s.eval_run_id::text || ' ' || s.question_id FROM evalledger.brain_eval_suggestion_shown s)));
+CREATE POLICY brain_eval_judge_suggestion_revops ON brain_eval_judge_suggestion FOR SELECT TO evalledger_revops
+    USING (run_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY brain_eval_judge_suggestion_auditor ON brain_eval_judge_suggestion FOR SELECT TO evalledger_auditor
+    USING (true);
+GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- A reviewer reads the brain's answers in its own harness runs before any question row points at
+-- them (the baseline's policy shows a reviewer only analyses its question rows point at).
+CREATE POLICY brain_analysis_log_reviewer_harness ON brain_analysis_log FOR SELECT TO evalledger_reviewer
+    USING (created_at >= now() - evalledger.hot_tier_v1()
+           AND analysis_id = ANY (ARRAY(SELECT a.analysis_id FROM evalledger.brain_eval_harness_answer a)));
+
+-- What a reviewer was shown of the reference answer: -- Not even the owner role inserts into it: the show function alone does (the guard refuses the rest).
+REVOKE INSERT ON brain_eval_reference_shown FROM evalledger_owner;
+
+-- Who reads what was shown: the reviewer its own (hot tier), RevOps the hot tier, auditors everything.
+CREATE POLICY brain_eval_reference_shown_reviewer ON brain_eval_reference_shown FOR SELECT TO evalledger_reviewer
+    USING (run_created_at >= (now() AT TIME ZONE 'UTC' - evalledger.hot_tier_v1()) AT TIME ZONE 'UTC'
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
+CREATE POLICY brain_eval_reference_shown_revops ON brain_eval_reference_shown FOR SELECT TO evalledger_revops
+    USING (run_created_at >= (now() AT TIME ZONE 'UTC' - evalledger.hot_tier_v1()) AT TIME ZONE 'UTC');
+CREATE POLICY brain_eval_reference_shown_auditor ON brain_eval_reference_shown FOR SELECT TO evalledger_auditor
+    USING (true);
+GRANT SELECT ON brain_eval_reference_shown TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- The runner starts snapshots, records verdicts, completes runs, imports history files and reads
+-- them back; it writes only the columns it observes (the rest are the database's).
+CREATE POLICY eval_work_quality_snapshots_runner ON eval_work_quality_snapshots TO evalledger_runner
+    USING (created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+CREATE POLICY eval_work_quality_judge_verdicts_runner ON eval_work_quality_judge_verdicts TO evalledger_runner
+    USING (snapshot_created_at >= now() - evalledger.hot_tier_v1()) WITH CHECK (true);
+GRANT SELECT ON eval_work_quality_snapshots, eval_work_quality_judge_verdicts TO evalledger_runner;
+GRANT INSERT (origin, rubric_id, kind, name, persona, run_id, bot_family, bot_version, iterion_sha, task, outcome,
+              evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries,
+              models, snapshot_json, source_file)
+    ON eval_work_quality_snapshots TO evalledger_runner;
+GRANT UPDATE (completed_at) ON eval_work_quality_snapshots TO evalledger_runner;
+GRANT INSERT (snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+              input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+    ON eval_work_quality_judge_verdicts TO evalledger_runner;
+
+-- RevOps reads the hot tier; auditors read everything. Agents: nothing.
+CREATE POLICY eval_work_quality_snapshots_revops ON eval_work_quality_snapshots FOR SELECT TO evalledger_revops
+    USING (created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY eval_work_quality_judge_verdicts_revops ON eval_work_quality_judge_verdicts FOR SELECT TO evalledger_revops
+    USING (snapshot_created_at >= now() - evalledger.hot_tier_v1());
+CREATE POLICY eval_work_quality_snapshots_auditor ON eval_work_quality_snapshots FOR SELECT TO evalledger_auditor
+    USING (true);
+CREATE POLICY eval_work_quality_judge_verdicts_auditor ON eval_work_quality_judge_verdicts FOR SELECT TO evalledger_auditor
+    USING (true);
+GRANT SELECT ON eval_work_quality_snapshots, eval_work_quality_judge_verdicts TO evalledger_revops, evalledger_auditor;
+
+-- The history view: RevOps and auditors, each under its own policies (a function a view calls is
+-- executed with the reader's rights, so the reader needs EXECUTE on it and on what it calls).
+REVOKE ALL ON work_quality_history_v1 FROM PUBLIC;
+GRANT SELECT ON work_quality_history_v1 TO evalledger_revops, evalledger_auditor;
+
+-- The purge log: auditors read it.
+CREATE POLICY retention_purge_log_auditor ON retention_purge_log FOR SELECT TO evalledger_auditor USING (true);
+GRANT SELECT ON retention_purge_log TO evalledger_auditor;
 
 -- Functions: nothing is PUBLIC. Roles get what their policies and triggers call on their behalf,
 -- and what they call themselves: the runner a takes-quality cycle's verdict (the early stop) and
@@ -948,12 +1613,31 @@ $owner_execute$;
 GRANT EXECUTE ON FUNCTION rubric_check_v1(text, jsonb) TO evalledger_owner;
 -- The owner role releases holds; the release trigger (its own rights) stamps them.
 GRANT EXECUTE ON FUNCTION legal_hold_release_admit_v1() TO evalledger_owner;
+-- Compare, IsRegression and the policy are for every reader of snapshots (the owner role's
+-- writes pass the same triggers); the history view's function for its readers.
+GRANT EXECUTE ON FUNCTION work_quality_policy_v1(), work_quality_compare_v1(jsonb, jsonb, text),
+    work_quality_is_regression_v1(jsonb, numeric)
+    TO evalledger_runner, evalledger_revops, evalledger_auditor;
+GRANT EXECUTE ON FUNCTION work_quality_history_rows_v1() TO evalledger_revops, evalledger_auditor;
+
+-- The owner role may still run what the runner runs (its writes pass the same triggers).
+GRANT EXECUTE ON FUNCTION work_quality_policy_v1(), work_quality_compare_v1(jsonb, jsonb, text),
+    work_quality_is_regression_v1(jsonb, numeric) TO evalledger_owner;
+-- The reviewer asks to see suggestions, and the reference answer after its numbers are saved,
+-- through these functions alone (blind review).
+GRANT EXECUTE ON FUNCTION brain_eval_show_suggestions_v1(uuid, text), brain_eval_show_reference_v1(uuid, text),
+    brain_eval_reference_v1(uuid, text) TO evalledger_reviewer;
+-- Every role a tier policy binds evaluates hot_tier_v1() itself.
+GRANT EXECUTE ON FUNCTION hot_tier_v1() TO evalledger_runner, evalledger_reviewer, evalledger_owner;
+-- The purge is the retention role's alone; the plan (counts only) also the auditor's and the owner's.
+GRANT EXECUTE ON FUNCTION retention_purge_v1() TO evalledger_retention;
+GRANT EXECUTE ON FUNCTION retention_plan_v1() TO evalledger_retention, evalledger_auditor, evalledger_owner;
 
 -- This month and the next three exist from the start; writers extend the range as they run.
 SELECT capture_ensure_partitions_v1(3);
 
 -- =============================================================================================
--- Seed data: the brains of seed 002, the brain-eval v1 and takes-quality v1.0 rubrics
+-- Seed data: the brains of seed 002, the brain-eval v1, takes-quality v1.0 and work-quality v1.0 rubrics
 -- =============================================================================================
 INSERT INTO target (target_id, kind, display_name, model_family) VALUES
     ('AGT-901', 'brain', 'Pipeline brain (diagnosis)', 'anthropic'),
@@ -1038,24 +1722,10 @@ INSERT INTO rubric_activation (suite, rubric_id, reason)
 SELECT r.suite, r.rubric_id, 'baseline: the first rubric of the suite'
   FROM rubric r WHERE (r.suite, r.version) IN (('brain-eval', 'v1'), ('takes-quality', 'v1.0'))
  ORDER BY r.rubric_id;
-
--- =============================================================================================
--- The capture purge: the code role's alone, so the owner role can neither purge nor fake one
--- =============================================================================================
--- capture_purge_marker: the transaction id of a running capture_purge_v1() (deleted before it
--- returns; xids are never reused); written by that function alone.
-CREATE TABLE evalledger.capture_purge_marker (
-    txid bigint NOT NULL,
-    CONSTRAINT capture_purge_marker_pkey PRIMARY KEY (txid)
-);
-REVOKE ALL ON evalledger.capture_purge_marker FROM PUBLIC;
--- Privileges keep everyone but this table's owner out; the policy lets that owner through FORCE.
-CREATE POLICY capture_purge_marker_table_owner ON evalledger.capture_purge_marker
-    USING (true) WITH CHECK (true);
-ALTER TABLE evalledger.capture_purge_marker ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
-\ir ../sql/capture/capture_purging_v1.sql
-\ir ../sql/capture/capture_purge_v1.sql
-REVOKE EXECUTE ON FUNCTION evalledger.capture_purge_v1(), evalledger.capture_purging_v1() FROM PUBLIC;
+\ir ../sql/work_quality/work_quality_rubric_v1.sql
+INSERT INTO rubric_activation (suite, rubric_id, reason)
+SELECT r.suite, r.rubric_id, 'work-quality: the first rubric of the suite'
+  FROM rubric r WHERE (r.suite, r.version) = ('work-quality', 'v1.0');
 
 RESET ROLE;
 

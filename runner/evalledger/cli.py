@@ -9,6 +9,7 @@ import sys
 import click
 import psycopg
 
+from . import __version__
 from .core import db
 from .core.errors import EXIT_ERROR, EvalledgerError
 from .core.options import database_option
@@ -103,7 +104,7 @@ def _check_home() -> None:
 
 @click.group(cls=LedgerGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="evalledger", help="Print the version and exit.")
+@click.version_option(__version__, prog_name="evalledger", help="Print the version and exit.")
 @click.option("--database-url", metavar="URL",
               help="PostgreSQL 14+ to use instead of the embedded server (default: $DATABASE_URL); "
                    "also accepted after any command.")

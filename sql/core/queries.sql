@@ -561,3 +561,11 @@ SELECT f FROM unnest(ARRAY['pg_catalog.lo_create(oid)', 'pg_catalog.lo_creat(int
                            'pg_catalog.lo_from_bytea(oid, bytea)']) AS f
  WHERE has_function_privilege('public', f::regprocedure, 'EXECUTE')
  ORDER BY 1;
+
+-- name: migrations_readable
+-- Whether yoyo's record of applied migrations exists and the connecting user may read it.
+SELECT coalesce(has_table_privilege(to_regclass('_yoyo_migration'), 'SELECT'), false);
+
+-- name: applied_migrations
+-- The ids of the migrations the ledger has applied, in id order (yoyo's record).
+SELECT migration_id FROM _yoyo_migration ORDER BY migration_id;

@@ -281,7 +281,7 @@ def test_the_owner_cannot_mark_a_purge(connect_as):
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         owner.execute("INSERT INTO evalledger.capture_purge_marker VALUES (txid_current())")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        owner.execute("SELECT * FROM evalledger.capture_purge_v1()")
+        owner.execute("SELECT * FROM evalledger.retention_purge_v1()")
 
 
 # -- export -------------------------------------------------------------------------------------

@@ -84,8 +84,8 @@ def test_doctor_passes_on_a_migrated_database(dsn):
     result = run_cli("doctor", env={"DATABASE_URL": dsn})
     assert result.code == 0, result.out
     assert [line.split(":")[0] for line in result.out.splitlines()] == [
-        "ok    database", "ok    migrations", "ok    roles", "ok    memberships", "ok    guard triggers",
-        "ok    code", "ok    event triggers", "ok    journal"]
+        "ok    database", "ok    migrations", "ok    version", "ok    roles", "ok    memberships",
+        "ok    guard triggers", "ok    code", "ok    event triggers", "ok    journal"]
 
 
 def test_doctor_fails_when_a_guard_is_gone(dsn, admin):

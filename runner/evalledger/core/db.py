@@ -10,6 +10,7 @@ import psycopg
 from psycopg import errors as pgerrors, sql
 
 from .errors import DatabaseRefusal, EvalledgerError
+from .versions import refuse_newer_ledger
 
 SCHEMA = "evalledger"
 
@@ -121,8 +122,17 @@ def unreachable(url: str, exc: psycopg.OperationalError) -> EvalledgerError:
                            f"{lines[0] if lines else type(exc).__name__}; {hint}")
 
 
-def connect(url: str | None = None, *, role: str | None = None, autocommit: bool = False) -> psycopg.Connection:
-    """Open a connection, acting as the named application role when one is given."""
+# The roles that only read: every other connection may write, so it is refused on a ledger that a
+# newer evalledger migrated (core/versions.py).
+READING_ROLES = ("auditor", "revops")
+
+
+def connect(url: str | None = None, *, role: str | None = None, autocommit: bool = False,
+            writes: bool | None = None) -> psycopg.Connection:
+    """Open a connection, acting as the named application role when one is given.
+
+    A connection that may write (any but the auditor's and RevOps', unless writes=False) is
+    refused when the ledger has migrations this package does not know."""
     url = url or database_url()
     _check_url(url)
     try:
@@ -131,12 +141,16 @@ def connect(url: str | None = None, *, role: str | None = None, autocommit: bool
         raise unreachable(url, exc) from None
     try:
         conn.execute(sql.SQL("SET search_path = {}, public").format(sql.Identifier(SCHEMA)))
+        if writes if writes is not None else role not in READING_ROLES:
+            refuse_newer_ledger(conn)
         if role:
             conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(ROLES[role])))
         if not autocommit:
             conn.commit()
-    except psycopg.Error as exc:
+    except BaseException as exc:
         conn.close()
+        if not isinstance(exc, psycopg.Error):
+            raise
         if isinstance(exc, pgerrors.InsufficientPrivilege | pgerrors.InvalidParameterValue):
             raise EvalledgerError(
                 f"the database user cannot act as {ROLES[role]}: grant it that role "

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 import psycopg
 
+from .. import __version__
 from . import db, queries
 from .migrate import status
 from .retention import RETENTION_ROLE
+from .versions import ledger_versions, newer_ledger_message
 
 LEDGER_TABLES = ("target", "rubric", "rubric_activation", "reviewer", "prompt_tuner", "brain_analysis_log",
                  "brain_eval_log", "brain_eval_question_score", "legal_hold", "legal_hold_release")
@@ -93,6 +95,22 @@ def _memberships(conn: psycopg.Connection) -> list[Finding]:
         found.append(Finding("warn", "retention", f"{user} cannot act as {RETENTION_ROLE}, so `evalledger retention "
                                                   f"apply` purges nothing: GRANT {RETENTION_ROLE} TO {user}"))
     return found
+
+
+def _version(conn: psycopg.Connection) -> list[Finding]:
+    """The package's version and the ledger's last migration, and which one is ahead."""
+    found = ledger_versions(conn)
+    if found is None:
+        return [Finding("warn", "version", f"evalledger {__version__}; the ledger's migrations are not readable "
+                                           "by this user, so which one is newer is unknown")]
+    said = f"evalledger {found.package}, the ledger's last migration {found.last_applied or 'none'}"
+    if found.unknown:
+        return [Finding("warn", "version", f"{said}: {newer_ledger_message(found)}; every command that writes "
+                                           "refuses (exit 3) until then")]
+    if found.pending:
+        return [Finding("warn", "version", f"{said}: the package is newer (it brings {', '.join(found.pending)}): "
+                                           "run `evalledger db migrate`")]
+    return [Finding("ok", "version", f"{said}: they agree")]
 
 
 def clusters_left_behind() -> list[Finding]:
@@ -296,7 +314,8 @@ def diagnose(url: str) -> list[Finding]:
                                                       "(run `evalledger db migrate`)"))
     else:
         findings.append(Finding("ok", "migrations", f"current ({len(state.applied)} applied)"))
-    with db.connect(url, autocommit=True) as conn:
+    with db.connect(url, autocommit=True, writes=False) as conn:
+        findings += _version(conn)
         findings += _roles(conn)
         findings += _memberships(conn)
         if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:

@@ -1,0 +1,91 @@
+"""One version: the package's, beside the ledger's last migration. doctor says which one is ahead,
+and a package older than its ledger writes nothing (exit 3, one line) while reading still works."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+import evalledger
+from evalledger.core.migrate import migrate
+from tests.cli import run_cli
+from tests.released import FIRST_POST_RELEASE, migrations_of_the_release, released_migrations
+
+V = evalledger.__version__
+FUTURE = "9000.from-a-newer-evalledger"
+
+
+def test_version_is_the_package_version():
+    result = run_cli("--version")
+    assert (result.code, result.out, result.err) == (0, f"evalledger, version {V}\n", "")
+
+
+@pytest.fixture
+def ledger_at_release(admin, dsn, tmp_path):
+    """A database migrated to the release only (the package knows a later migration)."""
+    name = f"{admin.info.dbname}_at_release"
+    admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    at_release = make_conninfo(dsn, dbname=name)
+    migrate(at_release, migrations_of_the_release(tmp_path))
+    yield at_release
+    admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def version_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "  version: " in line)
+
+
+def test_doctor_says_the_package_and_the_ledger_agree(dsn):
+    result = run_cli("doctor", env={"DATABASE_URL": dsn})
+    assert result.code == 0, result.out + result.err
+    assert version_line(result.out) == (f"ok    version: evalledger {V}, the ledger's last migration "
+                                        f"{FIRST_POST_RELEASE}: they agree")
+
+
+def test_doctor_on_an_older_ledger_says_to_migrate(ledger_at_release):
+    result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
+    assert version_line(result.out) == (f"warn  version: evalledger {V}, the ledger's last migration "
+                                        f"{released_migrations()[-1]}: the package is newer (it brings {FIRST_POST_RELEASE}): "
+                                        "run `evalledger db migrate`")
+    assert run_cli("db", "migrate", env={"DATABASE_URL": ledger_at_release}).code == 0
+    result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
+    assert version_line(result.out).endswith(": they agree")
+
+
+@pytest.fixture
+def newer_ledger(dsn, admin):
+    """The test database as a newer evalledger would leave it: one migration this package lacks."""
+    admin.execute("INSERT INTO public._yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+                  "VALUES (md5(%s), %s, now() AT TIME ZONE 'UTC')", (FUTURE, FUTURE))
+    return dsn
+
+
+REFUSED = (f"evalledger: error: the ledger has migration {FUTURE}, which evalledger {V} does not know: "
+           "upgrade evalledger before writing to this ledger\n")
+
+
+def test_doctor_on_a_newer_ledger_says_writing_is_refused(newer_ledger):
+    result = run_cli("doctor", env={"DATABASE_URL": newer_ledger})
+    assert version_line(result.out) == (
+        f"warn  version: evalledger {V}, the ledger's last migration {FUTURE}: the ledger has migration {FUTURE}, "
+        f"which evalledger {V} does not know: upgrade evalledger before writing to this ledger; every command "
+        "that writes refuses (exit 3) until then")
+
+
+@pytest.mark.parametrize("command", [
+    ("target", "add", "BOT-7", "--kind", "bot", "--name", "A bot"),  # the owner's registry
+    ("hold", "add", "--brain", "AGT-901", "--reason", "audit"),  # the owner's hold
+])
+def test_a_package_older_than_its_ledger_writes_nothing(newer_ledger, admin, command):
+    before = admin.execute("SELECT count(*) FROM evalledger.target").fetchone()[0]
+    result = run_cli(*command, env={"DATABASE_URL": newer_ledger})
+    assert (result.code, result.out, result.err) == (3, "", REFUSED)
+    assert admin.execute("SELECT count(*) FROM evalledger.target").fetchone()[0] == before
+
+
+def test_a_package_older_than_its_ledger_still_reads(newer_ledger):
+    result = run_cli("target", "list", env={"DATABASE_URL": newer_ledger})
+    assert result.code == 0, result.err
+    assert "AGT-901" in result.out
