@@ -464,11 +464,11 @@ SELECT e.entry_id, e.field, e.value, e.entered_by::text AS entered_by, e.acting_
 
 -- name: show_reference
 -- The run's reviewer, its numbers saved, asks for a question's reference answer (recorded; readable from the next transaction): when it was first shown, NULL for a run outside the harness.
-SELECT evalledger.brain_eval_show_reference_v1(%(eval_run_id)s, %(question_id)s);
+SELECT evalledger.brain_eval_show_reference_v2(%(eval_run_id)s, %(question_id)s);
 
 -- name: reference
 -- A question's reference answer (expected findings, pass criteria, when first shown) for its reviewer, once shown by an earlier transaction; NULL before.
-SELECT evalledger.brain_eval_reference_v1(%(eval_run_id)s, %(question_id)s);
+SELECT evalledger.brain_eval_reference_v2(%(eval_run_id)s, %(question_id)s);
 
 -- name: run_levers
 -- The lever enum of a harness run's brain version (what its proposed actions must keep to).

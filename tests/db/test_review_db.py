@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import psycopg
 import pytest
@@ -238,3 +239,27 @@ def test_a_save_holds_the_question_until_it_commits(run_id, connect_as):
         assert thread.is_alive()  # waiting for the first save's lock
     thread.join(10)
     assert outcome == [5]  # it saw the first save once that committed, and saved nothing
+
+
+def test_a_transaction_held_open_across_the_hot_tiers_edge_neither_reads_nor_reveals(run_id, connect_as, admin):
+    """Issue 17, class 1, for the reference answer: its window is the statement's (migration 0011),
+    so a reviewer's transaction begun while the run was hot reads nothing once the run is cold."""
+    reviewer = connect_as(REVIEWER_ROLE)
+    store.score_question(reviewer, run_id, QUESTION, NUMBERS)
+    reviewing.show_reference(reviewer, run_id, QUESTION)
+    with admin.transaction():  # the run leaves the hot tier five seconds from now
+        set_run_clock(admin, run_id, "evalledger.hot_tier_start_v1() + interval '5 seconds'")
+
+    def cold() -> bool:
+        return admin.execute("SELECT created_at < evalledger.hot_tier_start_v1() FROM evalledger.brain_eval_log "
+                             "WHERE eval_run_id = %s", (run_id,)).fetchone()[0]
+
+    with reviewer.transaction():
+        assert not cold()
+        assert reviewing.reference(reviewer, run_id, QUESTION) is not None  # hot when the transaction began
+        while not cold():
+            time.sleep(0.2)
+        assert reviewing.reference(reviewer, run_id, QUESTION) is None
+        with pytest.raises(errors.InsufficientPrivilege, match=f"no question {QUESTION} in run {run_id} that you review"):
+            with reviewer.transaction():
+                reviewing.show_reference(reviewer, run_id, QUESTION)

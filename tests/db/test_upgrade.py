@@ -77,7 +77,7 @@ def fill_the_rest(admin):
         "JOIN evalledger.brain_eval_harness_run h USING (eval_run_id) WHERE l.completed_at IS NOT NULL "
         "ORDER BY q.question_id LIMIT 1").fetchone()
     admin.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(reviewer)))
-    assert admin.execute("SELECT evalledger.brain_eval_show_reference_v1(%s, %s)", (run, question)).fetchone()[0]
+    assert admin.execute("SELECT evalledger.brain_eval_show_reference_v2(%s, %s)", (run, question)).fetchone()[0]
     admin.execute("SELECT evalledger.brain_eval_show_suggestions_v2(%s, %s)", (run, question))
     admin.execute("RESET ROLE")
     admin.execute("SET ROLE evalledger_owner")
