@@ -234,6 +234,7 @@ def test_only_the_runner_can_take_a_claim(connect_as, role):
         other.execute("INSERT INTO run_claim (suite, run_id) VALUES ('takes-quality', 1)")
 
 
+@pytest.mark.server_timeouts
 def test_a_second_claim_waits_for_the_first_and_an_advisory_lock_holds_nothing_up(connect_as):
     first, second, reader = (connect_as("evalledger_runner"), connect_as("evalledger_runner"),
                              connect_as("evalledger_auditor"))

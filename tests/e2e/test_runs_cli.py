@@ -142,6 +142,7 @@ def test_rerun_judges_a_complete_eval_again_as_its_next_judging(env, corpus, sta
     assert third["rerun"] == 2
 
 
+@pytest.mark.server_timeouts
 def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin, admin):
     import threading
 
@@ -236,6 +237,7 @@ def test_work_quality_retries_a_run_id_whose_judges_all_failed_and_lists_it_open
     assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 1
 
 
+@pytest.mark.server_timeouts
 def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env, standin, admin, tmp_path):
     import threading
 
