@@ -194,6 +194,6 @@ def test_a_metrics_file_with_nan_is_refused_by_the_command_with_nothing_written(
                                       "--metrics", str(path)], env=env, catch_exceptions=False)
     assert result.exit_code == 3, result.output
     assert result.output.count("\n") == 1
-    # The door refuses the literal itself, by file and line, before any field is read.
-    assert f"{path}:1: " in result.output and "is not a number" in result.output
+    # The door refuses the literal itself, naming file, line and field, before the database sees it.
+    assert f"{path}:1: $.cost_usd: " in result.output and "is not a number" in result.output
     assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots").fetchone()[0] == 0

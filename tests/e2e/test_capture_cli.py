@@ -132,7 +132,7 @@ def test_import_names_the_line_and_field_of_a_malformed_row(dsn, admin, tmp_path
         # The door (core/reader.py): what no field can hold, by line and path.
         (['{"tool_name": "query", "tool_name": "search"}'], ':1: $.tool_name: key "tool_name" given twice'),
         ([{**ROW, "query": "a\u0000b"}], ":1: $.query: a NUL character"),
-        (['{"latency_ms": NaN}'], ":1: NaN is not a number"),
+        (['{"latency_ms": NaN}'], ":1: $.latency_ms: NaN is not a number"),
         (["[" * 1000 + "]" * 1000], ":1: nested deeper than 64 levels"),
     ]
     for lines, message in cases:

@@ -112,7 +112,7 @@ def test_a_key_given_twice_is_refused_in_a_recorded_run_and_a_metrics_file(dsn, 
 @pytest.mark.parametrize("edit, says", [
     (lambda d: d.update(as_of="2026-13-45"), '$.as_of: "2026-13-45" is not a date (YYYY-MM-DD)'),
     (lambda d: d["questions"][2]["pass_criteria"].update(min_citation_rate="NAN"),
-     "NaN is not a number (JSON has no NaN or Infinity)"),
+     "$.questions[2].pass_criteria.min_citation_rate: NaN is not a number (JSON has no NaN or Infinity)"),
     (lambda d: d["questions"][4]["sources"][0].update(data="a\u0000b"),
      "$.questions[4].sources[0].data: a NUL character, which no text field can hold"),
 ])

@@ -191,8 +191,8 @@ def test_a_git_range_and_stdin_are_evidence(env, judges, standin, tmp_path):
     ('{"cost_usd": 1, "price": 2}', ":1: $.price: unknown field"),
     ('{"tokens": 1,\n "cost_usd": }', ":2: column 14: not JSON"),
     ('{"tokens": 1,\n "tokens": 2}', ':2: $.tokens: key "tokens" given twice in one object'),
-    ('{"cost_usd": NaN}', ":1: NaN is not a number (JSON has no NaN or Infinity)"),
-    ('{"tokens": 99999999999999999999}', ":1: the integer 99999999999999999999 is past the range"),
+    ('{"cost_usd": NaN}', ":1: $.cost_usd: NaN is not a number (JSON has no NaN or Infinity)"),
+    ('{"tokens": 99999999999999999999}', ":1: $.tokens: the integer 99999999999999999999 is past the range"),
     ("null", ":1: expected an object, got null"),
 ])
 def test_bad_metrics_are_exit_3_naming_the_field_with_nothing_written(env, work, judges, standin, admin, tmp_path,

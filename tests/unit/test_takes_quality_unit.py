@@ -50,7 +50,7 @@ def write_jsonl(path: Path, rows: list) -> Path:
     (take(since="2026-02-30"), "$.since: \"2026-02-30\" is not a date (YYYY-MM-DD)"),  # the door's
     (take(since="2026-13"), "$.since: must be a date YYYY, YYYY-MM or YYYY-MM-DD, got \"2026-13\""),
     ('{"slug": "a/b", "slug": "a/c"}', "$.slug: key \"slug\" given twice in one object"),
-    ('{"weight": NaN}', "NaN is not a number (JSON has no NaN or Infinity)"),
+    ('{"weight": NaN}', "$.weight: NaN is not a number (JSON has no NaN or Infinity)"),
     (take(claim="a\u0000b"), "$.claim: a NUL character, which no text field can hold"),
     (take(kind="Big Bet"), "$.kind: must be a lowercase word"),
     (take(slug="two words"), "$.slug: must not contain whitespace"),

@@ -168,7 +168,7 @@ def test_nanoseconds_written_by_go_survive_a_load():
     ('{"at": "yesterday"}', r"snapshot:1: \$.at: not an RFC 3339 time"),
     # The door (core/reader.py) refuses these before the snapshot's types see them, naming line and path.
     ('{"at": "2026-02-30T00:00:00Z"}', r'snapshot:1: \$.at: "2026-02-30T00:00:00Z" is not a timestamp'),
-    ('{"metrics": {"cost_usd": NaN}}', r"snapshot:1: NaN is not a number \(JSON has no NaN or Infinity\)"),
+    ('{"metrics": {"cost_usd": NaN}}', r"snapshot:1: \$\.metrics\.cost_usd: NaN is not a number \(JSON has no NaN or Infinity\)"),
     ('{\n"kind": }', "snapshot:2: column 9: not JSON"),
     ('{"kind": "bot",\n "kind": "feature"}', r'snapshot:2: \$.kind: key "kind" given twice'),
 ])

@@ -310,9 +310,43 @@ def _decode_slowly(text: str, name: str, line: int | None) -> Any:
     try:
         value = _SLOW_DECODER.decode(text)
     except _Refused as exc:
-        at = line if line is not None else _line_of(text, max(text.find(exc.token), 0))
-        raise InputError(f"{name}:{at}: {exc}") from None
+        raise _refused(exc, text, name, line) from None
     return _checked(value, text, name, line)
+
+
+class _Spot:
+    """Where a refused number stood, in a second read that lets it through to find its path."""
+
+
+def _spot_of(value: Any, spot: _Spot, path: tuple = ()) -> tuple | None:
+    if value is spot:
+        return path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _spot_of(item, spot, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _refused(exc: _Refused, text: str, name: str, line: int | None) -> InputError:
+    """A number a hook refused, named by FILE:LINE: $.path: the text is read again with the refused
+    spelling standing as a marker, whose path (the first, in document order) is the field."""
+    spot = _Spot()
+    try:
+        marked = json.JSONDecoder(parse_constant=lambda _name: spot,
+                                  parse_int=lambda t: spot if t == exc.token else int(t)).decode(text)
+        path = _spot_of(marked, spot) or ()
+    except (ValueError, RecursionError):
+        path = ()
+    if line is None:
+        lines = json_lines(text) if path else {}
+        found = path
+        while found and found not in lines:
+            found = found[:-1]
+        line = lines[found] if found else _line_of(text, max(text.find(exc.token), 0))
+    return InputError(f"{place(name, line, path)}: {exc}", file=name, line=line, at=json_path(path) if path else None,
+                      detail=str(exc))
 
 
 def decode_json(text: str, name: str, line: int | None = None) -> Any:
@@ -332,8 +366,7 @@ def decode_json(text: str, name: str, line: int | None = None) -> Any:
         raise InputError(f"{name}:{at}: column {exc.colno}: not JSON: {exc.msg}", file=name, line=at,
                          at=f"column {exc.colno}", detail=f"not JSON: {exc.msg}") from None
     except _Refused as exc:  # from a hook: NaN, Infinity, a number out of range
-        at = line if line is not None else _line_of(text, max(text.find(exc.token), 0))
-        raise InputError(f"{name}:{at}: {exc}") from None
+        raise _refused(exc, text, name, line) from None
     except RecursionError:
         raise InputError(f"{name}:{line or _deep_line(text)}: nested deeper than {MAX_DEPTH} levels") from None
     return _checked(value, text, name, line)
