@@ -17,6 +17,7 @@ from psycopg import errors
 from evalledger.suites.brain_eval import reviewing, store
 from evalledger.suites.brain_eval.demo import open_demo_run, register_demo
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
+from tests.db.insider_logins import zone_that_moves
 from tests.db.test_retention import HORIZON, purge_as_retention, set_clock, set_run_clock
 
 QUESTION = "EVAL-Q01"  # plan_diagnosis, not stale: hallucinations, claims, diagnosis, coherence
@@ -241,10 +242,16 @@ def test_a_save_holds_the_question_until_it_commits(run_id, connect_as):
     assert outcome == [5]  # it saw the first save once that committed, and saved nothing
 
 
-def test_a_transaction_held_open_across_the_hot_tiers_edge_neither_reads_nor_reveals(run_id, connect_as, admin):
-    """Issue 17, class 1, for the reference answer: its window is the statement's (migration 0011),
-    so a reviewer's transaction begun while the run was hot reads nothing once the run is cold."""
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read"])
+def test_a_transaction_held_open_across_the_hot_tiers_edge_neither_reads_nor_reveals(run_id, connect_as, admin,
+                                                                                      isolation):
+    """Issue 17, class 1, for the reference answer: its window is the statement's, in UTC
+    (migration 0011), so a reviewer's transaction begun while the run was hot reads nothing once
+    the run is cold, whatever its isolation and whatever TimeZone it sets (the zone that moves a
+    24-month step furthest back today)."""
     reviewer = connect_as(REVIEWER_ROLE)
+    zone, _ = zone_that_moves(admin, "24 months", earlier=True)
+    reviewer.execute("SELECT set_config('TimeZone', %s, false)", (zone,))
     store.score_question(reviewer, run_id, QUESTION, NUMBERS)
     reviewing.show_reference(reviewer, run_id, QUESTION)
     with admin.transaction():  # the run leaves the hot tier five seconds from now
@@ -255,6 +262,7 @@ def test_a_transaction_held_open_across_the_hot_tiers_edge_neither_reads_nor_rev
                              "WHERE eval_run_id = %s", (run_id,)).fetchone()[0]
 
     with reviewer.transaction():
+        reviewer.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation.upper()}")
         assert not cold()
         assert reviewing.reference(reviewer, run_id, QUESTION) is not None  # hot when the transaction began
         while not cold():
@@ -263,3 +271,24 @@ def test_a_transaction_held_open_across_the_hot_tiers_edge_neither_reads_nor_rev
         with pytest.raises(errors.InsufficientPrivilege, match=f"no question {QUESTION} in run {run_id} that you review"):
             with reviewer.transaction():
                 reviewing.show_reference(reviewer, run_id, QUESTION)
+
+
+def test_two_sessions_revealing_at_once_record_one_reveal(run_id, connect_as, admin):
+    """The reviewer in two terminals asks for the same reference at once: one row, one time."""
+    first, second = connect_as(REVIEWER_ROLE), connect_as(REVIEWER_ROLE)
+    store.score_question(first, run_id, QUESTION, NUMBERS)
+    got = {}
+    first.execute("BEGIN")
+    got["first"] = reviewing.show_reference(first, run_id, QUESTION)  # holds the question row's lock
+
+    def reveal():
+        got["second"] = reviewing.show_reference(second, run_id, QUESTION)
+
+    racer = threading.Thread(target=reveal)
+    racer.start()
+    racer.join(1.0)
+    assert racer.is_alive()  # the second waits for the first's transaction
+    first.execute("COMMIT")
+    racer.join(20)
+    assert got["first"] == got["second"] is not None
+    assert [row[:2] for row in shown_rows(admin, run_id)] == [(QUESTION, admin.info.user)]
