@@ -47,6 +47,7 @@ from psycopg import sql
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 
+from bulk import triggers_off  # noqa: E402 (bench/, this script's folder)
 from evalledger.bi.panels import QUERIES  # noqa: E402
 from evalledger.core import scratch  # noqa: E402
 
@@ -102,135 +103,123 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
     filled for them (timed: the seconds it took). complete=False: the runs are left open (reviewed
     and signed off, for completion to decide), and nothing goes into the by-month tables."""
     with admin.transaction():
-        guard = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'"
-                              ).fetchone()[0]
-        if guard:
-            admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
-        names = {t: [r[0] for r in admin.execute(
-            "SELECT tgname FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal", (f"evalledger.{t}",))]
-            for t in TABLES}
-        for t in TABLES:
-            admin.execute(sql.SQL("ALTER TABLE evalledger.{} DISABLE TRIGGER USER").format(sql.Identifier(t)))
-        params = {"first": first, "last": last, "complete": complete, **setup}
-        admin.execute("""
-            CREATE TEMP TABLE bench_runs ON COMMIT DROP AS
-            SELECT n, gen_random_uuid() AS eval_run_id,
-                   now() - make_interval(days => (n * 7919) %% 1095, secs => n %% 86400) AS recorded,
-                   CASE WHEN n %% 2 = 0 THEN 'AGT-901' ELSE 'AGT-902' END AS brain,
-                   (ARRAY['quarterly', 'on_demand', 'on_demand', 'prompt_change', 'pre_launch', 'model_promotion',
-                          'quarterly', 'on_demand'])[1 + ((n / 2) * 31) %% 8]::evalledger.eval_run_trigger AS run_trigger,
-                   (%(reviewers)s::uuid[])[1 + (n * 7) %% 3] AS reviewer,
-                   (ARRAY['pass', 'pass_with_notes', 'pass_with_notes', 'conditional', 'fail'])[1 + (n * 13) %% 5]
-                       ::evalledger.eval_decision AS decision
-              FROM generate_series(%(first)s::int, %(last)s::int) n""", params)
-        admin.execute(f"""
-            INSERT INTO evalledger.brain_eval_log (eval_run_id, run_trigger, brain_under_test, model_id,
-                system_prompt_hash, brain_view_contracts_hash, question_catalog_version, question_count, started_at,
-                completed_at, reviewer_user_id, reviewer_independence_verified, aggregated_scores,
-                hard_criteria_passed, soft_criteria_passed_count, decision, decision_rationale, token_cost_usd,
-                reviewer_hours_spent, created_at, rubric_id)
-            SELECT r.eval_run_id, r.run_trigger, r.brain, 'claude-sonnet-4-6',
-                   lpad(to_hex(extract(year FROM r.recorded)::int %% 7), 64, 'a'), repeat('b', 64),
-                   'v' || to_char(r.recorded AT TIME ZONE 'UTC', 'YY') || '-' || to_char(r.recorded AT TIME ZONE 'UTC', 'YYYY"Q"Q'),
-                   {QUESTIONS}, r.recorded, CASE WHEN %(complete)s THEN r.recorded + interval '1 hour' END, r.reviewer,
-                   true, CASE WHEN %(complete)s THEN {SCORES} END, CASE WHEN %(complete)s THEN r.decision <> 'fail' END,
-                   CASE WHEN %(complete)s THEN 3 END, CASE WHEN %(complete)s THEN r.decision END,
-                   CASE WHEN %(complete)s THEN 'Bench.' END, CASE WHEN %(complete)s THEN 0.375 END,
-                   CASE WHEN %(complete)s THEN 1 + (r.n %% 8) / 2.0 END, r.recorded, %(rubric)s
-              FROM bench_runs r""", params)
-        admin.execute(f"""
-            CREATE TEMP TABLE bench_questions ON COMMIT DROP AS
-            SELECT r.*, q, 'EVAL-Q' || lpad(q::text, 2, '0') AS question_id, gen_random_uuid() AS analysis_id,
-                   abs(hashtext(r.eval_run_id::text || q)) AS h
-              FROM bench_runs r CROSS JOIN generate_series(1, {QUESTIONS}) q
-             ORDER BY r.n, q""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_analysis_log (analysis_id, brain, origin, model_id, system_prompt_hash,
-                question_id, question, output, token_cost_usd, produced_at, created_at)
-            SELECT b.analysis_id, b.brain, 'eval', 'claude-sonnet-4-6', repeat('a', 64), b.question_id, 'question',
-                   'answer', 0.0125, b.recorded, b.recorded
-              FROM bench_questions b""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_analysis_log (brain, origin, model_id, system_prompt_hash, question, output,
-                token_cost_usd, produced_at, created_at)
-            SELECT r.brain, 'production', 'claude-sonnet-4-6', lpad(to_hex(extract(year FROM r.recorded)::int % 5), 64, 'a'),
-                   'a user''s question', 'answer', 0.0125, r.recorded + interval '2 hours', r.recorded + interval '2 hours'
-              FROM bench_runs r WHERE r.n % 2 = 0""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_question_score (eval_run_id, question_id, brain_analysis_id,
-                question_type, uses_stale_fixture, citation_rate, hallucinations_detected, total_claims,
-                staleness_correctly_recognized, diagnosis_accuracy_score, lever_mapping_violations,
-                confidence_distribution, narrative_coherence_rating, question_passed, created_at, run_created_at)
-            SELECT b.eval_run_id, b.question_id, b.analysis_id, 'plan_diagnosis', b.q <= 5, 1, b.h % 3, 10,
-                   CASE WHEN b.q <= 5 THEN b.h % 50 <> 0 END, (b.h % 3) / 2.0,
-                   CASE WHEN b.brain = 'AGT-902' THEN (b.h % 7 = 0)::int END,
-                   '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}',
-                   1 + b.h % 5, b.h % (b.q + 3) <> 0, b.recorded, b.recorded
-              FROM bench_questions b""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids,
-                contracts, answers, created_at, run_created_at)
-            SELECT r.eval_run_id, (%(versions)s::bigint[])[CASE WHEN r.brain = 'AGT-901' THEN 1 ELSE 2 END],
-                   'v28-2026Q2', ARRAY(SELECT 'EVAL-Q' || lpad(g::text, 2, '0') FROM generate_series(1, 30) g),
-                   '{"brain_view_contracts_hash": "c", "source": "bench", "views": [{"name": "v"}]}', 'live',
-                   r.recorded, r.recorded
-              FROM bench_runs r""", params)
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded,
-                citation_rate, confidence_distribution, created_at, run_created_at)
-            SELECT b.eval_run_id, b.question_id, b.analysis_id, false, 1,
-                   '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}',
-                   b.recorded, b.recorded
-              FROM bench_questions b""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_judge_suggestion (eval_run_id, question_id, model, family, same_family,
-                recorded, total_claims, unsupported_claims, diagnosis_accuracy, contributes, created_at, run_created_at)
-            SELECT b.eval_run_id, b.question_id, j.model, split_part(j.model, ':', 1), j.model LIKE 'anthropic:%%', false,
-                   10, CASE WHEN (b.h + j.k) %% 4 = 0 THEN '["x"]'::jsonb ELSE '[]'::jsonb END,
-                   ((b.h + j.k) %% 3) / 2.0, true, b.recorded, b.recorded
-              FROM bench_questions b CROSS JOIN unnest(%(judges)s::text[]) WITH ORDINALITY j(model, k)""", params)
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_suggestion_shown (eval_run_id, question_id, reviewer_user_id, shown_by,
-                shown_at, run_created_at)
-            SELECT b.eval_run_id, b.question_id, b.reviewer, 'bench',
-                   b.recorded + CASE WHEN b.h % 6 = 0 THEN interval '1 minute' ELSE interval '20 minutes' END, b.recorded
-              FROM bench_questions b WHERE b.h % 3 = 0""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_review_entry (eval_run_id, question_id, field, value, reviewer_user_id,
-                acting_role, entered_by, entered_at, suggestions_shown, run_created_at)
-            SELECT b.eval_run_id, b.question_id, f.field, to_jsonb(f.value), b.reviewer, 'evalledger_reviewer', 'bench',
-                   b.recorded + interval '10 minutes', b.h % 6 = 0, b.recorded
-              FROM bench_questions b
-             CROSS JOIN LATERAL (VALUES ('hallucinations_detected', (b.h % 3)::numeric), ('total_claims', 10),
-                                        ('diagnosis_accuracy_score', (b.h % 3) / 2.0)) f(field, value)""")
-        admin.execute("""
-            INSERT INTO evalledger.brain_eval_run_review (eval_run_id, reviewer_hours_spent, reviewer_user_id, entered_by,
-                created_at, run_created_at)
-            SELECT r.eval_run_id, 1 + (r.n % 8) / 2.0, r.reviewer, 'bench', r.recorded + interval '50 minutes', r.recorded
-              FROM bench_runs r""")
-        admin.execute("""
-            INSERT INTO evalledger.eval_takes_quality_runs (started_at, completed_at, rubric_id, target_id, corpus_source,
-                sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models_sha8, rubric_sha8, models, cycles_run,
-                verdict, overall_score, cost_usd, receipt_json, created_at)
-            SELECT r.recorded, r.recorded + interval '5 minutes', %(takes_rubric)s, r.brain, 'db', 12, r.n, 12,
-                   substr(md5(r.n::text), 1, 8), 'aaaaaaaa', 'bbbbbbbb', CASE WHEN r.n %% 3 = 0 THEN 'cccccccc' ELSE 'dddddddd' END,
-                   %(judges)s::text[], 1, CASE WHEN r.n %% 4 = 0 THEN 'fail' ELSE 'pass' END, 6 + (r.n %% 30) / 10.0, 0.01,
-                   jsonb_build_object('judges', 'live', 'scores', jsonb_build_object(
-                       'accuracy', jsonb_build_object('mean', 7), 'attribution', jsonb_build_object('mean', 8))),
-                   r.recorded
-              FROM bench_runs r""", params)
-        admin.execute("""
-            INSERT INTO evalledger.eval_work_quality_snapshots (origin, rubric_id, kind, name, run_id, at, models,
-                completed_at, mean_scores, note, judges_cost_usd, snapshot_json, created_at)
-            SELECT 'run', %(work_rubric)s, 'bot', 'target-' || (r.n %% 5), 'run-' || r.n, r.recorded, '{openai/gpt-4o}',
-                   r.recorded + interval '5 minutes', jsonb_build_object('overall', 0.5 + (r.n %% 40) / 100.0),
-                   'bench', 0, '{}', r.recorded
-              FROM bench_runs r WHERE r.n %% 2 = 0""", params)
-        for t in TABLES:
-            admin.execute(sql.SQL("ALTER TABLE evalledger.{} {}").format(sql.Identifier(t), sql.SQL(", ").join(
-                sql.SQL("ENABLE ALWAYS TRIGGER {}").format(sql.Identifier(n)) for n in names[t])))
-        if guard:
-            admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 ENABLE ALWAYS")
+        with triggers_off(admin, TABLES):
+            params = {"first": first, "last": last, "complete": complete, **setup}
+            admin.execute("""
+                CREATE TEMP TABLE bench_runs ON COMMIT DROP AS
+                SELECT n, gen_random_uuid() AS eval_run_id,
+                       now() - make_interval(days => (n * 7919) %% 1095, secs => n %% 86400) AS recorded,
+                       CASE WHEN n %% 2 = 0 THEN 'AGT-901' ELSE 'AGT-902' END AS brain,
+                       (ARRAY['quarterly', 'on_demand', 'on_demand', 'prompt_change', 'pre_launch', 'model_promotion',
+                              'quarterly', 'on_demand'])[1 + ((n / 2) * 31) %% 8]::evalledger.eval_run_trigger AS run_trigger,
+                       (%(reviewers)s::uuid[])[1 + (n * 7) %% 3] AS reviewer,
+                       (ARRAY['pass', 'pass_with_notes', 'pass_with_notes', 'conditional', 'fail'])[1 + (n * 13) %% 5]
+                           ::evalledger.eval_decision AS decision
+                  FROM generate_series(%(first)s::int, %(last)s::int) n""", params)
+            admin.execute(f"""
+                INSERT INTO evalledger.brain_eval_log (eval_run_id, run_trigger, brain_under_test, model_id,
+                    system_prompt_hash, brain_view_contracts_hash, question_catalog_version, question_count, started_at,
+                    completed_at, reviewer_user_id, reviewer_independence_verified, aggregated_scores,
+                    hard_criteria_passed, soft_criteria_passed_count, decision, decision_rationale, token_cost_usd,
+                    reviewer_hours_spent, created_at, rubric_id)
+                SELECT r.eval_run_id, r.run_trigger, r.brain, 'claude-sonnet-4-6',
+                       lpad(to_hex(extract(year FROM r.recorded)::int %% 7), 64, 'a'), repeat('b', 64),
+                       'v' || to_char(r.recorded AT TIME ZONE 'UTC', 'YY') || '-' || to_char(r.recorded AT TIME ZONE 'UTC', 'YYYY"Q"Q'),
+                       {QUESTIONS}, r.recorded, CASE WHEN %(complete)s THEN r.recorded + interval '1 hour' END, r.reviewer,
+                       true, CASE WHEN %(complete)s THEN {SCORES} END, CASE WHEN %(complete)s THEN r.decision <> 'fail' END,
+                       CASE WHEN %(complete)s THEN 3 END, CASE WHEN %(complete)s THEN r.decision END,
+                       CASE WHEN %(complete)s THEN 'Bench.' END, CASE WHEN %(complete)s THEN 0.375 END,
+                       CASE WHEN %(complete)s THEN 1 + (r.n %% 8) / 2.0 END, r.recorded, %(rubric)s
+                  FROM bench_runs r""", params)
+            admin.execute(f"""
+                CREATE TEMP TABLE bench_questions ON COMMIT DROP AS
+                SELECT r.*, q, 'EVAL-Q' || lpad(q::text, 2, '0') AS question_id, gen_random_uuid() AS analysis_id,
+                       abs(hashtext(r.eval_run_id::text || q)) AS h
+                  FROM bench_runs r CROSS JOIN generate_series(1, {QUESTIONS}) q
+                 ORDER BY r.n, q""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_analysis_log (analysis_id, brain, origin, model_id, system_prompt_hash,
+                    question_id, question, output, token_cost_usd, produced_at, created_at)
+                SELECT b.analysis_id, b.brain, 'eval', 'claude-sonnet-4-6', repeat('a', 64), b.question_id, 'question',
+                       'answer', 0.0125, b.recorded, b.recorded
+                  FROM bench_questions b""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_analysis_log (brain, origin, model_id, system_prompt_hash, question, output,
+                    token_cost_usd, produced_at, created_at)
+                SELECT r.brain, 'production', 'claude-sonnet-4-6', lpad(to_hex(extract(year FROM r.recorded)::int % 5), 64, 'a'),
+                       'a user''s question', 'answer', 0.0125, r.recorded + interval '2 hours', r.recorded + interval '2 hours'
+                  FROM bench_runs r WHERE r.n % 2 = 0""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_question_score (eval_run_id, question_id, brain_analysis_id,
+                    question_type, uses_stale_fixture, citation_rate, hallucinations_detected, total_claims,
+                    staleness_correctly_recognized, diagnosis_accuracy_score, lever_mapping_violations,
+                    confidence_distribution, narrative_coherence_rating, question_passed, created_at, run_created_at,
+                    run_reviewer_user_id)
+                SELECT b.eval_run_id, b.question_id, b.analysis_id, 'plan_diagnosis', b.q <= 5, 1, b.h % 3, 10,
+                       CASE WHEN b.q <= 5 THEN b.h % 50 <> 0 END, (b.h % 3) / 2.0,
+                       CASE WHEN b.brain = 'AGT-902' THEN (b.h % 7 = 0)::int END,
+                       '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}',
+                       1 + b.h % 5, b.h % (b.q + 3) <> 0, b.recorded, b.recorded, l.reviewer_user_id
+                  FROM bench_questions b JOIN evalledger.brain_eval_log l USING (eval_run_id)""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids,
+                    contracts, answers, created_at, run_created_at)
+                SELECT r.eval_run_id, (%(versions)s::bigint[])[CASE WHEN r.brain = 'AGT-901' THEN 1 ELSE 2 END],
+                       'v28-2026Q2', ARRAY(SELECT 'EVAL-Q' || lpad(g::text, 2, '0') FROM generate_series(1, 30) g),
+                       '{"brain_view_contracts_hash": "c", "source": "bench", "views": [{"name": "v"}]}', 'live',
+                       r.recorded, r.recorded
+                  FROM bench_runs r""", params)
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded,
+                    citation_rate, confidence_distribution, created_at, run_created_at)
+                SELECT b.eval_run_id, b.question_id, b.analysis_id, false, 1,
+                       '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}',
+                       b.recorded, b.recorded
+                  FROM bench_questions b""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_judge_suggestion (eval_run_id, question_id, model, family, same_family,
+                    recorded, total_claims, unsupported_claims, diagnosis_accuracy, contributes, created_at, run_created_at)
+                SELECT b.eval_run_id, b.question_id, j.model, split_part(j.model, ':', 1), j.model LIKE 'anthropic:%%', false,
+                       10, CASE WHEN (b.h + j.k) %% 4 = 0 THEN '["x"]'::jsonb ELSE '[]'::jsonb END,
+                       ((b.h + j.k) %% 3) / 2.0, true, b.recorded, b.recorded
+                  FROM bench_questions b CROSS JOIN unnest(%(judges)s::text[]) WITH ORDINALITY j(model, k)""", params)
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_suggestion_shown (eval_run_id, question_id, reviewer_user_id, shown_by,
+                    shown_at, run_created_at)
+                SELECT b.eval_run_id, b.question_id, b.reviewer, 'bench',
+                       b.recorded + CASE WHEN b.h % 6 = 0 THEN interval '1 minute' ELSE interval '20 minutes' END, b.recorded
+                  FROM bench_questions b WHERE b.h % 3 = 0""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_review_entry (eval_run_id, question_id, field, value, reviewer_user_id,
+                    acting_role, entered_by, entered_at, suggestions_shown, run_created_at)
+                SELECT b.eval_run_id, b.question_id, f.field, to_jsonb(f.value), b.reviewer, 'evalledger_reviewer', 'bench',
+                       b.recorded + interval '10 minutes', b.h % 6 = 0, b.recorded
+                  FROM bench_questions b
+                 CROSS JOIN LATERAL (VALUES ('hallucinations_detected', (b.h % 3)::numeric), ('total_claims', 10),
+                                            ('diagnosis_accuracy_score', (b.h % 3) / 2.0)) f(field, value)""")
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_run_review (eval_run_id, reviewer_hours_spent, reviewer_user_id, entered_by,
+                    created_at, run_created_at)
+                SELECT r.eval_run_id, 1 + (r.n % 8) / 2.0, r.reviewer, 'bench', r.recorded + interval '50 minutes', r.recorded
+                  FROM bench_runs r""")
+            admin.execute("""
+                INSERT INTO evalledger.eval_takes_quality_runs (started_at, completed_at, rubric_id, target_id, corpus_source,
+                    sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models_sha8, rubric_sha8, models, cycles_run,
+                    verdict, overall_score, cost_usd, receipt_json, created_at, scope_sha8)
+                SELECT r.recorded, r.recorded + interval '5 minutes', %(takes_rubric)s, r.brain, 'db', 12, r.n, 12,
+                       substr(md5(r.n::text), 1, 8), 'aaaaaaaa', 'bbbbbbbb', CASE WHEN r.n %% 3 = 0 THEN 'cccccccc' ELSE 'dddddddd' END,
+                       %(judges)s::text[], 1, CASE WHEN r.n %% 4 = 0 THEN 'fail' ELSE 'pass' END, 6 + (r.n %% 30) / 10.0, 0.01,
+                       jsonb_build_object('judges', 'live', 'scores', jsonb_build_object(
+                           'accuracy', jsonb_build_object('mean', 7), 'attribution', jsonb_build_object('mean', 8))),
+                       r.recorded, left(encode(sha256(convert_to(jsonb_build_array('db', NULL, NULL)::text, 'UTF8')), 'hex'), 8)
+                  FROM bench_runs r""", params)
+            admin.execute("""
+                INSERT INTO evalledger.eval_work_quality_snapshots (origin, rubric_id, kind, name, run_id, at, models,
+                    completed_at, mean_scores, note, judges_cost_usd, snapshot_json, created_at)
+                SELECT 'run', %(work_rubric)s, 'bot', 'target-' || (r.n %% 5), 'run-' || r.n, r.recorded, '{openai/gpt-4o}',
+                       r.recorded + interval '5 minutes', jsonb_build_object('overall', 0.5 + (r.n %% 40) / 100.0),
+                       'bench', 0, '{}', r.recorded
+                  FROM bench_runs r WHERE r.n %% 2 = 0""", params)
         start = time.perf_counter()
         if complete:
             admin.execute("SELECT evalledger.brain_eval_by_month_add_v1(ARRAY(SELECT eval_run_id FROM bench_runs))")

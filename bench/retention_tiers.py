@@ -33,6 +33,7 @@ from psycopg import sql
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 
+from bulk import triggers_off  # noqa: E402 (bench/, this script's folder)
 from evalledger.core import scratch  # noqa: E402
 
 QUESTIONS = 30
@@ -49,16 +50,7 @@ IN_BAND = '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 
 
 def load(admin: psycopg.Connection, first: int, last: int, reviewer_id, rubric_id) -> None:
     """Runs first..last (numbers), each with 30 analyses and question rows, in one transaction."""
-    with admin.transaction():
-        guard = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'"
-                              ).fetchone()[0]
-        if guard:
-            admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
-        names = {t: [r[0] for r in admin.execute(
-            "SELECT tgname FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal", (f"evalledger.{t}",))]
-            for t in TABLES}
-        for t in TABLES:
-            admin.execute(sql.SQL("ALTER TABLE evalledger.{} DISABLE TRIGGER USER").format(sql.Identifier(t)))
+    with admin.transaction(), triggers_off(admin, TABLES):
         admin.execute("""
             CREATE TEMP TABLE bench_runs ON COMMIT DROP AS
             SELECT n, gen_random_uuid() AS eval_run_id,
@@ -88,16 +80,12 @@ def load(admin: psycopg.Connection, first: int, last: int, reviewer_id, rubric_i
             INSERT INTO evalledger.brain_eval_question_score (eval_run_id, question_id, brain_analysis_id,
                 question_type, uses_stale_fixture, citation_rate, hallucinations_detected, total_claims,
                 staleness_correctly_recognized, diagnosis_accuracy_score, lever_mapping_violations,
-                confidence_distribution, narrative_coherence_rating, question_passed, created_at, run_created_at)
+                confidence_distribution, narrative_coherence_rating, question_passed, created_at, run_created_at,
+                run_reviewer_user_id)
             SELECT b.eval_run_id, 'EVAL-Q' || lpad(b.q::text, 2, '0'), b.analysis_id, 'plan_diagnosis', b.q <= 5, 1,
                    0, 10, CASE WHEN b.q <= 5 THEN true END, 1.0, NULL, '{IN_BAND}'::jsonb, 5,
-                   abs(hashtext(b.eval_run_id::text || b.q)) % (b.q + 3) <> 0, b.recorded, b.recorded
-              FROM bench_questions b""")
-        for t in TABLES:
-            admin.execute(sql.SQL("ALTER TABLE evalledger.{} {}").format(sql.Identifier(t), sql.SQL(", ").join(
-                sql.SQL("ENABLE ALWAYS TRIGGER {}").format(sql.Identifier(n)) for n in names[t])))
-        if guard:
-            admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 ENABLE ALWAYS")
+                   abs(hashtext(b.eval_run_id::text || b.q)) % (b.q + 3) <> 0, b.recorded, b.recorded, l.reviewer_user_id
+              FROM bench_questions b JOIN evalledger.brain_eval_log l USING (eval_run_id)""")
     for t in TABLES:
         admin.execute(sql.SQL("ANALYZE evalledger.{}").format(sql.Identifier(t)))
 
