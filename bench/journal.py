@@ -163,10 +163,10 @@ analyses AS (
     RETURNING analysis_id, question_id, substring(output FROM ' of run (.*)$')::uuid AS eval_run_id)
 INSERT INTO evalledger.brain_eval_question_score (eval_run_id, question_id, brain_analysis_id, question_type,
     uses_stale_fixture, citation_rate, hallucinations_detected, total_claims, diagnosis_accuracy_score,
-    confidence_distribution, narrative_coherence_rating, question_passed, run_created_at)
+    confidence_distribution, narrative_coherence_rating, question_passed, run_created_at, run_reviewer_user_id)
 SELECT a.eval_run_id, a.question_id, a.analysis_id, 'plan_diagnosis', false, 1, 0, 10, 1.0,
        '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 30, "speculation_pct": 5}', 5, true,
-       r.created_at
+       r.created_at, %(reviewer)s
   FROM analyses a JOIN runs r USING (eval_run_id)
 """
 BULK_TABLES = ["brain_eval_log", "brain_analysis_log", "brain_eval_question_score"]
@@ -230,10 +230,8 @@ def main() -> None:
             print(f"journal bench: PostgreSQL {version}; load average at start {load()}")
 
             paths, cpu = runner_writes(dsns, args.runs)
-            steps = {"write (analyses, run, question rows)": ledger_writes.WRITE,
-                     "review (reviewer UPDATEs with trail, sign-off)": ledger_writes.REVIEW,
-                     "completion": ledger_writes.COMPLETE,
-                     "whole lifecycle": ledger_writes.WRITE + ledger_writes.REVIEW + ledger_writes.COMPLETE}
+            # The lifecycle's steps as bench/ledger_writes.py names and times them (one definition).
+            steps = {**ledger_writes.LIFECYCLE, "whole lifecycle": ledger_writes.WritePath.STEPS}
             print(f"runner's writes: {args.runs} runs x 30 questions on each database, alternating "
                   f"(+{WARMUP} warm-up runs each); load {load()}")
             print(f"  {'runs/s':46}{'journal':>10}{'none':>10}{'ratio':>8}")
