@@ -45,9 +45,9 @@ import psycopg
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "runner"))
+sys.path[:0] = [str(ROOT / "runner"), str(ROOT)]
 
-from bulk import triggers_off  # noqa: E402 (bench/, this script's folder)
+from tests.unguarded import clocks_unguarded  # noqa: E402
 from evalledger.bi.panels import QUERIES  # noqa: E402
 from evalledger.core import scratch  # noqa: E402
 
@@ -103,7 +103,7 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
     filled for them (timed: the seconds it took). complete=False: the runs are left open (reviewed
     and signed off, for completion to decide), and nothing goes into the by-month tables."""
     with admin.transaction():
-        with triggers_off(admin, TABLES):
+        with clocks_unguarded(admin, TABLES):
             params = {"first": first, "last": last, "complete": complete, **setup}
             admin.execute("""
                 CREATE TEMP TABLE bench_runs ON COMMIT DROP AS

@@ -31,9 +31,9 @@ import psycopg
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "runner"))
+sys.path[:0] = [str(ROOT / "runner"), str(ROOT)]
 
-from bulk import triggers_off  # noqa: E402 (bench/, this script's folder)
+from tests.unguarded import clocks_unguarded  # noqa: E402
 from evalledger.core import scratch  # noqa: E402
 
 QUESTIONS = 30
@@ -50,7 +50,7 @@ IN_BAND = '{"high_confidence_pct": 60, "multi_source_pct": 50, "inference_pct": 
 
 def load(admin: psycopg.Connection, first: int, last: int, reviewer_id, rubric_id) -> None:
     """Runs first..last (numbers), each with 30 analyses and question rows, in one transaction."""
-    with admin.transaction(), triggers_off(admin, TABLES):
+    with admin.transaction(), clocks_unguarded(admin, TABLES):
         admin.execute("""
             CREATE TEMP TABLE bench_runs ON COMMIT DROP AS
             SELECT n, gen_random_uuid() AS eval_run_id,

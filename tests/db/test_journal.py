@@ -439,7 +439,7 @@ def test_a_reference_shown_purged_with_its_question_verifies_clean(admin, dsn, r
     from evalledger.suites.brain_eval import reviewing, store
     from evalledger.suites.brain_eval.demo import open_demo_run, register_demo
     from tests.conftest import REVIEWER_ROLE
-    from tests.db.test_retention import HORIZON, purge_as_retention, set_clock, set_run_clock
+    from tests.db.test_retention import HORIZON, purge_as_retention, set_run_clock
     from tests.db.test_review_db import NUMBERS, QUESTION, shown_rows
 
     register_demo(dsn)
@@ -450,8 +450,6 @@ def test_a_reference_shown_purged_with_its_question_verifies_clean(admin, dsn, r
     held = sealed_digest(admin)
     with admin.transaction():
         set_run_clock(admin, run_id, f"{HORIZON} - interval '1 day'")
-        set_clock(admin, "brain_eval_reference_shown", "run_created_at", f"{HORIZON} - interval '1 day'",
-                  f"eval_run_id = '{run_id}'")
         purge_as_retention(admin)
     assert shown_rows(admin, run_id) == []
     assert admin.execute("SELECT sum(row_count) FROM evalledger.ledger_journal WHERE table_name = "

@@ -20,6 +20,7 @@ import pytest
 from psycopg import errors, sql
 
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+from tests.unguarded import clocks_unguarded
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, make_capture_partition
 
 RUNNER, OWNER, REVOPS, AUDITOR, RETENTION = ("evalledger_runner", "evalledger_owner", "evalledger_revops",
@@ -37,6 +38,7 @@ RUN_TABLES = {
     "brain_eval_review_entry": "run_created_at",
     "brain_eval_run_review": "run_created_at",
     "brain_eval_suggestion_shown": "run_created_at",
+    "brain_eval_reference_shown": "run_created_at",
 }
 HOT = "now() - interval '24 months'"
 HORIZON = "now() - interval '7 years'"
@@ -50,28 +52,6 @@ def registered_prompts(admin):
 
 
 # -- moving the tier clock (the superuser, one transaction) ----------------------------------------
-@contextlib.contextmanager
-def clocks_unguarded(admin, tables):
-    """Inside admin's open transaction: the DDL guard and the user triggers of `tables` off, so the
-    superuser may rewrite tier clocks; every trigger back to ENABLE ALWAYS (and the guard on) at
-    the end of the block, before anything else runs in the transaction."""
-    guard = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'"
-                          ).fetchone()[0]
-    if guard:
-        admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 DISABLE")
-    names = {t: [r[0] for r in admin.execute(
-        "SELECT tgname FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal ORDER BY tgname",
-        (f"evalledger.{t}",))] for t in tables}
-    for t in tables:
-        admin.execute(sql.SQL("ALTER TABLE evalledger.{} DISABLE TRIGGER USER").format(sql.Identifier(t)))
-    yield
-    for t in tables:
-        admin.execute(sql.SQL("ALTER TABLE evalledger.{} {}").format(sql.Identifier(t), sql.SQL(", ").join(
-            sql.SQL("ENABLE ALWAYS TRIGGER {}").format(sql.Identifier(n)) for n in names[t])))
-    if guard:
-        admin.execute("ALTER EVENT TRIGGER evalledger_ddl_guard_v1 ENABLE ALWAYS")
-
-
 def set_run_clock(admin, run_id, clock: str) -> None:
     """Within admin's transaction: run_id recorded at the SQL expression clock, its rows and its
     analyses with it."""

@@ -18,7 +18,7 @@ from evalledger.suites.brain_eval import reviewing, store
 from evalledger.suites.brain_eval.demo import open_demo_run, register_demo
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 from tests.db.insider_logins import zone_that_moves
-from tests.db.test_retention import HORIZON, purge_as_retention, set_clock, set_run_clock
+from tests.db.test_retention import HORIZON, purge_as_retention, set_run_clock
 
 QUESTION = "EVAL-Q01"  # plan_diagnosis, not stale: hallucinations, claims, diagnosis, coherence
 NUMBERS = {"hallucinations_detected": 0, "total_claims": 3, "diagnosis_accuracy_score": 1,
@@ -175,8 +175,6 @@ def test_the_reference_shown_goes_with_its_run_in_the_purge(run_id, connect_as, 
     reviewing.show_reference(reviewer, run_id, QUESTION)
     with admin.transaction():
         set_run_clock(admin, run_id, f"{HORIZON} - interval '1 day'")
-        set_clock(admin, "brain_eval_reference_shown", "run_created_at", f"{HORIZON} - interval '1 day'",
-                  f"eval_run_id = '{run_id}'")
         purge_as_retention(admin)
     assert shown_rows(admin, run_id) == []
     assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_log WHERE eval_run_id = %s", (run_id,)

@@ -15,23 +15,12 @@ import pytest
 
 from evalledger.suites.takes_quality import receipts
 from tests.cli import SCRIPT, run_cli
+from tests.e2e.test_takes_quality_cli import corpus, env  # noqa: F401 (fixtures)
 from tests.e2e.test_takes_quality_cli import CORPUS, PANEL, count, tq, write_jsonl
 from tests.standin import steps
 
 DEMO_TAKES = Path(__file__).resolve().parents[2] / "runner/evalledger/suites/takes_quality/fixtures/takes_demo.jsonl"
 NO_KEYS = {k: "" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")}
-
-
-@pytest.fixture
-def env(standin, dsn, tmp_path):
-    return {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
-
-
-@pytest.fixture
-def corpus(env, tmp_path) -> Path:
-    path = write_jsonl(tmp_path / "takes.jsonl", CORPUS)
-    assert run_cli("corpus", "load", str(path), env=env).code == 0
-    return path
 
 
 def test_recorded_replies_never_shadow_live_judging(env, corpus, standin, admin, tmp_path):
@@ -142,18 +131,19 @@ def test_rerun_judges_a_complete_eval_again_as_its_next_judging(env, corpus, sta
     assert third["rerun"] == 2
 
 
-@pytest.mark.server_timeouts
-def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin, admin):
+def two_at_once(argv, env, standin, admin, started: str, calls: int, first_only=()) -> tuple[str, str]:
+    """The same command twice at once (the first with first_only added): the second starts once the
+    first has `calls` calls started (the `started` table's call_started rows), the judges answer only
+    once the second says it waits; both must exit 0. The first's stdout, and all the second printed."""
     import threading
 
-    standin.gate = threading.Event()  # the judges answer once the second run is waiting
-    argv = [str(SCRIPT), "run", "takes-quality", "--seed", "11"]
+    standin.gate = threading.Event()
     full = {**os.environ, **env}
-    first = subprocess.Popen([*argv, "--json"], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen([*argv, *first_only], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = None
     try:
         deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts WHERE call_started") < 3:
+        while count(admin, f"SELECT count(*) FROM {started} WHERE call_started") < calls:
             assert time.monotonic() < deadline and first.poll() is None, first.communicate()
             time.sleep(0.05)
         second = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -171,9 +161,15 @@ def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin,
             if proc is not None and proc.poll() is None:
                 proc.kill()
     assert first.returncode == 0 and second.returncode == 0, (err, second_err)
+    return out, "".join(said) + rest
+
+
+@pytest.mark.server_timeouts
+def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin, admin):
+    out, second_out = two_at_once([str(SCRIPT), "run", "takes-quality", "--seed", "11"], env, standin, admin,
+                                  "eval_takes_quality_judge_verdicts", 3, first_only=["--json"])
     assert len(standin.requests) == 3  # not 6
     run_id = json.loads(out)["run_id"]
-    second_out = "".join(said) + rest
     assert f"run {run_id} is being judged by another runner: waiting for it" in second_out
     assert f"run {run_id} of this eval was recorded earlier" in second_out
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_runs") == 1
@@ -239,8 +235,6 @@ def test_work_quality_retries_a_run_id_whose_judges_all_failed_and_lists_it_open
 
 @pytest.mark.server_timeouts
 def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env, standin, admin, tmp_path):
-    import threading
-
     from evalledger.suites.work_quality.snapshot import DIMENSIONS
 
     work = tmp_path / "fix.diff"
@@ -248,35 +242,11 @@ def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env
     standin.responder = lambda model, system, user: {
         **{d: 0.8 for d in DIMENSIONS}, "narrative": "read it", "confidence": 0.7,
         "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
-    standin.gate = threading.Event()  # the judges answer once the second run is waiting
     argv = [str(SCRIPT), "run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
-            "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--retries", "0", "--deadline", "0",
-            "--run-id", "build-9"]
-    full = {**os.environ, **env}
-    first = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    second = None
-    try:
-        deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE call_started") < 2:
-            assert time.monotonic() < deadline and first.poll() is None, first.communicate()
-            time.sleep(0.05)
-        second = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        said = []
-        for line in second.stdout:
-            said.append(line)
-            if "waiting for it" in line:
-                break
-        standin.gate.set()
-        out, err = first.communicate(timeout=120)
-        rest, second_err = second.communicate(timeout=120)
-    finally:
-        standin.gate.set()
-        for proc in (first, second):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-    assert first.returncode == 0 and second.returncode == 0, (err, second_err)
+            "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--retries", "0",
+            "--deadline", "0", "--run-id", "build-9"]
+    _, second_out = two_at_once(argv, env, standin, admin, "eval_work_quality_judge_verdicts", 2)
     assert len(standin.requests) == 2  # not 4
-    second_out = "".join(said) + rest
     assert "run build-9 is being judged by another runner: waiting for it" in second_out
     assert "run build-9 of review-pr was recorded earlier: reading it back, no calls made" in second_out
     assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 1
