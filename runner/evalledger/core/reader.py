@@ -98,16 +98,24 @@ def decode(data: bytes, name: str, first_line: int = 1) -> str:
     return text
 
 
-def _read_bytes(path: Path, what: str, limit: int | None) -> bytes:
+def _opened(path: Path, what: str) -> BinaryIO:
+    """path open for reading, or the one line that says why it cannot be."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1) if limit is not None else handle.read()
+        return open(path, "rb")
     except FileNotFoundError:
         raise InputError(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise InputError(f"{path}: a folder, not a {what}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_bytes(path: Path, what: str, limit: int | None) -> bytes:
+    with _opened(path, what) as handle:
+        try:
+            data = handle.read(limit + 1) if limit is not None else handle.read()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if limit is not None and len(data) > limit:
         raise InputError(f"{path}: larger than {limit // 2**20} MiB: a {what} is read whole, and this one is too "
                          "big to be one")
@@ -489,14 +497,7 @@ def _open(source: Path | str | BinaryIO, what: str) -> tuple[BinaryIO, str, int 
     if not isinstance(source, (str, Path)):
         return source, getattr(source, "name", "<input>"), None, False
     path = Path(source)
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: a folder, not a {what}") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    handle = _opened(path, what)
     try:
         size = os.fstat(handle.fileno()).st_size
     except OSError:
