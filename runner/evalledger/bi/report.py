@@ -4,14 +4,12 @@ that block's hashes when the tamper-evidence journal is installed, or plainly th
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 import psycopg
 
-from evalledger.core import db
+from evalledger.core import db, files
 from evalledger.core.paths import read_package_text
 
 from . import panels, render
@@ -59,12 +57,5 @@ def write(filters: Filters, role: str, out: Path | None) -> tuple[str, panels.Da
     with db.transaction(role, url) as conn:
         html, board, state = build(conn, filters, db.ROLES[role], where(url))
     if out is not None:
-        fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=str(out.parent.resolve()))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(html)
-            os.replace(temporary, out)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        files.write_atomic(out, html)
     return html, board, state

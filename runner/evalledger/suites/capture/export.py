@@ -32,7 +32,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -41,7 +40,7 @@ import psycopg
 
 from pathlib import Path
 
-from evalledger.core import db
+from evalledger.core import db, files
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.output import plural
 from evalledger.core.queries import Queries
@@ -145,45 +144,22 @@ def export_to_file(path: Path, since: Since | None, until: datetime | None, limi
     path = Path(path)
     trailer = trailer_path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    except OSError as exc:
-        raise EvalledgerError(f"--output {path}: cannot write beside it ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "wb") as raw:
+        with files.replacing(path, "wb") as raw:
             counted = _Counted(raw)
             done = run_export(since, until, limit, tool, out=counted, role=role, note=note)
-            raw.flush()
-            os.fsync(raw.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(trailer)  # the old trailer describes the old file, which goes now
-        os.replace(tmp, path)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(trailer)  # the old trailer describes the old file, which goes now
         document = {"schema_version": 1, "kind": "capture_export_complete", "file": path.name, "rows": done.rows,
                     "bytes": counted.bytes, "sha256": counted.sha256.hexdigest(),
                     "since": iso(done.since) if done.since else None, "until": iso(done.until),
                     "next_since": iso(done.until), "tool": tool, "limit": limit,
                     "limit_reached": limit is not None and done.rows == limit}
-        _write_atomic(trailer, json.dumps(document, indent=2) + "\n")
+        files.write_atomic(trailer, json.dumps(document, indent=2) + "\n")
     except OSError as exc:
         raise EvalledgerError(f"--output {path}: cannot write it ({exc.strerror or exc}); nothing was left in "
                               "its place: the export can be run again") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
     note(f"wrote {path} and its trailer {trailer.name}")
     return done
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
 
 
 def run_export(since: Since | None, until: datetime | None, limit: int | None, tool: str | None,

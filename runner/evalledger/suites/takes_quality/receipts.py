@@ -8,13 +8,11 @@ needed) and renders it as text. It never recomputes a verdict.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from evalledger.core.embedded import evalledger_home
-from evalledger.core import reader
+from evalledger.core import files, reader
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 
 SCHEMA_VERSION = 1
@@ -77,27 +75,10 @@ def dumps(receipt: dict) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write text to path so a reader sees the old file or the new one, never half of it:
-    a temporary file in the same folder, fsync, rename, fsync the folder."""
+    """Write text to path so a reader sees the old file or the new one, never half of it (its
+    folder made first)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    files.write_atomic(path, text)
 
 
 def save(receipt: dict) -> Path:

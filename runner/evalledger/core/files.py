@@ -1,0 +1,39 @@
+"""Files written whole or not at all: a reader sees the old file or the new one, never half of it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+
+@contextlib.contextmanager
+def replacing(path: Path, mode: str = "w") -> Iterator[IO]:
+    """A temporary file beside path, open in mode ("w": UTF-8 text, "wb": bytes). On a clean exit
+    it is flushed, fsynced and renamed over path, and the folder fsynced; on an error it is removed
+    and path is as it was. OSError from making it (a folder not there, not writable) is the caller's."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """text written to path whole (replacing)."""
+    with replacing(path) as handle:
+        handle.write(text)
