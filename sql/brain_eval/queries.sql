@@ -376,7 +376,7 @@ SELECT q.question_id, q.question_type, q.uses_stale_fixture, coalesce(c.question
 -- The open runs waiting for the current reviewer (its own login, through the reviewer registry), oldest first: how many questions still lack a field their criteria need, and whether the run is signed off.
 SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.question_catalog_version,
        l.started_at, l.question_count,
-       count(q.question_id) FILTER (WHERE cardinality(evalledger.question_needs_v1(q, r.definition, l.brain_under_test)) > 0)
+       count(q.question_id) FILTER (WHERE cardinality(evalledger.question_needs_v2(q, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash))) > 0)
            AS questions_to_score,
        EXISTS (SELECT 1 FROM evalledger.brain_eval_run_review v WHERE v.eval_run_id = l.eval_run_id) AS signed_off
   FROM evalledger.brain_eval_log l
@@ -391,7 +391,7 @@ SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.
 SELECT q.question_id, q.question_type, q.uses_stale_fixture, q.citation_rate, q.lever_mapping_violations,
        q.confidence_distribution, q.hallucinations_detected, q.total_claims, q.staleness_correctly_recognized,
        q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.reviewer_comments, q.question_passed,
-       evalledger.question_needs_v1(q, r.definition, l.brain_under_test) AS needs,
+       evalledger.question_needs_v2(q, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash)) AS needs,
        EXISTS (SELECT 1 FROM evalledger.brain_eval_suggestion_shown s
                 WHERE s.eval_run_id = q.eval_run_id AND s.question_id = q.question_id) AS suggestions_shown
   FROM evalledger.brain_eval_question_score q

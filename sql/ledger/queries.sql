@@ -69,7 +69,7 @@ SELECT ARRAY(SELECT hashtext(u.p) FROM unnest(%(parts)s::text[]) WITH ORDINALITY
 
 -- name: recompute
 -- Every computed column of a completed run that differs from what its suite's decision computes now.
-SELECT table_name, row_key, column_name, stored, recomputed FROM evalledger.ledger_recompute_v2();
+SELECT table_name, row_key, column_name, stored, recomputed FROM evalledger.ledger_recompute_v3();
 
 -- name: seal
 -- Seal a block over the entries not yet sealed, waiting up to wait_seconds for transactions running now.

@@ -5,6 +5,7 @@ the runner's and the reviewers' own logins (docs/guards.md, section 22)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 
@@ -55,24 +56,39 @@ def store_run(reviewer, prompt):
 POLICY = "SELECT evalledger.brain_eval_question_policy_v2(%s, 'EVAL-Q01')"
 
 
+@contextlib.contextmanager
+def granted(admin, function: str, role: str):
+    """EXECUTE on a helper no application role holds, for as long as a test needs it to try the
+    helper's own check (the grant committed, so the role's own login sees it; revoked after)."""
+    admin.execute(f"GRANT EXECUTE ON FUNCTION evalledger.{function} TO {role}")
+    try:
+        yield
+    finally:
+        admin.execute(f"REVOKE EXECUTE ON FUNCTION evalledger.{function} FROM {role}")
+
+
 def test_the_question_policy_answers_only_about_a_run_the_caller_may_read(admin, logins, reviewers):
-    """It read any run id for any reviewer; now: NULL for another reviewer's run, a cold run, and a
-    run that does not exist alike."""
+    """It read any run id for any reviewer. No role calls it now (the write path judges with the
+    code role's rights, the recompute as its definer), and even a role granted it reads NULL for
+    another reviewer's run, a cold run and a run that does not exist alike."""
     mine = record_run(admin, reviewers[REVIEWER_ROLE], count=1, complete=False, review=False)
     theirs = record_run(admin, reviewers[OTHER_REVIEWER_ROLE], count=1, complete=False, review=False)
     cold = record_run(admin, reviewers[REVIEWER_ROLE], count=1, complete=False, review=False)
     age_run(admin, cold, COLD)
     reviewer, runner = logins("reviewer"), logins("runner")
-    assert reviewer.execute(POLICY, (mine,)).fetchone()[0]["brains"] == ["AGT-901"]
-    for run in (theirs, cold, uuid.uuid4()):
-        assert reviewer.execute(POLICY, (run,)).fetchone()[0] is None
-    assert runner.execute(POLICY, (theirs,)).fetchone()[0] is not None  # the runner reads every hot run
-    for run in (cold, uuid.uuid4()):
-        assert runner.execute(POLICY, (run,)).fetchone()[0] is None
-    # The version that answered anyone is no longer anyone's to call.
+    with granted(admin, "brain_eval_question_policy_v2(uuid, text)", "evalledger_reviewer"), \
+            granted(admin, "brain_eval_question_policy_v2(uuid, text)", "evalledger_runner"):
+        assert reviewer.execute(POLICY, (mine,)).fetchone()[0]["brains"] == ["AGT-901"]
+        for run in (theirs, cold, uuid.uuid4()):
+            assert reviewer.execute(POLICY, (run,)).fetchone()[0] is None
+        assert runner.execute(POLICY, (theirs,)).fetchone()[0] is not None  # the runner reads every hot run
+        for run in (cold, uuid.uuid4()):
+            assert runner.execute(POLICY, (run,)).fetchone()[0] is None
     for conn in (reviewer, runner):
-        sqlstate, message = refusal_of(conn, "SELECT evalledger.brain_eval_question_policy_v1(%s, 'EVAL-Q01')", (mine,))
-        assert (sqlstate, message) == ("42501", "permission denied for function brain_eval_question_policy_v1")
+        for version in ("v1", "v2"):
+            sqlstate, message = refusal_of(conn, f"SELECT evalledger.brain_eval_question_policy_{version}(%s, 'EVAL-Q01')",
+                                           (mine,))
+            assert (sqlstate, message) == ("42501", f"permission denied for function brain_eval_question_policy_{version}")
 
 
 @pytest.fixture
@@ -170,15 +186,45 @@ def test_a_reveal_on_a_cold_run_reads_as_one_on_no_run(admin, logins, reviewer_i
     assert got == {("42501", "evalledger: no question EVAL-Q01 in run <run> that you review")}
 
 
-def test_the_question_policy_shows_a_reviewer_no_expected_findings(admin, logins, harness_runs):
-    """The write trigger's helper carries a harness question's pass thresholds; before, it carried
-    the expected findings too, which a reviewer could read from psql before scoring, unrecorded
-    (the reference answer is shown only after the blind score, recorded: docs/guards.md 14)."""
-    stored = admin.execute("SELECT pass_criteria FROM evalledger.brain_eval_catalog_question "
-                           "WHERE catalog_version = %s AND question_id = 'EVAL-Q01'", (DEMO["version"],)).fetchone()[0]
-    assert stored["expected_findings"]
-    reviewer = logins("reviewer")
+# Every way a reviewer might read a question's thresholds, or ask whether numbers of its choosing
+# pass, before it scores: (statement, the object its refusal names).
+THRESHOLD_READS = [
+    (POLICY, "function brain_eval_question_policy_v2"),
+    ("SELECT evalledger.brain_eval_question_verdict_v1(q) FROM evalledger.brain_eval_question_score q "
+     "WHERE q.eval_run_id = %s", "function brain_eval_question_verdict_v1"),
+    ("SELECT evalledger.question_passes_v2(q, r.definition, ARRAY['AGT-901'], '{\"max_hallucinations\": 0}') "
+     "FROM evalledger.brain_eval_question_score q JOIN evalledger.brain_eval_log l USING (eval_run_id) "
+     "JOIN evalledger.rubric r USING (rubric_id) WHERE q.eval_run_id = %s", "function question_passes_v2"),
+    ("SELECT c.pass_criteria FROM evalledger.brain_eval_catalog_question c, evalledger.brain_eval_harness_run h "
+     "WHERE h.eval_run_id = %s AND c.catalog_version = h.catalog_version", "table brain_eval_catalog_question"),
+]
+
+
+def test_a_reviewer_reads_no_threshold_of_a_question_before_scoring_it(admin, logins, harness_runs):
+    """The write trigger read a harness question's pass thresholds with the reviewer's rights, so the
+    reviewer could read them too (the policy helper) or try numbers against them (question_passes_v2),
+    from psql before scoring, unrecorded. Now every such read is refused, and so is attaching the
+    judging trigger to a table of the reviewer's own; the reviewer's score is still judged by the
+    question's thresholds, with nothing of them in what the reviewer reads but the verdict."""
+    runner, reviewer = logins("runner"), logins("reviewer")
+    runner.execute(*answer(runner, harness_runs["hot"], harness_runs["version"]))
+    run_id = harness_runs["hot"]
     before = row_counts(admin)
-    criteria = reviewer.execute(POLICY, (harness_runs["hot"],)).fetchone()[0]["criteria"]
-    assert criteria == {**{k: v for k, v in stored.items() if k != "expected_findings"}, "answer_broke_contract": False}
+    for statement, named in THRESHOLD_READS:
+        assert refusal_of(reviewer, statement, (run_id,)) == ("42501", f"permission denied for {named}")
+    # The reference answer, thresholds included, reads NULL until a reveal after the blind score (section 14).
+    assert reviewer.execute("SELECT evalledger.brain_eval_reference_v2(%s, 'EVAL-Q01')", (run_id,)).fetchone()[0] is None
+    reviewer.execute("CREATE TEMP TABLE mine (LIKE evalledger.brain_eval_question_score)")
+    sqlstate, message = refusal_of(reviewer, "CREATE TRIGGER probe BEFORE INSERT ON mine FOR EACH ROW "
+                                             "EXECUTE FUNCTION evalledger.brain_eval_question_score_judge_v1()")
+    assert (sqlstate, message) == ("42501", "permission denied for function evalledger.brain_eval_question_score_judge_v1")
     assert row_counts(admin) == before
+    diagnosed = admin.execute(
+        "SELECT r.definition -> 'diagnosis_question_types' ? q.question_type FROM evalledger.brain_eval_question_score q "
+        "JOIN evalledger.brain_eval_log l USING (eval_run_id) JOIN evalledger.rubric r USING (rubric_id) "
+        "WHERE q.eval_run_id = %s", (run_id,)).fetchone()[0]
+    score = ("UPDATE evalledger.brain_eval_question_score SET hallucinations_detected = %(h)s, total_claims = 1 + %(h)s, "
+             "narrative_coherence_rating = 4" + (", diagnosis_accuracy_score = 1.0" if diagnosed else "")
+             + " WHERE eval_run_id = %(run)s RETURNING question_passed")
+    assert reviewer.execute(score, {"h": 0, "run": run_id}).fetchone()[0] is True
+    assert reviewer.execute(score, {"h": 1, "run": run_id}).fetchone()[0] is False  # EVAL-Q01 allows none

@@ -368,7 +368,7 @@ def test_recompute_agrees_with_every_suites_completion(admin, runner, reviewer_i
     judged(runner, "r2", {"openai:gpt-4o": 0.4, "anthropic:claude-opus-4-7": reply(0.6, confidence=3)})
     assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots WHERE comparison IS NOT NULL"
                          ).fetchone()[0] == 1
-    assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v2()").fetchall() == []
+    assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v3()").fetchall() == []
 
 
 # -- retention is not tampering ----------------------------------------------------------------------------

@@ -145,7 +145,10 @@ def test_the_migration_backfills_rows_written_before_it(before_0010, reviewers):
             "WHERE tgrelid = 'evalledger.brain_eval_question_score'::regclass AND NOT tgisinternal").fetchall())
         assert triggers["brain_eval_question_score_10_write"].endswith(
             "BEFORE INSERT OR UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
-            "evalledger.brain_eval_question_score_write_v3() A")
+            "evalledger.brain_eval_question_score_write_v4() A")
+        assert triggers["brain_eval_question_score_15_judge"].endswith(
+            "BEFORE UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
+            "evalledger.brain_eval_question_score_judge_v1() A")
         assert triggers["brain_eval_question_score_20_trail"].endswith(
             "AFTER UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
             "evalledger.brain_eval_review_trail_v1() A")

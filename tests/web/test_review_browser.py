@@ -112,7 +112,7 @@ def test_a_whole_run_by_keyboard_takes_at_most_8_keystrokes_a_question(reviewer,
     assert max(per_question) <= 8 and total / 30 <= 8
     stored = web.admin.execute(
         "SELECT count(*) FILTER (WHERE hallucinations_detected = 0 AND narrative_coherence_rating = 4), "
-        "count(*) FILTER (WHERE cardinality(evalledger.question_needs_v1(q, r.definition, l.brain_under_test)) > 0) "
+        "count(*) FILTER (WHERE cardinality(evalledger.question_needs_v2(q, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash))) > 0) "
         "FROM evalledger.brain_eval_question_score q JOIN evalledger.brain_eval_log l USING (eval_run_id) "
         "JOIN evalledger.rubric r USING (rubric_id) WHERE q.eval_run_id = %s", (run_id,)).fetchone()
     assert stored == (30, 0)

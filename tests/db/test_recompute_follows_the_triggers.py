@@ -1,0 +1,47 @@
+"""`ledger verify --recompute` re-derives every stored decision by the very functions that decided
+it: the versions the installed triggers call, never the ones they were repointed from. Before
+0012 the recompute still named brain_eval_decide_v1 and question_passes_v1 after 0005 had moved
+the triggers to their v2s, so an untampered run of a prompt registered under another brain read as
+rewritten, and a rewrite to what the old rule said would have read as untampered."""
+
+import re
+
+from evalledger.core.paths import database_root
+from tests.db.test_nothing_unused import OBJECTS, code_of, names_in
+
+# The tables whose rows carry a decision, and the helpers that decide (their versions compared).
+DECIDED_TABLES = ("brain_eval_log", "brain_eval_question_score", "eval_takes_quality_runs",
+                  "eval_work_quality_snapshots")
+DECIDING = re.compile(r"^(brain_eval_decide|brain_eval_question_verdict|question_passes|question_needs|"
+                      r"takes_quality_receipt|takes_quality_cycle|work_quality_compare|work_quality_document)_v\d+$")
+TRIGGERS = """
+    SELECT p.proname::text FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+     WHERE t.tgrelid = ANY (%s::regclass[]) AND NOT t.tgisinternal AND t.tgenabled <> 'D'"""
+
+
+def reached_from(bodies: dict[str, str], start: set[str]) -> set[str]:
+    reached, frontier = set(start), set(start)
+    while frontier:
+        found = set().union(*(names_in(bodies[name], bodies.keys() - {name}) for name in frontier))
+        frontier = found - reached
+        reached |= frontier
+    return reached
+
+
+def recompute_entry_point() -> str:
+    """The function the `recompute` named query reads (sql/ledger/queries.sql)."""
+    text = (database_root() / "sql" / "ledger" / "queries.sql").read_text()
+    query = text.split("-- name: recompute\n", 1)[1].split("-- name:", 1)[0]
+    return re.search(r"evalledger\.(ledger_recompute_v\d+)\(", query).group(1)
+
+
+def test_the_recompute_calls_the_deciding_versions_the_triggers_call(admin):
+    bodies: dict[str, str] = {}
+    for _, name, kind, body in admin.execute(OBJECTS).fetchall():
+        if kind == "function":
+            bodies[name] = bodies.get(name, "") + "\n" + code_of(body or "")
+    triggers = {name for (name,) in admin.execute(TRIGGERS, ([f"evalledger.{t}" for t in DECIDED_TABLES],))}
+    decided_by = {n for n in reached_from(bodies, triggers) if DECIDING.match(n)}
+    recomputed_by = {n for n in reached_from(bodies, {recompute_entry_point()}) if DECIDING.match(n)}
+    assert decided_by, "no deciding helper found behind the triggers: the pattern no longer names them"
+    assert recomputed_by == decided_by
