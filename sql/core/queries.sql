@@ -20,13 +20,15 @@ SELECT r.rubric_id, r.version, r.fingerprint, r.definition
                                  WHERE a.suite = %(suite)s ORDER BY a.activation_id DESC LIMIT 1)
             ELSE r.version = %(version)s END;
 
--- name: advisory_lock
--- Wait for the migration lock (released by the server if the process dies).
-SELECT pg_advisory_lock(%(key)s);
+-- name: migration_lock_owner
+-- Who owns the migration lock table, and whether that is the installer (the login migrating, or a superuser): anyone else could lock it.
+SELECT r.rolname, r.rolname = current_user OR r.rolsuper
+  FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+ WHERE c.oid = to_regclass(quote_ident(%(table)s));
 
--- name: advisory_unlock
--- Release the migration lock.
-SELECT pg_advisory_unlock(%(key)s);
+-- name: migration_lock
+-- Wait for the migration lock, held until this transaction ends (by the server if the process dies). EXCLUSIVE conflicts with every lock a privilege grants but ACCESS SHARE, so readers of the table never hold a migration up.
+LOCK TABLE {lock_table} IN EXCLUSIVE MODE;
 
 -- name: reset_session
 -- Back to the login role and default search_path, where yoyo keeps its tables.

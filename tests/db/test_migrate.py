@@ -10,6 +10,7 @@ from psycopg.conninfo import make_conninfo
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.migrate import expand_includes, migrate, read_migrations, status
 from evalledger.core.paths import migrations_dir
+from tests.db.insider_logins import logins, refusal_of  # noqa: F401 (fixture)
 
 
 @pytest.fixture
@@ -113,3 +114,45 @@ def test_a_later_migration_acting_as_the_code_role_applies_over_the_baseline(emp
         conn.execute("SET ROLE evalledger_owner")
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="later is append-only: DELETE refused"):
             conn.execute("DELETE FROM evalledger.later")
+
+
+def test_no_application_login_can_hold_migrations_up(dsn, logins):
+    """Migrations queued on an advisory key that any login could take and hold, stalling every
+    `db migrate` for good. The lock is now yoyo's lock table, on which no application role holds a
+    privilege: each login is refused even the weakest lock, and one holding the old key, in a
+    transaction reading what it may, holds nothing up."""
+    held = []
+    for role in ("runner", "reviewer", "revops", "auditor", "owner", "agent", "retention"):
+        conn = logins(role)
+        assert refusal_of(conn, "DO $$ BEGIN LOCK TABLE public.yoyo_lock IN ACCESS SHARE MODE; END $$") == (
+            "42501", "permission denied for table yoyo_lock")
+        conn.execute("SELECT pg_advisory_lock_shared(x'6576616C6C656467'::bigint)")  # the old key: it stalled migrate
+        conn.execute("BEGIN")
+        conn.execute("SELECT count(*) FROM pg_class")
+        held.append(conn)
+    script = "import sys; from evalledger.core.migrate import migrate; print(migrate(sys.argv[1]))"
+    done = subprocess.run([sys.executable, "-c", script, dsn], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def test_a_lock_table_someone_else_owns_is_refused(empty_dsn, admin):
+    """Were the lock table another role's (made before the first migrate, where a server lets logins
+    create tables in public), that role could lock it: migrate refuses, naming it, and applies nothing."""
+    role = "evalledger_migrate_squatter"
+    admin.execute(f"DROP ROLE IF EXISTS {role}")
+    admin.execute(f"CREATE ROLE {role}")
+    try:
+        with psycopg.connect(empty_dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE yoyo_lock (locked int DEFAULT 1, ctime timestamp, pid int NOT NULL, "
+                         "PRIMARY KEY (pid))")
+            conn.execute(f"ALTER TABLE yoyo_lock OWNER TO {role}")
+        with pytest.raises(EvalledgerError) as refused:
+            migrate(empty_dsn)
+        assert str(refused.value) == (f"migrate: the lock table yoyo_lock belongs to {role}, who may then hold every "
+                                      "migration up: drop it as the installer and run migrate again")
+        with psycopg.connect(empty_dsn) as conn:
+            assert conn.execute("SELECT to_regclass('_yoyo_migration')").fetchone()[0] is None
+    finally:
+        with psycopg.connect(empty_dsn, autocommit=True) as conn:
+            conn.execute("DROP TABLE IF EXISTS yoyo_lock")
+        admin.execute(f"DROP ROLE {role}")

@@ -2,8 +2,11 @@
 
 - A migration and its applied-mark commit in one transaction: a crash leaves neither.
 - SQL without parameters is sent as it is, so a ``%`` in a migration is just a ``%``.
-- The lock is a PostgreSQL advisory lock, which the server releases if the process dies, so a
-  killed ``migrate`` never leaves a stale lock row behind; two at once simply queue.
+- The lock is a table lock on yoyo's own lock table, held by a second connection's open
+  transaction: the server releases it if the process dies, so a killed ``migrate`` never leaves a
+  stale lock row behind, and two at once simply queue. Unlike an advisory key, which any login
+  may take and hold to stall every migration, the table is the installer's: no application role
+  holds a privilege on it, so none can lock it.
 
 A migration file may pull in a versioned trigger or view file with psql's ``\\ir path`` line,
 so each released function version lives in exactly one file and ``psql -f`` reads the same text.
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from psycopg.sql import SQL, Identifier
 from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo.connections import parse_uri
 from yoyo.migrations import Migration, MigrationList, StepCollector
@@ -28,8 +32,6 @@ from .db import unreachable
 from .errors import EvalledgerError
 from .paths import migrations_dir
 
-# Any fixed 64-bit number unique to this project; pg_advisory_lock keys are per database.
-ADVISORY_LOCK_KEY = 0x6576616C6C656467  # "evalledg"
 _INCLUDE = re.compile(r"^\\ir\s+(\S+)\s*$", re.MULTILINE)
 
 
@@ -92,13 +94,25 @@ class LedgerBackend(PostgresqlPsycopgBackend):
         if self._is_locked:
             yield
             return
-        self.connection.execute(queries.get("advisory_lock"), {"key": ADVISORY_LOCK_KEY})
-        self._is_locked = True
+        # yoyo's own row-based lock is not used, only its table. The holder's transaction stays
+        # open for as long as the migrations run on the main connection.
+        self.create_lock_table()
+        owner = self.connection.execute(queries.get("migration_lock_owner"), {"table": self.lock_table}).fetchone()
+        if owner and not owner[1]:
+            raise EvalledgerError(f"migrate: the lock table {self.lock_table} belongs to {owner[0]}, who may then hold "
+                                  "every migration up: drop it as the installer and run migrate again")
         try:
-            yield
-        finally:
-            self._is_locked = False
-            self.connection.execute(queries.get("advisory_unlock"), {"key": ADVISORY_LOCK_KEY})
+            holder = psycopg.connect(self.dsn, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise unreachable(self.dsn, exc) from None
+        with holder:
+            holder.execute(SQL(queries.get("migration_lock")).format(lock_table=Identifier(self.lock_table)))
+            self._is_locked = True
+            try:
+                yield
+            finally:
+                self._is_locked = False
+                holder.rollback()
 
     def apply_one(self, migration, force=False, mark=True):
         self.ensure_internal_schema_updated()
