@@ -2,12 +2,12 @@
 
 Capture (seed 001), at each size of --capture (default 1M, then 10M rows: the same 1M plus 9M more),
 spread over the last 365 days in monthly partitions. The first --triggered rows (200,000) are
-written by INSERT ... SELECT with every trigger on (the window lock, the dedupe key), as the capture
-writer's batches are: the load rate and the WAL a row writes (what an archive stores). The rest are
-filled in bulk with those two triggers off and their keys written after (the same rows, keys and
-indexes, an hour sooner at 10M). At each size: bytes per row (table, its indexes and its keys),
-`evalledger export` of every row and of the last 24 hours, `evalledger retention plan`, making next
-month's partition, each as the real CLI in a child process, and `evalledger db backup` (copy and
+written by INSERT ... SELECT with every trigger on (the window lock, the dedupe key, the journal), as
+the capture writer's batches are: the load rate and the WAL a row writes (what an archive stores).
+The rest are filled in bulk with every trigger of the capture tables off (tests/unguarded.py) and
+their keys written after: the same rows, keys and indexes, not journalled. At each size: bytes per
+row (table, its indexes and its keys), `evalledger export` of every row and of the last 24 hours,
+`evalledger retention plan`, making next month's partition, each as the real CLI in a child process, and `evalledger db backup` (copy and
 SHA-256 check) at the first size (every size with --backup-every-size); then each figure
 extrapolated to 100M from the two sizes by the power law through them (t = c * rows^k; k is
 printed: 0 does not grow, 1 grows with the rows).
@@ -41,13 +41,14 @@ from pathlib import Path
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "runner"))
+sys.path[:0] = [str(ROOT / "runner"), str(ROOT)]
 
 from evalledger.core import scratch  # noqa: E402
 from evalledger.core.cli import PANELS  # noqa: E402
+from tests.unguarded import clocks_unguarded  # noqa: E402
 
 CLI = Path(sys.executable).with_name("evalledger")
-INSERT_TRIGGERS = ("eval_candidates_05_window_lock", "eval_candidates_10_dedupe")
+CAPTURE_TABLES = ("eval_candidates", "eval_candidate_keys")
 BATCH = 250_000
 YEAR_S = 365 * 86400
 CAPTURE = """
@@ -117,29 +118,19 @@ def fit(points: dict[int, float], at: int) -> tuple[float, float]:
 
 
 def bulk_fill(conn, first: int, last: int) -> None:
-    """Rows first..last as CAPTURE writes them, with the two insert triggers (the window lock, the
-    dedupe key) off and the keys written after in one statement: the same rows, keys and indexes,
-    without the per-row trigger cost the first rows measured. Only a superuser of this scratch
-    database can, with the event triggers that guard the ledger's triggers off meanwhile."""
+    """Rows first..last as CAPTURE writes them, with every user trigger of the two capture tables off
+    (tests/unguarded.py, the one way benches lift the guards) and the keys written after in one
+    statement: the same rows, keys and indexes, without the per-row trigger cost the first rows
+    measured. The journal's trigger is lifted with the rest, so these rows have no journal entries:
+    nothing this bench measures reads the journal, and its hashing is the journal bench's to time."""
     if first > last:
         return
-    before = conn.execute("SELECT coalesce(max(id), 0) FROM evalledger.eval_candidates").fetchone()[0]
-    guards = [name for (name,) in conn.execute(
-        "SELECT evtname FROM pg_event_trigger WHERE evtenabled <> 'D' ORDER BY evtname").fetchall()]
-    for guard in guards:  # the DDL guard refuses a disabled ledger trigger, as it should
-        conn.execute(f"ALTER EVENT TRIGGER {guard} DISABLE")
-    try:
-        for trigger in INSERT_TRIGGERS:
-            conn.execute(f"ALTER TABLE evalledger.eval_candidates DISABLE TRIGGER {trigger}")
+    with conn.transaction(), clocks_unguarded(conn, CAPTURE_TABLES):
+        before = conn.execute("SELECT coalesce(max(id), 0) FROM evalledger.eval_candidates").fetchone()[0]
         for start in range(first, last + 1, BATCH):
             conn.execute(CAPTURE.format(first=start, last=min(start + BATCH - 1, last), year=YEAR_S))
         conn.execute("INSERT INTO evalledger.eval_candidate_keys (capture_key, created_at) "
                      "SELECT capture_key, created_at FROM evalledger.eval_candidates WHERE id > %s", (before,))
-    finally:
-        for trigger in INSERT_TRIGGERS:
-            conn.execute(f"ALTER TABLE evalledger.eval_candidates ENABLE ALWAYS TRIGGER {trigger}")
-        for guard in guards:
-            conn.execute(f"ALTER EVENT TRIGGER {guard} ENABLE ALWAYS")
 
 
 def bench_capture(server_url: str, sizes: list[int], extrapolate: int, triggered: int, backups: bool) -> None:

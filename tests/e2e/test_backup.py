@@ -189,6 +189,7 @@ def test_a_standby_serves_every_reader_refuses_writers_and_catches_up(primary, t
             assert time.monotonic() < deadline, "the standby did not catch up within 30 s"
             time.sleep(0.1)
         exported_from_a_paused_standby(primary, url)
+        reported_from_a_paused_standby(primary, url, tmp_path)
         served_to_readers_from(primary, url)
         # A dump of the standby is a dump of the primary: the load checks it against what it saw.
         dumped = tmp_path / "standby.dump"
@@ -231,6 +232,32 @@ def exported_from_a_paused_standby(primary, url: str) -> None:
     assert marker in out
     until = err.splitlines()[-1].rsplit("--since ", 1)[1]
     assert out == ok(run_cli("export", "--until", until, env=primary.env)).out
+
+
+def reported_from_a_paused_standby(primary, url: str, folder: Path) -> None:
+    """report --read-url reads the standby, as it has replayed the primary: a block the primary seals
+    while the standby's replay is paused is the latest in the primary's report and absent from the
+    standby's, which says it was read on a standby."""
+    from evalledger.core import db
+
+    with psycopg.connect(url, autocommit=True) as standby, psycopg.connect(primary.url(), autocommit=True) as conn:
+        db.replayed(standby, conn, "the report test")
+        standby.execute("SELECT pg_wal_replay_pause()")
+        try:
+            ok(run_cli("target", "add", "PAUSED-1", "--name", "written while the standby's replay was paused",
+                       env=primary.env))
+            ok(run_cli("ledger", "seal", env=primary.env))
+            latest = conn.execute("SELECT max(block_id) FROM evalledger.ledger_block").fetchone()[0]
+            there = ok(run_cli("report", "--read-url", url, "--out", str(folder / "standby.html"), env=primary.env))
+            here = ok(run_cli("report", "--out", str(folder / "primary.html"), env=primary.env))
+        finally:
+            standby.execute("SELECT pg_wal_replay_resume()")
+        db.replayed(standby, conn, "the report test")  # the rest of the test reads the standby caught up
+    assert there.out.endswith(f"; latest sealed block {latest - 1}; read on a standby\n"), there.out
+    assert here.out.endswith(f"; latest sealed block {latest}\n"), here.out
+    standby_html, primary_html = (folder / "standby.html").read_text(), (folder / "primary.html").read_text()
+    assert f'<td id="block-id">{latest - 1} (' in standby_html and 'id="standby"' in standby_html
+    assert f'<td id="block-id">{latest} (' in primary_html and 'id="standby"' not in primary_html
 
 
 def served_to_readers_from(primary, url: str) -> None:

@@ -254,11 +254,29 @@ def test_an_unmigrated_database_says_to_migrate(dsn, admin):
         admin.execute("DROP DATABASE evalledger_door_empty WITH (FORCE)")
 
 
+NOWHERE = "postgresql://nobody@/nodb?host=/nonexistent-evalledger-socket-dir"
+
+
 def test_an_unreachable_database_says_what_to_check():
-    nowhere = "postgresql://nobody@/nodb?host=/nonexistent-evalledger-socket-dir"
-    said = one_line_error(run_cli("takes-quality", "list", env={"DATABASE_URL": nowhere}))
+    said = one_line_error(run_cli("takes-quality", "list", env={"DATABASE_URL": NOWHERE}))
     assert said.startswith("cannot reach the database at nobody@") and said.endswith(
         "check that it runs and that DATABASE_URL (or --database-url) names it")
+
+
+@pytest.mark.parametrize("given, env, says", [
+    (["--read-url", "not a url"], {}, "--read-url: not a PostgreSQL connection string ("),
+    ([], {"DATABASE_READ_URL": "not a url"}, "DATABASE_READ_URL: not a PostgreSQL connection string ("),
+    (["--read-url", NOWHERE], {}, "cannot reach the database at nobody@/nonexistent-evalledger-socket-dir:5432/nodb: "),
+], ids=["flag", "variable", "unreachable"])
+def test_a_bad_read_url_is_one_error_naming_it_for_every_reader(given, env, says):
+    """report, export and dashboard read through the one --read-url: a bad one is the same line and
+    exit 3 for each, naming the flag or variable it came from (not DATABASE_URL, which was fine)."""
+    said = {command: one_line_error(run_cli(command, *given, env={"DATABASE_URL": None, "DATABASE_READ_URL": None, **env}))
+            for command in ("report", "export", "dashboard")}
+    assert said["report"] == said["export"] == said["dashboard"]
+    assert said["report"].startswith(says), said["report"]
+    if "cannot reach" in says:
+        assert said["report"].endswith("check that it runs and that --read-url (or DATABASE_READ_URL) names it")
 
 
 def test_a_connection_lost_mid_run_says_the_same_command_resumes(dsn, admin, standin, tmp_path):

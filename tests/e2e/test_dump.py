@@ -3,7 +3,8 @@
 A dump of the primary (tests/clusters.py: the demo's ledger and a cold run) loads into a fresh
 embedded cluster and into CI's second PostgreSQL where there is one, and every role's SELECT of
 every table and view is what it was; a dump of a ledger fresh from the migrations, loaded the same
-way, passes the insider and append-only modules whole; a load that would not be the dump rolls back.
+way, passes the insider, append-only and journal modules whole; `ledger verify` holds a loaded dump
+and catches a superuser's rewrite there; a load that would not be the dump rolls back.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ import pytest
 from tests.cli import run_cli
 from tests.clusters import assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 from tests.conftest import REVIEWER_ROLE
+from tests.ledger_forge import rewrite
 
 # One worker makes the primary both modules share (make test distributes by --dist loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
 
 ROOT = Path(__file__).resolve().parents[2]
-# The modules that try every guard as every role: run whole against a loaded dump.
+# The modules that try every guard as every role, and every tampering the journal must make evident:
+# run whole against a loaded dump.
 GUARD_TESTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "db").glob("test_insiders*.py")) \
-    + ["tests/db/test_append_only.py"]
+    + ["tests/db/test_append_only.py", "tests/db/test_journal.py"]
 
 
 def dump_of(primary, name: str, dbname: str = "evalledger") -> Path:
@@ -119,7 +122,7 @@ def test_a_load_that_would_not_be_the_dump_rolls_back_whole(primary, loaded, tmp
 
 
 class GuardTests:
-    """The insider and append-only modules, whole, in a pytest of their own on clones of template (a
+    """The insider, append-only and journal modules, whole, in a pytest of their own on clones of template (a
     loaded dump) of server_url, running in the background from the moment it is made (the two
     servers' runs overlap, each waiting mostly on its own server)."""
 
@@ -246,12 +249,26 @@ def test_a_dump_of_18_loads_into_the_older_system_postgresql_and_refuses_every_i
     system_leg["guards"].passed()
 
 
-def test_ledger_verify_passes_after_a_load_against_a_digest_taken_before(primary, loaded, tmp_path):
+def test_ledger_verify_holds_a_loaded_dump_and_catches_a_superusers_rewrite_there(primary, loaded, tmp_path):
+    """The dump carries the journal, its blocks and the ledger's identity: the loaded copy verifies
+    against a digest the primary gave before the dump, and a row a superuser rewrites on the copy
+    with its triggers lifted is named, exit 1, as on the primary."""
     digest = tmp_path / "digest.json"
     ok(run_cli("ledger", "digest", "--out", str(digest), env=primary.env))
     dumped = tmp_path / "after-digest.dump"
     ok(run_cli("db", "dump", str(dumped), env=primary.env))
     with psycopg.connect(loaded.url("postgres"), autocommit=True) as conn:
         conn.execute("CREATE DATABASE verified")
-    ok(run_cli("db", "load", str(dumped), "--database-url", loaded.url("verified"), env=loaded.env))
-    ok(run_cli("ledger", "verify", "--digest", str(digest), "--database-url", loaded.url("verified"), env=loaded.env))
+    copy = loaded.url("verified")
+    ok(run_cli("db", "load", str(dumped), "--database-url", copy, env=loaded.env))
+    held = ok(run_cli("ledger", "verify", "--digest", str(digest), "--recompute", "--database-url", copy, env=loaded.env))
+    assert held.out.startswith("verified: ") and ", 1 digest, every decision recomputed; " in held.out, held.out
+
+    with psycopg.connect(copy, autocommit=True) as superuser:
+        rewrite(superuser, "target", "display_name = 'rewritten on the loaded copy'", "target_id = 'AGT-901'")
+        assert superuser.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []  # triggers back
+    caught = run_cli("ledger", "verify", "--digest", str(digest), "--database-url", copy, env=loaded.env)
+    assert caught.code == 1, caught.out + caught.err
+    lines = caught.out.splitlines()
+    assert lines[0].startswith('row_changed: target {"target_id":"AGT-901"}: display_name differs from journal entry ')
+    assert lines[1].startswith("tampering: 1 finding (") and len(lines) == 2

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from evalledger.core.options import database_option
+from evalledger.core.options import database_option, read_url_option
 
 from .filters import TRIGGERS
 
@@ -23,6 +23,7 @@ from .filters import TRIGGERS
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write the report to FILE (whole, or not at all); default: standard output.")
 @database_option
+@read_url_option
 def report_command(brain, since, until, trigger, as_role, out):
     """Write the dashboards as one self-contained HTML file: every panel's chart and table.
 
@@ -30,13 +31,15 @@ def report_command(brain, since, until, trigger, as_role, out):
     script and nothing fetched from a network, readable without colour. It states who read it
     (the role, under its own row-level security), the filters, and the ledger's state: the latest
     sealed block of the tamper-evidence journal with its hashes, or that there is no journal.
+    Read from a standby (--read-url, or DATABASE_READ_URL), it shows the primary as the standby has
+    replayed it, and says so.
     """
     from evalledger.core import db
 
     from . import panels, report
     from .filters import Filters
 
-    with db.transaction(as_role) as conn:
+    with db.transaction(as_role, url=db.read_url()) as conn:
         known = panels.known_brains(conn)
     filters = Filters.parse(brain, since, until, trigger, known, ("--brain", "--since", "--until", "--trigger"))
     html, board, state = report.write(filters, as_role, out)
@@ -46,7 +49,8 @@ def report_command(brain, since, until, trigger, as_role, out):
     shown = sum(1 for p in board.panels if not p.unavailable)
     sealed = (f"latest sealed block {state['block']['block_id']}" if state.get("block")
               else "no journal" if not state["installed"] else "journal not sealed or not readable as this role")
-    click.echo(f"wrote {out}: {shown} panels as {db.ROLES[as_role]}, {board.filters.describe()}; {sealed}")
+    standby = "; read on a standby" if state["standby"] else ""
+    click.echo(f"wrote {out}: {shown} panels as {db.ROLES[as_role]}, {board.filters.describe()}; {sealed}{standby}")
 
 
 COMMANDS = [report_command]

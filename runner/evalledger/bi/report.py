@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psycopg
 
-from evalledger.core import db, files
+from evalledger.core import db, files, queries
 from evalledger.core.paths import read_package_text
 
 from . import panels, render
@@ -34,6 +34,8 @@ def build(conn: psycopg.Connection, filters: Filters, reader: str, where: str) -
     """The report's HTML, the dashboard it shows and the ledger state it states, read in one transaction."""
     board = panels.load(conn, filters)
     state = ledger_state(conn)
+    # A standby's report is the primary as replayed so far: whoever reads it should know it may lag.
+    state["standby"] = conn.execute(queries.get("in_recovery")).fetchone()[0]
     html = render.ENV.get_template("report.html").render(
         board=board, panels_html=render.panels_markup(board.panels, links=False), state=state, reader=reader,
         where=where, generated=datetime.now(timezone.utc),
@@ -51,9 +53,10 @@ def where(url: str) -> str:
 
 
 def write(filters: Filters, role: str, out: Path | None) -> tuple[str, panels.Dashboard, dict]:
-    """Build the report as role (auditor or revops) and write it to out (whole, or not at all), or
-    return it for standard output when out is None."""
-    url = db.database_url()
+    """Build the report as role (auditor or revops), on the readers' database (db.read_url(): a
+    standby, say), and write it to out (whole, or not at all), or return it for standard output
+    when out is None."""
+    url = db.read_url()
     with db.transaction(role, url) as conn:
         html, board, state = build(conn, filters, db.ROLES[role], where(url))
     if out is not None:

@@ -102,22 +102,37 @@ def describe(url: str) -> str:
     return f"{info.get('user', '')}@{host}:{info.get('port', 5432)}/{info.get('dbname', '')}"
 
 
+def _source(url: str) -> str:
+    """Where url came from, as a message names it: a reader's flag or variable, else the database's."""
+    if url == _explicit_read_url:
+        return "--read-url"
+    if url == _explicit_url:
+        return "--database-url"
+    if url == os.environ.get("DATABASE_READ_URL") and url != os.environ.get("DATABASE_URL"):
+        return "DATABASE_READ_URL"
+    return "DATABASE_URL"
+
+
 def _check_url(url: str) -> None:
     """A connection string libpq can read, or a message naming where it came from."""
     try:
         psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
-        source = "--database-url" if _explicit_url == url else "DATABASE_URL"
         detail = " ".join(str(exc).split())
-        raise EvalledgerError(f"{source}: not a PostgreSQL connection string ({detail}): expected "
+        raise EvalledgerError(f"{_source(url)}: not a PostgreSQL connection string ({detail}): expected "
                               "postgresql://USER@HOST:PORT/DBNAME or 'host=... dbname=...'") from None
 
 
 def unreachable(url: str, exc: psycopg.OperationalError) -> EvalledgerError:
     """A failed connection as one line naming the server (never its password) and what to check."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    hint = ("start it with `evalledger db up`" if not (_explicit_url or os.environ.get("DATABASE_URL"))
-            else "check that it runs and that DATABASE_URL (or --database-url) names it")
+    source = _source(url)
+    if source in ("--read-url", "DATABASE_READ_URL"):
+        hint = "check that it runs and that --read-url (or DATABASE_READ_URL) names it"
+    elif _explicit_url or os.environ.get("DATABASE_URL"):
+        hint = "check that it runs and that DATABASE_URL (or --database-url) names it"
+    else:
+        hint = "start it with `evalledger db up`"
     return EvalledgerError(f"cannot reach the database at {describe(url)}: "
                            f"{lines[0] if lines else type(exc).__name__}; {hint}")
 
