@@ -6,7 +6,7 @@ The dashboards (web app and `evalledger report`) read each panel through its nam
 evalledger_auditor, evalledger_revops, and a registered reviewer's own login role. No filters
 (the whole history each role may read), then a brain filter. The per-run panels read the latest
 N runs through an index; the aggregates read the by-month panel tables that completion keeps
-(migration 0008), whose size depends on months, brains, triggers and reviewers, not on runs.
+(issue 22), whose size depends on months, brains, triggers and reviewers, not on runs.
 A run's rows are written together, as a run writes them (so a run's 30 question rows share a few
 pages, not 30), and each brain has runs of every trigger (so the quarterly trend finds its 8 runs
 among the latest, as it does in a ledger that runs quarterly).

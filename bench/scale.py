@@ -141,7 +141,7 @@ def bench_capture(server_url: str, sizes: list[int], extrapolate: int, triggered
         made = []
         for month in months_back(12):
             start = time.perf_counter()
-            conn.execute("SELECT evalledger.capture_make_partition_v1(%s)", (month,))
+            conn.execute("SELECT evalledger.capture_make_partition_v2(%s)", (month,))
             made.append(time.perf_counter() - start)
         print(f"capture: 13 monthly partitions made on an empty table, {1000 * statistics.median(made):.0f} ms each "
               "(median)", flush=True)
@@ -176,10 +176,10 @@ def bench_capture(server_url: str, sizes: list[int], extrapolate: int, triggered
             row("export last 24h, s", {})[size] = child([str(CLI), "export", "--since", "24h"], env)
             row("retention plan, s", {})[size] = child([str(CLI), "retention", "plan"], env)
             start = time.perf_counter()
-            conn.execute("SELECT evalledger.capture_make_partition_v1(%s)", (month_ahead(5 + number),))
+            conn.execute("SELECT evalledger.capture_make_partition_v2(%s)", (month_ahead(5 + number),))
             row("next partition, ms", {})[size] = (time.perf_counter() - start) * 1000
             start = time.perf_counter()
-            conn.execute("SELECT evalledger.capture_ensure_partitions_v1(3)")
+            conn.execute("SELECT evalledger.capture_ensure_partitions_v2(3)")
             row("ensure partitions (none new), ms", {})[size] = (time.perf_counter() - start) * 1000
             folder = Path(tempfile.mkdtemp(prefix="evalledger-scale-backup-")) / "backup"
             try:

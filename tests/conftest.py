@@ -167,8 +167,8 @@ def ensure_login_role(admin, name: str, member_of: str) -> None:
 
 def make_capture_partition(admin, month: date) -> None:
     """The eval_candidates partition of month (its first day), made by the database's own
-    capture_make_partition_v1 unless it exists (writers only make this month's and later ones)."""
-    admin.execute("SELECT evalledger.capture_make_partition_v1(%s)", (month,))
+    capture_make_partition_v2 unless it exists (writers only make this month's and later ones)."""
+    admin.execute("SELECT evalledger.capture_make_partition_v2(%s)", (month,))
 
 
 def capture_times_since(admin, hours: int) -> datetime:

@@ -305,7 +305,7 @@ SELECT v.model, v.family, v.same_family, v.recorded, v.contributes, v.scores, v.
 -- -- The report's ledger state (bi/report.py) ----------------------------------------------------------------
 
 -- name: ledger_installed
--- Whether the tamper-evidence journal is installed (migration 0006) and this login may read its blocks.
+-- Whether the tamper-evidence journal (issue 18) is installed and this login may read its blocks.
 SELECT to_regclass('evalledger.ledger_block') IS NOT NULL
        AND has_table_privilege('evalledger.ledger_block', 'SELECT')
        AND has_table_privilege('evalledger.ledger_identity', 'SELECT') AS readable,

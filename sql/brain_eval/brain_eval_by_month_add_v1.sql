@@ -1,9 +1,8 @@
 -- brain_eval_by_month_add_v1: add what the given runs contribute (brain_eval_run_facts_v1,
 -- brain_eval_question_facts_v1, brain_eval_agreement_facts_v1) to the three by-month panel tables,
 -- each counter summed into its month key's row (made when missing). Called by the completion
--- trigger with the run just completed, by the purge trigger to recount the months it emptied, and
--- once by migration 0008 for the runs completed before it. The code role's alone (EXECUTE is
--- nobody's): the tables take rows from here only.
+-- trigger with the run just completed, and by the purge trigger to recount the months it emptied.
+-- The code role's alone (EXECUTE is nobody's): the tables take rows from here only.
 CREATE FUNCTION evalledger.brain_eval_by_month_add_v1(runs uuid[]) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN

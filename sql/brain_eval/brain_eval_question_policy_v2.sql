@@ -3,7 +3,7 @@
 -- the stored answer holds (`answer_claims`, the bound of the reviewer's counts) and, for a harness
 -- run, the catalog question's own pass thresholds with whether its answer broke the contract
 -- (`criteria`; never its expected findings, which a reviewer reads only once its numbers are saved,
--- recorded: brain_eval_show_reference_v1). SECURITY DEFINER (read once past the caller's policies, which would otherwise scan
+-- recorded: brain_eval_show_reference_v2). SECURITY DEFINER (read once past the caller's policies, which would otherwise scan
 -- the caller's runs for every table joined), so it answers only about a run its caller may read
 -- (caller_reads_v1): NULL for any other, as for a run that does not exist. Its parameters are named
 -- with the function's name: brain_analysis_log has a column `question` too.

@@ -1,5 +1,5 @@
 -- brain_eval_show_reference_v2: the run's reviewer, once its own numbers for a question are saved
--- (question_needs_v1 names none of the reviewer's fields), asks to see the question's reference
+-- (question_needs_v2 names none of the reviewer's fields), asks to see the question's reference
 -- answer: the catalog question's expected findings and pass criteria. Recorded once
 -- (brain_eval_reference_shown) with the asking transaction's id and the question's last trail entry
 -- then (entries_before: every later change to the reviewer's values has a higher entry_id); the

@@ -1,4 +1,4 @@
--- capture_purging_v1: true inside a retention_purge_v1() call of the current transaction, while it
+-- capture_purging_v1: true inside a retention_purge_v2() call of the current transaction, while it
 -- drops capture partitions and deletes capture keys and failures.
 CREATE FUNCTION evalledger.capture_purging_v1() RETURNS boolean
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$

@@ -1,9 +1,9 @@
 -- ledger_recompute_brain_eval_v2: brain-eval's decision for a run, re-derived from its inputs now
 -- by the functions its completion trigger (brain_eval_log_decide_v2) uses: brain_eval_decide_v2
 -- for the aggregates, criteria, decision, rationale and cost, and the latest sign-off for the hours
--- and notes it copies. v1 named brain_eval_decide_v1, which the trigger stopped calling at 0005:
+-- and notes it copies. v1 named brain_eval_decide_v1, which the trigger stopped calling (issue 17):
 -- it re-derived a run whose hard criterion applies to its prompt's brain but not its label by the
--- label (migration 0012). The one place the ledger's recompute names brain-eval's decision.
+-- label. The one place the ledger's recompute names brain-eval's decision.
 CREATE FUNCTION evalledger.ledger_recompute_brain_eval_v2(run evalledger.brain_eval_log) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT evalledger.brain_eval_decide_v2(run)

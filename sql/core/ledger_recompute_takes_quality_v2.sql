@@ -1,5 +1,5 @@
 -- ledger_recompute_takes_quality_v2: a takes-quality run's receipt, re-derived from its verdict rows
--- by the function its completion trigger (takes_quality_run_decide_v2, migration 0007) writes it
+-- by the function its completion trigger (takes_quality_run_decide_v2) writes it
 -- with (takes_quality_receipt_v3: each judge's current row, lost calls' estimates, retried failures);
 -- the run's cycles_run, verdict, overall_score and cost_usd are read from it as the trigger reads
 -- them. The one place the ledger's recompute names takes-quality's decision.

@@ -1,6 +1,6 @@
--- ledger_recompute_v3 (migration 0012: brain-eval runs by brain_eval_decide_v2 and question rows by
+-- ledger_recompute_v3 (issue 18: brain-eval runs by brain_eval_decide_v2 and question rows by
 -- brain_eval_question_verdict_v1, the versions their triggers decide by; v2 re-derived both by the
--- versions 0005 replaced): every computed column of every completed run whose value now differs from
+-- versions issue 17 replaced): every computed column of every completed run whose value now differs from
 -- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
 -- (question_passed), takes-quality runs (cycles, verdict, overall score, cost, receipt), and

@@ -1,7 +1,7 @@
 -- ledger_recompute_work_quality_v2: a completed work-quality run's computed columns, re-derived
 -- from its verdict rows: the means and spreads over the contributing judges, the note, what the
 -- judges cost, the comparison with the previous snapshot (work_quality_compare_v1) and the document
--- (work_quality_document_v1), as work_quality_snapshot_decide_v3 computes them at completion (migration 0007: a skipped
+-- (work_quality_document_v1), as work_quality_snapshot_decide_v3 computes them at completion (a skipped
 -- judge is noted by its current row, and a call its runner lost counts its estimate). The
 -- comparison and the document are the trigger's own functions; the means, spreads, note and cost
 -- the trigger computes inline, so they are restated here, statement for statement, and the tests

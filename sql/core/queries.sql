@@ -558,7 +558,7 @@ SELECT now() - make_interval(hours => %(hours)s);
 SET search_path = evalledger, public;
 
 -- name: doctor_large_object_creation
--- The large-object creating functions PUBLIC may still execute (migration 0005 revokes them where a superuser installs).
+-- The large-object creating functions PUBLIC may still execute (the baseline revokes them where a superuser installs).
 SELECT f FROM unnest(ARRAY['pg_catalog.lo_create(oid)', 'pg_catalog.lo_creat(integer)',
                            'pg_catalog.lo_from_bytea(oid, bytea)']) AS f
  WHERE has_function_privilege('public', f::regprocedure, 'EXECUTE')

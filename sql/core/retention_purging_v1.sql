@@ -1,4 +1,4 @@
--- retention_purging_v1: true inside a retention_purge_v1() call of the current transaction (its
+-- retention_purging_v1: true inside a retention_purge_v2() call of the current transaction (its
 -- marker row, keyed by the transaction id, which only that function writes).
 CREATE FUNCTION evalledger.retention_purging_v1() RETURNS boolean
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$

@@ -94,7 +94,7 @@ SELECT (SELECT max(b.sealed_at) FROM evalledger.ledger_block b),
        (SELECT max(b.block_id) FROM evalledger.ledger_block b);
 
 -- name: installed
--- Whether the journal is installed (migration 0006).
+-- Whether the journal (issue 18) is installed.
 SELECT to_regclass('evalledger.ledger_journal') IS NOT NULL;
 
 -- name: run_analyses

@@ -1,4 +1,4 @@
-"""Migration 0008's BI contract on a real PostgreSQL: the by-month panel tables kept exactly at
+"""The readers' side's BI contract (issue 22) on a real PostgreSQL: the by-month panel tables kept exactly at
 completion and purge, judge-versus-reviewer agreement against hand-computed kappas (a reviewer who
 saw the drafts first does not count), each reader's tier, the _v2 views, and a comment with its
 unit on every column of every view."""

@@ -281,7 +281,7 @@ def test_the_owner_cannot_mark_a_purge(connect_as):
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         owner.execute("INSERT INTO evalledger.capture_purge_marker VALUES (txid_current())")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        owner.execute("SELECT * FROM evalledger.retention_purge_v1()")
+        owner.execute("SELECT * FROM evalledger.retention_purge_v2()")
 
 
 # -- export -------------------------------------------------------------------------------------
@@ -413,6 +413,6 @@ def test_new_partitions_belong_to_the_code_role_and_are_guarded(admin):
 
 def test_a_partition_month_is_the_first_day_of_a_month(admin):
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="the first day of a month, not 2020-01-15"):
-        admin.execute("SELECT evalledger.capture_make_partition_v1('2020-01-15')")
-    assert admin.execute("SELECT evalledger.capture_make_partition_v1('2020-01-01')").fetchone()[0] is True
-    assert admin.execute("SELECT evalledger.capture_make_partition_v1('2020-01-01')").fetchone()[0] is False
+        admin.execute("SELECT evalledger.capture_make_partition_v2('2020-01-15')")
+    assert admin.execute("SELECT evalledger.capture_make_partition_v2('2020-01-01')").fetchone()[0] is True
+    assert admin.execute("SELECT evalledger.capture_make_partition_v2('2020-01-01')").fetchone()[0] is False

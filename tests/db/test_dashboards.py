@@ -19,7 +19,7 @@ SHA_D = prompt_hash("You are the test brain. Prompt D.")
 SHA_E = prompt_hash("You are the test brain. Prompt E.")
 VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
          "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1", "work_quality_history_v1"]
-# Migration 0008's (tests/db/test_bi_views.py): a reviewer reads some of them, for its own runs.
+# The readers' side's (issue 22; tests/db/test_bi_views.py): a reviewer reads some of them, for its own runs.
 BI_VIEWS = ["most_failing_questions_v2", "stale_fixture_pass_rate_v2", "stale_fixture_by_month_v1",
             "reviewer_calibration_v2", "cost_by_month_v1", "prompt_drift_v2", "judge_agreement_v1",
             "takes_quality_trend_v1"]

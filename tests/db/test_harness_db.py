@@ -261,7 +261,7 @@ def test_harness_functions_are_no_ones_to_call(admin):
     callable_by = admin.execute(
         "SELECT p.proname, r.rolname FROM pg_proc p CROSS JOIN pg_roles r "
         "WHERE p.pronamespace = 'evalledger'::regnamespace AND p.proname IN ('brain_eval_catalog_admit_v1', "
-        "'brain_eval_catalog_expand_v1', 'brain_eval_catalog_question_admit_v1', 'brain_version_admit_v1') "
+        "'brain_eval_catalog_expand_v1', 'brain_eval_catalog_question_admit_v1', 'brain_version_admit_v2') "
         "AND r.rolname IN ('evalledger_runner', 'evalledger_reviewer', 'evalledger_revops', 'evalledger_auditor', "
         "'evalledger_agent') AND has_function_privilege(r.oid, p.oid, 'EXECUTE')").fetchall()
     assert callable_by == []

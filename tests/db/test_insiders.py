@@ -322,7 +322,7 @@ INSIDER_DDL = [
     ("ALTER TABLE evalledger.brain_eval_log DISABLE TRIGGER brain_eval_log_20_decide", MUST_OWN),
     ("ALTER TABLE evalledger.legal_hold OWNER TO evalledger_owner", MUST_OWN),
     ("ALTER FUNCTION evalledger.refuse_change_v2() SECURITY INVOKER", MUST_OWN),
-    ("ALTER FUNCTION evalledger.brain_eval_decide_v1(evalledger.brain_eval_log) SET search_path = evalledger",
+    ("ALTER FUNCTION evalledger.brain_eval_decide_v2(evalledger.brain_eval_log) SET search_path = evalledger",
      MUST_OWN),
     ("CREATE OR REPLACE FUNCTION evalledger.hot_tier_v1() RETURNS interval LANGUAGE sql IMMUTABLE "
      "AS $$ SELECT interval '100 years' $$", NO_CREATE),
@@ -537,7 +537,7 @@ def tq_run(connect_as):
 
 
 def stored_and_recomputed(admin, run_id):
-    return admin.execute("SELECT receipt_json ->> 'verdict', evalledger.takes_quality_receipt_v1(id) ->> 'verdict', "
+    return admin.execute("SELECT receipt_json ->> 'verdict', evalledger.takes_quality_receipt_v3(id) ->> 'verdict', "
                          "cycles_run FROM evalledger.eval_takes_quality_runs WHERE id = %s", (run_id,)).fetchone()
 
 

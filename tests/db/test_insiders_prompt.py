@@ -49,7 +49,7 @@ def test_agt_902s_prompt_under_agt_901s_label_is_held_to_agt_902s_levers(admin, 
         ("EVAL-Q01", 0), ("EVAL-Q02", 1), ("EVAL-Q03", 0)]
     assert (decided.decision, decided.decision_rationale) == (
         "fail", "Fail: hard criteria missed: lever mapping 33.3pp below 100%.")
-    # The auditor's recompute re-derives the run and its question rows by the same rule (before 0012 it
+    # The auditor's recompute re-derives the run and its question rows by the same rule (the recompute's v1 and v2
     # re-derived them by the label's: a pass, EVAL-Q02 passed, both reported as rewritten).
     assert logins("auditor").execute("SELECT * FROM evalledger.ledger_recompute_v3()").fetchall() == []
     # Claiming none is refused: the count is the database's, from the answer (the run, written in one

@@ -1,4 +1,4 @@
-"""The journal (migration 0006) as a real superuser would attack it, and verify catching each attack.
+"""The journal (issue 18) as a real superuser would attack it, and verify catching each attack.
 
 Every tampering here is done as the superuser that installed the ledger, with the triggers lifted
 through pg_catalog.pg_trigger (no DDL, so no event trigger sees it), as issue 18 found it done.
@@ -90,7 +90,7 @@ def make_table(admin, ddl: str) -> None:
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute(ddl)
-        admin.execute("CALL evalledger.seal_tables_v1()")
+        admin.execute("CALL evalledger.seal_tables_v2()")
 
 
 def test_a_table_added_later_is_named_until_its_migration_journals_it(admin):

@@ -53,7 +53,7 @@ def probe(admin):
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute(PROBE)
-        admin.execute("CALL evalledger.seal_tables_v1()")
+        admin.execute("CALL evalledger.seal_tables_v2()")
         admin.execute("CALL evalledger.journal_attach_v1()")
     return admin
 

@@ -96,37 +96,23 @@ def unused(conn: psycopg.Connection) -> list[str]:
     return sorted(f"{kind} {name}" for _, name, kind, _ in objects if name not in reached)
 
 
-# Superseded versions the unreleased migrations 0005-0012 still install (each runs after the
-# baseline and repoints its triggers and calls to the version after): the 0.1.0 fold (issue 24)
-# folds those migrations into the baseline and installs none of these. Exact: a function that
-# becomes unused without being listed here fails, and so does one listed that is gone or used.
-FOLD_PENDING = {
-    "brain_eval_decide_v1", "brain_eval_harness_answer_admit_v1", "brain_eval_harness_run_admit_v1",
-    "brain_eval_judge_suggestion_admit_v1", "brain_eval_log_admit_v1", "brain_eval_log_decide_v1",
-    "brain_eval_open_harness_v1", "brain_eval_question_policy_v1", "brain_eval_question_score_write_v1",
-    "brain_eval_question_score_write_v2", "brain_eval_question_score_write_v3", "brain_eval_reference_v1",
-    "brain_eval_show_reference_v1", "brain_eval_show_suggestions_v1", "brain_version_admit_v1",
-    "capture_ensure_partitions_v1", "capture_export_bound_v1", "capture_make_partition_v1",
-    "capture_window_lock_v1", "judge_scores_v1", "ledger_recompute_brain_eval_v1", "ledger_recompute_question_v1",
-    "ledger_recompute_takes_quality_v1", "ledger_recompute_v1", "ledger_recompute_v2",
-    "ledger_recompute_work_quality_v1", "prompt_tuner_admit_v1", "question_needs_v1", "question_passes_v1",
-    "require_read_committed_v1", "retention_plan_v1", "retention_purge_v1", "retention_rows_v1", "rubric_admit_v1",
-    "rubric_admitted_v1", "rubric_check_v1", "takes_quality_receipt_v1", "takes_quality_receipt_v2",
-    "takes_quality_run_admit_v1", "takes_quality_run_decide_v1", "takes_quality_verdict_admit_v1",
-    "work_quality_snapshot_admit_v1", "work_quality_snapshot_decide_v1", "work_quality_snapshot_decide_v2",
-    "work_quality_verdict_admit_v1",
-}
+# Superseded versions still installed, each until the fold that drops it: none since the 0.1.0
+# fold (issue 24), which folded 0002-0012 into the baseline. Exact: a function that becomes unused
+# without being listed here fails, and so does one listed that is gone or used.
+FOLD_PENDING: set[str] = set()
 
 
 def test_every_function_and_view_is_used(admin):
     assert unused(admin) == sorted(f"function {name}" for name in FOLD_PENDING)
 
 
-# What the fold dropped: refuse_change_v1 (the append-only guard refuse_change_v2 replaced) and
-# capture_purge_v1 (the old purge entry point, which a refusal's HINT still names).
+# What the folds dropped: refuse_change_v1 (the append-only guard refuse_change_v2 replaced),
+# capture_purge_v1 (the old purge entry point, which a refusal's HINT still names), and
+# seal_tables_v1 (the seal seal_tables_v2 replaced, used by nothing but the migrations' CALLs).
 SUPERSEDED = {
     "refuse_change_v1": "RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'append-only'; END $$",
     "capture_purge_v1": "RETURNS bigint LANGUAGE sql AS $$ SELECT 0::bigint $$",
+    "seal_tables_v1": "RETURNS void LANGUAGE plpgsql AS $$ BEGIN END $$",
 }
 
 

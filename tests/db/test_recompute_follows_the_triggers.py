@@ -1,7 +1,7 @@
 """`ledger verify --recompute` re-derives every stored decision by the very functions that decided
-it: the versions the installed triggers call, never the ones they were repointed from. Before
-0012 the recompute still named brain_eval_decide_v1 and question_passes_v1 after 0005 had moved
-the triggers to their v2s, so an untampered run of a prompt registered under another brain read as
+it: the versions the installed triggers call, never the ones they were repointed from. Once the
+recompute still named brain_eval_decide_v1 and question_passes_v1 after the triggers had moved to
+their v2s (issue 17, since folded into the baseline), so an untampered run of a prompt registered under another brain read as
 rewritten, and a rewrite to what the old rule said would have read as untampered."""
 
 import re

@@ -244,7 +244,7 @@ def test_a_save_holds_the_question_until_it_commits(run_id, connect_as):
 def test_a_transaction_held_open_across_the_hot_tiers_edge_neither_reads_nor_reveals(run_id, connect_as, admin,
                                                                                       isolation):
     """Issue 17, class 1, for the reference answer: its window is the statement's, in UTC
-    (migration 0011), so a reviewer's transaction begun while the run was hot reads nothing once
+    (brain_eval_reference_v2), so a reviewer's transaction begun while the run was hot reads nothing once
     the run is cold, whatever its isolation and whatever TimeZone it sets (the zone that moves a
     24-month step furthest back today)."""
     reviewer = connect_as(REVIEWER_ROLE)

@@ -1,4 +1,4 @@
-"""What the database holds of a run's identity, its retries and its claims (migration 0007).
+"""What the database holds of a run's identity, its retries and its claims (docs/runs.md).
 
 An eval's identity says how it was judged; a failure outside the judges' content is retried, never
 read back as a verdict; a call is recorded as started before it is sent; a run claim is a row no

@@ -201,7 +201,7 @@ def test_the_guards_refuse_the_owner_and_the_superuser_after_the_upgrade(upgrade
             conn.execute(statement)
             failures.append(f"{statement}: not refused")
         except psycopg.Error as exc:
-            # The owner role holds SELECT alone (migration 0005): refused by privilege before any guard.
+            # The owner role holds SELECT alone (issue 17): refused by privilege before any guard.
             if not re.search(says if who == "superuser" else f"{says}|permission denied", str(exc)):
                 failures.append(f"{statement}: {str(exc).splitlines()[0]}")
         finally:

@@ -1,4 +1,4 @@
-"""Write costs independent of history (issue 20, migration 0010): the reviewer's score entry finds
+"""Write costs independent of history (issue 20, folded into the baseline): the reviewer's score entry finds
 what its policy needs on the question row itself, whatever the number of runs before it.
 
 The figures are bench/ledger_writes.py's; these tests assert the plan and the behaviour that make
@@ -9,10 +9,8 @@ admits exactly the rows it admitted before.
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 from psycopg import errors
-from psycopg.conninfo import make_conninfo
 
 from tests.builders import record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
@@ -84,7 +82,7 @@ def test_the_reviewer_cannot_change_the_rows_reviewer(connect_as, history, revie
 
 
 def test_the_policy_admits_what_it_admitted(admin, connect_as, reviewers, history):
-    """Each reviewer reads and scores its own runs' question rows only, as before 0010."""
+    """Each reviewer reads and scores its own runs' question rows only, as when the policy read its runs."""
     run_id, questions = history
     mine = connect_as(REVIEWER_ROLE)
     other = connect_as(OTHER_REVIEWER_ROLE)
@@ -97,58 +95,3 @@ def test_the_policy_admits_what_it_admitted(admin, connect_as, reviewers, histor
     assert mine.execute("UPDATE evalledger.brain_eval_question_score SET total_claims = 2, "
                         "hallucinations_detected = 0 WHERE eval_run_id = %s AND question_id = %s",
                         (run_id, questions[0])).rowcount == 1
-
-
-@pytest.fixture
-def before_0010(admin, dsn, tmp_path):
-    """A database migrated up to (not including) 0010, on the same server; its DSN."""
-    from evalledger.core.migrate import expand_includes, migrate, migrations_dir
-
-    name = "evalledger_before_0010"
-    admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    admin.execute(f"CREATE DATABASE {name}")
-    for path in sorted(migrations_dir().glob("*.sql")):
-        if path.name < "0010" and not path.name.endswith(".rollback.sql"):
-            (tmp_path / path.name).write_text(expand_includes(path))
-    before = make_conninfo(dsn, dbname=name)
-    migrate(before, tmp_path)
-    yield before
-    admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
-
-
-def test_the_migration_backfills_rows_written_before_it(before_0010, reviewers):
-    """Question rows recorded before 0010 get their run's reviewer, and its reviewer still scores them."""
-    from evalledger.core.migrate import migrate
-    from evalledger.suites.brain_eval.store import add_reviewer
-
-    with psycopg.connect(before_0010, autocommit=True) as conn:
-        conn.execute("SET search_path = evalledger, public")
-        reviewer = add_reviewer(conn, REVIEWER_ROLE, "R")
-        record_run(conn, reviewer, review_conn=conn)
-        open_run = record_run(conn, reviewer, review=False, complete=False)
-    migrate(before_0010)
-    with psycopg.connect(before_0010, autocommit=True) as conn:
-        assert conn.execute("SELECT count(*), count(*) FILTER (WHERE q.run_reviewer_user_id = l.reviewer_user_id) "
-                            "FROM evalledger.brain_eval_question_score q "
-                            "JOIN evalledger.brain_eval_log l USING (eval_run_id)").fetchone() == (60, 60)
-        # The triggers are back as they were: the reviewer's entry is checked and trailed.
-        conn.execute(f"SET ROLE {REVIEWER_ROLE}")
-        question = conn.execute("SELECT question_id FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s "
-                                "ORDER BY question_id LIMIT 1", (open_run,)).fetchone()[0]
-        assert conn.execute("UPDATE evalledger.brain_eval_question_score SET total_claims = 2, hallucinations_detected = 0 "
-                            "WHERE eval_run_id = %s AND question_id = %s", (open_run, question)).rowcount == 1
-        conn.execute("RESET ROLE")
-        assert conn.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
-                            (open_run,)).fetchone()[0] == 2
-        triggers = dict(conn.execute(
-            "SELECT tgname, pg_get_triggerdef(t.oid) || ' ' || tgenabled::text FROM pg_trigger t "
-            "WHERE tgrelid = 'evalledger.brain_eval_question_score'::regclass AND NOT tgisinternal").fetchall())
-        assert triggers["brain_eval_question_score_10_write"].endswith(
-            "BEFORE INSERT OR UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
-            "evalledger.brain_eval_question_score_write_v4() A")
-        assert triggers["brain_eval_question_score_15_judge"].endswith(
-            "BEFORE UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
-            "evalledger.brain_eval_question_score_judge_v1() A")
-        assert triggers["brain_eval_question_score_20_trail"].endswith(
-            "AFTER UPDATE ON evalledger.brain_eval_question_score FOR EACH ROW EXECUTE FUNCTION "
-            "evalledger.brain_eval_review_trail_v1() A")

@@ -372,7 +372,7 @@ def test_dashboard_prints_each_panel(demo_env, admin, panel):
 
 def test_dashboard_alone_lists_the_panels_in_the_views_own_words(dsn):
     document = read_json(run_cli("dashboard", "--json", env={"DATABASE_URL": dsn}), "core", "panels")
-    # Seed 002's seven views and migration 0008's eight, each described by its own COMMENT.
+    # Seed 002's seven views and the readers' side's eight, each described by its own COMMENT.
     assert len(document["rows"]) == 15 and all(r["shows"] for r in document["rows"])
     unknown = run_cli("dashboard", "nope", env={"DATABASE_URL": dsn})
     assert unknown.code == 3

@@ -219,7 +219,7 @@ def test_doctor_fails_when_a_table_is_not_journalled(env, admin):
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute("CREATE TABLE evalledger.unjournalled (id bigint PRIMARY KEY)")
-        admin.execute("CALL evalledger.seal_tables_v1()")
+        admin.execute("CALL evalledger.seal_tables_v2()")
     result = run_cli("doctor", env=env)
     assert result.code == 1
     assert "fail  journal: unjournalled no journal trigger unjournalled_90_journal " in result.out
@@ -229,7 +229,7 @@ def test_verify_says_in_one_line_that_a_table_has_a_column_canon_v1_cannot_write
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute("CREATE TABLE evalledger.blobs (id bigint PRIMARY KEY, data bytea)")
-        admin.execute("CALL evalledger.seal_tables_v1()")
+        admin.execute("CALL evalledger.seal_tables_v2()")
     result = run_cli("ledger", "verify", env=env)
     assert result.code == 3 and result.err.count("\n") == 1
     assert "canon-v1 has no form for column blobs.data of type bytea" in result.err

@@ -89,3 +89,46 @@ def test_a_package_older_than_its_ledger_still_reads(newer_ledger):
     result = run_cli("target", "list", env={"DATABASE_URL": newer_ledger})
     assert result.code == 0, result.err
     assert "AGT-901" in result.out
+
+
+# The migrations the pre-releases applied after 0001.baseline, which the 0.1.0 fold folded into it.
+PRE_RELEASE = ("0005.insiders", "0006.journal", "0007.runs", "0008.bi", "0010.write-costs", "0011.reference-clock",
+               "0012.question-verdict")
+
+
+@pytest.fixture
+def pre_release_ledger(dsn, admin):
+    """The test database as a pre-release evalledger left it: the folded migrations applied too."""
+    for migration_id in PRE_RELEASE:
+        admin.execute("INSERT INTO public._yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+                      "VALUES (md5(%s), %s, now() AT TIME ZONE 'UTC')", (migration_id, migration_id))
+    return dsn
+
+
+REBUILD = (f"the ledger was built by a pre-release evalledger: its migrations {', '.join(PRE_RELEASE)} were folded "
+           f"into 0001.baseline before the release, so evalledger {V} can neither use nor upgrade it; rebuild it "
+           "(a new database: `evalledger db reset --yes` for the embedded one, then `evalledger db migrate`)")
+
+
+def test_doctor_on_a_pre_release_ledger_says_to_rebuild_it(pre_release_ledger):
+    result = run_cli("doctor", env={"DATABASE_URL": pre_release_ledger})
+    assert result.code == 1
+    assert version_line(result.out) == (f"fail  version: evalledger {V}, the ledger's last migration "
+                                        f"{FIRST_POST_RELEASE}: {REBUILD}; every command that writes refuses (exit 3)")
+
+
+@pytest.mark.parametrize("command", [
+    ("target", "add", "BOT-7", "--kind", "bot", "--name", "A bot"),
+    ("db", "migrate"),  # no migration upgrades it: never "up to date"
+])
+def test_a_pre_release_ledger_is_refused_in_one_line(pre_release_ledger, admin, command):
+    before = admin.execute("SELECT count(*) FROM evalledger.target").fetchone()[0]
+    result = run_cli(*command, env={"DATABASE_URL": pre_release_ledger})
+    assert (result.code, result.out, result.err) == (3, "", f"evalledger: error: {REBUILD}\n")
+    assert admin.execute("SELECT count(*) FROM evalledger.target").fetchone()[0] == before
+
+
+def test_a_newer_ledger_is_not_taken_for_a_pre_release(newer_ledger):
+    """Only a migration sorting before the package's last one is a pre-release's."""
+    result = run_cli("doctor", env={"DATABASE_URL": newer_ledger})
+    assert version_line(result.out).startswith("warn  version: ")

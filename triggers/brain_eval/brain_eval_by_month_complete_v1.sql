@@ -1,5 +1,5 @@
 -- brain_eval_by_month_complete_v1: after a run's completion (completed_at set, the decision
--- computed by brain_eval_log_decide_v1 before it), add the run to the by-month panel tables: its
+-- computed by brain_eval_log_decide_v2 before it), add the run to the by-month panel tables: its
 -- month rows are summed in the same transaction, so a panel never counts a run the ledger does not
 -- hold completed, nor misses one it does. SECURITY DEFINER: the tables take rows from the code
 -- role alone.

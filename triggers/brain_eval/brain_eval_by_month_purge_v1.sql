@@ -1,4 +1,4 @@
--- brain_eval_by_month_purge_v1: after runs leave the ledger (retention_purge_v1 deletes them, their
+-- brain_eval_by_month_purge_v1: after runs leave the ledger (retention_purge_v2 deletes them, their
 -- question rows, drafts and trail first), recount the by-month panel tables for every month the
 -- departed runs were recorded in: those months' rows are deleted and rebuilt from the completed
 -- runs that remain (held ones among them), so the auditor's aggregates never count a purged run.

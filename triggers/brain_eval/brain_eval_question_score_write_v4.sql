@@ -1,5 +1,5 @@
 -- brain_eval_question_score_write_v4: brain_eval_question_score_write_v3 without the part that reads
--- what a row is judged by (migration 0012): on UPDATE it checks only who may change what, and the
+-- what a row is judged by (issue 17, class 8): on UPDATE it checks only who may change what, and the
 -- row is then judged by brain_eval_question_score_judge_v1, the next BEFORE UPDATE trigger, which
 -- reads the question's pass thresholds with the code role's rights so that the reviewer never can.
 -- As v3: question rows join only runs in progress, as the run's loaded catalog describes the

@@ -1,5 +1,5 @@
 -- drop_guard_v1: no trigger, policy, rule, table, view, function or schema of the ledger is dropped,
--- except a capture partition past retention inside the retention purge (retention_purge_v1). It lives in a schema the
+-- except a capture partition past retention inside the retention purge (retention_purge_v2). It lives in a schema the
 -- no application role can use, so that neither DROP FUNCTION ... CASCADE nor DROP SCHEMA evalledger
 -- CASCADE can take the guard away first. The capture functions are called
 -- dynamically: when a DROP SCHEMA cascades, they are already gone by the time this runs.

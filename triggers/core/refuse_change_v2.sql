@@ -1,5 +1,5 @@
 -- refuse_change_v2: the append-only guard. A DELETE passes only inside the retention purge
--- (retention_purge_v1, its transaction's marker) and only for a row that retention_due_v1 finds
+-- (retention_purge_v2, its transaction's marker) and only for a row that retention_due_v1 finds
 -- past the purge horizon and under no legal hold; every UPDATE it guards, and every TRUNCATE, is
 -- refused, whoever asks (the owner role and a superuser included).
 CREATE FUNCTION evalledger.refuse_change_v2() RETURNS trigger

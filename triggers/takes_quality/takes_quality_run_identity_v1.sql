@@ -1,5 +1,5 @@
 -- takes_quality_run_identity_v1: the rest of a takes-quality run's identity, after the seed's four
--- fingerprints (takes_quality_run_admit_v1 fills in the rubric's and the panel's). scope_sha8 is
+-- fingerprints (takes_quality_run_admit_v2 fills in the rubric's and the panel's). scope_sha8 is
 -- the database's fingerprint of where the sample was drawn from: the source, the path of an fs
 -- corpus and the slug prefix (each is in the receipt, and the prefix is in the judges' prompt), so
 -- a run over files never reads back a run over the database. judges says how the run is judged,

@@ -1,5 +1,5 @@
 -- takes_quality_verdict_sequence_v1: where a judge's row falls among the rows of its call, before
--- the verdict is admitted (takes_quality_verdict_admit_v1). retry_no is the database's: 0 for the
+-- the verdict is admitted (takes_quality_verdict_admit_v2). retry_no is the database's: 0 for the
 -- first row of a judge in a cycle, one more for each row after. A row follows only a started
 -- call (its answer, or a new start after a runner that stopped) or a failure outside the judge's
 -- content (a provider error, a call the budget did not allow): a judge that answered has its

@@ -1,6 +1,6 @@
 -- work_quality_snapshot_identity_v1: a snapshot's identity is its target, its run id and how it
 -- was judged (live or recorded), so recorded replies never occupy a live run's id. After
--- work_quality_snapshot_admit_v1: a run's previous snapshot is the target's latest completed one
+-- work_quality_snapshot_admit_v2: a run's previous snapshot is the target's latest completed one
 -- judged the same way (a live run is never compared with recorded replies, nor shown them); an
 -- imported file was judged live unless its note says its replies were the recorded ones.
 CREATE FUNCTION evalledger.work_quality_snapshot_identity_v1() RETURNS trigger

@@ -6,7 +6,7 @@
 -- family is its provider, and a judge of the assessed run's family is flagged. The relative
 -- judgement (better/same/worse per dimension) is kept only when there is a previous snapshot.
 -- Rows of an imported snapshot come from its own file (inserted by work_quality_import_verdicts_v1).
--- The snapshot is locked FOR SHARE, so a completion (work_quality_snapshot_decide_v2) waits for this
+-- The snapshot is locked FOR SHARE, so a completion (work_quality_snapshot_decide_v3) waits for this
 -- verdict or this verdict for it; one that does not exist, is complete, or is one the runner may
 -- not read (caller_reads_v1: a cold one) is refused in one way.
 CREATE FUNCTION evalledger.work_quality_verdict_admit_v2() RETURNS trigger

@@ -1,5 +1,5 @@
 -- work_quality_verdict_sequence_v1: where a judge's row falls among the rows of its call on a
--- snapshot, before the verdict is admitted (work_quality_verdict_admit_v1). retry_no is the
+-- snapshot, before the verdict is admitted (work_quality_verdict_admit_v2). retry_no is the
 -- database's: 0 first, one more for each row after. A row follows only a started call (its answer,
 -- or a new start after a runner that stopped), a failure outside the judge's content (a provider
 -- error, a call the budget did not allow), or, while no judge of the snapshot has contributed,

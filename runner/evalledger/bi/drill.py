@@ -19,7 +19,7 @@ from . import agreement
 from .panels import dicts
 
 QUERIES = Queries(__package__)
-# The question row's criteria, in the order question_passes_v1 checks them: (key, what, value column, comparison).
+# The question row's criteria, in the order question_passes_v2 checks them: (key, what, value column, comparison).
 QUESTION_CRITERIA = (
     ("max_hallucinations", "hallucinations", "hallucinations_detected", "≤"),
     ("min_citation_rate", "citation rate", "citation_rate", "≥"),

@@ -466,7 +466,7 @@ PANELS = {
     "cost_per_run_v1": "evalledger.suites.brain_eval",
     "prompt_drift_v1": "evalledger.suites.brain_eval",
     "work_quality_history_v1": "evalledger.suites.work_quality",
-    # Migration 0008's.
+    # The readers' side's (issue 22).
     "most_failing_questions_v2": "evalledger.suites.brain_eval",
     "stale_fixture_pass_rate_v2": "evalledger.suites.brain_eval",
     "stale_fixture_by_month_v1": "evalledger.suites.brain_eval",

@@ -10,7 +10,7 @@ from .. import __version__
 from . import db, queries
 from .migrate import status
 from .retention import RETENTION_ROLE
-from .versions import ledger_versions, newer_ledger_message
+from .versions import ledger_message, ledger_versions, newer_ledger_message
 
 LEDGER_TABLES = ("target", "rubric", "rubric_activation", "reviewer", "prompt_tuner", "brain_analysis_log",
                  "brain_eval_log", "brain_eval_question_score", "legal_hold", "legal_hold_release")
@@ -104,6 +104,9 @@ def _version(conn: psycopg.Connection) -> list[Finding]:
         return [Finding("warn", "version", f"evalledger {__version__}; the ledger's migrations are not readable "
                                            "by this user, so which one is newer is unknown")]
     said = f"evalledger {found.package}, the ledger's last migration {found.last_applied or 'none'}"
+    if found.folded:
+        return [Finding("fail", "version", f"{said}: {ledger_message(found)}; every command that writes "
+                                           "refuses (exit 3)")]
     if found.unknown:
         return [Finding("warn", "version", f"{said}: {newer_ledger_message(found)}; every command that writes "
                                            "refuses (exit 3) until then")]
@@ -201,7 +204,7 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
 
 def _large_objects(conn: psycopg.Connection) -> list[Finding]:
     """Any login may store large objects (outside every ledger table) unless a superuser revoked
-    their creation, as migration 0005 does where it can: quiet when revoked."""
+    their creation, as the baseline does where it can: quiet when revoked."""
     creators = [r[0] for r in conn.execute(queries.get("doctor_large_object_creation"))]
     if not creators:
         return []

@@ -31,6 +31,7 @@ from . import queries
 from .db import unreachable
 from .errors import EvalledgerError
 from .paths import migrations_dir
+from .versions import refuse_pre_release_ledger
 
 _INCLUDE = re.compile(r"^\\ir\s+(\S+)\s*$", re.MULTILINE)
 
@@ -163,6 +164,9 @@ def migrate(dsn: str, directory: Path | None = None) -> list[str]:
     migrations = read_migrations(directory)
     with backend_for(dsn) as backend:
         with backend.lock():
+            # A pre-release's ledger would otherwise be "up to date", or take a migration written for
+            # the release's schema on top of another.
+            refuse_pre_release_ledger(backend.connection, [m.id for m in migrations])
             pending = backend.to_apply(migrations)
             backend.apply_migrations(pending)
     return [m.id for m in pending]

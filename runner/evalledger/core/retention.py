@@ -1,7 +1,7 @@
 """Retention tiers (seed 002): legal holds, the retention plan and the purge.
 
-The database decides everything: which rows are hot, cold or due (retention_plan_v1), and what
-the purge deletes (retention_purge_v1, the retention role's alone). This module only calls them
+The database decides everything: which rows are hot, cold or due (retention_plan_v2), and what
+the purge deletes (retention_purge_v2, the retention role's alone). This module only calls them
 as the right role and turns their refusals into sentences.
 """
 

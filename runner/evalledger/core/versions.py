@@ -4,6 +4,12 @@ A package knows the migrations it ships. A ledger lacking some of them is behind
 migrate` applies them); a ledger holding a migration the package does not know was migrated by a
 newer evalledger, whose guards and views this package may not match, so this package refuses to
 write to it (exit 3, one line) until it is upgraded. Reading stays possible.
+
+A migration the package does not know that sorts before the package's own last one was not made by
+a newer evalledger, which only adds migrations after the ones it shipped: it is a pre-release's,
+which the release folded into its baseline (0.1.0 folded 0002-0012 into 0001.baseline). No
+migration upgrades such a ledger, so it is refused the same way (writes, and `db migrate` too) with
+one line saying it must be rebuilt.
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ from .paths import migrations_dir
 
 class LedgerNewerThanPackage(EvalledgerError):
     """The ledger has migrations this package does not know: writing is refused."""
+
+
+class LedgerFromAPreRelease(EvalledgerError):
+    """The ledger has migrations a pre-release shipped and the release folded away: it must be rebuilt."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,11 @@ class Versions:
         """Migrations the ledger has applied that this package does not ship."""
         return [m for m in self.applied if m not in self.known]
 
+    @property
+    def folded(self) -> list[str]:
+        """Unknown migrations sorting before this package's last one: a pre-release's, folded since."""
+        return pre_release_migrations(self.applied, self.known)
+
 
 def package_migrations() -> list[str]:
     """The ids of the migrations this package ships, in the order they apply."""
@@ -58,13 +73,44 @@ def ledger_versions(conn: psycopg.Connection) -> Versions | None:
     return Versions(__version__, package_migrations(), applied)
 
 
+def pre_release_migrations(applied: list[str], known: list[str]) -> list[str]:
+    """The applied migrations not in known that sort before known's last one."""
+    return [m for m in applied if m not in known and known and m < max(known)]
+
+
 def newer_ledger_message(versions: Versions) -> str:
     return (f"the ledger has migration {', '.join(versions.unknown)}, which evalledger {versions.package} "
             "does not know: upgrade evalledger before writing to this ledger")
 
 
+def pre_release_message(package: str, folded: list[str], baseline: str) -> str:
+    return (f"the ledger was built by a pre-release evalledger: its migrations {', '.join(folded)} were folded "
+            f"into {baseline} before the release, so evalledger {package} can neither use nor upgrade it; "
+            "rebuild it (a new database: `evalledger db reset --yes` for the embedded one, then `evalledger db migrate`)")
+
+
+def ledger_message(versions: Versions) -> str:
+    """Why this package refuses to write to the ledger (a pre-release's, or a newer evalledger's)."""
+    if versions.folded:
+        return pre_release_message(versions.package, versions.folded, versions.known[0])
+    return newer_ledger_message(versions)
+
+
 def refuse_newer_ledger(conn: psycopg.Connection) -> None:
-    """Raise LedgerNewerThanPackage when the ledger was migrated by a newer evalledger."""
+    """Raise LedgerFromAPreRelease when a pre-release built the ledger, LedgerNewerThanPackage when
+    a newer evalledger migrated it."""
     versions = ledger_versions(conn)
+    if versions is not None and versions.folded:
+        raise LedgerFromAPreRelease(ledger_message(versions))
     if versions is not None and versions.unknown:
         raise LedgerNewerThanPackage(newer_ledger_message(versions))
+
+
+def refuse_pre_release_ledger(conn: psycopg.Connection, known: list[str]) -> None:
+    """Before migrating: raise LedgerFromAPreRelease when a pre-release built the ledger (no
+    migration of known upgrades it)."""
+    if not conn.execute(queries.get("migrations_readable")).fetchone()[0]:
+        return
+    applied = [row[0] for row in conn.execute(queries.get("applied_migrations"))]
+    if folded := pre_release_migrations(applied, known):
+        raise LedgerFromAPreRelease(pre_release_message(__version__, folded, min(known)))

@@ -23,7 +23,7 @@ WAIT_HELP = ("Wait up to SECONDS for transactions running now to finish, so thei
 def installed(conn) -> None:
     """Refuse, in one line, a database the journal's migration has not reached."""
     if not conn.execute(journal.QUERIES["installed"]).fetchone()[0]:
-        raise EvalledgerError("this database has no journal yet (migration 0006.journal): run `evalledger db migrate`")
+        raise EvalledgerError("this database has no journal yet: run `evalledger db migrate`")
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@
 The window is ``[since, until)`` on ``created_at``:
 
 - ``until`` (exclusive) is the export bound the database hands out
-  (``capture_export_bound_v1()``: every row stamped before it is committed and visible, no row
+  (``capture_export_bound_v2()``: every row stamped before it is committed and visible, no row
   stamped later can be earlier), or ``--until`` when that is earlier;
 - ``since`` (inclusive) is ``--since``: a duration back from that bound (``7d``) or an absolute
   timestamp; absent, the window has no lower bound.

@@ -1,6 +1,6 @@
 """takes-quality receipts (seed 000, schema_version 1): disk copies, reading, and rendering.
 
-The database builds a receipt (takes_quality_receipt_v1) when a run completes; this module only
+The database builds a receipt (takes_quality_receipt_v3) when a run completes; this module only
 orders its keys for people, writes the disk copy atomically, reads one back (no database
 needed) and renders it as text. It never recomputes a verdict.
 """
