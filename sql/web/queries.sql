@@ -5,8 +5,10 @@
 -- The signed-in login, which kinds of ledger user it is (by role membership: what the app offers
 -- it), and what the app refuses to sign in: a login that is, or may become by SET ROLE, a superuser,
 -- a role that bypasses row-level security or creates roles, or the ledger's code or owner role; and
--- a session whose role is not its login (a role default that switches it at connect).
+-- a session whose role is not its login (a role default that switches it at connect). And whether
+-- the server is a standby, where a reviewer could save nothing.
 SELECT session_user::text AS login,
+       pg_is_in_recovery() AS standby,
        session_user <> current_user AS switched,
        EXISTS (SELECT 1 FROM pg_roles r
                 WHERE (r.rolsuper OR r.rolbypassrls OR r.rolcreaterole

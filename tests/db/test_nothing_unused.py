@@ -107,7 +107,7 @@ def test_every_function_and_view_is_used(admin):
 
 
 # What the folds dropped: refuse_change_v1 (the append-only guard refuse_change_v2 replaced),
-# capture_purge_v1 (the old purge entry point, which a refusal's HINT still names), and
+# capture_purge_v1 (the old purge entry point), and
 # seal_tables_v1 (the seal seal_tables_v2 replaced, used by nothing but the migrations' CALLs).
 SUPERSEDED = {
     "refuse_change_v1": "RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'append-only'; END $$",

@@ -262,12 +262,16 @@ def reported_from_a_paused_standby(primary, url: str, folder: Path) -> None:
 
 def served_to_readers_from(primary, url: str) -> None:
     """`evalledger serve` on the standby signs the auditor and RevOps in, as their own logins, and
-    shows each the runs its tier holds: the auditor the 25-month-old run, RevOps not."""
+    shows each the runs its tier holds: the auditor the 25-month-old run, RevOps not. A reviewer,
+    who could save nothing there, is refused and sent to the primary's app, though the app was
+    not told it serves readers only: the standby says so itself."""
     from evalledger.web.app import create_app
+    from evalledger.web.auth import READERS_ONLY
     from tests.web.conftest import Client, Served
 
+    reviewer = "evalledger_test_standby_reviewer"
     with psycopg.connect(primary.url(), autocommit=True) as admin:
-        for login, role in READERS.items():
+        for login, role in {**READERS, reviewer: "evalledger_reviewer"}.items():
             ensure_login_role(admin, login, role)
         wanted = admin.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
     with psycopg.connect(url, autocommit=True) as standby:
@@ -287,10 +291,16 @@ def served_to_readers_from(primary, url: str) -> None:
                 pages[login] = page.text
             finally:
                 reader.close()
+        sent_away = Client(served.base)
+        try:
+            refused = sent_away.sign_in(reviewer)
+            assert refused.status_code == 403 and READERS_ONLY in refused.text
+        finally:
+            sent_away.close()
     finally:
         served.stop()
         with psycopg.connect(primary.url(), autocommit=True) as admin:
-            for login in READERS:
+            for login in (*READERS, reviewer):
                 admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(login)))
     auditor, revops = pages.values()
     assert str(primary.hot) in auditor and str(primary.cold) in auditor

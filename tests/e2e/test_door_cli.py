@@ -279,6 +279,13 @@ def test_a_bad_read_url_is_one_error_naming_it_for_every_reader(given, env, says
         assert said["report"].endswith("check that it runs and that --read-url (or DATABASE_READ_URL) names it")
 
 
+def test_serve_refuses_a_bad_read_url_as_the_readers_do():
+    """serve takes --read-url only as a flag (it serves reviewers too, so DATABASE_READ_URL does not
+    move it), and a bad one is the readers' line and exit 3, before anything listens."""
+    said = one_line_error(run_cli("serve", "--read-url", "not a url", env={"DATABASE_URL": None, "DATABASE_READ_URL": None}))
+    assert said.startswith("--read-url: not a PostgreSQL connection string ("), said
+
+
 def test_a_connection_lost_mid_run_says_the_same_command_resumes(dsn, admin, standin, tmp_path):
     from tests.e2e.test_takes_quality_cli import CORPUS, write_jsonl
 

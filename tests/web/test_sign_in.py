@@ -343,3 +343,27 @@ def test_serve_on_every_address_needs_the_names_it_answers_for():
     assert "--host 0.0.0.0 listens on every address: give --allowed-host NAME" in refused.err
     alone = run_cli("serve", "--certfile", os.devnull, "--database-url", "postgresql://nowhere/x")
     assert alone.code == 3 and "--certfile and --keyfile go together" in alone.err
+
+
+def test_an_app_serving_readers_only_sends_reviewers_to_the_primary(serve, client, web, web_admin, roles):
+    """`serve --read-url` (or any app on a standby) serves auditors and RevOps: a reviewer's login is
+    refused at sign-in, saying where to go, and leaves no session and no connection behind; a login
+    that is both reviewer and auditor reads, and is offered no review queue."""
+    base = serve(readers_only=True)
+    alone = roles()  # a reviewer no other app of the module holds connections for
+    reviewer = client(base)
+    refused = reviewer.sign_in(alone)
+    assert refused.status_code == 403
+    assert ("sign-in refused: this app serves auditors and RevOps from a copy of the ledger that takes no writes "
+            "(a standby, or --read-url): reviewers sign in to the review app on the primary") in refused.text
+    assert "evalledger_session" not in reviewer.http.cookies
+    assert login_connections(web_admin, alone, at_most=0) == 0
+    auditor = client(base)
+    assert auditor.sign_in(AUDITOR_ROLE).headers["location"] == "/"
+    assert auditor.http.get("/").headers["location"] == "/runs"
+    both = roles("", ("evalledger_reviewer", "evalledger_auditor"))
+    reader = client(base)
+    assert reader.sign_in(both).status_code == 303
+    assert reader.http.get("/").headers["location"] == "/runs"
+    assert reader.http.get(f"/runs/{web.completed_a}").status_code == 200
+    assert reader.http.get("/queue").status_code == 403

@@ -1,6 +1,7 @@
 -- capture_refuse_change_v1: the append-only guard of the capture tables. UPDATE and TRUNCATE are
--- always refused. DELETE passes only inside evalledger.capture_purge_v1() (its transaction-local
--- marker) and only for a failure or key row recorded before the purge horizon;
+-- always refused. DELETE passes only inside the retention purge (retention_purge_v2, through its
+-- transaction-local capture marker) and only for a failure or key row recorded before the purge
+-- horizon, counted in UTC from the statement's clock (purge_horizon_at_v1) as the purge counts it;
 -- captured rows themselves leave only with their whole monthly partition.
 CREATE FUNCTION evalledger.capture_refuse_change_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -9,11 +10,11 @@ BEGIN
        AND evalledger.capture_purging_v1()
        AND (to_jsonb(OLD) ->> CASE TG_TABLE_NAME WHEN 'eval_capture_failures' THEN 'recorded_at'
                                                  ELSE 'created_at' END)::timestamptz
-           < now() - evalledger.purge_horizon_v1() THEN
+           < evalledger.purge_horizon_at_v1() THEN
         RETURN OLD;
     END IF;
     RAISE EXCEPTION 'evalledger: % is append-only: % refused', TG_TABLE_NAME, TG_OP
         USING ERRCODE = 'insufficient_privilege',
-              HINT = 'capture rows leave only through evalledger.capture_purge_v1(), past the purge horizon';
+              HINT = 'capture rows leave only through the retention purge (evalledger retention apply), past the purge horizon';
 END;
 $$;

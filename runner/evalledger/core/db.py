@@ -38,7 +38,7 @@ def database_url(start: bool = True) -> str:
     """--database-url, else DATABASE_URL, else the embedded server (started on demand)."""
     url = _explicit_url or os.environ.get("DATABASE_URL")
     if url:
-        _check_url(url)
+        check_url(url)
         return url
     from .embedded import EmbeddedServer
 
@@ -113,7 +113,7 @@ def _source(url: str) -> str:
     return "DATABASE_URL"
 
 
-def _check_url(url: str) -> None:
+def check_url(url: str) -> None:
     """A connection string libpq can read, or a message naming where it came from."""
     try:
         psycopg.conninfo.conninfo_to_dict(url)
@@ -149,7 +149,7 @@ def connect(url: str | None = None, *, role: str | None = None, autocommit: bool
     A connection that may write (any but the auditor's and RevOps', unless writes=False) is
     refused when the ledger has migrations this package does not know."""
     url = url or database_url()
-    _check_url(url)
+    check_url(url)
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
     except psycopg.OperationalError as exc:

@@ -152,9 +152,10 @@ class Status:
 def status(dsn: str, directory: Path | None = None) -> Status:
     """Applied and pending migrations of the database at dsn."""
     migrations = read_migrations(directory)
+    # No lock: reading needs none (a migration commits with its mark, so no half-applied one is
+    # seen), and the lock is the installer's: a reader's login, or a standby, may take none.
     with backend_for(dsn) as backend:
-        with backend.lock():
-            pending = {m.id for m in backend.to_apply(migrations)}
+        pending = {m.id for m in backend.to_apply(migrations)}
     ids = [m.id for m in migrations]
     return Status([i for i in ids if i not in pending], [i for i in ids if i in pending])
 

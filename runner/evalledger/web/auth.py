@@ -105,6 +105,8 @@ class _Refusal(Exception):
 
 
 WRONG = "sign-in refused: wrong login or password"
+READERS_ONLY = ("sign-in refused: this app serves auditors and RevOps from a copy of the ledger that takes no writes "
+                "(a standby, or --read-url): reviewers sign in to the review app on the primary")
 
 
 def routes(site: Site, throttle: Throttle | None = None) -> list[Route]:
@@ -138,6 +140,11 @@ def routes(site: Site, throttle: Throttle | None = None) -> list[Route]:
                                 "app signs in reviewers, auditors and RevOps with logins of their own",
                            "a privileged login", counts=False)
         kinds = frozenset(k for k in ("reviewer", "auditor", "revops") if who[k])
+        if who["reviewer"] and (site.readers_only or who["standby"]):
+            kinds -= {"reviewer"}
+            if not kinds:
+                connections.discard(login, conn)
+                raise _Refusal(403, READERS_ONLY, "a reviewer on an app that serves readers only", counts=False)
         if not kinds:
             connections.discard(login, conn)
             raise _Refusal(403, f"{who['login']} is neither a reviewer, an auditor nor RevOps", "no ledger role",

@@ -64,18 +64,23 @@ def served_hosts(host: str, allowed: tuple[str, ...]) -> list[str]:
               help="Behind a TLS proxy: the proxy addresses (comma-separated) whose X-Forwarded-Proto and "
                    "X-Forwarded-For are believed, so requests it forwards over HTTPS get Secure cookies and "
                    "sign-in throttling sees the client's address. Off by default: no header is believed.")
+@click.option("--read-url", metavar="URL",
+              help="Serve readers only, from this PostgreSQL (a standby, say): auditors and RevOps sign in, and "
+                   "reviewers are sent to the app on the primary. serve does not follow $DATABASE_READ_URL, since "
+                   "it serves reviewers too.")
 @click.option("--secure-cookies", is_flag=True,
               help="Mark cookies Secure whatever the request says (TLS in front that sends no X-Forwarded-Proto).")
 @database_option
 def serve_command(host, port, allowed_hosts, idle_minutes, session_hours, max_connections, connections_per_login,
-                  certfile, keyfile, forwarded_allow_ips, secure_cookies):
+                  certfile, keyfile, forwarded_allow_ips, read_url, secure_cookies):
     """Serve the review web app: reviewers score their runs in a browser, auditors and RevOps read.
 
     Each person signs in with their own database login and password, and every query of their
     session runs as that login, so row-level security decides what they see and may change. A
     login the server lets in without its password (trust, peer), a superuser, and a member of the
     ledger's code or owner role are refused. The database is the one every command uses
-    (--database-url, DATABASE_URL or the embedded server). Stop it with Ctrl+C.
+    (--database-url, DATABASE_URL or the embedded server); with --read-url, or on a standby, it
+    serves auditors and RevOps only. Stop it with Ctrl+C.
     """
     import uvicorn
 
@@ -86,9 +91,15 @@ def serve_command(host, port, allowed_hosts, idle_minutes, session_hours, max_co
     if bool(certfile) != bool(keyfile):
         raise EvalledgerError("--certfile and --keyfile go together")
     hosts = served_hosts(host, allowed_hosts)
-    url = db.database_url()
+    if read_url is not None:
+        db.use_read_url(read_url)
+        url = db.read_url()
+        db.check_url(url)
+    else:
+        url = db.database_url()
     app = create_app(url, idle_minutes, session_hours=session_hours, hosts=hosts, secure_cookies=secure_cookies,
-                     connections_per_login=connections_per_login, max_connections=max_connections)
+                     connections_per_login=connections_per_login, max_connections=max_connections,
+                     readers_only=read_url is not None)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
     sign_ins = logging.getLogger("evalledger.web")  # sign-ins, failures and throttling (never a password)
@@ -99,7 +110,8 @@ def serve_command(host, port, allowed_hosts, idle_minutes, session_hours, max_co
         click.echo(f"evalledger: warning: listening on {host}: other machines can reach the sign-in page, and "
                    "passwords travel unencrypted unless TLS is in front", err=True)
     click.echo(f"evalledger review on {scheme}://{host if ':' not in host else f'[{host}]'}:{port}/ "
-               f"(database {db.describe(url)}; answering for {', '.join(hosts)}); Ctrl+C stops it")
+               f"(database {db.describe(url)}{'; readers only' if read_url is not None else ''}; answering for "
+               f"{', '.join(hosts)}); Ctrl+C stops it")
     uvicorn.run(app, host=host, port=port, log_level="info", server_header=False,
                 ssl_certfile=certfile, ssl_keyfile=keyfile,
                 proxy_headers=bool(forwarded_allow_ips), forwarded_allow_ips=forwarded_allow_ips or "")

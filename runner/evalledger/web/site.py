@@ -186,10 +186,11 @@ class Site:
     """The app's shared machinery, handed to each group of pages: page rendering, refusals, the
     current session, work in one transaction on the login's own connection, and cookies."""
 
-    def __init__(self, url: str, sessions: Sessions, secure_cookies: bool = False) -> None:
+    def __init__(self, url: str, sessions: Sessions, secure_cookies: bool = False, readers_only: bool = False) -> None:
         self.url = url
         self.sessions = sessions
         self.secure_cookies = secure_cookies
+        self.readers_only = readers_only
         self.kept = KeptForms()
         self.env = environment()
 
