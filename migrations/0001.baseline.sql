@@ -1434,7 +1434,6 @@ $invoker$;
 \ir ../triggers/capture/capture_dedupe_v1.sql
 \ir ../triggers/capture/capture_refuse_change_v1.sql
 \ir ../sql/capture/capture_purging_v1.sql
-\ir ../sql/capture/capture_partition_expired_v1.sql
 \ir ../sql/capture/capture_partition_expired_v2.sql
 \ir ../sql/capture/capture_make_partition_v2.sql
 \ir ../sql/capture/capture_ensure_partitions_v2.sql
@@ -1477,11 +1476,8 @@ $invoker$;
 -- Retention: the tier clock, holds, what is due, the append-only guard, the plan and the purge
 -- =============================================================================================
 \ir ../triggers/core/retention_clock_v1.sql
-\ir ../sql/core/retention_due_v1.sql
 \ir ../sql/core/retention_purging_v1.sql
-\ir ../triggers/core/refuse_change_v2.sql
 \ir ../triggers/core/retention_purge_log_admit_v1.sql
-\ir ../sql/core/retention_held_v1.sql
 -- UTC windows, READ COMMITTED, holds by the prompt, no snapshot chain pins (issue 17).
 \ir ../sql/core/retention_held_v2.sql
 \ir ../sql/core/retention_due_v2.sql
@@ -1691,8 +1687,8 @@ CREATE TRIGGER eval_work_quality_judge_verdicts_20_tier_clock BEFORE INSERT ON e
 -- Append-only: every UPDATE a table does not explicitly allow (a run's or snapshot's completion),
 -- every DELETE but the retention purge's (refuse_change_v3: inside retention_purge_v2, past the
 -- horizon in UTC, under no hold, a brain's hold by the prompt), and every TRUNCATE are refused, for
--- every role. The journal's own tables and the run claims are never purged: refuse_change_v2
--- refuses every change of theirs as it did when they were added. Row triggers are cloned
+-- every role. The journal's own tables and the run claims are never due (retention_due_v2 knows no
+-- clock of theirs), so every change of theirs is refused. Row triggers are cloned
 -- onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v2 gives each capture
 -- partition its own (capture_refuse_change_v1: capture rows leave with their partition).
 CALL guard_append_only_v1(ARRAY[
@@ -1720,9 +1716,9 @@ CALL guard_append_only_v1(ARRAY[
     'eval_work_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v3',
     'retention_purge_log:UPDATE OR DELETE:refuse_change_v3',
     'brain_prompt:UPDATE OR DELETE:refuse_change_v3',
-    'ledger_identity:UPDATE OR DELETE:refuse_change_v2', 'ledger_journal:UPDATE OR DELETE:refuse_change_v2',
-    'ledger_block:UPDATE OR DELETE:refuse_change_v2', 'ledger_digest:UPDATE OR DELETE:refuse_change_v2',
-    'run_claim:UPDATE OR DELETE:refuse_change_v2']);
+    'ledger_identity:UPDATE OR DELETE:refuse_change_v3', 'ledger_journal:UPDATE OR DELETE:refuse_change_v3',
+    'ledger_block:UPDATE OR DELETE:refuse_change_v3', 'ledger_digest:UPDATE OR DELETE:refuse_change_v3',
+    'run_claim:UPDATE OR DELETE:refuse_change_v3']);
 
 -- =============================================================================================
 -- Row-level security, ENABLE ALWAYS, policies and privileges

@@ -830,7 +830,7 @@ DROP_REFUSED = [
     "DROP POLICY brain_eval_log_reviewer ON evalledger.brain_eval_log",
     "DROP POLICY brain_eval_log_owner_all ON evalledger.brain_eval_log",
     "DROP TABLE evalledger.legal_hold CASCADE",
-    "DROP FUNCTION evalledger.refuse_change_v2() CASCADE",
+    "DROP FUNCTION evalledger.refuse_change_v3() CASCADE",
     "DROP FUNCTION evalledger.criterion_met_v1(jsonb, numeric) CASCADE",
 ]
 
@@ -1044,7 +1044,7 @@ def test_superuser_can_switch_event_triggers_off(admin, event_triggers):
 # =================================================================================================
 def test_owner_cannot_redefine_a_guard_function(admin, connect_as, done_run):
     with pytest.raises(errors.InsufficientPrivilege, match="permission denied for schema evalledger"):
-        connect_as(OWNER).execute("CREATE OR REPLACE FUNCTION evalledger.refuse_change_v2() RETURNS trigger "
+        connect_as(OWNER).execute("CREATE OR REPLACE FUNCTION evalledger.refuse_change_v3() RETURNS trigger "
                                   "LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$")
     refused(admin, admin, "DELETE FROM evalledger.brain_eval_log WHERE eval_run_id = %s", (done_run,),
             error=errors.InsufficientPrivilege, says="brain_eval_log is append-only: DELETE refused")

@@ -321,7 +321,7 @@ INSIDER_DDL = [
      MUST_OWN),
     ("ALTER TABLE evalledger.brain_eval_log DISABLE TRIGGER brain_eval_log_20_decide", MUST_OWN),
     ("ALTER TABLE evalledger.legal_hold OWNER TO evalledger_owner", MUST_OWN),
-    ("ALTER FUNCTION evalledger.refuse_change_v2() SECURITY INVOKER", MUST_OWN),
+    ("ALTER FUNCTION evalledger.refuse_change_v3() SECURITY INVOKER", MUST_OWN),
     ("ALTER FUNCTION evalledger.brain_eval_decide_v2(evalledger.brain_eval_log) SET search_path = evalledger",
      MUST_OWN),
     ("CREATE OR REPLACE FUNCTION evalledger.hot_tier_v1() RETURNS interval LANGUAGE sql IMMUTABLE "
@@ -338,7 +338,7 @@ INSIDER_DDL = [
     ("ALTER TABLE evalledger.eval_candidates ATTACH PARTITION pg_temp.nothing FOR VALUES FROM ('2098-01-01') "
      "TO ('2098-02-01')", MUST_OWN),
     ("CREATE TRIGGER late BEFORE INSERT ON evalledger.legal_hold FOR EACH ROW "
-     "EXECUTE FUNCTION evalledger.refuse_change_v2()", "permission denied for table legal_hold"),
+     "EXECUTE FUNCTION evalledger.refuse_change_v3()", "permission denied for table legal_hold"),
     ("SELECT setval('evalledger.legal_hold_hold_id_seq', 1)", "permission denied for sequence legal_hold_hold_id_seq"),
     # PostgreSQL 17+ words these as a missing privilege, 15 and 16 as a missing ownership.
     ("REINDEX TABLE evalledger.brain_eval_log", "permission denied for table brain_eval_log|must be owner of table"),

@@ -80,7 +80,7 @@ CREATE FUNCTION later_admit_v1() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN NEW.note := upper(NEW.note); RETURN NEW; END $$;
 CREATE FUNCTION later_count_v1() RETURNS bigint LANGUAGE sql STABLE AS $$ SELECT count(*) FROM evalledger.later $$;
 CREATE TRIGGER later_10_admit BEFORE INSERT ON later FOR EACH ROW EXECUTE FUNCTION later_admit_v1();
-CREATE TRIGGER later_00_append_only BEFORE UPDATE OR DELETE ON later FOR EACH ROW EXECUTE FUNCTION refuse_change_v2();
+CREATE TRIGGER later_00_append_only BEFORE UPDATE OR DELETE ON later FOR EACH ROW EXECUTE FUNCTION refuse_change_v3();
 ALTER TABLE later ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY,
     ENABLE ALWAYS TRIGGER later_10_admit, ENABLE ALWAYS TRIGGER later_00_append_only;
 CREATE POLICY later_owner_all ON later TO evalledger_owner USING (true) WITH CHECK (true);

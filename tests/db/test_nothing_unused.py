@@ -106,7 +106,7 @@ def test_every_function_and_view_is_used(admin):
     assert unused(admin) == sorted(f"function {name}" for name in FOLD_PENDING)
 
 
-# What the folds dropped: refuse_change_v1 (the append-only guard refuse_change_v2 replaced),
+# What the folds dropped: refuse_change_v1 (the append-only guard refuse_change_v3 replaced),
 # capture_purge_v1 (the old purge entry point), and
 # seal_tables_v1 (the seal seal_tables_v2 replaced, used by nothing but the migrations' CALLs).
 SUPERSEDED = {

@@ -18,7 +18,7 @@ def test_a_new_table_is_guarded_and_sealed_past_the_ddl_guard(admin, connect_as)
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute("CREATE TABLE evalledger.seal_probe (id int NOT NULL)")
-        admin.execute("CALL evalledger.guard_append_only_v1(ARRAY['seal_probe:UPDATE OR DELETE:refuse_change_v2'])")
+        admin.execute("CALL evalledger.guard_append_only_v1(ARRAY['seal_probe:UPDATE OR DELETE:refuse_change_v3'])")
         admin.execute("CALL evalledger.seal_tables_v2()")
     rls = admin.execute("SELECT relrowsecurity, relforcerowsecurity FROM pg_class"
                         " WHERE oid = 'evalledger.seal_probe'::regclass").fetchone()
@@ -49,6 +49,6 @@ def test_a_new_table_is_guarded_and_sealed_past_the_ddl_guard(admin, connect_as)
 def test_only_the_code_role_runs_the_migration_steps(connect_as, role):
     conn = connect_as(role)
     for call in ("CALL evalledger.seal_tables_v2()",
-                 "CALL evalledger.guard_append_only_v1(ARRAY['target:UPDATE OR DELETE:refuse_change_v2'])"):
+                 "CALL evalledger.guard_append_only_v1(ARRAY['target:UPDATE OR DELETE:refuse_change_v3'])"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for procedure"):
             conn.execute(call)

@@ -27,7 +27,7 @@ BEGIN
             EXECUTE 'SELECT evalledger.capture_purging_v1()' INTO purging;
         END IF;
         IF purging AND dropped.partition IS NOT NULL THEN
-            EXECUTE 'SELECT evalledger.capture_partition_expired_v1($1)' INTO expired USING dropped.partition;
+            EXECUTE 'SELECT evalledger.capture_partition_expired_v2($1)' INTO expired USING dropped.partition;
             CONTINUE WHEN expired;
         END IF;
         RAISE EXCEPTION 'evalledger: DROP refused: % % is part of the ledger', dropped.object_type, dropped.object_identity
