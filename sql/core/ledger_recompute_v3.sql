@@ -19,7 +19,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
           FROM evalledger.brain_eval_log l WHERE l.completed_at IS NOT NULL
         UNION ALL
         SELECT 'brain_eval_question_score', evalledger.journal_key_v1(q), to_jsonb(q),
-               jsonb_build_object('question_passed', evalledger.brain_eval_question_verdict_v1(q)),
+               jsonb_build_object('question_passed', evalledger.brain_eval_question_verdict_v1(
+                   q, evalledger.brain_eval_question_policy_v2(q.eval_run_id, q.question_id))),
                ARRAY['question_passed']
           FROM evalledger.brain_eval_log l JOIN evalledger.brain_eval_question_score q USING (eval_run_id)
          WHERE l.completed_at IS NOT NULL

@@ -15,7 +15,8 @@ from psycopg.types.json import Jsonb
 from evalledger.suites.brain_eval import brains, catalog, store
 from tests.builders import BRAIN_PROMPTS, open_harness_run, prompt_hash, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
-from tests.db.insider_logins import logins, refusal_of, row_counts  # noqa: F401 (fixture)
+from tests.db.insider_logins import (  # noqa: F401 (fixture)
+    in_thread, logins, refusal_of, row_counts, set_zone, wait_until_waiting, zone_that_moves)
 from tests.db.test_retention import age_run, set_clock
 
 COLD = "timezone('UTC', timezone('UTC', now()) - interval '30 months')"
@@ -187,7 +188,7 @@ def test_a_reveal_on_a_cold_run_reads_as_one_on_no_run(admin, logins, reviewer_i
 # pass, before it scores: (statement, the object its refusal names).
 THRESHOLD_READS = [
     (POLICY, "function brain_eval_question_policy_v2"),
-    ("SELECT evalledger.brain_eval_question_verdict_v1(q) FROM evalledger.brain_eval_question_score q "
+    ("SELECT evalledger.brain_eval_question_verdict_v1(q, '{}') FROM evalledger.brain_eval_question_score q "
      "WHERE q.eval_run_id = %s", "function brain_eval_question_verdict_v1"),
     ("SELECT evalledger.question_passes_v2(q, r.definition, ARRAY['AGT-901'], '{\"max_hallucinations\": 0}') "
      "FROM evalledger.brain_eval_question_score q JOIN evalledger.brain_eval_log l USING (eval_run_id) "
@@ -216,12 +217,73 @@ def test_a_reviewer_reads_no_threshold_of_a_question_before_scoring_it(admin, lo
                                              "EXECUTE FUNCTION evalledger.brain_eval_question_score_judge_v1()")
     assert (sqlstate, message) == ("42501", "permission denied for function evalledger.brain_eval_question_score_judge_v1")
     assert row_counts(admin) == before
-    diagnosed = admin.execute(
+    params = {"run": run_id, "diagnosed": diagnosed_question(admin, run_id)}
+    assert reviewer.execute(SCORE, {**params, "h": 0}).fetchone()[0] is True
+    assert reviewer.execute(SCORE, {**params, "h": 1}).fetchone()[0] is False  # EVAL-Q01 allows none
+
+
+SCORE = ("UPDATE evalledger.brain_eval_question_score SET hallucinations_detected = %(h)s, total_claims = 1 + %(h)s, "
+         "narrative_coherence_rating = 4, diagnosis_accuracy_score = CASE WHEN %(diagnosed)s THEN 1.0 END "
+         "WHERE eval_run_id = %(run)s RETURNING question_passed")
+
+
+def answered(admin, logins, harness_runs) -> dict:
+    """The hot harness run's EVAL-Q01 answered, and the score statement's parameters for it."""
+    runner = logins("runner")
+    runner.execute(*answer(runner, harness_runs["hot"], harness_runs["version"]))
+    return {"run": harness_runs["hot"], "diagnosed": diagnosed_question(admin, harness_runs["hot"])}
+
+
+def diagnosed_question(admin, run_id) -> bool:
+    """Whether the rubric scores diagnosis accuracy on the run's one question (then the score gives it)."""
+    return admin.execute(
         "SELECT r.definition -> 'diagnosis_question_types' ? q.question_type FROM evalledger.brain_eval_question_score q "
         "JOIN evalledger.brain_eval_log l USING (eval_run_id) JOIN evalledger.rubric r USING (rubric_id) "
         "WHERE q.eval_run_id = %s", (run_id,)).fetchone()[0]
-    score = ("UPDATE evalledger.brain_eval_question_score SET hallucinations_detected = %(h)s, total_claims = 1 + %(h)s, "
-             "narrative_coherence_rating = 4" + (", diagnosis_accuracy_score = 1.0" if diagnosed else "")
-             + " WHERE eval_run_id = %(run)s RETURNING question_passed")
-    assert reviewer.execute(score, {"h": 0, "run": run_id}).fetchone()[0] is True
-    assert reviewer.execute(score, {"h": 1, "run": run_id}).fetchone()[0] is False  # EVAL-Q01 allows none
+
+
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
+def test_the_judging_trigger_decides_the_same_in_any_zone_and_isolation(admin, logins, harness_runs, isolation):
+    """The judge reads the question's policy with the code role's rights, but through caller_reads_v1
+    (the hot tier, in UTC): a reviewer's crafted TimeZone and its isolation level change no verdict."""
+    params = answered(admin, logins, harness_runs)
+    reviewer = logins("reviewer")
+    zone, hours = zone_that_moves(reviewer, "24 months")
+    set_zone(reviewer, zone)
+    reviewer.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {isolation}")
+    assert reviewer.execute(SCORE, {**params, "h": 0}).fetchone()[0] is True
+    assert reviewer.execute(SCORE, {**params, "h": 1}).fetchone()[0] is False
+    assert admin.execute("SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+                         (params["run"],)).fetchone()[0] is False
+
+
+def test_two_sessions_scoring_one_question_at_once_each_get_their_own_verdict(admin, logins, harness_runs):
+    """The second score waits for the first's row lock, then is judged on its own numbers: the row
+    ends with the last score's verdict, and the trail holds both entries."""
+    params = answered(admin, logins, harness_runs)
+    first, second = logins("reviewer"), logins("reviewer")
+    first.execute("BEGIN")
+    assert first.execute(SCORE, {**params, "h": 0}).fetchone()[0] is True
+    thread, outcome = in_thread(lambda: second.execute(SCORE, {**params, "h": 1}).fetchone()[0])
+    wait_until_waiting(admin, REVIEWER_ROLE)
+    first.execute("COMMIT")
+    thread.join(30)
+    assert outcome == {"result": False}
+    assert admin.execute("SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+                         (params["run"],)).fetchone()[0] is False
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
+                         (params["run"],)).fetchone()[0] >= 2
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="a reviewer reads the verdict of a score it then rolls back: the thresholds can be "
+                          "probed unrecorded until question_passed is hidden from the reviewer (docs/guards.md 22)")
+def test_a_score_rolled_back_reveals_no_verdict(admin, logins, harness_runs):
+    params = answered(admin, logins, harness_runs)
+    reviewer = logins("reviewer")
+    reviewer.execute("BEGIN")
+    verdict = reviewer.execute(SCORE, {**params, "h": 1}).fetchone()[0]
+    reviewer.execute("ROLLBACK")
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
+                         (params["run"],)).fetchone()[0] == 0  # nothing on the record ...
+    assert verdict is None, "... yet the reviewer read whether 1 hallucination passes"

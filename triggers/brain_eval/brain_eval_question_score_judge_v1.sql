@@ -28,7 +28,7 @@ BEGIN
                   CONSTRAINT = 'brain_eval_question_score_claims_within_answer',
                   HINT = 'a claim the answer does not list is unsupported: count it as a hallucination too';
     END IF;
-    NEW.question_passed := evalledger.brain_eval_question_verdict_v1(NEW);
+    NEW.question_passed := evalledger.brain_eval_question_verdict_v1(NEW, judged_by);
     RETURN NEW;
 END;
 $$;
