@@ -75,24 +75,33 @@ def names_in(text: str, names) -> set[str]:
     return {n for n in names if re.search(rf"\b{re.escape(n)}\b", text)}
 
 
+def bodies_of(objects) -> dict[str, str]:
+    """Each function's and view's code by name (every overload's body together)."""
+    bodies: dict[str, str] = {}
+    for _, name, _, body in objects:
+        bodies[name] = bodies.get(name, "") + "\n" + code_of(body or "")
+    return bodies
+
+
+def reached_from(bodies: dict[str, str], start: set[str]) -> set[str]:
+    """start and whatever their bodies name, and what those name, to the end."""
+    reached, frontier = set(start), set(start)
+    while frontier:
+        found = set().union(*(names_in(bodies[name], bodies.keys() - {name}) for name in frontier))
+        frontier = found - reached
+        reached |= frontier
+    return reached
+
+
 def unused(conn: psycopg.Connection) -> list[str]:
     """The functions and views of the ledger that nothing reaches, as 'kind name'."""
     objects = conn.execute(OBJECTS).fetchall()
     names = {name for _, name, _, _ in objects}
-    bodies: dict[str, str] = {}
-    for _, name, _, body in objects:
-        bodies[name] = bodies.get(name, "") + "\n" + code_of(body or "")
-    reached = set(ENTRY_POINTS) & names
+    called = set(ENTRY_POINTS) & names
     for _, text in conn.execute(CALLERS):
-        reached |= names_in(text or "", names)
-    reached |= names_in(named_queries(), names) | names_in(migration_calls(), names)
-    frontier = set(reached)
-    while frontier:
-        found = set()
-        for name in frontier:
-            found |= names_in(bodies[name], names - {name})
-        frontier = found - reached
-        reached |= frontier
+        called |= names_in(text or "", names)
+    called |= names_in(named_queries(), names) | names_in(migration_calls(), names)
+    reached = reached_from(bodies_of(objects), called)
     return sorted(f"{kind} {name}" for _, name, kind, _ in objects if name not in reached)
 
 

@@ -7,7 +7,7 @@ rewritten, and a rewrite to what the old rule said would have read as untampered
 import re
 
 from evalledger.core.paths import database_root
-from tests.db.test_nothing_unused import OBJECTS, code_of, names_in
+from tests.db.test_nothing_unused import OBJECTS, bodies_of, reached_from
 
 # The tables whose rows carry a decision, and the helpers that decide (their versions compared).
 DECIDED_TABLES = ("brain_eval_log", "brain_eval_question_score", "eval_takes_quality_runs",
@@ -19,15 +19,6 @@ TRIGGERS = """
      WHERE t.tgrelid = ANY (%s::regclass[]) AND NOT t.tgisinternal AND t.tgenabled <> 'D'"""
 
 
-def reached_from(bodies: dict[str, str], start: set[str]) -> set[str]:
-    reached, frontier = set(start), set(start)
-    while frontier:
-        found = set().union(*(names_in(bodies[name], bodies.keys() - {name}) for name in frontier))
-        frontier = found - reached
-        reached |= frontier
-    return reached
-
-
 def recompute_entry_point() -> str:
     """The function the `recompute` named query reads (sql/ledger/queries.sql)."""
     text = (database_root() / "sql" / "ledger" / "queries.sql").read_text()
@@ -36,12 +27,11 @@ def recompute_entry_point() -> str:
 
 
 def test_the_recompute_calls_the_deciding_versions_the_triggers_call(admin):
-    bodies: dict[str, str] = {}
-    for _, name, kind, body in admin.execute(OBJECTS).fetchall():
-        if kind == "function":
-            bodies[name] = bodies.get(name, "") + "\n" + code_of(body or "")
+    bodies = bodies_of(admin.execute(OBJECTS).fetchall())
     triggers = {name for (name,) in admin.execute(TRIGGERS, ([f"evalledger.{t}" for t in DECIDED_TABLES],))}
     decided_by = {n for n in reached_from(bodies, triggers) if DECIDING.match(n)}
-    recomputed_by = {n for n in reached_from(bodies, {recompute_entry_point()}) if DECIDING.match(n)}
+    entry = recompute_entry_point()
+    assert entry in bodies, f"the recompute query reads {entry}, which is not installed"
+    recomputed_by = {n for n in reached_from(bodies, {entry}) if DECIDING.match(n)}
     assert decided_by, "no deciding helper found behind the triggers: the pattern no longer names them"
     assert recomputed_by == decided_by
