@@ -1363,6 +1363,7 @@ REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]), seal_tables_v2() FROM 
 \ir ../sql/brain_eval/brain_eval_claims_problem_v1.sql
 \ir ../sql/brain_eval/brain_eval_answer_scores_v1.sql
 \ir ../sql/brain_eval/lock_run_v1.sql
+\ir ../sql/brain_eval/question_fields_needed_v1.sql
 \ir ../sql/brain_eval/question_needs_v2.sql
 \ir ../sql/brain_eval/question_passes_v2.sql
 \ir ../sql/brain_eval/brain_eval_question_policy_v2.sql
@@ -1776,7 +1777,15 @@ CREATE POLICY brain_analysis_log_reviewer ON brain_analysis_log FOR SELECT TO ev
     USING (created_at >= evalledger.hot_tier_start_v1()
            AND analysis_id = ANY (ARRAY(SELECT q.brain_analysis_id FROM evalledger.brain_eval_question_score q)));
 CREATE POLICY reviewer_self ON reviewer FOR SELECT TO evalledger_reviewer USING (role_name = current_user);
-GRANT SELECT ON brain_eval_log, brain_eval_question_score, brain_analysis_log, reviewer TO evalledger_reviewer;
+GRANT SELECT ON brain_eval_log, brain_analysis_log, reviewer TO evalledger_reviewer;
+-- Every column of its question rows but question_passed (issue 17, class 8): a reviewer who read
+-- each verdict as it scored could learn a question's thresholds by scoring, reading and rolling
+-- back, with nothing on the record. The run's decision, once completed, is on brain_eval_log.
+GRANT SELECT (question_score_id, eval_run_id, question_id, brain_analysis_id, question_type, uses_stale_fixture,
+              citation_rate, hallucinations_detected, total_claims, staleness_correctly_recognized,
+              diagnosis_accuracy_score, lever_mapping_violations, confidence_distribution,
+              narrative_coherence_rating, reviewer_comments, created_at, run_created_at, run_reviewer_user_id)
+    ON brain_eval_question_score TO evalledger_reviewer;
 GRANT UPDATE (hallucinations_detected, total_claims, staleness_correctly_recognized, diagnosis_accuracy_score,
                narrative_coherence_rating, reviewer_comments)
     ON brain_eval_question_score TO evalledger_reviewer;
@@ -2086,6 +2095,7 @@ GRANT SELECT ON most_failing_questions_v2, prompt_drift_v2, judge_agreement_v1, 
 -- trigger, a definer, reads them (issue 17, class 8).
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION lock_run_v1(uuid), question_needs_v2(brain_eval_question_score, jsonb, text[]),
+    question_fields_needed_v1(text, boolean, integer, integer, boolean, numeric, integer, integer, jsonb, text[]),
     run_brains_v1(varchar, varchar), brain_eval_levers_v1(varchar, varchar, jsonb), brain_eval_claims_problem_v1(jsonb),
     brain_eval_answer_scores_v1(jsonb, jsonb, jsonb, text[], boolean),
     refuse_supplied_v1(text, jsonb), changed_columns_v1(jsonb, jsonb, text[])

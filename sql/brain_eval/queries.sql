@@ -71,10 +71,19 @@ SELECT 1 FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
 SELECT reviewer_user_id FROM evalledger.reviewer WHERE role_name = %(role_name)s;
 
 -- name: score_question
--- A reviewer scores some of a question's reviewer fields; store.score_question composes the SET list from the fields given.
-UPDATE evalledger.brain_eval_question_score SET {}
- WHERE eval_run_id = %(run)s AND question_id = %(question)s
-RETURNING question_passed;
+-- A reviewer scores some of a question's reviewer fields; store.score_question composes the SET list from the fields given. Returns what the question still needs, never whether it passes: a reviewer reads no verdict before its run completes.
+WITH scored AS (
+    UPDATE evalledger.brain_eval_question_score SET {}
+     WHERE eval_run_id = %(run)s AND question_id = %(question)s
+    RETURNING eval_run_id, question_type, uses_stale_fixture, hallucinations_detected, total_claims,
+              staleness_correctly_recognized, diagnosis_accuracy_score, narrative_coherence_rating,
+              lever_mapping_violations)
+SELECT evalledger.question_fields_needed_v1(q.question_type, q.uses_stale_fixture, q.hallucinations_detected, q.total_claims,
+           q.staleness_correctly_recognized, q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.lever_mapping_violations,
+           r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash)) AS needs
+  FROM scored q
+  JOIN evalledger.brain_eval_log l USING (eval_run_id)
+  JOIN evalledger.rubric r USING (rubric_id);
 
 -- name: insert_import
 -- An audited import of historical runs; the database stamps who, when and the transaction.
@@ -376,7 +385,7 @@ SELECT q.question_id, q.question_type, q.uses_stale_fixture, coalesce(c.question
 -- The open runs waiting for the current reviewer (its own login, through the reviewer registry), oldest first: how many questions still lack a field their criteria need, and whether the run is signed off.
 SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.question_catalog_version,
        l.started_at, l.question_count,
-       count(q.question_id) FILTER (WHERE cardinality(evalledger.question_needs_v2(q, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash))) > 0)
+       count(q.question_id) FILTER (WHERE cardinality(evalledger.question_fields_needed_v1(q.question_type, q.uses_stale_fixture, q.hallucinations_detected, q.total_claims, q.staleness_correctly_recognized, q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.lever_mapping_violations, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash))) > 0)
            AS questions_to_score,
        EXISTS (SELECT 1 FROM evalledger.brain_eval_run_review v WHERE v.eval_run_id = l.eval_run_id) AS signed_off
   FROM evalledger.brain_eval_log l
@@ -390,8 +399,8 @@ SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.
 -- Every question row of a run the current reviewer reviews, in the run's order: the reviewer's fields so far, what each still needs, the automatic scores, and whether its suggestions were shown.
 SELECT q.question_id, q.question_type, q.uses_stale_fixture, q.citation_rate, q.lever_mapping_violations,
        q.confidence_distribution, q.hallucinations_detected, q.total_claims, q.staleness_correctly_recognized,
-       q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.reviewer_comments, q.question_passed,
-       evalledger.question_needs_v2(q, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash)) AS needs,
+       q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.reviewer_comments,
+       evalledger.question_fields_needed_v1(q.question_type, q.uses_stale_fixture, q.hallucinations_detected, q.total_claims, q.staleness_correctly_recognized, q.diagnosis_accuracy_score, q.narrative_coherence_rating, q.lever_mapping_violations, r.definition, evalledger.run_brains_v1(l.brain_under_test, l.system_prompt_hash)) AS needs,
        EXISTS (SELECT 1 FROM evalledger.brain_eval_suggestion_shown s
                 WHERE s.eval_run_id = q.eval_run_id AND s.question_id = q.question_id) AS suggestions_shown
   FROM evalledger.brain_eval_question_score q

@@ -188,11 +188,14 @@ def test_a_reveal_on_a_cold_run_reads_as_one_on_no_run(admin, logins, reviewer_i
 # pass, before it scores: (statement, the object its refusal names).
 THRESHOLD_READS = [
     (POLICY, "function brain_eval_question_policy_v2"),
-    ("SELECT evalledger.brain_eval_question_verdict_v1(q, '{}') FROM evalledger.brain_eval_question_score q "
-     "WHERE q.eval_run_id = %s", "function brain_eval_question_verdict_v1"),
-    ("SELECT evalledger.question_passes_v2(q, r.definition, ARRAY['AGT-901'], '{\"max_hallucinations\": 0}') "
-     "FROM evalledger.brain_eval_question_score q JOIN evalledger.brain_eval_log l USING (eval_run_id) "
-     "JOIN evalledger.rubric r USING (rubric_id) WHERE q.eval_run_id = %s", "function question_passes_v2"),
+    # A row of its own making (it may not pass a stored row whole: that would read question_passed).
+    ("SELECT evalledger.brain_eval_question_verdict_v1(jsonb_populate_record(NULL::evalledger.brain_eval_question_score, "
+     "jsonb_build_object('eval_run_id', %s::uuid, 'question_id', 'EVAL-Q01')), '{}')",
+     "function brain_eval_question_verdict_v1"),
+    ("SELECT evalledger.question_passes_v2(jsonb_populate_record(NULL::evalledger.brain_eval_question_score, "
+     "'{\"hallucinations_detected\": 1, \"total_claims\": 2}'), r.definition, ARRAY['AGT-901'], "
+     "'{\"max_hallucinations\": 0}') FROM evalledger.brain_eval_log l JOIN evalledger.rubric r USING (rubric_id) "
+     "WHERE l.eval_run_id = %s", "function question_passes_v2"),
     ("SELECT c.pass_criteria FROM evalledger.brain_eval_catalog_question c, evalledger.brain_eval_harness_run h "
      "WHERE h.eval_run_id = %s AND c.catalog_version = h.catalog_version", "table brain_eval_catalog_question"),
 ]
@@ -203,7 +206,7 @@ def test_a_reviewer_reads_no_threshold_of_a_question_before_scoring_it(admin, lo
     reviewer could read them too (the policy helper) or try numbers against them (question_passes_v2),
     from psql before scoring, unrecorded. Now every such read is refused, and so is attaching the
     judging trigger to a table of the reviewer's own; the reviewer's score is still judged by the
-    question's thresholds, with nothing of them in what the reviewer reads but the verdict."""
+    question's thresholds, with nothing of them in what the reviewer reads."""
     runner, reviewer = logins("runner"), logins("reviewer")
     runner.execute(*answer(runner, harness_runs["hot"], harness_runs["version"]))
     run_id = harness_runs["hot"]
@@ -212,19 +215,26 @@ def test_a_reviewer_reads_no_threshold_of_a_question_before_scoring_it(admin, lo
         assert refusal_of(reviewer, statement, (run_id,)) == ("42501", f"permission denied for {named}")
     # The reference answer, thresholds included, reads NULL until a reveal after the blind score (section 14).
     assert reviewer.execute("SELECT evalledger.brain_eval_reference_v2(%s, 'EVAL-Q01')", (run_id,)).fetchone()[0] is None
-    reviewer.execute("CREATE TEMP TABLE mine (LIKE evalledger.brain_eval_question_score)")
+    reviewer.execute("CREATE TEMP TABLE mine (eval_run_id uuid, question_id text, hallucinations_detected integer)")
     sqlstate, message = refusal_of(reviewer, "CREATE TRIGGER probe BEFORE INSERT ON mine FOR EACH ROW "
                                              "EXECUTE FUNCTION evalledger.brain_eval_question_score_judge_v1()")
     assert (sqlstate, message) == ("42501", "permission denied for function evalledger.brain_eval_question_score_judge_v1")
     assert row_counts(admin) == before
     params = {"run": run_id, "diagnosed": diagnosed_question(admin, run_id)}
-    assert reviewer.execute(SCORE, {**params, "h": 0}).fetchone()[0] is True
-    assert reviewer.execute(SCORE, {**params, "h": 1}).fetchone()[0] is False  # EVAL-Q01 allows none
+    assert judged(admin, reviewer, params, 0) is True
+    assert judged(admin, reviewer, params, 1) is False  # EVAL-Q01 allows none
 
 
 SCORE = ("UPDATE evalledger.brain_eval_question_score SET hallucinations_detected = %(h)s, total_claims = 1 + %(h)s, "
          "narrative_coherence_rating = 4, diagnosis_accuracy_score = CASE WHEN %(diagnosed)s THEN 1.0 END "
-         "WHERE eval_run_id = %(run)s RETURNING question_passed")
+         "WHERE eval_run_id = %(run)s")
+VERDICT = "SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s"
+
+
+def judged(admin, reviewer, params, hallucinations) -> bool | None:
+    """The reviewer scores the question; the verdict the judge gave it, read as the superuser."""
+    assert reviewer.execute(SCORE, {**params, "h": hallucinations}).rowcount == 1
+    return admin.execute(VERDICT, (params["run"],)).fetchone()[0]
 
 
 def answered(admin, logins, harness_runs) -> dict:
@@ -251,10 +261,8 @@ def test_the_judging_trigger_decides_the_same_in_any_zone_and_isolation(admin, l
     zone, hours = zone_that_moves(reviewer, "24 months")
     set_zone(reviewer, zone)
     reviewer.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {isolation}")
-    assert reviewer.execute(SCORE, {**params, "h": 0}).fetchone()[0] is True
-    assert reviewer.execute(SCORE, {**params, "h": 1}).fetchone()[0] is False
-    assert admin.execute("SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
-                         (params["run"],)).fetchone()[0] is False
+    assert judged(admin, reviewer, params, 0) is True
+    assert judged(admin, reviewer, params, 1) is False
 
 
 def test_two_sessions_scoring_one_question_at_once_each_get_their_own_verdict(admin, logins, harness_runs):
@@ -263,27 +271,52 @@ def test_two_sessions_scoring_one_question_at_once_each_get_their_own_verdict(ad
     params = answered(admin, logins, harness_runs)
     first, second = logins("reviewer"), logins("reviewer")
     first.execute("BEGIN")
-    assert first.execute(SCORE, {**params, "h": 0}).fetchone()[0] is True
-    thread, outcome = in_thread(lambda: second.execute(SCORE, {**params, "h": 1}).fetchone()[0])
+    first.execute(SCORE, {**params, "h": 0})
+    thread, outcome = in_thread(lambda: second.execute(SCORE, {**params, "h": 1}).rowcount)
     wait_until_waiting(admin, REVIEWER_ROLE)
+    assert admin.execute(VERDICT, (params["run"],)).fetchone()[0] is None  # the first's is not committed yet
     first.execute("COMMIT")
     thread.join(30)
-    assert outcome == {"result": False}
-    assert admin.execute("SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
-                         (params["run"],)).fetchone()[0] is False
+    assert outcome == {"result": 1}
+    assert admin.execute(VERDICT, (params["run"],)).fetchone()[0] is False
     assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
                          (params["run"],)).fetchone()[0] >= 2
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="a reviewer reads the verdict of a score it then rolls back: the thresholds can be "
-                          "probed unrecorded until question_passed is hidden from the reviewer (docs/guards.md 22)")
+VERDICT_READS = [
+    ("UPDATE evalledger.brain_eval_question_score SET narrative_coherence_rating = 4 WHERE eval_run_id = %s "
+     "RETURNING question_passed", "table brain_eval_question_score"),
+    ("UPDATE evalledger.brain_eval_question_score SET narrative_coherence_rating = 4 WHERE eval_run_id = %s "
+     "RETURNING *", "table brain_eval_question_score"),
+    ("SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s",
+     "table brain_eval_question_score"),
+    ("SELECT count(*) FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s AND question_passed",
+     "table brain_eval_question_score"),
+    ("SELECT to_jsonb(q) FROM evalledger.brain_eval_question_score q WHERE eval_run_id = %s",
+     "table brain_eval_question_score"),
+    ("SELECT evalledger.question_needs_v2(q, '{}', '{}') FROM evalledger.brain_eval_question_score q "
+     "WHERE eval_run_id = %s", "table brain_eval_question_score"),
+]
+
+
 def test_a_score_rolled_back_reveals_no_verdict(admin, logins, harness_runs):
+    """A reviewer who could read each question's verdict as it scored could score, read, roll back
+    and try again, and so learn the thresholds with nothing on the record. It reads no verdict at
+    all before the run completes: every way to ask for question_passed is refused, in a transaction
+    it then rolls back as in one it commits, while its own scores save and are judged."""
     params = answered(admin, logins, harness_runs)
     reviewer = logins("reviewer")
     reviewer.execute("BEGIN")
-    verdict = reviewer.execute(SCORE, {**params, "h": 1}).fetchone()[0]
+    reviewer.execute(SCORE, {**params, "h": 1})
+    for statement, named in VERDICT_READS:
+        reviewer.execute("SAVEPOINT probe")
+        assert refusal_of(reviewer, statement, (params["run"],)) == ("42501", f"permission denied for {named}")
+        reviewer.execute("ROLLBACK TO SAVEPOINT probe")
     reviewer.execute("ROLLBACK")
     assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
-                         (params["run"],)).fetchone()[0] == 0  # nothing on the record ...
-    assert verdict is None, "... yet the reviewer read whether 1 hallucination passes"
+                         (params["run"],)).fetchone()[0] == 0
+    assert admin.execute(VERDICT, (params["run"],)).fetchone()[0] is None
+    # What it may read of the row, it reads; and its score, committed, is judged as before.
+    assert reviewer.execute("SELECT question_id, hallucinations_detected FROM evalledger.brain_eval_question_score "
+                            "WHERE eval_run_id = %s", (params["run"],)).fetchone() == ("EVAL-Q01", None)
+    assert judged(admin, reviewer, params, 1) is False

@@ -18,8 +18,9 @@ from tests.builders import BRAIN_PROMPTS, SHA_A, question, record_run, register_
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 from tests.db.test_retention import age_run
 
-# Seed 002's role table, per table and operation. S = SELECT, I = INSERT, U = UPDATE of any
-# column, u = UPDATE of the columns in UPDATE_COLUMNS only, D = DELETE, - = nothing. DELETE is
+# Seed 002's role table, per table and operation. S = SELECT, s = SELECT of every column but those
+# in HIDDEN_COLUMNS, I = INSERT, U = UPDATE of any column, u = UPDATE of the columns in
+# UPDATE_COLUMNS only, D = DELETE, - = nothing. DELETE is
 # granted to no one (the retention purge is the owner's), and neither are TRUNCATE, REFERENCES
 # and TRIGGER. "reviewer" is a login role that is a member of evalledger_reviewer.
 MATRIX = """
@@ -30,7 +31,7 @@ reviewer                    S       S         -       S        -
 prompt_tuner                -       -         -       -        -
 brain_analysis_log          SI      S         S       S        -
 brain_eval_log              SIu     S         S       S        -
-brain_eval_question_score   SI      Su        S       S        -
+brain_eval_question_score   SI      su        S       S        -
 legal_hold                  -       -         -       S        -
 brain_eval_review_entry     -       S         S       S        -
 brain_eval_run_review       -       SI        S       S        -
@@ -43,6 +44,11 @@ UPDATE_COLUMNS = {
     ("reviewer", "brain_eval_question_score"): {"hallucinations_detected", "total_claims",
                                                 "staleness_correctly_recognized", "diagnosis_accuracy_score",
                                                 "narrative_coherence_rating", "reviewer_comments"},
+}
+# A reviewer reads no question's verdict before its run completes (issue 17, class 8): a verdict read
+# and rolled back would let it learn the thresholds unrecorded.
+HIDDEN_COLUMNS = {
+    ("reviewer", "brain_eval_question_score"): {"question_passed"},
 }
 ROLES = {
     "runner": "evalledger_runner",
@@ -113,12 +119,15 @@ def test_granted_privileges_are_the_matrix(admin, reviewers, role, table):
     # readable beyond what the table grant says.
     update_columns = UPDATE_COLUMNS.get((role, table), set())
     assert ("u" in cell) == bool(update_columns)
+    hidden = HIDDEN_COLUMNS.get((role, table), set())
+    assert ("s" in cell) == bool(hidden)
     for column in columns_of(admin, table):
         found = admin.execute(
             "SELECT has_column_privilege(%(r)s, %(t)s, %(c)s, 'SELECT'), has_column_privilege(%(r)s, %(t)s, %(c)s, "
             "'INSERT'), has_column_privilege(%(r)s, %(t)s, %(c)s, 'UPDATE')",
             {"r": name, "t": relation, "c": column}).fetchone()
-        assert found == (allowed(cell, "S"), allowed(cell, "I"), allowed(cell, "U") or column in update_columns), \
+        readable = allowed(cell, "S") or ("s" in cell and column not in hidden)
+        assert found == (readable, allowed(cell, "I"), allowed(cell, "U") or column in update_columns), \
             f"{role} on {table}.{column}"
 
 
@@ -160,9 +169,9 @@ def test_agent_executes_no_function(admin):
 # The real attempt of every cell
 # -------------------------------------------------------------------------------------------------
 def attempt(conn, table, op, column):
-    """Try op on table as conn's role without touching a row."""
+    """Try op on table as conn's role without touching a row (SELECT: of column, or of every column)."""
     if op == "SELECT":
-        conn.execute(f"SELECT * FROM evalledger.{table} LIMIT 0")
+        conn.execute(f"SELECT {column or '*'} FROM evalledger.{table} LIMIT 0")
     elif op == "INSERT":
         conn.execute(f"INSERT INTO evalledger.{table} DEFAULT VALUES")
     elif op == "UPDATE":
@@ -183,12 +192,15 @@ def test_every_cell_attempted(admin, connect_as, reviewers, role):
             "SELECT column_name FROM information_schema.columns WHERE table_schema = 'evalledger' "
             "AND table_name = %s AND is_identity = 'NO' ORDER BY ordinal_position", (table,))]
         update_columns = UPDATE_COLUMNS.get((role, table), set())
-        tries = [(op, plain[0]) for op in OPERATIONS.values()]
+        hidden = HIDDEN_COLUMNS.get((role, table), set())
+        tries = [(op, None if op == "SELECT" else plain[0]) for op in OPERATIONS.values()]
         tries += [("UPDATE", c) for c in sorted(update_columns)]
+        tries += [("SELECT", c) for c in columns_of(admin, table) if hidden]
         for op, column in tries:
             letter = op[0]
-            may = allowed(cell, letter) or (op == "UPDATE" and column in update_columns)
-            label = f"{op} {table}" + (f".{column}" if op == "UPDATE" else "")
+            may = (allowed(cell, letter) or (op == "UPDATE" and column in update_columns)
+                   or (op == "SELECT" and column is not None and column not in hidden))
+            label = f"{op} {table}" + (f".{column}" if column and op in ("SELECT", "UPDATE") else "")
             try:
                 attempt(conn, table, op, column)
                 outcome = None

@@ -389,7 +389,8 @@ def test_the_trail_shows_who_entered_each_value(admin, dsn, connect_as, runner, 
     login = admin.execute("SELECT session_user").fetchone()[0]
     with psycopg.connect(make_conninfo(dsn, user=REVIEWER_ROLE, password=LOGIN_PASSWORD), autocommit=True) as own_login:
         assert store.score_question(own_login, run_id, "EVAL-Q01",
-                                    {"hallucinations_detected": 0, "total_claims": 10}) is None
+                                    {"hallucinations_detected": 0, "total_claims": 10}) == [
+            "staleness_correctly_recognized", "diagnosis_accuracy_score", "narrative_coherence_rating"]
         store.score_question(own_login, run_id, "EVAL-Q01", {"hallucinations_detected": 0, "total_claims": 12})
     # The same reviewer acting through another login (SET ROLE): the trail names both.
     store.score_question(connect_as(REVIEWER_ROLE), run_id, "EVAL-Q01", {"narrative_coherence_rating": 4})

@@ -90,7 +90,7 @@ def test_answers_typed_as_the_database_goes_away_are_saved_once_it_is_back(run_i
     assert "your answers to EVAL-Q01 are kept, trying again until it is back (Ctrl-C stops)" in said
     assert "Traceback" not in said and "SQLSTATE" not in said
     assert said.count("the database is not reachable") == 1  # said once, not at every try
-    assert "  the database is back\n  saved EVAL-Q01: passes" in said
+    assert "  the database is back\n  saved EVAL-Q01: complete" in said
     assert waits == [1, 2, 4]
     assert stored(admin, run_id) == (0, 3, 1.0, 4, "typed while the server restarted")
     assert walk.unsaved is None and walk.saved == [QUESTION]
@@ -174,7 +174,7 @@ def test_a_question_changed_in_another_terminal_is_not_overwritten(run_id, as_re
     assert f"  not saved: {QUESTION} changed since it was shown to you: total claims 4 by {REVIEWER_ROLE} at " in said
     if keep_mine:
         assert stored(admin, run_id) == (0, 3, 1.0, 4, TYPED[-1])
-        assert f"saved {QUESTION}: passes" in said
+        assert f"saved {QUESTION}: complete" in said
     else:
         assert stored(admin, run_id) == (None, 4, None, 2, None)
         assert f"  {QUESTION}: kept as stored" in said

@@ -172,7 +172,7 @@ def test_a_whole_review_typed_in_blind_with_refused_values_asked_again(env, admi
         header(run_id, 3) + "\n" + Q03
         + "hallucinations detected: 0\ntotal claims [3]: \nstaleness recognised (yes/no): yes\n"
           "diagnosis accuracy (0, 0.5 or 1): 1\nnarrative coherence (1-5): 4\ncomments (optional): \n"
-          "  saved EVAL-Q03: passes\n" + SAVED + Q03_JUDGES + Q03_REF
+          "  saved EVAL-Q03: complete\n" + SAVED + Q03_JUDGES + Q03_REF
         + "\n" + Q07
         + "hallucinations detected: s\n"
           "  source crm_export_2025: not one of the question's sources\n"
@@ -189,18 +189,18 @@ def test_a_whole_review_typed_in_blind_with_refused_values_asked_again(env, admi
           "narrative coherence (1-5): 6\n"
           "  not saved: '6': a rating is a whole number from 1 (incoherent) to 5; enter it again\n"
           "narrative coherence (1-5): 3\ncomments (optional): levers ok\n"
-          "  saved EVAL-Q07: does not pass\n" + SAVED + Q07_JUDGES + Q07_REF
+          "  saved EVAL-Q07: complete\n" + SAVED + Q07_JUDGES + Q07_REF
         + "\n" + Q24
         + "hallucinations detected: 0\ntotal claims: 0\nnarrative coherence (1-5): x\n"
           "  not saved: 'x': a rating is a whole number from 1 (incoherent) to 5; enter it again\n"
           "narrative coherence (1-5): \n  not saved: an answer is needed; enter it again\n"
           "narrative coherence (1-5): 1\ncomments (optional): \n"
-          "  saved EVAL-Q24: does not pass\n" + SAVED + "  judges: no suggestions on this question\n" + Q24_REF
+          "  saved EVAL-Q24: complete\n" + SAVED + "  judges: no suggestions on this question\n" + Q24_REF
         + "\nrevisit a question (its id; Enter to sign off): EVAL-Q99\n  no question EVAL-Q99 in this run\n"
         + "\nrevisit a question (its id; Enter to sign off): eval-q07\n\n" + Q07
         + "hallucinations detected [1]: \ntotal claims [3]: \ndiagnosis accuracy (0, 0.5 or 1) [0.5]: \n"
           "narrative coherence (1-5) [3]: 4\ncomments (optional) [levers ok]: \n"
-          "  saved EVAL-Q07: does not pass\n" + SAVED + Q07_JUDGES + Q07_REF
+          "  saved EVAL-Q07: complete\n" + SAVED + Q07_JUDGES + Q07_REF
         + "\nrevisit a question (its id; Enter to sign off): \n"
         + NOTES.format("", "cite the as-of date", "", "", "", "", "")
         + re.search(r"time spent on this run, hours \[\d+\.\d\d\]: ", done.out).group(0) + "-1\n"
@@ -269,10 +269,10 @@ def test_an_interrupted_review_loses_nothing_and_resumes_where_it_stopped(env, a
     assert resumed.out.startswith(
         header(run_id, 2, blind=False) + "\n" + Q07 + FIRST + Q07_JUDGES
         + "hallucinations detected: 1\ntotal claims [3]: \ndiagnosis accuracy (0, 0.5 or 1): 0.5\n"
-          "narrative coherence (1-5): 3\ncomments (optional): \n  saved EVAL-Q07: does not pass\n" + Q07_REF
+          "narrative coherence (1-5): 3\ncomments (optional): \n  saved EVAL-Q07: complete\n" + Q07_REF
         + "\n" + Q24 + FIRST + "  judges: no suggestions on this question\n"
           "hallucinations detected: 0\ntotal claims: 0\nnarrative coherence (1-5): 2\ncomments (optional): \n"
-          "  saved EVAL-Q24: does not pass\n" + Q24_REF
+          "  saved EVAL-Q24: complete\n" + Q24_REF
         + "\nrevisit a question (its id; Enter to sign off): \n" + NOTES.format(*[""] * 7))
     assert re.search(r"\ntime spent on this run, hours \[\d+\.\d\d\]: \n"
                      rf"run {run_id}: signed off \(\d+\.\d+ hours\)\n", resumed.out), resumed.out
@@ -311,7 +311,7 @@ def test_review_run_from_a_file_is_review_score_from_it(env, admin, run_id, tmp_
     assert scores(admin, run_id)["EVAL-Q03"] == NOT_SCORED
     path.write_text(path.read_text().replace('"hallucinations_detected": 4', '"hallucinations_detected": 1'))
     done = review(run_id, "--from", str(path), env=env, input="")
-    assert (done.code, done.out) == (0, "EVAL-Q03: passes\nEVAL-Q07: incomplete\n"), done.err
+    assert (done.code, done.out) == (0, "EVAL-Q03: complete\nEVAL-Q07: incomplete (still needs diagnosis_accuracy_score, narrative_coherence_rating)\n"), done.err
     assert scores(admin, run_id)["EVAL-Q07"] == (1, 3, None, None, None, None)
     [first, waiting, _] = queue(env).out.splitlines()
     assert waiting == "  waiting: EVAL-Q07, EVAL-Q24"

@@ -525,7 +525,9 @@ def test_a_harness_run_is_reviewed_then_completed_and_decided(env, admin, harnes
 
     scored = run_cli("review", "score", run_id, "--from", str(review_path()), "--as", REVIEWER_ROLE, env=env)
     assert scored.code == 0, scored.err
-    assert "EVAL-Q24: does not pass" in scored.out.splitlines()  # the contract-breaking answer
+    assert "EVAL-Q24: complete" in scored.out.splitlines()  # the reviewer is told no verdict ...
+    assert admin.execute("SELECT question_passed FROM brain_eval_question_score WHERE eval_run_id = %s AND "
+                         "question_id = 'EVAL-Q24'", (run_id,)).fetchone()[0] is False  # ... the contract-breaking answer's
     assert run_cli("review", "finish", run_id, "--hours", "2.25", "--as", REVIEWER_ROLE, env=env).code == 0
     completed = run_cli("brain-eval", "complete", run_id, env=env)
     assert completed.code == 1, completed.err

@@ -70,10 +70,12 @@ def test_record_review_complete_show(env, reviewers, fixture_file, tmp_path, adm
 
     scored = run_cli("review", "score", run_id, "--from", str(review_file(tmp_path)), "--as", REVIEWER_ROLE, env=env)
     assert scored.code == 0, scored.err
-    assert scored.out.splitlines()[0] == "EVAL-Q01: passes" and len(scored.out.splitlines()) == 30
+    assert scored.out.splitlines()[0] == "EVAL-Q01: complete" and len(scored.out.splitlines()) == 30
     one = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "2", "--comment", "muddled",
                   "--as", REVIEWER_ROLE, env=env)
-    assert (one.code, one.out) == (0, "EVAL-Q01: does not pass\n")
+    assert (one.code, one.out) == (0, "EVAL-Q01: complete\n")  # not whether it passes: the run's, once complete
+    assert admin.execute("SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s "
+                         "AND question_id = 'EVAL-Q01'", (run_id,)).fetchone()[0] is False  # coherence 2
 
     stranger = run_cli("review", "score", run_id, "EVAL-Q01", "--coherence", "5", "--as", OTHER_REVIEWER_ROLE, env=env)
     assert stranger.code == 3

@@ -71,7 +71,7 @@ def test_a_save_goes_on_to_the_next_question_and_shows_the_reference_it_recorded
     assert saved.status_code == 303
     assert saved.headers["location"] == f"{path_of(web.open_a, 'EVAL-Q02')}?m=saved&saved={DIAGNOSIS}"
     following = signed_in.http.get(saved.headers["location"]).text
-    assert f'Just saved: <a href="{path_of(web.open_a, DIAGNOSIS)}" id="saved-link">{DIAGNOSIS}</a>, which passes' \
+    assert f'Just saved: <a href="{path_of(web.open_a, DIAGNOSIS)}" id="saved-link">{DIAGNOSIS}</a>, which is complete' \
         in following
     assert '<ul class="findings"><li>pipeline coverage of 2.1x is below the 3x plan assumption</li></ul>' in following
     assert "citation rate at least 0.9" in following

@@ -219,11 +219,10 @@ def reference_lines(reference: dict | None) -> list[str]:
     return lines
 
 
-def outcome(passed: bool | None, needs: list[str]) -> str:
-    """What a saved question now is."""
-    if passed is None:
-        return f"incomplete (still needs {', '.join(needs)})" if needs else "incomplete"
-    return "passes" if passed else "does not pass"
+def outcome(needs: list[str]) -> str:
+    """What a saved question now is: complete, or what it still needs. Not whether it passes: the
+    database shows a reviewer no verdict before the run completes."""
+    return f"incomplete (still needs {', '.join(needs)})" if needs else "complete"
 
 
 # -- the walk -------------------------------------------------------------------------------------
@@ -310,7 +309,7 @@ class Walk:
             self._sources[question_id] = self._retrying(read, "your answers are")
         return self._sources[question_id]
 
-    def _save(self, question: dict, values: dict) -> tuple[bool | None, list[str]] | None:
+    def _save(self, question: dict, values: dict) -> list[str] | None:
         """The changed values saved (the suggestions and the reference answer recorded as shown with
         them), unless someone changed the question since it was shown and the reviewer keeps what
         is stored: None then. Tried again while the database is away."""
@@ -320,7 +319,7 @@ class Walk:
 
         def write(seen: int):
             with _connect(self.as_role) as conn:
-                passed = reviewing.save(conn, self.run_id, question_id, changed, seen)
+                reviewing.save(conn, self.run_id, question_id, changed, seen)
                 if not self.show_first:
                     store.show_suggestions(conn, self.run_id, question_id)
                 with conn.transaction():  # a reference needs every number; one that cannot show is skipped
@@ -328,11 +327,10 @@ class Walk:
                         reviewing.show_reference(conn, self.run_id, question_id)
                     except psycopg.errors.ObjectNotInPrerequisiteState:
                         pass
-                return passed
 
         while True:
             try:
-                passed = self._retrying(lambda: write(shown), f"your answers to {question_id} are")
+                self._retrying(lambda: write(shown), f"your answers to {question_id} are")
                 break
             except reviewing.Changed as exc:
                 self.console.say(f"  not saved: {exc}")
@@ -348,7 +346,7 @@ class Walk:
         if changed:
             self.saved.append(question_id)
         after = self._question(question_id)
-        return passed, waiting(after) if after else []
+        return waiting(after) if after else []
 
     def _drafts_and_reference(self, question_id: str) -> tuple[list[dict], dict | None]:
         """The judges' drafts and the reference answer of a question as the database shows them now
@@ -426,11 +424,10 @@ class Walk:
                     self.console.say(f"  not saved: {exc}; enter both again")
                     values = {n: self._ask(question, n, defaults[n]) for n in ("hallucinations_detected", name)}
         if changes(values, question):
-            result = self._save(question, values)
-            if result is None:
+            needs = self._save(question, values)
+            if needs is None:
                 return
-            passed, needs = result
-            self.console.say(f"  saved {qid}: {outcome(passed, needs)}")
+            self.console.say(f"  saved {qid}: {outcome(needs)}")
         else:
             self._save(question, {})  # unchanged: only what it shows is recorded
             self.console.say(f"  {qid}: unchanged")

@@ -194,11 +194,12 @@ def versions(conn: psycopg.Connection, run_id: UUID, question_id: str | None = N
                                                      {"eval_run_id": run_id, "question_id": question_id})}
 
 
-def save(conn: psycopg.Connection, run_id: UUID, question_id: str, changed: dict, shown: int | None) -> bool | None:
+def save(conn: psycopg.Connection, run_id: UUID, question_id: str, changed: dict,
+         shown: int | None) -> list[str] | None:
     """The reviewer's changed values of a question written in conn's transaction, provided its trail
     has no entry after `shown` (its last entry when it was shown; None: unchecked): Changed, with
-    who changed what, otherwise, and nothing written. Whether the question now passes (None while
-    it lacks a field), or None when nothing changed."""
+    who changed what, otherwise, and nothing written. What the question still needs (empty when
+    whole), or None when nothing changed."""
     if shown is not None:
         conn.execute(store.QUERIES["lock_question"], {"eval_run_id": run_id, "question_id": question_id})
         newer = dicts(conn, store.QUERIES["entries_since"],
@@ -279,9 +280,9 @@ def read_scores(path: Path) -> list[Scored]:
     return scored
 
 
-def apply_scores(conn: psycopg.Connection, run_id: UUID, path: Path, scored: list[Scored]) -> dict[str, bool | None]:
+def apply_scores(conn: psycopg.Connection, run_id: UUID, path: Path, scored: list[Scored]) -> dict[str, list[str]]:
     """Each line's fields set on its question, in conn's transaction (as the reviewer's role);
-    {question_id: question_passed}. A refusal names the line and rolls everything back."""
+    {question_id: the fields it still needs}. A refusal names the line and rolls everything back."""
     passed = {}
     for item in scored:
         try:

@@ -113,10 +113,11 @@ def add_prompt_tuner(conn: psycopg.Connection, target_id: str, user_id: UUID) ->
 
 
 def score_question(conn: psycopg.Connection, eval_run_id: UUID, question_id: str, changes: dict,
-                   as_role: str | None = None) -> bool | None:
-    """Set reviewer-scored fields of one question (as as_role when given); whether it now passes
-    (None while it still lacks a field its criteria need). An EvalledgerError when no such question
-    is visible to this reviewer (row-level security hides the others)."""
+                   as_role: str | None = None) -> list[str]:
+    """Set reviewer-scored fields of one question (as as_role when given); the fields it still
+    needs for its criteria (empty when whole). Never whether it passes: a reviewer reads no
+    verdict before its run completes. An EvalledgerError when no such question is visible to this
+    reviewer (row-level security hides the others)."""
     setting = sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in changes)
     if as_role:
         set_local_role(conn, as_role)

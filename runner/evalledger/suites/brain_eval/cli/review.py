@@ -59,8 +59,10 @@ def _score_from_file(run, from_file, as_role) -> None:
 
 
 def _echo_passed(passed: dict) -> None:
-    for qid, result in passed.items():
-        click.echo(f"{qid}: {'incomplete' if result is None else 'passes' if result else 'does not pass'}")
+    from ..guided import outcome
+
+    for qid, needs in passed.items():
+        click.echo(f"{qid}: {outcome(needs)}")
 
 
 class _WalkCommand(click.Command):
@@ -188,7 +190,8 @@ def review_queue_command(as_role, fmt):
 def review_score(run_id, question_id, from_file, as_role, **fields):
     """Set reviewer-scored fields of QUESTION_ID in RUN_ID (or of every question in --from FILE).
 
-    Prints whether each question now passes, or what it still needs. Every value is recorded
+    Prints whether each question is now complete, or what it still needs; whether it passes is
+    the run's to say once it completes (blind: no verdict while you score). Every value is recorded
     with who entered it and when (brain_eval_review_entry). With --from, a bad line is one error
     naming FILE:LINE and nothing is saved.
     """
