@@ -9,7 +9,7 @@ evalledger.reviewer). One run's lifecycle, as the ledger's write model has it:
                       run, executemany its question rows without the reviewer's fields, COMMIT
   review    reviewer: executemany one UPDATE per question row entering the reviewer's fields,
                       INSERT the sign-off (brain_eval_run_review: hours, notes), COMMIT
-  complete  runner:   UPDATE completed_at, COMMIT
+  complete  runner:   brain_eval_complete_v1 (the baseline: UPDATE completed_at), COMMIT
 
 - guarded:  the evalledger tables, with row-level security and every trigger: the analysis tier
             clock, the run's admission (rubric, registered prompt, reviewer independence), the
@@ -112,9 +112,8 @@ GUARDED = {
     "review": f"UPDATE evalledger.brain_eval_question_score SET {REVIEW_SET} {REVIEW_WHERE}",
     "sign_off": "INSERT INTO evalledger.brain_eval_run_review (eval_run_id, reviewer_hours_spent, calibration_notes) "
                 "VALUES (%(eval_run_id)s, %(hours)s, %(notes)s)",
-    # The decision trigger computes everything else.
-    "complete": "UPDATE evalledger.brain_eval_log SET completed_at = now() "
-                "WHERE eval_run_id = %(eval_run_id)s AND completed_at IS NULL",
+    # The decision trigger computes everything else; the runner completes through the function.
+    "complete": "SELECT evalledger.brain_eval_complete_v1(%(eval_run_id)s, NULL)",
 }
 BASELINE = {
     "analysis": f"INSERT INTO bench.brain_analysis_log ({ANALYSIS_COLUMNS}) VALUES ({ANALYSIS_VALUES})",

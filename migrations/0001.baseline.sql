@@ -1427,6 +1427,7 @@ $invoker$;
 \ir ../triggers/takes_quality/takes_quality_run_identity_v1.sql
 \ir ../triggers/takes_quality/takes_quality_verdict_sequence_v1.sql
 \ir ../sql/takes_quality/takes_quality_receipt_v3.sql
+\ir ../sql/takes_quality/takes_quality_complete_v1.sql
 \ir ../triggers/takes_quality/takes_quality_run_decide_v2.sql
 -- =============================================================================================
 -- Eval capture: the window lock, dedupe, append-only, partitions, the NDJSON export
@@ -1451,6 +1452,7 @@ $invoker$;
 \ir ../triggers/brain_eval/brain_version_admit_v2.sql
 \ir ../triggers/brain_eval/brain_eval_harness_run_admit_v2.sql
 \ir ../sql/brain_eval/brain_eval_open_harness_v2.sql
+\ir ../sql/brain_eval/brain_eval_complete_v1.sql
 \ir ../triggers/brain_eval/brain_eval_harness_answer_admit_v2.sql
 \ir ../triggers/brain_eval/brain_eval_harness_question_v1.sql
 \ir ../triggers/brain_eval/brain_eval_judge_suggestion_admit_v2.sql
@@ -1469,6 +1471,7 @@ $invoker$;
 \ir ../triggers/work_quality/work_quality_verdict_admit_v2.sql
 \ir ../sql/work_quality/work_quality_document_v1.sql
 \ir ../sql/work_quality/work_quality_current_v1.sql
+\ir ../sql/work_quality/work_quality_complete_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_identity_v1.sql
 \ir ../triggers/work_quality/work_quality_verdict_sequence_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_decide_v3.sql
@@ -1748,7 +1751,7 @@ GRANT SELECT ON target, rubric, rubric_activation
     TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
 -- The owner role registers rubrics but activates none: that is a migration's, audited step.
 
--- The runner writes runs, question rows and analyses, reads them back, and completes runs.
+-- The runner writes runs, question rows and analyses, reads them back, and completes runs (brain_eval_complete_v1: no UPDATE grant).
 CREATE POLICY brain_eval_log_runner ON brain_eval_log TO evalledger_runner
     USING (created_at >= evalledger.hot_tier_start_v1()) WITH CHECK (true);
 CREATE POLICY brain_eval_question_score_runner ON brain_eval_question_score TO evalledger_runner
@@ -1757,7 +1760,6 @@ CREATE POLICY brain_analysis_log_runner ON brain_analysis_log TO evalledger_runn
     USING (created_at >= evalledger.hot_tier_start_v1()) WITH CHECK (true);
 CREATE POLICY reviewer_runner ON reviewer FOR SELECT TO evalledger_runner USING (true);
 GRANT SELECT, INSERT ON brain_eval_log, brain_eval_question_score, brain_analysis_log TO evalledger_runner;
-GRANT UPDATE (completed_at) ON brain_eval_log TO evalledger_runner;
 GRANT SELECT ON reviewer TO evalledger_runner;
 
 -- A reviewer sees its own runs, their question rows and the analyses behind them, and scores
@@ -1864,7 +1866,6 @@ GRANT INSERT (take_sha, slug, kind, holder, weight, since, source, claim) ON tak
 -- No started_at (the database's); the runner says how a run is judged and which judging it is.
 GRANT INSERT (rubric_id, target_id, corpus_source, corpus_path, slug_prefix, sample_limit, seed,
               n_takes, corpus_sha8, prompt_sha8, models, judges, rerun) ON eval_takes_quality_runs TO evalledger_runner;
-GRANT UPDATE (completed_at) ON eval_takes_quality_runs TO evalledger_runner;
 -- A call is recorded as it starts (call_started, with its estimated cost), its answer after.
 GRANT INSERT (run_id, cycle, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
               input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd)
@@ -2004,7 +2005,6 @@ GRANT INSERT (origin, rubric_id, kind, name, persona, run_id, bot_family, bot_ve
               evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries,
               models, snapshot_json, source_file, judges)
     ON eval_work_quality_snapshots TO evalledger_runner;
-GRANT UPDATE (completed_at) ON eval_work_quality_snapshots TO evalledger_runner;
 GRANT INSERT (snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
               input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd)
     ON eval_work_quality_judge_verdicts TO evalledger_runner;
@@ -2129,6 +2129,11 @@ BEGIN
     END LOOP;
 END
 $owner_execute$;
+-- Completion is the runner's, through functions (no role holds UPDATE on a run table, which would
+-- let it lock the runs' rows: issue 17, class 7); granted after the owner role's copy of the
+-- runner's functions, since the owner role completes nothing.
+GRANT EXECUTE ON FUNCTION brain_eval_complete_v1(uuid, timestamptz), takes_quality_complete_v1(bigint),
+    work_quality_complete_v1(bigint) TO evalledger_runner;
 -- An export's bound is a lock only writers and readers of captures take: not the owner role's.
 GRANT EXECUTE ON FUNCTION capture_export_bound_v2() TO evalledger_runner, evalledger_revops, evalledger_auditor;
 -- The owner role registers rubrics, and the rubric trigger (its own rights) validates them.

@@ -61,10 +61,8 @@ RETURNING model, contributes, error_kind, error_message, scores;
 SELECT evalledger.takes_quality_cycle_v2(%(run_id)s, %(cycle)s) AS decision;
 
 -- name: complete_run
--- Close an open run; the database computes the verdict and the receipt.
-UPDATE evalledger.eval_takes_quality_runs SET completed_at = now()
- WHERE id = %(run_id)s AND completed_at IS NULL
-RETURNING receipt_json;
+-- Close an open run; the database computes the verdict and the receipt (NULL: no open run this role may read).
+SELECT evalledger.takes_quality_complete_v1(%(run_id)s) AS receipt_json;
 
 -- name: run_receipt
 -- The receipt of one run (NULL while it is open).

@@ -72,10 +72,8 @@ SELECT v.model, v.contributes, v.error_kind, v.error_message, v.same_family, v.r
  ORDER BY array_position(s.models, v.model);
 
 -- name: complete
--- Completion: the database computes the aggregate, the comparison and the document.
-UPDATE evalledger.eval_work_quality_snapshots SET completed_at = now()
- WHERE snapshot_id = %(snapshot_id)s AND completed_at IS NULL
-RETURNING snapshot_json;
+-- Completion: the database computes the aggregate, the comparison and the document (NULL: no open snapshot this role may read).
+SELECT evalledger.work_quality_complete_v1(%(snapshot_id)s) AS snapshot_json;
 
 -- name: document
 -- A completed snapshot's document, as the database built it.

@@ -34,10 +34,12 @@ PRIVILEGED = {SUPERUSER}  # holds every table privilege: only the guards stop it
 
 
 def guarded(role, says, table):
-    """What refuses role's change: the owner role holds no UPDATE, DELETE or TRUNCATE (issue 17), so
-    the privilege check refuses it first; the superuser, who passes every privilege check, meets the
+    """What refuses role's change: the owner role holds no UPDATE, DELETE or TRUNCATE (issue 17), nor
+    the runner UPDATE on a run table (it completes runs through brain_eval_complete_v1), so the
+    privilege check refuses them first; the superuser, who passes every privilege check, meets the
     guard, which says `says`."""
-    return re.escape(f"permission denied for table {table}") if role == OWNER else says
+    denied = role == OWNER or (role == RUNNER and table == "brain_eval_log")
+    return re.escape(f"permission denied for table {table}") if denied else says
 
 # Every ledger table and the key that orders its rows for a before/after comparison.
 TABLE_KEYS = {
@@ -242,10 +244,14 @@ def update_run_column(admin, conn, run_id, column, *, error, says):
 
 
 @pytest.mark.shared_db
-def test_runner_updates_no_run_column_but_completed_at(admin, runner, open_run):
+def test_runner_updates_no_run_column(admin, runner, open_run):
+    """completed_at neither: the runner completes a run through brain_eval_complete_v1, and a role
+    that may UPDATE a column may also lock the table's rows (docs/guards.md, section 21)."""
     each_refused((column, update_run_column(admin, runner, open_run, column, error=errors.InsufficientPrivilege,
                                             says="permission denied for table brain_eval_log"))
                  for column in sorted(RUN_COLUMN_CHANGES))
+    refused(admin, runner, "UPDATE evalledger.brain_eval_log SET completed_at = now() WHERE eval_run_id = %s",
+            (open_run,), error=errors.InsufficientPrivilege, says="permission denied for table brain_eval_log")
 
 
 @pytest.mark.parametrize("role", [OWNER, SUPERUSER])
@@ -291,12 +297,12 @@ def test_completed_at_is_set_once(admin, as_role, done_run):
 
 @pytest.mark.shared_db
 def test_completed_at_cannot_be_set_to_null(admin, as_role, open_run):
-    for role in (RUNNER, SUPERUSER):
-        refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = NULL "
-                                      "WHERE eval_run_id = %s", (open_run,),
-                error=errors.NotNullViolation, says="completed_at is set once, to a time")
-    refused(admin, as_role(OWNER), "UPDATE evalledger.brain_eval_log SET completed_at = NULL WHERE eval_run_id = %s",
-            (open_run,), error=errors.InsufficientPrivilege, says=guarded(OWNER, "", "brain_eval_log"))
+    refused(admin, as_role(SUPERUSER), "UPDATE evalledger.brain_eval_log SET completed_at = NULL "
+                                       "WHERE eval_run_id = %s", (open_run,),
+            error=errors.NotNullViolation, says="completed_at is set once, to a time")
+    for role in (RUNNER, OWNER):
+        refused(admin, as_role(role), "UPDATE evalledger.brain_eval_log SET completed_at = NULL WHERE eval_run_id = %s",
+                (open_run,), error=errors.InsufficientPrivilege, says=guarded(role, "", "brain_eval_log"))
 
 
 @pytest.mark.shared_db
@@ -358,8 +364,7 @@ def test_completion_needs_exactly_question_count_rows(admin, runner, reviewer_id
     run_id = brain_eval.start_run(runner, **run_fields(), question_count=30, reviewer_user_id=reviewer_id)
     for number in range(1, scored + 1):
         insert_question(runner, run_id, number)
-    caught = refused(admin, runner, "UPDATE evalledger.brain_eval_log SET completed_at = now() "
-                                    "WHERE eval_run_id = %s", (run_id,),
+    caught = refused(admin, runner, "SELECT evalledger.brain_eval_complete_v1(%s, NULL)", (run_id,),
                      error=errors.CheckViolation, says=f"question_count is 30 but {scored} questions are recorded")
     assert caught.diag.constraint_name == "brain_eval_log_complete_run_is_whole"
     assert admin.execute("SELECT completed_at, decision FROM evalledger.brain_eval_log WHERE eval_run_id = %s",

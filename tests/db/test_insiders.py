@@ -548,7 +548,7 @@ def test_a_verdict_racing_the_completion_lands_in_the_receipt(admin, dsn, tq_run
             tq_verdict(verdict_tx, tq_run, model, 2, 2)
 
         def complete():
-            complete_tx.execute("UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = %s",
+            complete_tx.execute("SELECT evalledger.takes_quality_complete_v1(%s)",
                                 (tq_run,))
             complete_tx.commit()
         thread, outcome = in_thread(complete)
@@ -565,7 +565,7 @@ def test_a_verdict_racing_the_completion_lands_in_the_receipt(admin, dsn, tq_run
 def test_a_verdict_after_the_completion_is_refused(admin, dsn, tq_run):
     verdict_tx, complete_tx = transaction_as(dsn, "evalledger_runner"), transaction_as(dsn, "evalledger_runner")
     try:
-        complete_tx.execute("UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = %s",
+        complete_tx.execute("SELECT evalledger.takes_quality_complete_v1(%s)",
                             (tq_run,))
 
         def late_verdict():
@@ -590,12 +590,13 @@ def test_completed_at_is_never_in_the_future(admin, connect_as, reviewer_id, tq_
     runner = connect_as("evalledger_runner")
     open_run = record_run(runner, reviewer_id, count=3, complete=False)
     each_refused(admin, runner, [
-        (f"UPDATE evalledger.brain_eval_log SET completed_at = '2099-01-01' WHERE eval_run_id = '{open_run}'",
+        (f"SELECT evalledger.brain_eval_complete_v1('{open_run}', '2099-01-01')",
          errors.CheckViolation, "completed_at 2099-01-01 00:00:00\\+00 is in the future"),
-        (f"UPDATE evalledger.brain_eval_log SET completed_at = now() + interval '1 minute' "
-         f"WHERE eval_run_id = '{open_run}'", errors.CheckViolation, "is in the future"),
-        (f"UPDATE evalledger.eval_takes_quality_runs SET completed_at = '2099-01-01' WHERE id = {tq_run}",
+        (f"SELECT evalledger.brain_eval_complete_v1('{open_run}', now() + interval '1 minute')",
          errors.CheckViolation, "is in the future"),
+        # A takes-quality run completes at the database's now(): the runner names no time at all.
+        (f"UPDATE evalledger.eval_takes_quality_runs SET completed_at = '2099-01-01' WHERE id = {tq_run}",
+         errors.InsufficientPrivilege, "permission denied for table eval_takes_quality_runs"),
     ])
 
 
@@ -620,8 +621,7 @@ def test_a_reviewer_neither_locks_nor_looks_up_another_reviewers_run(admin, dsn,
         other.execute("SELECT evalledger.lock_run_v1(%s)", (theirs,))
         # The run's completion does not wait for the other reviewer's transaction.
         runner.execute("SET lock_timeout = '2s'")
-        assert runner.execute("UPDATE evalledger.brain_eval_log SET completed_at = now() WHERE eval_run_id = %s",
-                              (theirs,)).rowcount == 1
+        assert runner.execute("SELECT evalledger.brain_eval_complete_v1(%s, NULL)", (theirs,)).fetchone()[0] is True
         assert other.execute("SELECT evalledger.reviewer_id_of_v1(%s), evalledger.reviewer_id_of_v1(%s)",
                              (REVIEWER_ROLE, OTHER_REVIEWER_ROLE)).fetchone() \
             == (None, reviewers[OTHER_REVIEWER_ROLE])
@@ -732,9 +732,9 @@ def test_a_completion_under_an_old_snapshot_is_refused(admin, dsn, reviewer_id, 
     """Waiting for a racing verdict or question row helps only if the completion then reads it."""
     open_run = record_run(admin, reviewer_id, count=3, complete=False)
     for statement, says in (
-        (f"UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = {tq_run}",
+        (f"SELECT evalledger.takes_quality_complete_v1({tq_run})",
          f"a takes-quality run is completed under READ COMMITTED, not {isolation}"),
-        (f"UPDATE evalledger.brain_eval_log SET completed_at = now() WHERE eval_run_id = '{open_run}'",
+        (f"SELECT evalledger.brain_eval_complete_v1('{open_run}', NULL)",
          f"a run is completed under READ COMMITTED, not {isolation}"),
     ):
         tx = transaction_as(dsn, "evalledger_runner", isolation)

@@ -133,8 +133,7 @@ def test_a_work_quality_completion_waits_for_a_verdict_and_counts_it(admin, logi
     verdict(late, snapshot, "anthropic:claude-opus-4-7")  # not committed yet
     completer = logins("runner")
     thread, outcome = in_thread(lambda: completer.execute(
-        "UPDATE evalledger.eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s "
-        "RETURNING snapshot_json -> 'aggregate' -> 'verdicts'", (snapshot,)).fetchone())
+        "SELECT evalledger.work_quality_complete_v1(%s) -> 'aggregate' -> 'verdicts'", (snapshot,)).fetchone())
     wait_until_waiting(admin, LOGINS["runner"][0])
     late.commit()
     thread.join(20)
@@ -148,6 +147,6 @@ def test_a_work_quality_completion_waits_for_a_verdict_and_counts_it(admin, logi
     old.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
     with refused(admin, errors.InvalidTransactionState,
                  "evalledger: a work-quality snapshot is completed under READ COMMITTED, not REPEATABLE READ"):
-        old.execute("UPDATE evalledger.eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s",
+        old.execute("SELECT evalledger.work_quality_complete_v1(%s)",
                     (again,))
     old.rollback()

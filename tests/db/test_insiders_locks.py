@@ -83,6 +83,62 @@ def test_no_role_locks_a_ledger_table_against_its_readers(admin, logins, role):
     assert allowed == []
 
 
+# The tables whose rows are runs: every question row, verdict, score and sign-off of a run locks
+# its row FOR KEY SHARE (a foreign key) or FOR SHARE (lock_run_v1), and its completion and purge
+# take it FOR UPDATE.
+RUN_TABLES = {"brain_eval_log": "eval_run_id", "eval_takes_quality_runs": "id",
+              "eval_work_quality_snapshots": "snapshot_id"}
+ROW_LOCKS = ("FOR UPDATE", "FOR NO KEY UPDATE", "FOR SHARE", "FOR KEY SHARE")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_no_role_locks_the_rows_of_a_run(admin, logins, role):
+    """A row lock needs UPDATE on the table (any column). The runner held UPDATE of completed_at on
+    each run table, so it could hold FOR UPDATE on every open run and stall every question row,
+    score and sign-off written to them; it now completes runs through the code role's functions
+    (brain_eval_complete_v1, takes_quality_complete_v1, work_quality_complete_v1), and no
+    application role holds UPDATE on a run table."""
+    conn = logins(role, autocommit=False)
+    allowed = []
+    for table in RUN_TABLES:
+        for lock in ROW_LOCKS:
+            try:
+                conn.execute(f"SELECT 1 FROM evalledger.{table} {lock}")
+                allowed.append(f"{lock} on {table}")
+            except psycopg.errors.InsufficientPrivilege as exc:
+                assert exc.diag.message_primary in (f"permission denied for table {table}",
+                                                    "permission denied for schema evalledger")
+            conn.rollback()
+    assert allowed == []
+
+
+def test_the_runner_completes_a_run_it_may_read_through_the_function_alone(admin, logins, reviewers):
+    """The function completes an open run the runner's policy shows it (the hot tier), once; a cold
+    run reads as no run; no other role may call it, the owner role included (it completes nothing)."""
+    from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+    from tests.conftest import REVIEWER_ROLE
+    from tests.db.test_retention import age_run
+
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
+    hot, cold = (record_run(admin, reviewers[REVIEWER_ROLE], count=3, complete=False) for _ in range(2))
+    age_run(admin, cold, "timezone('UTC', timezone('UTC', now()) - interval '30 months')")
+    complete = "SELECT evalledger.brain_eval_complete_v1(%s, NULL)"
+    for role in ("reviewer", "owner", "revops", "auditor", "retention"):
+        conn = logins(role)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege,
+                           match="permission denied for function brain_eval_complete_v1"):
+            conn.execute(complete, (hot,))
+    runner = logins("runner")
+    assert runner.execute(complete, (cold,)).fetchone()[0] is False
+    assert runner.execute(complete, (hot,)).fetchone()[0] is True
+    assert runner.execute(complete, (hot,)).fetchone()[0] is False  # once
+    decided = {r[0]: r[1] for r in admin.execute(
+        "SELECT eval_run_id, decision IS NOT NULL FROM evalledger.brain_eval_log WHERE eval_run_id IN (%s, %s)",
+        (hot, cold))}
+    assert decided == {hot: True, cold: False}
+
+
 def test_the_owner_role_holds_only_what_it_uses(admin):
     tables = ledger_tables(admin)
     privileges = ["UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"]

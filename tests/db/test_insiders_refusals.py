@@ -159,7 +159,7 @@ def test_the_takes_quality_refusals_and_helpers_read_the_same_for_a_cold_run_as_
     done = takes_run(runner, 1)
     for model in PANEL:
         verdict(runner, done, model)
-    runner.execute("UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (done,))
+    runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (done,))
     cold = takes_run(runner, 2)
     with admin.transaction():
         set_clock(admin, "eval_takes_quality_runs", "created_at", COLD, f"id = {cold}")

@@ -53,7 +53,7 @@ def snapshot(runner, name, run_id, score):
                                 "value_for_money", "overall")} | {"narrative": "n", "confidence": 0.9}
     runner.execute("INSERT INTO evalledger.eval_work_quality_judge_verdicts (snapshot_id, model, recorded, response_json) "
                    "VALUES (%s, 'openai:gpt-4o', false, %s)", (sid, Jsonb(reply)))
-    runner.execute("UPDATE evalledger.eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s", (sid,))
+    runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (sid,))
     return sid
 
 

@@ -328,7 +328,7 @@ def test_recompute_catches_what_a_rebuilt_journal_hides(admin, runner, reviewer_
     tq = start_run(runner)
     for model in PANEL:
         verdict(runner, tq, model)
-    runner.execute("UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (tq,))
+    runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (tq,))
     seal(admin)
     question = admin.execute("SELECT evalledger.journal_key_v1(q) FROM evalledger.brain_eval_question_score q "
                              "WHERE question_id = 'EVAL-Q01'").fetchone()[0]
@@ -363,7 +363,7 @@ def test_recompute_agrees_with_every_suites_completion(admin, runner, reviewer_i
     for model, score in zip(TQ_PANEL, (8, 6, 9)):
         verdict(runner, tq, model, {d: score for d in ("accuracy", "attribution", "weight_calibration",
                                                         "kind_classification", "signal_density")})
-    runner.execute("UPDATE evalledger.eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (tq,))
+    runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (tq,))
     judged(runner, "r1", {"openai:gpt-4o": 0.7, "anthropic:claude-opus-4-7": 0.9})
     judged(runner, "r2", {"openai:gpt-4o": 0.4, "anthropic:claude-opus-4-7": reply(0.6, confidence=3)})
     assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots WHERE comparison IS NOT NULL"

@@ -30,7 +30,7 @@ rubric                      S       S         S       S        -
 reviewer                    S       S         -       S        -
 prompt_tuner                -       -         -       -        -
 brain_analysis_log          SI      S         S       S        -
-brain_eval_log              SIu     S         S       S        -
+brain_eval_log              SI      S         S       S        -
 brain_eval_question_score   SI      su        S       S        -
 legal_hold                  -       -         -       S        -
 brain_eval_review_entry     -       S         S       S        -
@@ -40,7 +40,6 @@ brain_eval_suggestion_shown -       S         S       S        -
 retention_purge_log         -       -         -       S        -
 """
 UPDATE_COLUMNS = {
-    ("runner", "brain_eval_log"): {"completed_at"},
     ("reviewer", "brain_eval_question_score"): {"hallucinations_detected", "total_claims",
                                                 "staleness_correctly_recognized", "diagnosis_accuracy_score",
                                                 "narrative_coherence_rating", "reviewer_comments"},

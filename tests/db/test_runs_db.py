@@ -24,7 +24,7 @@ def runner(connect_as):
 
 
 def complete(conn, run_id):
-    return conn.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s RETURNING receipt_json",
+    return conn.execute("SELECT evalledger.takes_quality_complete_v1(%s)",
                         (run_id,)).fetchone()[0]
 
 
@@ -185,22 +185,21 @@ def test_work_quality_retries_a_run_id_whose_judges_all_failed(runner):
     sid = wq_start(runner)
     assert wq_verdict(runner, sid, wq_reply(1.5)) == (0, False, "out_of_scale")
     with pytest.raises(psycopg.errors.CheckViolation, match="no judge produced a verdict"):
-        runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s", (sid,))
+        runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (sid,))
     # Nothing contributed, so even a reply out of scale is judged again (the run could never complete).
     assert wq_verdict(runner, sid, None, error_kind="provider_error", error_message="HTTP 500") == (1, False,
                                                                                                  "provider_error")
     assert wq_verdict(runner, sid, wq_reply()) == (2, True, None)
     with pytest.raises(psycopg.errors.CheckViolation, match="has its verdict on work-quality snapshot"):
         wq_verdict(runner, sid, wq_reply())
-    doc = runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s "
-                         "RETURNING snapshot_json", (sid,)).fetchone()[0]
+    doc = runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (sid,)).fetchone()[0]
     assert doc["aggregate"]["note"] == "" and doc["aggregate"]["mean_scores"]["overall"] == 0.7
 
 
 def test_work_quality_recorded_and_live_runs_of_one_run_id_are_two_snapshots(runner):
     recorded = wq_start(runner, judges="recorded")
     wq_verdict(runner, recorded, wq_reply(0.2), recorded=True)
-    runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s", (recorded,))
+    runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (recorded,))
     live = wq_start(runner, judges="live")
     assert live != recorded
     # A live run is compared with live snapshots only: a recorded one is no baseline.
@@ -272,11 +271,12 @@ def test_work_quality_counts_a_lost_calls_estimate_and_waits_for_a_call_in_fligh
                        "estimated_cost_usd) VALUES (%s, %s, false, true, 0.0125)", (sid, model))
     wq_verdict(runner, sid, wq_reply(), cost_usd="0.00027")  # gpt-4o answered
     with pytest.raises(psycopg.errors.CheckViolation, match="lacks a verdict from anthropic:claude-opus-4-7"):
-        runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s", (sid,))
+        runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (sid,))
     # Its runner was killed; the next one starts the call again and it answers.
     runner.execute("INSERT INTO eval_work_quality_judge_verdicts (snapshot_id, model, recorded, call_started, "
                    "estimated_cost_usd) VALUES (%s, 'anthropic:claude-opus-4-7', false, true, 0.0125)", (sid,))
     wq_verdict(runner, sid, wq_reply(), model="anthropic:claude-opus-4-7", cost_usd="0.00027")
-    cost = runner.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s "
-                          "RETURNING judges_cost_usd", (sid,)).fetchone()[0]
+    runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (sid,))
+    cost = runner.execute("SELECT judges_cost_usd FROM eval_work_quality_snapshots WHERE snapshot_id = %s",
+                          (sid,)).fetchone()[0]
     assert cost == Decimal("0.01304")  # two answers, and the estimate of the call lost at the kill

@@ -154,13 +154,13 @@ def test_completion_needs_every_verdict_and_happens_once(runner):
     run_id = start_run(runner)
     verdict(runner, run_id, PANEL[0])
     with pytest.raises(psycopg.errors.CheckViolation, match="cycle 1 lacks anthropic:claude-opus-4-7, google"):
-        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+        runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (run_id,))
     verdict(runner, run_id, PANEL[1])
     verdict(runner, run_id, PANEL[2], error_kind="provider_error", error_message="HTTP 500", response_json=None)
     # A provider error decides nothing: the run is not final until the call is retried.
     with pytest.raises(psycopg.errors.CheckViolation, match=r"is not final: cycle 1 google:gemini-1.5-pro "
                                                             r"\(provider_error\) failed outside the judges' content"):
-        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+        runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (run_id,))
     open_receipt = runner.execute("SELECT takes_quality_receipt_v3(%s)", (run_id,)).fetchone()[0]
     assert open_receipt["final"] is False and open_receipt["verdict"] == "pass"
     assert open_receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500"]
@@ -169,17 +169,19 @@ def test_completion_needs_every_verdict_and_happens_once(runner):
     verdict(runner, run_id, PANEL[2])  # the retry
     with pytest.raises(psycopg.errors.CheckViolation, match="has its verdict in cycle 1 of takes-quality run"):
         verdict(runner, run_id, PANEL[2])  # an answer is never replaced
-    receipt = runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s "
-                             "RETURNING receipt_json", (run_id,)).fetchone()[0]
+    receipt = runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (run_id,)).fetchone()[0]
     assert receipt["verdict"] == "pass" and receipt["successes_per_cycle"] == [3] and receipt["final"] is True
     assert receipt["errors"] == ["cycle 1 google:gemini-1.5-pro: provider_error: HTTP 500; retried"]
     assert receipt["verdictMessage"] == "PASS: every dim mean >=7 and min >=5 (3 of 3 models contributed; overall 8)"
-    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="is complete"):
-        runner.execute("UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = %s", (run_id,))
+    # Completed once: completing again finds no open run, and changes nothing.
+    assert runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (run_id,)).fetchone()[0] is None
+    assert runner.execute("SELECT receipt_json FROM eval_takes_quality_runs WHERE id = %s",
+                          (run_id,)).fetchone()[0] == receipt
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="no open takes-quality run [0-9]+ takes verdicts"):
         verdict(runner, run_id, PANEL[0], cycle=2)
-    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # only completed_at is granted
-        runner.execute("UPDATE eval_takes_quality_runs SET verdict = 'fail' WHERE id = %s", (run_id,))
+    for column in ("verdict", "completed_at"):  # no UPDATE is granted: completion is the function's
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for table"):
+            runner.execute(f"UPDATE eval_takes_quality_runs SET {column} = {column} WHERE id = %s", (run_id,))
 
 
 @pytest.mark.parametrize("table", ["take", "eval_takes_quality_runs", "eval_takes_quality_judge_verdicts"])

@@ -49,8 +49,7 @@ def verdict(conn, snapshot_id, model, response=None, **extra):
 
 
 def complete(conn, snapshot_id) -> dict:
-    return conn.execute("UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = %s "
-                        "RETURNING snapshot_json", (snapshot_id,)).fetchone()[0]
+    return conn.execute("SELECT evalledger.work_quality_complete_v1(%s)", (snapshot_id,)).fetchone()[0]
 
 
 def judged(conn, run_id, scores_by_model: dict, name="review-pr", **overrides) -> dict:

@@ -80,7 +80,7 @@ def add_question_score(conn: psycopg.Connection, **values) -> tuple[UUID, bool]:
 def complete_run(conn: psycopg.Connection, eval_run_id: UUID, completed_at=None) -> Decision:
     """Set completed_at; return the decision the database computed."""
     done = conn.execute(QUERIES["complete_run"], {"eval_run_id": eval_run_id, "completed_at": completed_at})
-    if done.rowcount != 1:
+    if not done.fetchone()[0]:
         raise EvalledgerError(f"run {eval_run_id} is not an open run this role can complete")
     return read_decision(conn, eval_run_id)
 

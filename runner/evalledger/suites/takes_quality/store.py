@@ -116,7 +116,7 @@ def open_receipt(conn: psycopg.Connection, run_id: int) -> dict:
 def complete_run(conn: psycopg.Connection, run_id: int) -> dict:
     """Set completed_at; the database computes the verdict and the receipt."""
     row = _one(conn, "complete_run", {"run_id": run_id})
-    if row is None:  # completed meanwhile by an identical run
+    if row["receipt_json"] is None:  # completed meanwhile by an identical run
         row = _one(conn, "run_receipt", {"run_id": run_id})
     return row["receipt_json"]
 

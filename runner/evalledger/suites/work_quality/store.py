@@ -94,7 +94,9 @@ def verdicts(conn: psycopg.Connection, snapshot_id: int) -> list[dict]:
 
 def complete(conn: psycopg.Connection, snapshot_id: int) -> dict:
     """Set completed_at; the database computes the aggregate and the document, returned here."""
-    row = _one(conn, "complete", {"snapshot_id": snapshot_id}) or _one(conn, "document", {"snapshot_id": snapshot_id})
+    row = _one(conn, "complete", {"snapshot_id": snapshot_id})
+    if row["snapshot_json"] is None:  # completed meanwhile
+        row = _one(conn, "document", {"snapshot_id": snapshot_id})
     return row["snapshot_json"]
 
 
