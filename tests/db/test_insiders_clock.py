@@ -136,6 +136,27 @@ def test_a_transaction_held_open_keeps_no_old_window(admin, logins, reviewer_id)
     revops.rollback()
 
 
+def test_a_transaction_held_open_to_age_its_rows_early_is_named_by_every_seal_meanwhile(admin, logins):
+    """What PostgreSQL cannot refuse: a row's tier clock is its transaction's start (no trigger runs
+    at commit that a session cannot move: a deferred one is made IMMEDIATE by SET CONSTRAINTS), so a
+    runner that records an analysis and holds its transaction open commits a row that ages early by
+    as long as it held it. It is not unseen: every seal meanwhile seals nothing past it and names
+    its transaction (held_by), and the row is sealed only once it commits."""
+    runner = logins("runner", autocommit=False)
+    store.record_analysis(runner, brain="AGT-901", origin="production", model_id="claude-sonnet-4-6",
+                          system_prompt_hash=BRAIN_PROMPTS["AGT-901"], question_id=None, question="held",
+                          output="o", token_cost_usd="0.01")
+    began, xid = runner.execute("SELECT now(), txid_current()").fetchone()
+    time.sleep(1.5)
+    held_by = admin.execute("SELECT held_by FROM evalledger.ledger_seal_v1(0.2)").fetchone()[0]
+    assert held_by is not None and held_by <= xid  # it, or an older one of the server's still open
+    runner.commit()
+    clock = admin.execute("SELECT created_at FROM evalledger.brain_analysis_log WHERE question = 'held'").fetchone()[0]
+    committed_by = admin.execute("SELECT statement_timestamp()").fetchone()[0]
+    assert clock == began and committed_by - clock >= timedelta(seconds=1.5)  # early by the time held
+    assert admin.execute("SELECT held_by, entry_count FROM evalledger.ledger_seal_v1(5)").fetchone() == (None, 1)
+
+
 # -- times a caller supplies ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("produced_at, constraint", [

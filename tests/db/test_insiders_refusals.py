@@ -9,6 +9,7 @@ import contextlib
 import json
 import uuid
 
+import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
@@ -320,3 +321,17 @@ def test_a_score_rolled_back_reveals_no_verdict(admin, logins, harness_runs):
     assert reviewer.execute("SELECT question_id, hallucinations_detected FROM evalledger.brain_eval_question_score "
                             "WHERE eval_run_id = %s", (params["run"],)).fetchone() == ("EVAL-Q01", None)
     assert judged(admin, reviewer, params, 1) is False
+
+
+def test_a_refused_score_shows_no_verdict_in_its_detail(admin, logins, harness_runs):
+    """A CHECK that refuses the row after the judge has set its verdict (here: a comment over the
+    length limit, with every number given) may report the failing row. Not to the reviewer: under
+    row-level security PostgreSQL gives a refused row no detail at all (and would list only the
+    columns the caller may read), so the refusal is no oracle either."""
+    params = answered(admin, logins, harness_runs)
+    over_long = SCORE.replace(" WHERE ", ", reviewer_comments = repeat('x', 4001) WHERE ")
+    with pytest.raises(psycopg.errors.CheckViolation) as caught:
+        logins("reviewer").execute(over_long, {**params, "h": 0})
+    assert caught.value.diag.constraint_name == "brain_eval_question_score_comment_length"
+    assert caught.value.diag.message_detail is None
+    assert "question_passed" not in str(caught.value) and admin.execute(VERDICT, (params["run"],)).fetchone()[0] is None
