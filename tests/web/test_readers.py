@@ -399,6 +399,13 @@ def test_readers_open_what_their_tier_shows_and_nothing_else(ledger, client):
     assert auditor.http.get("/read/takes-quality/x").status_code == 404
     css = auditor.http.get("/readers.css")
     assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    # The drill-down shows question verdicts, which no reviewer reads: even of its own completed run.
+    reviewer = client(ledger.base)
+    assert reviewer.sign_in(REVIEWER_ROLE).status_code == 303
+    for path in (question, f"/read/questions/{SEEN_FIRST}", "/read/takes-quality/1", "/read/work-quality/1"):
+        page = reviewer.http.get(path)
+        assert page.status_code == 403 and f"{REVIEWER_ROLE} is not a reader (RevOps or an auditor)" in page.text, path
+    assert reviewer.http.get(f"/runs/{ledger.reviewed}").status_code == 200  # its run's own page
 
 
 @needs_chromium

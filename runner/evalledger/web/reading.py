@@ -57,6 +57,14 @@ def _int(text: str, what: str) -> int:
         raise Refused(404, f"no {what} {text!r}: its id is a number") from None
 
 
+def readers_only(session: Session) -> None:
+    """The drill-down pages show question verdicts, which a reviewer reads of no question (not
+    before its run completes, nor after: docs/guards.md section 22): they are the readers'."""
+    if not session.kinds & READERS:
+        raise Refused(403, f"{session.login} is not a reader (RevOps or an auditor): a reviewer reads its runs "
+                           "on their own pages, from the queue")
+
+
 def routes(site: Site) -> list[Route]:
     """The readers' routes (a run's own page is shared with reviewers: see app.py)."""
 
@@ -73,6 +81,7 @@ def routes(site: Site) -> list[Route]:
 
     @site.signed_in()
     async def question(request: Request, session: Session, form) -> Response:
+        readers_only(session)
         run_id = run_id_of(request.path_params["run_id"])
         question_id = request.path_params["question_id"]
         view = await site.in_db(session, lambda c: drill.question(c, run_id, question_id))
@@ -80,6 +89,7 @@ def routes(site: Site) -> list[Route]:
 
     @site.signed_in()
     async def question_history(request: Request, session: Session, form) -> Response:
+        readers_only(session)
         question_id = request.path_params["question_id"]
         brain, catalog = request.query_params.get("brain") or None, request.query_params.get("catalog") or None
         rows = await site.in_db(session, lambda c: drill.question_history(c, question_id, brain, catalog))
@@ -88,12 +98,14 @@ def routes(site: Site) -> list[Route]:
 
     @site.signed_in()
     async def takes_run(request: Request, session: Session, form) -> Response:
+        readers_only(session)
         run_id = _int(request.path_params["run_id"], "takes-quality run")
         return site.page(request, "read_takes.html", await site.in_db(session, lambda c: drill.takes_run(c, run_id)),
                          session=session)
 
     @site.signed_in()
     async def work_snapshot(request: Request, session: Session, form) -> Response:
+        readers_only(session)
         snapshot_id = _int(request.path_params["snapshot_id"], "work-quality snapshot")
         return site.page(request, "read_work.html",
                          await site.in_db(session, lambda c: drill.work_snapshot(c, snapshot_id)), session=session)
