@@ -339,7 +339,7 @@ def test_an_auditor_drills_from_a_dashboard_to_the_reviewers_entry(ledger, brows
                                       "WHERE eval_run_id = %s", (ledger.reviewed,)).fetchone()
     assert browser.find_element(By.ID, "sign-off").text.startswith(f"{hours} hours, entered by {entered_by}")
     assert browser.find_elements(By.CSS_SELECTOR, "#agreement tbody tr")
-    shot(browser, "read-run")
+    documented(browser, "read-run", "run-page")
     click(browser, f"#questions a.question-link[href$='/{SEEN_FIRST}']")
     assert browser.current_url.endswith(f"/read/runs/{ledger.reviewed}/questions/{SEEN_FIRST}")
     assert browser.find_element(By.ID, "narrative").text
@@ -361,11 +361,7 @@ def test_an_auditor_drills_from_a_dashboard_to_the_reviewers_entry(ledger, brows
         cells = row.find_elements(By.TAG_NAME, "td")
         assert cells[2].text == entered_by and "after seeing them" in cells[5].text  # it looked first
     assert "first shown" in browser.find_element(By.ID, "shown").text
-    browser.set_window_size(1366, 1100)
-    picture = shot(browser, "read-question")
-    if os.environ.get("EVALLEDGER_UPDATE_SCREENSHOT"):
-        shutil.copyfile(picture, DOCS / "drill-down.png")
-    browser.set_window_size(1366, 768)
+    documented(browser, "read-question", "drill-down")
     # Another question of the same run, entered blind.
     browser.get(f"{ledger.base}/read/runs/{ledger.reviewed}/questions/EVAL-Q02")
     assert all("blind" in r.find_elements(By.TAG_NAME, "td")[5].text
@@ -378,10 +374,21 @@ def test_an_auditor_drills_from_a_dashboard_to_the_reviewers_entry(ledger, brows
     assert browser.find_element(By.ID, "verdict").text in ("pass", "fail", "inconclusive")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".draft")) == admin.execute(
         "SELECT count(*) FROM evalledger.eval_takes_quality_judge_verdicts WHERE run_id = %s", (takes,)).fetchone()[0]
+    documented(browser, "read-takes", "takes-quality-run")
     snapshot = admin.execute("SELECT max(snapshot_id) FROM evalledger.eval_work_quality_snapshots").fetchone()[0]
     browser.get(f"{ledger.base}/read/work-quality/{snapshot}")
     assert "verdict" in browser.find_element(By.ID, "comparison").text
     assert browser.find_elements(By.CSS_SELECTOR, ".draft")
+    documented(browser, "read-work", "work-quality-snapshot")
+
+
+def documented(browser, name: str, picture: str) -> None:
+    """A screenshot of the page at 1366 wide; docs/<picture>.png is replaced by it on request only."""
+    browser.set_window_size(1366, 1100)
+    taken = shot(browser, name)
+    if os.environ.get("EVALLEDGER_UPDATE_SCREENSHOT"):
+        shutil.copyfile(taken, DOCS / f"{picture}.png")
+    browser.set_window_size(1366, 768)
 
 
 def test_readers_open_what_their_tier_shows_and_nothing_else(ledger, client):
