@@ -69,25 +69,30 @@ def test_the_export_bound_waits_for_an_open_capture_then_holds_nothing(admin, lo
 def test_no_role_locks_a_ledger_table_against_its_readers(admin, logins, role):
     """LOCK TABLE in any mode stronger than ROW EXCLUSIVE needs UPDATE, DELETE, TRUNCATE (or, on 17+,
     MAINTAIN) on the table: no application role holds one (column grants do not count)."""
-    conn = logins(role, autocommit=False)
-    allowed = []
-    for table in ledger_tables(admin):
-        for mode in ("SHARE", "EXCLUSIVE", "ACCESS EXCLUSIVE"):
-            try:
-                conn.execute(f"LOCK TABLE evalledger.{table} IN {mode} MODE NOWAIT")
-                allowed.append(f"{mode} on {table}")
-            except psycopg.errors.InsufficientPrivilege as exc:
-                assert exc.diag.message_primary in (f"permission denied for table {table}",
-                                                    "permission denied for schema evalledger")
-            conn.rollback()
-    assert allowed == []
+    assert locks_taken(logins(role, autocommit=False), {
+        (table, mode): f"LOCK TABLE evalledger.{table} IN {mode} MODE NOWAIT"
+        for table in ledger_tables(admin) for mode in ("SHARE", "EXCLUSIVE", "ACCESS EXCLUSIVE")}) == []
+
+
+def locks_taken(conn, attempts: dict[tuple[str, str], str]) -> list[str]:
+    """Which of the {(table, lock): statement} attempts took their lock; each other must be refused
+    by the privilege check, naming the table (or, for a role without the schema, the schema)."""
+    taken = []
+    for (table, lock), statement in attempts.items():
+        try:
+            conn.execute(statement)
+            taken.append(f"{lock} on {table}")
+        except psycopg.errors.InsufficientPrivilege as exc:
+            assert exc.diag.message_primary in (f"permission denied for table {table}",
+                                                "permission denied for schema evalledger")
+        conn.rollback()
+    return taken
 
 
 # The tables whose rows are runs: every question row, verdict, score and sign-off of a run locks
 # its row FOR KEY SHARE (a foreign key) or FOR SHARE (lock_run_v1), and its completion and purge
 # take it FOR UPDATE.
-RUN_TABLES = {"brain_eval_log": "eval_run_id", "eval_takes_quality_runs": "id",
-              "eval_work_quality_snapshots": "snapshot_id"}
+RUN_TABLES = ("brain_eval_log", "eval_takes_quality_runs", "eval_work_quality_snapshots")
 ROW_LOCKS = ("FOR UPDATE", "FOR NO KEY UPDATE", "FOR SHARE", "FOR KEY SHARE")
 
 
@@ -98,18 +103,8 @@ def test_no_role_locks_the_rows_of_a_run(admin, logins, role):
     score and sign-off written to them; it now completes runs through the code role's functions
     (brain_eval_complete_v1, takes_quality_complete_v1, work_quality_complete_v1), and no
     application role holds UPDATE on a run table."""
-    conn = logins(role, autocommit=False)
-    allowed = []
-    for table in RUN_TABLES:
-        for lock in ROW_LOCKS:
-            try:
-                conn.execute(f"SELECT 1 FROM evalledger.{table} {lock}")
-                allowed.append(f"{lock} on {table}")
-            except psycopg.errors.InsufficientPrivilege as exc:
-                assert exc.diag.message_primary in (f"permission denied for table {table}",
-                                                    "permission denied for schema evalledger")
-            conn.rollback()
-    assert allowed == []
+    assert locks_taken(logins(role, autocommit=False), {
+        (table, lock): f"SELECT 1 FROM evalledger.{table} {lock}" for table in RUN_TABLES for lock in ROW_LOCKS}) == []
 
 
 def test_the_runner_completes_a_run_it_may_read_through_the_function_alone(admin, logins, reviewers):
