@@ -10,7 +10,7 @@ import pytest
 
 from evalledger.suites.capture import api as capture
 from evalledger.suites.capture.failures import DatabaseDown, ScrubberFailed, classify
-from evalledger.suites.capture.rows import RowError, normalize
+from evalledger.suites.capture.rows import COLUMNS, RowError, normalize
 from evalledger.suites.capture.settings import resolve_settings
 from evalledger.suites.capture.spool import Spool
 from evalledger.suites.capture.writer import CaptureWriter
@@ -216,3 +216,28 @@ def test_a_closed_writer_spools_what_it_could_not_write(tmp_path):
     rows = [json.loads(line) for line in writer.spool.path.read_text().splitlines()]
     candidates = [r["row"] for r in rows if r["kind"] == "candidate"]
     assert [c["query"] for c in candidates] == ["call me at [REDACTED]"]
+
+
+def test_a_queued_capture_leaves_nothing_for_the_garbage_collector_to_scan(tmp_path, monkeypatch):
+    """A backlog of queued rows made every full collection, a pause in the caller's thread, scan
+    each of them (and their lists). capture_candidate queues a row of tuples, which the collector
+    stops tracking once it has seen them; the row still holds the caller's values as they were at the
+    call, and the writer stores them as arrays."""
+    import gc
+
+    writer = capture.configure(enabled=True, dsn=f"postgresql://nobody@/nodb?host={tmp_path}", home=tmp_path,
+                               background=False)
+    queued = []
+    monkeypatch.setattr(writer, "submit", queued.append)
+    slugs, chunks = ["doc/a", "doc/b", "doc/a"], [7, 8]
+    try:
+        capture.capture_candidate("query", "q", retrieved_slugs=slugs, retrieved_chunk_ids=chunks, source_ids=["s"],
+                                  vector_enabled=True, latency_ms=5, remote=False)
+    finally:
+        capture.close(1)
+    slugs.append("doc/c")  # the caller's list, changed after the call, changes nothing queued
+    gc.collect()
+    gc.collect()  # the row's own tuples may be seen after it in the first: it is untracked by the second
+    assert len(queued) == 1 and not gc.is_tracked(queued[0])
+    row = normalize(dict(zip(COLUMNS, queued[0])))  # as the writer reads a queued row
+    assert (row["retrieved_slugs"], row["retrieved_chunk_ids"], row["source_ids"]) == (["doc/a", "doc/b"], [7, 8], ["s"])

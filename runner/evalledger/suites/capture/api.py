@@ -79,10 +79,13 @@ def capture_candidate(tool_name=None, query=None, *, retrieved_slugs=(), retriev
             writer = _from_config()
         if writer is _OFF:
             return
+        # Tuples, not lists: a queued row of strings, numbers and tuples of them is a container the
+        # garbage collector stops tracking after a collection or two, so a backlog of queued rows
+        # adds nothing to a full collection's pause, which the caller's thread may pay.
         writer.submit((tool_name, query,
-                       list(retrieved_slugs) if isinstance(retrieved_slugs, list | tuple) else retrieved_slugs,
-                       list(retrieved_chunk_ids) if isinstance(retrieved_chunk_ids, list | tuple) else retrieved_chunk_ids,
-                       list(source_ids) if isinstance(source_ids, list | tuple) else source_ids,
+                       tuple(retrieved_slugs) if isinstance(retrieved_slugs, list | tuple) else retrieved_slugs,
+                       tuple(retrieved_chunk_ids) if isinstance(retrieved_chunk_ids, list | tuple) else retrieved_chunk_ids,
+                       tuple(source_ids) if isinstance(source_ids, list | tuple) else source_ids,
                        expand_enabled, detail, detail_resolved,
                        vector_enabled, expansion_applied, latency_ms, remote, job_id, subagent_id, capture_key))
     except Exception:  # never into the caller
