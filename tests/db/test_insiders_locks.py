@@ -10,7 +10,11 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from tests.db.insider_logins import LOGINS, in_thread, logins, wait_until_waiting  # noqa: F401 (fixture)
+from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+from tests.conftest import REVIEWER_ROLE
+from tests.db.insider_logins import (  # noqa: F401 (fixture)
+    LOGINS, in_thread, logins, set_zone, wait_until_waiting, zone_that_moves)
+from tests.db.test_retention import age_run
 
 CAPTURE = ("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, latency_ms, "
            "remote, capture_key) VALUES ('query', 'q', true, false, 1, false, gen_random_uuid()) RETURNING created_at")
@@ -107,31 +111,72 @@ def test_no_role_locks_the_rows_of_a_run(admin, logins, role):
         (table, lock): f"SELECT 1 FROM evalledger.{table} {lock}" for table in RUN_TABLES for lock in ROW_LOCKS}) == []
 
 
-def test_the_runner_completes_a_run_it_may_read_through_the_function_alone(admin, logins, reviewers):
-    """The function completes an open run the runner's policy shows it (the hot tier), once; a cold
-    run reads as no run; no other role may call it, the owner role included (it completes nothing)."""
-    from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
-    from tests.conftest import REVIEWER_ROLE
-    from tests.db.test_retention import age_run
+COMPLETE = "SELECT evalledger.brain_eval_complete_v1(%s, NULL)"
 
+
+@pytest.fixture
+def open_run(admin, reviewers):
+    """A factory of open brain-eval runs, every question scored and signed off: ready to complete."""
     for brain, prompt in BRAIN_PROMPTS.items():
         register_prompt(admin, brain, prompt)
-    hot, cold = (record_run(admin, reviewers[REVIEWER_ROLE], count=3, complete=False) for _ in range(2))
+    return lambda: record_run(admin, reviewers[REVIEWER_ROLE], count=3, complete=False)
+
+
+def decided(admin, *runs) -> dict:
+    return {r[0]: r[1] for r in admin.execute(
+        "SELECT eval_run_id, decision IS NOT NULL FROM evalledger.brain_eval_log WHERE eval_run_id = ANY (%s)",
+        (list(runs),))}
+
+
+def test_the_runner_completes_a_run_it_may_read_through_the_function_alone(admin, logins, open_run):
+    """The function completes an open run the runner's policy shows it (the hot tier), once; a cold
+    run reads as no run; no other role may call it, the owner role included (it completes nothing)."""
+    hot, cold = open_run(), open_run()
     age_run(admin, cold, "timezone('UTC', timezone('UTC', now()) - interval '30 months')")
-    complete = "SELECT evalledger.brain_eval_complete_v1(%s, NULL)"
     for role in ("reviewer", "owner", "revops", "auditor", "retention"):
         conn = logins(role)
         with pytest.raises(psycopg.errors.InsufficientPrivilege,
                            match="permission denied for function brain_eval_complete_v1"):
-            conn.execute(complete, (hot,))
+            conn.execute(COMPLETE, (hot,))
     runner = logins("runner")
-    assert runner.execute(complete, (cold,)).fetchone()[0] is False
-    assert runner.execute(complete, (hot,)).fetchone()[0] is True
-    assert runner.execute(complete, (hot,)).fetchone()[0] is False  # once
-    decided = {r[0]: r[1] for r in admin.execute(
-        "SELECT eval_run_id, decision IS NOT NULL FROM evalledger.brain_eval_log WHERE eval_run_id IN (%s, %s)",
-        (hot, cold))}
-    assert decided == {hot: True, cold: False}
+    assert runner.execute(COMPLETE, (cold,)).fetchone()[0] is False
+    assert runner.execute(COMPLETE, (hot,)).fetchone()[0] is True
+    assert runner.execute(COMPLETE, (hot,)).fetchone()[0] is False  # once
+    assert decided(admin, hot, cold) == {hot: True, cold: False}
+
+
+def test_a_crafted_zone_moves_no_run_across_the_hot_tier_for_completion(admin, logins, open_run):
+    """The function asks caller_reads_v1 in UTC from the statement's clock: a run between the UTC
+    boundary and where the runner's crafted TimeZone would put it is completed as UTC says."""
+    runner = logins("runner")
+    zone, hours = zone_that_moves(runner, "24 months")
+    assert abs(hours) >= 20, "no zone moves the hot tier by a day today"
+    run_id = open_run()
+    age_run(admin, run_id, f"timezone('UTC', timezone('UTC', now()) - interval '24 months') - interval '{hours / 2} hours'")
+    clock = admin.execute("SELECT created_at FROM evalledger.brain_eval_log WHERE eval_run_id = %s", (run_id,)).fetchone()[0]
+    set_zone(runner, zone)
+    hot_by_utc = hours < 0
+    # In that zone the session's own arithmetic says the opposite of UTC ...
+    assert runner.execute("SELECT %s::timestamptz >= now() - interval '24 months'", (clock,)).fetchone()[0] \
+        is not hot_by_utc
+    # ... the completion follows UTC.
+    assert runner.execute(COMPLETE, (run_id,)).fetchone()[0] is hot_by_utc
+    assert decided(admin, run_id) == {run_id: hot_by_utc}
+
+
+def test_two_runners_completing_one_run_at_once_complete_it_once(admin, logins, open_run):
+    """The second waits for the first's row lock, then finds no open run (READ COMMITTED re-reads the
+    row): one decision, one count in the panel tables."""
+    run_id = open_run()
+    first, second = logins("runner", autocommit=False), logins("runner")
+    assert first.execute(COMPLETE, (run_id,)).fetchone()[0] is True
+    thread, outcome = in_thread(lambda: second.execute(COMPLETE, (run_id,)).fetchone()[0])
+    wait_until_waiting(admin, LOGINS["runner"][0])
+    first.commit()
+    thread.join(30)
+    assert outcome == {"result": False}
+    assert decided(admin, run_id) == {run_id: True}
+    assert admin.execute("SELECT sum(runs) FROM evalledger.brain_eval_runs_by_month").fetchone()[0] == 1
 
 
 def test_the_owner_role_holds_only_what_it_uses(admin):
