@@ -65,12 +65,13 @@ def package_migrations() -> list[str]:
     return sorted(p.stem for p in migrations_dir().glob("*.sql") if not p.name.endswith(".rollback.sql"))
 
 
-def ledger_versions(conn: psycopg.Connection) -> Versions | None:
-    """This package against the ledger at conn; None when the connecting user cannot read the record."""
+def ledger_versions(conn: psycopg.Connection, known: list[str] | None = None) -> Versions | None:
+    """This package (its migrations, or those known) against the ledger at conn; None when the
+    connecting user cannot read the record."""
     if not conn.execute(queries.get("migrations_readable")).fetchone()[0]:
         return None
     applied = [row[0] for row in conn.execute(queries.get("applied_migrations"))]
-    return Versions(__version__, package_migrations(), applied)
+    return Versions(__version__, package_migrations() if known is None else known, applied)
 
 
 def pre_release_migrations(applied: list[str], known: list[str]) -> list[str]:
@@ -92,7 +93,7 @@ def pre_release_message(package: str, folded: list[str], baseline: str) -> str:
 def ledger_message(versions: Versions) -> str:
     """Why this package refuses to write to the ledger (a pre-release's, or a newer evalledger's)."""
     if versions.folded:
-        return pre_release_message(versions.package, versions.folded, versions.known[0])
+        return pre_release_message(versions.package, versions.folded, min(versions.known))
     return newer_ledger_message(versions)
 
 
@@ -109,8 +110,6 @@ def refuse_newer_ledger(conn: psycopg.Connection) -> None:
 def refuse_pre_release_ledger(conn: psycopg.Connection, known: list[str]) -> None:
     """Before migrating: raise LedgerFromAPreRelease when a pre-release built the ledger (no
     migration of known upgrades it)."""
-    if not conn.execute(queries.get("migrations_readable")).fetchone()[0]:
-        return
-    applied = [row[0] for row in conn.execute(queries.get("applied_migrations"))]
-    if folded := pre_release_migrations(applied, known):
-        raise LedgerFromAPreRelease(pre_release_message(__version__, folded, min(known)))
+    versions = ledger_versions(conn, known)
+    if versions is not None and versions.folded:
+        raise LedgerFromAPreRelease(ledger_message(versions))
