@@ -219,12 +219,6 @@ def reference_lines(reference: dict | None) -> list[str]:
     return lines
 
 
-def outcome(needs: list[str]) -> str:
-    """What a saved question now is: complete, or what it still needs. Not whether it passes: the
-    database shows a reviewer no verdict before the run completes."""
-    return f"incomplete (still needs {', '.join(needs)})" if needs else "complete"
-
-
 # -- the walk -------------------------------------------------------------------------------------
 
 
@@ -427,7 +421,7 @@ class Walk:
             needs = self._save(question, values)
             if needs is None:
                 return
-            self.console.say(f"  saved {qid}: {outcome(needs)}")
+            self.console.say(f"  saved {qid}: {reviewing.outcome(needs)}")
         else:
             self._save(question, {})  # unchanged: only what it shows is recorded
             self.console.say(f"  {qid}: unchanged")

@@ -280,16 +280,22 @@ def read_scores(path: Path) -> list[Scored]:
     return scored
 
 
+def outcome(needs: list[str]) -> str:
+    """What a saved question now is: complete, or what it still needs. Not whether it passes: the
+    database shows a reviewer no verdict before the run completes."""
+    return f"incomplete (still needs {', '.join(needs)})" if needs else "complete"
+
+
 def apply_scores(conn: psycopg.Connection, run_id: UUID, path: Path, scored: list[Scored]) -> dict[str, list[str]]:
     """Each line's fields set on its question, in conn's transaction (as the reviewer's role);
     {question_id: the fields it still needs}. A refusal names the line and rolls everything back."""
-    passed = {}
+    outcomes = {}
     for item in scored:
         try:
             with conn.transaction():
-                passed[item.question_id] = store.score_question(conn, run_id, item.question_id, item.fields)
+                outcomes[item.question_id] = store.score_question(conn, run_id, item.question_id, item.fields)
         except psycopg.Error as exc:
             raise EvalledgerError(f"{path}:{item.line}: {item.question_id}: {explain(exc)}") from None
         except EvalledgerError as exc:
             raise EvalledgerError(f"{path}:{item.line}: {exc}") from None
-    return passed
+    return outcomes

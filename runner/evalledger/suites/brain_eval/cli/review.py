@@ -54,14 +54,14 @@ def _score_from_file(run, from_file, as_role) -> None:
     with db.transaction(None) as conn:
         if as_role:
             db.set_local_role(conn, as_role)
-        passed = reviewing.apply_scores(conn, run, from_file, scored)
-    _echo_passed(passed)
+        outcomes = reviewing.apply_scores(conn, run, from_file, scored)
+    _echo_outcomes(outcomes)
 
 
-def _echo_passed(passed: dict) -> None:
-    from ..guided import outcome
+def _echo_outcomes(outcomes: dict) -> None:
+    from ..reviewing import outcome
 
-    for qid, needs in passed.items():
+    for qid, needs in outcomes.items():
         click.echo(f"{qid}: {outcome(needs)}")
 
 
@@ -210,8 +210,8 @@ def review_score(run_id, question_id, from_file, as_role, **fields):
         raise EvalledgerError("nothing to score: give --hallucinations, --claims, --stale, --diagnosis, "
                               "--coherence or --comment")
     with db.transaction(None) as conn:
-        passed = {question_id: brain_eval.score_question(conn, run, question_id, changes, as_role)}
-    _echo_passed(passed)
+        outcomes = {question_id: brain_eval.score_question(conn, run, question_id, changes, as_role)}
+    _echo_outcomes(outcomes)
 
 
 @review_group.command("finish")
