@@ -3,9 +3,10 @@ provider stand-in at a fixed latency, at concurrency 8 and 16.
 
 Each level runs twice. --concurrency N is a ceiling per provider (the brain, anthropic here, and
 each judge's provider have N each), so the ideal is the schedule of those limits, not one pool. `streamed` is `run brain-eval` as the CLI makes it, minus its printing: the
-run inserted, 30 brain calls with each answer stored as it arrives (analysis row, answer row, the
-database's automatic scores), each contract-keeping answer's 3 judge calls joining the same pool
-as soon as it is stored, each draft stored as it arrives. `phased` is the earlier way, the
+run inserted, 30 brain calls with each answer stored as it arrives, with those that arrived while
+the last were stored (analysis row, answer row, the database's automatic scores), each
+contract-keeping answer's 3 judge calls joining the same pool as soon as it is stored, each draft
+stored as it arrives (answers first when both wait). `phased` is the earlier way, the
 baseline in the same run: all 30 answers first, then the 90 judge calls. Figures:
   wall s        the whole run
   ideal s       the run as the limits allow it with no cost but the latency: every provider

@@ -398,6 +398,7 @@ def test_a_call_session_gives_its_deadline_and_sums_its_runs(standin):
 
 
 def test_results_keep_request_order_and_on_result_sees_each_as_it_finishes(standin):
+    run(standin, [req("openai:gpt-4o"), req("anthropic:claude-opus-4-7")])  # both SDKs imported: no client is late
     standin.script("gpt-4o", steps.ok(latency_s=0.3))
     standin.script("claude-opus-4-7", steps.ok(latency_s=0.01))
     seen = []
@@ -448,6 +449,43 @@ def test_follow_ups_an_on_result_returns_join_the_same_pool(standin):
     # The fast answer's judges finished before the slow answer came back: no phase waits for the last answer.
     assert max(done_at[(fast, j)] for j in ("openai:gpt-4o", "google:gemini-1.5-pro")) < done_at[slow]
     assert done_at[slow] - started < 3
+
+
+DRAFTERS = ("anthropic:claude-opus-4-7", "anthropic:claude-haiku-4-5")
+
+
+def test_on_results_gets_what_finished_meanwhile_together_and_answers_before_drafts(standin):
+    # Q1's answer comes back first and asks for two drafts; the first draft's batch keeps the
+    # caller busy while Q2's and Q3's answers and the second draft come back. The answers, whose
+    # judges would wait for them, are handed over next, together; the draft waits its turn.
+    standin.script("claude-sonnet-4-6", steps.ok(latency_s=0.01), steps.ok(latency_s=0.3), steps.ok(latency_s=0.3))
+    # One provider for all, so no draft waits for another SDK's client.
+    standin.script("claude-opus-4-7", steps.ok(latency_s=0.01))
+    standin.script("claude-haiku-4-5", steps.ok(latency_s=0.1))
+    batches = []
+
+    async def store(calls):
+        batches.append(sorted(map(str, (c.key for c in calls))))
+        if calls[0].key == ("Q1", DRAFTERS[0]):
+            await asyncio.sleep(0.7)
+        return [[req(spec, key=(c.key, spec)) for spec in DRAFTERS]
+                if c.key == "Q1" else None for c in calls]
+
+    calls = run(standin, [req("anthropic:claude-sonnet-4-6", key=q) for q in ("Q1", "Q2", "Q3")], concurrency=8,
+                on_results=store, follow_up_specs=[specs.parse_model_spec(s) for s in DRAFTERS])
+    assert all(c.ok for c in calls) and len(calls) == 5
+    assert batches == [["Q1"], [str(("Q1", DRAFTERS[0]))], ["Q2", "Q3"], [str(("Q1", DRAFTERS[1]))]]
+
+
+def test_on_results_answers_one_list_of_follow_ups_per_result(standin):
+    with pytest.raises(EvalledgerError, match="on_results returned 2 lists of follow-ups for 1 results"):
+        run(standin, [req("openai:gpt-4o", key="a")], on_results=lambda calls: [None] * (len(calls) + 1))
+
+
+def test_on_result_and_on_results_are_one_or_the_other(standin):
+    with pytest.raises(EvalledgerError, match="on_result or on_results, not both"):
+        run(standin, [req()], on_result=print, on_results=print)
+    assert standin.requests == []
 
 
 def test_a_follow_up_model_without_a_key_is_an_error_before_any_call(standin):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import heapq
 import inspect
+import itertools
 import logging
 import math
 import random
@@ -32,6 +34,48 @@ _MESSAGE_MAX = 300
 
 
 # --- requests and results ----------------------------------------------------------------
+
+
+class _Handoff:
+    """Finished calls wait here for the caller, who is handed them a batch at a time, never two
+    batches at once: every result then waiting of the shallowest calls (those the caller asked
+    for, before the follow-ups it asked for in reply to one), in the order they finished. So an
+    answer whose judges wait for it is never kept behind drafts that finished meanwhile, and the
+    answers that came back together are stored together."""
+
+    def __init__(self, handle: Callable[[list[JudgeCall], int], Any]) -> None:
+        self._handle = handle  # async (batch, its depth): handles it, follow-ups launched
+        self._waiting: list[tuple[int, int, JudgeCall, asyncio.Future]] = []
+        self._arrivals = itertools.count()
+        self._busy = False
+
+    async def hand(self, result: JudgeCall, depth: int) -> None:
+        """Return once the caller has handled result."""
+        handled = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (depth, next(self._arrivals), result, handled))
+        if not self._busy:
+            # The first to find no batch in hand hands on every batch until none waits.
+            self._busy = True
+            try:
+                while self._waiting:
+                    depth_now = self._waiting[0][0]
+                    batch = []
+                    while self._waiting and self._waiting[0][0] == depth_now:
+                        batch.append(heapq.heappop(self._waiting))
+                    try:
+                        await self._handle([call for _, _, call, _ in batch], depth_now)
+                    except BaseException:
+                        # Raised from this task alone, which ends the run; the batch's other
+                        # results are never handled.
+                        for *_, waiting in batch:
+                            waiting.cancel()
+                        raise
+                    for *_, waiting in batch:
+                        if not waiting.done():
+                            waiting.set_result(None)
+            finally:
+                self._busy = False
+        await handled
 
 
 @dataclass(frozen=True)
@@ -161,6 +205,7 @@ async def run_calls(
     max_retries: int = 3,
     budget: Budget | None = None,
     on_result: Callable[[JudgeCall], Any] | None = None,
+    on_results: Callable[[list[JudgeCall]], Any] | None = None,
     env: Mapping[str, str] | None = None,
     backoff_base_s: float = 0.5,
     follow_up_specs: Sequence[ModelSpec] = (),
@@ -184,9 +229,12 @@ async def run_calls(
     flight is given up while a call waits, and a retry goes ahead of calls not yet started. A
     400/422 to a structured-output request is retried once as plain text, and that model stays on
     text for the rest of the run. on_result (sync or async) sees each result as it finishes, one
-    at a time; an exception from it cancels the run and propagates. It may return more requests
-    (follow-ups, e.g. the judges of an answer just stored), which join the same pool at once, so no
-    call waits for a whole phase to end; follow_up_specs names the models they may use, checked
+    at a time, a result of `requests` before any follow-up's result waiting with it; an exception
+    from it cancels the run and propagates. It may return more requests (follow-ups, e.g. the
+    judges of an answer just stored), which join the same pool at once, so no call waits for a
+    whole phase to end. on_results, instead of on_result, is given every result waiting at once
+    (all of one depth: `requests`' own, or follow-ups', in the order they finished), so it can
+    store them together, and returns one list of follow-ups per result (or None); follow_up_specs names the models they may use, checked
     (price, credentials) with the rest before any call. on_start (sync) is told of each call just
     before its first request is sent (a call the budget does not allow is never started), so a
     caller can record it as started; an exception from it ends the run.
@@ -195,6 +243,8 @@ async def run_calls(
     if deadline_s is None:
         deadline_s = session.deadline_s if session is not None else DEFAULT_DEADLINE_S
     _check(concurrency, timeout_s, max_retries, deadline_s)
+    if on_result is not None and on_results is not None:
+        raise EvalledgerError("run_calls takes on_result or on_results, not both")
     if not requests:
         return CallResults()
     specs = [r.spec for r in requests] + list(follow_up_specs)
@@ -209,7 +259,6 @@ async def run_calls(
              for provider in configs}
     clients: dict[str, asyncio.Task] = {}  # one per provider per run, made on first use
     text_only: set[str] = set()  # specs that refused structured output this run
-    result_lock = asyncio.Lock()
 
     def client_for(provider: str) -> asyncio.Task:
         if provider not in clients:
@@ -320,22 +369,38 @@ async def run_calls(
 
     tasks: list[asyncio.Task] = []
 
-    def launch(req: JudgeRequest) -> None:
-        tasks.append(asyncio.create_task(one_and_report(len(tasks), req)))
+    async def handle(batch: list[JudgeCall], depth: int) -> None:
+        if on_results is not None:
+            asked = on_results(batch)
+            if inspect.isawaitable(asked):
+                asked = await asked
+            asked = list(asked) if asked is not None else [()] * len(batch)
+            if len(asked) != len(batch):
+                raise EvalledgerError(f"on_results returned {len(asked)} lists of follow-ups for {len(batch)} results")
+            for follow_ups in asked:
+                for follow_up in follow_ups or ():
+                    launch(follow_up, depth + 1)
+            return
+        for result in batch:
+            outcome = on_result(result)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            for follow_up in outcome or ():
+                launch(follow_up, depth + 1)
 
-    async def one_and_report(index: int, req: JudgeRequest) -> JudgeCall:
+    handoff = _Handoff(handle)
+
+    def launch(req: JudgeRequest, depth: int) -> None:
+        tasks.append(asyncio.create_task(one_and_report(len(tasks), req, depth)))
+
+    async def one_and_report(index: int, req: JudgeRequest, depth: int) -> JudgeCall:
         result = await one(index, req)
-        if on_result is not None:
-            async with result_lock:  # one at a time: a caller may share one DB connection
-                outcome = on_result(result)
-                if inspect.isawaitable(outcome):
-                    outcome = await outcome
-                for follow_up in outcome or ():
-                    launch(follow_up)
+        if on_result is not None or on_results is not None:
+            await handoff.hand(result, depth)
         return result
 
     for request in requests:
-        launch(request)
+        launch(request, 0)
     try:
         # Follow-ups are launched before the call that asked for them finishes, so the run is over
         # only when no task is left unfinished.

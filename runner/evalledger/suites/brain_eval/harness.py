@@ -218,8 +218,9 @@ def _recorded_call(spec: ModelSpec, request: JudgeRequest, index: int) -> JudgeC
 
 
 def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict, call: JudgeCall) -> str | None:
-    """One answer in its own transaction, as it arrives: the analysis row, then the answer row (the
-    database computes its scores). Returns the contract violation, if any."""
+    """One answer as it arrives, in its own transaction (a savepoint of the batch's, when the
+    answers that came back together are stored together): the analysis row, then the answer row
+    (the database computes its scores). Returns the contract violation, if any."""
     from evalledger.core import money
 
     parsed, broken = check_answer(call)
@@ -301,10 +302,15 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         return [JudgeRequest(spec=spec, system=system, user=user, json_schema=suggestion_schema(), key=(qid, spec.spec))
                 for spec in streamed]
 
-    async def on_live_result(call: JudgeCall) -> list[JudgeRequest] | None:
-        # The write runs in a thread, one at a time (run_calls awaits each), so the event loop
-        # keeps serving the calls in flight meanwhile.
-        return await asyncio.to_thread(on_result, call)
+    def on_results(calls: list[JudgeCall]) -> list[list[JudgeRequest] | None]:
+        with conn.transaction():
+            return [on_result(call) for call in calls]
+
+    async def on_live_results(calls: list[JudgeCall]) -> list[list[JudgeRequest] | None]:
+        # The writes run in a thread, one batch at a time (run_calls awaits each), so the event
+        # loop keeps serving the calls in flight meanwhile; the answers (or drafts) that came
+        # back together share one transaction and one trip to the thread.
+        return await asyncio.to_thread(on_results, calls)
 
     # One connection for the whole run, each answer its own transaction.
     with db.connect(url, role="runner") as conn:
@@ -313,7 +319,7 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
                 on_result(_recorded_call(spec, request, index))
         elif requests:
             await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_result=on_live_result, follow_up_specs=streamed)
+                            budget=budget, on_results=on_live_results, follow_up_specs=streamed)
     if progress is not None:
         progress.finish()
     outcome.answered_total = outcome.skipped + outcome.stored
@@ -345,7 +351,8 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
                 concurrency: int, timeout_s: float, max_retries: int, budget: Budget | None,
                 progress: Any = None) -> Judged:
     """Each judge drafts its suggestions on every contract-keeping answer it has not judged yet;
-    each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored)."""
+    each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored),
+    with the others that arrived while the last were being stored."""
     from evalledger.judges.panel import recorded_call
 
     done = Judged()
@@ -376,15 +383,20 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
             done.stored += 1
             done.failed += 0 if call.ok else 1
 
-        async def on_live_result(call: JudgeCall) -> None:
-            await asyncio.to_thread(on_result, call)
+        def on_results(calls: list[JudgeCall]) -> None:
+            with conn.transaction():
+                for call in calls:
+                    on_result(call)
+
+        async def on_live_results(calls: list[JudgeCall]) -> None:
+            await asyncio.to_thread(on_results, calls)
 
         for index, request in enumerate(r for r in requests if modes[r.spec.spec] == RECORDED):
             on_result(recorded_call(request, index, __package__))
         live = [r for r in requests if modes[r.spec.spec] != RECORDED]
         if live:
             await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_result=on_live_result)
+                            budget=budget, on_results=on_live_results)
     if progress is not None:
         progress.finish()
     return done
