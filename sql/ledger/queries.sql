@@ -83,7 +83,7 @@ SELECT ledger_id, block_id, block_hash, ledger_root, entries, sealed_at, taken_a
 
 -- name: coverage
 -- Tables the journal does not cover as it should, one row per problem.
-SELECT table_name, problem FROM evalledger.journal_coverage_v1();
+SELECT table_name, problem FROM evalledger.journal_coverage_v2();
 
 -- name: health
 -- When the newest block was sealed and the newest digest taken, and the oldest entry not yet sealed.

@@ -59,11 +59,11 @@ def test_every_ledger_table_is_journalled_and_only_the_journal_itself_is_exempt(
         "AND NOT relispartition")}
     journalled = {r[0] for r in admin.execute(
         "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-        "WHERE t.tgfoid IN ('evalledger.journal_row_v1()'::regprocedure, 'evalledger.journal_capture_v1()'::regprocedure) "
+        "WHERE t.tgfoid IN ('evalledger.journal_row_v2()'::regprocedure, 'evalledger.journal_capture_v2()'::regprocedure) "
         "AND t.tgenabled = 'A'")}
-    assert tables - journalled - EXEMPT == set(), "not journalled (CALL evalledger.journal_attach_v1() in its migration)"
+    assert tables - journalled - EXEMPT == set(), "not journalled (CALL evalledger.journal_attach_v2() in its migration)"
     assert EXEMPT <= tables - journalled
-    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []
+    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall() == []
     # Every table of migrations 0001-0004 by name, so a rename cannot drop one from the journal unseen.
     assert journalled >= {
         "target", "rubric", "rubric_activation", "reviewer", "prompt_tuner", "brain_analysis_log", "brain_eval_import",
@@ -96,17 +96,17 @@ def make_table(admin, ddl: str) -> None:
 def test_a_table_added_later_is_named_until_its_migration_journals_it(admin):
     make_table(admin, "CREATE TABLE evalledger.later (later_id bigint PRIMARY KEY, note text)")
     admin.execute("INSERT INTO evalledger.later VALUES (1, 'written before the journal knew the table')")
-    problems = admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall()
-    assert problems == [("later", "no journal trigger later_90_journal (CALL evalledger.journal_attach_v1() in the "
+    problems = admin.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall()
+    assert problems == [("later", "no journal trigger later_90_journal (CALL evalledger.journal_attach_v2() in the "
                                   "migration that made it)"),
-                        ("later", "no journal trigger later_90_journal_delete (CALL evalledger.journal_attach_v1() in "
+                        ("later", "no journal trigger later_90_journal_delete (CALL evalledger.journal_attach_v2() in "
                                   "the migration that made it)"),
-                        ("later", "its canon-v1 functions do not match its columns (CALL evalledger.journal_attach_v1())")]
+                        ("later", "its canon-v1 functions do not match its columns (CALL evalledger.journal_attach_v2())")]
     assert kinds(verified(admin.info.dsn)) == [("row_unjournalled", "later", '{"later_id":1}', ())]
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
-        admin.execute("CALL evalledger.journal_attach_v1()")
-    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []
+        admin.execute("CALL evalledger.journal_attach_v2()")
+    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall() == []
     assert admin.execute("SELECT operation FROM evalledger.ledger_journal WHERE table_name = 'later'").fetchall() == [
         ("BASELINE",)]
     admin.execute("INSERT INTO evalledger.later VALUES (2, 'journalled')")
@@ -116,10 +116,10 @@ def test_a_table_added_later_is_named_until_its_migration_journals_it(admin):
 def test_a_column_canon_v1_has_no_form_for_is_refused_at_attach(admin):
     make_table(admin, "CREATE TABLE evalledger.later_blob (id bigint PRIMARY KEY, data bytea)")
     assert ("later_blob", "evalledger: canon-v1 has no form for column evalledger.later_blob.data of type bytea") in \
-        admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall()
+        admin.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall()
     with pytest.raises(errors.FeatureNotSupported, match="canon-v1 has no form for column"), admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
-        admin.execute("CALL evalledger.journal_attach_v1()")
+        admin.execute("CALL evalledger.journal_attach_v2()")
 
 
 def test_a_nullable_column_added_later_leaves_every_old_hash_as_it_was(admin, failed_run):
@@ -127,8 +127,8 @@ def test_a_nullable_column_added_later_leaves_every_old_hash_as_it_was(admin, fa
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute("ALTER TABLE evalledger.target ADD COLUMN retired_at timestamptz")
-    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == [
-        ("target", "its canon-v1 functions do not match its columns (CALL evalledger.journal_attach_v1())")]
+    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall() == [
+        ("target", "its canon-v1 functions do not match its columns (CALL evalledger.journal_attach_v2())")]
     assert verified(admin.info.dsn).verified  # NULL columns are left out: old rows hash as before
 
 
@@ -151,7 +151,7 @@ def event_triggers_installed(admin) -> bool:
     ("ALTER TABLE evalledger.brain_eval_log ENABLE REPLICA TRIGGER brain_eval_log_90_journal", "stay ENABLE ALWAYS"),
     ("ALTER TABLE evalledger.brain_eval_log DISABLE TRIGGER ALL", "stay ENABLE ALWAYS"),
     ("DROP TRIGGER brain_eval_log_90_journal ON evalledger.brain_eval_log", "DROP refused"),
-    ("DROP FUNCTION evalledger.journal_row_v1() CASCADE", "DROP refused"),
+    ("DROP FUNCTION evalledger.journal_row_v2() CASCADE", "DROP refused"),
     ("ALTER TABLE evalledger.eval_candidates DISABLE TRIGGER eval_candidates_90_journal_insert", "stay ENABLE ALWAYS"),
 ])
 def test_no_ddl_lifts_the_journal_not_even_the_superusers(admin, ddl, refusal):
@@ -165,7 +165,7 @@ def test_no_ddl_lifts_the_journal_not_even_the_superusers(admin, ddl, refusal):
 @pytest.mark.parametrize("ddl", [
     "ALTER TABLE evalledger.brain_eval_log DISABLE TRIGGER brain_eval_log_90_journal",
     "DROP TRIGGER brain_eval_log_90_journal ON evalledger.brain_eval_log",
-    "CREATE OR REPLACE FUNCTION evalledger.journal_row_v1() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$",
+    "CREATE OR REPLACE FUNCTION evalledger.journal_row_v2() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$",
 ])
 def test_the_owner_role_cannot_lift_the_journal(connect_as, ddl):
     with pytest.raises(errors.InsufficientPrivilege):
@@ -231,7 +231,7 @@ def test_the_issues_catalog_edit_is_caught_as_the_superuser_did_it(admin, dsn, f
     finally:
         admin.execute("UPDATE pg_catalog.pg_trigger SET tgenabled = 'A' WHERE " + triggers)
     assert admin.execute("SELECT decision FROM evalledger.brain_eval_log").fetchone() == ("pass",)
-    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []  # all back as it was
+    assert admin.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall() == []  # all back as it was
     seal(admin)
     report = verified(dsn, held, recompute=True)
     recomputed = ("recomputed", "brain_eval_log", failed_run, ("decision",))
@@ -305,7 +305,7 @@ def test_a_superuser_who_silences_the_journal_function_is_caught(admin, failed_r
     held = sealed_digest(admin)
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
-        admin.execute("CREATE OR REPLACE FUNCTION evalledger.journal_row_v1() RETURNS trigger "
+        admin.execute("CREATE OR REPLACE FUNCTION evalledger.journal_row_v2() RETURNS trigger "
                       "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$BEGIN RETURN NULL; END$$")
     admin.execute("INSERT INTO evalledger.target (target_id, kind, display_name) VALUES ('AGT-998', 'bot', 'quiet')")
     assert kinds(verified(admin.info.dsn, held)) == [("row_unjournalled", "target", '{"target_id":"AGT-998"}', ())]
@@ -556,11 +556,13 @@ def test_a_seal_under_an_old_snapshot_is_refused(admin, dsn):
 
 
 # -- the database's Merkle tree is RFC 6962's ---------------------------------------------------------------
-def test_the_seals_merkle_root_is_rfc_6962s(admin):
-    for n in (0, 1, 2, 3, 5, 7, 8, 9, 31, 33):
-        leaves = [check.leaf_hash(bytes([i])) for i in range(n)]
-        assert admin.execute("SELECT evalledger.ledger_merkle_root_v1(%s::bytea[])", (leaves,)).fetchone()[0] == \
-            check.merkle_root(leaves), n
+@pytest.mark.parametrize("function", ["ledger_merkle_root_v1", "ledger_merkle_root_v2"])
+def test_the_merkle_roots_are_rfc_6962s(admin, function):
+    """The seal's (v1) and the batches' (v2, journal_batch_v2): both RFC 6962's tree, as check.py computes it."""
+    for n in (0, 1, 2, 3, 5, 7, 8, 9, 31, 33, 1000, 1001):
+        leaves = [check.leaf_hash(i.to_bytes(2, "big")) for i in range(n)]
+        assert admin.execute(sql.SQL("SELECT evalledger.{}(%s::bytea[])").format(sql.Identifier(function)),
+                             (leaves,)).fetchone()[0] == check.merkle_root(leaves), n
 
 
 # -- captured queries: one entry per batch and partition ------------------------------------------------

@@ -54,7 +54,7 @@ def probe(admin):
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute(PROBE)
         admin.execute("CALL evalledger.seal_tables_v2()")
-        admin.execute("CALL evalledger.journal_attach_v1()")
+        admin.execute("CALL evalledger.journal_attach_v2()")
     return admin
 
 

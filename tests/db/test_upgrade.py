@@ -135,13 +135,11 @@ def test_the_upgrade_applies_the_post_release_migration_and_keeps_every_row(upgr
 def test_the_migration_is_recorded_in_the_transaction_that_made_its_change(upgraded):
     _, _, dsn = upgraded
     with psycopg.connect(dsn, autocommit=True) as admin:
-        comment_xmin, = admin.execute(
-            "SELECT d.xmin::text FROM pg_description d JOIN pg_attribute a ON a.attrelid = d.objoid "
-            "AND a.attnum = d.objsubid WHERE d.objoid = 'evalledger.brain_quarterly_trend_v1'::regclass "
-            "AND a.attname = 'recency_rank'").fetchone()
+        made_xmin, = admin.execute("SELECT xmin::text FROM pg_proc "
+                                   "WHERE oid = 'evalledger.journal_row_v2()'::regprocedure").fetchone()
         recorded_xmin, = admin.execute("SELECT xmin::text FROM _yoyo_migration WHERE migration_id = %s",
                                        (FIRST_POST_RELEASE,)).fetchone()
-    assert comment_xmin == recorded_xmin
+    assert made_xmin == recorded_xmin
 
 
 def connect_as(dsn, role):
@@ -224,5 +222,31 @@ def test_ledger_verify_passes_across_the_upgrade(upgraded):
     _, _, dsn = upgraded
     result = run_cli("ledger", "verify", "--recompute", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"],
                      env={"DATABASE_URL": dsn})
+    assert result.code == 0, result.out + result.err
+    assert "verified" in result.out
+
+
+def test_rows_journalled_after_the_upgrade_verify_beside_the_releases(upgraded):
+    """The upgraded ledger's journal triggers (journal_row_v2, journal_capture_v2, journal_deleted_v2)
+    write entries verify checks like the release's: rows the owner registers, a capture batch and a
+    purge, after the release's digest; every row checks, and the digest still holds."""
+    _, _, dsn = upgraded
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        last = admin.execute("SELECT max(entry_id) FROM evalledger.ledger_journal").fetchone()[0]
+        admin.execute("SET ROLE evalledger_owner")
+        hold = admin.execute("INSERT INTO evalledger.legal_hold (target_id, reason) VALUES ('AGT-901', 'upgrade')"
+                             " RETURNING hold_id").fetchone()[0]
+        admin.execute("INSERT INTO evalledger.legal_hold_release (hold_id, reason) VALUES (%s, 'done')", (hold,))
+        admin.execute("RESET ROLE")
+        admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
+                      "latency_ms, remote, capture_key) SELECT 'search', 'after the upgrade ' || g, false, false, "
+                      "g * 1.25, true, gen_random_uuid() FROM generate_series(1, 20) g")
+        make_old_partition(admin, "201502")
+        assert purge_committed(admin)
+        written = admin.execute("SELECT array_agg(DISTINCT table_name || ' ' || operation ORDER BY table_name || ' ' "
+                                "|| operation) FROM evalledger.ledger_journal WHERE entry_id > %s", (last,)).fetchone()[0]
+    assert written == ["eval_candidate_keys DELETE", "eval_candidate_keys INSERT", "eval_candidates INSERT",
+                       "legal_hold INSERT", "legal_hold_release INSERT", "retention_purge_log INSERT"], written
+    result = run_cli("ledger", "verify", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"], env={"DATABASE_URL": dsn})
     assert result.code == 0, result.out + result.err
     assert "verified" in result.out

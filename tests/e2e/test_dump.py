@@ -266,7 +266,7 @@ def test_ledger_verify_holds_a_loaded_dump_and_catches_a_superusers_rewrite_ther
 
     with psycopg.connect(copy, autocommit=True) as superuser:
         rewrite(superuser, "target", "display_name = 'rewritten on the loaded copy'", "target_id = 'AGT-901'")
-        assert superuser.execute("SELECT * FROM evalledger.journal_coverage_v1()").fetchall() == []  # triggers back
+        assert superuser.execute("SELECT * FROM evalledger.journal_coverage_v2()").fetchall() == []  # triggers back
     caught = run_cli("ledger", "verify", "--digest", str(digest), "--database-url", copy, env=loaded.env)
     assert caught.code == 1, caught.out + caught.err
     lines = caught.out.splitlines()

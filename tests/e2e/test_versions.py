@@ -49,9 +49,14 @@ def test_doctor_on_an_older_ledger_says_to_migrate(ledger_at_release):
     assert version_line(result.out) == (f"warn  version: evalledger {V}, the ledger's last migration "
                                         f"{released_migrations()[-1]}: the package is newer (it brings {FIRST_POST_RELEASE}): "
                                         "run `evalledger db migrate`")
+    # The release's ledger has the coverage check of its own version only: doctor says so, not a traceback.
+    assert [line for line in result.out.splitlines() if "  journal: " in line and "coverage" in line] == [
+        "warn  journal: coverage not checked: the ledger lacks this package's journal_coverage_v2 "
+        "(run `evalledger db migrate`)"], result.out + result.err
     assert run_cli("db", "migrate", env={"DATABASE_URL": ledger_at_release}).code == 0
     result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
     assert version_line(result.out).endswith(": they agree")
+    assert "ok    journal: every ledger table journalled" in result.out, result.out
 
 
 @pytest.fixture
