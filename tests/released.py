@@ -79,7 +79,7 @@ if __name__ == "__main__":
 
 # The first migration after the release, named here only: the upgrade and version tests build a
 # ledger at the release (every migration sorting before it) and apply what came after.
-FIRST_POST_RELEASE = "0100.comments"
+FIRST_POST_RELEASE = "0101.panel-bounds"
 
 
 def released_migrations() -> list[str]:
