@@ -1,5 +1,6 @@
 """Bench: every dashboard panel, as every reading role, at 1k and at 10k runs x 30 questions, with
-EXPLAIN naming which of seed 002's six indexes each one's plan uses.
+EXPLAIN naming which of seed 002's six indexes (and of the panels' own, migration 0101's) each
+one's plan uses.
 
 The dashboards (web app and `evalledger report`) read each panel through its named queries
 (sql/bi/queries.sql); this times those queries, as they run for a signed-in login: SET ROLE to
@@ -65,6 +66,14 @@ SEED_INDEXES = {
     "brain_eval_question_score_question_created_idx": "4 (question_id, created_at)",
     "brain_eval_question_score_run_idx": "5 (eval_run_id)",
     "brain_eval_question_score_stale_fixture_idx": "6 (stale fixture)",
+}
+# The panels' own (migration 0101): what the failed runs, the sev-2 incidents and prompt drift's
+# first month read instead of the whole history.
+PANEL_INDEXES = {
+    "brain_eval_log_failed_started_idx": "failed runs",
+    "brain_eval_question_score_stale_missed_idx": "misses by run",
+    "brain_analysis_log_production_first_idx": "production first",
+    "brain_eval_log_brain_first_idx": "runs first",
 }
 # Each panel: the named queries it reads (in bi/panels.py's order).
 PANELS = {
@@ -307,7 +316,7 @@ def plan_of(admin: psycopg.Connection, role: str, query: str, params: dict) -> s
 
 
 def indexes_in(plan: str) -> list[str]:
-    return [label for name, label in SEED_INDEXES.items() if name in plan]
+    return [label for name, label in {**SEED_INDEXES, **PANEL_INDEXES}.items() if re.search(rf"\b{name}\b", plan)]
 
 
 def main() -> None:
@@ -365,7 +374,7 @@ def main() -> None:
     for role in roles:
         print(f"\nas {role}")
         print(f"  {'panel':<44}{'filter':>8}{'fastest':>10}{'':>9}{'ratio':>7}{'median':>10}{'':>9}{'ratio':>7}  "
-              f"seed indexes in the plan")
+              f"indexes in the plan (seed 002's numbered)")
         print(f"  {'':<44}{'':>8}{small_n:>10}{large_n:>9}{'':>7}{small_n:>10}{large_n:>9}")
         for (r, fname, panel), (a, b) in results.items():
             if r != role:
