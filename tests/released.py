@@ -79,12 +79,17 @@ if __name__ == "__main__":
 
 # The first migration after the release, named here only: the upgrade and version tests build a
 # ledger at the release (every migration sorting before it) and apply what came after.
-FIRST_POST_RELEASE = "0102.journal-cost"
+FIRST_POST_RELEASE = "0101.panel-bounds"
 
 
 def released_migrations() -> list[str]:
     """The ids of the migrations the release shipped: every one before FIRST_POST_RELEASE."""
     return sorted(p.stem for p in (ROOT / "migrations").glob("*.sql") if p.stem < FIRST_POST_RELEASE)
+
+
+def post_release_migrations() -> list[str]:
+    """The ids of the migrations since the release, in the order they apply."""
+    return sorted(p.stem for p in (ROOT / "migrations").glob("*.sql") if p.stem >= FIRST_POST_RELEASE)
 
 
 def migrations_of_the_release(into: Path) -> Path:

@@ -79,17 +79,24 @@ SELECT coalesce(sum(runs), 0)::bigint AS runs, coalesce(sum(runs_with_stale), 0)
   FROM evalledger.stale_fixture_by_month_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text);
 
 -- name: panel_stale_misses
--- The latest 20 sev-2 incidents: completed runs with a stale-fixture question whose staleness was missed (index 6), newest first.
-SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.started_at,
-       array_agg(q.question_id::text ORDER BY q.question_id) AS missed
-  FROM evalledger.brain_eval_question_score q
-  JOIN evalledger.brain_eval_log l ON l.eval_run_id = q.eval_run_id
- WHERE q.uses_stale_fixture AND q.staleness_correctly_recognized = false AND l.completed_at IS NOT NULL
-   AND (%(brain)s::text IS NULL OR l.brain_under_test = %(brain)s::text)
-   AND (%(from_month)s::date IS NULL OR l.started_at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
-   AND (%(to_month)s::date IS NULL OR l.started_at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
-   AND (%(trigger)s::text IS NULL OR l.run_trigger::text = %(trigger)s::text)
- GROUP BY l.eval_run_id
+-- The latest 20 sev-2 incidents: completed runs with a stale-fixture question whose staleness was missed, newest first. Each target's runs are walked newest first (index 1) and each run's misses looked up by its id in brain_eval_question_score_stale_missed_idx (whose predicate the miss test spells exactly, coalesce and all), so the read stops at each target's 20th incident, however many came before.
+SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.started_at, l.missed
+  FROM evalledger.target t
+ CROSS JOIN LATERAL (
+        SELECT r.eval_run_id, r.brain_under_test, r.run_trigger, r.started_at, m.missed
+          FROM evalledger.brain_eval_log r
+         CROSS JOIN LATERAL (
+                SELECT array_agg(q.question_id::text ORDER BY q.question_id) AS missed
+                  FROM evalledger.brain_eval_question_score q
+                 WHERE q.eval_run_id = r.eval_run_id AND q.uses_stale_fixture
+                   AND NOT coalesce(q.staleness_correctly_recognized, true)) m
+         WHERE r.brain_under_test = t.target_id AND r.completed_at IS NOT NULL AND m.missed IS NOT NULL
+           AND (%(from_month)s::date IS NULL OR r.started_at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
+           AND (%(to_month)s::date IS NULL OR r.started_at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
+           AND (%(trigger)s::text IS NULL OR r.run_trigger::text = %(trigger)s::text)
+         ORDER BY r.started_at DESC, r.eval_run_id DESC
+         LIMIT 20) l
+ WHERE %(brain)s::text IS NULL OR t.target_id = %(brain)s::text
  ORDER BY l.started_at DESC, l.eval_run_id DESC
  LIMIT 20;
 
@@ -140,7 +147,7 @@ SELECT name, kind, at, run_id, snapshot_id, overall, prev_run_id, overall_delta,
  LIMIT 40;
 
 -- name: panel_failed
--- The latest 20 runs decided fail (index 2: seed 002's "all failed runs in the trailing 12 months"), newest first.
+-- The latest 20 runs decided fail, newest first, read in order from brain_eval_log_failed_started_idx by every reader (under RevOps' and a reviewer's policies decision = 'fail' is no index condition on seed 002's index 2).
 SELECT eval_run_id, brain_under_test, run_trigger::text AS run_trigger, question_catalog_version, started_at,
        decision_rationale
   FROM evalledger.brain_eval_log

@@ -12,7 +12,7 @@ from evalledger.suites.brain_eval import store as brain_eval
 from tests import builders
 from tests.builders import SHA_A, prompt_hash, record_run
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
-from tests.db.test_retention import age_run
+from tests.db.test_retention import age_run, set_clock
 
 SHA_C = prompt_hash("You are the test brain. Prompt C.")
 SHA_D = prompt_hash("You are the test brain. Prompt D.")
@@ -319,3 +319,123 @@ def test_an_eval_analysis_not_yet_scored_is_not_production(connect_as):
     seen = connect_as("evalledger_revops").execute(
         "SELECT production_prompt_hash FROM prompt_drift_v1 WHERE brain = 'AGT-901'").fetchall()
     assert seen == [(SHA_C,)]
+
+
+# -- Per-run panels whose reads stop where their rows do (issue 22, item 6) ---------------------
+
+PANEL_FILTERS = [{}, {"brain": "AGT-902"}, {"trigger": "on_demand"}, {"from_month": "this month"}]
+
+
+def miss(*numbers):
+    def bend(number, row):
+        if number in numbers:
+            row["staleness_correctly_recognized"] = False
+    return bend
+
+
+@pytest.fixture
+def incidents(admin, connect_as, reviewers):
+    """Forty-four completed runs a minute apart, of both brains, both reviewers and two triggers,
+    most with a missed stale-fixture question (decided fail), the three newest recorded in the cold
+    tier, and an open run with a miss; what each run is, for reading the panels' truth off it."""
+    runner = connect_as("evalledger_runner")
+    ids = list(reviewers.values())
+    runs = []
+    for i in range(44):
+        brain = "AGT-902" if i % 4 == 0 else "AGT-901"
+        missed = [] if i % 5 == 4 else [1 + i % 5, 5] if i % 3 == 0 else [1 + i % 5]
+        started = NOW - timedelta(minutes=50 - i)
+        decided = record_run(runner, ids[i % 2], brain=brain, count=6, bend=miss(*missed), started_at=started,
+                             run_trigger="on_demand" if i % 3 == 1 else "quarterly")
+        runs.append({"id": decided.eval_run_id, "brain": brain, "started_at": started, "reviewer": ids[i % 2],
+                     "trigger": "on_demand" if i % 3 == 1 else "quarterly", "decision": decided.decision,
+                     "missed": [f"EVAL-Q{n:02d}" for n in sorted(missed)], "cold": i >= 41})
+        if i >= 41:  # the newest by started_at, so a reader who saw cold rows would show them first
+            age_run(admin, decided.eval_run_id, "now() - interval '760 days'")
+    record_run(runner, ids[0], count=6, bend=miss(2), complete=False)
+    return runs
+
+
+def panel_params(filters):
+    month = NOW.replace(day=1).date() if filters.get("from_month") else None
+    return {"brain": filters.get("brain"), "from_month": month, "to_month": None, "trigger": filters.get("trigger")}
+
+
+def readable(runs, role, reviewers, filters):
+    """The runs role reads, newest first, that the filters keep."""
+    params = panel_params(filters)
+    return sorted((r for r in runs
+                   if role == "evalledger_auditor" or not r["cold"]
+                   if role in ("evalledger_auditor", "evalledger_revops") or r["reviewer"] == reviewers[role]
+                   if params["brain"] in (None, r["brain"]) and params["trigger"] in (None, r["trigger"])
+                   if params["from_month"] is None or r["started_at"].date() >= params["from_month"]),
+                  key=lambda r: (r["started_at"], str(r["id"])), reverse=True)
+
+
+@pytest.mark.parametrize("role", ["evalledger_auditor", "evalledger_revops", REVIEWER_ROLE])
+def test_the_incident_and_failed_panels_show_each_readers_latest_twenty(connect_as, reviewers, incidents, role):
+    from evalledger.bi.panels import QUERIES
+
+    conn = connect_as(role)
+    assert sum(1 for r in incidents if r["missed"] and not r["cold"]) > 20  # the limit is reached
+    assert all(r["decision"] == "fail" for r in incidents if r["missed"])
+    for filters in PANEL_FILTERS:
+        seen = readable(incidents, role, reviewers, filters)
+        got = [tuple(r) for r in conn.execute(QUERIES["panel_stale_misses"], panel_params(filters))]
+        assert got == [(r["id"], r["brain"], r["trigger"], r["started_at"], r["missed"])
+                       for r in seen if r["missed"]][:20], filters
+        got = conn.execute(QUERIES["panel_failed"], panel_params(filters)).fetchall()
+        assert [g[0] for g in got] == [r["id"] for r in seen if r["decision"] == "fail"][:20], filters
+
+
+def plan_as(conn, query, params=None, *, off=("enable_seqscan",)):
+    """The plan of query as conn's role, where no sequential scan is taken: the index the read
+    needs must be one the role's policies let it use (a tiny test table is otherwise read whole)."""
+    with conn.transaction(force_rollback=True):
+        for setting in off:
+            conn.execute(f"SET LOCAL {setting} = off")
+        return "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (COSTS OFF) " + psycopg.ClientCursor(conn).mogrify(query, params)))
+
+
+@pytest.mark.parametrize("role", ["evalledger_auditor", "evalledger_revops", REVIEWER_ROLE])
+def test_the_failed_runs_and_the_incidents_read_only_up_to_their_twentieth(connect_as, reviewers, incidents, role):
+    """The failed runs: seed 002's (decision, started_at) serves no reader but the auditor
+    (enum_eq is not leakproof, so decision = 'fail' is no index condition under a policy), so every
+    reader reads the partial index of failed runs, newest first, and sorts nothing. The incidents:
+    each run's misses through the partial index by run, never seed 002's index 6, which holds every
+    miss of the history and no run to find one by."""
+    from evalledger.bi.panels import QUERIES
+
+    conn = connect_as(role)
+    plan = plan_as(conn, QUERIES["panel_failed"], panel_params({}))
+    assert "brain_eval_log_failed_started_idx" in plan, plan
+    assert "Sort" not in plan and "Seq Scan" not in plan, plan
+    plan = plan_as(conn, QUERIES["panel_stale_misses"], panel_params({}))
+    assert "brain_eval_question_score_stale_missed_idx" in plan, plan
+    assert "brain_eval_question_score_stale_fixture_idx" not in plan, plan
+    assert "Index Cond: (eval_run_id = r.eval_run_id)" in plan, plan
+
+
+def test_prompt_drift_finds_revops_first_month_in_the_indexes_alone(admin, connect_as, reviewer_id):
+    """RevOps' first month is its first hot production analysis and run: the cold ones before
+    them are passed over in the indexes (the tier clock is in them), visiting no table row. With
+    two analyses in the table a bitmap of the hot ones is as cheap, so bitmaps are off too."""
+    runner = connect_as("evalledger_runner")
+    tiered_ledger(admin, connect_as, reviewer_id)
+    old = production_analysis(runner, "AGT-901", SHA_C, COLD)
+    with admin.transaction():
+        set_clock(admin, "brain_analysis_log", "created_at", "now() - interval '760 days'", f"analysis_id = '{old}'")
+    production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(days=2))
+    admin.execute("VACUUM (ANALYZE) evalledger.brain_eval_log, evalledger.brain_analysis_log")
+    body = admin.execute("SELECT prosrc FROM pg_proc WHERE oid = "
+                         "'evalledger.prompt_drift_rows_v2(text, date, date, text)'::regprocedure").fetchone()[0]
+    for name in ("p_brain", "p_from_month", "p_to_month", "p_trigger"):
+        body = body.replace(name, "NULL")
+    plan = plan_as(connect_as("evalledger_revops"), body, off=("enable_seqscan", "enable_bitmapscan"))
+    assert "Index Only Scan using brain_analysis_log_production_first_idx" in plan, plan
+    assert "Index Only Scan using brain_eval_log_brain_first_idx" in plan, plan
+    months = "SELECT month FROM prompt_drift_v2 WHERE brain_under_test = 'AGT-901' ORDER BY month LIMIT 1"
+    first = (NOW - timedelta(days=10)).replace(day=1).date()  # the hot run's month (its analysis is 2 days old)
+    assert rows(connect_as("evalledger_revops"), months) == [(first,)]
+    assert rows(connect_as("evalledger_auditor"), months) == [(COLD.replace(day=1).date(),)]

@@ -1,6 +1,6 @@
-"""A ledger at the release, with data in every table, upgrades: the first post-release migration
-applies (recorded in the same transaction as its change) and every guard, policy and view holds
-as each role after it."""
+"""A ledger at the release, with data in every table, upgrades: every post-release migration
+applies (each recorded in the same transaction as its change) and every guard, policy and view
+holds as each role after them."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.db.test_capture_db import make_old_partition
 from tests.db.test_retention import purge_committed
 from tests.db.schema_snapshot import SNAPSHOT_FILE, snapshot
 from tests.db.test_privileges import EXPECTED, OPERATIONS, ROLES, TABLES, allowed, attempt
-from tests.released import FIRST_POST_RELEASE, migrations_of_the_release, released_migrations
+from tests.released import migrations_of_the_release, post_release_migrations, released_migrations
 
 # Tables no demo writes: filled here, each the way its users write it.
 VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
@@ -123,22 +123,33 @@ def test_the_release_had_data_in_every_table(upgraded):
     assert empty == sorted(EMPTY_UNTIL_USED), before
 
 
-def test_the_upgrade_applies_the_post_release_migration_and_keeps_every_row(upgraded):
+def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upgraded):
     before, applied, dsn = upgraded
-    assert applied == [FIRST_POST_RELEASE]
+    assert applied and applied == post_release_migrations()
     with psycopg.connect(dsn, autocommit=True) as admin:
         assert table_counts(admin) == before
         admin.execute("SET search_path = pg_catalog")
         assert snapshot(admin) == SNAPSHOT_FILE.read_text()
 
 
-def test_the_migration_is_recorded_in_the_transaction_that_made_its_change(upgraded):
+# What each post-release migration makes, to tell its transaction by (a test fails on one missing).
+MADE_BY = {
+    "0101.panel-bounds": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_log_failed_started_idx'::regclass",
+    "0102.journal-cost": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.journal_row_v2()'::regprocedure",
+}
+
+
+def test_every_post_release_migration_names_what_it_made():
+    assert sorted(MADE_BY) == post_release_migrations()
+
+
+@pytest.mark.parametrize("migration", sorted(MADE_BY))
+def test_the_migration_is_recorded_in_the_transaction_that_made_its_change(upgraded, migration):
     _, _, dsn = upgraded
     with psycopg.connect(dsn, autocommit=True) as admin:
-        made_xmin, = admin.execute("SELECT xmin::text FROM pg_proc "
-                                   "WHERE oid = 'evalledger.journal_row_v2()'::regprocedure").fetchone()
+        made_xmin, = admin.execute(MADE_BY[migration]).fetchone()
         recorded_xmin, = admin.execute("SELECT xmin::text FROM _yoyo_migration WHERE migration_id = %s",
-                                       (FIRST_POST_RELEASE,)).fetchone()
+                                       (migration,)).fetchone()
     assert made_xmin == recorded_xmin
 
 

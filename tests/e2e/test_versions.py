@@ -11,7 +11,7 @@ from psycopg.conninfo import make_conninfo
 import evalledger
 from evalledger.core.migrate import migrate
 from tests.cli import run_cli
-from tests.released import FIRST_POST_RELEASE, migrations_of_the_release, released_migrations
+from tests.released import migrations_of_the_release, post_release_migrations, released_migrations
 
 V = evalledger.__version__
 FUTURE = "9000.from-a-newer-evalledger"
@@ -41,13 +41,14 @@ def test_doctor_says_the_package_and_the_ledger_agree(dsn):
     result = run_cli("doctor", env={"DATABASE_URL": dsn})
     assert result.code == 0, result.out + result.err
     assert version_line(result.out) == (f"ok    version: evalledger {V}, the ledger's last migration "
-                                        f"{FIRST_POST_RELEASE}: they agree")
+                                        f"{post_release_migrations()[-1]}: they agree")
 
 
 def test_doctor_on_an_older_ledger_says_to_migrate(ledger_at_release):
     result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
     assert version_line(result.out) == (f"warn  version: evalledger {V}, the ledger's last migration "
-                                        f"{released_migrations()[-1]}: the package is newer (it brings {FIRST_POST_RELEASE}): "
+                                        f"{released_migrations()[-1]}: the package is newer (it brings "
+                                        f"{', '.join(post_release_migrations())}): "
                                         "run `evalledger db migrate`")
     # The release's ledger has the coverage check of its own version only: doctor says so, not a traceback.
     assert [line for line in result.out.splitlines() if "  journal: " in line and "coverage" in line] == [
@@ -119,7 +120,7 @@ def test_doctor_on_a_pre_release_ledger_says_to_rebuild_it(pre_release_ledger):
     result = run_cli("doctor", env={"DATABASE_URL": pre_release_ledger})
     assert result.code == 1
     assert version_line(result.out) == (f"fail  version: evalledger {V}, the ledger's last migration "
-                                        f"{FIRST_POST_RELEASE}: {REBUILD}; every command that writes refuses (exit 3)")
+                                        f"{post_release_migrations()[-1]}: {REBUILD}; every command that writes refuses (exit 3)")
 
 
 @pytest.mark.parametrize("command", [
