@@ -74,6 +74,10 @@ PANEL_INDEXES = {
     "brain_eval_question_score_stale_missed_idx": "misses by run",
     "brain_analysis_log_production_first_idx": "production first",
     "brain_eval_log_brain_first_idx": "runs first",
+    "brain_analysis_log_production_recorded_idx": "production recorded",
+    "brain_eval_log_brain_recorded_idx": "runs recorded",
+    "brain_analysis_log_production_late_idx": "production late",
+    "brain_eval_log_brain_late_idx": "runs late",
 }
 # Each panel: the named queries it reads (in bi/panels.py's order).
 PANELS = {

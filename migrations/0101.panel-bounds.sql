@@ -1,4 +1,4 @@
--- Bounded panels (issue 22, item 6): the failed runs, the stale-fixture incidents and prompt drift's first month each read through an index that stops them where their rows stop, not at the end of the history. Indexes only: no role may do or read anything it could not before.
+-- Bounded panels (issue 22, item 6): the failed runs, the stale-fixture incidents and prompt drift's first month each read through an index that stops them where their rows stop, not at the end of the history. Indexes, and prompt_drift_rows_v3 (v2's rows, its first month found in them) for the dashboards' drift panel, granted as v2 is: no role may do or read anything it could not before.
 
 SET LOCAL ROLE evalledger_code;
 -- The failed-runs panel reads the latest 20 runs decided fail. Seed 002's (decision, started_at
@@ -24,4 +24,18 @@ CREATE INDEX brain_analysis_log_production_first_idx ON evalledger.brain_analysi
     INCLUDE (created_at) WHERE origin = 'production';
 CREATE INDEX brain_eval_log_brain_first_idx ON evalledger.brain_eval_log (brain_under_test, started_at)
     INCLUDE (created_at);
+-- prompt_drift_rows_v3 bounds where those scans start (see it): each brain's earliest row the
+-- reader sees by the tier clock, and the rows recorded more than 24 hours after they were
+-- produced or started (audited imports), few whatever the history, in the order the earliest is
+-- taken in (so the planner reads it, not a longer index in that order filtered).
+CREATE INDEX brain_analysis_log_production_recorded_idx ON evalledger.brain_analysis_log (brain, created_at)
+    WHERE origin = 'production';
+CREATE INDEX brain_analysis_log_production_late_idx ON evalledger.brain_analysis_log (brain, produced_at)
+    INCLUDE (created_at) WHERE origin = 'production' AND created_at - produced_at > interval '24 hours';
+CREATE INDEX brain_eval_log_brain_recorded_idx ON evalledger.brain_eval_log (brain_under_test, created_at);
+CREATE INDEX brain_eval_log_brain_late_idx ON evalledger.brain_eval_log (brain_under_test, started_at)
+    INCLUDE (created_at) WHERE created_at - started_at > interval '24 hours';
+SET LOCAL search_path = evalledger, pg_temp;
+\ir ../sql/brain_eval/prompt_drift_rows_v3.sql
+GRANT EXECUTE ON FUNCTION prompt_drift_rows_v3(text, date, date, text) TO evalledger_revops, evalledger_auditor;
 RESET ROLE;

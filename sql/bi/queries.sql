@@ -23,7 +23,7 @@ SELECT has_function_privilege('evalledger.brain_trend_rows_v1(text, date, date, 
        has_function_privilege('evalledger.stale_fixture_pass_rate_rows_v2(text, date, date, text, integer)', 'EXECUTE') AS stale_fixture,
        has_function_privilege('evalledger.reviewer_calibration_rows_v2(text, date, date, text, boolean)', 'EXECUTE') AS calibration,
        has_function_privilege('evalledger.cost_by_month_rows_v1(text, date, date, text)', 'EXECUTE') AS cost,
-       has_function_privilege('evalledger.prompt_drift_rows_v2(text, date, date, text)', 'EXECUTE') AS drift,
+       has_function_privilege('evalledger.prompt_drift_rows_v3(text, date, date, text)', 'EXECUTE') AS drift,
        has_function_privilege('evalledger.judge_agreement_rows_v1(text, date, date, text, boolean)', 'EXECUTE') AS agreement,
        has_function_privilege('evalledger.takes_quality_trend_rows_v1(text, date, date, integer)', 'EXECUTE') AS takes_quality,
        has_table_privilege('evalledger.work_quality_history_v1', 'SELECT') AS work_quality,
@@ -117,7 +117,7 @@ SELECT * FROM evalledger.cost_by_month_rows_v1(%(brain)s::text, %(from_month)s::
 
 -- name: panel_drift
 -- Per brain and month: production's latest prompt against the last passing eval's, as of the month's end.
-SELECT * FROM evalledger.prompt_drift_rows_v2(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text)
+SELECT * FROM evalledger.prompt_drift_rows_v3(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text)
  ORDER BY brain_under_test, month;
 
 -- name: panel_agreement

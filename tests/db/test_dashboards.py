@@ -417,6 +417,47 @@ def test_the_failed_runs_and_the_incidents_read_only_up_to_their_twentieth(conne
     assert "Index Cond: (eval_run_id = r.eval_run_id)" in plan, plan
 
 
+def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows_included(admin, connect_as,
+                                                                                         reviewer_id):
+    """prompt_drift_rows_v3 (the panel's) finds each reader's first month another way than v2 (the
+    view's), and gives exactly v2's rows: with cold rows the auditor reads and RevOps does not,
+    and with rows recorded long after they were produced or started (imports), which only v3's
+    late-row lookup finds when they are a reader's earliest."""
+    runner = connect_as("evalledger_runner")
+    tiered_ledger(admin, connect_as, reviewer_id)
+    old = production_analysis(runner, "AGT-901", SHA_C, COLD)
+    with admin.transaction():
+        set_clock(admin, "brain_analysis_log", "created_at", "now() - interval '760 days'", f"analysis_id = '{old}'")
+    production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(days=2))
+    production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(hours=23))  # within a day: no import
+    # AGT-902's earliest rows are imports: produced and started 400 days before they were recorded.
+    late_produced, late_started = NOW - timedelta(days=400), NOW - timedelta(days=420)
+    production_analysis(runner, "AGT-902", SHA_E, late_produced)
+    record_at(runner, reviewer_id, late_started, brain="AGT-902", prompt=SHA_E, count=3)
+    production_analysis(runner, "AGT-902", SHA_E, NOW - timedelta(days=1))
+    # Brains whose only row was produced (started) within a day of being recorded: v3 finds it
+    # from the reader's earliest recording.
+    admin.execute("INSERT INTO target (target_id, kind, display_name) VALUES "
+                  "('AGT-905', 'brain', 'production only'), ('AGT-906', 'brain', 'evaluated only')")
+    production_analysis(runner, "AGT-905", SHA_C, NOW - timedelta(hours=23))
+    record_run(runner, reviewer_id, brain="AGT-906", count=3, system_prompt_hash=SHA_C)
+    first_month = late_started.replace(day=1, hour=0, minute=0, second=0, microsecond=0).date()
+    calls = [(None, None, None, None), ("AGT-901", None, None, None), ("AGT-902", None, None, None),
+             (None, (NOW - timedelta(days=90)).date(), None, None), (None, None, NOW.date(), "quarterly"),
+             ("AGT-902", None, None, "on_demand"), ("AGT-905", None, None, None), ("AGT-906", None, None, None)]
+    for role in ("evalledger_auditor", "evalledger_revops"):
+        conn = connect_as(role)
+        for call in calls:
+            each = [rows(conn, f"SELECT * FROM prompt_drift_rows_{v}(%s::text, %s::date, %s::date, %s::text) "
+                               "ORDER BY brain_under_test, month", *call) for v in ("v2", "v3")]
+            assert each[0] == each[1] and each[0], (role, call)
+        first = rows(conn, "SELECT min(month) FROM prompt_drift_rows_v3('AGT-902', NULL, NULL, NULL)")
+        assert first == [(first_month,)], role
+        months_901 = rows(conn, "SELECT min(month) FROM prompt_drift_rows_v3('AGT-901', NULL, NULL, NULL)")
+        cold_month = COLD.replace(day=1, hour=0, minute=0, second=0, microsecond=0).date()
+        assert (months_901 == [(cold_month,)]) == (role == "evalledger_auditor"), (role, months_901)
+
+
 def test_prompt_drift_finds_revops_first_month_in_the_indexes_alone(admin, connect_as, reviewer_id):
     """RevOps' first month is its first hot production analysis and run: the cold ones before
     them are passed over in the indexes (the tier clock is in them), visiting no table row. With
@@ -429,12 +470,20 @@ def test_prompt_drift_finds_revops_first_month_in_the_indexes_alone(admin, conne
     production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(days=2))
     admin.execute("VACUUM (ANALYZE) evalledger.brain_eval_log, evalledger.brain_analysis_log")
     body = admin.execute("SELECT prosrc FROM pg_proc WHERE oid = "
-                         "'evalledger.prompt_drift_rows_v2(text, date, date, text)'::regprocedure").fetchone()[0]
+                         "'evalledger.prompt_drift_rows_v3(text, date, date, text)'::regprocedure").fetchone()[0]
     for name in ("p_brain", "p_from_month", "p_to_month", "p_trigger"):
         body = body.replace(name, "NULL")
     plan = plan_as(connect_as("evalledger_revops"), body, off=("enable_seqscan", "enable_bitmapscan"))
     assert "Index Only Scan using brain_analysis_log_production_first_idx" in plan, plan
     assert "Index Only Scan using brain_eval_log_brain_first_idx" in plan, plan
+    # Where those scans start: the first row RevOps reads by the tier clock, found by the policy's
+    # own bound as an index condition (not by passing over the cold rows), and the late rows.
+    for recorded in ("brain_analysis_log_production_recorded_idx", "brain_eval_log_brain_recorded_idx"):
+        probe = plan.split(f"Index Only Scan using {recorded}", 1)[1].split("\n")[1]
+        assert probe.strip().startswith("Index Cond:") and "created_at >= " in probe, plan
+    assert "produced_at >= (" in plan and "started_at >= (" in plan, plan
+    assert "Index Only Scan using brain_analysis_log_production_late_idx" in plan, plan
+    assert "Index Only Scan using brain_eval_log_brain_late_idx" in plan, plan
     months = "SELECT month FROM prompt_drift_v2 WHERE brain_under_test = 'AGT-901' ORDER BY month LIMIT 1"
     first = (NOW - timedelta(days=10)).replace(day=1).date()  # the hot run's month (its analysis is 2 days old)
     assert rows(connect_as("evalledger_revops"), months) == [(first,)]
