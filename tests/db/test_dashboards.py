@@ -417,18 +417,25 @@ def test_the_failed_runs_and_the_incidents_read_only_up_to_their_twentieth(conne
     assert "Index Cond: (eval_run_id = r.eval_run_id)" in plan, plan
 
 
-def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows_included(admin, connect_as,
-                                                                                         reviewer_id):
-    """prompt_drift_rows_v3 (the panel's) finds each reader's first month another way than v2 (the
-    view's), and gives exactly v2's rows: with cold rows the auditor reads and RevOps does not,
-    and with rows recorded long after they were produced or started (imports), which only v3's
-    late-row lookup finds when they are a reader's earliest."""
+def drift_ledger(admin, connect_as, reviewer_id):
+    """The tiered ledger with AGT-901's production traffic: an analysis recorded 25 months ago
+    (cold), one produced 2 days ago. The runner's session, to add more."""
     runner = connect_as("evalledger_runner")
     tiered_ledger(admin, connect_as, reviewer_id)
     old = production_analysis(runner, "AGT-901", SHA_C, COLD)
     with admin.transaction():
         set_clock(admin, "brain_analysis_log", "created_at", "now() - interval '760 days'", f"analysis_id = '{old}'")
     production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(days=2))
+    return runner
+
+
+def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows_included(admin, connect_as,
+                                                                                         reviewer_id):
+    """prompt_drift_rows_v3 (the panel's) finds each reader's first month another way than v2 (the
+    view's), and gives exactly v2's rows: with cold rows the auditor reads and RevOps does not,
+    and with rows recorded long after they were produced or started (imports), which only v3's
+    late-row lookup finds when they are a reader's earliest."""
+    runner = drift_ledger(admin, connect_as, reviewer_id)
     production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(hours=23))  # within a day: no import
     # AGT-902's earliest rows are imports: produced and started 400 days before they were recorded.
     late_produced, late_started = NOW - timedelta(days=400), NOW - timedelta(days=420)
@@ -462,12 +469,7 @@ def test_prompt_drift_finds_revops_first_month_in_the_indexes_alone(admin, conne
     """RevOps' first month is its first hot production analysis and run: the cold ones before
     them are passed over in the indexes (the tier clock is in them), visiting no table row. With
     two analyses in the table a bitmap of the hot ones is as cheap, so bitmaps are off too."""
-    runner = connect_as("evalledger_runner")
-    tiered_ledger(admin, connect_as, reviewer_id)
-    old = production_analysis(runner, "AGT-901", SHA_C, COLD)
-    with admin.transaction():
-        set_clock(admin, "brain_analysis_log", "created_at", "now() - interval '760 days'", f"analysis_id = '{old}'")
-    production_analysis(runner, "AGT-901", SHA_D, NOW - timedelta(days=2))
+    runner = drift_ledger(admin, connect_as, reviewer_id)
     admin.execute("VACUUM (ANALYZE) evalledger.brain_eval_log, evalledger.brain_analysis_log")
     body = admin.execute("SELECT prosrc FROM pg_proc WHERE oid = "
                          "'evalledger.prompt_drift_rows_v3(text, date, date, text)'::regprocedure").fetchone()[0]
