@@ -687,3 +687,31 @@ def test_a_run_takes_live_or_recorded_answers_not_both(harness_run):
     with pytest.raises(errors.CheckViolation, match="takes live answers only"):
         runner.execute("INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded) "
                        "VALUES (%s, 'EVAL-Q01', %s, true)", (run_id, analysis_id))
+
+
+def test_results_stored_together_are_stored_whole_or_not_at_all(dsn):
+    """A batch of answers that came back together shares one transaction: when storing the second
+    fails, the first of the batch is not left behind (a resumed run asks for both again); the
+    batch before it stays."""
+    import asyncio
+
+    from evalledger.judges.providers import JudgeCall
+    from evalledger.judges.specs import parse_model_spec
+    from evalledger.suites.brain_eval.harness import stored_together
+
+    spec = parse_model_spec("anthropic:claude-sonnet-4-6")
+    with psycopg.connect(dsn) as conn:
+        conn.execute("CREATE TEMP TABLE stored (key text)")
+        conn.commit()
+
+        def store(call):
+            if call.key == "broken":
+                raise RuntimeError("the second answer's write was refused")
+            conn.execute("INSERT INTO stored VALUES (%s)", (call.key,))
+            return [call.key]
+
+        batch = stored_together(conn, store)
+        assert asyncio.run(batch([JudgeCall(spec=spec, key="Q1")])) == [["Q1"]]
+        with pytest.raises(RuntimeError, match="refused"):
+            asyncio.run(batch([JudgeCall(spec=spec, key="Q2"), JudgeCall(spec=spec, key="broken")]))
+        assert conn.execute("SELECT key FROM stored").fetchall() == [("Q1",)]

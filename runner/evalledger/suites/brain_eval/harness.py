@@ -10,7 +10,7 @@ import functools
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from uuid import UUID
 
 import jinja2
@@ -243,6 +243,20 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
     return broken
 
 
+def stored_together(conn: psycopg.Connection, store: Callable[[JudgeCall], Any]):
+    """run_calls' on_results for a run's writes: each batch of results that came back together is
+    stored by store, one result at a time, in one transaction and one trip to a thread, so the
+    event loop keeps serving the calls in flight meanwhile. The follow-ups store asked for, per result."""
+    def in_one_transaction(calls: list[JudgeCall]) -> list:
+        with conn.transaction():
+            return [store(call) for call in calls]
+
+    async def batch(calls: list[JudgeCall]) -> list:
+        return await asyncio.to_thread(in_one_transaction, calls)
+
+    return batch
+
+
 async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None, concurrency: int,
                   timeout_s: float, max_retries: int, budget: Budget | None, progress: Any = None,
                   resumed: bool = False, judges: Sequence[ModelSpec] = (), judge_modes: Mapping[str, str] | None = None,
@@ -302,16 +316,6 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         return [JudgeRequest(spec=spec, system=system, user=user, json_schema=suggestion_schema(), key=(qid, spec.spec))
                 for spec in streamed]
 
-    def on_results(calls: list[JudgeCall]) -> list[list[JudgeRequest] | None]:
-        with conn.transaction():
-            return [on_result(call) for call in calls]
-
-    async def on_live_results(calls: list[JudgeCall]) -> list[list[JudgeRequest] | None]:
-        # The writes run in a thread, one batch at a time (run_calls awaits each), so the event
-        # loop keeps serving the calls in flight meanwhile; the answers (or drafts) that came
-        # back together share one transaction and one trip to the thread.
-        return await asyncio.to_thread(on_results, calls)
-
     # One connection for the whole run, each answer its own transaction.
     with db.connect(url, role="runner") as conn:
         if p.mode == RECORDED:
@@ -319,7 +323,7 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
                 on_result(_recorded_call(spec, request, index))
         elif requests:
             await run_calls(requests, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_results=on_live_results, follow_up_specs=streamed)
+                            budget=budget, on_results=stored_together(conn, on_result), follow_up_specs=streamed)
     if progress is not None:
         progress.finish()
     outcome.answered_total = outcome.skipped + outcome.stored
@@ -383,20 +387,12 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
             done.stored += 1
             done.failed += 0 if call.ok else 1
 
-        def on_results(calls: list[JudgeCall]) -> None:
-            with conn.transaction():
-                for call in calls:
-                    on_result(call)
-
-        async def on_live_results(calls: list[JudgeCall]) -> None:
-            await asyncio.to_thread(on_results, calls)
-
         for index, request in enumerate(r for r in requests if modes[r.spec.spec] == RECORDED):
             on_result(recorded_call(request, index, __package__))
         live = [r for r in requests if modes[r.spec.spec] != RECORDED]
         if live:
             await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_results=on_live_results)
+                            budget=budget, on_results=stored_together(conn, on_result))
     if progress is not None:
         progress.finish()
     return done
