@@ -452,8 +452,12 @@ def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows
     calls = [(None, None, None, None), ("AGT-901", None, None, None), ("AGT-902", None, None, None),
              (None, (NOW - timedelta(days=90)).date(), None, None), (None, None, NOW.date(), "quarterly"),
              ("AGT-902", None, None, "on_demand"), ("AGT-905", None, None, None), ("AGT-906", None, None, None)]
-    for role in ("evalledger_auditor", "evalledger_revops"):
+    # Under a session TimeZone of the reader's choosing (one with DST, where a day is not always 24
+    # hours, and ones off the hour): the same rows, and the months are UTC months.
+    for role, zone in (("evalledger_auditor", "America/St_Johns"), ("evalledger_revops", "Pacific/Chatham"),
+                       ("evalledger_revops", "UTC")):
         conn = connect_as(role)
+        conn.execute(f"SET TimeZone = '{zone}'")
         for call in calls:
             each = [rows(conn, f"SELECT * FROM prompt_drift_rows_{v}(%s::text, %s::date, %s::date, %s::text) "
                                "ORDER BY brain_under_test, month", *call) for v in ("v2", "v3")]
@@ -462,7 +466,7 @@ def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows
         assert first == [(first_month,)], role
         months_901 = rows(conn, "SELECT min(month) FROM prompt_drift_rows_v3('AGT-901', NULL, NULL, NULL)")
         cold_month = COLD.replace(day=1, hour=0, minute=0, second=0, microsecond=0).date()
-        assert (months_901 == [(cold_month,)]) == (role == "evalledger_auditor"), (role, months_901)
+        assert (months_901 == [(cold_month,)]) == (role == "evalledger_auditor"), (role, zone, months_901)
 
 
 def test_prompt_drift_finds_revops_first_month_in_the_indexes_alone(admin, connect_as, reviewer_id):
