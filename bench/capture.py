@@ -4,7 +4,7 @@ Figures, all measured in this run on the same server:
   caller p50/p99/max us   time capture_candidate adds to a caller (perf_counter_ns around each
                           call, writer thread running and writing meanwhile)
   writer rows/s           CaptureWriter batches (validate, scrub_pii, one INSERT ... SELECT FROM
-                          json_populate_recordset per batch as the runner, dedupe trigger,
+                          json_populate_recordset per batch as the runner, the dedupe keys,
                           commit per batch)
   control p50/p99/max us  the same loop around a call that does nothing (no writer thread): what the
                           machine itself (scheduling, other processes) adds to any call

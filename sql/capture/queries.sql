@@ -17,13 +17,31 @@ SET search_path = evalledger, public; SET statement_timeout = '30s';
 SELECT evalledger.capture_ensure_partitions_v2(3);
 
 -- name: insert_candidates
--- A batch of captured rows sent as one JSON array (one statement, one round trip); a capture_key already stored is skipped.
+-- A batch of captured rows sent as one JSON array (one statement, one round trip), their keys distinct;
+-- a capture_key already stored is left out (the database refuses a statement that stores one twice).
+INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids,
+                                        expand_enabled, detail, detail_resolved, vector_enabled, expansion_applied,
+                                        latency_ms, remote, job_id, subagent_id, capture_key)
+SELECT r.tool_name, r.query, r.retrieved_slugs, r.retrieved_chunk_ids, r.source_ids, r.expand_enabled, r.detail,
+       r.detail_resolved, r.vector_enabled, r.expansion_applied, r.latency_ms, r.remote, r.job_id, r.subagent_id,
+       r.capture_key
+  FROM json_populate_recordset(NULL::evalledger.eval_candidates, %(rows)s::json) r
+ WHERE NOT EXISTS (SELECT FROM evalledger.capture_keys_stored_v1(%(keys)s::uuid[]) s(k) WHERE s.k = r.capture_key);
+
+-- name: insert_candidates_before_0103
+-- insert_candidates for a ledger not yet migrated to 0103, whose row trigger (capture_dedupe_v1)
+-- skips a capture_key already stored: a newer writer keeps capturing into it until it is migrated.
 INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids,
                                         expand_enabled, detail, detail_resolved, vector_enabled, expansion_applied,
                                         latency_ms, remote, job_id, subagent_id, capture_key)
 SELECT tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids, expand_enabled, detail, detail_resolved,
        vector_enabled, expansion_applied, latency_ms, remote, job_id, subagent_id, capture_key
   FROM json_populate_recordset(NULL::evalledger.eval_candidates, %(rows)s::json);
+
+-- name: ledger_refuses_repeated_keys
+-- Whether the ledger has migration 0103: a statement storing a capture_key twice is refused, and
+-- insert_candidates leaves out the keys stored already.
+SELECT to_regprocedure('evalledger.capture_keys_stored_v1(uuid[])') IS NOT NULL;
 
 -- name: exported_present
 -- Which (id, created_at) pairs of exported lines are rows of this ledger already (an export imported back).

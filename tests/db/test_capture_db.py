@@ -164,6 +164,97 @@ def test_the_same_capture_key_is_written_once(dsn, admin, tmp_path):
     assert (writer.stats.written, writer.stats.duplicates) == (1, 2)
 
 
+INSERT_ONE = ("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
+              "latency_ms, remote, capture_key) VALUES ('query', %s, true, false, 1, false, %s)")
+
+
+def test_the_database_stores_a_capture_key_once_whoever_writes(dsn, admin, connect_as, tmp_path):
+    """Not the writer's courtesy: a statement storing a key twice, or one stored before, is refused whole."""
+    runner = connect_as("evalledger_runner")
+    key, other = uuid.uuid4(), uuid.uuid4()
+    with pytest.raises(psycopg.errors.UniqueViolation, match="eval_candidate_keys_pkey"):
+        runner.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
+                       "latency_ms, remote, capture_key) VALUES ('query', 'a', true, false, 1, false, %s), "
+                       "('query', 'b', true, false, 1, false, %s), ('query', 'c', true, false, 1, false, %s)",
+                       (other, key, key))
+    assert count(admin) == 0 and count(admin, "eval_candidate_keys") == 0
+    runner.execute(INSERT_ONE, ("first", key))
+    for conn in (runner, admin):
+        with pytest.raises(psycopg.errors.UniqueViolation, match="eval_candidate_keys_pkey"):
+            conn.execute(INSERT_ONE, ("again", key))
+    # Every stored row has its key, stamped with the row's own created_at (the purge reads it there).
+    writer_for(dsn, tmp_path).write([dict(ROW, query=f"w{i}") for i in range(5)])
+    assert admin.execute("SELECT count(*) FROM evalledger.eval_candidates c FULL JOIN evalledger.eval_candidate_keys k "
+                         "USING (capture_key) WHERE c.created_at IS DISTINCT FROM k.created_at").fetchone()[0] == 0
+    assert (count(admin), count(admin, "eval_candidate_keys")) == (6, 6)
+    assert [r[0] for r in admin.execute("SELECT query FROM evalledger.eval_candidates WHERE capture_key = %s",
+                                        (key,))] == ["first"]
+
+
+def test_two_writers_racing_with_one_key_store_it_once(dsn, admin, connect_as, tmp_path):
+    """The second writer waits on the first's uncommitted key, is refused once it commits, and tries
+    its batch again without that key: the rest of its batch is written, nothing twice, no failure."""
+    key = uuid.uuid4()
+    first = psycopg.connect(dsn)
+    first.execute("SET ROLE evalledger_runner")
+    first.execute(INSERT_ONE, ("first writer", key))
+    second = writer_for(dsn, tmp_path)
+    done = threading.Thread(target=second.write, args=([dict(ROW, query="raced", capture_key=key),
+                                                        dict(ROW, query="only the second's")],))
+    done.start()
+    for _ in range(500):
+        waiting = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                "AND wait_event_type = 'Lock' AND query LIKE '%%INSERT INTO evalledger.eval_candidates%%'"
+                                ).fetchone()[0]
+        if waiting:
+            break
+        threading.Event().wait(0.01)
+    assert waiting == 1, "the second writer never waited on the first's key"
+    first.commit()
+    first.close()
+    done.join(30)
+    assert sorted(r[0] for r in admin.execute("SELECT query FROM evalledger.eval_candidates")) == [
+        "first writer", "only the second's"]
+    assert (second.stats.written, second.stats.duplicates, failures(admin)) == (1, 1, [])
+
+
+@pytest.fixture
+def ledger_at_release(admin, dsn, tmp_path):
+    """A database migrated to the release only: capture_dedupe_v1, no capture_keys_stored_v1."""
+    from psycopg.conninfo import make_conninfo
+
+    from evalledger.core.migrate import migrate
+    from tests.released import migrations_of_the_release
+
+    name = f"{admin.info.dbname}_capture_at_release"
+    admin.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    at_release = make_conninfo(dsn, dbname=name)
+    migrate(at_release, migrations_of_the_release(tmp_path / "release"))
+    yield at_release
+    admin.execute(psycopg.sql.SQL("DROP DATABASE {} WITH (FORCE)").format(psycopg.sql.Identifier(name)))
+
+
+def test_a_writer_newer_than_its_ledger_captures_into_it_until_it_is_migrated(ledger_at_release, tmp_path):
+    """Before migration 0103 the ledger's row trigger skips a key stored before: the writer sends it
+    the release's INSERT, and the new one from its first connection to the migrated ledger."""
+    from evalledger.core.migrate import migrate
+
+    key = uuid.uuid4()
+    writer = writer_for(ledger_at_release, tmp_path)
+    writer.write([dict(ROW, query="before", capture_key=key), dict(ROW, query="before 2")])
+    writer.write([dict(ROW, query="again", capture_key=key)])
+    assert (writer.stats.written, writer.stats.duplicates, writer.stats.spooled) == (2, 1, 0)
+    writer.close(0)
+    migrate(ledger_at_release)
+    after = writer_for(ledger_at_release, tmp_path)
+    after.write([dict(ROW, query="after", capture_key=key), dict(ROW, query="after 2")])
+    assert (after.stats.written, after.stats.duplicates, after.stats.spooled) == (1, 1, 0)
+    with psycopg.connect(ledger_at_release) as conn:
+        assert sorted(r[0] for r in conn.execute("SELECT query FROM evalledger.eval_candidates")) == [
+            "after 2", "before", "before 2"]
+        assert conn.execute("SELECT count(*) FROM evalledger.eval_capture_failures").fetchone()[0] == 0
+
+
 @pytest.mark.slow
 def test_the_database_stopped_mid_capture(tmp_path):
     """A throwaway embedded server: capture, stop it, keep capturing, start it: every row once."""
@@ -222,7 +313,18 @@ def test_capture_rows_are_append_only_for_every_role(dsn, admin, connect_as, tmp
     assert count(admin) == 1 and count(admin, "eval_capture_failures") == 1
 
 
-def test_every_partition_is_guarded(admin):
+def test_every_partition_is_guarded(admin, connect_as):
+    # The dedupe key and the journal are the parent's statement triggers, which an INSERT naming a
+    # partition would not fire: no role but the code role may name one.
+    parent = dict(admin.execute("SELECT tgname, tgenabled FROM pg_trigger "
+                                "WHERE tgrelid = 'evalledger.eval_candidates'::regclass AND NOT tgisinternal"))
+    assert {name: parent.get(name) for name in ("eval_candidates_10_keys", "eval_candidates_90_journal_insert")} == {
+        "eval_candidates_10_keys": "A", "eval_candidates_90_journal_insert": "A"}
+    month = datetime.now(timezone.utc).strftime("%Y%m")
+    for role in ("evalledger_runner", "evalledger_owner"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            connect_as(role).execute(INSERT_ONE.replace("eval_candidates ", f"eval_candidates_p{month} "),
+                                     ("by name", uuid.uuid4()))
     parts = [r[0] for r in admin.execute(
         "SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = 'evalledger.eval_candidates'::regclass")]
     assert len(parts) >= 4
@@ -230,8 +332,8 @@ def test_every_partition_is_guarded(admin):
         name = part.split(".")[-1]
         triggers = dict(admin.execute(
             "SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal", (part,)))
-        assert triggers == {"eval_candidates_00_append_only": "A", "eval_candidates_10_dedupe": "A",
-                            f"{name}_00_no_truncate": "A", f"{name}_05_window_lock": "A"}
+        assert triggers == {"eval_candidates_00_append_only": "A", f"{name}_00_no_truncate": "A",
+                            f"{name}_05_window_lock": "A"}
         assert admin.execute("SELECT relrowsecurity AND relforcerowsecurity FROM pg_class WHERE oid = %s::regclass",
                              (part,)).fetchone()[0]
 

@@ -227,7 +227,7 @@ def test_temporary_tables_do_not_shadow_the_ledger_in_definer_code(admin, connec
 
 
 def test_check_constraint_on_a_table_definer_code_writes_is_refused(admin, insider, connect_as, ledger):
-    """capture_dedupe_v1 writes eval_candidate_keys as the code role: nothing of the insider's may run there."""
+    """capture_keys_v1 writes eval_candidate_keys as the code role: nothing of the insider's may run there."""
     insider.execute(f"CREATE FUNCTION pg_temp.gate(uuid) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN {PAYLOAD} "
                     "RETURN true; END $$")
     each_refused(admin, insider, [

@@ -136,6 +136,7 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
 MADE_BY = {
     "0101.panel-bounds": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_log_failed_started_idx'::regclass",
     "0102.journal-cost": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.journal_row_v2()'::regprocedure",
+    "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
 }
 
 

@@ -98,6 +98,7 @@ class CaptureWriter:
         self._retry_at = 0.0
         self._backoff = 0.5
         self._ensured_month = ""
+        self._insert_query = "insert_candidates"
         self._io = threading.Lock()  # one batch at a time: the thread's, or a synchronous caller's
         self._thread = None
         if background:
@@ -252,9 +253,11 @@ class CaptureWriter:
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
             conn.execute(QUERIES["writer_session"])
+            current = conn.execute(QUERIES["ledger_refuses_repeated_keys"]).fetchone()[0]
         except psycopg.Error as exc:
             raise DatabaseDown(describe(exc)) from exc
         self._conn = conn
+        self._insert_query = "insert_candidates" if current else "insert_candidates_before_0103"
         was_down, self._down, self._backoff = self._down, False, 0.5
         self._ensured_month = ""
         self._ensure_partitions(conn)
@@ -282,20 +285,31 @@ class CaptureWriter:
 
         PostgreSQL refuses COPY FROM to a role under row-level security, and per-row INSERTs even
         in pipeline mode spend their time binding parameters, so a batch travels as one JSON
-        array expanded by json_populate_recordset: one statement, one round trip.
+        array expanded by json_populate_recordset: one statement, one round trip. The database
+        refuses a statement that stores a capture_key twice; the INSERT leaves out keys stored
+        already, and a key repeated in the batch is sent once (the first row that has it).
         """
         if not rows:
             return
+        unique, seen = [], set()
+        for row in rows:
+            if row["capture_key"] not in seen:
+                seen.add(row["capture_key"])
+                unique.append(row)
+        self.stats.duplicates += len(rows) - len(unique)
+        rows = unique
         try:
             with conn.transaction():
                 set_local_role(conn, self.role)
-                written = conn.execute(QUERIES["insert_candidates"], {"rows": batch_json(rows)}).rowcount
+                written = self._insert(conn, rows)
             self.stats.written += written
             self.stats.duplicates += len(rows) - written
             return
         except Exception as exc:
             if is_down(exc, conn):
                 raise DatabaseDown(describe(exc)) from exc
+        # Row by row, so one bad row costs no other. A key another writer stored since the batch's
+        # INSERT read the keys (it waited on that writer's commit, then was refused) is left out now.
         written = 0
         row_failures = []
         try:
@@ -304,10 +318,12 @@ class CaptureWriter:
                     try:
                         with conn.transaction():
                             set_local_role(conn, self.role)
-                            written += conn.execute(QUERIES["insert_candidates"], {"rows": batch_json([row])}).rowcount
+                            written += self._insert(conn, [row])
                     except Exception as exc:
                         if is_down(exc, conn):
                             raise DatabaseDown(describe(exc)) from exc
+                        if _key_taken(exc):
+                            continue
                         reason, state = classify(exc)
                         row_failures.append(Failure.of(reason, tool_name=row["tool_name"], sqlstate=state,
                                                        detail=describe(exc), capture_key=row["capture_key"]))
@@ -316,6 +332,10 @@ class CaptureWriter:
         self.stats.written += written
         self.stats.duplicates += len(rows) - written - len(row_failures)
         failures.extend(row_failures)
+
+    def _insert(self, conn: psycopg.Connection, rows: list[dict]) -> int:
+        params = {"rows": batch_json(rows), "keys": [row["capture_key"] for row in rows]}
+        return conn.execute(QUERIES[self._insert_query], params).rowcount
 
     def _write_failures(self, conn: psycopg.Connection, failures: list[Failure]) -> None:
         if not failures:
@@ -394,6 +414,11 @@ class CaptureWriter:
                 self._went_down(exc)
                 return 0
             return before - self.spool.pending()
+
+
+def _key_taken(exc: BaseException) -> bool:
+    """The statement stored a capture_key another writer stored after the statement began."""
+    return isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "eval_candidate_keys_pkey"
 
 
 def default_dsn() -> str:
