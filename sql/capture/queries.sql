@@ -19,6 +19,7 @@ SELECT evalledger.capture_ensure_partitions_v2(3);
 -- name: insert_candidates
 -- A batch of captured rows sent as one JSON array (one statement, one round trip), their keys distinct;
 -- a capture_key already stored is left out (the database refuses a statement that stores one twice).
+-- A filter, not an anti-join, which could store the rows in another order than the batch's.
 INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_slugs, retrieved_chunk_ids, source_ids,
                                         expand_enabled, detail, detail_resolved, vector_enabled, expansion_applied,
                                         latency_ms, remote, job_id, subagent_id, capture_key)
@@ -26,7 +27,7 @@ SELECT r.tool_name, r.query, r.retrieved_slugs, r.retrieved_chunk_ids, r.source_
        r.detail_resolved, r.vector_enabled, r.expansion_applied, r.latency_ms, r.remote, r.job_id, r.subagent_id,
        r.capture_key
   FROM json_populate_recordset(NULL::evalledger.eval_candidates, %(rows)s::json) r
- WHERE NOT EXISTS (SELECT FROM evalledger.capture_keys_stored_v1(%(keys)s::uuid[]) s(k) WHERE s.k = r.capture_key);
+ WHERE r.capture_key <> ALL (ARRAY(SELECT evalledger.capture_keys_stored_v1(%(keys)s::uuid[])));
 
 -- name: insert_candidates_before_0103
 -- insert_candidates for a ledger not yet migrated to 0103, whose row trigger (capture_dedupe_v1)

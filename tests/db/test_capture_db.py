@@ -191,6 +191,19 @@ def test_the_database_stores_a_capture_key_once_whoever_writes(dsn, admin, conne
                                         (key,))] == ["first"]
 
 
+def test_a_batch_is_stored_in_its_order_with_the_stored_keys_left_out(dsn, admin, tmp_path):
+    """The ids (and created_at) follow the batch, whatever plan leaves out the keys stored already."""
+    rows = [dict(ROW, query=f"q{i:02}", capture_key=uuid.uuid4()) for i in range(60)]
+    writer = writer_for(dsn, tmp_path)
+    writer.write(rows[::7])
+    writer.write(rows)
+    assert (writer.stats.written, writer.stats.duplicates) == (60, 9)
+    assert [r[0] for r in admin.execute("SELECT query FROM evalledger.eval_candidates ORDER BY id")] == (
+        [r["query"] for r in rows[::7]] + [r["query"] for i, r in enumerate(rows) if i % 7])
+    assert admin.execute("SELECT bool_and(ordered) FROM (SELECT created_at >= lag(created_at, 1, created_at) "
+                         "OVER (ORDER BY id) AS ordered FROM evalledger.eval_candidates) o").fetchone()[0]
+
+
 def test_two_writers_racing_with_one_key_store_it_once(dsn, admin, connect_as, tmp_path):
     """The second writer waits on the first's uncommitted key, is refused once it commits, and tries
     its batch again without that key: the rest of its batch is written, nothing twice, no failure."""
