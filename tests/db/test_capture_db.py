@@ -15,6 +15,7 @@ from importlib import resources
 import jsonschema
 import psycopg
 import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from evalledger.core import db
 from evalledger.suites.capture.writer import CaptureWriter
@@ -164,6 +165,36 @@ def test_the_same_capture_key_is_written_once(dsn, admin, tmp_path):
     assert (writer.stats.written, writer.stats.duplicates) == (1, 2)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(st.sampled_from(["a", "b", "A", "", " a", "a ", "é", "e\u0301", "ß", "ss", "doc/1"])
+                      | st.text(max_size=6), max_size=70))
+def test_capture_all_distinct_says_whether_no_element_is_there_twice(admin, items):
+    """Equal as text's = is equal (bytes, under the database's deterministic collation): as Python's
+    str; arrays longer than 32 take the counting path. Asked as the runner, who writes captures."""
+    assume("\x00" not in "".join(items))
+    admin.execute("SET ROLE evalledger_runner")
+    try:
+        said = admin.execute("SELECT evalledger.capture_all_distinct_v1(%s::text[])", (items,)).fetchone()[0]
+    finally:
+        admin.execute("RESET ROLE")
+    assert said == (len(set(items)) == len(items))
+
+
+@pytest.mark.parametrize("column", ["retrieved_slugs", "source_ids"])
+def test_a_captured_row_names_each_slug_and_source_once(connect_as, admin, column):
+    runner = connect_as("evalledger_runner")
+    insert = ("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
+              f"latency_ms, remote, capture_key, {column}) VALUES ('query', 'q', true, false, 1, false, "
+              "gen_random_uuid(), %s)")
+    constraint = {"retrieved_slugs": "eval_candidates_slugs_distinct", "source_ids": "eval_candidates_source_ids_distinct"}
+    for refused in (["a", "b", "a"], ["a", None], [f"s{i % 33}" for i in range(40)]):
+        with pytest.raises(psycopg.errors.CheckViolation, match=constraint[column]):
+            runner.execute(insert, (refused,))
+    for stored in ([], ["a"], ["a", "A", "a "], [f"s{i}" for i in range(40)]):
+        runner.execute(insert, (stored,))
+    assert count(admin) == 4
+
+
 INSERT_ONE = ("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
               "latency_ms, remote, capture_key) VALUES ('query', %s, true, false, 1, false, %s)")
 
@@ -205,8 +236,8 @@ def test_a_batch_is_stored_in_its_order_with_the_stored_keys_left_out(dsn, admin
 
 
 def test_two_writers_racing_with_one_key_store_it_once(dsn, admin, connect_as, tmp_path):
-    """The second writer waits on the first's uncommitted key, is refused once it commits, and tries
-    its batch again without that key: the rest of its batch is written, nothing twice, no failure."""
+    """The second writer waits on the first's uncommitted key, is refused once it commits, and
+    stores its batch row by row without that key: the rest is written, nothing twice, no failure."""
     key = uuid.uuid4()
     first = psycopg.connect(dsn)
     first.execute("SET ROLE evalledger_runner")

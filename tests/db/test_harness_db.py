@@ -549,6 +549,22 @@ def test_a_harness_record_agrees_with_its_run(harness_run, owner, reviewer_id):
         runner.execute(insert, (other_run, version_id, ["EVAL-Q01"], Jsonb(CONTRACTS)))
 
 
+def test_a_harness_record_lists_each_question_once(harness_run, owner, reviewer_id):
+    runner, made = harness_run
+    _, version = made["AGT-902"]
+    run = store.start_run(runner, run_trigger="pre_launch", brain_under_test="AGT-902", model_id="claude-sonnet-4-6",
+                          system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
+                          question_catalog_version="v28-2026Q2", question_count=2, reviewer_user_id=reviewer_id)
+    version_id = owner.execute("SELECT brain_version_id FROM brain_version "
+                               "WHERE target_id = 'AGT-902' AND version = 1").fetchone()[0]
+    insert = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
+              "contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')")
+    for twice in (["EVAL-Q01", "EVAL-Q01"], ["EVAL-Q01", None]):
+        with pytest.raises(errors.CheckViolation, match="brain_eval_harness_run_questions_distinct"):
+            runner.execute(insert, (run, version_id, twice, Jsonb(CONTRACTS)))
+    runner.execute(insert, (run, version_id, ["EVAL-Q01", "EVAL-Q02"], Jsonb(CONTRACTS)))
+
+
 @pytest.mark.parametrize("table", ["brain_eval_harness_run", "brain_eval_harness_answer"])
 def test_harness_records_cannot_change(admin, harness_run, table):
     answer(harness_run)

@@ -137,6 +137,7 @@ MADE_BY = {
     "0101.panel-bounds": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_log_failed_started_idx'::regclass",
     "0102.journal-cost": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.journal_row_v2()'::regprocedure",
     "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
+    "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
 }
 
 
