@@ -2,8 +2,9 @@
 -- so they are journalled once per statement and partition: one entry for eval_candidates whose key
 -- lists each row's key and whose root is the Merkle tree hash of the rows' leaves (row_leaves keeps
 -- each one, so a row still checks alone after its neighbours are purged), and one entry for the
--- eval_candidate_keys rows that capture_dedupe_v1 wrote for them in the same statement (a nested
--- INSERT per row, which a trigger of its own would journal at the cost of a statement each).
+-- eval_candidate_keys rows written for them in the same statement (by capture_dedupe_v1's nested
+-- INSERT per row, which a trigger of its own would journal at the cost of a statement each; from
+-- migration 0103 by capture_keys_v1, which fires first among the statement's AFTER triggers).
 -- Rows are grouped by the UTC month of created_at, the partition they live in, so the purge of a
 -- partition explains whole entries. Runs for INSERT, UPDATE and DELETE on the partitioned parent
 -- (an UPDATE or DELETE is refused before it gets here, unless a superuser lifted the guards).
