@@ -2,8 +2,8 @@
 provider stand-in at a fixed latency, at concurrency 8 and 16.
 
 Each level runs twice. --concurrency N is a ceiling per provider (the brain, anthropic here, and
-each judge's provider have N each), so the ideal is the schedule of those limits, not one pool. `streamed` is `run brain-eval` as the CLI makes it, minus its printing: the
-run inserted, 30 brain calls with each answer stored as it arrives, with those that arrived while
+each judge's provider have N each), so the ideal is the schedule of those limits, not one pool. `streamed` is `run brain-eval` as the CLI makes it, minus its printing: one
+connection for the whole command, the run inserted on it, 30 brain calls with each answer stored as it arrives, with those that arrived while
 the last were stored (analysis row, answer row, the database's automatic scores), each
 contract-keeping answer's 3 judge calls joining the same pool as soon as it is stored, each draft
 stored as it arrives (answers first when both wait). `phased` is the earlier way, the
@@ -175,7 +175,10 @@ def main() -> None:
             asyncio.run(harness.judge(warm_id, judges, modes, url=dsn, concurrency=8, timeout_s=10, max_retries=0,
                                       budget=None))
             for (level, mode), trigger in zip([(lv, m) for lv in levels for m in ("phased", "streamed")], TRIGGERS * 2):
-                with db.transaction("runner", dsn) as conn:
+                # One connection for the run, as `run brain-eval` has it: the run started on it, then
+                # its answers and drafts stored on it.
+                conn = db.connect(dsn, role="runner")
+                with db.within(conn):
                     planned = harness.plan(conn, brain, catalog.DEMO_VERSION, None, "evalledger_bench_reviewer",
                                            trigger, found, "live")
                     run_id, _, answered = harness.start_or_resume(conn, planned)
@@ -187,15 +190,17 @@ def main() -> None:
                     streamed = harness.Judged()
                     outcome = asyncio.run(harness.execute(
                         planned, run_id, answered, url=dsn, concurrency=level, timeout_s=10, max_retries=0, budget=None,
+                        conn=conn,
                         **({"judges": judges, "judge_modes": modes, "judged": streamed} if mode == "streamed" else {})))
                     between = time.perf_counter()
-                    judged = asyncio.run(harness.judge(run_id, judges, modes, url=dsn, concurrency=level,
-                                                       timeout_s=10, max_retries=0, budget=None)).plus(streamed)
+                    judged = asyncio.run(harness.judge(run_id, judges, modes, url=dsn, concurrency=level, timeout_s=10,
+                                                       max_retries=0, budget=None, conn=conn)).plus(streamed)
                     wall = time.perf_counter() - start
                 finally:
                     answers.restore()
                     drafts.restore()
                     calls_timed.restore()
+                    conn.close()
                 phases = []
                 for phase_wall, calls_s, tail_s in zip((between - start, start + wall - between),
                                                        calls_timed.seconds, calls_timed.tails):

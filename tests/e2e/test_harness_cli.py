@@ -458,6 +458,41 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1
 
 
+def test_a_run_killed_while_its_judges_draft_keeps_the_drafts_stored(env, admin, harness, standin, monkeypatch):
+    """Each draft commits as it arrives, in the judges' phase too (recorded answers, live judges):
+    SIGKILL leaves them stored, and the same command asks only the judges without a draft."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.cli import SCRIPT, _environment
+
+    standin.install_env(monkeypatch)
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        standin.set_default(model, steps.ok(latency_s=0.3))
+    questions = ",".join(f"EVAL-Q{n:02d}" for n in range(1, 5))
+    args = run_args(harness, "--questions", questions, "--concurrency", "1", judges="auto")
+    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion").fetchone()[0] < 3:
+            assert process.poll() is None and time.monotonic() < deadline, "no draft was committed before the run ended"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    drafted = admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion").fetchone()[0]
+    assert 3 <= drafted < 12
+    asked = sum(len(standin.requests_for(m)) for m in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"))
+    resumed = run_cli(*args, env=env)
+    assert resumed.code == 0, resumed.err
+    assert sum(len(standin.requests_for(m)) for m in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro")) - asked == 12 - drafted
+    assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model)) FROM brain_eval_judge_suggestion"
+                         ).fetchone() == (12, 12)
+
+
 def test_a_judge_that_errors_keeps_its_failure_and_the_others_their_drafts(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-opus-4-7", steps.server_error(503))

@@ -455,26 +455,32 @@ DRAFTERS = ("anthropic:claude-opus-4-7", "anthropic:claude-haiku-4-5")
 
 
 def test_on_results_gets_what_finished_meanwhile_together_and_answers_before_drafts(standin):
-    # Q1's answer comes back first and asks for two drafts; the first draft's batch keeps the
-    # caller busy while Q2's and Q3's answers and the second draft come back. The answers, whose
-    # judges would wait for them, are handed over next, together; the draft waits its turn.
+    # The answer that comes back first asks for two drafts; the first draft's batch keeps the
+    # caller busy while the other two answers and the second draft come back. The answers, whose
+    # judges would wait for them, are handed over next, together; the draft waits its turn. The
+    # stand-in gives its scripted steps in the order the three requests reach it, which is not
+    # always the order they were made in: the first answer is whichever got the fast step.
     standin.script("claude-sonnet-4-6", steps.ok(latency_s=0.01), steps.ok(latency_s=0.3), steps.ok(latency_s=0.3))
     # One provider for all, so no draft waits for another SDK's client.
     standin.script("claude-opus-4-7", steps.ok(latency_s=0.01))
     standin.script("claude-haiku-4-5", steps.ok(latency_s=0.1))
-    batches = []
+    batches, first = [], []
 
     async def store(calls):
         batches.append(sorted(map(str, (c.key for c in calls))))
-        if calls[0].key == ("Q1", DRAFTERS[0]):
+        first[:] = first or [calls[0].key]
+        if calls[0].key == (first[0], DRAFTERS[0]):
             await asyncio.sleep(0.7)
         return [[req(spec, key=(c.key, spec)) for spec in DRAFTERS]
-                if c.key == "Q1" else None for c in calls]
+                if c.key == first[0] else None for c in calls]
 
-    calls = run(standin, [req("anthropic:claude-sonnet-4-6", key=q) for q in ("Q1", "Q2", "Q3")], concurrency=8,
+    questions = ("Q1", "Q2", "Q3")
+    calls = run(standin, [req("anthropic:claude-sonnet-4-6", key=q) for q in questions], concurrency=8,
                 on_results=store, follow_up_specs=[specs.parse_model_spec(s) for s in DRAFTERS])
     assert all(c.ok for c in calls) and len(calls) == 5
-    assert batches == [["Q1"], [str(("Q1", DRAFTERS[0]))], ["Q2", "Q3"], [str(("Q1", DRAFTERS[1]))]]
+    answered_first = batches[0][0]
+    assert batches == [[answered_first], [str((answered_first, DRAFTERS[0]))],
+                       sorted(q for q in questions if q != answered_first), [str((answered_first, DRAFTERS[1]))]]
 
 
 def test_on_results_answers_one_list_of_follow_ups_per_result(standin):

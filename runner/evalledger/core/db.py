@@ -185,12 +185,31 @@ def transaction(role: str | None = None, url: str | None = None) -> Iterator[psy
     """A connection whose work commits on success and rolls back on any error."""
     conn = connect(url, role=role)
     try:
+        with within(conn):
+            yield conn
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def within(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """A transaction on an open connection: commits on success, rolls back on any error, and
+    turns a database error into one a person reads."""
+    try:
         with conn.transaction():
             yield conn
     except psycopg.Error as exc:
         raise explain(exc) from None
-    finally:
-        conn.close()
+
+
+@contextlib.contextmanager
+def connected(url: str | None, role: str, conn: psycopg.Connection | None = None) -> Iterator[psycopg.Connection]:
+    """conn, when the caller has one open (left open), else a new connection as role to url (closed after)."""
+    if conn is not None:
+        yield conn
+        return
+    with connect(url, role=role) as made:
+        yield made
 
 
 # The connection is gone: the server went away, was stopped, or the network dropped.

@@ -260,8 +260,9 @@ def stored_together(conn: psycopg.Connection, store: Callable[[JudgeCall], Any])
 async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None, concurrency: int,
                   timeout_s: float, max_retries: int, budget: Budget | None, progress: Any = None,
                   resumed: bool = False, judges: Sequence[ModelSpec] = (), judge_modes: Mapping[str, str] | None = None,
-                  judged: "Judged | None" = None) -> Outcome:
-    """Ask the brain every question of the run that has no answer yet; store each as it arrives.
+                  judged: "Judged | None" = None, conn: psycopg.Connection | None = None) -> Outcome:
+    """Ask the brain every question of the run that has no answer yet; store each as it arrives
+    (on conn, the runner's connection the caller has open, else on one of its own to url).
 
     With live answers and live judges, each contract-keeping answer's judge calls join the same
     pool as soon as it is stored (counted in `judged`), instead of waiting for the last answer;
@@ -317,7 +318,7 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
                 for spec in streamed]
 
     # One connection for the whole run, each answer its own transaction.
-    with db.connect(url, role="runner") as conn:
+    with db.connected(url, "runner", conn) as conn:
         if p.mode == RECORDED:
             for index, request in enumerate(requests):
                 on_result(_recorded_call(spec, request, index))
@@ -353,15 +354,18 @@ class Judged:
 
 async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, str], *, url: str | None,
                 concurrency: int, timeout_s: float, max_retries: int, budget: Budget | None,
-                progress: Any = None) -> Judged:
+                progress: Any = None, conn: psycopg.Connection | None = None) -> Judged:
     """Each judge drafts its suggestions on every contract-keeping answer it has not judged yet;
     each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored),
-    with the others that arrived while the last were being stored."""
+    with the others that arrived while the last were being stored (on conn, or a connection of
+    its own to url)."""
     from evalledger.judges.panel import recorded_call
 
     done = Judged()
-    with db.connect(url, role="runner") as conn:
-        with conn.cursor(row_factory=dict_row) as cur:
+    with db.connected(url, "runner", conn) as conn:
+        # Read in a transaction of its own: left open, it would make every draft's transaction a
+        # savepoint of it, committed only when the phase ends (a run killed meanwhile lost them all).
+        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
             pending = cur.execute(QUERIES["answers_to_judge"], {"eval_run_id": run_id}).fetchall()
         requests = []
         for row in pending:

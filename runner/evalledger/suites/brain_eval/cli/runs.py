@@ -171,29 +171,34 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     judge_modes = resolve_modes(judges, brain_eval.__package__, judges_mode)
     found_contracts = read_contracts(views_schema, views_url, views_dir)
     wanted = [q.strip() for q in questions.split(",") if q.strip()] if questions else None
-    with db.transaction("runner") as conn:
-        brain = brains.resolve(conn, target_id, brain_version)
-        planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger, found_contracts,
-                               answers_mode)
-        run_id, resumed, answered = harness.start_or_resume(conn, planned)
-    if not as_json:
-        click.echo(f"run {run_id} ({'resumed' if resumed else 'started'}): {brain.target_id} version {brain.version} "
-                   f"({brain.model_spec}), catalog {catalog_version}, {len(planned.questions)} questions")
-        if planned.mode == "recorded":
-            click.echo("brain: recorded answers shipped with evalledger, not live calls "
-                       "(no API key in the environment; set it for live answers)")
-    budget = Budget(budget_usd)
-    streamed = harness.Judged()
-    outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
-                                       timeout_s=timeout_s, max_retries=max_retries, budget=budget,
-                                       progress=None if as_json else Progress(len(planned.questions)),
-                                       resumed=resumed, judges=judges, judge_modes=judge_modes, judged=streamed))
-    judged = run_sync(harness.judge(run_id, judges, judge_modes, url=None, concurrency=concurrency,
-                                    timeout_s=timeout_s, max_retries=max_retries, budget=budget,
-                                    progress=None if as_json else Progress(0))).plus(streamed)
-    with db.transaction("runner") as conn:
-        stored = harness.answers(conn, run_id)
-        drafts = harness.suggestions(conn, run_id)
+    # One connection for the whole command: each new one costs a connect, and a server session
+    # whose caches are cold for the first answer's triggers.
+    with db.connect(role="runner") as conn:
+        with db.within(conn):
+            brain = brains.resolve(conn, target_id, brain_version)
+            planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger, found_contracts,
+                                   answers_mode)
+            run_id, resumed, answered = harness.start_or_resume(conn, planned)
+        if not as_json:
+            click.echo(f"run {run_id} ({'resumed' if resumed else 'started'}): {brain.target_id} version "
+                       f"{brain.version} ({brain.model_spec}), catalog {catalog_version}, "
+                       f"{len(planned.questions)} questions")
+            if planned.mode == "recorded":
+                click.echo("brain: recorded answers shipped with evalledger, not live calls "
+                           "(no API key in the environment; set it for live answers)")
+        budget = Budget(budget_usd)
+        streamed = harness.Judged()
+        outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
+                                           timeout_s=timeout_s, max_retries=max_retries, budget=budget,
+                                           progress=None if as_json else Progress(len(planned.questions)),
+                                           resumed=resumed, judges=judges, judge_modes=judge_modes, judged=streamed,
+                                           conn=conn))
+        judged = run_sync(harness.judge(run_id, judges, judge_modes, url=None, concurrency=concurrency,
+                                        timeout_s=timeout_s, max_retries=max_retries, budget=budget,
+                                        progress=None if as_json else Progress(0), conn=conn)).plus(streamed)
+        with db.within(conn):
+            stored = harness.answers(conn, run_id)
+            drafts = harness.suggestions(conn, run_id)
     if as_json:
         click.echo(json.dumps({
             "eval_run_id": str(run_id), "resumed": resumed, "answers_mode": planned.mode,
