@@ -22,29 +22,12 @@ GRANT EXECUTE ON FUNCTION journal_coverage_v2() TO evalledger_owner, evalledger_
 CALL journal_attach_v2();
 REVOKE EXECUTE ON PROCEDURE journal_attach_v2() FROM PUBLIC;
 
--- The drop guard refuses dropping any function of the ledger: its owner, the superuser who
--- installed it, turns it off for these drops and back on, in this migration's transaction (where
--- no superuser installed there is no drop guard).
-RESET ROLE;
-DO $drop_guard_off$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
-        ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE;
-    END IF;
-END
-$drop_guard_off$;
-SET LOCAL ROLE evalledger_code;
+-- The versions replaced, dropped past the drop guard (steps/drop_guard_off.sql says how).
+\ir steps/drop_guard_off.sql
 DROP PROCEDURE journal_attach_v1();
 DROP FUNCTION journal_coverage_v1();
 DROP FUNCTION journal_row_v1();
 DROP FUNCTION journal_deleted_v1();
 DROP FUNCTION journal_capture_v1();
 DROP FUNCTION journal_batch_v1(text[], bytea[]);
-RESET ROLE;
-DO $drop_guard_on$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
-        ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
-    END IF;
-END
-$drop_guard_on$;
+\ir steps/drop_guard_on.sql

@@ -20,26 +20,8 @@ CREATE TRIGGER eval_candidates_10_keys AFTER INSERT ON eval_candidates
     REFERENCING NEW TABLE AS capture_new FOR EACH STATEMENT EXECUTE FUNCTION capture_keys_v1();
 ALTER TABLE eval_candidates ENABLE ALWAYS TRIGGER eval_candidates_10_keys;
 
--- The drop guard refuses dropping any trigger or function of the ledger: its owner, the superuser
--- who installed it, turns it off for these drops and back on, in this migration's transaction
--- (where no superuser installed there is no drop guard). Dropping the row trigger on the parent
--- drops its clone on every partition.
-RESET ROLE;
-DO $drop_guard_off$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
-        ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE;
-    END IF;
-END
-$drop_guard_off$;
-SET LOCAL ROLE evalledger_code;
+-- Dropping the row trigger on the parent drops its clone on every partition.
+\ir steps/drop_guard_off.sql
 DROP TRIGGER eval_candidates_10_dedupe ON eval_candidates;
 DROP FUNCTION capture_dedupe_v1();
-RESET ROLE;
-DO $drop_guard_on$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
-        ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
-    END IF;
-END
-$drop_guard_on$;
+\ir steps/drop_guard_on.sql

@@ -14,18 +14,8 @@ SET LOCAL search_path = evalledger, pg_temp;
 GRANT EXECUTE ON FUNCTION capture_all_distinct_v1(text[])
     TO evalledger_runner, evalledger_revops, evalledger_auditor, evalledger_owner;
 
--- The drop guard refuses dropping any constraint or function of the ledger: its owner, the
--- superuser who installed it, turns it off for the swap and back on, in this migration's
--- transaction (where no superuser installed there is no drop guard).
-RESET ROLE;
-DO $drop_guard_off$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
-        ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE;
-    END IF;
-END
-$drop_guard_off$;
-SET LOCAL ROLE evalledger_code;
+-- The constraints swapped under their names, in one ALTER TABLE per table.
+\ir steps/drop_guard_off.sql
 ALTER TABLE eval_candidates
     DROP CONSTRAINT eval_candidates_slugs_distinct,
     DROP CONSTRAINT eval_candidates_source_ids_distinct,
@@ -39,11 +29,4 @@ ALTER TABLE brain_eval_harness_run
         array_position(question_ids, NULL) IS NULL AND cardinality(question_ids) > 0
         AND evalledger.capture_all_distinct_v1(question_ids));
 DROP FUNCTION capture_distinct_v1(text[]);
-RESET ROLE;
-DO $drop_guard_on$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
-        ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
-    END IF;
-END
-$drop_guard_on$;
+\ir steps/drop_guard_on.sql

@@ -233,6 +233,8 @@ def test_the_wheel_lists_every_package_and_every_sql_folder():
     database = {"evalledger.postgres." + ".".join(p.relative_to(DATABASE).parts)
                 for folder in DATABASE_FOLDERS_WITH_SUITES for p in (DATABASE / folder).iterdir() if p.is_dir()}
     database.add("evalledger.postgres.migrations")
+    database |= {"evalledger.postgres.migrations." + p.name for p in (DATABASE / "migrations").iterdir()
+                 if p.is_dir() and not p.name.startswith(("_", "."))}
     data = {".".join(p.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("*")
             if p.is_dir() and not (p / "__init__.py").exists() and not any(part.startswith((".", "__")) for part in
                                                                           p.relative_to(PACKAGE).parts)}
