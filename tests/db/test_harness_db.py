@@ -533,36 +533,36 @@ def test_an_answer_belongs_to_its_runs_question_and_brain(harness_run):
         answer(harness_run)
 
 
+HARNESS_RECORD = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
+                  "contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')")
+
+
+def agt_902_run(runner, owner, reviewer_id, prompt_hash: str, trigger: str, questions: int):
+    """An open AGT-902 run with this prompt hash, and the brain_version_id of AGT-902's version 1."""
+    run = store.start_run(runner, run_trigger=trigger, brain_under_test="AGT-902", model_id="claude-sonnet-4-6",
+                          system_prompt_hash=prompt_hash, brain_view_contracts_hash="c" * 64,
+                          question_catalog_version="v28-2026Q2", question_count=questions, reviewer_user_id=reviewer_id)
+    return run, owner.execute("SELECT brain_version_id FROM brain_version "
+                              "WHERE target_id = 'AGT-902' AND version = 1").fetchone()[0]
+
+
 def test_a_harness_record_agrees_with_its_run(harness_run, owner, reviewer_id):
     runner, made = harness_run
-    run_id, version = made["AGT-902"]
     # A run of AGT-902's second version (another prompt) is not a run of its first.
     other, _ = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT + " Another version.")
-    other_run = store.start_run(runner, run_trigger="on_demand", brain_under_test="AGT-902", model_id="claude-sonnet-4-6",
-                                system_prompt_hash=other.system_prompt_hash, brain_view_contracts_hash="c" * 64,
-                                question_catalog_version="v28-2026Q2", question_count=1, reviewer_user_id=reviewer_id)
-    version_id = owner.execute("SELECT brain_version_id FROM brain_version "
-                               "WHERE target_id = 'AGT-902' AND version = 1").fetchone()[0]
-    insert = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
-              "contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')")
+    other_run, version_id = agt_902_run(runner, owner, reviewer_id, other.system_prompt_hash, "on_demand", 1)
     with pytest.raises(errors.CheckViolation, match="is not of AGT-902 version 1"):
-        runner.execute(insert, (other_run, version_id, ["EVAL-Q01"], Jsonb(CONTRACTS)))
+        runner.execute(HARNESS_RECORD, (other_run, version_id, ["EVAL-Q01"], Jsonb(CONTRACTS)))
 
 
 def test_a_harness_record_lists_each_question_once(harness_run, owner, reviewer_id):
     runner, made = harness_run
     _, version = made["AGT-902"]
-    run = store.start_run(runner, run_trigger="pre_launch", brain_under_test="AGT-902", model_id="claude-sonnet-4-6",
-                          system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
-                          question_catalog_version="v28-2026Q2", question_count=2, reviewer_user_id=reviewer_id)
-    version_id = owner.execute("SELECT brain_version_id FROM brain_version "
-                               "WHERE target_id = 'AGT-902' AND version = 1").fetchone()[0]
-    insert = ("INSERT INTO brain_eval_harness_run (eval_run_id, brain_version_id, catalog_version, question_ids, "
-              "contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')")
+    run, version_id = agt_902_run(runner, owner, reviewer_id, version.system_prompt_hash, "pre_launch", 2)
     for twice in (["EVAL-Q01", "EVAL-Q01"], ["EVAL-Q01", None]):
         with pytest.raises(errors.CheckViolation, match="brain_eval_harness_run_questions_distinct"):
-            runner.execute(insert, (run, version_id, twice, Jsonb(CONTRACTS)))
-    runner.execute(insert, (run, version_id, ["EVAL-Q01", "EVAL-Q02"], Jsonb(CONTRACTS)))
+            runner.execute(HARNESS_RECORD, (run, version_id, twice, Jsonb(CONTRACTS)))
+    runner.execute(HARNESS_RECORD, (run, version_id, ["EVAL-Q01", "EVAL-Q02"], Jsonb(CONTRACTS)))
 
 
 @pytest.mark.parametrize("table", ["brain_eval_harness_run", "brain_eval_harness_answer"])

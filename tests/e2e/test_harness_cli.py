@@ -421,8 +421,9 @@ def test_no_key_is_an_error_before_anything_is_written(env, admin, harness, tmp_
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 0
 
 
-def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, standin, monkeypatch):
-    """The process itself is the point: SIGKILL leaves stored answers stored and the run open."""
+def killed_once_committed(args, env, admin, table: str, rows: int) -> None:
+    """Run the command in a process of its own and SIGKILL it once `rows` rows of `table` are
+    committed (as another session sees them); fails if it ends first."""
     import os
     import signal
     import subprocess
@@ -430,20 +431,25 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
 
     from tests.cli import SCRIPT, _environment
 
-    standin.install_env(monkeypatch)
-    standin.set_default("claude-sonnet-4-6", steps.ok(latency_s=0.3))
-    questions = ",".join(f"EVAL-Q{n:02d}" for n in range(1, 9))
-    args = live_args(harness, "--questions", questions, "--concurrency", "1")
     process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while admin.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone()[0] < 3:
-            assert process.poll() is None and time.monotonic() < deadline, "the run ended before it was killed"
+        while admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] < rows:
+            assert process.poll() is None and time.monotonic() < deadline, f"the run ended before {rows} {table} rows"
             time.sleep(0.05)
         process.send_signal(signal.SIGKILL)
     finally:
         process.wait(timeout=30)
+
+
+def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, standin, monkeypatch):
+    """The process itself is the point: SIGKILL leaves stored answers stored and the run open."""
+    standin.install_env(monkeypatch)
+    standin.set_default("claude-sonnet-4-6", steps.ok(latency_s=0.3))
+    questions = ",".join(f"EVAL-Q{n:02d}" for n in range(1, 9))
+    args = live_args(harness, "--questions", questions, "--concurrency", "1")
+    killed_once_committed(args, env, admin, "brain_eval_harness_answer", 3)
     stored_before = admin.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone()[0]
     assert 3 <= stored_before < 8
     assert admin.execute("SELECT completed_at FROM brain_eval_log").fetchall() == [(None,)]
@@ -461,28 +467,12 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
 def test_a_run_killed_while_its_judges_draft_keeps_the_drafts_stored(env, admin, harness, standin, monkeypatch):
     """Each draft commits as it arrives, in the judges' phase too (recorded answers, live judges):
     SIGKILL leaves them stored, and the same command asks only the judges without a draft."""
-    import os
-    import signal
-    import subprocess
-    import time
-
-    from tests.cli import SCRIPT, _environment
-
     standin.install_env(monkeypatch)
     for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
         standin.set_default(model, steps.ok(latency_s=0.3))
     questions = ",".join(f"EVAL-Q{n:02d}" for n in range(1, 5))
     args = run_args(harness, "--questions", questions, "--concurrency", "1", judges="auto")
-    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion").fetchone()[0] < 3:
-            assert process.poll() is None and time.monotonic() < deadline, "no draft was committed before the run ended"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait(timeout=30)
+    killed_once_committed(args, env, admin, "brain_eval_judge_suggestion", 3)
     drafted = admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion").fetchone()[0]
     assert 3 <= drafted < 12
     asked = sum(len(standin.requests_for(m)) for m in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"))
