@@ -235,6 +235,20 @@ def test_a_batch_is_stored_in_its_order_with_the_stored_keys_left_out(dsn, admin
                          "OVER (ORDER BY id) AS ordered FROM evalledger.eval_candidates) o").fetchone()[0]
 
 
+def test_a_replayed_batch_is_one_statement_that_stores_nothing(dsn, admin, tmp_path):
+    """The stored keys are left out by the INSERT itself, not found by a refusal and rows retried
+    one by one (each its own savepoint): a spool replayed after a crash costs what one batch costs."""
+    rows = [dict(ROW, query=f"q{i}", capture_key=uuid.uuid4()) for i in range(50)]
+    writer = writer_for(dsn, tmp_path)
+    writer.write(rows)
+    statements = []
+    real = writer._insert
+    writer._insert = lambda conn, batch: statements.append(len(batch)) or real(conn, batch)
+    writer.write(rows[:20] + [dict(ROW, query="new", capture_key=uuid.uuid4())])
+    assert statements == [21]
+    assert (writer.stats.written, writer.stats.duplicates, count(admin), failures(admin)) == (51, 20, 51, [])
+
+
 def test_two_writers_racing_with_one_key_store_it_once(dsn, admin, connect_as, tmp_path):
     """The second writer waits on the first's uncommitted key, is refused once it commits, and
     stores its batch row by row without that key: the rest is written, nothing twice, no failure."""
