@@ -249,9 +249,13 @@ def test_a_replayed_batch_is_one_statement_that_stores_nothing(dsn, admin, tmp_p
     assert (writer.stats.written, writer.stats.duplicates, count(admin), failures(admin)) == (51, 20, 51, [])
 
 
-def test_two_writers_racing_with_one_key_store_it_once(dsn, admin, connect_as, tmp_path):
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
+def test_two_writers_racing_with_one_key_store_it_once(dsn, admin, connect_as, tmp_path, isolation):
     """The second writer waits on the first's uncommitted key, is refused once it commits, and
-    stores its batch row by row without that key: the rest is written, nothing twice, no failure."""
+    stores its batch row by row without that key: the rest is written, nothing twice, no failure;
+    whatever isolation level the database gives its sessions by default."""
+    admin.execute(psycopg.sql.SQL("ALTER DATABASE {} SET default_transaction_isolation = {}").format(
+        psycopg.sql.Identifier(admin.info.dbname), psycopg.sql.Literal(isolation)))
     key = uuid.uuid4()
     first = psycopg.connect(dsn)
     first.execute("SET ROLE evalledger_runner")
