@@ -2,7 +2,7 @@
 -- element twice) cost a captured row a quarter of its server time (issue 20, item 4): each counted
 -- the distinct elements capture_distinct_v1 returned, a SQL function with an aggregate, which is
 -- never inlined. The same CHECKs, under the same names, now ask capture_all_distinct_v1, which
--- says the same of every array (a test holds the two to each other) for about a tenth of the cost;
+-- says the same of every array (a test holds it to Python's set) for about a quarter of the cost;
 -- so does a harness run's CHECK of its question ids, the one other caller, and v1 goes. Adding
 -- them re-checks every captured row of every partition, with captures waiting meanwhile (see the
 -- CHANGELOG for how long). Granted as v1 was: no role may do or read anything it could not before.
