@@ -38,4 +38,17 @@ CREATE INDEX brain_eval_log_brain_late_idx ON evalledger.brain_eval_log (brain_u
 SET LOCAL search_path = evalledger, pg_temp;
 \ir ../sql/brain_eval/prompt_drift_rows_v3.sql
 GRANT EXECUTE ON FUNCTION prompt_drift_rows_v3(text, date, date, text) TO evalledger_revops, evalledger_auditor;
-RESET ROLE;
+-- The view BI tools read on SQL reads v3 too: the same columns and rows, bounded as the panel is.
+-- Its name and shape are the contract, so it is repointed, not versioned; its grants and comments
+-- stay, and security_invoker, which CREATE OR REPLACE VIEW resets, is set again as the baseline
+-- sets it (15+). prompt_drift_rows_v2 stays: docs/bi.md gives each view's _rows function to SQL
+-- clients, and a client of 0.1.0 may call it by name.
+CREATE OR REPLACE VIEW prompt_drift_v2 AS
+    SELECT * FROM evalledger.prompt_drift_rows_v3(NULL, NULL, NULL, NULL);
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.prompt_drift_v2 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

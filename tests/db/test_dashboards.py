@@ -431,8 +431,8 @@ def drift_ledger(admin, connect_as, reviewer_id):
 
 def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows_included(admin, connect_as,
                                                                                          reviewer_id):
-    """prompt_drift_rows_v3 (the panel's) finds each reader's first month another way than v2 (the
-    view's), and gives exactly v2's rows: with cold rows the auditor reads and RevOps does not,
+    """prompt_drift_rows_v3 (the panel's, and since 0101 the prompt_drift_v2 view's) finds each
+    reader's first month another way than 0.1.0's v2, and gives exactly v2's rows: with cold rows the auditor reads and RevOps does not,
     and with rows recorded long after they were produced or started (imports), which only v3's
     late-row lookup finds when they are a reader's earliest."""
     runner = drift_ledger(admin, connect_as, reviewer_id)
@@ -462,6 +462,9 @@ def test_the_drift_panels_rows_are_the_views_for_every_reader_late_and_cold_rows
             each = [rows(conn, f"SELECT * FROM prompt_drift_rows_{v}(%s::text, %s::date, %s::date, %s::text) "
                                "ORDER BY brain_under_test, month", *call) for v in ("v2", "v3")]
             assert each[0] == each[1] and each[0], (role, call)
+        # The view SQL clients read is v3's, since 0101: the same rows.
+        assert rows(conn, "SELECT * FROM prompt_drift_v2 ORDER BY brain_under_test, month") == rows(
+            conn, "SELECT * FROM prompt_drift_rows_v2(NULL, NULL, NULL, NULL) ORDER BY brain_under_test, month")
         first = rows(conn, "SELECT min(month) FROM prompt_drift_rows_v3('AGT-902', NULL, NULL, NULL)")
         assert first == [(first_month,)], role
         months_901 = rows(conn, "SELECT min(month) FROM prompt_drift_rows_v3('AGT-901', NULL, NULL, NULL)")

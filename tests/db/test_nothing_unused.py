@@ -21,6 +21,8 @@ ENTRY_POINTS = {
     "work_quality_history_v1": "docs/work-quality.md",  # a view BI tools read
     "prompt_drift_v1": "docs/brain-eval.md",  # one of seed 002's panels, read by BI tools
     "brain_eval_by_month_recount_v1": "docs/bi.md",  # an auditor's check of the panel tables
+    # 0.1.0's view function, which SQL clients may call by name; the view reads v3 since 0101.
+    "prompt_drift_rows_v2": "docs/bi.md",
 }
 
 OBJECTS = """
