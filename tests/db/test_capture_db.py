@@ -209,6 +209,12 @@ def test_the_database_stores_a_capture_key_once_whoever_writes(dsn, admin, conne
                        "('query', 'b', true, false, 1, false, %s), ('query', 'c', true, false, 1, false, %s)",
                        (other, key, key))
     assert count(admin) == 0 and count(admin, "eval_candidate_keys") == 0
+    # A rolled-back transaction takes its keys with it: the key is free again.
+    with runner.transaction():
+        runner.execute(INSERT_ONE, ("rolled back", key))
+        assert count(runner, "eval_candidates", f"capture_key = '{key}'") == 1
+        raise psycopg.Rollback()
+    assert count(admin, "eval_candidate_keys") == 0
     runner.execute(INSERT_ONE, ("first", key))
     for conn in (runner, admin):
         with pytest.raises(psycopg.errors.UniqueViolation, match="eval_candidate_keys_pkey"):
