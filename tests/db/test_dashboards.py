@@ -494,6 +494,9 @@ def test_prompt_drift_finds_revops_first_month_in_the_indexes_alone(admin, conne
     assert "Index Only Scan using brain_analysis_log_production_late_idx" in plan, plan
     assert "Index Only Scan using brain_eval_log_brain_late_idx" in plan, plan
     months = "SELECT month FROM prompt_drift_v2 WHERE brain_under_test = 'AGT-901' ORDER BY month LIMIT 1"
-    first = (NOW - timedelta(days=10)).replace(day=1).date()  # the hot run's month (its analysis is 2 days old)
+    # A month has a row when the reader sees a production prompt or a passing eval by its end. The
+    # hot run (10 days old) failed and the cold rows are hidden from RevOps, so its first row is the
+    # month of the hot analysis (2 days old), not the run's month when the two months differ.
+    first = (NOW - timedelta(days=2)).replace(day=1).date()
     assert rows(connect_as("evalledger_revops"), months) == [(first,)]
     assert rows(connect_as("evalledger_auditor"), months) == [(COLD.replace(day=1).date(),)]
