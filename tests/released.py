@@ -1,9 +1,13 @@
 """Released migrations never change: migrations/released.sha256 lists each released migration with
-the SHA-256 of its text, its \\ir includes expanded (so editing an included function file is a
-change too), and tests/unit/test_released_migrations.py fails when one changes or goes missing.
+the SHA-256 of its text, and tests/unit/test_released_migrations.py fails when one changes, goes
+missing, or still includes a file.
 
-`make release-checksums MIGRATION=0001.baseline` appends a migration to the list at a release.
-Each line is `<sha256>  <file name>`, as sha256sum prints it; the list is append-only.
+A released migration is frozen: self-contained, its \\ir lines expanded in place, so the files of
+sql/ and triggers/ (the current schema) may change without touching history. An unreleased migration
+may still `\\ir` a current file until its release. `make release-checksums MIGRATION=0001.baseline`
+freezes a migration (expands its includes in place, the text that runs unchanged) and appends its
+checksum to the list. Each line is `<sha256>  <file name>`, as sha256sum prints it; the list is
+append-only. The checksum is of the expanded text, so freezing does not change it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from evalledger.core.migrate import expand_includes
 ROOT = Path(__file__).resolve().parents[1]
 LIST = ROOT / "migrations" / "released.sha256"
 _LINE = re.compile(r"^([0-9a-f]{64})  (\d{4}\.[\w.-]+\.sql)$")
+
+# A line psql and expand_includes read as an include (a frozen migration has none).
+_INCLUDE_LINE = re.compile(r"^\\ir\s", re.MULTILINE)
 
 
 def checksum(migration: Path) -> str:
@@ -47,20 +54,29 @@ def problems(listing: Path = LIST, migrations: Path = ROOT / "migrations") -> li
         path = migrations / name
         if not path.exists():
             found.append(f"{name}: released, but missing from {migrations.name}/")
+        elif _INCLUDE_LINE.search(path.read_text(encoding="utf-8")):
+            found.append(f"{name}: released, but still includes a file with \\ir: a released migration is "
+                         "self-contained (make release-checksums freezes it)")
         elif (actual := checksum(path)) != expected:
             found.append(f"{name}: released with sha256 {expected}, now {actual}: a released migration "
                          "(or a file it includes) changed; write a new migration instead")
     return found
 
 
+def freeze(migration: Path) -> None:
+    """Expand the migration's \\ir lines in place: the same text runs, from one self-contained file."""
+    migration.write_text(expand_includes(migration.resolve()), encoding="utf-8")
+
+
 def append(name: str, listing: Path = LIST, migrations: Path = ROOT / "migrations") -> str:
-    """Add migrations/<name>.sql (or <name>) to the list; the line written."""
+    """Freeze migrations/<name>.sql (or <name>) and add it to the list; the line written."""
     path = migrations / (name if name.endswith(".sql") else f"{name}.sql")
     if not path.exists():
         raise SystemExit(f"release-checksums: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
                          "no such migration")
     if path.name in {n for _, n in entries(listing)}:
         raise SystemExit(f"release-checksums: {path.name} is already released")
+    freeze(path)
     line = f"{checksum(path)}  {path.name}\n"
     with listing.open("a", encoding="utf-8") as out:
         out.write(line)
@@ -93,11 +109,9 @@ def post_release_migrations() -> list[str]:
 
 
 def migrations_of_the_release(into: Path) -> Path:
-    """A migrations folder holding the release's migrations, beside the checkout's triggers/ and
-    sql/ (their \\ir lines are relative): a ledger as the release left it."""
+    """A migrations folder holding the release's migrations (frozen, so nothing beside them is
+    read): a ledger as the release left it."""
     (into / "migrations").mkdir(parents=True)
     for name in released_migrations():
         (into / "migrations" / f"{name}.sql").write_text((ROOT / "migrations" / f"{name}.sql").read_text())
-    for folder in ("triggers", "sql"):
-        (into / folder).symlink_to(ROOT / folder)
     return into / "migrations"

@@ -181,7 +181,6 @@ def test_the_application_capture_api_keeps_its_import_path():
 # -- the house: the database side at the top, one home per suite on each side --------------------------
 
 _TRIGGER_FUNCTION = re.compile(r"\bRETURNS\s+(event_)?trigger\b", re.IGNORECASE)
-_INCLUDE = re.compile(r"^\\ir\s+(\S+)\s*$", re.MULTILINE)
 CHECKOUT = PACKAGE.parent.parent
 DATABASE_FOLDERS_WITH_SUITES = ("triggers", "sql")
 
@@ -210,18 +209,6 @@ def test_each_suite_has_one_home_on_each_side():
         homes = {p.name for p in (DATABASE / folder).iterdir() if p.is_dir()}
         assert homes - suites - packages == set(), f"{folder}/ has a folder no suite or package owns"
     assert {p.name for p in (DATABASE / "sql").iterdir() if p.is_dir()} >= suites | {"core"}
-
-
-def test_every_function_and_view_file_is_installed_by_a_migration():
-    included = set()
-    for migration in sorted((DATABASE / "migrations").glob("*.sql")):
-        for target in _INCLUDE.findall(migration.read_text("utf-8")):
-            assert not Path(target).is_absolute(), f"{migration.name}: \\ir {target} is not relative"
-            resolved = (migration.parent / target).resolve()
-            assert resolved.is_file(), f"{migration.name}: \\ir {target} names no file"
-            included.add(resolved)
-    files = [p for p in _database_files("triggers") + _database_files("sql") if p.name != "queries.sql"]
-    assert [_db_rel(p) for p in files if p.resolve() not in included] == []
 
 
 def test_the_wheel_lists_every_package_and_every_sql_folder():

@@ -1,10 +1,10 @@
-"""A released migration never changes: not its text, nor any file it includes (tests/released.py)."""
+"""A released migration never changes, and is self-contained: releasing one freezes it (tests/released.py)."""
 
 import shutil
 
 import pytest
 
-from tests.released import LIST, ROOT, append, entries, problems
+from tests.released import LIST, ROOT, append, checksum, entries, problems
 
 
 def test_no_released_migration_changed_or_went_missing():
@@ -33,12 +33,39 @@ def test_a_listed_migration_that_changes_fails(copy):
     assert [p.split(":")[0] for p in problems(listing, migrations)] == ["0001.baseline.sql"]
 
 
-def test_an_edited_include_is_a_change_of_the_migration(copy):
-    listing, migrations = copy / "released.sha256", copy / "migrations"
-    append("0001.baseline", listing, migrations)
-    included = copy / "sql" / "core" / "hot_tier_v1.sql"
-    included.write_text(included.read_text().replace("24 months", "25 months"))
-    assert "0001.baseline.sql: released with sha256" in problems(listing, migrations)[0]
+def test_every_migration_in_the_checkout_is_self_contained():
+    # The released ones must be; the unreleased ones are too today, and stay so until one needs a
+    # current file (then this test says which, and it is frozen at its release).
+    including = [p.name for p in sorted((ROOT / "migrations").glob("*.sql")) if "\n\\ir " in f"\n{p.read_text()}"]
+    assert including == []
+
+
+@pytest.fixture
+def including(copy):
+    """An unreleased migration that includes a current file, as one may until its release."""
+    (copy / "sql" / "core" / "answer_v1.sql").write_text("CREATE FUNCTION answer_v1() RETURNS int RETURN 42;\n")
+    migration = copy / "migrations" / "0900.answer.sql"
+    migration.write_text("-- The answer.\n\\ir ../sql/core/answer_v1.sql\nSELECT answer_v1();\n")
+    return migration
+
+
+def test_releasing_freezes_the_migration_and_keeps_its_checksum(copy, including):
+    listing = copy / "released.sha256"
+    before = checksum(including)
+    append(including.stem, listing, including.parent)
+    assert including.read_text() == "-- The answer.\nCREATE FUNCTION answer_v1() RETURNS int RETURN 42;\n\nSELECT answer_v1();\n"
+    assert entries(listing) == [(before, including.name)]
+    assert problems(listing, including.parent) == []
+    # The current file changes freely once the migration that included it is released.
+    (copy / "sql" / "core" / "answer_v1.sql").write_text("CREATE FUNCTION answer_v1() RETURNS int RETURN 43;\n")
+    assert problems(listing, including.parent) == []
+
+
+def test_a_released_migration_that_still_includes_a_file_fails(copy, including):
+    listing = copy / "released.sha256"
+    listing.write_text(f"{checksum(including)}  {including.name}\n")
+    assert [p.split(":")[0] for p in problems(listing, including.parent)] == [including.name]
+    assert "still includes a file" in problems(listing, including.parent)[0]
 
 
 def test_a_released_migration_that_is_missing_fails(copy):
