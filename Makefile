@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-db test-dates wheel-check dist dist-check release-checksums schema docs bench clean
+.PHONY: demo test test-db test-dates wheel-check dist dist-check release-checksums docs bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalledger needs Python 3.11 or newer")'
@@ -49,15 +49,12 @@ dist: $(STAMP)
 dist-check: dist
 	$(BIN)/python -m tests.dist_check dist
 
-# At a release: append migrations/$(MIGRATION).sql to migrations/released.sha256, after which a
-# test fails if it (or any file it includes) ever changes. E.g. MIGRATION=0001.baseline.
+# At a release: freeze migrations/$(MIGRATION).sql (its \ir lines expanded in place, so it no longer
+# reads the current files) and append its checksum to migrations/released.sha256, after which a test
+# fails if it ever changes. E.g. MIGRATION=0101.panel-bounds.
 release-checksums: $(STAMP)
 	@test -n "$(MIGRATION)" || { echo "usage: make release-checksums MIGRATION=NNNN.name" >&2; exit 3; }
 	$(BIN)/python -m tests.released $(MIGRATION)
-
-# Refresh tests/db/schema.current.txt after adding a migration.
-schema: $(STAMP)
-	$(BIN)/python -m tests.db.schema_snapshot
 
 # Regenerate docs/cli.md (every command's --help) after adding or changing a command.
 docs: $(STAMP)

@@ -60,3 +60,4 @@ LANGUAGE sql STABLE AS $$
      WHERE l.eval_run_id OPERATOR(pg_catalog.=) ANY (SELECT pg_catalog.unnest(runs)) AND l.completed_at IS NOT NULL
      GROUP BY 1, 2, 3, 4, 5
 $$;
+GRANT EXECUTE ON FUNCTION brain_eval_agreement_facts_v1(uuid[]) TO evalledger_revops, evalledger_auditor;

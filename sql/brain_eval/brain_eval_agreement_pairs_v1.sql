@@ -62,3 +62,4 @@ LANGUAGE sql STABLE AS $$
         ON s.eval_run_id OPERATOR(pg_catalog.=) r.eval_run_id AND s.question_id OPERATOR(pg_catalog.=) r.question_id
      WHERE s.contributes
 $$;
+GRANT EXECUTE ON FUNCTION brain_eval_agreement_pairs_v1(uuid[]) TO evalledger_revops, evalledger_auditor;

@@ -40,3 +40,8 @@ LANGUAGE sql IMMUTABLE AS $$
               FROM jsonb_array_elements(CASE WHEN broke_contract OR jsonb_typeof(claims) IS DISTINCT FROM 'array'
                                              THEN '[]' ELSE claims END) AS x) c
 $$;
+GRANT EXECUTE ON FUNCTION brain_eval_answer_scores_v1(jsonb, jsonb, jsonb, text[], boolean) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION brain_eval_answer_scores_v1(jsonb,jsonb,jsonb,text[],boolean) TO evalledger_owner;

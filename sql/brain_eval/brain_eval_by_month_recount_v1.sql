@@ -28,3 +28,6 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ON r.k = s.k
      WHERE s.v IS DISTINCT FROM r.v
 $$;
+
+-- The recount reads the whole ledger: an audit check, the auditor's and the owner role's.
+GRANT EXECUTE ON FUNCTION brain_eval_by_month_recount_v1() TO evalledger_auditor, evalledger_owner;

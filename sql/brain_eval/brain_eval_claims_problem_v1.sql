@@ -1,3 +1,4 @@
+-- Automatic scores: one computation for harness and recorded runs.
 -- brain_eval_claims_problem_v1: what keeps the database from scoring an answer's claims (NULL when
 -- nothing): the answer contract's claims are an array of objects, each with `numerical` true or
 -- false, `source_ids` an array of source ids (strings), and `confidence` one of high, multi_source,
@@ -18,3 +19,8 @@ LANGUAGE sql IMMUTABLE AS $$
                     ORDER BY n LIMIT 1)
            END
 $$;
+GRANT EXECUTE ON FUNCTION brain_eval_claims_problem_v1(jsonb) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION brain_eval_claims_problem_v1(jsonb) TO evalledger_owner;

@@ -14,3 +14,8 @@ BEGIN
     RETURN FOUND;
 END;
 $$;
+
+-- Completion is the runner's, through functions (no role holds UPDATE on a run table, which would
+-- let it lock the runs' rows: issue 17, class 7); granted after the owner role's copy of the
+-- runner's functions, since the owner role completes nothing.
+GRANT EXECUTE ON FUNCTION brain_eval_complete_v1(uuid, timestamptz) TO evalledger_runner;

@@ -17,3 +17,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                 ELSE ARRAY(SELECT l FROM versions, unnest(versions.levers) l
                             GROUP BY l HAVING count(*) = (SELECT count(*) FROM versions) ORDER BY l) END
 $$;
+GRANT EXECUTE ON FUNCTION brain_eval_levers_v1(varchar, varchar, jsonb) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION brain_eval_levers_v1(character varying,character varying,jsonb) TO evalledger_owner;

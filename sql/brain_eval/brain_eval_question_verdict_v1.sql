@@ -1,3 +1,5 @@
+-- A question row: who may change what (the write trigger), then its verdict (the judge trigger,
+-- a definer: no application role holds EXECUTE on the thresholds it reads).
 -- brain_eval_question_verdict_v1: a question row's question_passed, by what the row is judged by
 -- (`judged_by`, as brain_eval_question_policy_v2 gives it: its run's rubric, the run's brains, the
 -- catalog question's own thresholds; its caller reads that once for its other checks too) and

@@ -19,3 +19,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
        AND l.reviewer_user_id = evalledger.reviewer_id_of_v1(evalledger.caller_v1())
        AND l.created_at >= evalledger.hot_tier_start_v1();
 $$;
+
+-- The reviewer asks to see suggestions, and the reference answer after its numbers are saved,
+-- through these functions alone (blind review).
+GRANT EXECUTE ON FUNCTION brain_eval_reference_v2(uuid, text) TO evalledger_reviewer;

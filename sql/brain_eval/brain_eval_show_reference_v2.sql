@@ -58,3 +58,7 @@ BEGIN
     RETURN first_shown;
 END;
 $$;
+
+-- The reviewer asks to see suggestions, and the reference answer after its numbers are saved,
+-- through these functions alone (blind review).
+GRANT EXECUTE ON FUNCTION brain_eval_show_reference_v2(uuid, text) TO evalledger_reviewer;

@@ -1,3 +1,4 @@
+-- Policy by the prompt (issue 17): who owns a prompt, its brains, its levers.
 -- brain_prompt_claim_v1: brain `brain` shows system prompt `prompt_hash` (a version registers it,
 -- or one of its analyses carries it): recorded once in brain_prompt, the registry every rule that
 -- follows the prompt rather than the label reads by key (independence, lever mapping, question

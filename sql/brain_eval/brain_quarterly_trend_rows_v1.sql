@@ -1,3 +1,12 @@
+-- Each panel is a view over a SECURITY INVOKER SQL function (<panel>_rows_v1): a function called
+-- from a view runs as the querying role, so RevOps (hot tier) and auditors (everything) each read
+-- through their own row-level security on PostgreSQL 14 too, which has no security_invoker; the
+-- functions are plain STABLE SQL, so the planner inlines them and filters push down. Without a SET
+-- search_path (which would stop the inlining) their bodies name everything schema-qualified,
+-- comparisons included (OPERATOR(pg_catalog.=)): an exact-type operator in a schema on the
+-- reader's path would otherwise be picked over pg_catalog's, and run as the reader. Only
+-- completed runs count. Where the
+-- server has it (15+), the views also get security_invoker = true (belt and braces).
 -- brain_quarterly_trend_rows_v1: per brain, its last 8 completed quarterly runs with each aggregated dimension as a column.
 CREATE FUNCTION evalledger.brain_quarterly_trend_rows_v1()
 RETURNS TABLE (
@@ -40,3 +49,6 @@ LANGUAGE sql STABLE AS $$
              ORDER BY l.started_at DESC, l.eval_run_id DESC
              LIMIT 8) r
 $$;
+
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION brain_quarterly_trend_rows_v1() TO evalledger_revops, evalledger_auditor;

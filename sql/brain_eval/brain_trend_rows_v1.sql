@@ -1,3 +1,8 @@
+-- As in the _v1 panels, each view reads a SECURITY INVOKER function, so every reader reads
+-- through its own row-level security on PostgreSQL 14 too. The functions over the by-month tables
+-- set their search_path (they are aggregates of bounded size: nothing to push down); the per-run
+-- ones are plain SQL with every operator schema-qualified, so a BI tool's filters push down.
+-- Every _v1 view stays as it is: BI tools read them.
 -- brain_trend_rows_v1: per brain, its last p_last completed runs of one trigger (quarterly when
 -- p_trigger is NULL: seed 002's per-brain quarterly trend), newest first, each aggregated
 -- dimension a numeric column as the decision compared it. The dashboards' trend panel with their
@@ -53,3 +58,6 @@ LANGUAGE sql STABLE AS $$
              LIMIT p_last) r
      WHERE t.kind OPERATOR(pg_catalog.=) 'brain' AND (p_brain IS NULL OR t.target_id OPERATOR(pg_catalog.=) p_brain)
 $$;
+
+-- The panels' functions: a function a view calls runs with the reader's rights.
+GRANT EXECUTE ON FUNCTION brain_trend_rows_v1(text, date, date, text, integer) TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

@@ -17,3 +17,6 @@ LANGUAGE sql STABLE AS $$
       FROM evalledger.brain_eval_log l
      WHERE l.completed_at IS NOT NULL
 $$;
+
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION cost_per_run_rows_v1() TO evalledger_revops, evalledger_auditor;

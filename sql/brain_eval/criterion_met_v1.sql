@@ -6,3 +6,6 @@ LANGUAGE sql IMMUTABLE AS $$
              WHEN '<=' THEN value <= (criterion ->> 'threshold')::numeric
            END;
 $$;
+
+-- The panels' functions: a function a view calls runs with the reader's rights.
+GRANT EXECUTE ON FUNCTION criterion_met_v1(jsonb, numeric) TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

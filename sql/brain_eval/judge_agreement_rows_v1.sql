@@ -47,3 +47,4 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      CROSS JOIN LATERAL evalledger.agreement_measures_v1(c.unsupported, c.diagnosis, c.claims_pairs,
                                                          c.claims_abs_difference) m
 $$;
+GRANT EXECUTE ON FUNCTION judge_agreement_rows_v1(text, date, date, text, boolean) TO evalledger_revops, evalledger_auditor;

@@ -15,3 +15,20 @@ COMMENT ON COLUMN evalledger.judge_agreement_v1.diagnosis_agreement IS 'Rate, 0-
 COMMENT ON COLUMN evalledger.judge_agreement_v1.diagnosis_weighted_kappa IS 'Linearly weighted kappa, -1 to 1, four decimals (a 0.5 difference weighs half a 1.0 difference); NULL when undefined.';
 COMMENT ON COLUMN evalledger.judge_agreement_v1.claims_pairs IS 'Count of blind pairs for total claims.';
 COMMENT ON COLUMN evalledger.judge_agreement_v1.claims_mean_abs_difference IS 'Claims (a count), four decimals: mean of |judge total_claims - reviewer total_claims| over those pairs.';
+
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
+REVOKE ALL ON judge_agreement_v1 FROM PUBLIC;
+GRANT SELECT ON judge_agreement_v1 TO evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.judge_agreement_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

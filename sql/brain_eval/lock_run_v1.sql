@@ -10,3 +10,8 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
        AND evalledger.caller_reads_v1(l.created_at, l.reviewer_user_id)
        FOR SHARE OF l;
 $$;
+GRANT EXECUTE ON FUNCTION lock_run_v1(uuid) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION lock_run_v1(uuid) TO evalledger_owner;

@@ -18,3 +18,6 @@ LANGUAGE sql STABLE AS $$
              WHERE l.completed_at IS NOT NULL
              GROUP BY q.question_id) s
 $$;
+
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION most_failing_questions_rows_v1() TO evalledger_revops, evalledger_auditor;

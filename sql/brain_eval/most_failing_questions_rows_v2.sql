@@ -29,3 +29,4 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                AND (p_trigger IS NULL OR f.run_trigger::text = p_trigger)
              GROUP BY f.brain_under_test, f.question_catalog_version, f.question_id) s
 $$;
+GRANT EXECUTE ON FUNCTION most_failing_questions_rows_v2(text, date, date, text) TO evalledger_revops, evalledger_auditor;

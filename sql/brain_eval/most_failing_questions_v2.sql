@@ -11,3 +11,20 @@ COMMENT ON COLUMN evalledger.most_failing_questions_v2.runs_seen IS 'Count of co
 COMMENT ON COLUMN evalledger.most_failing_questions_v2.runs_failed IS 'Count of those runs in which the question did not pass (question_passed false).';
 COMMENT ON COLUMN evalledger.most_failing_questions_v2.fail_pct IS 'Percent, 0-100, two decimals: 100 * runs_failed / runs_seen.';
 COMMENT ON COLUMN evalledger.most_failing_questions_v2.fail_rank IS 'Rank, 1 = most failing, within brain_under_test and question_catalog_version (SQL rank(): ties share a rank).';
+
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
+REVOKE ALL ON most_failing_questions_v2 FROM PUBLIC;
+GRANT SELECT ON most_failing_questions_v2 TO evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.most_failing_questions_v2 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

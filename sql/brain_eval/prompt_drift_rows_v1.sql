@@ -37,3 +37,6 @@ LANGUAGE sql STABLE AS $$
              LIMIT 1) e ON true
      WHERE t.kind OPERATOR(pg_catalog.=) 'brain'
 $$;
+
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION prompt_drift_rows_v1() TO evalledger_revops, evalledger_auditor;

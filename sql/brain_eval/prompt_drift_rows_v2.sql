@@ -56,3 +56,4 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      WHERE t.kind = 'brain' AND (p_brain IS NULL OR t.target_id = p_brain)
        AND (p.system_prompt_hash IS NOT NULL OR e.eval_run_id IS NOT NULL)
 $$;
+GRANT EXECUTE ON FUNCTION prompt_drift_rows_v2(text, date, date, text) TO evalledger_revops, evalledger_auditor;

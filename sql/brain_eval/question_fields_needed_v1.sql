@@ -18,3 +18,8 @@ LANGUAGE sql IMMUTABLE AS $$
               AND coalesce(policy #> '{question_pass,lever_mapping_applies_to}' ?| brains, false)
              THEN 'lever_mapping_violations' END], NULL);
 $$;
+GRANT EXECUTE ON FUNCTION question_fields_needed_v1(text, boolean, integer, integer, boolean, numeric, integer, integer, jsonb, text[]) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION question_fields_needed_v1(text,boolean,integer,integer,boolean,numeric,integer,integer,jsonb,text[]) TO evalledger_owner;

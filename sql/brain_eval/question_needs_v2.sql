@@ -13,3 +13,8 @@ LANGUAGE sql IMMUTABLE AS $$
         q.staleness_correctly_recognized, q.diagnosis_accuracy_score, q.narrative_coherence_rating,
         q.lever_mapping_violations, policy, brains);
 $$;
+GRANT EXECUTE ON FUNCTION question_needs_v2(brain_eval_question_score, jsonb, text[]) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION question_needs_v2(brain_eval_question_score,jsonb,text[]) TO evalledger_owner;

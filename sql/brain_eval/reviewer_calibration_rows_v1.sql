@@ -27,3 +27,6 @@ LANGUAGE sql STABLE AS $$
      WHERE l.completed_at IS NOT NULL
      GROUP BY l.reviewer_user_id
 $$;
+
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION reviewer_calibration_rows_v1() TO evalledger_revops, evalledger_auditor;

@@ -38,3 +38,6 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                AND (p_trigger IS NULL OR f.run_trigger::text = p_trigger)
              GROUP BY 1, 2) c
 $$;
+
+-- The panels' functions: a function a view calls runs with the reader's rights.
+GRANT EXECUTE ON FUNCTION reviewer_calibration_rows_v2(text, date, date, text, boolean) TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

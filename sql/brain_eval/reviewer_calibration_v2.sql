@@ -15,3 +15,20 @@ COMMENT ON COLUMN evalledger.reviewer_calibration_v2.rating_4 IS 'Count of ratin
 COMMENT ON COLUMN evalledger.reviewer_calibration_v2.rating_5 IS 'Count of ratings of 5 (scale 1-5).';
 COMMENT ON COLUMN evalledger.reviewer_calibration_v2.rating_mean IS 'Mean rating, 1-5 scale, four decimals.';
 COMMENT ON COLUMN evalledger.reviewer_calibration_v2.rating_stddev IS 'Sample standard deviation of the ratings, in rating points (1-5 scale), four decimals; NULL with fewer than 2 ratings.';
+
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
+REVOKE ALL ON reviewer_calibration_v2 FROM PUBLIC;
+GRANT SELECT ON reviewer_calibration_v2 TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.reviewer_calibration_v2 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

@@ -10,3 +10,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                                  WHERE p.system_prompt_hash = prompt_hash) x
                   WHERE b IS NOT NULL ORDER BY b)
 $$;
+GRANT EXECUTE ON FUNCTION run_brains_v1(varchar, varchar) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION run_brains_v1(character varying,character varying) TO evalledger_owner;

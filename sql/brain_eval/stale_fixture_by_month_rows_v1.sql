@@ -27,3 +27,6 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
        AND (p_trigger IS NULL OR f.run_trigger::text = p_trigger)
      GROUP BY f.brain_under_test, f.started_month
 $$;
+
+-- The panels' functions: a function a view calls runs with the reader's rights.
+GRANT EXECUTE ON FUNCTION stale_fixture_by_month_rows_v1(text, date, date, text) TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

@@ -13,3 +13,20 @@ COMMENT ON COLUMN evalledger.stale_fixture_by_month_v1.sev2_runs IS 'Count of ru
 COMMENT ON COLUMN evalledger.stale_fixture_by_month_v1.stale_questions IS 'Count of stale-fixture questions asked in those runs.';
 COMMENT ON COLUMN evalledger.stale_fixture_by_month_v1.stale_recognised IS 'Count of stale-fixture questions recognised.';
 COMMENT ON COLUMN evalledger.stale_fixture_by_month_v1.stale_pass_rate IS 'Rate, 0-1: stale_recognised / stale_questions (NULL with no stale-fixture question). Exact; round for display.';
+
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
+REVOKE ALL ON stale_fixture_by_month_v1 FROM PUBLIC;
+GRANT SELECT ON stale_fixture_by_month_v1 TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.stale_fixture_by_month_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

@@ -24,3 +24,6 @@ LANGUAGE sql STABLE AS $$
      WHERE l.completed_at IS NOT NULL
      GROUP BY l.eval_run_id
 $$;
+
+-- A function a view calls is executed with the reader's rights, so the reader needs EXECUTE.
+GRANT EXECUTE ON FUNCTION stale_fixture_pass_rate_rows_v1() TO evalledger_revops, evalledger_auditor;

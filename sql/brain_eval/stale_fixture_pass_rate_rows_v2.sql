@@ -53,3 +53,6 @@ LANGUAGE sql STABLE AS $$
              WHERE q.eval_run_id OPERATOR(pg_catalog.=) l.eval_run_id) s
      WHERE t.kind OPERATOR(pg_catalog.=) 'brain' AND (p_brain IS NULL OR t.target_id OPERATOR(pg_catalog.=) p_brain)
 $$;
+
+-- The panels' functions: a function a view calls runs with the reader's rights.
+GRANT EXECUTE ON FUNCTION stale_fixture_pass_rate_rows_v2(text, date, date, text, integer) TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

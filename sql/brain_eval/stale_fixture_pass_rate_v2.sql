@@ -16,3 +16,20 @@ COMMENT ON COLUMN evalledger.stale_fixture_pass_rate_v2.stale_missed IS 'Count o
 COMMENT ON COLUMN evalledger.stale_fixture_pass_rate_v2.stale_pass_rate IS 'Rate, 0-1: stale_recognised / stale_questions (NULL when the run had no stale-fixture question). Exact; round for display.';
 COMMENT ON COLUMN evalledger.stale_fixture_pass_rate_v2.all_recognised IS 'Boolean: every stale-fixture question recognised (NULL when the run had none).';
 COMMENT ON COLUMN evalledger.stale_fixture_pass_rate_v2.sev2_incident IS 'Boolean: at least one stale-fixture question missed, a sev-2 incident by seed 002.';
+
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
+REVOKE ALL ON stale_fixture_pass_rate_v2 FROM PUBLIC;
+GRANT SELECT ON stale_fixture_pass_rate_v2 TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.stale_fixture_pass_rate_v2 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

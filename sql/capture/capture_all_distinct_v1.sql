@@ -23,3 +23,6 @@ BEGIN
     RETURN true;
 END;
 $$;
+
+GRANT EXECUTE ON FUNCTION capture_all_distinct_v1(text[])
+    TO evalledger_runner, evalledger_revops, evalledger_auditor, evalledger_owner;

@@ -26,3 +26,8 @@ BEGIN
     RETURN made;
 END;
 $$;
+GRANT EXECUTE ON FUNCTION capture_ensure_partitions_v2(integer) TO evalledger_runner;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION capture_ensure_partitions_v2(integer) TO evalledger_owner;

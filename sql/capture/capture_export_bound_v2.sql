@@ -19,3 +19,6 @@ BEGIN
     RETURN bound;
 END;
 $$;
+
+-- An export's bound is a lock only writers and readers of captures take: not the owner role's.
+GRANT EXECUTE ON FUNCTION capture_export_bound_v2() TO evalledger_runner, evalledger_revops, evalledger_auditor;

@@ -6,3 +6,5 @@ CREATE FUNCTION evalledger.capture_keys_stored_v1(keys uuid[]) RETURNS SETOF uui
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT k.capture_key FROM evalledger.eval_candidate_keys k WHERE k.capture_key = ANY (keys);
 $$;
+
+GRANT EXECUTE ON FUNCTION capture_keys_stored_v1(uuid[]) TO evalledger_runner;

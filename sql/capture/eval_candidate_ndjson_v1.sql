@@ -10,3 +10,10 @@ LANGUAGE sql STABLE AS $$
                            to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
                        )::evalledger.eval_candidate_ndjson_row_v1)
 $$;
+
+-- Readers read a run's current verdicts and receipt too, each under its own policies.
+GRANT EXECUTE ON FUNCTION eval_candidate_ndjson_v1(eval_candidates) TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION eval_candidate_ndjson_v1(eval_candidates) TO evalledger_owner;

@@ -13,3 +13,10 @@ LANGUAGE sql STABLE AS $$
      ORDER BY c.created_at DESC, c.id DESC
      LIMIT max_rows
 $$;
+
+-- Readers read a run's current verdicts and receipt too, each under its own policies.
+GRANT EXECUTE ON FUNCTION eval_candidates_export_v1(timestamptz, timestamptz, text, bigint) TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION eval_candidates_export_v1(timestamp with time zone,timestamp with time zone,text,bigint) TO evalledger_owner;

@@ -24,3 +24,4 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
       FROM (SELECT coalesce(sum(x), 0)::bigint AS n FROM unnest(unsupported) x) u,
            (SELECT coalesce(sum(x), 0)::bigint AS n FROM unnest(diagnosis) x) d
 $$;
+GRANT EXECUTE ON FUNCTION agreement_measures_v1(bigint[], bigint[], bigint, bigint) TO evalledger_revops, evalledger_auditor;

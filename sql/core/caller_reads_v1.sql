@@ -1,3 +1,4 @@
+-- What a definer helper may answer: only what its caller could read.
 -- caller_reads_v1: whether the caller (caller_v1: its SET ROLE, else its login) may read a row of
 -- the given tier clock and, for a brain-eval run's rows, of the given reviewer: what the read
 -- policies say (auditors and the owner role everything; the runner and RevOps the hot tier; a

@@ -6,3 +6,8 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
       FROM jsonb_each(new_row) n JOIN jsonb_each(old_row) o USING (key)
      WHERE n.value IS DISTINCT FROM o.value AND n.key <> ALL (allowed);
 $$;
+GRANT EXECUTE ON FUNCTION changed_columns_v1(jsonb, jsonb, text[]) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION changed_columns_v1(jsonb,jsonb,text[]) TO evalledger_owner;

@@ -16,3 +16,4 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
                  FROM t WHERE t.total > 0)
     SELECT round((p.po - p.pe) / (1 - p.pe), 4) FROM p WHERE p.pe < 1
 $$;
+GRANT EXECUTE ON FUNCTION cohen_kappa_v1(bigint[]) TO evalledger_revops, evalledger_auditor;

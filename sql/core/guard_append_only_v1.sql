@@ -15,3 +15,6 @@ BEGIN
     END LOOP;
 END;
 $$;
+
+-- Migrations' own steps (the role they act as owns them): no one else runs them.
+REVOKE EXECUTE ON PROCEDURE guard_append_only_v1(text[]) FROM PUBLIC;

@@ -68,3 +68,6 @@ BEGIN
     END LOOP;
 END;
 $$;
+
+-- A migration's own step (the role it acts as owns it): no one else runs it.
+REVOKE EXECUTE ON PROCEDURE journal_attach_v2() FROM PUBLIC;

@@ -64,3 +64,5 @@ BEGIN
     END LOOP;
 END;
 $$;
+
+GRANT EXECUTE ON FUNCTION journal_coverage_v2() TO evalledger_owner, evalledger_auditor;

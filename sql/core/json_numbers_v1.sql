@@ -6,3 +6,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT pg_catalog.jsonb_typeof(doc) OPERATOR(pg_catalog.=) 'object'
        AND NOT pg_catalog.jsonb_path_exists(doc, '$.* ? (@.type() != "number")')
 $$;
+
+-- A CHECK's function runs with the writer's rights: every role that writes a ledger row needs these.
+GRANT EXECUTE ON FUNCTION json_numbers_v1(jsonb) TO evalledger_runner, evalledger_reviewer, evalledger_owner, evalledger_retention;

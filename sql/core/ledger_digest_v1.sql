@@ -26,3 +26,4 @@ BEGIN
     RETURN NEXT;
 END;
 $$;
+GRANT EXECUTE ON FUNCTION ledger_digest_v1(double precision) TO evalledger_owner, evalledger_auditor;

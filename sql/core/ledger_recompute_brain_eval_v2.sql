@@ -1,3 +1,4 @@
+-- The recompute re-derives each suite's runs by the versions its triggers decide by.
 -- ledger_recompute_brain_eval_v2: brain-eval's decision for a run, re-derived from its inputs now
 -- by the functions its completion trigger (brain_eval_log_decide_v2) uses: brain_eval_decide_v2
 -- for the aggregates, criteria, decision, rationale and cost, and the latest sign-off for the hours

@@ -1,3 +1,4 @@
+-- Compares the suites' runs by the keys the journal gives them: after the key functions exist.
 -- ledger_recompute_v3 (issue 18: brain-eval runs by brain_eval_decide_v2 and question rows by
 -- brain_eval_question_verdict_v1, the versions their triggers decide by; v2 re-derived both by the
 -- versions issue 17 replaced): every computed column of every completed run whose value now differs from
@@ -42,3 +43,4 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
      WHERE (d.was -> c) IS DISTINCT FROM (d.now_is -> c)
      ORDER BY 1, 2, 3
 $$;
+GRANT EXECUTE ON FUNCTION ledger_recompute_v3() TO evalledger_owner, evalledger_auditor;

@@ -98,3 +98,6 @@ BEGIN
     RETURN NEXT;
 END;
 $$;
+
+-- Completion (the runner), the purge (the retention role), digests (the auditor, the owner) seal.
+GRANT EXECUTE ON FUNCTION ledger_seal_v1(double precision) TO evalledger_runner, evalledger_owner, evalledger_retention, evalledger_auditor;

@@ -4,3 +4,6 @@ CREATE FUNCTION evalledger.purge_horizon_at_v1() RETURNS timestamptz
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT evalledger.utc_ago_v1(evalledger.purge_horizon_v1())
 $$;
+
+-- Every role a tier policy or a window binds evaluates the windows itself.
+GRANT EXECUTE ON FUNCTION purge_horizon_at_v1() TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor, evalledger_owner, evalledger_retention;

@@ -13,3 +13,8 @@ BEGIN
     END IF;
 END;
 $$;
+GRANT EXECUTE ON FUNCTION refuse_supplied_v1(text, jsonb) TO evalledger_runner, evalledger_reviewer;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION refuse_supplied_v1(text,jsonb) TO evalledger_owner;

@@ -1,3 +1,4 @@
+-- UTC windows, READ COMMITTED, holds by the prompt, no snapshot chain pins (issue 17).
 -- retention_held_v2: true when a legal hold not yet released covers a row: its run, one of its
 -- brains (`brains`: the row's label and every brain of its prompt, run_brains_v1: a hold on a brain
 -- keeps what runs its prompt, whatever the label), or a date range that holds its tier clock. The

@@ -81,3 +81,4 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
      GROUP BY t.table_name, t.n
      ORDER BY t.n
 $$;
+GRANT EXECUTE ON FUNCTION retention_plan_v2() TO evalledger_retention, evalledger_auditor, evalledger_owner;

@@ -147,3 +147,6 @@ BEGIN
          ORDER BY p.purge_log_id;
 END;
 $$;
+
+-- The purge is the retention role's alone; the plan (counts only) also the auditor's and the owner's.
+GRANT EXECUTE ON FUNCTION retention_purge_v2() TO evalledger_retention;

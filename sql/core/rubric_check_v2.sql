@@ -123,3 +123,6 @@ BEGIN
     END CASE;
 END;
 $$;
+
+-- The owner role registers rubrics, and the rubric trigger (its own rights) validates them.
+GRANT EXECUTE ON FUNCTION rubric_check_v2(text, jsonb) TO evalledger_owner;

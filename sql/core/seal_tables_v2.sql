@@ -35,3 +35,6 @@ BEGIN
     END LOOP;
 END;
 $$;
+
+-- Migrations' own steps (the role they act as owns them): no one else runs them.
+REVOKE EXECUTE ON PROCEDURE seal_tables_v2() FROM PUBLIC;

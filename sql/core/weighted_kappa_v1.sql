@@ -15,3 +15,4 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
          p AS (SELECT t.observed / t.total AS d_o, e.expected / (t.total * t.total) AS d_e FROM t, e WHERE t.total > 0)
     SELECT round(1 - p.d_o / p.d_e, 4) FROM p WHERE p.d_e > 0
 $$;
+GRANT EXECUTE ON FUNCTION weighted_kappa_v1(bigint[]) TO evalledger_revops, evalledger_auditor;

@@ -14,3 +14,6 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
       FROM (SELECT pg_catalog.timezone('UTC', pg_catalog.statement_timestamp())
                    OPERATOR(pg_catalog.-) evalledger.hot_tier_v1() AS start) b
 $$;
+
+-- The panels' functions: a function a view calls runs with the reader's rights.
+GRANT EXECUTE ON FUNCTION whole_hot_months_from_v1() TO evalledger_reviewer, evalledger_revops, evalledger_auditor;

@@ -10,3 +10,10 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      WHERE v.run_id = p_run_id
      ORDER BY v.cycle, v.model, v.retry_no DESC
 $$;
+
+-- Readers read a run's current verdicts and receipt too, each under its own policies.
+GRANT EXECUTE ON FUNCTION takes_quality_current_v1(bigint) TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION takes_quality_current_v1(bigint) TO evalledger_owner;

@@ -11,3 +11,8 @@ BEGIN
     RETURN evalledger.takes_quality_cycle_v1(p_run_id, p_cycle);
 END;
 $$;
+GRANT EXECUTE ON FUNCTION takes_quality_cycle_v2(bigint, integer) TO evalledger_runner;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION takes_quality_cycle_v2(bigint,integer) TO evalledger_owner;

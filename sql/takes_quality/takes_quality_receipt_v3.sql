@@ -123,3 +123,10 @@ BEGIN
         'rerun', coalesce(run.rerun, 0));
 END;
 $$;
+
+-- Readers read a run's current verdicts and receipt too, each under its own policies.
+GRANT EXECUTE ON FUNCTION takes_quality_receipt_v3(bigint) TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- The owner role runs what the writing roles run (its writes pass the same triggers), and
+-- nothing more.
+GRANT EXECUTE ON FUNCTION takes_quality_receipt_v3(bigint) TO evalledger_owner;

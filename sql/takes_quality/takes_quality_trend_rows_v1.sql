@@ -34,3 +34,4 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      ORDER BY r.started_at DESC, r.id DESC
      LIMIT p_latest
 $$;
+GRANT EXECUTE ON FUNCTION takes_quality_trend_rows_v1(text, date, date, integer) TO evalledger_revops, evalledger_auditor;

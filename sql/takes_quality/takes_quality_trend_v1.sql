@@ -17,3 +17,20 @@ COMMENT ON COLUMN evalledger.takes_quality_trend_v1.cost_usd IS 'USD: what the j
 COMMENT ON COLUMN evalledger.takes_quality_trend_v1.n_takes IS 'Count of takes in the sample.';
 COMMENT ON COLUMN evalledger.takes_quality_trend_v1.models IS 'The panel, provider:model each.';
 COMMENT ON COLUMN evalledger.takes_quality_trend_v1.judges IS 'live, recorded (the demo''s recordings) or mixed.';
+
+-- The views: RevOps and auditors; a reviewer those of its own runs: the stale-fixture pass rate,
+-- calibration and cost (not the most-failing questions and the agreement, which count other
+-- reviewers' runs; not prompt drift, production traffic being none of a reviewer's; not the
+-- takes-quality trend). A function a view calls runs with the reader's rights: EXECUTE follows.
+REVOKE ALL ON takes_quality_trend_v1 FROM PUBLIC;
+GRANT SELECT ON takes_quality_trend_v1 TO evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.takes_quality_trend_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;

@@ -23,3 +23,7 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                                ELSE 'same' END) END
       FROM policy
 $$;
+
+-- Compare, IsRegression and the policy are for every reader of snapshots (the owner role's
+-- writes pass the same triggers); the history view's function for its readers.
+GRANT EXECUTE ON FUNCTION work_quality_compare_v1(jsonb, jsonb, text) TO evalledger_runner, evalledger_revops, evalledger_auditor, evalledger_owner;

@@ -5,52 +5,6 @@
 -- own row-level security, by the same pattern as the brain-eval dashboards: the query lives in a
 -- SECURITY INVOKER SQL function (work_quality_history_rows_v1) so the reader's policies filter it
 -- on PostgreSQL 14 too, and the view gets security_invoker where the server has it (15+).
-CREATE FUNCTION evalledger.work_quality_history_rows_v1()
-RETURNS TABLE (
-    name               text,
-    kind               text,
-    persona            text,
-    at                 timestamptz,
-    run_id             text,
-    origin             text,
-    snapshot_id        bigint,
-    models             text[],
-    efficacy           numeric,
-    completeness       numeric,
-    output_quality     numeric,
-    restraint          numeric,
-    reliability        numeric,
-    value_for_money    numeric,
-    overall            numeric,
-    prev_run_id        text,
-    overall_delta      numeric,
-    value_delta        numeric,
-    verdict            text,
-    regression         boolean,
-    regression_reasons text[],
-    cost_usd           numeric,
-    tokens             bigint,
-    duration_ms        bigint,
-    iterations         bigint,
-    model_calls        bigint,
-    retries            bigint,
-    judges_cost_usd    numeric,
-    note               text)
-LANGUAGE sql STABLE AS $$
-    SELECT s.name, s.kind, s.persona, s.at, s.run_id, s.origin, s.snapshot_id, s.models,
-           (s.mean_scores ->> 'efficacy')::numeric, (s.mean_scores ->> 'completeness')::numeric,
-           (s.mean_scores ->> 'output_quality')::numeric, (s.mean_scores ->> 'restraint')::numeric,
-           (s.mean_scores ->> 'reliability')::numeric, (s.mean_scores ->> 'value_for_money')::numeric,
-           (s.mean_scores ->> 'overall')::numeric,
-           s.prev_run_id, (s.comparison ->> 'overall_delta')::numeric, (s.comparison ->> 'value_delta')::numeric,
-           s.comparison ->> 'verdict',
-           cardinality(r.reasons) > 0, r.reasons,
-           s.cost_usd, s.tokens, s.duration_ms, s.iterations, s.model_calls, s.retries, s.judges_cost_usd, s.note
-      FROM evalledger.eval_work_quality_snapshots s
-     CROSS JOIN LATERAL (SELECT evalledger.work_quality_is_regression_v1(s.comparison) AS reasons) r
-     WHERE s.completed_at IS NOT NULL
-$$;
-
 CREATE VIEW evalledger.work_quality_history_v1 AS
     SELECT * FROM evalledger.work_quality_history_rows_v1();
 COMMENT ON VIEW evalledger.work_quality_history_v1 IS
@@ -63,3 +17,70 @@ BEGIN
     END IF;
 END
 $invoker$;
+-- The history view: RevOps and auditors, each under its own policies (a function a view calls is
+-- executed with the reader's rights, so the reader needs EXECUTE on it and on what it calls).
+REVOKE ALL ON work_quality_history_v1 FROM PUBLIC;
+GRANT SELECT ON work_quality_history_v1 TO evalledger_revops, evalledger_auditor;
+COMMENT ON COLUMN work_quality_history_v1.name IS 'The target (a bot or feature) the snapshots are of.';
+COMMENT ON COLUMN work_quality_history_v1.kind IS 'bot or feature.';
+COMMENT ON COLUMN work_quality_history_v1.persona IS 'The persona the work was done for (empty when none).';
+COMMENT ON COLUMN work_quality_history_v1.at IS 'When the assessed run happened (timestamptz; the snapshot''s At).';
+COMMENT ON COLUMN work_quality_history_v1.run_id IS 'The assessed run''s id (the snapshot''s RunID).';
+COMMENT ON COLUMN work_quality_history_v1.origin IS 'run (judged here) or import (a history file brought in).';
+COMMENT ON COLUMN work_quality_history_v1.snapshot_id IS 'The snapshot (eval_work_quality_snapshots.snapshot_id).';
+COMMENT ON COLUMN work_quality_history_v1.models IS 'The judge panel, provider/model each.';
+COMMENT ON COLUMN work_quality_history_v1.efficacy IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the efficacy dimension.';
+COMMENT ON COLUMN work_quality_history_v1.completeness IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the completeness dimension.';
+COMMENT ON COLUMN work_quality_history_v1.output_quality IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the output_quality dimension.';
+COMMENT ON COLUMN work_quality_history_v1.restraint IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the restraint dimension.';
+COMMENT ON COLUMN work_quality_history_v1.reliability IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the reliability dimension.';
+COMMENT ON COLUMN work_quality_history_v1.value_for_money IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the value_for_money dimension.';
+COMMENT ON COLUMN work_quality_history_v1.overall IS 'Score, 0-1: the overall mean over the dimensions.';
+COMMENT ON COLUMN work_quality_history_v1.prev_run_id IS 'The run id of the previous snapshot it is compared with (NULL for the first).';
+COMMENT ON COLUMN work_quality_history_v1.overall_delta IS 'Score points (0-1 scale): overall minus the previous snapshot''s overall.';
+COMMENT ON COLUMN work_quality_history_v1.value_delta IS 'Score points (0-1 scale): value_for_money minus the previous snapshot''s.';
+COMMENT ON COLUMN work_quality_history_v1.verdict IS 'better, same or worse against the previous snapshot (NULL for the first).';
+COMMENT ON COLUMN work_quality_history_v1.regression IS 'Boolean: a regression at the policy''s default tolerance (work_quality_is_regression_v1).';
+COMMENT ON COLUMN work_quality_history_v1.regression_reasons IS 'Why it is a regression, one phrase each (empty when it is not).';
+COMMENT ON COLUMN work_quality_history_v1.cost_usd IS 'USD: what the assessed run cost (its own price metric).';
+COMMENT ON COLUMN work_quality_history_v1.tokens IS 'Count of tokens the assessed run used.';
+COMMENT ON COLUMN work_quality_history_v1.duration_ms IS 'Milliseconds the assessed run took.';
+COMMENT ON COLUMN work_quality_history_v1.iterations IS 'Count of the assessed run''s iterations.';
+COMMENT ON COLUMN work_quality_history_v1.model_calls IS 'Count of the assessed run''s model calls.';
+COMMENT ON COLUMN work_quality_history_v1.retries IS 'Count of the assessed run''s retries.';
+COMMENT ON COLUMN work_quality_history_v1.judges_cost_usd IS 'USD: what the judges'' calls cost.';
+COMMENT ON COLUMN work_quality_history_v1.note IS 'The database''s one-line note on the snapshot.';
+
+-- The history view: RevOps and auditors, each under its own policies (a function a view calls is
+-- executed with the reader's rights, so the reader needs EXECUTE on it and on what it calls).
+REVOKE ALL ON work_quality_history_v1 FROM PUBLIC;
+GRANT SELECT ON work_quality_history_v1 TO evalledger_revops, evalledger_auditor;
+COMMENT ON COLUMN work_quality_history_v1.name IS 'The target (a bot or feature) the snapshots are of.';
+COMMENT ON COLUMN work_quality_history_v1.kind IS 'bot or feature.';
+COMMENT ON COLUMN work_quality_history_v1.persona IS 'The persona the work was done for (empty when none).';
+COMMENT ON COLUMN work_quality_history_v1.at IS 'When the assessed run happened (timestamptz; the snapshot''s At).';
+COMMENT ON COLUMN work_quality_history_v1.run_id IS 'The assessed run''s id (the snapshot''s RunID).';
+COMMENT ON COLUMN work_quality_history_v1.origin IS 'run (judged here) or import (a history file brought in).';
+COMMENT ON COLUMN work_quality_history_v1.snapshot_id IS 'The snapshot (eval_work_quality_snapshots.snapshot_id).';
+COMMENT ON COLUMN work_quality_history_v1.models IS 'The judge panel, provider/model each.';
+COMMENT ON COLUMN work_quality_history_v1.efficacy IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the efficacy dimension.';
+COMMENT ON COLUMN work_quality_history_v1.completeness IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the completeness dimension.';
+COMMENT ON COLUMN work_quality_history_v1.output_quality IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the output_quality dimension.';
+COMMENT ON COLUMN work_quality_history_v1.restraint IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the restraint dimension.';
+COMMENT ON COLUMN work_quality_history_v1.reliability IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the reliability dimension.';
+COMMENT ON COLUMN work_quality_history_v1.value_for_money IS 'Score, 0-1 (the v1.0 rubric''s scale): the mean over contributing judges of the value_for_money dimension.';
+COMMENT ON COLUMN work_quality_history_v1.overall IS 'Score, 0-1: the overall mean over the dimensions.';
+COMMENT ON COLUMN work_quality_history_v1.prev_run_id IS 'The run id of the previous snapshot it is compared with (NULL for the first).';
+COMMENT ON COLUMN work_quality_history_v1.overall_delta IS 'Score points (0-1 scale): overall minus the previous snapshot''s overall.';
+COMMENT ON COLUMN work_quality_history_v1.value_delta IS 'Score points (0-1 scale): value_for_money minus the previous snapshot''s.';
+COMMENT ON COLUMN work_quality_history_v1.verdict IS 'better, same or worse against the previous snapshot (NULL for the first).';
+COMMENT ON COLUMN work_quality_history_v1.regression IS 'Boolean: a regression at the policy''s default tolerance (work_quality_is_regression_v1).';
+COMMENT ON COLUMN work_quality_history_v1.regression_reasons IS 'Why it is a regression, one phrase each (empty when it is not).';
+COMMENT ON COLUMN work_quality_history_v1.cost_usd IS 'USD: what the assessed run cost (its own price metric).';
+COMMENT ON COLUMN work_quality_history_v1.tokens IS 'Count of tokens the assessed run used.';
+COMMENT ON COLUMN work_quality_history_v1.duration_ms IS 'Milliseconds the assessed run took.';
+COMMENT ON COLUMN work_quality_history_v1.iterations IS 'Count of the assessed run''s iterations.';
+COMMENT ON COLUMN work_quality_history_v1.model_calls IS 'Count of the assessed run''s model calls.';
+COMMENT ON COLUMN work_quality_history_v1.retries IS 'Count of the assessed run''s retries.';
+COMMENT ON COLUMN work_quality_history_v1.judges_cost_usd IS 'USD: what the judges'' calls cost.';
+COMMENT ON COLUMN work_quality_history_v1.note IS 'The database''s one-line note on the snapshot.';

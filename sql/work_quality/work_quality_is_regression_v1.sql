@@ -17,3 +17,7 @@ RETURNS text[] LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
          ORDER BY x.n) END
       FROM tol
 $$;
+
+-- Compare, IsRegression and the policy are for every reader of snapshots (the owner role's
+-- writes pass the same triggers); the history view's function for its readers.
+GRANT EXECUTE ON FUNCTION work_quality_is_regression_v1(jsonb, numeric) TO evalledger_runner, evalledger_revops, evalledger_auditor, evalledger_owner;

@@ -11,3 +11,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
       FROM evalledger.rubric r
      WHERE r.rubric_id = evalledger.active_rubric_v1('work-quality')
 $$;
+
+-- Compare, IsRegression and the policy are for every reader of snapshots (the owner role's
+-- writes pass the same triggers); the history view's function for its readers.
+GRANT EXECUTE ON FUNCTION work_quality_policy_v1() TO evalledger_runner, evalledger_revops, evalledger_auditor, evalledger_owner;

@@ -2,7 +2,7 @@
 
 A function or view of the ledger's schemas is used when something installed or shipped reaches
 it: a trigger (or event trigger) runs it, a policy, CHECK constraint or column default calls it, a
-migration CALLs it (the migrations' own steps), a named query in sql/*/queries.sql names it, or
+migration or sql/schema.sql CALLs it (the build's own steps), a named query in sql/*/queries.sql names it, or
 the docs name it as an entry point (ENTRY_POINTS below, each with the page that names it). From
 those, whatever a used function's body or a used view's definition names is used too.
 """
@@ -60,8 +60,11 @@ def named_queries() -> str:
 
 
 def migration_calls() -> str:
-    """The procedures the migrations CALL (their own steps)."""
-    text = "\n".join(p.read_text() for p in sorted((database_root() / "migrations").glob("*.sql")))
+    """The procedures the build CALLs (its own steps): in the migrations, and in the current files
+    that sql/schema.sql builds the same schema from."""
+    root = database_root()
+    paths = [*root.glob("migrations/*.sql"), *root.glob("sql/**/*.sql"), *root.glob("triggers/**/*.sql")]
+    text = "\n".join(p.read_text() for p in sorted(paths) if p.name != "queries.sql")
     return "\n".join(re.findall(r"^\s*CALL\s+([\w.]+)\s*\(", text, re.MULTILINE | re.IGNORECASE))
 
 

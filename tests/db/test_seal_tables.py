@@ -3,7 +3,7 @@
 import psycopg
 import pytest
 
-from tests.db.schema_snapshot import snapshot
+from tests.db.schema_objects import snapshot
 
 
 def test_seal_tables_again_changes_nothing(admin):

@@ -211,6 +211,35 @@ def test_each_suite_has_one_home_on_each_side():
     assert {p.name for p in (DATABASE / "sql").iterdir() if p.is_dir()} >= suites | {"core"}
 
 
+# What a current file may create: one of these, named exactly as the file (docs/development.md).
+_CREATED = re.compile(r"^CREATE (?:OR REPLACE )?(?:TABLE|VIEW|FUNCTION|PROCEDURE|TYPE) (?:evalledger(?:_guard)?\.)?(\w+)",
+                      re.MULTILINE | re.IGNORECASE)
+# Files that create no object of their own (tests/db/test_current_schema.py holds the database to
+# the same lists): the roles and schemas, the privileges PUBLIC loses, the rows a ledger starts with.
+_NO_OBJECT = {"roles", "evalledger", "evalledger_guard", "large_objects", "brain_eval_targets", "brain_eval_rubric_v1",
+              "takes_quality_rubric_v1_0", "takes_quality_rubric_v1_1", "work_quality_rubric_v1"}
+
+
+@pytest.mark.parametrize("path", [p for p in _database_files("triggers") + _database_files("sql")
+                                  if p.name != "queries.sql"], ids=_db_rel)
+def test_a_current_file_creates_the_one_object_it_is_named_after(path):
+    created = _CREATED.findall(path.read_text("utf-8"))
+    if path.stem in _NO_OBJECT:
+        assert created == [], f"{_db_rel(path)} creates {created}: a file is named after what it creates"
+    else:
+        assert created == [path.stem], f"{_db_rel(path)} creates {created}, not one {path.stem}"
+
+
+def test_schema_sql_includes_every_current_file_once():
+    schema = DATABASE / "sql" / "schema.sql"
+    included = [(schema.parent / target).resolve() for target in re.findall(r"^\\ir\s+(\S+)\s*$", schema.read_text(), re.MULTILINE)]
+    files = [p.resolve() for p in _database_files("triggers") + _database_files("sql") if p.name != "queries.sql"]
+    assert len(included) == len(set(included)), "sql/schema.sql includes a file twice"
+    assert sorted(map(str, included)) == sorted(map(str, files)), "sql/schema.sql builds every current file"
+    names = [p.stem for p in files]
+    assert len(names) == len(set(names)), "two current files of one name: an object's name is its file's"
+
+
 def test_the_wheel_lists_every_package_and_every_sql_folder():
     import tomllib
 
@@ -219,7 +248,7 @@ def test_the_wheel_lists_every_package_and_every_sql_folder():
     python = {name.removesuffix(".__init__.py") for name in python}
     database = {"evalledger.postgres." + ".".join(p.relative_to(DATABASE).parts)
                 for folder in DATABASE_FOLDERS_WITH_SUITES for p in (DATABASE / folder).iterdir() if p.is_dir()}
-    database.add("evalledger.postgres.migrations")
+    database |= {"evalledger.postgres.migrations", "evalledger.postgres.sql"}  # sql/ holds schema.sql
     database |= {"evalledger.postgres.migrations." + p.name for p in (DATABASE / "migrations").iterdir()
                  if p.is_dir() and not p.name.startswith(("_", "."))}
     data = {".".join(p.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("*")

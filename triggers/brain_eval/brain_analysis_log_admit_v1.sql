@@ -28,3 +28,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_analysis_log_10_admit BEFORE INSERT ON brain_analysis_log
+    FOR EACH ROW EXECUTE FUNCTION brain_analysis_log_admit_v1();

@@ -10,3 +10,8 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+-- After the decision (brain_eval_log_20_decide, BEFORE) and before the journal (_90_).
+CREATE TRIGGER brain_eval_log_30_by_month AFTER UPDATE OF completed_at ON brain_eval_log
+    FOR EACH ROW WHEN (OLD.completed_at IS NULL AND NEW.completed_at IS NOT NULL)
+    EXECUTE FUNCTION brain_eval_by_month_complete_v1();

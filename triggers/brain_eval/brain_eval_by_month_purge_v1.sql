@@ -22,3 +22,6 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_log_30_by_month_purge AFTER DELETE ON brain_eval_log
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION brain_eval_by_month_purge_v1();

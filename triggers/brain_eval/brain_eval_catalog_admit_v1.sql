@@ -24,3 +24,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_catalog_10_admit BEFORE INSERT ON brain_eval_catalog
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_admit_v1();

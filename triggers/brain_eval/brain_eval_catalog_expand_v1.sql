@@ -9,3 +9,6 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_catalog_20_expand AFTER INSERT ON brain_eval_catalog
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_expand_v1();

@@ -27,3 +27,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_catalog_question_10_admit BEFORE INSERT ON brain_eval_catalog_question
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_catalog_question_admit_v1();

@@ -66,3 +66,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_harness_answer_10_admit BEFORE INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_answer_admit_v2();

@@ -16,3 +16,6 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_harness_answer_20_question AFTER INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_question_v1();

@@ -46,3 +46,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_harness_run_10_admit BEFORE INSERT ON brain_eval_harness_run
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_harness_run_admit_v2();

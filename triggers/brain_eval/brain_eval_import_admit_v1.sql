@@ -9,3 +9,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_import_10_admit BEFORE INSERT ON brain_eval_import
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_import_admit_v1();

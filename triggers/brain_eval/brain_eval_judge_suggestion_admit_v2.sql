@@ -62,3 +62,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_judge_suggestion_10_admit BEFORE INSERT ON brain_eval_judge_suggestion
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_judge_suggestion_admit_v2();

@@ -89,3 +89,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_log_10_admit BEFORE INSERT ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_log_admit_v2();

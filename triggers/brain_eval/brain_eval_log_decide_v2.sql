@@ -59,3 +59,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_log_20_decide BEFORE UPDATE ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_log_decide_v2();

@@ -32,3 +32,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_question_score_15_judge BEFORE UPDATE ON brain_eval_question_score
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_question_score_judge_v1();

@@ -135,3 +135,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_question_score_10_write BEFORE INSERT OR UPDATE ON brain_eval_question_score
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_question_score_write_v4();

@@ -15,3 +15,9 @@ BEGIN
               HINT = 'a reference shown stays recorded until its run is purged with it (evalledger retention apply)';
 END;
 $$;
+
+CREATE TRIGGER brain_eval_reference_shown_00_append_only BEFORE UPDATE OR DELETE ON brain_eval_reference_shown
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_reference_shown_guard_v1();
+
+CREATE TRIGGER brain_eval_reference_shown_00_no_truncate BEFORE TRUNCATE ON brain_eval_reference_shown
+    FOR EACH STATEMENT EXECUTE FUNCTION brain_eval_reference_shown_guard_v1();

@@ -13,3 +13,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_review_entry_10_admit BEFORE INSERT ON brain_eval_review_entry
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_review_entry_admit_v1();

@@ -30,3 +30,6 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_question_score_20_trail AFTER UPDATE ON brain_eval_question_score
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_review_trail_v1();

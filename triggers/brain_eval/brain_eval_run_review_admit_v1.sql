@@ -38,3 +38,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_eval_run_review_10_admit BEFORE INSERT ON brain_eval_run_review
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_run_review_admit_v1();

@@ -23,3 +23,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER brain_version_10_admit BEFORE INSERT ON brain_version
+    FOR EACH ROW EXECUTE FUNCTION brain_version_admit_v2();

@@ -20,3 +20,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER prompt_tuner_10_admit BEFORE INSERT ON prompt_tuner
+    FOR EACH ROW EXECUTE FUNCTION prompt_tuner_admit_v2();

@@ -15,3 +15,9 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+-- Named to fire first of the statement's AFTER triggers, before the journal's (90), which reads the
+-- keys it wrote back from their table.
+CREATE TRIGGER eval_candidates_10_keys AFTER INSERT ON eval_candidates
+    REFERENCING NEW TABLE AS capture_new FOR EACH STATEMENT EXECUTE FUNCTION capture_keys_v1();
+ALTER TABLE eval_candidates ENABLE ALWAYS TRIGGER eval_candidates_10_keys;

@@ -18,3 +18,13 @@ BEGIN
               HINT = 'capture rows leave only through the retention purge (evalledger retention apply), past the purge horizon';
 END;
 $$;
+
+-- Append-only: every UPDATE a table does not explicitly allow (a run's or snapshot's completion),
+-- every DELETE but the retention purge's (refuse_change_v3: inside retention_purge_v2, past the
+-- horizon in UTC, under no hold, a brain's hold by the prompt), and every TRUNCATE are refused, for
+-- every role. The journal's own tables and the run claims are never due (retention_due_v2 knows no
+-- clock of theirs), so every change of theirs is refused. Row triggers are cloned
+-- onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v2 gives each capture
+-- partition its own (capture_refuse_change_v1: capture rows leave with their partition).
+CALL guard_append_only_v1(ARRAY[
+    'eval_candidates:UPDATE OR DELETE:capture_refuse_change_v1']);

@@ -12,3 +12,7 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+-- Statement-level: the window lock before any row is stamped (COPY included).
+CREATE TRIGGER eval_candidates_05_window_lock BEFORE INSERT ON eval_candidates
+    FOR EACH STATEMENT EXECUTE FUNCTION capture_window_lock_v2();

@@ -32,3 +32,16 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+-- A changed computed column is refused as a value the caller may not supply.
+CREATE TRIGGER brain_eval_log_10_guard_update BEFORE UPDATE ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('run', 'eval_run_id',
+        '{aggregated_scores,hard_criteria_passed,soft_criteria_passed_count,decision,decision_rationale,token_cost_usd,reviewer_independence_verified,reviewer_hours_spent,calibration_notes}');
+
+CREATE TRIGGER eval_takes_quality_runs_10_guard_update BEFORE UPDATE ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('takes-quality run', 'id');
+
+-- A changed computed column is refused as a value the caller may not supply.
+CREATE TRIGGER eval_work_quality_snapshots_10_guard_update BEFORE UPDATE ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('work-quality snapshot', 'snapshot_id',
+        '{mean_scores,disagreement,note,comparison,judges_cost_usd,snapshot_json,prev_snapshot_id,prev_run_id}');

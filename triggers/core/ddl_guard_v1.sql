@@ -125,3 +125,19 @@ BEGIN
     END IF;
 END;
 $$;
+REVOKE EXECUTE ON FUNCTION evalledger_guard.ddl_guard_v1() FROM PUBLIC;
+
+-- Where the migrating user is a superuser, the event triggers refuse DDL on the ledger that no
+-- migration runs (docs/guards.md). Elsewhere (managed servers) there are none, and the installer,
+-- a member of the code role, could lift any guard: `evalledger doctor` says which are missing.
+DO $install$
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE NOTICE 'evalledger: not a superuser: guard event triggers not installed';
+        RETURN;
+    END IF;
+    CREATE EVENT TRIGGER evalledger_ddl_guard_v1 ON ddl_command_end
+        EXECUTE FUNCTION evalledger_guard.ddl_guard_v1();
+    ALTER EVENT TRIGGER evalledger_ddl_guard_v1 ENABLE ALWAYS;
+END
+$install$;

@@ -36,3 +36,18 @@ BEGIN
     END LOOP;
 END;
 $$;
+REVOKE EXECUTE ON FUNCTION evalledger_guard.drop_guard_v1() FROM PUBLIC;
+
+-- Where the migrating user is a superuser, the event triggers refuse DDL on the ledger that no
+-- migration runs (docs/guards.md). Elsewhere (managed servers) there are none, and the installer,
+-- a member of the code role, could lift any guard: `evalledger doctor` says which are missing.
+DO $install$
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RETURN;
+    END IF;
+    CREATE EVENT TRIGGER evalledger_drop_guard_v1 ON sql_drop
+        EXECUTE FUNCTION evalledger_guard.drop_guard_v1();
+    ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
+END
+$install$;

@@ -8,3 +8,9 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER legal_hold_release_10_admit BEFORE INSERT ON legal_hold_release
+    FOR EACH ROW EXECUTE FUNCTION legal_hold_release_admit_v1();
+
+-- The owner role releases holds; the release trigger (its own rights) stamps them.
+GRANT EXECUTE ON FUNCTION legal_hold_release_admit_v1() TO evalledger_owner;

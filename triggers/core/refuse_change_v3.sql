@@ -19,3 +19,46 @@ BEGIN
         USING ERRCODE = 'insufficient_privilege';
 END;
 $$;
+
+-- Append-only: every UPDATE a table does not explicitly allow (a run's or snapshot's completion),
+-- every DELETE but the retention purge's (refuse_change_v3: inside retention_purge_v2, past the
+-- horizon in UTC, under no hold, a brain's hold by the prompt), and every TRUNCATE are refused, for
+-- every role. The journal's own tables and the run claims are never due (retention_due_v2 knows no
+-- clock of theirs), so every change of theirs is refused. Row triggers are cloned
+-- onto partitions; TRUNCATE triggers are not, so capture_ensure_partitions_v2 gives each capture
+-- partition its own (capture_refuse_change_v1: capture rows leave with their partition).
+CALL guard_append_only_v1(ARRAY[
+    'target:UPDATE OR DELETE:refuse_change_v3',
+    'rubric:UPDATE OR DELETE:refuse_change_v3',
+    'rubric_activation:UPDATE OR DELETE:refuse_change_v3',
+    'reviewer:UPDATE OR DELETE:refuse_change_v3',
+    'prompt_tuner:UPDATE OR DELETE:refuse_change_v3',
+    'brain_analysis_log:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_log:DELETE:refuse_change_v3',
+    'brain_eval_question_score:DELETE:refuse_change_v3',
+    'legal_hold:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_review_entry:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_run_review:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_import:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_suggestion_shown:UPDATE OR DELETE:refuse_change_v3',
+    'legal_hold_release:UPDATE OR DELETE:refuse_change_v3',
+    'take:UPDATE OR DELETE:refuse_change_v3',
+    'eval_takes_quality_runs:DELETE:refuse_change_v3',
+    'eval_takes_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v3',
+    'eval_candidate_keys:UPDATE OR DELETE:refuse_change_v3',
+    'eval_capture_failures:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_catalog:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_catalog_question:UPDATE OR DELETE:refuse_change_v3',
+    'brain_version:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_harness_run:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_harness_answer:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_judge_suggestion:UPDATE OR DELETE:refuse_change_v3',
+    'eval_work_quality_snapshots:DELETE:refuse_change_v3',
+    'eval_work_quality_judge_verdicts:UPDATE OR DELETE:refuse_change_v3',
+    'retention_purge_log:UPDATE OR DELETE:refuse_change_v3',
+    'brain_prompt:UPDATE OR DELETE:refuse_change_v3',
+    'ledger_identity:UPDATE OR DELETE:refuse_change_v3',
+    'ledger_journal:UPDATE OR DELETE:refuse_change_v3',
+    'ledger_block:UPDATE OR DELETE:refuse_change_v3',
+    'ledger_digest:UPDATE OR DELETE:refuse_change_v3',
+    'run_claim:UPDATE OR DELETE:refuse_change_v3']);

@@ -27,3 +27,29 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+-- Every aging row carries the database's own recording time (a child row its parent's), which a
+-- caller cannot supply: a tier policy is then a comparison of the row's own column.
+CREATE TRIGGER brain_analysis_log_20_tier_clock BEFORE INSERT ON brain_analysis_log
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER eval_capture_failures_20_tier_clock BEFORE INSERT ON eval_capture_failures
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER legal_hold_20_tier_clock BEFORE INSERT ON legal_hold
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER brain_eval_harness_run_20_tier_clock BEFORE INSERT ON brain_eval_harness_run
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER brain_eval_harness_answer_20_tier_clock BEFORE INSERT ON brain_eval_harness_answer
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER brain_eval_judge_suggestion_20_tier_clock BEFORE INSERT ON brain_eval_judge_suggestion
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER eval_takes_quality_judge_verdicts_20_tier_clock BEFORE INSERT ON eval_takes_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+
+CREATE TRIGGER eval_work_quality_judge_verdicts_20_tier_clock BEFORE INSERT ON eval_work_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();

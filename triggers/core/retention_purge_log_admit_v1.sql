@@ -13,3 +13,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER retention_purge_log_10_admit BEFORE INSERT ON retention_purge_log
+    FOR EACH ROW EXECUTE FUNCTION retention_purge_log_admit_v1();

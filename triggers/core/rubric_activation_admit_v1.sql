@@ -12,3 +12,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER rubric_activation_10_admit BEFORE INSERT ON rubric_activation
+    FOR EACH ROW EXECUTE FUNCTION rubric_activation_admit_v1();

@@ -8,3 +8,8 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+-- Trigger names carry their firing order (PostgreSQL fires them alphabetically).
+-- rubric_05_admit (the admission check) comes with the seed rubrics, below.
+CREATE TRIGGER rubric_10_fingerprint BEFORE INSERT ON rubric
+    FOR EACH ROW EXECUTE FUNCTION rubric_fingerprint_v1();

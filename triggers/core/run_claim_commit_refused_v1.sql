@@ -1,3 +1,4 @@
+-- A run claim is an uncommitted row: committing one is refused.
 -- run_claim_commit_refused_v1: a run claim is a row no transaction commits. A runner inserts its
 -- claim in a transaction it keeps open while it judges the run and then rolls back; a second
 -- runner inserting the same claim waits on the first's transaction, so two identical runs never
@@ -12,3 +13,6 @@ BEGIN
         USING ERRCODE = 'invalid_transaction_termination';
 END;
 $$;
+
+CREATE CONSTRAINT TRIGGER run_claim_90_commit_refused AFTER INSERT ON run_claim
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION run_claim_commit_refused_v1();

@@ -36,3 +36,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_takes_quality_runs_10_admit BEFORE INSERT ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_run_admit_v2();

@@ -43,3 +43,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_takes_quality_runs_20_decide BEFORE UPDATE ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_run_decide_v2();

@@ -24,3 +24,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_takes_quality_runs_15_identity BEFORE INSERT ON eval_takes_quality_runs
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_run_identity_v1();

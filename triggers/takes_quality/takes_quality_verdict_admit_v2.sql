@@ -56,3 +56,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_takes_quality_judge_verdicts_10_admit BEFORE INSERT ON eval_takes_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_verdict_admit_v2();

@@ -70,3 +70,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_takes_quality_judge_verdicts_05_sequence BEFORE INSERT ON eval_takes_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION takes_quality_verdict_sequence_v1();

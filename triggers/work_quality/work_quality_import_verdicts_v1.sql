@@ -14,3 +14,6 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+CREATE TRIGGER eval_work_quality_snapshots_20_import_verdicts AFTER INSERT ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_import_verdicts_v1();

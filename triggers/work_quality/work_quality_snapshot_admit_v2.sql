@@ -84,3 +84,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_work_quality_snapshots_10_admit BEFORE INSERT ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_admit_v2();

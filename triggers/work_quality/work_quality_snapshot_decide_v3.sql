@@ -77,3 +77,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_work_quality_snapshots_20_decide BEFORE UPDATE ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_decide_v3();

@@ -22,3 +22,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_work_quality_snapshots_15_identity BEFORE INSERT ON eval_work_quality_snapshots
+    FOR EACH ROW EXECUTE FUNCTION work_quality_snapshot_identity_v1();

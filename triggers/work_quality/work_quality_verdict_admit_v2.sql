@@ -97,3 +97,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_work_quality_judge_verdicts_10_admit BEFORE INSERT ON eval_work_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION work_quality_verdict_admit_v2();

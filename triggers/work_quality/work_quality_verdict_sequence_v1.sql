@@ -61,3 +61,6 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+CREATE TRIGGER eval_work_quality_judge_verdicts_05_sequence BEFORE INSERT ON eval_work_quality_judge_verdicts
+    FOR EACH ROW EXECUTE FUNCTION work_quality_verdict_sequence_v1();

@@ -8,8 +8,9 @@
   may take and hold to stall every migration, the table is the installer's: no application role
   holds a privilege on it, so none can lock it.
 
-A migration file may pull in a versioned trigger or view file with psql's ``\\ir path`` line,
-so each released function version lives in exactly one file and ``psql -f`` reads the same text.
+A migration is history: a released one is frozen, one self-contained file. An unreleased one may
+still pull in a current file of sql/ or triggers/ with psql's ``\\ir path`` line (``psql -f`` reads
+the same text), until ``make release-checksums`` freezes it by expanding those lines in place.
 """
 
 from __future__ import annotations

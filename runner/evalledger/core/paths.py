@@ -1,9 +1,11 @@
 """Where evalledger's own files are: the database side beside the package, the rest inside it.
 
-The database side (migrations/, triggers/<suite>/, sql/<suite>/) sits at the top of a checkout,
+The database side (migrations/: the history; triggers/<suite>/ and sql/<suite>/: the current
+schema, one file per installed object, built whole by sql/schema.sql) sits at the top of a checkout,
 next to runner/, and a built wheel carries the same three folders as evalledger/postgres/. Either
-way they stay side by side, so a migration's relative ``\\ir ../triggers/...`` line reads the
-same file in both. Fixtures, templates and JSON Schemas ship inside each Python package.
+way they stay side by side, so an unreleased migration's relative ``\\ir ../triggers/...`` line and
+schema.sql's reach the same files in both. Fixtures, templates and JSON Schemas ship inside each
+Python package.
 """
 
 from __future__ import annotations

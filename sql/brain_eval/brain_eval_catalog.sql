@@ -1,0 +1,41 @@
+-- One row per question catalog version (seed 002's question_catalog_version, e.g. v28-2026Q2),
+-- loaded whole from its document and never changed: a new quarter is a new version.
+CREATE TABLE brain_eval_catalog (
+    catalog_version varchar(32) NOT NULL,
+    document        jsonb       NOT NULL,
+    document_sha256 char(64)    NOT NULL,
+    question_count  integer     NOT NULL,
+    source_file     text,
+    loaded_at       timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_catalog_pkey PRIMARY KEY (catalog_version),
+    CONSTRAINT brain_eval_catalog_version_format CHECK (catalog_version ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$'),
+    CONSTRAINT brain_eval_catalog_document_is_object CHECK (jsonb_typeof(document) = 'object'),
+    CONSTRAINT brain_eval_catalog_sha256_hex CHECK (document_sha256 ~ '^[0-9a-f]{64}$'),
+    CONSTRAINT brain_eval_catalog_has_questions CHECK (question_count > 0),
+    CONSTRAINT brain_eval_catalog_source_file_is_a_name CHECK (source_file !~ '[/[:cntrl:]]' AND btrim(source_file) <> '')
+);
+
+-- Every table: row-level security enabled and FORCEd (the code role that owns it is held to the
+-- policies too: its definer functions see everything through *_code_all, the owner role through
+-- *_owner_all), and every trigger ENABLE ALWAYS (with session_replication_role = replica an
+-- ordinary trigger is skipped): seal_tables_v2, once every table and trigger exists (below, before
+-- the journal). The owner role keeps only the privileges it uses (issue 17): SELECT everywhere
+-- (the seal's), INSERT on the registries it maintains and the holds it places and releases, and
+-- no UPDATE, DELETE or TRUNCATE, which the triggers refused anyway but which let it LOCK any table
+-- ACCESS EXCLUSIVE and stall every reader; no INSERT where only the code role or the runner writes
+-- (so it supplies no tier clock, no captured row's created_at or id). Owning nothing, it can alter
+-- nothing.
+GRANT INSERT ON brain_eval_catalog TO evalledger_owner;
+
+-- Reference data, as target and rubric: the runner asks the questions and calls the brain, the
+-- reviewer scores against the criteria, RevOps and auditors read. Brain agents and production
+-- users: nothing.
+CREATE POLICY brain_eval_catalog_read ON brain_eval_catalog FOR SELECT
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor USING (true);
+GRANT SELECT ON brain_eval_catalog TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- A reviewer reads a catalog's questions, texts and sources, but not their pass criteria (the
+-- expected findings among them) nor the catalog document that holds them too: those come through
+-- brain_eval_reference_v2, after the blind score.
+GRANT SELECT (catalog_version, document_sha256, question_count, source_file, loaded_at)
+    ON brain_eval_catalog TO evalledger_reviewer;

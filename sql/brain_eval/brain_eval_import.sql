@@ -1,0 +1,31 @@
+-- One explicit, audited import of historical runs: a run that started more than a day before it
+-- is recorded names the import made in its own transaction (brain_eval_log_admit_v2), so a
+-- backdated run is never an accident and always says who brought it in, when and why.
+CREATE TABLE brain_eval_import (
+    import_id   bigint      GENERATED ALWAYS AS IDENTITY,
+    reason      text        NOT NULL,
+    source_file text,
+    imported_by name        NOT NULL DEFAULT session_user,
+    txid        bigint      NOT NULL DEFAULT txid_current(),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT brain_eval_import_pkey PRIMARY KEY (import_id),
+    CONSTRAINT brain_eval_import_reason_not_blank CHECK (btrim(reason) <> '' AND reason !~ '[[:cntrl:]]'),
+    CONSTRAINT brain_eval_import_source_file_not_blank CHECK (btrim(source_file) <> '')
+);
+
+CREATE INDEX brain_eval_import_txid_idx ON brain_eval_import (txid);
+
+-- Every table: row-level security enabled and FORCEd (the code role that owns it is held to the
+-- policies too: its definer functions see everything through *_code_all, the owner role through
+-- *_owner_all), and every trigger ENABLE ALWAYS (with session_replication_role = replica an
+-- ordinary trigger is skipped): seal_tables_v2, once every table and trigger exists (below, before
+-- the journal). The owner role keeps only the privileges it uses (issue 17): SELECT everywhere
+-- (the seal's), INSERT on the registries it maintains and the holds it places and releases, and
+-- no UPDATE, DELETE or TRUNCATE, which the triggers refused anyway but which let it LOCK any table
+-- ACCESS EXCLUSIVE and stall every reader; no INSERT where only the code role or the runner writes
+-- (so it supplies no tier clock, no captured row's created_at or id). Owning nothing, it can alter
+-- nothing.
+GRANT INSERT ON brain_eval_import TO evalledger_owner;
+
+CREATE POLICY brain_eval_import_auditor ON brain_eval_import FOR SELECT TO evalledger_auditor USING (true);
+GRANT SELECT ON brain_eval_import TO evalledger_auditor;

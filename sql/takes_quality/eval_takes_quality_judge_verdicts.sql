@@ -1,0 +1,65 @@
+-- One row per judge verdict: a model's reply (or failure) for one cycle of a run. The runner
+-- inserts it as it arrives; the database decides whether it contributes and why not. Each judge's
+-- calls in order: retry_no (the database's) numbers a judge's rows in a cycle; a row with
+-- call_started is a call about to be sent, carrying the runner's estimate of its cost, which counts
+-- when no answer follows. Costs are exact: no column rounds a part of a sum.
+CREATE TABLE eval_takes_quality_judge_verdicts (
+    verdict_id    bigint       GENERATED ALWAYS AS IDENTITY,
+    run_id        bigint       NOT NULL,
+    cycle         integer      NOT NULL,
+    model         text         NOT NULL,
+    family        text         NOT NULL,
+    same_family   boolean      NOT NULL,
+    recorded      boolean      NOT NULL,
+    structured    boolean      NOT NULL DEFAULT false,
+    response_json jsonb,
+    raw_excerpt   text,
+    scores        jsonb,
+    feedback      text,
+    improvements  jsonb,
+    contributes   boolean      NOT NULL,
+    error_kind    text,
+    error_message text,
+    input_tokens  integer      NOT NULL DEFAULT 0,
+    output_tokens integer      NOT NULL DEFAULT 0,
+    cost_usd      numeric      NOT NULL DEFAULT 0,
+    latency_ms    integer      NOT NULL DEFAULT 0,
+    attempts      integer      NOT NULL DEFAULT 0,
+    created_at    timestamptz  NOT NULL DEFAULT now(),
+    -- The tier clock: the run's own recording time (retention_clock_v1 stamps it).
+    run_created_at timestamptz NOT NULL,
+    retry_no           integer NOT NULL DEFAULT 0,
+    call_started       boolean NOT NULL DEFAULT false,
+    estimated_cost_usd numeric,
+    CONSTRAINT eval_takes_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
+    -- Each judge's row once per retry.
+    CONSTRAINT eval_takes_quality_judge_verdicts_once UNIQUE (run_id, cycle, model, retry_no),
+    CONSTRAINT eval_takes_quality_judge_verdicts_run_fkey FOREIGN KEY (run_id) REFERENCES eval_takes_quality_runs (id),
+    CONSTRAINT eval_takes_quality_judge_verdicts_cycle_positive CHECK (cycle >= 1),
+    CONSTRAINT eval_takes_quality_judge_verdicts_error_kind_known CHECK (error_kind IN (
+        'provider_error', 'budget_exhausted', 'parse_failed', 'incomplete_scores', 'out_of_scale')),
+    CONSTRAINT eval_takes_quality_judge_verdicts_contributes_iff_no_error CHECK (
+        contributes = (error_kind IS NULL) AND contributes = (scores IS NOT NULL)),
+    CONSTRAINT eval_takes_quality_judge_verdicts_counts_not_negative CHECK (
+        input_tokens >= 0 AND output_tokens >= 0 AND cost_usd >= 0 AND latency_ms >= 0 AND attempts >= 0),
+    CONSTRAINT eval_takes_quality_judge_verdicts_estimate_iff_started
+        CHECK ((estimated_cost_usd IS NOT NULL) = call_started AND estimated_cost_usd >= 0),
+    CONSTRAINT eval_takes_quality_judge_verdicts_cost_usd_finite CHECK (finite_v1(cost_usd)),
+    CONSTRAINT eval_takes_quality_judge_verdicts_estimated_cost_usd_finite CHECK (finite_v1(estimated_cost_usd))
+);
+
+CREATE POLICY eval_takes_quality_judge_verdicts_runner ON eval_takes_quality_judge_verdicts TO evalledger_runner
+    USING (run_created_at >= evalledger.hot_tier_start_v1()) WITH CHECK (true);
+GRANT SELECT ON eval_takes_quality_judge_verdicts TO evalledger_runner;
+
+-- A call is recorded as it starts (call_started, with its estimated cost), its answer after.
+GRANT INSERT (run_id, cycle, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+              input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd)
+    ON eval_takes_quality_judge_verdicts TO evalledger_runner;
+
+CREATE POLICY eval_takes_quality_judge_verdicts_revops ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_revops
+    USING (run_created_at >= evalledger.hot_tier_start_v1());
+
+CREATE POLICY eval_takes_quality_judge_verdicts_auditor ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_auditor
+    USING (true);
+GRANT SELECT ON eval_takes_quality_judge_verdicts TO evalledger_revops, evalledger_auditor;
