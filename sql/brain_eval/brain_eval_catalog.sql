@@ -15,16 +15,9 @@ CREATE TABLE brain_eval_catalog (
     CONSTRAINT brain_eval_catalog_source_file_is_a_name CHECK (source_file !~ '[/[:cntrl:]]' AND btrim(source_file) <> '')
 );
 
--- Every table: row-level security enabled and FORCEd (the code role that owns it is held to the
--- policies too: its definer functions see everything through *_code_all, the owner role through
--- *_owner_all), and every trigger ENABLE ALWAYS (with session_replication_role = replica an
--- ordinary trigger is skipped): seal_tables_v2, once every table and trigger exists (below, before
--- the journal). The owner role keeps only the privileges it uses (issue 17): SELECT everywhere
--- (the seal's), INSERT on the registries it maintains and the holds it places and releases, and
--- no UPDATE, DELETE or TRUNCATE, which the triggers refused anyway but which let it LOCK any table
--- ACCESS EXCLUSIVE and stall every reader; no INSERT where only the code role or the runner writes
--- (so it supplies no tier clock, no captured row's created_at or id). Owning nothing, it can alter
--- nothing.
+-- The owner role maintains this table: INSERT, and no UPDATE, DELETE or TRUNCATE, which the
+-- triggers refuse anyway but which would let it LOCK the table ACCESS EXCLUSIVE and stall every
+-- reader (issue 17). Owning nothing, it can alter nothing.
 GRANT INSERT ON brain_eval_catalog TO evalledger_owner;
 
 -- Reference data, as target and rubric: the runner asks the questions and calls the brain, the

@@ -1,4 +1,5 @@
--- Compares the suites' runs by the keys the journal gives them: after the key functions exist.
+-- Compares the suites' runs by the keys the journal gives them (journal_key_v1, made per table by
+-- journal_attach_v2).
 -- ledger_recompute_v3 (issue 18: brain-eval runs by brain_eval_decide_v2 and question rows by
 -- brain_eval_question_verdict_v1, the versions their triggers decide by; v2 re-derived both by the
 -- versions issue 17 replaced): every computed column of every completed run whose value now differs from

@@ -16,6 +16,6 @@ END;
 $$;
 
 -- Completion is the runner's, through functions (no role holds UPDATE on a run table, which would
--- let it lock the runs' rows: issue 17, class 7); granted after the owner role's copy of the
--- runner's functions, since the owner role completes nothing.
+-- let it lock the runs' rows: issue 17, class 7); to the runner alone: the owner role, which runs
+-- what the writing roles run, completes nothing.
 GRANT EXECUTE ON FUNCTION work_quality_complete_v1(bigint) TO evalledger_runner;

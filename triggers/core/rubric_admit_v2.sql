@@ -12,9 +12,9 @@ BEGIN
 END;
 $$;
 
--- Every rubric from here on is checked at admission as policy (rubric_check_v2). The seed rubrics
--- above were admitted under the rules of their day, which v1.0's panel predates: v1.1, the first
--- rubric admitted under today's, carries seed 000's panel (three models, two or more families) and
--- is active in v1.0's stead (issue 17).
+-- Every rubric is checked at admission as policy (rubric_check_v2), but for the first ones:
+-- sql/schema.sql inserts them before this binding, admitted under the rules of their day, which
+-- v1.0's panel predates. v1.1, the first rubric admitted under today's, carries seed 000's panel
+-- (three models, two or more families) and is active in v1.0's stead (issue 17).
 CREATE TRIGGER rubric_05_admit BEFORE INSERT ON rubric
     FOR EACH ROW EXECUTE FUNCTION rubric_admit_v2();

@@ -10,6 +10,6 @@ END;
 $$;
 
 -- Trigger names carry their firing order (PostgreSQL fires them alphabetically).
--- rubric_05_admit (the admission check) comes with the seed rubrics, below.
+-- rubric_05_admit (the admission check) is bound after the first rubrics (rubric_admit_v2.sql).
 CREATE TRIGGER rubric_10_fingerprint BEFORE INSERT ON rubric
     FOR EACH ROW EXECUTE FUNCTION rubric_fingerprint_v1();
