@@ -353,6 +353,9 @@ def incidents(admin, connect_as, reviewers):
         if i >= 41:  # the newest by started_at, so a reader who saw cold rows would show them first
             age_run(admin, decided.eval_run_id, "now() - interval '760 days'")
     record_run(runner, ids[0], count=6, bend=miss(2), complete=False)
+    # Plans follow statistics: taken here, not whenever autovacuum happens to come by (under load it
+    # may come between two plans, or not at all), as a ledger's are long before a panel reads it.
+    admin.execute("ANALYZE evalledger.brain_eval_log, evalledger.brain_eval_question_score")
     return runs
 
 
@@ -408,7 +411,11 @@ def test_the_failed_runs_and_the_incidents_read_only_up_to_their_twentieth(conne
     from evalledger.bi.panels import QUERIES
 
     conn = connect_as(role)
-    plan = plan_as(conn, QUERIES["panel_failed"], panel_params({}))
+    # Forty-four runs fit in a page, where sorting them is the cheaper plan: with sorts (and bitmaps,
+    # which need one) costed out as at a history's size, the reader's plan shows whether the partial
+    # index serves it in order under its policy (a Sort or another index when it cannot).
+    plan = plan_as(conn, QUERIES["panel_failed"], panel_params({}),
+                   off=("enable_seqscan", "enable_bitmapscan", "enable_sort"))
     assert "brain_eval_log_failed_started_idx" in plan, plan
     assert "Sort" not in plan and "Seq Scan" not in plan, plan
     plan = plan_as(conn, QUERIES["panel_stale_misses"], panel_params({}))
