@@ -170,6 +170,40 @@ def test_flush_is_false_with_the_rows_counted_when_the_spool_cannot_be_made(tmp_
     assert home.read_text() == "not a folder"
 
 
+COUNTING = r'''
+import sys
+from pathlib import Path
+from evalledger.suites.capture.spool import DroppedCount
+count = DroppedCount(Path(sys.argv[1]))
+for _ in range(50):
+    count.add(1, "No space left on device (ENOSPC)")
+'''
+
+
+def test_the_dropped_count_adds_up_across_processes_and_doctor_reads_it(tmp_path, monkeypatch):
+    """No root needed: four processes count at once into one home; doctor, another process, reads
+    the sum; an unreadable count is a warning, not silence."""
+    from evalledger.core.doctor import _capture_dropped
+
+    monkeypatch.setenv("EVALLEDGER_HOME", str(tmp_path))
+    assert _capture_dropped() == []
+    path = Spool(tmp_path / "capture" / "spool.ndjson").dropped.path
+    path.parent.mkdir(mode=0o700)
+    counting = [subprocess.Popen([sys.executable, "-c", COUNTING, str(path)]) for _ in range(4)]
+    assert [p.wait(60) for p in counting] == [0] * 4
+    [finding] = _capture_dropped()
+    assert (finding.level, finding.check) == ("warn", "capture dropped")
+    assert finding.detail.startswith("200 captured rows were neither stored nor spooled, from ")
+    assert finding.detail.endswith(f"(the spool refused them: No space left on device (ENOSPC)); they are lost. "
+                                   f"Once the disk is fixed, delete {path} to clear this")
+    assert path.stat().st_size == 512
+    path.write_text("{not json")
+    [finding] = _capture_dropped()
+    assert finding.level == "warn" and finding.detail.startswith(f"{path} is unreadable (")
+    path.unlink()
+    assert _capture_dropped() == []
+
+
 SPOOLING = r'''
 import os, signal, sys
 from pathlib import Path
@@ -266,3 +300,17 @@ def test_an_import_with_a_spool_of_other_rows_counts_only_the_file(dsn, admin, t
                           f"imported {log}: 2 rows: 1 written, 0 already present, 1 failed (check_violation 1)\n")
     assert result.err.startswith(f"{log}:2: refused (check_violation): ") and result.err.count("\n") == 1
     assert count(admin) == 3
+
+
+def test_a_spool_that_cannot_be_replayed_is_said_once_while_rows_are_written(dsn, admin, tmp_path, caplog):
+    """The writer tries the spool again at every batch; a spool it cannot open (here a folder in
+    its place) is one error line, not one a batch, and costs the live rows nothing."""
+    (tmp_path / "capture" / "spool.ndjson").mkdir(parents=True)
+    caplog.set_level(logging.INFO, logger="evalledger.capture")
+    writer = CaptureWriter(dsn, home=tmp_path, flush_interval=0.01)
+    for i in range(5):
+        writer.submit(dict(ROW, query=f"live {i}"))
+        assert writer.flush(10)
+    writer.close(10)
+    assert count(admin) == 5
+    assert len(lines_of(caplog, "cannot replay")) == 1, lines_of(caplog, "cannot replay")

@@ -149,6 +149,7 @@ class CaptureWriter:
         self._dropped_unrecorded = 0  # dropped by a refusing spool, not yet recorded in the ledger
         self.last_spool_refusal = ""  # why the spool last refused rows (a line of refusal())
         self._dropped_count_ready = False
+        self._replay_failing: str | None = None
         self._io = threading.Lock()  # one batch at a time: the thread's, or a synchronous caller's
         self._thread = None
         if background:
@@ -528,7 +529,14 @@ class CaptureWriter:
         except DatabaseDown as exc:
             self._went_down(exc)
         except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.error("evalledger capture: cannot replay %s: %s", self.spool.path, exc)
+            # Tried again at every batch while it fails: said once, not at every try.
+            if self._replay_failing is None:
+                log.error("evalledger capture: cannot replay %s: %s", self.spool.path, exc)
+            self._replay_failing = str(exc)
+        else:
+            if self._replay_failing is not None:
+                log.warning("evalledger capture: the spool %s is replayed again", self.spool.path)
+            self._replay_failing = None
 
     def replay_spool(self) -> int:
         """Write whatever waits in the spool now; return how many records it held."""
