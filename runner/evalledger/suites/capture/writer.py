@@ -371,15 +371,15 @@ class CaptureWriter:
             if row["capture_key"] not in seen:
                 seen.add(row["capture_key"])
                 unique.append(row)
-        counted = [self.stats, self.stats.replay] if replay else [self.stats]
-        for stats in counted:
+        tallies = [self.stats, self.stats.replay] if replay else [self.stats]
+        for stats in tallies:
             stats.duplicates += len(rows) - len(unique)
         rows = unique
         try:
             with conn.transaction():
                 set_local_role(conn, self.role)
                 written = self._insert(conn, rows)
-            for stats in counted:
+            for stats in tallies:
                 stats.written += written
                 stats.duplicates += len(rows) - written
             return
@@ -407,7 +407,7 @@ class CaptureWriter:
                                                        detail=describe(exc), capture_key=row["capture_key"]))
         except psycopg.Error as exc:
             raise DatabaseDown(describe(exc)) from exc
-        for stats in counted:
+        for stats in tallies:
             stats.written += written
             stats.duplicates += len(rows) - written - len(row_failures)
         failures.extend(row_failures)
@@ -416,7 +416,9 @@ class CaptureWriter:
         params = {"rows": batch_json(rows), "keys": [row["capture_key"] for row in rows]}
         return conn.execute(QUERIES[self._insert_query], params).rowcount
 
-    def _write_failures(self, conn: psycopg.Connection, failures: list[Failure], replay: bool = False) -> None:
+    def _write_failures(self, conn: psycopg.Connection, failures: list[Failure], replay: bool = False,
+                        counted: bool = True) -> None:
+        """Record failures; counted: count them (a record of dropped rows is not: they count as dropped)."""
         if not failures:
             return
         try:
@@ -431,11 +433,11 @@ class CaptureWriter:
             log.warning("evalledger capture: %d failure records could not be written: %s",
                         len(failures), describe(exc))
             return
-        for f in failures:
+        for f in failures if counted else ():
             self.stats.failed[f.reason] += 1
             if replay:
                 self.stats.replay.failed[f.reason] += 1
-        if not replay:
+        if counted and not replay:
             self.stats.refused.extend(failures)
 
     def _went_down(self, exc: Exception) -> None:
@@ -506,7 +508,7 @@ class CaptureWriter:
         failure = Failure.of("other", detail=f"{dropped} captured rows dropped: the local spool refused them "
                                              f"({self.last_spool_refusal})")
         try:
-            self._write_failures(self.connection(), [failure])
+            self._write_failures(self.connection(), [failure], counted=False)
         except DatabaseDown as exc:
             self._went_down(exc)
             return
