@@ -314,3 +314,49 @@ def test_a_spool_that_cannot_be_replayed_is_said_once_while_rows_are_written(dsn
     writer.close(10)
     assert count(admin) == 5
     assert len(lines_of(caplog, "cannot replay")) == 1, lines_of(caplog, "cannot replay")
+
+
+def test_an_import_whose_database_goes_away_on_a_read_only_home_says_what_was_dropped(dsn, admin, tmp_path,
+                                                                                      mounted):
+    """The import's connection is killed mid-import and its home is read-only: the rows it could
+    neither store nor spool are counted as dropped in a summary that adds up to the file (exit 3,
+    import again), and importing again writes exactly them."""
+    import threading
+
+    home = mounted(tmp_path / "home", "size=1m")
+    subprocess.run(["mount", "-o", "remount,ro", str(home)], check=True)
+    total = 3000
+    log = tmp_path / "capture.ndjson"
+    log.write_text("".join(json.dumps(dict(ROW, query=f"row {i}")) + "\n" for i in range(total)))
+    killed = threading.Event()
+
+    def kill_the_import_midway():
+        with psycopg.connect(dsn, autocommit=True) as watcher:
+            deadline = time.monotonic() + 60
+            while count(watcher) < 200 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            watcher.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                            "current_database() AND pid <> ALL(%s)", ([watcher.info.backend_pid,
+                                                                      admin.info.backend_pid],))
+            killed.set()
+
+    watcher = threading.Thread(target=kill_the_import_midway)
+    watcher.start()
+    env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(home)}
+    try:
+        first = run_cli("capture", "import", str(log), "--strict", env=env)
+    finally:
+        watcher.join(60)
+    assert killed.is_set()
+    written = count(admin)
+    dropped = total - written
+    assert 0 < written < total, "the import ended before its connection was killed"
+    assert first.code == 3, first.out + first.err
+    assert first.out == f"imported {log}: {total} rows: {written} written, 0 already present, 0 failed, {dropped} dropped\n"
+    assert first.err == (f"evalledger: error: the database went away during the import and the spool "
+                         f"{home / 'capture' / 'spool.ndjson'} refused {dropped} rows (Read-only file system (EROFS)): "
+                         f"import {log} again once the database answers (nothing is written twice)\n")
+    again = run_cli("capture", "import", str(log), env=env)
+    assert (again.code, again.err) == (0, "")
+    assert again.out == f"imported {log}: {total} rows: {dropped} written, {written} already present, 0 failed\n"
+    assert count(admin) == total
