@@ -325,7 +325,7 @@ def test_an_import_whose_database_goes_away_on_a_read_only_home_says_what_was_dr
 
     home = mounted(tmp_path / "home", "size=1m")
     subprocess.run(["mount", "-o", "remount,ro", str(home)], check=True)
-    total = 3000
+    total = 1500
     log = tmp_path / "capture.ndjson"
     log.write_text("".join(json.dumps(dict(ROW, query=f"row {i}")) + "\n" for i in range(total)))
     killed = threading.Event()
@@ -333,7 +333,7 @@ def test_an_import_whose_database_goes_away_on_a_read_only_home_says_what_was_dr
     def kill_the_import_midway():
         with psycopg.connect(dsn, autocommit=True) as watcher:
             deadline = time.monotonic() + 60
-            while count(watcher) < 200 and time.monotonic() < deadline:
+            while count(watcher) < 100 and time.monotonic() < deadline:
                 time.sleep(0.01)
             watcher.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
                             "current_database() AND pid <> ALL(%s)", ([watcher.info.backend_pid,
