@@ -3,6 +3,6 @@
 A stable import path for application code; the capture suite (suites/capture) does the work.
 """
 
-from .suites.capture.api import capture_candidate, close, configure, flush
+from .suites.capture.api import capture_candidate, close, configure, counts, flush
 
-__all__ = ["capture_candidate", "close", "configure", "flush"]
+__all__ = ["capture_candidate", "close", "configure", "counts", "flush"]

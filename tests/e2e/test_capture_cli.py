@@ -171,7 +171,8 @@ def test_replay_writes_the_spool(dsn, admin, tmp_path):
     down.write([dict(ROW), dict(ROW)])
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path)}
     result = run_cli("capture", "replay", env=env)
-    assert (result.code, result.out) == (0, "replayed 3 spooled records: 2 rows written, 0 already present\n")
+    assert (result.code, result.out) == (0, "replayed 3 spooled records: 2 rows written, 0 already present, "
+                                         "1 failure recorded (db_down 1)\n")
     assert admin.execute("SELECT count(*) FROM evalledger.eval_candidates").fetchone()[0] == 2
 
 

@@ -174,7 +174,7 @@ def test_the_application_capture_api_keeps_its_import_path():
     import evalledger.capture as public
     from evalledger.suites.capture import api
 
-    assert public.__all__ == ["capture_candidate", "close", "configure", "flush"]
+    assert public.__all__ == ["capture_candidate", "close", "configure", "counts", "flush"]
     assert all(getattr(public, name) is getattr(api, name) for name in public.__all__)
 
 

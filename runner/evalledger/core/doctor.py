@@ -231,6 +231,26 @@ def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
                                                 "see evalledger.eval_capture_failures")]
 
 
+def _capture_dropped() -> list[Finding]:
+    """Captured rows this EVALLEDGER_HOME's processes dropped (neither stored nor spooled: the
+    spool's disk refused them), from the count beside the spool; quiet when there were none."""
+    from evalledger.suites.capture.settings import spool_path
+    from evalledger.suites.capture.spool import Spool
+
+    count = Spool(spool_path()).dropped
+    try:
+        dropped = count.read()
+    except (OSError, ValueError) as exc:
+        return [Finding("warn", "capture dropped", f"{count.path} is unreadable ({exc}): captured rows may have been "
+                                                   "dropped; see docs/capture.md")]
+    if not dropped.rows:
+        return []
+    return [Finding("warn", "capture dropped", f"{dropped.rows} captured rows were neither stored nor spooled, "
+                                               f"from {dropped.first_at} to {dropped.last_at} (the spool refused "
+                                               f"them: {dropped.last_error}); they are lost. Once the disk is "
+                                               f"fixed, delete {count.path} to clear this")]
+
+
 # A standby whose primary has said nothing for this long has probably lost it (the primary sends a
 # keepalive at least every wal_sender_timeout / 2, 30 s by default).
 PRIMARY_SILENT_S = 90
@@ -328,12 +348,13 @@ def diagnose(url: str) -> list[Finding]:
         findings += _roles(conn)
         findings += _memberships(conn)
         if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
-            return findings
+            return findings + _capture_dropped()
         findings += _guards(conn)
         findings += _code(conn)
         findings += _event_triggers(conn)
         findings += _journal(conn)
         findings += _large_objects(conn)
         findings += _capture_failures(conn)
+        findings += _capture_dropped()
         findings += _replication(conn)
     return findings

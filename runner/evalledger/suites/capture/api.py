@@ -1,4 +1,5 @@
-"""The process-wide capture API an application calls: configure, capture_candidate, flush, close.
+"""The process-wide capture API an application calls: configure, capture_candidate, flush, close,
+counts.
 
 capture_candidate only appends a tuple to the writer's in-memory queue and returns: it never
 raises into the caller and never touches the disk or the network. Capture starts on the first
@@ -14,7 +15,7 @@ import threading
 from pathlib import Path
 
 from .settings import resolve_settings
-from .writer import CaptureWriter
+from .writer import CaptureWriter, Counts
 
 log = logging.getLogger("evalledger.capture")
 _MISSING = object()
@@ -22,6 +23,7 @@ _OFF = object()
 _writer = None  # None: not resolved yet; _OFF: capture is off; else a CaptureWriter
 _state_lock = threading.Lock()
 _atexit_registered = False
+_closed_counts = Counts()  # the writers this process closed: counts() goes on adding them up
 EXIT_TIMEOUT = 5.0
 
 
@@ -35,7 +37,7 @@ def configure(*, enabled: bool | None = None, dsn: str | None = None, scrub: boo
     with _state_lock:
         previous, _writer = _writer, None
     if isinstance(previous, CaptureWriter):
-        previous.close(EXIT_TIMEOUT)
+        _retire(previous, previous.close(EXIT_TIMEOUT))
     settings = resolve_settings(home)
     on = settings.capture if enabled is None else enabled
     writer = None
@@ -93,17 +95,38 @@ def capture_candidate(tool_name=None, query=None, *, retrieved_slugs=(), retriev
 
 
 def flush(timeout: float = 5.0) -> bool:
-    """Wait until everything captured so far is written or spooled."""
+    """Wait until everything captured so far is written, spooled or refused (recorded as a failure).
+
+    False when the timeout passed first or when a row captured since capture started (or since
+    configure()) is in neither the ledger nor the spool: counts().dropped says how many.
+    """
     writer = _writer
     return writer.flush(timeout) if isinstance(writer, CaptureWriter) else True
 
 
 def close(timeout: float = 5.0) -> bool:
-    """Flush within timeout seconds and stop capturing in this process (until configure())."""
+    """Flush within timeout seconds and stop capturing in this process (until configure()).
+
+    Returns what flush() would; rows still queued at the timeout are spooled."""
     global _writer
     with _state_lock:
         writer, _writer = _writer, None
-    return writer.close(timeout) if isinstance(writer, CaptureWriter) else True
+    return _retire(writer, writer.close(timeout)) if isinstance(writer, CaptureWriter) else True
+
+
+def counts() -> Counts:
+    """What became of the rows this process captured, since it started: Counts(written, spooled,
+    dropped). Rows still queued, and rows the database refused, are in none of them."""
+    with _state_lock:
+        writer, closed = _writer, _closed_counts
+    return closed + writer.counts() if isinstance(writer, CaptureWriter) else closed
+
+
+def _retire(writer: CaptureWriter, closed: bool) -> bool:
+    global _closed_counts
+    with _state_lock:
+        _closed_counts = _closed_counts + writer.counts()
+    return closed
 
 
 def _close_at_exit() -> None:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -175,9 +175,12 @@ def capture_import(file, strict):
         present = 0
         try:
             try:
-                writer.connection()
+                writer.connection()  # which replays the spool first: reported apart from the file
             except DatabaseDown as exc:
                 raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {exc}") from None
+            replayed_first = replace(writer.stats.replay, failed=dict(writer.stats.replay.failed))
+            if replayed_first.records:
+                click.echo(replay_summary(replayed_first))
             step = 1 if strict else IMPORT_BATCH
             done = 0
             for batch in _batches(parse_import(name, source, checked=True), step):
@@ -187,25 +190,53 @@ def capture_import(file, strict):
                 line_of = {str(r.fields["capture_key"]): r.number for r in todo}
                 writer.write([r.fields for r in todo])
                 done += len(batch)
-                # Each refusal is named as it happens (and forgotten: memory stays flat).
+                # Each refusal is named as it happens (and forgotten: memory stays flat). Only this
+                # file's rows are here: what the spool's replays record is counted apart.
                 for failure in writer.stats.refused:
                     where = f"{name}:{line_of.get(str(failure.capture_key), '?')}"
                     if strict:
                         raise EvalledgerError(
                             f"{where}: refused ({failure.reason}): {failure.detail}; --strict stopped there: "
-                            f"{writer.stats.written} written before it, {checked - done} not imported")
+                            f"{writer.stats.own_written} written before it, {checked - done} not imported")
                     click.echo(f"{where}: refused ({failure.reason}): {failure.detail}", err=True)
                 writer.stats.refused.clear()
         finally:
             writer.close(0)
     stats = writer.stats
-    failed = {reason: n for reason, n in stats.failed.items() if n}
+    replayed_later = _replayed_after(replayed_first, stats.replay)
+    if replayed_later.records:  # the database came back mid-import and the spool was replayed then
+        click.echo(replay_summary(replayed_later, "during the import"))
+    failed = {reason: n for reason, n in stats.own_failed.items() if n}
     failed_text = f" ({', '.join(f'{r} {n}' for r, n in failed.items())})" if failed else ""
-    click.echo(f"imported {name}: {plural(checked, 'row')}: {stats.written} written, "
-               f"{stats.duplicates + present} already present, {sum(failed.values())} failed{failed_text}")
-    if stats.spooled:
-        raise EvalledgerError(f"the database went away during the import: {plural(stats.spooled, 'row')} wait in "
-                              f"{writer.spool.path}; `evalledger capture replay` writes them")
+    kept_elsewhere = "".join(f", {n} {what}" for n, what in ((stats.spooled, "spooled"), (stats.dropped, "dropped"))
+                             if n)
+    click.echo(f"imported {name}: {plural(checked, 'row')}: {stats.own_written} written, "
+               f"{stats.own_duplicates + present} already present, {sum(failed.values())} failed{failed_text}"
+               f"{kept_elsewhere}")
+    if stats.dropped:
+        raise EvalledgerError(f"the database went away during the import and the spool {writer.spool.path} refused "
+                              f"{plural(stats.dropped, 'row')} ({writer.last_spool_refusal}): import {name} again "
+                              "once the database answers (nothing is written twice)")
+    if stats.spooled and writer.spool.pending():
+        raise EvalledgerError(f"the database went away during the import: {plural(stats.spooled, 'row')} of it "
+                              f"wait in {writer.spool.path}; `evalledger capture replay` writes them")
+
+
+def replay_summary(replay, when: str = "") -> str:
+    """One line for what a replay of the spool did: its records are the rows written, those
+    already present and the failures recorded (spooled ones, and rows refused now)."""
+    failed = {reason: n for reason, n in replay.failed.items() if n}
+    failed_text = (f", {plural(sum(failed.values()), 'failure')} recorded "
+                   f"({', '.join(f'{r} {n}' for r, n in failed.items())})") if failed else ""
+    return (f"replayed {plural(replay.records, 'spooled record')}{' ' + when if when else ''}: "
+            f"{plural(replay.written, 'row')} written, {replay.duplicates} already present{failed_text}")
+
+
+def _replayed_after(before, now):
+    """What a replay did after `before` was taken."""
+    return replace(now, records=now.records - before.records, written=now.written - before.written,
+                   duplicates=now.duplicates - before.duplicates,
+                   failed={r: n - before.failed[r] for r, n in now.failed.items()})
 
 
 @capture_group.command("replay")
@@ -216,7 +247,6 @@ def capture_replay():
 
     url = db.database_url()
     writer = CaptureWriter(url, background=False)
-    pending = writer.spool.pending()
     try:
         writer.replay_spool()
     finally:
@@ -225,8 +255,7 @@ def capture_replay():
     if left:
         raise EvalledgerError(f"cannot reach the database at {db.describe(url)}: {plural(left, 'spooled record')} "
                               f"still wait in {writer.spool.path}")
-    click.echo(f"replayed {plural(pending, 'spooled record')}: {plural(writer.stats.replayed, 'row')} written, "
-               f"{writer.stats.duplicates} already present")
+    click.echo(replay_summary(writer.stats.replay))
 
 
 @capture_group.command("status")

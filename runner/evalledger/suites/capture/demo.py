@@ -43,7 +43,7 @@ def capture_demo(url: str) -> list[str]:
         writer.close(0)
     with db.transaction("runner", url) as conn:
         lines = conn.execute(QUERIES["ndjson_by_capture_key"], {"keys": keys}).fetchall()
-    click.echo(f"  captured {writer.stats.written} new, {writer.stats.duplicates} already there; "
+    click.echo(f"  captured {writer.stats.own_written} new, {writer.stats.own_duplicates} already there; "
                f"exported as `evalledger export` prints them:")
     for (line,) in lines:
         click.echo(f"  {line}")

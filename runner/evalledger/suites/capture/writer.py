@@ -10,7 +10,10 @@ Per batch it
 4. when the database is down, appends rows and failures to the local spool (spool.py) and replays
    it once the database answers again. Each row carries a client-generated ``capture_key`` that
    the database keeps unique, so a replay after a crash between the INSERT and the spool's
-   truncation writes nothing twice.
+   truncation writes nothing twice;
+5. when the spool's disk refuses too, counts the rows as dropped (Stats.dropped, the count beside
+   the spool that doctor reads, and a failure record once the database answers), logs one line
+   when the spool starts refusing and one when rows are kept again, and flush() says False.
 """
 
 from __future__ import annotations
@@ -34,25 +37,66 @@ from .failures import REASONS, DatabaseDown, Failure, ScrubberFailed, classify, 
 from .rows import COLUMNS, RowError, batch_json, json_row, normalize, row_from_json
 from .scrub import scrub_pii
 from .settings import spool_path
-from .spool import Spool, has_content
+from .spool import Spool, has_content, refusal
 
 log = logging.getLogger("evalledger.capture")
 QUERIES = Queries(__package__)
 
 
 @dataclass
+class Replayed:
+    """What replaying the spool wrote: records read, rows written, rows already present, failures
+    recorded (the spooled ones and the rows refused now), per reason."""
+
+    records: int = 0
+    written: int = 0
+    duplicates: int = 0
+    failed: dict = field(default_factory=lambda: dict.fromkeys(REASONS, 0))
+
+
+@dataclass
 class Stats:
-    """What a writer has done so far."""
+    """What a writer has done so far. written, duplicates and failed count everything it stored,
+    the spool's replays included; replay says which part of them came from the spool."""
 
     written: int = 0
     duplicates: int = 0
     failed: dict = field(default_factory=lambda: dict.fromkeys(REASONS, 0))
     spooled: int = 0
-    replayed: int = 0
+    replay: Replayed = field(default_factory=Replayed)
+    # Rows in neither the ledger nor the spool: the queue was full, or the spool's disk refused them.
     dropped: int = 0
     undeliverable_failures: int = 0
-    # Each failure recorded, in order: an import maps them back to the lines of its log.
+    # This writer's own failures recorded (not the spool's), in order: an import maps them back to
+    # the lines of its log.
     refused: list = field(default_factory=list)
+
+    @property
+    def own_written(self) -> int:
+        """Rows this writer was given and stored (the spool's replays left out)."""
+        return self.written - self.replay.written
+
+    @property
+    def own_duplicates(self) -> int:
+        return self.duplicates - self.replay.duplicates
+
+    @property
+    def own_failed(self) -> dict:
+        return {reason: n - self.replay.failed[reason] for reason, n in self.failed.items()}
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What became of the rows captured in a process: written (stored in the ledger by it), spooled
+    (put in the local spool, for it or a later process to write) and dropped (in neither place:
+    lost). A row the database refused is in none of them; it is in eval_capture_failures."""
+
+    written: int = 0
+    spooled: int = 0
+    dropped: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.written + other.written, self.spooled + other.spooled, self.dropped + other.dropped)
 
 
 class _Marker:
@@ -99,6 +143,13 @@ class CaptureWriter:
         self._backoff = 0.5
         self._ensured_month = ""
         self._insert_query = "insert_candidates"
+        self._queue_overflow = 0  # rows the full queue turned away, not yet recorded as a failure
+        self._spool_refusal: str | None = None  # why the spool refuses, while it does
+        self._dropped_in_outage = 0
+        self._dropped_unrecorded = 0  # dropped by a refusing spool, not yet recorded in the ledger
+        self.last_spool_refusal = ""  # why the spool last refused rows (a line of refusal())
+        self._dropped_count_ready = False
+        self._replay_failing: str | None = None
         self._io = threading.Lock()  # one batch at a time: the thread's, or a synchronous caller's
         self._thread = None
         if background:
@@ -112,25 +163,36 @@ class CaptureWriter:
         queue = self._queue
         if len(queue) >= self.max_queue:
             self.stats.dropped += 1
+            self._queue_overflow += 1
             return
         queue.append(row)
         if len(queue) >= self.batch_size:
             self._wake.set()
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until every row submitted before this call is written (or spooled)."""
+        """Wait until every row submitted before this call is written, spooled or refused.
+
+        True: within timeout, every row this writer was ever given is in the ledger, in the spool
+        (fsync'd), or refused by the database or by its checks and recorded as a failure. False:
+        the timeout passed first, or some row was dropped (stats.dropped says how many), and stays
+        False for this writer from then on: a True never hides an earlier loss."""
         if self._thread is None or not self._thread.is_alive():
             self._drain_all()
-            return not self._queue
+            return not self._queue and not self.stats.dropped
         marker = _Marker()
         self._queue.append(marker)
         self._wake.set()
-        return marker.done.wait(timeout)
+        return marker.done.wait(timeout) and not self.stats.dropped
+
+    def counts(self) -> Counts:
+        """How many of the rows given to this writer it wrote, spooled and dropped."""
+        return Counts(self.stats.own_written, self.stats.spooled, self.stats.dropped)
 
     def close(self, timeout: float = 5.0) -> bool:
         """Flush within timeout seconds and stop; rows still queued after that are spooled.
 
-        Returns True when everything was written or spooled in time."""
+        Returns what flush() would: True when every row was written, spooled or refused in time,
+        and none was ever dropped."""
         deadline = time.monotonic() + timeout
         done = self.flush(timeout)
         self._stopping = True
@@ -146,7 +208,7 @@ class CaptureWriter:
                 done = False
         if self._thread is None or not self._thread.is_alive():
             self._close_connection()
-        return done
+        return done and not self.stats.dropped
 
     # -- the writer's side ---------------------------------------------------------------------
 
@@ -188,12 +250,21 @@ class CaptureWriter:
                     break
                 batch.append(item)
             if batch:
-                self.write(batch)
+                try:
+                    self.write(batch)
+                except Exception:
+                    # A bug, not the database or the disk: the batch is in neither place.
+                    self.stats.dropped += len(batch)
+                    raise
             for marker in markers:
                 marker.done.set()
-        if self.stats.dropped:
-            dropped, self.stats.dropped = self.stats.dropped, 0
-            self._deliver([], [Failure.of("other", detail=f"capture queue full: {dropped} rows dropped")])
+        if self._queue_overflow:
+            dropped, self._queue_overflow = self._queue_overflow, 0
+            with self._io:
+                self._deliver([], [Failure.of("other", detail=f"capture queue full: {dropped} rows dropped")])
+        if self._dropped_unrecorded and not self._down and self._conn is not None:
+            with self._io:
+                self._record_spool_drops()
         if not self._down and self._conn is not None and has_content(self.spool.path):
             with self._io:
                 self._maybe_replay()
@@ -241,6 +312,9 @@ class CaptureWriter:
         except DatabaseDown as exc:
             self._went_down(exc)
             self._spool(rows, failures)
+            return
+        if self._spool_refusal is not None and rows:
+            self._kept_again("the database takes them")
 
     # -- database ------------------------------------------------------------------------------
 
@@ -280,7 +354,8 @@ class CaptureWriter:
             # A role that may not create partitions still captures into the existing ones.
             self._ensured_month = month
 
-    def _insert_rows(self, conn: psycopg.Connection, rows: list[dict], failures: list[Failure]) -> None:
+    def _insert_rows(self, conn: psycopg.Connection, rows: list[dict], failures: list[Failure],
+                     replay: bool = False) -> None:
         """One INSERT for the whole batch; on failure, row by row in savepoints, recording each failure.
 
         PostgreSQL refuses COPY FROM to a role under row-level security, and per-row INSERTs even
@@ -296,14 +371,17 @@ class CaptureWriter:
             if row["capture_key"] not in seen:
                 seen.add(row["capture_key"])
                 unique.append(row)
-        self.stats.duplicates += len(rows) - len(unique)
+        tallies = [self.stats, self.stats.replay] if replay else [self.stats]
+        for stats in tallies:
+            stats.duplicates += len(rows) - len(unique)
         rows = unique
         try:
             with conn.transaction():
                 set_local_role(conn, self.role)
                 written = self._insert(conn, rows)
-            self.stats.written += written
-            self.stats.duplicates += len(rows) - written
+            for stats in tallies:
+                stats.written += written
+                stats.duplicates += len(rows) - written
             return
         except Exception as exc:
             if is_down(exc, conn):
@@ -329,15 +407,18 @@ class CaptureWriter:
                                                        detail=describe(exc), capture_key=row["capture_key"]))
         except psycopg.Error as exc:
             raise DatabaseDown(describe(exc)) from exc
-        self.stats.written += written
-        self.stats.duplicates += len(rows) - written - len(row_failures)
+        for stats in tallies:
+            stats.written += written
+            stats.duplicates += len(rows) - written - len(row_failures)
         failures.extend(row_failures)
 
     def _insert(self, conn: psycopg.Connection, rows: list[dict]) -> int:
         params = {"rows": batch_json(rows), "keys": [row["capture_key"] for row in rows]}
         return conn.execute(QUERIES[self._insert_query], params).rowcount
 
-    def _write_failures(self, conn: psycopg.Connection, failures: list[Failure]) -> None:
+    def _write_failures(self, conn: psycopg.Connection, failures: list[Failure], replay: bool = False,
+                        counted: bool = True) -> None:
+        """Record failures; counted: count them (a record of dropped rows is not: they count as dropped)."""
         if not failures:
             return
         try:
@@ -352,9 +433,12 @@ class CaptureWriter:
             log.warning("evalledger capture: %d failure records could not be written: %s",
                         len(failures), describe(exc))
             return
-        for f in failures:
+        for f in failures if counted else ():
             self.stats.failed[f.reason] += 1
-        self.stats.refused.extend(failures)
+            if replay:
+                self.stats.replay.failed[f.reason] += 1
+        if counted and not replay:
+            self.stats.refused.extend(failures)
 
     def _went_down(self, exc: Exception) -> None:
         self._close_connection()
@@ -380,9 +464,55 @@ class CaptureWriter:
         records += [{"kind": "failure", "failure": asdict(f)} for f in failures]
         try:
             self.spool.append(records)
-            self.stats.spooled += len(rows)
         except OSError as exc:
-            log.error("evalledger capture: cannot spool %d rows to %s: %s", len(rows), self.spool.path, exc)
+            self._spool_refused(exc, len(rows), len(failures))
+            return
+        self.stats.spooled += len(rows)
+        if not self._dropped_count_ready:
+            try:
+                self.spool.dropped.prepare()
+                self._dropped_count_ready = True
+            except OSError:
+                pass
+        if self._spool_refusal is not None and records:
+            self._kept_again("the spool takes them")
+
+    def _spool_refused(self, exc: OSError, rows: int, failures: int) -> None:
+        """The spool's disk refused rows that the database could not take: they are dropped."""
+        self.stats.dropped += rows
+        self.stats.undeliverable_failures += failures
+        self._dropped_unrecorded += rows
+        self.last_spool_refusal = refusal(exc)
+        if self._spool_refusal is None:
+            self._spool_refusal = refusal(exc)
+            self._dropped_in_outage = 0
+            # Once per outage: a full disk under a busy application would log every row.
+            log.error("evalledger capture: the spool %s refuses writes (%s): captured rows the database cannot take "
+                      "are dropped until it takes them again; `evalledger doctor` counts them",
+                      self.spool.path, self._spool_refusal)
+        self._dropped_in_outage += rows
+        if rows:
+            try:
+                self.spool.dropped.add(rows, self._spool_refusal)
+            except OSError:
+                pass  # the disk refuses this too: the log line, stats and the ledger's record remain
+
+    def _kept_again(self, how: str) -> None:
+        log.warning("evalledger capture: captured rows are kept again (%s); %d were dropped while the spool %s "
+                    "refused writes (%s)", how, self._dropped_in_outage, self.spool.path, self._spool_refusal)
+        self._spool_refusal = None
+
+    def _record_spool_drops(self) -> None:
+        """A failure in the ledger for the rows a refusing spool dropped, so that any process sees them."""
+        dropped = self._dropped_unrecorded
+        failure = Failure.of("other", detail=f"{dropped} captured rows dropped: the local spool refused them "
+                                             f"({self.last_spool_refusal})")
+        try:
+            self._write_failures(self.connection(), [failure], counted=False)
+        except DatabaseDown as exc:
+            self._went_down(exc)
+            return
+        self._dropped_unrecorded -= dropped
 
     def _maybe_replay(self) -> None:
         conn = self._conn
@@ -392,17 +522,23 @@ class CaptureWriter:
         def handler(records: list[dict]) -> None:
             rows = [row_from_json(r["row"]) for r in records if r.get("kind") == "candidate"]
             failures = [Failure(**r["failure"]) for r in records if r.get("kind") == "failure"]
-            before = self.stats.written
-            self._insert_rows(conn, rows, failures)
-            self._write_failures(conn, failures)
-            self.stats.replayed += self.stats.written - before
+            self._insert_rows(conn, rows, failures, replay=True)
+            self._write_failures(conn, failures, replay=True)
+            self.stats.replay.records += len(records)
 
         try:
             self.spool.replay(handler)
         except DatabaseDown as exc:
             self._went_down(exc)
         except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.error("evalledger capture: cannot replay %s: %s", self.spool.path, exc)
+            # Tried again at every batch while it fails: said once, not at every try.
+            if self._replay_failing is None:
+                log.error("evalledger capture: cannot replay %s: %s", self.spool.path, exc)
+            self._replay_failing = str(exc)
+        else:
+            if self._replay_failing is not None:
+                log.warning("evalledger capture: the spool %s is replayed again", self.spool.path)
+            self._replay_failing = None
 
     def replay_spool(self) -> int:
         """Write whatever waits in the spool now; return how many records it held."""
