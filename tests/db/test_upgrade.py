@@ -143,6 +143,7 @@ MADE_BY = {
     "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
     "0106.takes-quality-regression": "SELECT xmin::text FROM pg_proc "
                                      "WHERE oid = 'evalledger.takes_quality_regression_v1(jsonb, bigint, numeric)'::regprocedure",
+    "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
 }
 
 
