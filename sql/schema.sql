@@ -205,6 +205,10 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/judge_agreement_v1.sql
 \ir takes_quality/takes_quality_trend_v1.sql
 
+-- Issue 37 (INS-B): takes-quality's regress in SQL.
+\ir takes_quality/takes_quality_threshold_v1.sql
+\ir takes_quality/takes_quality_regression_v1.sql
+
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql
 \ir ../triggers/core/run_claim_commit_refused_v1.sql

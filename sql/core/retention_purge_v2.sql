@@ -15,10 +15,15 @@
 -- work-quality snapshot goes when it is due even if a kept one compared with it (the kept one keeps
 -- its comparison and the previous run's id), so an active target's history still ages out. It runs
 -- under READ COMMITTED only: it waits for the hold tables' writers, and only a fresh snapshot then
--- sees the hold that one of them committed.
+-- sees the hold that one of them committed. It waits for those writers at most 5 seconds: the owner
+-- role's INSERT on the hold tables lets it LOCK them ROW EXCLUSIVE and keep its transaction open, so
+-- the purge stops then, naming who holds them, instead of queueing for ever. A captured-query
+-- partition whose DROP (ACCESS EXCLUSIVE on eval_candidates) would wait behind a reader's open
+-- transaction, and so queue every capture and read behind it, is left to the next purge.
 CREATE FUNCTION evalledger.retention_purge_v2()
 RETURNS TABLE (purged_table text, purged_rows bigint, purged_run uuid, purged_partition text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
+SET lock_timeout = '5s' AS $$
 DECLARE
     horizon timestamptz := evalledger.purge_horizon_at_v1();
     runs uuid[];
@@ -30,7 +35,17 @@ DECLARE
 BEGIN
     PERFORM evalledger.require_read_committed_v2('the retention purge');
     -- No hold is placed or released while the purge decides and deletes.
-    LOCK TABLE evalledger.legal_hold, evalledger.legal_hold_release IN SHARE MODE;
+    BEGIN
+        LOCK TABLE evalledger.legal_hold, evalledger.legal_hold_release IN SHARE MODE;
+    EXCEPTION WHEN lock_not_available THEN
+        SELECT string_agg(DISTINCT a.usename::text, ', ') INTO purged
+          FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
+           AND l.relation IN ('evalledger.legal_hold'::regclass, 'evalledger.legal_hold_release'::regclass);
+        RAISE EXCEPTION 'evalledger: the purge waited 5 s for the legal holds, which % holds in an open transaction: nothing purged',
+                coalesce(purged, 'another session')
+            USING ERRCODE = 'lock_not_available', HINT = 'run the purge again once that transaction ends';
+    END;
     INSERT INTO evalledger.retention_purge_marker (txid) VALUES (txid_current());
 
     -- brain-eval runs, children first
@@ -111,9 +126,15 @@ BEGIN
         -- Counted through the parent: a partition has no policy of its own, so FORCE hides its rows.
         SELECT count(*) INTO n FROM evalledger.eval_candidates c
          WHERE c.tableoid = ('evalledger.' || quote_ident(part.name))::regclass;
-        EXECUTE format('DROP TABLE evalledger.%I', part.name);
-        INSERT INTO evalledger.retention_purge_log (table_name, row_count, partition_name)
-        VALUES ('eval_candidates', n, part.name);
+        BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', '100ms', true);
+            EXECUTE format('DROP TABLE evalledger.%I', part.name);
+            INSERT INTO evalledger.retention_purge_log (table_name, row_count, partition_name)
+            VALUES ('eval_candidates', n, part.name);
+        EXCEPTION WHEN lock_not_available THEN
+            NULL;  -- a reader holds eval_candidates: the next purge drops it
+        END;
+        PERFORM pg_catalog.set_config('lock_timeout', '5s', true);
     END LOOP;
     DELETE FROM evalledger.capture_purge_marker m WHERE m.txid = txid_current();
     WITH gone AS (

@@ -147,3 +147,11 @@ SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_vers
 -- name: dashboard_takes_quality_trend_v1
 -- The takes_quality_trend_v1 panel, newest run first.
 SELECT * FROM evalledger.takes_quality_trend_v1;
+
+-- name: regress_threshold
+-- The threshold `regress` compares with: the one given, else the database's default (seed 000's 0.5).
+SELECT evalledger.takes_quality_threshold_v1(%(threshold)s::numeric) AS threshold;
+
+-- name: regression
+-- `regress`: a baseline receipt against a run as the ledger holds it, compared and decided by the database.
+SELECT evalledger.takes_quality_regression_v1(%(baseline)s, %(run_id)s, %(threshold)s::numeric) AS regression;

@@ -220,3 +220,124 @@ def test_doctor_warns_where_any_login_may_still_store_large_objects(admin, dsn):
         assert (found.level, found.detail.split(":")[0]) == ("warn", "PUBLIC may still call pg_catalog.lo_create(oid)")
     finally:
         admin.execute("REVOKE EXECUTE ON FUNCTION lo_create(oid) FROM PUBLIC")
+
+
+# -- issue 37, item 4: no lock a role may take stalls a writer longer than a timeout -----------------
+
+
+def test_a_reader_holding_captures_open_never_queues_the_partition_maker_in_front_of_readers(admin, logins):
+    """RevOps' open transaction holds ACCESS SHARE on eval_candidates; creating a partition needs
+    ACCESS EXCLUSIVE, and a waiting request queues every later reader and capture behind it. The
+    maker waits 100 ms, leaves the months ahead to a later writer, and makes them once it can."""
+    import time
+
+    reader = logins("revops", autocommit=False)
+    set_zone(reader, "Pacific/Kiritimati")  # months are UTC's whatever the sessions' zones
+    reader.execute("SELECT count(*) FROM evalledger.eval_candidates")
+    runner = logins("runner")
+    set_zone(runner, "America/Adak")
+    runner.execute("SET statement_timeout = '10s'")
+    other = logins("revops")
+    other.execute("SET statement_timeout = '10s'")
+    began = time.monotonic()
+    thread, outcome = in_thread(lambda: logins("runner").execute(
+        "SELECT evalledger.capture_ensure_partitions_v2(5)").fetchone()[0])
+    assert other.execute("SELECT count(*) FROM evalledger.eval_candidates").fetchone()[0] >= 0
+    thread.join(10)
+    assert outcome == {"result": 0} and time.monotonic() - began < 5
+    assert runner.execute(CAPTURE).fetchone()[0] is not None
+    reader.commit()
+    assert runner.execute("SELECT evalledger.capture_ensure_partitions_v2(5)").fetchone()[0] == 2
+
+
+def test_the_owner_holding_the_holds_open_stops_the_purge_naming_it(admin, logins):
+    """The owner role's INSERT on legal_hold lets it LOCK the table ROW EXCLUSIVE and keep its
+    transaction open; the purge's SHARE lock then waited for as long as it stayed open. It waits 5
+    seconds, then stops in one line naming the login that holds it, having purged nothing."""
+    owner = logins("owner", autocommit=False)
+    owner.execute("LOCK TABLE evalledger.legal_hold IN ROW EXCLUSIVE MODE")
+    retention = logins("retention")
+    retention.execute("SET statement_timeout = '30s'")
+    with pytest.raises(errors.LockNotAvailable) as refused:
+        retention.execute("SELECT * FROM evalledger.retention_purge_v2()")
+    assert str(refused.value).splitlines()[0] == (
+        f"evalledger: the purge waited 5 s for the legal holds, which {LOGINS['owner'][0]} holds in an open "
+        "transaction: nothing purged")
+    assert admin.execute("SELECT count(*) FROM evalledger.retention_purge_log").fetchone()[0] == 0
+    owner.rollback()
+    retention.execute("SELECT * FROM evalledger.retention_purge_v2()").fetchall()
+
+
+def test_the_purge_leaves_a_partition_a_reader_holds_to_the_next_purge(admin, logins):
+    """Dropping an expired capture partition takes ACCESS EXCLUSIVE on eval_candidates: behind an
+    auditor's open read it would queue every capture behind it. The purge leaves it for next time."""
+    from tests.conftest import make_capture_partition
+
+    start = admin.execute("SELECT (date_trunc('month', now() - interval '8 years'))::date").fetchone()[0]
+    make_capture_partition(admin, start)
+    part = f"eval_candidates_p{start:%Y%m}"
+    reader = logins("auditor", autocommit=False)
+    reader.execute("SELECT count(*) FROM evalledger.eval_candidates")
+    retention = logins("retention")
+    retention.execute("SET statement_timeout = '10s'")
+    purged = retention.execute("SELECT * FROM evalledger.retention_purge_v2()").fetchall()
+    assert [p for p in purged if p[0] == "eval_candidates"] == []
+    assert admin.execute("SELECT to_regclass(%s)", (f"evalledger.{part}",)).fetchone()[0] is not None
+    reader.commit()
+    purged = retention.execute("SELECT * FROM evalledger.retention_purge_v2()").fetchall()
+    assert ("eval_candidates", 0, None, part) in purged
+
+
+TABLE_LOCKS = ("ACCESS SHARE", "ROW SHARE", "ROW EXCLUSIVE")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_lock_a_role_may_take_held_open_stalls_no_writer(admin, logins, role, open_run):
+    """The role's login takes every table lock it may on every ledger table (the modes its SELECT and
+    INSERT grants allow; a stronger one is refused, test_no_role_locks_a_ledger_table_against_its_readers)
+    and holds them all in one open transaction. Meanwhile each writer finishes, or stops in one line
+    naming the holder, well within its statement timeout: a capture, the partition maker, a
+    takes-quality run judged and completed, a brain-eval run completed, the seal, and the purge."""
+    from psycopg.types.json import Jsonb
+
+    holder = logins(role, autocommit=False)
+    held = []
+    for table in ledger_tables(admin):
+        for mode in TABLE_LOCKS:
+            holder.execute("SAVEPOINT attempt")
+            try:
+                holder.execute(f"LOCK TABLE evalledger.{table} IN {mode} MODE NOWAIT")
+                held.append(f"{mode} on {table}")
+                holder.execute("RELEASE SAVEPOINT attempt")
+            except psycopg.errors.InsufficientPrivilege:
+                holder.execute("ROLLBACK TO SAVEPOINT attempt")
+    assert held or role in ("agent", "retention")  # these two may read no ledger table
+    run_to_complete = open_run()
+
+    def within(conn, seconds="8s"):
+        conn.execute(f"SET statement_timeout = '{seconds}'")
+        return conn
+
+    runner = within(logins("runner"))
+    assert runner.execute(CAPTURE).fetchone()[0] is not None
+    assert runner.execute("SELECT evalledger.capture_ensure_partitions_v2(5)").fetchone()[0] in (0, 2)
+    run_id = runner.execute(
+        "INSERT INTO evalledger.eval_takes_quality_runs (corpus_source, sample_limit, seed, n_takes, corpus_sha8, "
+        "prompt_sha8, models) VALUES ('db', 10, 1, 3, 'aaaaaaaa', 'bbbbbbbb', %s) RETURNING id",
+        (["openai:gpt-4o", "anthropic:claude-opus-4-7", "google:gemini-1.5-pro"],)).fetchone()[0]
+    for model in ("openai:gpt-4o", "anthropic:claude-opus-4-7", "google:gemini-1.5-pro"):
+        runner.execute("INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, "
+                       "response_json) VALUES (%s, 1, %s, false, %s)",
+                       (run_id, model, Jsonb({"scores": {d: 8 for d in ("accuracy", "attribution", "weight_calibration",
+                                                                        "kind_classification", "signal_density")},
+                                              "feedback": "fine", "improvements": []})))
+    assert runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (run_id,)).fetchone()[0] is not None
+    assert runner.execute(COMPLETE, (run_to_complete,)).fetchone()[0] is not None
+    runner.execute("SELECT evalledger.ledger_seal_v1()")
+    retention = within(logins("retention"), "20s")
+    if role == "owner":  # its INSERT on the holds lets it hold them ROW EXCLUSIVE: named, not waited for
+        with pytest.raises(errors.LockNotAvailable, match=f"which {LOGINS['owner'][0]} holds in an open transaction"):
+            retention.execute("SELECT * FROM evalledger.retention_purge_v2()")
+    else:
+        retention.execute("SELECT * FROM evalledger.retention_purge_v2()").fetchall()
+    holder.rollback()

@@ -234,3 +234,56 @@ def test_a_judge_of_the_targets_family_is_flagged(runner, admin):
     flags = runner.execute("SELECT model, family, same_family FROM eval_takes_quality_judge_verdicts "
                            "ORDER BY model").fetchall()
     assert flags == [("anthropic:claude-opus-4-7", "anthropic", False), ("openai:gpt-4o", "openai", True)]
+
+
+# --- regress, decided by the database ------------------------------------------------------------
+
+
+def _regression(conn, baseline, run_id, threshold=None):
+    return conn.execute("SELECT takes_quality_regression_v1(%s, %s, %s)",
+                        (Jsonb(baseline), run_id, threshold)).fetchone()[0]
+
+
+def test_the_database_decides_a_regression_against_a_baseline(runner):
+    """takes_quality_regression_v1 is the one home of seed 000's regress rule: a mean (or the overall)
+    dropping by more than the threshold (default 0.5) is a regression, exactly the threshold is not
+    (numeric: 7.3 - 7.8 is -0.5, not -0.5000000000000004), and a side without a mean is inconclusive.
+    The "now" side is the run as the ledger holds it, whatever the caller says of it."""
+    from decimal import Decimal
+
+    run_id = start_run(runner)
+    for model in PANEL:
+        verdict(runner, run_id, model, {**{d: 8 for d in DIMS}, "accuracy": 7})
+    now = runner.execute("SELECT takes_quality_complete_v1(%s)", (run_id,)).fetchone()[0]
+    assert now["scores"]["accuracy"]["mean"] == 7 and now["overall_score"] == 7.8
+    baseline = {**now, "scores": {d: {**now["scores"][d]} for d in DIMS}}
+    same = _regression(runner, baseline, run_id)
+    assert (same["outcome"], same["regressed"], same["warnings"], same["threshold"]) == ("ok", [], [], 0.5)
+    assert [r["dimension"] for r in same["rows"]] == [*DIMS, "overall"]
+    assert runner.execute("SELECT takes_quality_threshold_v1(NULL)").fetchone()[0] == Decimal("0.5")
+
+    baseline["scores"]["accuracy"]["mean"] = 7.5  # a drop of exactly 0.5: not more than the threshold
+    baseline["scores"]["signal_density"]["mean"] = 8.6  # 0.6
+    baseline["overall_score"] = 8.3
+    baseline["prompt_sha8"] = "99999999"
+    worse = _regression(runner, baseline, run_id)
+    assert worse["outcome"] == "regression" and worse["regressed"] == ["signal_density"]
+    assert worse["rows"][0] == {"dimension": "accuracy", "baseline": 7.5, "now": 7, "delta": -0.5, "regressed": False}
+    assert worse["rows"][-1]["delta"] == -0.5 and not worse["rows"][-1]["regressed"]
+    assert worse["warnings"] == ["prompt_sha8 differs: 99999999 (baseline) vs bbbbbbbb (now)"]
+    lenient = _regression(runner, baseline, run_id, Decimal("0.6"))
+    assert (lenient["outcome"], lenient["threshold"]) == ("ok", 0.6)
+    strict = _regression(runner, baseline, run_id, 0)
+    assert strict["regressed"] == ["accuracy", "signal_density", "overall"]
+
+    baseline["scores"]["attribution"]["mean"] = None  # an inconclusive baseline: nothing to compare
+    assert _regression(runner, baseline, run_id, Decimal("0.6"))["outcome"] == "inconclusive"
+    assert _regression(runner, baseline, run_id)["outcome"] == "regression"  # a drop still says so
+
+    for bad in (Decimal("-0.1"), Decimal("NaN")):
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="regress threshold is a finite number"):
+            _regression(runner, baseline, run_id, bad)
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="not a takes-quality receipt"):
+        _regression(runner, {"scores": [1]}, run_id)
+    with pytest.raises(psycopg.errors.NoDataFound, match="no takes-quality run 999999"):
+        _regression(runner, baseline, 999999)

@@ -386,3 +386,25 @@ def test_history_view_revops_hot_tier_auditor_everything_agent_nothing(admin, ru
     for relation in ("work_quality_history_v1", "eval_work_quality_snapshots", "eval_work_quality_judge_verdicts"):
         with pytest.raises(errors.InsufficientPrivilege):
             agent.execute(f"SELECT * FROM evalledger.{relation}")
+
+
+def test_a_retry_keeps_a_verdict_that_stands_once_another_judge_contributed(runner):
+    """Issue 37, item 7, at the store: while no judge of a run has contributed, a judge that failed on
+    content may be asked again; once another has contributed, its failure is its verdict. A recorded
+    reply (never started) and a live call about to start are then told apart from every other
+    refusal: SETTLED and False, which the run notes and skips; any other refusal still raises."""
+    from evalledger.judges.providers import JudgeCall
+    from evalledger.judges.specs import parse_model_spec
+    from evalledger.suites.work_quality import store
+
+    sid = start(runner)
+    for model in PANEL:
+        assert verdict(runner, sid, model, {"overall": 3})[1] == "incomplete_scores"
+    first, second = (JudgeCall(spec=parse_model_spec(m), text="reply", parsed=reply()) for m in PANEL)
+    assert store.record_verdict(runner, sid, first, recorded=False)["contributes"]
+    assert store.record_verdict(runner, sid, second, recorded=False) == store.SETTLED
+    assert store.record_start(runner, sid, PANEL[1], 0.01) is False
+    assert runner.execute("SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE model = %s",
+                          (PANEL[1],)).fetchone()[0] == 1
+    with pytest.raises(errors.CheckViolation, match="judged by live judges"):
+        store.record_verdict(runner, sid, second, recorded=True)

@@ -233,6 +233,39 @@ def test_work_quality_retries_a_run_id_whose_judges_all_failed_and_lists_it_open
     assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots") == 1
 
 
+def test_a_work_quality_retry_finishes_when_a_judge_contributes_before_the_next_is_asked(env, standin, admin,
+                                                                                          tmp_path):
+    """Issue 37, item 7: a retry of a run whose judges all failed on content plans both judges; once
+    the first contributes, the second's failure is its verdict (the database refuses another row:
+    "nothing to retry"). The retry skips it with a note and finishes, instead of exit 3 with the
+    database's raw message. One provider with one call at a time asks the judges in turn."""
+    from evalledger.suites.work_quality.snapshot import DIMENSIONS
+
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    standin.responder = lambda model, system, user: {
+        **{d: 0.8 for d in DIMENSIONS}, "narrative": "read it", "confidence": 0.7,
+        "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
+    one_provider = ("--models", "openai:gpt-4o,openai:gpt-4.1", "--concurrency", "1")
+    standin.set_default("*", steps.out_of_scale(value=7))
+    failed = wq(env, work, "--run-id", "build-7", *one_provider)
+    assert failed.code == 3 and "no judge produced a verdict" in failed.err
+    standin.reset()
+    standin.responder = lambda model, system, user: {
+        **{d: 0.8 for d in DIMENSIONS}, "narrative": "read it", "confidence": 0.7,
+        "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
+    judged = wq(env, work, "--run-id", "build-7", *one_provider)
+    assert judged.code == 0, judged.err
+    assert [r.model for r in standin.requests] == ["gpt-4o"]  # the second is never asked: nothing to pay for
+    assert ("judge openai:gpt-4.1: its verdict on this run was stored earlier and another judge has contributed "
+            "since: skipped, not retried\n") in judged.out
+    assert judged.err == ""
+    listed = json.loads(run_cli("work-quality", "list", "--json", env=env).out)["rows"]
+    assert [(r["run_id"], r["state"]) for r in listed] == [("build-7", "complete")]
+    note = count(admin, "SELECT snapshot_json #>> '{aggregate,note}' FROM eval_work_quality_snapshots")
+    assert "judge openai:gpt-4.1 skipped: out_of_scale" in note
+
+
 @pytest.mark.server_timeouts
 def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env, standin, admin, tmp_path):
     from evalledger.suites.work_quality.snapshot import DIMENSIONS

@@ -571,6 +571,23 @@ def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin,
     assert lenient.code == 0 and lenient.out.endswith("OK: no dimension mean dropped by more than 1.5\n")
 
 
+def test_regress_exits_by_the_rule_the_database_holds(env, corpus, standin, admin, tmp_path):
+    """No second home for the regress rule: with the database's threshold made -1 (every mean that
+    did not rise by a full point "dropped"), the same scores are a regression, which no rule in
+    Python would say (issue 37, item 6)."""
+    _, baseline = tq(env, "--slug-prefix", "a/")
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(baseline))
+    admin.execute("CREATE OR REPLACE FUNCTION evalledger.takes_quality_threshold_v1(threshold numeric DEFAULT NULL) "
+                  "RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT -1::numeric'")
+    same = run_cli("regress", "--against", str(path), env=env)
+    assert same.code == 1, same.err
+    assert same.out.startswith(f"regress against {path} (threshold -1): ")
+    assert "accuracy                   8.00     8.00    +0.00  regression\n" in same.out
+    assert same.out.endswith("REGRESSION: accuracy, attribution, weight_calibration, kind_classification, "
+                             "signal_density, overall dropped by more than -1\n")
+
+
 # --- demo --------------------------------------------------------------------------------------
 
 

@@ -691,3 +691,21 @@ def test_repair_json_is_linear_on_hostile_input():
     assert repair_json("{" * 100_000) is None
     assert repair_json('"' + "{" * 50_000) is None
     assert time.monotonic() - t0 < 2
+
+
+def test_a_call_its_on_start_declines_is_never_sent(standin):
+    """on_start's False (what is stored says the call is not wanted any more) leaves the call unsent
+    and costing nothing; the others go out as before."""
+    started = []
+
+    def on_start(r):
+        started.append(r.spec.spec)
+        return r.spec.spec != "anthropic:claude-opus-4-7"
+
+    results = run(standin, [req(spec) for spec in PANEL[:2]], on_start=on_start)
+    assert sorted(started) == sorted(PANEL[:2])
+    assert [r.model for r in standin.requests] == ["gpt-4o"]
+    declined = results[1]
+    assert (declined.error_kind, declined.error_message, declined.cost_usd, declined.attempts) == (
+        prov.NOT_CALLED, "skipped: anthropic:claude-opus-4-7 was not called", 0, 0)
+    assert results[0].error_kind is None

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 PROVIDER_ERROR = "provider_error"
 BUDGET_EXHAUSTED = "budget_exhausted"
+# A call its on_start declined (what is stored says it is not wanted any more): never sent, and
+# nothing of it is stored.
+NOT_CALLED = "not_called"
 
 MAX_BACKOFF_S = 8.0
 _MESSAGE_MAX = 300
@@ -237,7 +240,8 @@ async def run_calls(
     store them together, and returns one list of follow-ups per result (or None); follow_up_specs names the models they may use, checked
     (price, credentials) with the rest before any call. on_start (sync) is told of each call just
     before its first request is sent (a call the budget does not allow is never started), so a
-    caller can record it as started; an exception from it ends the run.
+    caller can record it as started; an exception from it ends the run, and False from it leaves the
+    call unsent (its result's error_kind is NOT_CALLED).
     """
     session = _session.get()
     if deadline_s is None:
@@ -306,8 +310,10 @@ async def run_calls(
                             result.error_message = f"skipped: projected cost of {spec.spec} would pass the budget cap"
                             return result
                     if started is None:
-                        if on_start is not None:
-                            on_start(req)
+                        if on_start is not None and on_start(req) is False:
+                            result.error_kind = NOT_CALLED
+                            result.error_message = f"skipped: {spec.spec} was not called"
+                            return result
                         started = time.monotonic()
                         # Decided now, not when queued: another call may have found the model refuses it.
                         structured = req.json_schema is not None and spec.spec not in text_only

@@ -167,8 +167,9 @@ def trend_command(limit, rubric_version, fmt):
 @click.command("regress")
 @click.option("--against", "against", required=True, type=click.Path(path_type=Path, dir_okay=False),
               metavar="RECEIPT", help="The baseline receipt (e.g. from `run takes-quality --json`).")
-@click.option("--threshold", type=Number(0), default=0.5, show_default=True,
-              help="A dimension mean (or the overall) dropping by more than this is a regression.")
+@click.option("--threshold", type=Number(0), default=None,
+              help="A dimension mean (or the overall) dropping by more than this is a regression. [default: 0.5, "
+                   "seed 000's, held in the database]")
 @panel_options
 @click.option("--rerun", "--fresh", "rerun", is_flag=True,
               help="Judge again even when the same eval has a complete run (the baseline's own, say).")
@@ -178,13 +179,18 @@ def regress_command(against, threshold, **options):
 
     Same panel, slug prefix, source, sample size and seed as the baseline. Differences in the
     corpus, prompt or rubric fingerprints are printed as warnings. Exit 0 no regression,
-    1 regression, 2 a side has no scores to compare (inconclusive), 3 any error.
+    1 regression, 2 a side has no scores to compare (inconclusive), 3 any error. The database
+    compares and decides (takes_quality_regression_v1).
     """
-    from . import receipts, run as takes_quality, trend
+    from evalledger.core import db
+
+    from . import receipts, run as takes_quality, store, trend
 
     baseline = receipts.load(against)
     opts = takes_quality.options_from_receipt(baseline, takes_quality.RunOptions(**options))
-    click.echo(f"regress against {against} (threshold {threshold:g}): panel {', '.join(opts.models)}; "
+    with db.transaction("runner") as conn:
+        shown = store.regress_threshold(conn, threshold)
+    click.echo(f"regress against {against} (threshold {shown:g}): panel {', '.join(opts.models)}; "
                f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {output.plural(opts.limit, 'take')}; seed {opts.seed}")
     if opts.seed is None:
         click.echo(output.warning("the baseline receipt has no seed: the sample is drawn at random"))
@@ -193,18 +199,24 @@ def regress_command(against, threshold, **options):
     if not outcome.final:
         click.echo(output.warning(f"run {outcome.receipt['run_id']} is not final: some calls failed outside the "
                                   "judges' content; run the same command again to retry them"), err=True)
-    cmp = trend.compare(baseline, outcome.receipt, threshold)
-    for warning in cmp.warnings:
+    with db.transaction("runner") as conn:
+        compared = store.regression(conn, baseline, outcome.receipt["run_id"], threshold)
+    for warning in compared["warnings"]:
         click.echo(output.warning(warning))
-    click.echo(trend.comparison_text(cmp, threshold), nl=False)
-    if cmp.regressed:
-        click.echo(f"{output.paint('REGRESSION', 'red')}: {', '.join(cmp.regressed)} dropped by more than {threshold:g}")
-        sys.exit(EXIT_FAIL)
-    if not cmp.comparable:
-        click.echo(f"{output.verdict('inconclusive', 'INCONCLUSIVE')}: a side has no mean to compare (an inconclusive run)")
-        sys.exit(EXIT_INCONCLUSIVE)
-    click.echo(f"{output.paint('OK', 'green')}: no dimension mean dropped by more than {threshold:g}")
-    sys.exit(EXIT_OK)
+    click.echo(trend.comparison_text(compared), nl=False)
+    said, code = _REGRESS_OUTCOMES[compared["outcome"]]
+    click.echo(said(compared["regressed"], f"{compared['threshold']:g}"))
+    sys.exit(code)
+
+
+# What `regress` says and how it exits for each outcome the database decided.
+_REGRESS_OUTCOMES = {
+    "regression": (lambda names, t: f"{output.paint('REGRESSION', 'red')}: {', '.join(names)} dropped by more than {t}",
+                   EXIT_FAIL),
+    "inconclusive": (lambda names, t: f"{output.verdict('inconclusive', 'INCONCLUSIVE')}: a side has no mean to "
+                                      "compare (an inconclusive run)", EXIT_INCONCLUSIVE),
+    "ok": (lambda names, t: f"{output.paint('OK', 'green')}: no dimension mean dropped by more than {t}", EXIT_OK),
+}
 
 
 # -- corpus ----------------------------------------------------------------------------------

@@ -138,3 +138,22 @@ def trend(conn: psycopg.Connection, limit: int, rubric_version: str | None) -> l
     """Completed runs, newest rubric epoch first, newest run first within an epoch."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(QUERIES["trend"], {"version": rubric_version, "limit": limit}).fetchall()
+
+
+def regress_threshold(conn: psycopg.Connection, threshold: float | None) -> float:
+    """The threshold `regress` compares with: the one given, else the database's default."""
+    return float(_one(conn, "regress_threshold", {"threshold": _decimal(threshold)})["threshold"])
+
+
+def regression(conn: psycopg.Connection, baseline: dict, run_id: int, threshold: float | None) -> dict:
+    """The baseline receipt against run_id as the database compares and decides it
+    (takes_quality_regression_v1): threshold, rows, regressed, outcome, warnings."""
+    return _one(conn, "regression", {"baseline": Jsonb(baseline), "run_id": run_id,
+                                     "threshold": _decimal(threshold)})["regression"]
+
+
+def _decimal(number: float | None):
+    """A flag's number as the decimal it was typed as (0.1 stays 0.1, not its binary neighbour)."""
+    from decimal import Decimal
+
+    return None if number is None else Decimal(repr(number))

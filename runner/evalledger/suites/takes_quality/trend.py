@@ -1,8 +1,6 @@
-"""takes-quality over time: the trend table (seed 000) and the regress comparison of two receipts."""
+"""takes-quality over time: the trend table (seed 000) and the regress comparison the database made."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from evalledger.core import db
 from evalledger.core.errors import EvalledgerError
@@ -45,46 +43,12 @@ def trend_json(rows: list[dict]) -> dict:
          "rubric_sha8": r["rubric_sha8"], "judges": r.get("judges", "live")} for r in rows]}
 
 
-@dataclass
-class Comparison:
-    """A regress comparison: per dimension (and overall) baseline, now, delta, regressed."""
-
-    rows: list[tuple[str, float | None, float | None, float | None, bool]]
-    warnings: list[str]
-    comparable: bool
-
-    @property
-    def regressed(self) -> list[str]:
-        return [name for name, *_, bad in self.rows if bad]
-
-
-def compare(baseline: dict, now: dict, threshold: float) -> Comparison:
-    """Which dimension means (and the overall) dropped by more than threshold."""
-    warnings = [f"{name} differs: {a} (baseline) vs {b} (now)"
-                for name, a, b in (("corpus_sha8", baseline["corpus"]["corpus_sha8"], now["corpus"]["corpus_sha8"]),
-                                   ("prompt_sha8", baseline["prompt_sha8"], now["prompt_sha8"]),
-                                   ("rubric_sha8", baseline["rubric_sha8"], now["rubric_sha8"]))
-                if a != b]
-    rows = []
-    comparable = True
-    pairs = [(d, (baseline["scores"].get(d) or {}).get("mean"), (now["scores"].get(d) or {}).get("mean"))
-             for d in baseline["scores"]]
-    pairs.append(("overall", baseline.get("overall_score"), now.get("overall_score")))
-    for name, before, after in pairs:
-        if not isinstance(before, (int, float)) or not isinstance(after, (int, float)):
-            comparable = False
-            rows.append((name, before, after, None, False))
-            continue
-        delta = round(after - before, 4)
-        rows.append((name, before, after, delta, -delta > threshold))
-    return Comparison(rows, warnings, comparable)
-
-
-def comparison_text(cmp: Comparison, threshold: float) -> str:
-    fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+def comparison_text(compared: dict) -> str:
+    """The database's comparison (takes_quality_regression_v1) as a table; it decides each row."""
+    fmt = lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
     lines = [f"{'dimension':<22}{'baseline':>9}{'now':>9}{'delta':>9}"]
-    for name, before, after, delta, bad in cmp.rows:
-        sign = "" if delta is None else ("+" if delta >= 0 else "")
-        lines.append(f"{name:<22}{fmt(before):>9}{fmt(after):>9}{sign + fmt(delta) if delta is not None else '-':>9}"
-                     f"{'  regression' if bad else ''}")
+    for row in compared["rows"]:
+        delta = "-" if row["delta"] is None else f"{row['delta']:+.2f}"
+        lines.append(f"{row['dimension']:<22}{fmt(row['baseline']):>9}{fmt(row['now']):>9}{delta:>9}"
+                     f"{'  regression' if row['regressed'] else ''}")
     return "\n".join(lines) + "\n"

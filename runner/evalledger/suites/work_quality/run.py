@@ -200,7 +200,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
     from evalledger.core import claims, money
     from evalledger.judges import context, panel
     from evalledger.judges.pricing import Budget
-    from evalledger.judges.providers import JudgeRequest
+    from evalledger.judges.providers import NOT_CALLED, JudgeRequest
 
     # Everything the user typed is checked before any row or call.
     if opts.kind not in ("bot", "feature"):
@@ -283,15 +283,30 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             progress = panel.Progress(len(requests), progress_stream)
             progress.start("work-quality", len(requests))
 
-            def on_start(req) -> None:
-                store.record_start(conn, snapshot_id, req.spec.spec,
-                                   money.estimate(req.spec, req.system, req.user, req.max_output_tokens))
+            # The plan above is what was stored when the run began; each judge's row is admitted by
+            # the database against what is stored when it is written (one statement each). A judge
+            # planned for a retry while no judge had contributed keeps its earlier verdict once one
+            # has: the database takes no new row of it, and it is skipped with a note, never called.
+            def settled(spec: str) -> None:
+                say(f"judge {spec}: its verdict on this run was stored earlier and another judge has contributed "
+                    "since: skipped, not retried")
+
+            def on_start(req) -> bool:
+                started = store.record_start(conn, snapshot_id, req.spec.spec,
+                                             money.estimate(req.spec, req.system, req.user, req.max_output_tokens))
+                if not started:
+                    settled(req.spec.spec)
+                return started
 
             def on_result(call: JudgeCall) -> None:
+                progress.advance(call.cost_usd)
+                if call.error_kind == NOT_CALLED:
+                    return
                 recorded = modes[call.spec.spec] == panel.RECORDED
                 decided = store.record_verdict(conn, snapshot_id, call, recorded)
-                progress.advance(call.cost_usd)
-                if not progress.enabled:
+                if decided == store.SETTLED:
+                    settled(call.spec.spec)
+                elif not progress.enabled:
                     say(_result_line(decided, call, recorded))
 
             try:

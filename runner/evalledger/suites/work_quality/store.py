@@ -59,9 +59,27 @@ def snapshot_state(conn: psycopg.Connection, snapshot_id: int) -> dict:
     return _one(conn, "snapshot_state", {"snapshot_id": snapshot_id})
 
 
-def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd) -> None:
-    """A live call about to be sent: if no answer follows, its estimate is what it cost."""
-    conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model, "estimated_cost_usd": estimated_cost_usd})
+# The database's refusal of another row for a judge whose verdict stands (work_quality_verdict_sequence_v1):
+# its failure on content became its verdict once another judge contributed, so there is nothing to retry.
+VERDICT_STANDS = "eval_work_quality_judge_verdicts_once"
+SETTLED = "settled"
+
+
+def _stands(exc: psycopg.errors.CheckViolation) -> bool:
+    return exc.diag.constraint_name == VERDICT_STANDS
+
+
+def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd) -> bool:
+    """A live call about to be sent: if no answer follows, its estimate is what it cost. False when
+    the database takes no new row of this judge (its stored verdict stands): the call is not made."""
+    try:
+        conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model,
+                                         "estimated_cost_usd": estimated_cost_usd})
+    except psycopg.errors.CheckViolation as exc:
+        if not _stands(exc):
+            raise
+        return False
+    return True
 
 
 def previous_for_prompt(conn: psycopg.Connection, snapshot_id: int) -> dict | None:
@@ -73,19 +91,25 @@ def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[str]:
 
 
 def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool) -> dict | None:
-    """INSERT one judge's reply or failure; return what the database made of it (None if already there)."""
+    """INSERT one judge's reply or failure; return what the database made of it (None if already there,
+    SETTLED when the database takes no new row of this judge: its stored verdict stands)."""
     from evalledger.core import money
     from evalledger.judges import panel
 
     provider_failed = call.error_kind is not None
     exact = None if recorded else money.cost(call.spec, call.input_tokens, call.output_tokens)
-    return _one(conn, "record_verdict", {
-        "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
-        "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
-        "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
-        "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
-        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": exact or 0,
-        "latency_ms": call.latency_ms, "attempts": call.attempts})
+    try:
+        return _one(conn, "record_verdict", {
+            "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
+            "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
+            "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
+            "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
+            "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": exact or 0,
+            "latency_ms": call.latency_ms, "attempts": call.attempts})
+    except psycopg.errors.CheckViolation as exc:
+        if not _stands(exc):
+            raise
+        return SETTLED
 
 
 def verdicts(conn: psycopg.Connection, snapshot_id: int) -> list[dict]:
