@@ -3,16 +3,11 @@
 -- reader (the signed-in login, or the CLI's --as role): row-level security decides what each
 -- returns. Each starts with a "-- name: <name>" line and a comment that says what it does.
 
--- name: run_agreement
--- How each judge's drafts on one completed run agree with its reviewer's final numbers, blind entries only (agreement_measures_v1).
-SELECT f.judge_model, m.unsupported_pairs, m.unsupported_agreement, m.unsupported_kappa, m.diagnosis_pairs,
-       m.diagnosis_agreement, m.diagnosis_weighted_kappa, m.claims_pairs, m.claims_mean_abs_difference
-  FROM evalledger.brain_eval_agreement_facts_v1(ARRAY[%(eval_run_id)s::uuid]) f
- CROSS JOIN LATERAL evalledger.agreement_measures_v1(
-        ARRAY[f.unsupported_j0_r0, f.unsupported_j0_r1, f.unsupported_j0_r2, f.unsupported_j1_r0, f.unsupported_j1_r1, f.unsupported_j1_r2, f.unsupported_j2_r0, f.unsupported_j2_r1, f.unsupported_j2_r2],
-        ARRAY[f.diagnosis_j0_r0, f.diagnosis_j0_r1, f.diagnosis_j0_r2, f.diagnosis_j1_r0, f.diagnosis_j1_r1, f.diagnosis_j1_r2, f.diagnosis_j2_r0, f.diagnosis_j2_r1, f.diagnosis_j2_r2],
-        f.claims_pairs, f.claims_abs_difference) m
- ORDER BY f.judge_model;
+-- -- `evalledger dashboard` (bi/cli.py) -------------------------------------------------------
+
+-- name: panel_description
+-- What a dashboard view shows, from its COMMENT (the BI contract's own words).
+SELECT obj_description(to_regclass('evalledger.' || %(panel)s), 'pg_class');
 
 -- -- The dashboards' panels (bi/panels.py), each with the filters: brain, from_month, to_month, trigger ----
 

@@ -221,7 +221,7 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
     """One answer as it arrives, in its own transaction (a savepoint of the batch's, when the
     answers that came back together are stored together): the analysis row, then the answer row
     (the database computes its scores). Returns the contract violation, if any."""
-    from evalledger.core import money
+    from evalledger.judges import money
 
     parsed, broken = check_answer(call)
     with conn.transaction():

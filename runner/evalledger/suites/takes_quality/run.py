@@ -100,7 +100,8 @@ def _stderr_warning(line: str) -> None:
 def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         warn: Callable[[str], None] = _stderr_warning) -> Outcome:
     """Run the suite end to end; `say` prints a progress line (or not), `warn` a warning (stderr)."""
-    from evalledger.core import claims, money
+    from evalledger.core import claims
+    from evalledger.judges import money
     from evalledger.judges import context, panel
     from evalledger.judges.pricing import Budget
     from evalledger.judges.providers import BUDGET_EXHAUSTED, JudgeRequest

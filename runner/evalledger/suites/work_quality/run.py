@@ -197,7 +197,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         warn: Callable[[str], None] = _stderr_warning) -> Outcome:
     """Judge the work product, record everything, write the snapshot; raise EvalledgerError on any error.
     `say` prints progress (stdout, or nothing under --json); `warn` a skipped history file (stderr)."""
-    from evalledger.core import claims, money
+    from evalledger.core import claims
+    from evalledger.judges import money
     from evalledger.judges import context, panel
     from evalledger.judges.pricing import Budget
     from evalledger.judges.providers import JudgeRequest

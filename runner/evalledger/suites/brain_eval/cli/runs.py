@@ -9,8 +9,9 @@ import click
 
 from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
-from evalledger.core.options import LIMIT, Number, When, call_options, database_option, echo_listing, format_options
-from evalledger.ledger.cli import sealing
+from evalledger.core.options import LIMIT, Number, When, database_option, echo_listing, format_options
+from evalledger.core.sealing import sealing
+from evalledger.judges.options import call_options
 
 from .. import store as brain_eval
 from .registries import read_contracts
@@ -87,8 +88,9 @@ def show_command(run_id, as_json):
     """
     from dataclasses import asdict
 
-    from evalledger.bi import agreement
     from evalledger.core.reading import fetch, records
+
+    from .. import agreement
 
     with db.transaction("auditor") as conn:
         decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"))
