@@ -356,3 +356,32 @@ def test_a_suite_imports_no_other_suite():
                   if m.startswith("evalledger.suites.") and m.split(".")[2] != suite}
         crossing += [f"{name} imports the {other} suite" for other in sorted(others)]
     assert crossing == []
+
+
+# The steps of setting up a judge panel, which judges.panel.Panel takes together: a suite's run
+# passes its own parts (prompts, schema, what a result stores) to a Panel and calls none of these,
+# nor the judges' context module (the prompt's size against each model's window).
+PANEL_STEPS = {"parse_panel", "resolve_modes", "describe_modes", "run_panel", "check_prices", "recorded_call",
+               "estimate", "DEFAULT_MAX_PROMPT_CHARS"}
+
+
+def _panel_steps_named(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            names = [node.attr] if isinstance(node, ast.Attribute) else [node.id] if isinstance(node, ast.Name) else []
+        found += [f"{_rel(path)}:{node.lineno}: {name}" for name in names
+                  if name.split(".")[-1] in PANEL_STEPS or name in ("context", "evalledger.judges.context")]
+    return found
+
+
+def test_no_suite_builds_a_judge_panel_by_hand():
+    by_hand = [hit for path in MODULES if _rel(path).startswith("suites/") for hit in _panel_steps_named(path)]
+    assert by_hand == [], "a suite's run builds a judges.panel.Panel and passes in only its own parts"
+    for path in (PACKAGE / "suites" / "takes_quality" / "run.py", PACKAGE / "suites" / "work_quality" / "run.py",
+                 PACKAGE / "suites" / "brain_eval" / "cli" / "runs.py"):
+        assert "Panel(" in path.read_text("utf-8"), f"{_rel(path)} builds no Panel"
