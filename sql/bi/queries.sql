@@ -131,6 +131,18 @@ SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s
 -- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch.
 SELECT * FROM evalledger.takes_quality_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, 40);
 
+-- name: takes_quality_pass_means
+-- The mean every dimension must reach for a takes-quality pass, as each rubric the given runs were judged by holds it (the active rubric's when no run is given): the trend chart's pass lines.
+SELECT b.version, (b.definition -> 'pass_rule' ->> 'every_dim_mean_at_least')::numeric AS every_mean_at_least
+  FROM evalledger.rubric b
+ WHERE b.suite = 'takes-quality'
+   AND CASE WHEN cardinality(%(run_ids)s::bigint[]) > 0
+            THEN b.rubric_id IN (SELECT r.rubric_id FROM evalledger.eval_takes_quality_runs r
+                                  WHERE r.id = ANY(%(run_ids)s::bigint[]))
+            ELSE b.rubric_id = (SELECT a.rubric_id FROM evalledger.rubric_activation a
+                                 WHERE a.suite = 'takes-quality' ORDER BY a.activation_id DESC LIMIT 1) END
+ ORDER BY every_mean_at_least, b.version;
+
 -- name: panel_work_quality
 -- The latest 40 completed work-quality snapshots of every target, newest first, with their verdict against the previous one.
 SELECT name, kind, at, run_id, snapshot_id, overall, prev_run_id, overall_delta, verdict, regression, regression_reasons,

@@ -308,9 +308,18 @@ def agreement(conn: psycopg.Connection, filters: Filters) -> Panel:
     return panel
 
 
+def _pass_lines(rules: list[dict]) -> list[charts.Line]:
+    """One line per pass mean the rubrics hold (a rubric that changed it names its versions)."""
+    means = sorted({r["every_mean_at_least"] for r in rules if r["every_mean_at_least"] is not None})
+    return [charts.Line(float(mean), f"pass: every mean ≥ {float(mean):g}" + (
+        f" (rubric {', '.join(r['version'] for r in rules if r['every_mean_at_least'] == mean)})"
+        if len(means) > 1 else "")) for mean in means]
+
+
 def takes_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
     rows = dicts(conn, QUERIES["panel_takes_quality"], filters.params())
     ordered = list(reversed(rows))
+    pass_lines = _pass_lines(dicts(conn, QUERIES["takes_quality_pass_means"], {"run_ids": [r["run_id"] for r in rows]}))
     epochs = sorted({(r["rubric_version"], r["rubric_sha8"]) for r in rows}, key=lambda e: min(
         r["started_at"] for r in rows if (r["rubric_version"], r["rubric_sha8"]) == e))
     series = [charts.Series(f"rubric {v} ({sha})", [
@@ -325,7 +334,7 @@ def takes_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
                  "read as a drop.", "takes_quality_trend_v1",
                  [charts.line_chart("takes-chart", "Overall score (1-10) of the latest runs, by rubric epoch",
                                     "Oldest to newest; a series per rubric epoch", [f"{r['started_at']:%m-%d}" for r in ordered],
-                                    series, y_min=1, y_max=10, lines=[charts.Line(7, "pass: every mean ≥ 7")],
+                                    series, y_min=1, y_max=10, lines=pass_lines,
                                     width=700, height=210)],
                  [Table(None, [Column("run_id", "run", "takes"), Column("target_id", "target"),
                                Column("started_at", "started", "when"), Column("epoch", "rubric epoch"),
