@@ -156,7 +156,6 @@ def _whole_short_help(group: click.Group) -> None:
 
 def _register() -> None:
     from .bi import cli as bi_cli
-    from .core import cli as core_cli
     from .core import sealing
     from .ledger import cli as ledger_cli
     from .ops import cli as ops_cli
@@ -169,7 +168,7 @@ def _register() -> None:
     # The runner (core, judges, suites) never imports the ledger: a completing command's seal is the
     # ledger's, composed in here.
     sealing.register(ledger_cli.seal_after)
-    for module in (core_cli, ops_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli,
+    for module in (ops_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli,
                    ledger_cli, bi_cli):
         for command in module.COMMANDS:
             cli.add_command(command)

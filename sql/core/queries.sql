@@ -38,21 +38,6 @@ RESET ROLE; RESET search_path;
 -- Whether a database of this name exists on the server.
 SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %(name)s);
 
--- name: target_rows
--- Every registered target with its family and registration time, by id.
-SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.target ORDER BY target_id;
-
--- name: target_row
--- One registered target.
-SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.target WHERE target_id = %(target_id)s;
-
--- name: add_target_once
--- Register something under test once; returns a row only when it is new.
-INSERT INTO evalledger.target (target_id, kind, display_name, model_family)
-VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s)
-ON CONFLICT ON CONSTRAINT target_pkey DO NOTHING
-RETURNING target_id;
-
 -- name: in_recovery
 -- Whether this server is a standby (or a restore still replaying its WAL).
 SELECT pg_is_in_recovery();

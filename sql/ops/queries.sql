@@ -1,5 +1,5 @@
 -- The database administration's named queries (runner/evalledger/ops/): doctor, legal holds and
--- retention, dumps and loads, backups, archiving and replicas. Each starts with a
+-- retention, targets, dumps and loads, backups, archiving and replicas. Each starts with a
 -- "-- name: <name>" line and a comment that says what it does (loaded by core/queries.py).
 
 -- name: doctor_roles
@@ -481,3 +481,18 @@ SELECT f FROM unnest(ARRAY['pg_catalog.lo_create(oid)', 'pg_catalog.lo_creat(int
                            'pg_catalog.lo_from_bytea(oid, bytea)']) AS f
  WHERE has_function_privilege('public', f::regprocedure, 'EXECUTE')
  ORDER BY 1;
+
+-- name: target_rows
+-- Every registered target with its family and registration time, by id.
+SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.target ORDER BY target_id;
+
+-- name: target_row
+-- One registered target.
+SELECT target_id, kind, display_name, model_family, created_at FROM evalledger.target WHERE target_id = %(target_id)s;
+
+-- name: add_target_once
+-- Register something under test once; returns a row only when it is new.
+INSERT INTO evalledger.target (target_id, kind, display_name, model_family)
+VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s)
+ON CONFLICT ON CONSTRAINT target_pkey DO NOTHING
+RETURNING target_id;

@@ -1,5 +1,6 @@
 """The database's administration: the embedded server and migrations (db up/down/reset/migrate/
-status), backups, dumps and replicas, doctor, legal holds and retention."""
+status), backups, dumps and replicas, doctor, and what the owner registers: targets, legal holds,
+retention."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import click
 
 from evalledger.core import db, output
-from evalledger.core.errors import EvalledgerError
+from evalledger.core.errors import DatabaseRefusal, EvalledgerError
 from evalledger.core.options import ROW_ID, When, database_option, echo_listing, format_options
 from evalledger.core.queries import Queries
 
@@ -294,6 +295,78 @@ def doctor_command(as_json):
     sys.exit(1 if any(f.level == "fail" for f in findings) else 0)
 
 
+# -- targets -------------------------------------------------------------------------------------
+
+
+@click.group("target")
+def target_group():
+    """Register and list what is under test (brains, bots, features)."""
+
+
+@target_group.command("add")
+@click.argument("target_id")
+@click.option("--kind", type=click.Choice(["brain", "bot", "feature", "corpus"]), default="brain", show_default=True,
+              help="What the target is.")
+@click.option("--name", "display_name", required=True, help="Human-readable name (one line, at most 200 characters).")
+@click.option("--family", "model_family", help="Model family of the target (flags same-family judges).")
+@database_option
+def target_add(target_id, kind, display_name, model_family):
+    """Register TARGET_ID (e.g. AGT-903): a new brain is a row, not a migration.
+
+    TARGET_ID is 1-16 letters, digits, '.', '_' or '-'. Registering the same target again is
+    "already registered"; a target is never edited, so other fields for an existing id are refused.
+    """
+
+    from evalledger.core.reading import fetch, records
+
+    display_name = " ".join(display_name.split())
+    if not display_name or len(display_name) > 200:
+        raise EvalledgerError(f"--name: must be 1 to 200 characters on one line, got {len(display_name)}")
+    wanted = {"target_id": target_id, "kind": kind, "display_name": display_name, "model_family": model_family}
+    try:
+        with db.transaction("owner") as conn:
+            added = conn.execute(QUERIES["add_target_once"], wanted).fetchone()
+            columns, rows = fetch(conn, QUERIES["target_row"], {"target_id": target_id})
+    except DatabaseRefusal as exc:
+        if exc.constraint == "target_id_format" or exc.sqlstate == "22001":  # 22001: longer than the column
+            raise EvalledgerError(f"TARGET_ID {target_id!r}: use 1-16 letters, digits, '.', '_' or '-', starting "
+                                  "with a letter or digit") from None
+        raise
+    if added:
+        click.echo(f"registered {target_id}")
+        return
+    found = records(columns, rows)[0]
+    differs = [k for k in ("kind", "display_name", "model_family") if found[k] != wanted[k]]
+    if differs:
+        raise EvalledgerError(f"{target_id} is already registered with another {', '.join(differs)} "
+                              f"({', '.join(f'{k} {found[k]!r}' for k in differs)}): targets are not edited")
+    click.echo(f"already registered: {target_id}")
+
+
+@target_group.command("list")
+@format_options
+@database_option
+def target_list(fmt):
+    """List registered targets (as an auditor)."""
+    echo_listing("auditor", QUERIES["target_rows"], None, fmt=fmt, kind="targets",
+                 empty="no targets registered (evalledger target add)")
+
+
+@target_group.command("show")
+@click.argument("target_id")
+@format_options
+@database_option
+def target_show(target_id, fmt):
+    """Show the registered target TARGET_ID."""
+    from evalledger.core.reading import fetch
+
+    with db.transaction("auditor") as conn:
+        columns, rows = fetch(conn, QUERIES["target_row"], {"target_id": target_id})
+    if not rows:
+        raise EvalledgerError(f"no target {target_id!r} (evalledger target list)")
+    click.echo(output.listing(fmt, "targets", columns, rows), nl=False)
+
+
 # -- legal holds ---------------------------------------------------------------------------------
 
 
@@ -387,4 +460,4 @@ def retention_apply(fmt):
     click.echo(output.listing(fmt, "retention_purge", columns, rows, empty="nothing is due for purge"), nl=False)
 
 
-COMMANDS = [db_group, doctor_command, hold_group, retention_group]
+COMMANDS = [db_group, doctor_command, target_group, hold_group, retention_group]
