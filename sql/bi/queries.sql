@@ -131,9 +131,10 @@ SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s
 -- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch.
 SELECT * FROM evalledger.takes_quality_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, 40);
 
--- name: takes_quality_pass_means
--- The mean every dimension must reach for a takes-quality pass, as each rubric the given runs were judged by holds it (the active rubric's when no run is given): the trend chart's pass lines.
-SELECT b.version, (b.definition -> 'pass_rule' ->> 'every_dim_mean_at_least')::numeric AS every_mean_at_least
+-- name: takes_quality_rubrics
+-- The score scale and the mean every dimension must reach for a pass, as each rubric the given takes-quality runs were judged by holds them (the active rubric's when no run is given): the trend chart's axis and pass lines.
+SELECT b.version, (b.definition -> 'pass_rule' ->> 'every_dim_mean_at_least')::numeric AS every_mean_at_least,
+       (b.definition -> 'scale' ->> 'min')::numeric AS scale_min, (b.definition -> 'scale' ->> 'max')::numeric AS scale_max
   FROM evalledger.rubric b
  WHERE b.suite = 'takes-quality'
    AND CASE WHEN cardinality(%(run_ids)s::bigint[]) > 0
