@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from evalledger.core import db  # noqa: E402
 from evalledger.core.scratch import migrated_database, server  # noqa: E402
-from evalledger.judges.panel import parse_panel  # noqa: E402
+from evalledger.judges.panel import Panel  # noqa: E402
 from evalledger.suites.brain_eval import brains, catalog, contracts, harness, store  # noqa: E402
 from tests.standin import StandIn  # noqa: E402
 
@@ -160,9 +160,11 @@ def main() -> None:
                                       ["add_pipeline_generation", "rep_coaching", "save_play"])
                 store.add_reviewer(conn, "evalledger_bench_reviewer", "Bench reviewer")
             found = contracts.from_folder(views)
-            judges = parse_panel(harness.DEFAULT_JUDGES)
-            modes = {j.spec: "live" for j in judges}
-            print(f"30 questions x (1 brain + {len(judges)} judges), {args.latency_ms:.0f} ms stand-in latency")
+            def panel(concurrency: int) -> Panel:
+                return Panel(harness.DEFAULT_JUDGES, suite=harness.__package__, judges="live", concurrency=concurrency,
+                             timeout_s=10, max_retries=0)
+
+            print(f"30 questions x (1 brain + {len(panel(8).specs)} judges), {args.latency_ms:.0f} ms stand-in latency")
             print(f"{'concurrency':>11} {'mode':>8} {'wall s':>8} {'ideal s':>8} {'pool s':>7} {'phased s':>9} {'ideal/wall':>10} {'db ms/q':>8}"
                   f"  brain: wall / calls / other s, tail ms   judges: wall / calls / other s, tail ms   load")
             # Warm-up: SDK imports, first connections and caches are not what the levels measure.
@@ -172,8 +174,7 @@ def main() -> None:
                 warm_id, _, _ = harness.start_or_resume(conn, warm)
             asyncio.run(harness.execute(warm, warm_id, set(), url=dsn, concurrency=8, timeout_s=10, max_retries=0,
                                         budget=None))
-            asyncio.run(harness.judge(warm_id, judges, modes, url=dsn, concurrency=8, timeout_s=10, max_retries=0,
-                                      budget=None))
+            asyncio.run(harness.judge(warm_id, panel(8), url=dsn))
             for (level, mode), trigger in zip([(lv, m) for lv in levels for m in ("phased", "streamed")], TRIGGERS * 2):
                 # One connection for the run, as `run brain-eval` has it: the run started on it, then
                 # its answers and drafts stored on it.
@@ -188,13 +189,13 @@ def main() -> None:
                 try:
                     start = time.perf_counter()
                     streamed = harness.Judged()
+                    judges = panel(level)
                     outcome = asyncio.run(harness.execute(
                         planned, run_id, answered, url=dsn, concurrency=level, timeout_s=10, max_retries=0, budget=None,
                         conn=conn,
-                        **({"judges": judges, "judge_modes": modes, "judged": streamed} if mode == "streamed" else {})))
+                        **({"panel": judges, "judged": streamed} if mode == "streamed" else {})))
                     between = time.perf_counter()
-                    judged = asyncio.run(harness.judge(run_id, judges, modes, url=dsn, concurrency=level, timeout_s=10,
-                                                       max_retries=0, budget=None, conn=conn)).plus(streamed)
+                    judged = asyncio.run(harness.judge(run_id, judges, url=dsn, conn=conn)).plus(streamed)
                     wall = time.perf_counter() - start
                 finally:
                     answers.restore()

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "runner"), str(ROOT)]
 
 from evalledger.core import scratch  # noqa: E402
-from evalledger.core.cli import PANELS  # noqa: E402
+from evalledger.bi.cli import PANELS  # noqa: E402
 from tests.unguarded import clocks_unguarded  # noqa: E402
 
 CLI = Path(sys.executable).with_name("evalledger")
@@ -134,7 +134,7 @@ def bulk_fill(conn, first: int, last: int) -> None:
 
 
 def bench_capture(server_url: str, sizes: list[int], extrapolate: int, triggered: int, backups: bool) -> None:
-    from evalledger.core.backup import base_backup
+    from evalledger.ops.backup import base_backup
 
     with scratch.migrated_database(server_url, "evalledger_scale_capture") as dsn, \
             psycopg.connect(dsn, autocommit=True) as conn:

@@ -3,16 +3,11 @@
 -- reader (the signed-in login, or the CLI's --as role): row-level security decides what each
 -- returns. Each starts with a "-- name: <name>" line and a comment that says what it does.
 
--- name: run_agreement
--- How each judge's drafts on one completed run agree with its reviewer's final numbers, blind entries only (agreement_measures_v1).
-SELECT f.judge_model, m.unsupported_pairs, m.unsupported_agreement, m.unsupported_kappa, m.diagnosis_pairs,
-       m.diagnosis_agreement, m.diagnosis_weighted_kappa, m.claims_pairs, m.claims_mean_abs_difference
-  FROM evalledger.brain_eval_agreement_facts_v1(ARRAY[%(eval_run_id)s::uuid]) f
- CROSS JOIN LATERAL evalledger.agreement_measures_v1(
-        ARRAY[f.unsupported_j0_r0, f.unsupported_j0_r1, f.unsupported_j0_r2, f.unsupported_j1_r0, f.unsupported_j1_r1, f.unsupported_j1_r2, f.unsupported_j2_r0, f.unsupported_j2_r1, f.unsupported_j2_r2],
-        ARRAY[f.diagnosis_j0_r0, f.diagnosis_j0_r1, f.diagnosis_j0_r2, f.diagnosis_j1_r0, f.diagnosis_j1_r1, f.diagnosis_j1_r2, f.diagnosis_j2_r0, f.diagnosis_j2_r1, f.diagnosis_j2_r2],
-        f.claims_pairs, f.claims_abs_difference) m
- ORDER BY f.judge_model;
+-- -- `evalledger dashboard` (bi/cli.py) -------------------------------------------------------
+
+-- name: panel_description
+-- What a dashboard view shows, from its COMMENT (the BI contract's own words).
+SELECT obj_description(to_regclass('evalledger.' || %(panel)s), 'pg_class');
 
 -- -- The dashboards' panels (bi/panels.py), each with the filters: brain, from_month, to_month, trigger ----
 
@@ -135,6 +130,19 @@ SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s
 -- name: panel_takes_quality
 -- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch.
 SELECT * FROM evalledger.takes_quality_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, 40);
+
+-- name: takes_quality_rubrics
+-- The score scale and the mean every dimension must reach for a pass, as each rubric the given takes-quality runs were judged by holds them (the active rubric's when no run is given): the trend chart's axis and pass lines.
+SELECT b.version, (b.definition -> 'pass_rule' ->> 'every_dim_mean_at_least')::numeric AS every_mean_at_least,
+       (b.definition -> 'scale' ->> 'min')::numeric AS scale_min, (b.definition -> 'scale' ->> 'max')::numeric AS scale_max
+  FROM evalledger.rubric b
+ WHERE b.suite = 'takes-quality'
+   AND CASE WHEN cardinality(%(run_ids)s::bigint[]) > 0
+            THEN b.rubric_id IN (SELECT r.rubric_id FROM evalledger.eval_takes_quality_runs r
+                                  WHERE r.id = ANY(%(run_ids)s::bigint[]))
+            ELSE b.rubric_id = (SELECT a.rubric_id FROM evalledger.rubric_activation a
+                                 WHERE a.suite = 'takes-quality' ORDER BY a.activation_id DESC LIMIT 1) END
+ ORDER BY every_mean_at_least, b.version;
 
 -- name: panel_work_quality
 -- The latest 40 completed work-quality snapshots of every target, newest first, with their verdict against the previous one.

@@ -484,3 +484,14 @@ SELECT v.levers
   FROM evalledger.brain_eval_harness_run h
   JOIN evalledger.brain_version v USING (brain_version_id)
  WHERE h.eval_run_id = %(eval_run_id)s;
+
+-- name: run_agreement
+-- How each judge's drafts on one completed run agree with its reviewer's final numbers, blind entries only (agreement_measures_v1).
+SELECT f.judge_model, m.unsupported_pairs, m.unsupported_agreement, m.unsupported_kappa, m.diagnosis_pairs,
+       m.diagnosis_agreement, m.diagnosis_weighted_kappa, m.claims_pairs, m.claims_mean_abs_difference
+  FROM evalledger.brain_eval_agreement_facts_v1(ARRAY[%(eval_run_id)s::uuid]) f
+ CROSS JOIN LATERAL evalledger.agreement_measures_v1(
+        ARRAY[f.unsupported_j0_r0, f.unsupported_j0_r1, f.unsupported_j0_r2, f.unsupported_j1_r0, f.unsupported_j1_r1, f.unsupported_j1_r2, f.unsupported_j2_r0, f.unsupported_j2_r1, f.unsupported_j2_r2],
+        ARRAY[f.diagnosis_j0_r0, f.diagnosis_j0_r1, f.diagnosis_j0_r2, f.diagnosis_j1_r0, f.diagnosis_j1_r1, f.diagnosis_j1_r2, f.diagnosis_j2_r0, f.diagnosis_j2_r1, f.diagnosis_j2_r2],
+        f.claims_pairs, f.claims_abs_difference) m
+ ORDER BY f.judge_model;

@@ -177,7 +177,7 @@ def test_the_blind_rule_reads_the_trail_and_the_committed_showing(admin, connect
 
 def test_one_runs_agreement_is_what_brain_eval_show_reads(admin, connect_as, reviewer_id):
     run_id = agreement_run(admin, connect_as, reviewer_id)
-    from evalledger.bi import agreement
+    from evalledger.suites.brain_eval import agreement
 
     with connect_as("evalledger_auditor").transaction() as tx:
         found = agreement.of_run(tx.connection, run_id)

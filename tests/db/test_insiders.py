@@ -20,7 +20,7 @@ from psycopg import errors
 from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
-from evalledger.core.doctor import EVENT_TRIGGER_PROTECTIONS, diagnose
+from evalledger.ops.doctor import EVENT_TRIGGER_PROTECTIONS, diagnose
 from evalledger.core.migrate import migrate
 from evalledger.suites.brain_eval import brains
 from evalledger.suites.brain_eval import store as brain_eval

@@ -209,7 +209,7 @@ def test_no_login_stores_a_large_object(admin, logins, role):
 
 
 def test_doctor_warns_where_any_login_may_still_store_large_objects(admin, dsn):
-    from evalledger.core.doctor import diagnose
+    from evalledger.ops.doctor import diagnose
 
     if not admin.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]:
         pytest.skip("revoked only where a superuser installs")

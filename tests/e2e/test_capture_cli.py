@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import psycopg
 
-from evalledger.core.doctor import _capture_failures
+from evalledger.ops.doctor import _capture_failures
 from tests.cli import SCRIPT, run_cli
 from tests.conftest import capture_times_since
 

@@ -822,7 +822,7 @@ def test_doctor_names_the_roles_the_connecting_user_cannot_act_as(dsn, admin, ne
 
 def test_doctor_lists_clusters_that_outlived_their_home(tmp_path, monkeypatch):
     import evalledger.core.embedded as embedded
-    from evalledger.core.doctor import clusters_left_behind
+    from evalledger.ops.doctor import clusters_left_behind
 
     parent = tmp_path / "clusters"
     (parent / "aaaa1111" / "data").mkdir(parents=True)

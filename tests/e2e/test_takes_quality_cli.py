@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -543,6 +544,25 @@ def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
     only = run_cli("trend", "--rubric-version", "v1.1", "--limit", "1", env=env)
     assert only.out.splitlines()[2:] == [row(b)]
 
+
+
+def test_the_dashboards_pass_line_is_the_pass_mean_each_rubric_holds(env, corpus, admin, standin, tmp_path):
+    """The takes-quality chart draws the every-dimension mean the runs' rubrics hold, not a number
+    of its own: a stricter epoch (9) beside v1.1's (7) draws both, each naming its rubric."""
+    def pass_lines(html: str) -> list[str]:
+        return sorted(set(re.findall(r"pass: every mean ≥ [^<]*", html)))
+
+    tq(env, "--slug-prefix", "a/", "--rubric-version", "v1.1")
+    one = tmp_path / "one.html"
+    assert run_cli("report", "--out", str(one), env=env).code == 0
+    assert pass_lines(one.read_text("utf-8")) == ["pass: every mean ≥ 7"]
+    add_stricter_rubric(admin)
+    standin.score = 8
+    tq(env, "--slug-prefix", "a/")
+    both = tmp_path / "both.html"
+    assert run_cli("report", "--out", str(both), env=env).code == 0
+    assert pass_lines(both.read_text("utf-8")) == ["pass: every mean ≥ 7 (rubric v1.1)",
+                                                    "pass: every mean ≥ 9 (rubric v1.2)"]
 
 def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin, tmp_path):
     _, baseline = tq(env, "--slug-prefix", "a/", "--models", "openai:gpt-4o,google:gemini-1.5-pro,openai:gpt-4.1")

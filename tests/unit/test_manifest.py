@@ -1,4 +1,4 @@
-"""core/manifest.py, pg_verifybackup's checks in Python: each way a backup can differ from its
+"""ops/manifest.py, pg_verifybackup's checks in Python: each way a backup can differ from its
 manifest is caught, and named. The WAL step runs the wheel's pg_waldump over a backup with no WAL
 ranges here (tests/e2e/test_backup.py checks real backups, WAL included)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalledger.core.embedded import wheel_bin
-from evalledger.core.manifest import Damaged, check
+from evalledger.ops.manifest import Damaged, check
 
 SYSTEM = 7714265523656549264
 

@@ -1,5 +1,6 @@
 """The package's house rules, checked on its source: SQL only in named-query files, the names a
-module asks for exist, the judge layer imports in one direction, only CLI edges use click."""
+module asks for exist, the packages import in one direction (the runner never imports the other
+products), the judge layer imports in one direction, only CLI edges use click."""
 
 from __future__ import annotations
 
@@ -118,9 +119,9 @@ def test_only_cli_edges_import_click():
     assert users == [], "library modules raise EvalledgerError; only cli.py and the demos speak to people"
 
 
-# -- the judge layer: specs <- pricing <- limits <- sdks <- providers <- panel, repair alone -------------------------------
+# -- the judge layer: specs <- pricing <- money <- context <- limits <- sdks <- providers <- options, panel; repair alone --
 
-JUDGE_ORDER = ("repair", "specs", "pricing", "context", "limits", "sdks", "providers", "panel")
+JUDGE_ORDER = ("repair", "specs", "pricing", "money", "context", "limits", "sdks", "providers", "options", "panel")
 SDKS = ("openai", "anthropic", "httpx2")
 
 
@@ -300,3 +301,103 @@ def test_no_module_imports_itself_back_through_others():
                     seen.add(nxt)
                     frontier.append((nxt, (*trail, nxt)))
     assert cycles == []
+
+
+# -- the packages: the runner at the bottom, the other products above it, cli.py composing them ---------
+
+# What each package may import besides itself (and evalledger's own __version__). The runner is
+# core <- judges <- suites; the other products stand on it and never under it. The root modules
+# (cli.py, demo.py, and the applications' evalledger.capture and evalledger.scrub) compose them all.
+MAY_IMPORT = {
+    "core": set(),
+    "judges": {"core"},
+    "suites": {"core", "judges"},
+    "ledger": {"core"},
+    "ops": {"core", "ledger"},
+    "bi": {"core", "suites"},
+    "web": {"core", "suites", "bi"},
+}
+RUNNER = ("core", "judges", "suites")
+ROOT_MODULES = {"evalledger", "evalledger.cli", "evalledger.demo", "evalledger.capture", "evalledger.scrub"}
+
+
+def _home(module: str) -> str:
+    """The package a module belongs to (a suite's is `suites`), or the module itself at the root."""
+    return module if module in ROOT_MODULES else module.split(".")[1]
+
+
+def _package_edges() -> dict[str, set[str]]:
+    """Per module, the packages (or root modules) it imports, lazy imports included."""
+    graph = {_module_name(p): p for p in MODULES}
+    return {name: {_home(m) for m in _imported_modules(path, set(graph))} - {_home(name)} for name, path in graph.items()}
+
+
+def test_every_package_has_its_place_in_the_import_direction():
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages == set(MAY_IMPORT)
+    assert {_module_name(p) for p in MODULES if p.parent == PACKAGE} == ROOT_MODULES
+
+
+def test_the_runner_never_imports_another_product():
+    # The table itself: core at the bottom, and no product reachable from the runner.
+    assert MAY_IMPORT["core"] == set()
+    for package in RUNNER:
+        assert MAY_IMPORT[package] <= set(RUNNER[:RUNNER.index(package)]), package
+
+
+def test_every_module_imports_in_the_direction_of_its_package():
+    wrong = [f"{module} imports {sorted(found - MAY_IMPORT[_home(module)] - {'evalledger'})}"
+             for module, found in sorted(_package_edges().items())
+             if module not in ROOT_MODULES and found - MAY_IMPORT[_home(module)] - {"evalledger"}]
+    assert wrong == []
+
+
+def test_the_import_direction_sees_lazy_and_relative_imports():
+    """Not vacuous: an import inside a function, and a relative one, are edges it checks."""
+    edges = _package_edges()
+    assert "ledger" in edges["evalledger.ops.cli"]  # `from evalledger.ledger.cli import seal_after`, in a command
+    assert "suites" in edges["evalledger.bi.drill"]
+    assert _imported_modules(PACKAGE / "ops" / "doctor.py", {_module_name(p) for p in MODULES}) >= {
+        "evalledger.ops.retention", "evalledger.ledger.journal"}
+
+
+def test_a_suite_imports_no_other_suite():
+    graph = {_module_name(p): p for p in MODULES}
+    crossing = []
+    for name, path in graph.items():
+        if _home(name) != "suites" or name == "evalledger.suites":
+            continue
+        suite = name.split(".")[2]
+        others = {m.split(".")[2] for m in _imported_modules(path, set(graph))
+                  if m.startswith("evalledger.suites.") and m.split(".")[2] != suite}
+        crossing += [f"{name} imports the {other} suite" for other in sorted(others)]
+    assert crossing == []
+
+
+# The steps of setting up a judge panel, which judges.panel.Panel takes together: a suite's run
+# passes its own parts (prompts, schema, what a result stores) to a Panel and calls none of these,
+# nor the judges' context module (the prompt's size against each model's window).
+PANEL_STEPS = {"parse_panel", "resolve_modes", "describe_modes", "run_panel", "check_prices", "recorded_call",
+               "estimate", "DEFAULT_MAX_PROMPT_CHARS"}
+
+
+def _panel_steps_named(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            names = [node.attr] if isinstance(node, ast.Attribute) else [node.id] if isinstance(node, ast.Name) else []
+        found += [f"{_rel(path)}:{node.lineno}: {name}" for name in names
+                  if name.split(".")[-1] in PANEL_STEPS or name in ("context", "evalledger.judges.context")]
+    return found
+
+
+def test_no_suite_builds_a_judge_panel_by_hand():
+    by_hand = [hit for path in MODULES if _rel(path).startswith("suites/") for hit in _panel_steps_named(path)]
+    assert by_hand == [], "a suite's run builds a judges.panel.Panel and passes in only its own parts"
+    for path in (PACKAGE / "suites" / "takes_quality" / "run.py", PACKAGE / "suites" / "work_quality" / "run.py",
+                 PACKAGE / "suites" / "brain_eval" / "cli" / "runs.py"):
+        assert "Panel(" in path.read_text("utf-8"), f"{_rel(path)} builds no Panel"

@@ -1,4 +1,5 @@
-"""`evalledger report`: the dashboards in one self-contained HTML file."""
+"""`evalledger report` (the dashboards in one self-contained HTML file) and `evalledger dashboard`
+(one view of the BI contract as a table)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from pathlib import Path
 
 import click
 
-from evalledger.core.options import database_option, read_url_option
+from evalledger.core.options import database_option, format_options, read_url_option
+from evalledger.core.queries import Queries
 
 from .filters import TRIGGERS
+
+QUERIES = Queries(__package__)
 
 
 @click.command("report")
@@ -53,4 +57,52 @@ def report_command(brain, since, until, trigger, as_role, out):
     click.echo(f"wrote {out}: {shown} panels as {db.ROLES[as_role]}, {board.filters.describe()}; {sealed}{standby}")
 
 
-COMMANDS = [report_command]
+# -- dashboards ----------------------------------------------------------------------------------
+
+# The BI contract's views, and the suite whose named queries read each.
+PANELS = {
+    "brain_quarterly_trend_v1": "evalledger.suites.brain_eval",
+    "most_failing_questions_v1": "evalledger.suites.brain_eval",
+    "stale_fixture_pass_rate_v1": "evalledger.suites.brain_eval",
+    "reviewer_calibration_v1": "evalledger.suites.brain_eval",
+    "cost_per_run_v1": "evalledger.suites.brain_eval",
+    "prompt_drift_v1": "evalledger.suites.brain_eval",
+    "work_quality_history_v1": "evalledger.suites.work_quality",
+    # The readers' side's (issue 22).
+    "most_failing_questions_v2": "evalledger.suites.brain_eval",
+    "stale_fixture_pass_rate_v2": "evalledger.suites.brain_eval",
+    "stale_fixture_by_month_v1": "evalledger.suites.brain_eval",
+    "reviewer_calibration_v2": "evalledger.suites.brain_eval",
+    "cost_by_month_v1": "evalledger.suites.brain_eval",
+    "prompt_drift_v2": "evalledger.suites.brain_eval",
+    "judge_agreement_v1": "evalledger.suites.brain_eval",
+    "takes_quality_trend_v1": "evalledger.suites.takes_quality",
+}
+
+
+@click.command("dashboard")
+@click.argument("panel", required=False, metavar="PANEL", type=click.Choice(list(PANELS)))
+@click.option("--as", "as_role", type=click.Choice(["auditor", "revops"]), default="auditor", show_default=True,
+              help="Read as an auditor (everything retained) or RevOps (the last 24 months).")
+@format_options
+@database_option
+@read_url_option
+def dashboard_command(panel, as_role, fmt):
+    """Print the dashboard view PANEL of the BI contract as a table (without PANEL: list them).
+
+    Each panel is a view BI tools query directly; this prints what the chosen role sees of it.
+    """
+    from evalledger.core import db, output
+    from evalledger.core.reading import fetch
+
+    with db.transaction(as_role, url=db.read_url()) as conn:
+        if panel is None:
+            rows = [(name, conn.execute(QUERIES["panel_description"], {"panel": name}).fetchone()[0])
+                    for name in PANELS]
+            click.echo(output.listing(fmt, "panels", ["panel", "shows"], rows, max_width=200), nl=False)
+            return
+        columns, rows = fetch(conn, Queries(PANELS[panel])[f"dashboard_{panel}"])
+    click.echo(output.listing(fmt, panel, columns, rows, empty=f"{panel}: no rows yet"), nl=False)
+
+
+COMMANDS = [report_command, dashboard_command]

@@ -13,9 +13,9 @@ import psycopg
 
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
+from evalledger.suites.brain_eval import agreement
 from evalledger.suites.brain_eval.store import QUERIES as BRAIN_EVAL
 
-from . import agreement
 from .panels import dicts
 
 QUERIES = Queries(__package__)

@@ -14,6 +14,7 @@ import psycopg
 from markupsafe import Markup
 from psycopg.rows import dict_row
 
+from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
 
 from . import charts
@@ -308,9 +309,28 @@ def agreement(conn: psycopg.Connection, filters: Filters) -> Panel:
     return panel
 
 
+def _pass_lines(rules: list[dict]) -> list[charts.Line]:
+    """One line per pass mean the rubrics hold (a rubric that changed it names its versions)."""
+    means = sorted({r["every_mean_at_least"] for r in rules if r["every_mean_at_least"] is not None})
+    return [charts.Line(float(mean), f"pass: every mean ≥ {float(mean):g}" + (
+        f" (rubric {', '.join(r['version'] for r in rules if r['every_mean_at_least'] == mean)})"
+        if len(means) > 1 else "")) for mean in means]
+
+
+def _scale(rubrics: list[dict]) -> tuple[float, float]:
+    """The score axis that holds every rubric's scale."""
+    lows = [float(r["scale_min"]) for r in rubrics if r["scale_min"] is not None]
+    highs = [float(r["scale_max"]) for r in rubrics if r["scale_max"] is not None]
+    if not lows or not highs:
+        raise EvalledgerError("the takes-quality rubric holds no score scale (scale.min, scale.max)")
+    return min(lows), max(highs)
+
+
 def takes_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
     rows = dicts(conn, QUERIES["panel_takes_quality"], filters.params())
     ordered = list(reversed(rows))
+    rubrics = dicts(conn, QUERIES["takes_quality_rubrics"], {"run_ids": [r["run_id"] for r in rows]})
+    low, high = _scale(rubrics)
     epochs = sorted({(r["rubric_version"], r["rubric_sha8"]) for r in rows}, key=lambda e: min(
         r["started_at"] for r in rows if (r["rubric_version"], r["rubric_sha8"]) == e))
     series = [charts.Series(f"rubric {v} ({sha})", [
@@ -323,13 +343,13 @@ def takes_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
     return Panel("takes-quality", "Takes-quality trend by rubric epoch",
                  "How has the takes layer scored run by run? A stricter rubric is a new epoch, charted apart, never "
                  "read as a drop.", "takes_quality_trend_v1",
-                 [charts.line_chart("takes-chart", "Overall score (1-10) of the latest runs, by rubric epoch",
+                 [charts.line_chart("takes-chart", f"Overall score ({low:g}-{high:g}) of the latest runs, by rubric epoch",
                                     "Oldest to newest; a series per rubric epoch", [f"{r['started_at']:%m-%d}" for r in ordered],
-                                    series, y_min=1, y_max=10, lines=[charts.Line(7, "pass: every mean ≥ 7")],
+                                    series, y_min=low, y_max=high, lines=_pass_lines(rubrics),
                                     width=700, height=210)],
                  [Table(None, [Column("run_id", "run", "takes"), Column("target_id", "target"),
                                Column("started_at", "started", "when"), Column("epoch", "rubric epoch"),
-                               Column("verdict", "verdict"), Column("overall_score", "overall (1-10)", "score"),
+                               Column("verdict", "verdict"), Column("overall_score", f"overall ({low:g}-{high:g})", "score"),
                                Column("dimensions", "dimension means"), Column("cost_usd", "judges USD", "usd"),
                                Column("judges", "judges")], rows)])
 

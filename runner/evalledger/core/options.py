@@ -1,4 +1,5 @@
-"""Options shared by many commands, as decorators (one definition, one help text)."""
+"""Options shared by many commands, as decorators (one definition, one help text); how a judge panel
+is called is the judges' (judges/options.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import math
 import click
 
 from . import db
-from evalledger.judges import DEFAULT_DEADLINE_S, JUDGE_MODES
-from evalledger.judges.limits import ADAPTIVE_CEILING, ADAPTIVE_START
 
 
 def database_option(command):
@@ -92,92 +91,6 @@ BIGINT_MAX = 2**63 - 1
 LIMIT = Number(1, integer=True, maximum=INT_MAX)
 # A row's id.
 ROW_ID = Number(1, integer=True, maximum=BIGINT_MAX)
-
-
-CYCLES = Number(1, integer=True, maximum=1000)
-BUDGET = Number(0, maximum=1e9)
-CONCURRENCY = Number(1, integer=True, maximum=1024)
-TIMEOUT = Number(0, above=True, maximum=86_400)
-RETRIES = Number(0, integer=True, maximum=100)
-DEADLINE = Number(0, maximum=86_400)
-PROMPT_CHARS = Number(1, integer=True, maximum=INT_MAX)
-PROMPT_CHARS_HELP = ("Refuse, before any call or row, a judge prompt longer than N characters [default: 400,000, "
-                     "about 100,000 tokens]; a prompt over a panel model's context is warned about either way.")
-
-BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pass it, and every panel model "
-               "needs a price in pricing.json. 0 is a zero budget (nothing that costs money is called), "
-               "not 'no cap'; leave the flag out for no cap.")
-
-
-def call_options(command):
-    """How a command's model calls are made: --concurrency, --deadline, --timeout, --retries.
-
-    One definition for every command that calls models. The command runs inside a call session
-    (its --deadline for every run of calls); when it ends (not with an error) and a call was
-    retried or a limit cut back, what the calls met is said on stderr: how many were
-    rate-limited, how long they waited, how far each provider's limit moved.
-    """
-    options = (
-        click.option("--concurrency", type=CONCURRENCY, default=None, metavar="N",
-                     help=f"At most N calls in flight per provider, a fixed ceiling (the limit starts there and "
-                          f"backs off on 429s and rising latency; 1 to 1,024). [default: adaptive per provider, from "
-                          f"{ADAPTIVE_START} up to {ADAPTIVE_CEILING}]"),
-        click.option("--deadline", "deadline_s", type=DEADLINE, default=DEFAULT_DEADLINE_S, show_default=True,
-                     metavar="SECONDS", help="How long a call keeps retrying 429s and 5xx (honouring Retry-After), "
-                                             "from its first attempt; then it is recorded as failed, with the reason. "
-                                             "0: no such retry; at most a day."),
-        click.option("--timeout", "timeout_s", type=TIMEOUT, default=120.0, show_default=True,
-                     metavar="SECONDS", help="Time limit of one HTTP attempt (more than 0, at most a day)."),
-        click.option("--retries", "max_retries", type=RETRIES, default=3, show_default=True,
-                     metavar="N", help="Retries of a timed-out attempt or a connection error (0 to 100); a 429 "
-                                       "or 5xx is retried until --deadline instead."),
-    )
-
-    @functools.wraps(command)
-    def wrapper(*args, deadline_s=DEFAULT_DEADLINE_S, **kwargs):
-        from evalledger.judges.providers import call_session
-
-        with call_session(deadline_s) as session:
-            try:
-                outcome = command(*args, **kwargs)
-            except SystemExit:  # an exit code the command chose: its run is over
-                _say_report(session.report)
-                raise
-            _say_report(session.report)
-            return outcome
-
-    for option in reversed(options):
-        wrapper = option(wrapper)
-    return wrapper
-
-
-def _say_report(report) -> None:
-    # Not after an error: the error's own line says what stopped the run, and is the only line.
-    for line in report.lines():
-        click.echo(line, err=True)
-
-
-def panel_options(command):
-    """How a judge panel is called: shared by every judged suite's `run` and by `regress`.
-
-    Every value is checked here, before the command writes anything or imports an SDK.
-    """
-    # The same flags decide the same way on a terminal and in a pipe: no default depends on isatty.
-    options = (
-        click.option("--cycles", type=CYCLES, default=1, show_default=True, metavar="N",
-                     help="Up to N panel calls; stop early on PASS or INCONCLUSIVE."),
-        click.option("--budget-usd", type=BUDGET, default=None, metavar="USD", help=BUDGET_HELP),
-        call_options,
-        click.option("--max-prompt-chars", "max_prompt_chars", type=PROMPT_CHARS, default=None, metavar="N",
-                     help=PROMPT_CHARS_HELP),
-        click.option("--judges", type=click.Choice(JUDGE_MODES), default="auto", show_default=True,
-                     help="auto: live judges; a panel model without its API key stops the run before anything is "
-                          "written, naming the key. recorded: the replies recorded with evalledger's demo (written "
-                          "for the demo's corpus). live: as auto."),
-    )
-    for option in reversed(options):
-        command = option(command)
-    return command
 
 
 FORMATS = ("text", "csv", "json")

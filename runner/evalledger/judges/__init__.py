@@ -1,7 +1,8 @@
-"""The judge layer every judged suite shares: model specs, providers, pricing, the panel, JSON repair.
+"""The judge layer every judged suite shares: model specs, providers, pricing and money, the call
+options, JSON repair, and the one entry point a suite's run uses: panel.Panel.
 
-Import order has no cycles: specs <- pricing <- context <- limits <- sdks <- providers <- panel; repair stands
-alone. Only sdks imports the provider SDKs (slow to import), and only when a run first calls their
+Import order has no cycles: specs <- pricing <- money <- context <- limits <- sdks <- providers <- options,
+panel; repair stands alone. It imports nothing of evalledger but core. Only sdks imports the provider SDKs (slow to import), and only when a run first calls their
 provider, so importing any of these modules is cheap.
 """
 

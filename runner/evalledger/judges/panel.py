@@ -1,5 +1,9 @@
 """The judge panel, shared by every suite: live or recorded judges, concurrent calls, progress.
 
+`Panel` is the one entry point a suite's run uses: it is built from the run's options (the models,
+live or recorded, the budget, how calls are made), and the suite passes in only what is its own
+(its prompts and schema, what a call's result stores, what a progress line says).
+
 Each panel model is judged live when the environment has credentials for its provider (see
 specs.has_live_credentials), else from the recorded replies shipped with evalledger
 (fixtures/recorded_judges.json): offline by default. A recorded reply is looked up by model and
@@ -18,14 +22,16 @@ import math
 import os
 import sys
 import time
+from decimal import Decimal
 from importlib import resources
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from evalledger.core.errors import EvalledgerError
-from .repair import repair_json
-from . import LIVE, RECORDED, sdks
+
+from . import LIVE, RECORDED, context, money, sdks
 from .pricing import Budget
-from .providers import CallResults, JudgeCall, JudgeRequest, run_calls
+from .repair import repair_json
+from .providers import NOT_CALLED, CallResults, JudgeCall, JudgeRequest, run_calls
 from .specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
 
 # Each judged suite ships its recorded replies as this file of its own package.
@@ -214,3 +220,120 @@ class Progress:
 def run_sync(coro) -> Any:
     """Run a coroutine to completion from synchronous code."""
     return asyncio.run(coro)
+
+
+class Panel:
+    """The judges of one run: which models (--models), live or recorded (--judges), the budget they
+    spend from (--budget-usd), how their calls are made (--concurrency, --timeout, --retries), and
+    the suite package whose recorded replies answer for them.
+
+    Everything is checked when it is built, before the run writes a row or makes a call: the panel
+    parses, every model has a price when the budget has a cap, every live model its API key.
+    A budget passed in whole is shared with calls outside the panel (brain-eval's brain under
+    test): its caller owns it, and the calls check its prices before the first of them is made.
+    """
+
+    def __init__(self, models: str | Sequence[str], *, suite: str, judges: str = "auto",
+                 budget_usd: float | None = None, budget: Budget | None = None, concurrency: int | None = None,
+                 timeout_s: float = 120.0, max_retries: int = 3, progress_stream: TextIO | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.suite = suite
+        self.specs = parse_panel(models)
+        if budget is None:
+            budget = Budget(budget_usd)
+            if budget.cap_usd is not None:
+                budget.check_prices(self.specs)  # before any call, and before any row
+        self.budget = budget
+        self.modes = resolve_modes(self.specs, suite, judges, env)
+        self.concurrency, self.timeout_s, self.max_retries = concurrency, timeout_s, max_retries
+        self.progress = Progress(len(self.specs), progress_stream)
+
+    @property
+    def models(self) -> list[str]:
+        """The panel's model specs, in the order given."""
+        return [s.spec for s in self.specs]
+
+    @property
+    def judges(self) -> str:
+        """How the run is judged, as its identity records it: recorded only when every judge is."""
+        return RECORDED if all(m == RECORDED for m in self.modes.values()) else LIVE
+
+    def recorded(self, model: str) -> bool:
+        """Whether this model of the panel answers from its recorded replies."""
+        return self.modes[model] == RECORDED
+
+    def describe(self) -> str | None:
+        """The line that says which judges answer from recordings (None: all live)."""
+        return describe_modes(self.specs, self.modes)
+
+    def check_prompt(self, system: str, user: str, *, max_output_tokens: int, max_chars: int | None,
+                     warn: Callable[[str], None], what: str) -> None:
+        """Refuse a prompt over max_chars (default context.DEFAULT_MAX_PROMPT_CHARS), naming `what` to
+        shrink; warn about each model whose context it would not fit."""
+        context.check_prompt(self.specs, system, user, max_output_tokens=max_output_tokens,
+                             max_chars=max_chars or context.DEFAULT_MAX_PROMPT_CHARS, warn=warn, what=what)
+
+    def requests(self, system: str, user: str, *, json_schema: dict,
+                 max_output_tokens: int = JudgeRequest.max_output_tokens,
+                 models: Iterable[str] | None = None, key: Callable[[ModelSpec], Any] = lambda spec: spec.spec
+                 ) -> list[JudgeRequest]:
+        """One request per panel model (or per model of `models`, in the panel's order) for one prompt."""
+        wanted = None if models is None else set(models)
+        return [JudgeRequest(s, system=system, user=user, json_schema=json_schema, max_output_tokens=max_output_tokens,
+                             key=key(s)) for s in self.specs if wanted is None or s.spec in wanted]
+
+    def recorded_call(self, request: JudgeRequest, index: int) -> JudgeCall:
+        """A model's recorded reply to one request, as a call that cost nothing."""
+        return recorded_call(request, index, self.suite)
+
+    async def calls(self, requests: Sequence[JudgeRequest], *, on_result: Callable[[JudgeCall], Any],
+                    on_results: Callable[[list[JudgeCall]], Any] | None = None,
+                    on_start: Callable[[JudgeRequest], Any] | None = None) -> CallResults:
+        """Recorded replies first, each to on_result; then the live calls with the panel's settings,
+        each result to on_result as it arrives (or, given on_results, each batch that arrived
+        together to it), each live call to on_start just before it is sent."""
+        if on_results is None:
+            return await run_panel(requests, self.modes, suite=self.suite, on_result=on_result, on_start=on_start,
+                                   concurrency=self.concurrency, timeout_s=self.timeout_s,
+                                   max_retries=self.max_retries, budget=self.budget)
+        results = CallResults()
+        for index, request in enumerate(r for r in requests if self.recorded(r.spec.spec)):  # type: ignore[union-attr]
+            call = self.recorded_call(request, index)
+            on_result(call)
+            results.append(call)
+        live = [r for r in requests if not self.recorded(r.spec.spec)]  # type: ignore[union-attr]
+        if live:
+            made = await run_calls(live, concurrency=self.concurrency, timeout_s=self.timeout_s,
+                                   max_retries=self.max_retries, budget=self.budget, on_results=on_results,
+                                   on_start=on_start)
+            results += made
+            results.report = made.report
+        return results
+
+    def judge(self, requests: Sequence[JudgeRequest], *, label: str,
+              on_result: Callable[[JudgeCall, bool], str | None],
+              on_start: Callable[[JudgeRequest, Decimal], Any] | None = None,
+              say: Callable[[str], None] = lambda line: None) -> CallResults:
+        """Make the requests' calls, drawing the progress bar as label; each result goes to
+        on_result(call, recorded) as it arrives, which stores it and returns its line (said where no
+        bar is drawn); each live call to on_start(request, projected cost) just before it is sent,
+        which returns False to leave it unsent (what is stored says it is not wanted any more)."""
+
+        def started(request: JudgeRequest) -> Any:
+            return on_start(request, money.estimate(request.spec, request.system, request.user,  # type: ignore[misc]
+                                                    request.max_output_tokens))
+
+        def arrived(call: JudgeCall) -> None:
+            if call.error_kind == NOT_CALLED:
+                self.progress.advance(call.cost_usd)
+                return
+            line = on_result(call, self.recorded(call.spec.spec))  # type: ignore[union-attr]
+            self.progress.advance(call.cost_usd)
+            if line and not self.progress.enabled:
+                say(line)
+
+        self.progress.start(label, len(requests))
+        try:
+            return run_sync(self.calls(requests, on_result=arrived, on_start=started if on_start else None))
+        finally:
+            self.progress.finish()

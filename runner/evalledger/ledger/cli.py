@@ -50,17 +50,6 @@ def seal_after(role: str, wait_seconds: float = digests.WAIT_SECONDS) -> None:
         click.echo(f"evalledger: note: {note}", err=True)
 
 
-@contextlib.contextmanager
-def sealing(role: str):
-    """Run a completing command, then seal its entries, also when it ends with its verdict's exit code."""
-    try:
-        yield
-    except SystemExit:
-        seal_after(role)
-        raise
-    seal_after(role)
-
-
 def _write(text: str, out: Path | None) -> None:
     if out is None:
         click.echo(text, nl=False)

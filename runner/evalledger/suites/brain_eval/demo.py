@@ -68,20 +68,18 @@ def open_demo_run(url: str, reviewer_role: str, trigger: str = "quarterly"):
     """The demo brain's harness run over the demo catalog for reviewer_role (a registered reviewer),
     answered by the recorded brain and drafted on by the recorded judges: the open one an
     identical earlier call started, or a new one. (run id, judge drafts asked now)."""
-    from evalledger.judges.panel import parse_panel, resolve_modes, run_sync
-    from evalledger.judges.pricing import Budget
+    from evalledger.judges.panel import Panel, run_sync
 
     found = contracts.from_folder(views_path())
     with db.transaction("runner", url) as conn:
         brain = brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"])
         planned = harness.plan(conn, brain, "v28-2026Q2", None, reviewer_role, trigger, found, "recorded")
         run_id, resumed, answered = harness.start_or_resume(conn, planned)
-    judges = parse_panel(harness.DEFAULT_JUDGES)
-    budget = Budget(None)
+    panel = Panel(harness.DEFAULT_JUDGES, suite=__package__, judges="recorded", concurrency=8, timeout_s=60,
+                  max_retries=0)
     run_sync(harness.execute(planned, run_id, answered, url=url, concurrency=8, timeout_s=60, max_retries=0,
-                             budget=budget, progress=None, resumed=resumed))
-    judged = run_sync(harness.judge(run_id, judges, resolve_modes(judges, __package__, "recorded"), url=url,
-                                    concurrency=8, timeout_s=60, max_retries=0, budget=budget, progress=None))
+                             budget=panel.budget, progress=None, resumed=resumed))
+    judged = run_sync(harness.judge(run_id, panel, url=url, progress=None))
     return run_id, judged.asked
 
 

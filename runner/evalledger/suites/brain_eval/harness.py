@@ -10,7 +10,7 @@ import functools
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from uuid import UUID
 
 import jinja2
@@ -32,6 +32,9 @@ from evalledger.judges.specs import _PROVIDERS, ModelSpec, has_live_credentials,
 from . import store
 from .brains import BrainVersion
 from .contracts import Contracts
+
+if TYPE_CHECKING:
+    from evalledger.judges.panel import Panel
 
 QUERIES = Queries(__package__)
 ANSWER_SCHEMA_FILE = "schemas/brain_answer.v1.schema.json"
@@ -221,7 +224,7 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
     """One answer as it arrives, in its own transaction (a savepoint of the batch's, when the
     answers that came back together are stored together): the analysis row, then the answer row
     (the database computes its scores). Returns the contract violation, if any."""
-    from evalledger.core import money
+    from evalledger.judges import money
 
     parsed, broken = check_answer(call)
     with conn.transaction():
@@ -259,14 +262,14 @@ def stored_together(conn: psycopg.Connection, store: Callable[[JudgeCall], Any])
 
 async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None, concurrency: int,
                   timeout_s: float, max_retries: int, budget: Budget | None, progress: Any = None,
-                  resumed: bool = False, judges: Sequence[ModelSpec] = (), judge_modes: Mapping[str, str] | None = None,
-                  judged: "Judged | None" = None, conn: psycopg.Connection | None = None) -> Outcome:
+                  resumed: bool = False, panel: Panel | None = None, judged: "Judged | None" = None,
+                  conn: psycopg.Connection | None = None) -> Outcome:
     """Ask the brain every question of the run that has no answer yet; store each as it arrives
     (on conn, the runner's connection the caller has open, else on one of its own to url).
 
-    With live answers and live judges, each contract-keeping answer's judge calls join the same
-    pool as soon as it is stored (counted in `judged`), instead of waiting for the last answer;
-    `judge` afterwards asks only what is left (recorded judges, and whatever a resumption finds)."""
+    With live answers and the panel's live judges, each contract-keeping answer's judge calls join
+    the same pool as soon as it is stored (counted in `judged`), instead of waiting for the last
+    answer; `judge` afterwards asks only what is left (recorded judges, and whatever a resumption finds)."""
     outcome = Outcome(run_id, resumed, skipped=len(answered))
     todo = [q for q in p.questions if q["question_id"] not in answered]
     by_id = {q["question_id"]: q for q in todo}
@@ -275,8 +278,8 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
                              json_schema=answer_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
                              key=q["question_id"]) for q in todo]
     outcome.asked = len(requests)
-    streamed = [j for j in judges if (judge_modes or {}).get(j.spec) not in (None, RECORDED)] \
-        if p.mode != RECORDED and judged is not None else []
+    streamed = [j for j in panel.specs if not panel.recorded(j.spec)] \
+        if panel is not None and p.mode != RECORDED and judged is not None else []
     if progress is not None:
         progress.start("brain", len(requests))
 
@@ -314,8 +317,8 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         system, user = render_judge(by_id[qid], {"narrative": parsed["narrative"], "claims": parsed["claims"],
                                                  "proposed_actions": parsed["proposed_actions"]})
         judged.asked += len(streamed)
-        return [JudgeRequest(spec=spec, system=system, user=user, json_schema=suggestion_schema(), key=(qid, spec.spec))
-                for spec in streamed]
+        return panel.requests(system, user, json_schema=suggestion_schema(), models=[j.spec for j in streamed],
+                              key=lambda spec: (qid, spec.spec))
 
     # One connection for the whole run, each answer its own transaction.
     with db.connected(url, "runner", conn) as conn:
@@ -352,15 +355,12 @@ class Judged:
                       self.cost_usd + other.cost_usd)
 
 
-async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, str], *, url: str | None,
-                concurrency: int, timeout_s: float, max_retries: int, budget: Budget | None,
-                progress: Any = None, conn: psycopg.Connection | None = None) -> Judged:
-    """Each judge drafts its suggestions on every contract-keeping answer it has not judged yet;
+async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = None,
+                conn: psycopg.Connection | None = None) -> Judged:
+    """Each judge of the panel drafts its suggestions on every contract-keeping answer it has not judged yet;
     each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored),
     with the others that arrived while the last were being stored (on conn, or a connection of
     its own to url)."""
-    from evalledger.judges.panel import recorded_call
-
     done = Judged()
     with db.connected(url, "runner", conn) as conn:
         # Read in a transaction of its own: left open, it would make every draft's transaction a
@@ -372,9 +372,9 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
             question = {k: row[k] for k in ("question_id", "question_type", "question_text", "sources",
                                             "uses_stale_fixture", "pass_criteria")}
             system, user = render_judge(question, row)
-            requests += [JudgeRequest(spec=spec, system=system, user=user, json_schema=suggestion_schema(),
-                                      key=(row["question_id"], spec.spec))
-                         for spec in judges if spec.spec not in row["judged_by"]]
+            requests += panel.requests(system, user, json_schema=suggestion_schema(),
+                                       models=[m for m in panel.models if m not in row["judged_by"]],
+                                       key=lambda spec, qid=row["question_id"]: (qid, spec.spec))
         done.asked = len(requests)
         if progress is not None:
             progress.start("judges", len(requests))
@@ -385,18 +385,13 @@ async def judge(run_id: UUID, judges: Sequence[ModelSpec], modes: Mapping[str, s
                 progress.advance(call.cost_usd)
             done.cost_usd += call.cost_usd or 0.0
             try:
-                store_suggestion(conn, run_id, question_id, model, modes[model] == RECORDED, call)
+                store_suggestion(conn, run_id, question_id, model, panel.recorded(model), call)
             except psycopg.Error as exc:
                 raise db.explain(exc) from None
             done.stored += 1
             done.failed += 0 if call.ok else 1
 
-        for index, request in enumerate(r for r in requests if modes[r.spec.spec] == RECORDED):
-            on_result(recorded_call(request, index, __package__))
-        live = [r for r in requests if modes[r.spec.spec] != RECORDED]
-        if live:
-            await run_calls(live, concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                            budget=budget, on_results=stored_together(conn, on_result))
+        await panel.calls(requests, on_result=on_result, on_results=stored_together(conn, on_result))
     if progress is not None:
         progress.finish()
     return done

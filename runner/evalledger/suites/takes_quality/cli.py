@@ -12,7 +12,8 @@ import click
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core import output
 from evalledger.core.options import (BIGINT_MAX, LIMIT, ROW_ID, Number, When, database_option, echo_listing,
-                                     format_options, panel_options)
+                                     format_options)
+from evalledger.judges.options import panel_options
 
 from . import DEFAULT_MODELS
 
@@ -73,7 +74,7 @@ def run_takes_quality(as_json, **options):
     the budget) is not final: it stays open, its receipt says "final": false, and the same
     command again retries exactly the failed calls. --rerun judges a complete eval again.
     """
-    from evalledger.ledger.cli import sealing
+    from evalledger.core.sealing import sealing
 
     from . import receipts, run as takes_quality
 

@@ -28,6 +28,7 @@ from . import DEFAULT_MODELS, corpus as takes, receipts, store
 from .prompts import corpus_sha8, prompt_sha8, render, takes_block, verdict_schema
 
 if TYPE_CHECKING:  # the panel imports the provider SDKs: only `run` needs them
+    from evalledger.judges.panel import Panel
     from evalledger.judges.providers import JudgeCall
 
 SUITE = store.SUITE
@@ -100,18 +101,13 @@ def _stderr_warning(line: str) -> None:
 def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         warn: Callable[[str], None] = _stderr_warning) -> Outcome:
     """Run the suite end to end; `say` prints a progress line (or not), `warn` a warning (stderr)."""
-    from evalledger.core import claims, money
-    from evalledger.judges import context, panel
-    from evalledger.judges.pricing import Budget
-    from evalledger.judges.providers import BUDGET_EXHAUSTED, JudgeRequest
+    from evalledger.core import claims
+    from evalledger.judges.panel import Panel
 
-    specs = panel.parse_panel(opts.models)
     _check(opts)
-    budget = Budget(opts.budget_usd)
-    if budget.cap_usd is not None:
-        budget.check_prices(specs)  # before any call, and before any row
-    modes = panel.resolve_modes(specs, __package__, opts.judges)
-    judges = panel.RECORDED if all(m == panel.RECORDED for m in modes.values()) else panel.LIVE
+    panel = Panel(opts.models, suite=__package__, judges=opts.judges, budget_usd=opts.budget_usd,
+                  concurrency=opts.concurrency, timeout_s=opts.timeout_s, max_retries=opts.max_retries,
+                  progress_stream=progress_stream)
     seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
 
     from_files = opts.source == "fs"
@@ -129,14 +125,13 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
             prefix = f" with slug prefix {opts.slug_prefix!r}" if opts.slug_prefix else ""
             raise EvalledgerError(f"no takes{prefix} {where}")
         system, user = render(rubric, sample, opts.slug_prefix)
-        context.check_prompt(specs, system, user, max_output_tokens=MAX_OUTPUT_TOKENS,
-                             max_chars=opts.max_prompt_chars or context.DEFAULT_MAX_PROMPT_CHARS, warn=warn,
-                             what="judge a smaller sample (--limit)")
+        panel.check_prompt(system, user, max_output_tokens=MAX_OUTPUT_TOKENS, max_chars=opts.max_prompt_chars,
+                           warn=warn, what="judge a smaller sample (--limit)")
         values = {"rubric_id": rubric.rubric_id, "target_id": opts.target, "corpus_source": opts.source,
                   "corpus_path": opts.path if opts.source == "fs" else None, "slug_prefix": opts.slug_prefix,
                   "sample_limit": opts.limit, "seed": seed, "n_takes": len(sample),
                   "corpus_sha8": corpus_sha8(takes_block(sample)), "prompt_sha8": prompt_sha8(),
-                  "models": [s.spec for s in specs], "judges": judges}
+                  "models": panel.models, "judges": panel.judges}
         row = store.head_run(conn, values)
         if row is None:
             row = store.start_run(conn, values, rerun=0)
@@ -146,7 +141,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         say(f"takes-quality: {plural(len(sample), 'take')} from {opts.source}"
             f"{' ' + opts.path if opts.source == 'fs' else ''}, slug prefix "
             f"{repr(opts.slug_prefix) if opts.slug_prefix else 'none'}, seed {seed}; rubric {rubric.version} "
-            f"({rubric.fingerprint[:8]}); {judges} judges; run {run_id}")
+            f"({rubric.fingerprint[:8]}); {panel.judges} judges; run {run_id}")
         with claims.claimed(store.QUERIES["claim_run"], run_id,
                             waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
             row = store.run_state(conn, run_id)
@@ -159,11 +154,10 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
             if not created:
                 say(f"run {run_id} of this eval was started earlier and is not final: resuming it, calling only "
                     "the judges without an answer")
-            modes_line = panel.describe_modes(specs, modes)
+            modes_line = panel.describe()
             if modes_line:
                 say(modes_line)
-            final = _judge(conn, run_id, opts, specs, modes, rubric, system, user, budget, say, progress_stream,
-                           money, panel, JudgeRequest, BUDGET_EXHAUSTED)
+            final = _judge(conn, run_id, opts, panel, rubric, system, user, say)
             if final:
                 receipt = receipts.ordered(store.complete_run(conn, run_id), rubric.dims)
                 return Outcome(receipt, receipts.save(receipt))
@@ -175,41 +169,28 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         conn.close()
 
 
-def _judge(conn, run_id, opts, specs, modes, rubric, system, user, budget, say, progress_stream, money, panel,
-           JudgeRequest, BUDGET_EXHAUSTED) -> bool:
+def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, user: str,
+           say: Callable[[str], None]) -> bool:
     """Every cycle the run still needs; True when it is final (every call answered)."""
     schema = verdict_schema(rubric)
-    progress = panel.Progress(len(specs), progress_stream)
     for cycle in range(1, opts.cycles + 1):
-        todo = store.calls_to_make(conn, run_id, cycle, [s.spec for s in specs])
-        requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
-                                 max_output_tokens=MAX_OUTPUT_TOKENS, key=(cycle, s.spec))
-                    for s in specs if s.spec in todo]
+        todo = store.calls_to_make(conn, run_id, cycle, panel.models)
+        requests = panel.requests(system, user, json_schema=schema, max_output_tokens=MAX_OUTPUT_TOKENS, models=todo,
+                                  key=lambda spec, cycle=cycle: (cycle, spec.spec))
 
-        def on_start(req, cycle=cycle) -> None:
-            store.record_start(conn, run_id, cycle, req.spec.spec,
-                               money.estimate(req.spec, req.system, req.user, req.max_output_tokens))
+        def on_start(req, projected_usd, cycle=cycle) -> None:
+            store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd)
 
-        def on_result(call: JudgeCall, cycle=cycle) -> None:
-            recorded = modes[call.spec.spec] == panel.RECORDED
+        def on_result(call: JudgeCall, recorded: bool, cycle=cycle) -> str:
             decided = store.record_verdict(conn, run_id, cycle, call, recorded)
-            progress.advance(call.cost_usd)
-            if not progress.enabled:
-                say(_result_line(cycle, decided, call, recorded, rubric.dims))
+            return _result_line(cycle, decided, call, recorded, rubric.dims)
 
         if requests:
-            progress.start(f"cycle {cycle}/{opts.cycles}", len(requests))
-            try:
-                panel.run_sync(panel.run_panel(
-                    requests, modes, suite=__package__, on_result=on_result, on_start=on_start,
-                    concurrency=opts.concurrency, timeout_s=opts.timeout_s, max_retries=opts.max_retries,
-                    budget=budget))
-            finally:
-                progress.finish()
+            panel.judge(requests, label=f"cycle {cycle}/{opts.cycles}", on_result=on_result, on_start=on_start, say=say)
         decided = store.cycle_decision(conn, run_id, cycle)
         say(f"cycle {cycle}: {decided['verdict']} ({decided['contributed']} of {decided['panel']} models "
             f"contributed)")
-        failed = store.calls_to_make(conn, run_id, cycle, [s.spec for s in specs])
+        failed = store.calls_to_make(conn, run_id, cycle, panel.models)
         if failed:
             say(f"cycle {cycle}: {plural(len(failed), 'call')} failed outside the judges' content "
                 f"({', '.join(failed)}): run {run_id} stays open, and running the same command again retries "

@@ -88,7 +88,7 @@ def record_start(conn: psycopg.Connection, run_id: int, cycle: int, model: str, 
 
 def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: JudgeCall, recorded: bool) -> dict | None:
     """INSERT one judge verdict; return what the database made of it (None if already there)."""
-    from evalledger.core import money
+    from evalledger.judges import money
     from evalledger.judges import panel
 
     provider_failed = call.error_kind is not None

@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core.options import (BUDGET, BUDGET_HELP, LIMIT, PROMPT_CHARS, PROMPT_CHARS_HELP, Number, When,
-                                     call_options, database_option, format_options)
+from evalledger.core.options import LIMIT, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
+from evalledger.judges.options import BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, call_options
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
                   "regress_tolerance, 0.08, held in the database]")
@@ -68,7 +68,7 @@ def run_work_quality(gate, as_json, **options):
     target's previous snapshot. Exit 0 written (and, with --gate, no regression or no
     baseline), 1 --gate found a regression (reasons on stderr), 3 any error.
     """
-    from evalledger.ledger.cli import sealing
+    from evalledger.core.sealing import sealing
 
     from . import run as wq
 

@@ -197,10 +197,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         warn: Callable[[str], None] = _stderr_warning) -> Outcome:
     """Judge the work product, record everything, write the snapshot; raise EvalledgerError on any error.
     `say` prints progress (stdout, or nothing under --json); `warn` a skipped history file (stderr)."""
-    from evalledger.core import claims, money
-    from evalledger.judges import context, panel
-    from evalledger.judges.pricing import Budget
-    from evalledger.judges.providers import NOT_CALLED, JudgeRequest
+    from evalledger.core import claims
+    from evalledger.judges.panel import Panel
 
     # Everything the user typed is checked before any row or call.
     if opts.kind not in ("bot", "feature"):
@@ -217,19 +215,15 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
     if opts.tolerance is not None and opts.tolerance < 0:
         raise EvalledgerError(f"--tolerance must be 0 or more, got {opts.tolerance:g}")
     metrics = read_metrics(opts.metrics)
-    specs = panel.parse_panel(panel_text(opts.models))
-    budget = Budget(opts.budget_usd)
-    if budget.cap_usd is not None:
-        budget.check_prices(specs)
-    modes = panel.resolve_modes(specs, SUITE_PACKAGE, opts.judges)
+    panel = Panel(panel_text(opts.models), suite=SUITE_PACKAGE, judges=opts.judges, budget_usd=opts.budget_usd,
+                  concurrency=opts.concurrency, timeout_s=opts.timeout_s, max_retries=opts.max_retries,
+                  progress_stream=progress_stream)
     try:
         ev = evidence_mod.gather(opts.work_product, repo=Path(opts.repo) if opts.repo else None, stdin=stdin)
     except evidence_mod.EvidenceError as exc:
         raise EvalledgerError(str(exc)) from None
     history = SnapshotStore(Path(opts.store) if opts.store else default_store(), warn=warn)
     evidence_sha256 = hashlib.sha256(ev.text.encode("utf-8", "surrogateescape")).hexdigest()
-
-    judges = panel.RECORDED if all(m == panel.RECORDED for m in modes.values()) else panel.LIVE
 
     conn = db.connect(database_url, role="runner", autocommit=True)
     try:
@@ -248,10 +242,10 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             "outcome": opts.outcome, "evidence_digest": go_json.portable_text(ev.digest),
             "evidence_sha256": evidence_sha256, "cost_usd": metrics.cost_usd, "tokens": metrics.tokens,
             "duration_ms": metrics.duration_ms, "iterations": metrics.iterations, "model_calls": metrics.model_calls,
-            "retries": metrics.retries, "models": [s.spec for s in specs], "judges": judges})
+            "retries": metrics.retries, "models": panel.models, "judges": panel.judges})
         snapshot_id, created = row["snapshot_id"], row["created"]
         say(f"work-quality: {opts.kind} {name}, run {run_id}; work product {ev.source} ({ev.digest.splitlines()[0]}); "
-            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); {judges} judges; snapshot row {snapshot_id}")
+            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); {panel.judges} judges; snapshot row {snapshot_id}")
         with claims.claimed(store.Q["claim_run"], snapshot_id, url=database_url,
                             waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
             row = store.snapshot_state(conn, snapshot_id)
@@ -260,28 +254,24 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                 say(f"run {run_id} of {name} was {how} earlier: reading it back, no calls made")
                 return _finish(conn, history, row["snapshot_json"], opts.tolerance, already=True, imported=imported)
             if not created:
-                if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != [s.spec for s in specs]:
+                if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != panel.models:
                     raise EvalledgerError(f"--run-id {run_id}: started earlier with another work product or panel; "
                                           f"use a new --run-id")
                 say(f"run {run_id} was started earlier and has no snapshot yet: judging it again, calling only the "
                     "judges without a verdict")
             prev = store.previous_for_prompt(conn, row["prev_snapshot_id"]) if row["prev_snapshot_id"] else None
             say(f"previous snapshot: {prev['run_id']}" if prev else "previous snapshot: none (the first of this target)")
-            judges_line = panel.describe_modes(specs, modes)
+            judges_line = panel.describe()
             if judges_line:
                 say(judges_line)
 
             system, user = render(rubric, kind=opts.kind, name=name, persona=persona, task=task, outcome=opts.outcome,
                                   metrics=metrics, work_product=ev.text, prev=prev)
-            context.check_prompt(specs, system, user, max_output_tokens=MAX_OUTPUT_TOKENS,
-                                 max_chars=opts.max_prompt_chars or context.DEFAULT_MAX_PROMPT_CHARS, warn=warn,
-                                 what="judge a smaller work product")
-            schema = verdict_schema()
-            todo = [s for s in specs if s.spec not in store.models_answered(conn, snapshot_id)]
-            requests = [JudgeRequest(s, system=system, user=user, json_schema=schema,
-                                     max_output_tokens=MAX_OUTPUT_TOKENS, key=s.spec) for s in todo]
-            progress = panel.Progress(len(requests), progress_stream)
-            progress.start("work-quality", len(requests))
+            panel.check_prompt(system, user, max_output_tokens=MAX_OUTPUT_TOKENS, max_chars=opts.max_prompt_chars,
+                               warn=warn, what="judge a smaller work product")
+            answered = store.models_answered(conn, snapshot_id)
+            requests = panel.requests(system, user, json_schema=verdict_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
+                                      models=[m for m in panel.models if m not in answered])
 
             # The plan above is what was stored when the run began; each judge's row is admitted by
             # the database against what is stored when it is written (one statement each). A judge
@@ -291,30 +281,20 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                 say(f"judge {spec}: its verdict on this run was stored earlier and another judge has contributed "
                     "since: skipped, not retried")
 
-            def on_start(req) -> bool:
-                started = store.record_start(conn, snapshot_id, req.spec.spec,
-                                             money.estimate(req.spec, req.system, req.user, req.max_output_tokens))
+            def on_start(req, projected_usd) -> bool:
+                started = store.record_start(conn, snapshot_id, req.spec.spec, projected_usd)
                 if not started:
                     settled(req.spec.spec)
                 return started
 
-            def on_result(call: JudgeCall) -> None:
-                progress.advance(call.cost_usd)
-                if call.error_kind == NOT_CALLED:
-                    return
-                recorded = modes[call.spec.spec] == panel.RECORDED
+            def on_result(call: JudgeCall, recorded: bool) -> str | None:
                 decided = store.record_verdict(conn, snapshot_id, call, recorded)
                 if decided == store.SETTLED:
                     settled(call.spec.spec)
-                elif not progress.enabled:
-                    say(_result_line(decided, call, recorded))
+                    return None
+                return _result_line(decided, call, recorded)
 
-            try:
-                panel.run_sync(panel.run_panel(requests, modes, suite=SUITE_PACKAGE, on_result=on_result,
-                                               on_start=on_start, concurrency=opts.concurrency,
-                                               timeout_s=opts.timeout_s, max_retries=opts.max_retries, budget=budget))
-            finally:
-                progress.finish()
+            panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
 
             rows = store.verdicts(conn, snapshot_id)
             if not any(r["contributes"] for r in rows):

@@ -93,7 +93,7 @@ def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[str]:
 def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool) -> dict | None:
     """INSERT one judge's reply or failure; return what the database made of it (None if already there,
     SETTLED when the database takes no new row of this judge: its stored verdict stands)."""
-    from evalledger.core import money
+    from evalledger.judges import money
     from evalledger.judges import panel
 
     provider_failed = call.error_kind is not None

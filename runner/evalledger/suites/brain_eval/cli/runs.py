@@ -9,8 +9,9 @@ import click
 
 from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
-from evalledger.core.options import LIMIT, Number, When, call_options, database_option, echo_listing, format_options
-from evalledger.ledger.cli import sealing
+from evalledger.core.options import LIMIT, Number, When, database_option, echo_listing, format_options
+from evalledger.core.sealing import sealing
+from evalledger.judges.options import call_options
 
 from .. import store as brain_eval
 from .registries import read_contracts
@@ -87,8 +88,9 @@ def show_command(run_id, as_json):
     """
     from dataclasses import asdict
 
-    from evalledger.bi import agreement
     from evalledger.core.reading import fetch, records
+
+    from .. import agreement
 
     with db.transaction("auditor") as conn:
         decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"))
@@ -162,13 +164,14 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     """
     import json
 
-    from evalledger.judges.panel import Progress, describe_modes, parse_panel, resolve_modes, run_sync
+    from evalledger.judges.panel import Panel, Progress, run_sync
     from evalledger.judges.pricing import Budget
 
     from .. import brains, harness
 
-    judges = parse_panel(judge_models or harness.DEFAULT_JUDGES)
-    judge_modes = resolve_modes(judges, brain_eval.__package__, judges_mode)
+    # One budget for the brain's calls and the judges' (the panel's caller owns a shared budget).
+    panel = Panel(judge_models or harness.DEFAULT_JUDGES, suite=brain_eval.__package__, judges=judges_mode,
+                  budget=Budget(budget_usd), concurrency=concurrency, timeout_s=timeout_s, max_retries=max_retries)
     found_contracts = read_contracts(views_schema, views_url, views_dir)
     wanted = [q.strip() for q in questions.split(",") if q.strip()] if questions else None
     # One connection for the whole command: each new one costs a connect, and a server session
@@ -186,16 +189,13 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             if planned.mode == "recorded":
                 click.echo("brain: recorded answers shipped with evalledger, not live calls "
                            "(no API key in the environment; set it for live answers)")
-        budget = Budget(budget_usd)
         streamed = harness.Judged()
         outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
-                                           timeout_s=timeout_s, max_retries=max_retries, budget=budget,
+                                           timeout_s=timeout_s, max_retries=max_retries, budget=panel.budget,
                                            progress=None if as_json else Progress(len(planned.questions)),
-                                           resumed=resumed, judges=judges, judge_modes=judge_modes, judged=streamed,
-                                           conn=conn))
-        judged = run_sync(harness.judge(run_id, judges, judge_modes, url=None, concurrency=concurrency,
-                                        timeout_s=timeout_s, max_retries=max_retries, budget=budget,
-                                        progress=None if as_json else Progress(0), conn=conn)).plus(streamed)
+                                           resumed=resumed, panel=panel, judged=streamed, conn=conn))
+        judged = run_sync(harness.judge(run_id, panel, url=None, progress=None if as_json else panel.progress,
+                                        conn=conn)).plus(streamed)
         with db.within(conn):
             stored = harness.answers(conn, run_id)
             drafts = harness.suggestions(conn, run_id)
@@ -219,11 +219,11 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                 click.echo(f"  {a['question_id']}: breaks the answer contract: {a['contract_error']}")
         for qid, why in outcome.failed.items():
             click.echo(f"  {qid}: no answer: {why}")
-        described = describe_modes(judges, judge_modes)
+        described = panel.describe()
         if described:
             click.echo(described)
         failed = [d for d in drafts if d["error_kind"]]
-        click.echo(f"suggestions: {len(drafts) - len(failed)} drafted by {len(judges)} judges"
+        click.echo(f"suggestions: {len(drafts) - len(failed)} drafted by {len(panel.specs)} judges"
                    f"{f', {len(failed)} failed' if failed else ''}; {judged.asked} asked now, cost ${judged.cost_usd:.4f}")
         for d in failed:
             click.echo(f"  {d['question_id']} {d['model']}: {d['error_kind']}: {d['error_message'] or ''}".rstrip(": "))

@@ -8,8 +8,8 @@ import subprocess
 
 import psycopg
 
-from .embedded import wheel_bin
-from .errors import EvalledgerError
+from evalledger.core.embedded import wheel_bin
+from evalledger.core.errors import EvalledgerError
 
 
 def libpq_args(url: str) -> tuple[str, dict]:

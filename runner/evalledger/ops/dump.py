@@ -42,10 +42,14 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from . import db, queries
-from .embedded import wheel_bin
-from .errors import EvalledgerError
+from evalledger.core import db, queries
+from evalledger.core.embedded import wheel_bin
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.queries import Queries
+
 from .pgtools import last_line, libpq_args, run
+
+QUERIES = Queries(__package__)
 
 FORMAT = "evalledger-dump"
 FORMAT_VERSION = 1
@@ -120,10 +124,10 @@ def _dump_in_one_snapshot(url: str, archive: Path, passwords: bool) -> dict:
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         conn.read_only = True
         with conn.transaction():
-            if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
+            if not conn.execute(QUERIES["doctor_schema_exists"]).fetchone()[0]:
                 raise EvalledgerError(f"{db.describe(url)} holds no ledger (no schema evalledger): nothing to dump")
-            snapshot = conn.execute(queries.get("export_snapshot")).fetchone()[0]
-            conn.execute(queries.get("no_search_path"))
+            snapshot = conn.execute(QUERIES["export_snapshot"]).fetchone()[0]
+            conn.execute(QUERIES["no_search_path"])
             manifest = _manifest(conn, passwords)
             target, env = libpq_args(url)
             run("pg_dump", "--format=custom", f"--snapshot={snapshot}", "--file", str(archive), "--dbname", target,
@@ -135,28 +139,28 @@ def _dump_in_one_snapshot(url: str, archive: Path, passwords: bool) -> dict:
 
 def _manifest(conn: psycopg.Connection, passwords: bool) -> dict:
     roles = [dict(zip(("name", "login", "inherit", "connection_limit", "valid_until"), row))
-             for row in conn.execute(queries.get("dump_roles"), {"named": list(LEDGER_ROLES)})]
+             for row in conn.execute(QUERIES["dump_roles"], {"named": list(LEDGER_ROLES)})]
     for role in roles:
         role["valid_until"] = role["valid_until"].isoformat() if role["valid_until"] else None
     names = [r["name"] for r in roles]
     memberships = [dict(zip(("role", "member", "admin", "inherit", "set"), row))
-                   for row in conn.execute(queries.get("dump_memberships"), {"roles": names})]
-    carried = passwords and conn.execute(queries.get("is_superuser")).fetchone()[0]
-    verifiers = dict(conn.execute(queries.get("dump_role_passwords"), {"roles": names}).fetchall()) if carried else {}
-    installer_roles = [r for (r,) in conn.execute(queries.get("dump_installer_roles"), {"roles": names})]
+                   for row in conn.execute(QUERIES["dump_memberships"], {"roles": names})]
+    carried = passwords and conn.execute(QUERIES["is_superuser"]).fetchone()[0]
+    verifiers = dict(conn.execute(QUERIES["dump_role_passwords"], {"roles": names}).fetchall()) if carried else {}
+    installer_roles = [r for (r,) in conn.execute(QUERIES["dump_installer_roles"], {"roles": names})]
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "made_at": conn.execute(queries.get("database_clock")).fetchone()[0].isoformat() + "Z",
-        "server_major": conn.execute(queries.get("server_major")).fetchone()[0],
-        "installer": conn.execute(queries.get("installer")).fetchone()[0],
+        "made_at": conn.execute(QUERIES["database_clock"]).fetchone()[0].isoformat() + "Z",
+        "server_major": conn.execute(QUERIES["server_major"]).fetchone()[0],
+        "installer": conn.execute(QUERIES["installer"]).fetchone()[0],
         "installer_roles": installer_roles,
-        "migrations": [m for (m,) in conn.execute(queries.get("dump_migrations"))],
+        "migrations": [m for (m,) in conn.execute(QUERIES["dump_migrations"])],
         "roles": roles,
         "memberships": memberships,
         "passwords": verifiers,
         "passwords_carried": carried,
-        "fingerprint": [list(row) for row in conn.execute(queries.get("ledger_fingerprint"))],
+        "fingerprint": [list(row) for row in conn.execute(QUERIES["ledger_fingerprint"])],
         "rows": row_counts(conn),
     }
 
@@ -164,8 +168,8 @@ def _manifest(conn: psycopg.Connection, passwords: bool) -> dict:
 def row_counts(conn: psycopg.Connection) -> dict[str, int]:
     """Every table's row count, by quoted name (partitions apart from their parent)."""
     counted = {}
-    for table, root in conn.execute(queries.get("ledger_tables")).fetchall():
-        counted[table] = conn.execute(sql.SQL(queries.get("count_rows")).format(
+    for table, root in conn.execute(QUERIES["ledger_tables"]).fetchall():
+        counted[table] = conn.execute(sql.SQL(QUERIES["count_rows"]).format(
             table=sql.Literal(table), root=sql.SQL(root))).fetchone()[0]
     return counted
 
@@ -178,9 +182,9 @@ def load(url: str, path: Path) -> LoadSummary:
     with _opened(Path(path)) as (manifest, archive):
         with db.connect(url, autocommit=True) as conn:
             _refuse_unless_empty(conn, url)
-            major = conn.execute(queries.get("server_major")).fetchone()[0]
-            superuser = conn.execute(queries.get("is_superuser")).fetchone()[0]
-            loader = conn.execute(queries.get("doctor_session_user")).fetchone()[0]
+            major = conn.execute(QUERIES["server_major"]).fetchone()[0]
+            superuser = conn.execute(QUERIES["is_superuser"]).fetchone()[0]
+            loader = conn.execute(QUERIES["doctor_session_user"]).fetchone()[0]
             summary = LoadSummary(len(manifest["rows"]), sum(manifest["rows"].values()), event_triggers=superuser)
             prelude = _roles_prelude(conn, manifest, loader, superuser, major, summary)
             check = _check(conn, manifest, major, superuser, summary)
@@ -224,7 +228,7 @@ def _opened(path: Path) -> Iterator[tuple[dict, Path]]:
 def _refuse_unless_empty(conn: psycopg.Connection, url: str) -> None:
     if conn.execute(queries.get("in_recovery")).fetchone()[0]:
         raise EvalledgerError(f"{db.describe(url)} is a read-only standby: load into a primary")
-    found = conn.execute(queries.get("load_occupied")).fetchone()[0]
+    found = conn.execute(QUERIES["load_occupied"]).fetchone()[0]
     if found:
         raise EvalledgerError(f"{db.describe(url)} is not empty ({found}): load into an empty database (for the "
                               "embedded server, `evalledger db reset --yes` first; elsewhere, CREATE DATABASE)")
@@ -233,7 +237,7 @@ def _refuse_unless_empty(conn: psycopg.Connection, url: str) -> None:
 def _roles_prelude(conn, manifest: dict, loader: str, superuser: bool, major: int, summary: LoadSummary) -> str:
     """The statements that make the dump's roles and memberships on this server (those it lacks)."""
     names = [r["name"] for r in manifest["roles"]]
-    existing = {name: rest for name, *rest in conn.execute(queries.get("doctor_roles"), {"roles": names})}
+    existing = {name: rest for name, *rest in conn.execute(QUERIES["doctor_roles"], {"roles": names})}
     unsafe = [name for name, (sup, bypass, _) in existing.items() if sup or bypass]
     if unsafe:
         raise EvalledgerError(f"roles on this server are superuser or BYPASSRLS: {', '.join(unsafe)}; the ledger "
@@ -245,7 +249,7 @@ def _roles_prelude(conn, manifest: dict, loader: str, superuser: bool, major: in
             continue
         summary.created_roles.append(role["name"])
         password = manifest["passwords"].get(role["name"])
-        statements.append(sql.SQL(queries.get("load_create_role")).format(
+        statements.append(sql.SQL(QUERIES["load_create_role"]).format(
             role=sql.Identifier(role["name"]), login=sql.SQL("LOGIN" if role["login"] else "NOLOGIN"),
             inherit=sql.SQL("INHERIT" if role["inherit"] else "NOINHERIT"),
             limit=sql.Literal(role["connection_limit"]), until=sql.Literal(role["valid_until"] or "infinity"),
@@ -255,7 +259,7 @@ def _roles_prelude(conn, manifest: dict, loader: str, superuser: bool, major: in
         if logins:
             summary.notes.append(f"the dump carries no passwords (made by a non-superuser, or with --no-role-passwords): "
                                  f"logins created without one: {', '.join(logins)}; set them with ALTER ROLE ... PASSWORD")
-    present = {(r, m) for r, m in conn.execute(queries.get("load_memberships_present"), {"roles": names})}
+    present = {(r, m) for r, m in conn.execute(QUERIES["load_memberships_present"], {"roles": names})}
     grants = [g for g in manifest["memberships"] if (g["role"], g["member"]) not in present]
     if not superuser:  # as the migrations make a non-superuser installer
         wanted = sorted(set(INSTALLER_ROLES) | set(manifest["installer_roles"]))
@@ -263,14 +267,14 @@ def _roles_prelude(conn, manifest: dict, loader: str, superuser: bool, major: in
                    if (r, loader) not in present]
     for grant in grants:
         if major >= 16:
-            statements.append(sql.SQL(queries.get("load_grant_membership_16")).format(
+            statements.append(sql.SQL(QUERIES["load_grant_membership_16"]).format(
                 role=sql.Identifier(grant["role"]), member=sql.Identifier(grant["member"]),
                 admin=sql.SQL("TRUE" if grant["admin"] else "FALSE"),
                 inherit=sql.SQL("TRUE" if grant["inherit"] else "FALSE"), set=sql.SQL("TRUE" if grant["set"] else "FALSE")))
         else:
-            statements.append(sql.SQL(queries.get("load_grant_membership" + ("_admin" if grant["admin"] else ""))).format(
+            statements.append(sql.SQL(QUERIES["load_grant_membership" + ("_admin" if grant["admin"] else "")]).format(
                 role=sql.Identifier(grant["role"]), member=sql.Identifier(grant["member"])))
-    extra = [f"{m} in {r}" for r, m in conn.execute(queries.get("load_other_members"),
+    extra = [f"{m} in {r}" for r, m in conn.execute(QUERIES["load_other_members"],
                                                     {"roles": names, "known": names + [loader]})]
     if extra:
         summary.notes.append(f"this server's roles give more logins the ledger's roles than the dump had: "
@@ -288,8 +292,8 @@ def _check(conn, manifest: dict, major: int, superuser: bool, summary: LoadSumma
         summary.notes.append("not a superuser: the guard event triggers cannot be installed here (as on a managed "
                              "server); `evalledger doctor` says what that leaves open")
     summary.checked = len(expected) + len(manifest["rows"])
-    return sql.SQL(queries.get("load_check")).format(
-        fingerprint=sql.SQL(queries.get("ledger_fingerprint")), skip_definitions=sql.SQL(str(cross_version).upper()),
+    return sql.SQL(QUERIES["load_check"]).format(
+        fingerprint=sql.SQL(QUERIES["ledger_fingerprint"]), skip_definitions=sql.SQL(str(cross_version).upper()),
         expected=sql.Literal(json.dumps(expected)), rows=sql.Literal(json.dumps(manifest["rows"]))).as_string(conn) + ";\n"
 
 

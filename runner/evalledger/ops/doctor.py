@@ -6,11 +6,15 @@ from dataclasses import dataclass
 
 import psycopg
 
-from .. import __version__
-from . import db, queries
-from .migrate import status
+from evalledger import __version__
+from evalledger.core import db, queries
+from evalledger.core.migrate import status
+from evalledger.core.queries import Queries
+from evalledger.core.versions import ledger_message, ledger_versions, newer_ledger_message
+
 from .retention import RETENTION_ROLE
-from .versions import ledger_message, ledger_versions, newer_ledger_message
+
+QUERIES = Queries(__package__)
 
 LEDGER_TABLES = ("target", "rubric", "rubric_activation", "reviewer", "prompt_tuner", "brain_analysis_log",
                  "brain_eval_log", "brain_eval_question_score", "legal_hold", "legal_hold_release")
@@ -62,7 +66,7 @@ NOLOGIN_ROLES = ("evalledger_owner", CODE_ROLE, RETENTION_ROLE)
 
 
 def _roles(conn: psycopg.Connection) -> list[Finding]:
-    rows = {r[0]: r[1:] for r in conn.execute(queries.get("doctor_roles"), {"roles": list(ALL_ROLES)})}
+    rows = {r[0]: r[1:] for r in conn.execute(QUERIES["doctor_roles"], {"roles": list(ALL_ROLES)})}
     missing = [r for r in ALL_ROLES if r not in rows]
     if missing:
         return [Finding("fail", "roles", f"missing: {', '.join(missing)}")]
@@ -85,13 +89,13 @@ def _memberships(conn: psycopg.Connection) -> list[Finding]:
     """Can the connecting user SET ROLE to each role the commands act as? Migrating makes it a member
     of evalledger_owner only; without the others every list, run and record fails."""
     wanted = [db.ROLES[r] for r in ACTED_AS]
-    user, *_ = conn.execute(queries.get("doctor_session_user")).fetchone()
-    missing = [r[0] for r in conn.execute(queries.get("doctor_memberships"), {"roles": wanted})]
+    user, *_ = conn.execute(QUERIES["doctor_session_user"]).fetchone()
+    missing = [r[0] for r in conn.execute(QUERIES["doctor_memberships"], {"roles": wanted})]
     found = [Finding("fail", "memberships", f"{user} cannot act as {', '.join(missing)}, which commands SET ROLE "
                                             f"to: GRANT {', '.join(missing)} TO {user}")] if missing else \
         [Finding("ok", "memberships", f"{user} may act as {', '.join(wanted)}")]
     # Only the retention role purges: without it `retention apply` is refused (not an error elsewhere).
-    if conn.execute(queries.get("doctor_memberships"), {"roles": [RETENTION_ROLE]}).fetchone():
+    if conn.execute(QUERIES["doctor_memberships"], {"roles": [RETENTION_ROLE]}).fetchone():
         found.append(Finding("warn", "retention", f"{user} cannot act as {RETENTION_ROLE}, so `evalledger retention "
                                                   f"apply` purges nothing: GRANT {RETENTION_ROLE} TO {user}"))
     return found
@@ -118,7 +122,7 @@ def _version(conn: psycopg.Connection) -> list[Finding]:
 
 def clusters_left_behind() -> list[Finding]:
     """Embedded clusters (root's, outside any home) whose EVALLEDGER_HOME is gone: disk nobody frees."""
-    from .embedded import orphaned_clusters
+    from evalledger.core.embedded import orphaned_clusters
 
     found = orphaned_clusters()
     if not found:
@@ -140,10 +144,10 @@ def _size_mb(folder) -> int:
 
 
 def _guards(conn: psycopg.Connection) -> list[Finding]:
-    present = {(t, g): enabled for t, g, enabled in conn.execute(queries.get("doctor_triggers"))}
+    present = {(t, g): enabled for t, g, enabled in conn.execute(QUERIES["doctor_triggers"])}
     missing = [f"{t}.{g}" for t, names in GUARD_TRIGGERS.items() for g in names if (t, g) not in present]
     weak = [f"{t}.{g}" for (t, g), enabled in present.items() if enabled != "A"]
-    unforced = [r[0] for r in conn.execute(queries.get("doctor_unforced_rls"))]
+    unforced = [r[0] for r in conn.execute(QUERIES["doctor_unforced_rls"])]
     findings = []
     if missing:
         findings.append(Finding("fail", "guard triggers", f"missing: {', '.join(missing)}"))
@@ -161,7 +165,7 @@ def _code(conn: psycopg.Connection) -> list[Finding]:
     """The code role owns every ledger object, cannot log in, and no login may act as it but the
     installer where no superuser installed; nobody else creates names in the schema; every definer
     function resolves names in pg_catalog only."""
-    row = conn.execute(queries.get("doctor_code_role")).fetchone()
+    row = conn.execute(QUERIES["doctor_code_role"]).fetchone()
     if row is None:
         return [Finding("fail", "code", f"role {CODE_ROLE} missing: the ledger has no code owner")]
     can_login, privileged, members = row
@@ -172,13 +176,13 @@ def _code(conn: psycopg.Connection) -> list[Finding]:
         findings.append(Finding("warn", "code", f"logins that may act as {CODE_ROLE} and so lift every guard: "
                                                 f"{', '.join(members)} (expected only where no superuser "
                                                 "installed: the installer)"))
-    not_owned = [r[0] for r in conn.execute(queries.get("doctor_not_owned_by_code"))]
+    not_owned = [r[0] for r in conn.execute(QUERIES["doctor_not_owned_by_code"])]
     if not_owned:
         findings.append(Finding("fail", "code", f"not owned by {CODE_ROLE}: {', '.join(not_owned)}"))
-    creators = [r[0] for r in conn.execute(queries.get("doctor_schema_creators"))]
+    creators = [r[0] for r in conn.execute(QUERIES["doctor_schema_creators"])]
     if creators:
         findings.append(Finding("fail", "code", f"may create names in schema evalledger: {', '.join(creators)}"))
-    unsafe = [r[0] for r in conn.execute(queries.get("doctor_unsafe_definers"))]
+    unsafe = [r[0] for r in conn.execute(QUERIES["doctor_unsafe_definers"])]
     if unsafe:
         findings.append(Finding("fail", "code", "SECURITY DEFINER without search_path = pg_catalog, pg_temp: "
                                                 f"{', '.join(unsafe)}"))
@@ -189,7 +193,7 @@ def _code(conn: psycopg.Connection) -> list[Finding]:
 
 
 def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
-    found = dict(conn.execute(queries.get("doctor_event_triggers"), {"names": list(EVENT_TRIGGERS)}).fetchall())
+    found = dict(conn.execute(QUERIES["doctor_event_triggers"], {"names": list(EVENT_TRIGGERS)}).fetchall())
     if not found:
         return [Finding("warn", "event triggers",
                         "absent: the user who migrated was not a superuser (managed servers do not allow "
@@ -205,7 +209,7 @@ def _event_triggers(conn: psycopg.Connection) -> list[Finding]:
 def _large_objects(conn: psycopg.Connection) -> list[Finding]:
     """Any login may store large objects (outside every ledger table) unless a superuser revoked
     their creation, as the baseline does where it can: quiet when revoked."""
-    creators = [r[0] for r in conn.execute(queries.get("doctor_large_object_creation"))]
+    creators = [r[0] for r in conn.execute(QUERIES["doctor_large_object_creation"])]
     if not creators:
         return []
     return [Finding("warn", "large objects", f"PUBLIC may still call {', '.join(creators)}: any login can store data "
@@ -218,9 +222,9 @@ def _capture_failures(conn: psycopg.Connection) -> list[Finding]:
     Quiet (no finding) when there were none, when the capture tables are not there, and when the
     connecting user may not read them: doctor then says nothing rather than something untrue."""
     try:
-        if not conn.execute(queries.get("doctor_capture_installed")).fetchone()[0]:
+        if not conn.execute(QUERIES["doctor_capture_installed"]).fetchone()[0]:
             return []
-        counts = conn.execute(queries.get("doctor_capture_failures")).fetchall()
+        counts = conn.execute(QUERIES["doctor_capture_failures"]).fetchall()
     except psycopg.errors.InsufficientPrivilege:
         return []
     total = sum(n for _, n in counts)
@@ -259,7 +263,7 @@ PRIMARY_SILENT_S = 90
 def _replication(conn: psycopg.Connection) -> list[Finding]:
     """On a standby, its lag behind the primary; on a primary, its standbys, idle slots and WAL archive."""
     if conn.execute(queries.get("in_recovery")).fetchone()[0]:
-        status, host, port, behind, silent, since_commit, receiving = conn.execute(queries.get("doctor_standby")).fetchone()
+        status, host, port, behind, silent, since_commit, receiving = conn.execute(QUERIES["doctor_standby"]).fetchone()
         if not receiving:
             return [Finding("fail", "replica", "a standby that receives no WAL: its primary is down or unreachable "
                                                "(see the standby's server.log); it serves what it had")]
@@ -270,16 +274,16 @@ def _replication(conn: psycopg.Connection) -> list[Finding]:
                   f"replayed, primary last heard {silent:.1f} s ago{commit}")
         return [Finding("warn" if status != "streaming" or silent > PRIMARY_SILENT_S else "ok", "replica", detail)]
     findings = []
-    standbys = conn.execute(queries.get("doctor_standbys")).fetchall()
+    standbys = conn.execute(QUERIES["doctor_standbys"]).fetchall()
     if standbys:
         listed = "; ".join(f"{name or where} ({state}, replay lag {lag or 0:.1f} s, {behind or 0:.0f} bytes)"
                            for where, name, state, lag, behind in standbys)
         findings.append(Finding("ok", "standbys", f"{len(standbys)} streaming: {listed}"))
-    for slot, held in conn.execute(queries.get("doctor_idle_slots")):
+    for slot, held in conn.execute(QUERIES["doctor_idle_slots"]):
         findings.append(Finding("warn", "replication slots", f"{slot} has no standby and keeps {held / 2**20:.0f} MB of "
                                                              "WAL here, growing: start its replica, or drop the slot if "
                                                              f"the replica is gone: SELECT pg_drop_replication_slot('{slot}')"))
-    mode, last, age, failed, failing = conn.execute(queries.get("doctor_archiver")).fetchone()
+    mode, last, age, failed, failing = conn.execute(QUERIES["doctor_archiver"]).fetchone()
     if mode != "off" and failing:
         findings.append(Finding("fail", "wal archive", f"archiving fails (last failure: segment {failed}); WAL piles "
                                                        "up in pg_wal until it works again: see the server's log"))
@@ -310,12 +314,12 @@ def _journal(conn: psycopg.Connection) -> list[Finding]:
             problems = [("", "coverage not checked: the ledger lacks this package's journal_coverage_v2 "
                              "(run `evalledger db migrate`)")]
         sealed_at, digest_at, waiting_since, newest = conn.execute(LEDGER["health"]).fetchone()
-        due = conn.execute(queries.get("doctor_hours_ago"), {"hours": SEAL_DUE_HOURS}).fetchone()[0]
+        due = conn.execute(QUERIES["doctor_hours_ago"], {"hours": SEAL_DUE_HOURS}).fetchone()[0]
     except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidParameterValue):
         return []  # the connecting user may not act as the owner role: the memberships check says so
     finally:
         conn.execute(queries.get("reset_session"))
-        conn.execute(queries.get("doctor_search_path"))
+        conn.execute(QUERIES["doctor_search_path"])
     findings = [Finding("fail" if table else "warn", "journal", f"{table} {problem}".strip()) for table, problem in problems]
     if waiting_since is not None and waiting_since < due:
         findings.append(Finding("warn", "journal", f"entries written since {waiting_since:%Y-%m-%d %H:%M} UTC are not "
@@ -347,7 +351,7 @@ def diagnose(url: str) -> list[Finding]:
         findings += _version(conn)
         findings += _roles(conn)
         findings += _memberships(conn)
-        if not conn.execute(queries.get("doctor_schema_exists")).fetchone()[0]:
+        if not conn.execute(QUERIES["doctor_schema_exists"]).fetchone()[0]:
             return findings + _capture_dropped()
         findings += _guards(conn)
         findings += _code(conn)

@@ -1,4 +1,6 @@
-"""The core's commands: the database (db up/down/migrate/status), doctor, and the target registry."""
+"""The database's administration: the embedded server and migrations (db up/down/reset/migrate/
+status), backups, dumps and replicas, doctor, and what the owner registers: targets, legal holds,
+retention."""
 
 from __future__ import annotations
 
@@ -8,9 +10,12 @@ from pathlib import Path
 
 import click
 
-from . import db, output, queries
-from .errors import DatabaseRefusal, EvalledgerError
-from .options import ROW_ID, When, database_option, echo_listing, format_options, read_url_option
+from evalledger.core import db, output
+from evalledger.core.errors import DatabaseRefusal, EvalledgerError
+from evalledger.core.options import ROW_ID, When, database_option, echo_listing, format_options
+from evalledger.core.queries import Queries
+
+QUERIES = Queries(__package__)
 
 
 # -- db ------------------------------------------------------------------------------------------
@@ -28,7 +33,7 @@ def _embedded_only(command):
                   help="Accepted for symmetry only: this command manages the embedded server, so any other URL is refused.")
     @functools.wraps(command)
     def wrapper(*args, database_url=None, **kwargs):
-        from .embedded import EmbeddedServer
+        from evalledger.core.embedded import EmbeddedServer
 
         # Given before the subcommand, the root group has set it already.
         url = database_url if database_url is not None else db._explicit_url
@@ -44,7 +49,7 @@ def _embedded_only(command):
 @_embedded_only
 def db_up():
     """Start the embedded PostgreSQL and print its DSN."""
-    from .embedded import EmbeddedServer
+    from evalledger.core.embedded import EmbeddedServer
 
     server = EmbeddedServer()
     click.echo(server.start())
@@ -54,7 +59,7 @@ def db_up():
 @_embedded_only
 def db_down():
     """Stop the embedded PostgreSQL."""
-    from .embedded import EmbeddedServer
+    from evalledger.core.embedded import EmbeddedServer
 
     stopped = EmbeddedServer().stop()
     click.echo("stopped" if stopped else "not running")
@@ -71,7 +76,7 @@ def db_reset(yes):
     """
     import os
 
-    from .embedded import EmbeddedServer
+    from evalledger.core.embedded import EmbeddedServer
 
     if db._explicit_url or os.environ.get("DATABASE_URL"):
         raise EvalledgerError("db reset deletes only the embedded database; DATABASE_URL (or --database-url) names "
@@ -89,7 +94,7 @@ def db_reset(yes):
 @database_option
 def db_migrate():
     """Apply pending migrations (safe to run twice, or twice at once)."""
-    from .migrate import migrate
+    from evalledger.core.migrate import migrate
 
     applied = migrate(db.database_url())
     for migration_id in applied:
@@ -103,7 +108,7 @@ def db_migrate():
 @database_option
 def db_status(as_json):
     """List applied and pending migrations."""
-    from .migrate import status
+    from evalledger.core.migrate import status
 
     state = status(db.database_url())
     if as_json:
@@ -116,7 +121,7 @@ def db_status(as_json):
         click.echo(f"pending  {migration_id}")
 
 
-# -- backups, restores, dumps and replicas (core/backup.py, core/dump.py; docs/backup.md) ------------
+# -- backups, restores, dumps and replicas (ops/backup.py, ops/dump.py; docs/backup.md) ------------
 
 
 def _refuse_other_server(command: str, what: str) -> None:
@@ -165,7 +170,7 @@ def db_restore(source, until, yes):
     from datetime import datetime, timezone
 
     from .backup import ARCHIVE_INFO, restore
-    from .embedded import EmbeddedServer
+    from evalledger.core.embedded import EmbeddedServer
 
     _refuse_other_server("restore", "restores into")
     if until is not None and until > datetime.now(timezone.utc):
@@ -312,7 +317,7 @@ def target_add(target_id, kind, display_name, model_family):
     "already registered"; a target is never edited, so other fields for an existing id are refused.
     """
 
-    from .reading import fetch, records
+    from evalledger.core.reading import fetch, records
 
     display_name = " ".join(display_name.split())
     if not display_name or len(display_name) > 200:
@@ -320,8 +325,8 @@ def target_add(target_id, kind, display_name, model_family):
     wanted = {"target_id": target_id, "kind": kind, "display_name": display_name, "model_family": model_family}
     try:
         with db.transaction("owner") as conn:
-            added = conn.execute(queries.get("add_target_once"), wanted).fetchone()
-            columns, rows = fetch(conn, queries.get("target_row"), {"target_id": target_id})
+            added = conn.execute(QUERIES["add_target_once"], wanted).fetchone()
+            columns, rows = fetch(conn, QUERIES["target_row"], {"target_id": target_id})
     except DatabaseRefusal as exc:
         if exc.constraint == "target_id_format" or exc.sqlstate == "22001":  # 22001: longer than the column
             raise EvalledgerError(f"TARGET_ID {target_id!r}: use 1-16 letters, digits, '.', '_' or '-', starting "
@@ -343,7 +348,7 @@ def target_add(target_id, kind, display_name, model_family):
 @database_option
 def target_list(fmt):
     """List registered targets (as an auditor)."""
-    echo_listing("auditor", queries.get("target_rows"), None, fmt=fmt, kind="targets",
+    echo_listing("auditor", QUERIES["target_rows"], None, fmt=fmt, kind="targets",
                  empty="no targets registered (evalledger target add)")
 
 
@@ -353,10 +358,10 @@ def target_list(fmt):
 @database_option
 def target_show(target_id, fmt):
     """Show the registered target TARGET_ID."""
-    from .reading import fetch
+    from evalledger.core.reading import fetch
 
     with db.transaction("auditor") as conn:
-        columns, rows = fetch(conn, queries.get("target_row"), {"target_id": target_id})
+        columns, rows = fetch(conn, QUERIES["target_row"], {"target_id": target_id})
     if not rows:
         raise EvalledgerError(f"no target {target_id!r} (evalledger target list)")
     click.echo(output.listing(fmt, "targets", columns, rows), nl=False)
@@ -409,7 +414,7 @@ def hold_release(hold_id, reason):
 @database_option
 def hold_list(active, fmt):
     """List legal holds, newest first (as an auditor): what each keeps, why, who placed it, its release."""
-    echo_listing("auditor", queries.get("list_holds"), {"active": active}, fmt=fmt, kind="holds",
+    echo_listing("auditor", QUERIES["list_holds"], {"active": active}, fmt=fmt, kind="holds",
                  empty="no legal holds")
 
 
@@ -455,52 +460,4 @@ def retention_apply(fmt):
     click.echo(output.listing(fmt, "retention_purge", columns, rows, empty="nothing is due for purge"), nl=False)
 
 
-# -- dashboards ----------------------------------------------------------------------------------
-
-# The BI contract's views, and the suite whose named queries read each.
-PANELS = {
-    "brain_quarterly_trend_v1": "evalledger.suites.brain_eval",
-    "most_failing_questions_v1": "evalledger.suites.brain_eval",
-    "stale_fixture_pass_rate_v1": "evalledger.suites.brain_eval",
-    "reviewer_calibration_v1": "evalledger.suites.brain_eval",
-    "cost_per_run_v1": "evalledger.suites.brain_eval",
-    "prompt_drift_v1": "evalledger.suites.brain_eval",
-    "work_quality_history_v1": "evalledger.suites.work_quality",
-    # The readers' side's (issue 22).
-    "most_failing_questions_v2": "evalledger.suites.brain_eval",
-    "stale_fixture_pass_rate_v2": "evalledger.suites.brain_eval",
-    "stale_fixture_by_month_v1": "evalledger.suites.brain_eval",
-    "reviewer_calibration_v2": "evalledger.suites.brain_eval",
-    "cost_by_month_v1": "evalledger.suites.brain_eval",
-    "prompt_drift_v2": "evalledger.suites.brain_eval",
-    "judge_agreement_v1": "evalledger.suites.brain_eval",
-    "takes_quality_trend_v1": "evalledger.suites.takes_quality",
-}
-
-
-@click.command("dashboard")
-@click.argument("panel", required=False, metavar="PANEL", type=click.Choice(list(PANELS)))
-@click.option("--as", "as_role", type=click.Choice(["auditor", "revops"]), default="auditor", show_default=True,
-              help="Read as an auditor (everything retained) or RevOps (the last 24 months).")
-@format_options
-@database_option
-@read_url_option
-def dashboard_command(panel, as_role, fmt):
-    """Print the dashboard view PANEL of the BI contract as a table (without PANEL: list them).
-
-    Each panel is a view BI tools query directly; this prints what the chosen role sees of it.
-    """
-    from .queries import Queries
-    from .reading import fetch
-
-    with db.transaction(as_role, url=db.read_url()) as conn:
-        if panel is None:
-            rows = [(name, conn.execute(queries.get("panel_description"), {"panel": name}).fetchone()[0])
-                    for name in PANELS]
-            click.echo(output.listing(fmt, "panels", ["panel", "shows"], rows, max_width=200), nl=False)
-            return
-        columns, rows = fetch(conn, Queries(PANELS[panel])[f"dashboard_{panel}"])
-    click.echo(output.listing(fmt, panel, columns, rows, empty=f"{panel}: no rows yet"), nl=False)
-
-
-COMMANDS = [db_group, doctor_command, target_group, hold_group, retention_group, dashboard_command]
+COMMANDS = [db_group, doctor_command, target_group, hold_group, retention_group]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from evalledger.judges.pricing import estimate_tokens, price_for
-from evalledger.judges.specs import ModelSpec
+from .pricing import estimate_tokens, price_for
+from .specs import ModelSpec
 
 _MILLION = Decimal(1_000_000)
 

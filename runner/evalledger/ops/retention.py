@@ -10,9 +10,12 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from . import db, queries
-from .errors import DatabaseRefusal, EvalledgerError
-from .reading import fetch
+from evalledger.core import db
+from evalledger.core.errors import DatabaseRefusal, EvalledgerError
+from evalledger.core.queries import Queries
+from evalledger.core.reading import fetch
+
+QUERIES = Queries(__package__)
 
 RETENTION_ROLE = "evalledger_retention"
 
@@ -56,7 +59,7 @@ def _as_owner(query: str, params: dict, refusals: dict[str, str]) -> tuple:
     """The named query's row, run as the owner; a refusal by one of refusals' constraints is its message."""
     try:
         with db.transaction("owner") as conn:
-            return conn.execute(queries.get(query), params).fetchone()
+            return conn.execute(QUERIES[query], params).fetchone()
     except DatabaseRefusal as exc:
         if exc.constraint in refusals:
             raise EvalledgerError(refusals[exc.constraint]) from None
@@ -66,14 +69,14 @@ def _as_owner(query: str, params: dict, refusals: dict[str, str]) -> tuple:
 def plan() -> tuple[list[str], list[tuple]]:
     """What is hot, cold, due and held, per aging table (as an auditor)."""
     with db.transaction("auditor") as conn:
-        return fetch(conn, queries.get("retention_plan"))
+        return fetch(conn, QUERIES["retention_plan"])
 
 
 def apply() -> tuple[list[str], list[tuple]]:
     """Purge what is due, in one transaction, as the retention role; what went."""
     with db.transaction() as conn:
-        if not conn.execute(queries.get("retention_may_purge")).fetchone()[0]:
+        if not conn.execute(QUERIES["retention_may_purge"]).fetchone()[0]:
             raise EvalledgerError(f"only the installer or a member of {RETENTION_ROLE} purges "
                                   f"(GRANT {RETENTION_ROLE} TO <user>)")
         db.set_local_role(conn, RETENTION_ROLE)
-        return fetch(conn, queries.get("retention_apply"))
+        return fetch(conn, QUERIES["retention_apply"])

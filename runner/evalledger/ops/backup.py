@@ -3,7 +3,7 @@ recovery, and a hot standby for readers, all with the embedded wheel's own binar
 
 - A base backup is pg_basebackup's plain copy of the whole cluster (every database and role) with
   the WAL that makes it consistent and a SHA-256 manifest, checked as pg_verifybackup checks it
-  (core/manifest.py) when it is made and again before it is restored. BACKUP_INFO beside it says when and from what.
+  (ops/manifest.py) when it is made and again before it is restored. BACKUP_INFO beside it says when and from what.
 - An archive folder holds base/<UTC time>/ (base backups) and wal/ (every completed WAL segment,
   copied there by the embedded server's archive_command, fsynced, never overwritten). Restoring it
   replays WAL onto the newest base backup made before the moment asked for.
@@ -29,10 +29,14 @@ from urllib.parse import quote
 
 import psycopg
 
-from . import db, queries
-from .embedded import DATABASE, EmbeddedServer, _ensure_service_user, _traversable_by_others, wheel_bin
-from .errors import EvalledgerError
+from evalledger.core import db, queries
+from evalledger.core.embedded import DATABASE, EmbeddedServer, _ensure_service_user, _traversable_by_others, wheel_bin
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.queries import Queries
+
 from .pgtools import libpq_args, run
+
+QUERIES = Queries(__package__)
 
 BACKUP_INFO = "evalledger-backup.json"
 ARCHIVE_INFO = "evalledger-archive.json"
@@ -74,7 +78,7 @@ def base_backup(url: str, folder: Path) -> BackupInfo:
     if not folder.parent.is_dir():
         raise EvalledgerError(f"{folder.parent}: no such folder")
     with db.connect(url, autocommit=True) as conn:
-        started = conn.execute(queries.get("database_clock")).fetchone()[0].replace(tzinfo=timezone.utc)
+        started = conn.execute(QUERIES["database_clock"]).fetchone()[0].replace(tzinfo=timezone.utc)
         system, major = _identity(conn)
     target, env = libpq_args(url)
     try:
@@ -82,7 +86,7 @@ def base_backup(url: str, folder: Path) -> BackupInfo:
             "--manifest-checksums=SHA256", f"--label=evalledger {_stamp(started)}", "--no-password", env=env,
             what="pg_basebackup (the user needs REPLICATION and a replication line in pg_hba.conf)")
         with db.connect(url, autocommit=True) as conn:
-            made = conn.execute(queries.get("database_clock")).fetchone()[0].replace(tzinfo=timezone.utc)
+            made = conn.execute(QUERIES["database_clock"]).fetchone()[0].replace(tzinfo=timezone.utc)
         verify(folder, info=False)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -95,14 +99,14 @@ def base_backup(url: str, folder: Path) -> BackupInfo:
 
 def _identity(conn: psycopg.Connection) -> tuple[str | None, int]:
     """The cluster's system identifier (None when the user may not read it) and major version."""
-    major = conn.execute(queries.get("server_major")).fetchone()[0]
-    if not conn.execute(queries.get("may_read_control")).fetchone()[0]:
+    major = conn.execute(QUERIES["server_major"]).fetchone()[0]
+    if not conn.execute(QUERIES["may_read_control"]).fetchone()[0]:
         return None, major
-    return str(conn.execute(queries.get("system_identifier")).fetchone()[0]), major
+    return str(conn.execute(QUERIES["system_identifier"]).fetchone()[0]), major
 
 
 def verify(folder: Path, info: bool = True) -> int:
-    """pg_verifybackup's checks (core/manifest.py): every file the manifest lists, byte for byte, and
+    """pg_verifybackup's checks (ops/manifest.py): every file the manifest lists, byte for byte, and
     the WAL it needs; the number of files checked."""
     from .manifest import Damaged, check
 
@@ -250,7 +254,7 @@ def _await_promotion(server: EmbeddedServer, until: datetime | None, timeout: fl
             with psycopg.connect(server.dsn(), autocommit=True, connect_timeout=5) as conn:
                 if not conn.execute(queries.get("in_recovery")).fetchone()[0]:
                     for name in ("restore_command", "recovery_target_time", "recovery_target_action"):
-                        conn.execute(psycopg.sql.SQL(queries.get("alter_system_reset")).format(
+                        conn.execute(psycopg.sql.SQL(QUERIES["alter_system_reset"]).format(
                             name=psycopg.sql.Identifier(name)))
                     return
         except psycopg.OperationalError:
@@ -303,15 +307,15 @@ def archive(folder: Path, keep: int | None = None) -> tuple[BackupInfo, list[Pat
         command = (f"f='{wal}/%f'; if [ -f \"$f\" ]; then cmp -s '%p' \"$f\"; "
                    f"else cp '%p' \"$f.part\" && sync \"$f.part\" && mv \"$f.part\" \"$f\" && sync '{wal}'; fi")
         for name, value in (("archive_mode", "on"), ("archive_command", command), ("archive_timeout", ARCHIVE_TIMEOUT)):
-            conn.execute(psycopg.sql.SQL(queries.get("alter_system")).format(
+            conn.execute(psycopg.sql.SQL(QUERIES["alter_system"]).format(
                 name=psycopg.sql.Identifier(name), value=psycopg.sql.Literal(value)))
-        conn.execute(queries.get("reload_configuration"))
-        restart = conn.execute(queries.get("archive_mode")).fetchone()[0] == "off"
+        conn.execute(QUERIES["reload_configuration"])
+        restart = conn.execute(QUERIES["archive_mode"]).fetchone()[0] == "off"
     if restart:
         server.stop()
         server.start()
     with db.connect(url, autocommit=True) as conn:
-        conn.execute(queries.get("switch_wal"))  # the first segment reaches the archive now, not at its end
+        conn.execute(QUERIES["switch_wal"])  # the first segment reaches the archive now, not at its end
     made = datetime.now(timezone.utc)
     backup = base_backup(url, folder / "base" / _stamp(made))
     removed = _prune(folder, keep) if keep else []
@@ -381,6 +385,6 @@ def replica(primary: str, folder: Path) -> str:
 def _drop_slot(primary: str, slot: str) -> None:
     try:
         with db.connect(primary, autocommit=True) as conn:
-            conn.execute(queries.get("drop_slot_if_exists"), {"slot": slot})
+            conn.execute(QUERIES["drop_slot_if_exists"], {"slot": slot})
     except (psycopg.Error, EvalledgerError):
         pass
