@@ -17,7 +17,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from evalledger.core import pgtools
+from evalledger.ops import pgtools
 from evalledger.core.paths import database_root
 from tests.db.schema_objects import differences, snapshot
 

@@ -183,7 +183,7 @@ for _ in range(50):
 def test_the_dropped_count_adds_up_across_processes_and_doctor_reads_it(tmp_path, monkeypatch):
     """No root needed: four processes count at once into one home; doctor, another process, reads
     the sum; an unreadable count is a warning, not silence."""
-    from evalledger.core.doctor import _capture_dropped
+    from evalledger.ops.doctor import _capture_dropped
 
     monkeypatch.setenv("EVALLEDGER_HOME", str(tmp_path))
     assert _capture_dropped() == []
