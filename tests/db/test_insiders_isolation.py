@@ -79,6 +79,7 @@ DECIDING = {
     "prompt_tuner_admit_v2()": "require_read_committed_v2",
     "brain_prompt_claim_v1(character varying, character varying, text)": "require_read_committed_v2",
     "brain_eval_log_decide_v2()": "require_fresh_snapshot_v1",
+    "brain_eval_review_trail_v1()": "require_read_committed_v2",
     "takes_quality_run_decide_v2()": "require_fresh_snapshot_v1",
     "work_quality_snapshot_decide_v3()": "require_fresh_snapshot_v1",
 }

@@ -141,6 +141,7 @@ MADE_BY = {
     "0102.journal-cost": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.journal_row_v2()'::regprocedure",
     "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
     "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
+    "0105.completion-clock": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.complete_once_v1()'::regprocedure",
 }
 
 

@@ -2,8 +2,8 @@
 -- the reviewer enters supplied by the caller, started neither in the future nor more than a day
 -- (in UTC, by the statement's clock: utc_ago_v1) before it is recorded unless an import in the
 -- same transaction says it is historical, under an activated rubric, over a loaded question
--- catalog, of a prompt its brain registered, and with a reviewer independent of every brain that
--- owns that prompt (brain_prompt, read by key). A refusal for independence names neither the brain
+-- catalog, of a prompt, model and label its brain registered as one version, and with a reviewer
+-- independent of every brain that owns that prompt (brain_prompt, read by key). A refusal for independence names neither the brain
 -- nor who tunes it: the runner may not read the tuner registry.
 CREATE FUNCTION evalledger.brain_eval_log_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -63,6 +63,19 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'system_prompt_hash',
                   CONSTRAINT = 'brain_eval_log_prompt_registered',
                   HINT = 'register the brain version with evalledger brain add';
+    END IF;
+    -- The model and label too are a registered version's of this prompt: a run is of a version, and
+    -- a label borrowed from another brain or model would file it under that one (issue 37, item 8).
+    IF NOT EXISTS (SELECT 1 FROM evalledger.brain_version v
+                    WHERE v.target_id = NEW.brain_under_test AND v.system_prompt_hash = NEW.system_prompt_hash
+                      AND v.model_id = NEW.model_id
+                      AND v.version_label IS NOT DISTINCT FROM NEW.system_prompt_version_label) THEN
+        RAISE EXCEPTION 'evalledger: % has no registered version with system prompt %, model % and label %',
+                NEW.brain_under_test, NEW.system_prompt_hash, NEW.model_id,
+                coalesce(NEW.system_prompt_version_label, '(none)')
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'model_id',
+                  CONSTRAINT = 'brain_eval_log_version_registered',
+                  HINT = 'record the run with the model and label of the version it ran (evalledger brain list)';
     END IF;
     PERFORM 1 FROM evalledger.target t
      WHERE t.target_id IN (SELECT p.target_id FROM evalledger.brain_prompt p
