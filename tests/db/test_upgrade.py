@@ -142,6 +142,7 @@ MADE_BY = {
     "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
     "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
     "0105.completion-clock": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.complete_once_v1()'::regprocedure",
+    "0107.recorded-clocks": "SELECT xmin::text FROM pg_trigger WHERE tgname = 'reviewer_20_clock'",
 }
 
 

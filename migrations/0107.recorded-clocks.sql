@@ -1,0 +1,76 @@
+-- Issue 37, item 3: the database's clock for every time a role does not own. The owner set
+-- reviewer.created_at and target.created_at to 2001 or 2099 (INSERT on the registries carries every
+-- column): both are now stamped on insert by retention_clock_v1, as every aging table's clock is.
+-- The runner set eval_capture_failures.occurred_at to 2001, 2099 or 'infinity' (which psycopg
+-- cannot read back, and which doctor counted among the last 24 hours for ever): the time is the
+-- runner's to give (a failure spooled while the database was down is written once it is back), so
+-- it is bounded, not after the database's clock and not before the hot tier. Rows stored before
+-- keep their times (the tables are append-only); doctor's count stops at the statement's clock. A
+-- hold's range is refused where Python cannot read it back ('infinity', year 10000).
+-- No grant changes.
+
+SET LOCAL ROLE evalledger_code;
+SET LOCAL search_path = evalledger, pg_temp;
+
+-- retention_clock_v1: the tier clock is the database's own time of recording, never the caller's.
+-- A row's own clock is now(); a child row carries its parent's recording time (a brain-eval run's,
+-- a takes-quality run's, a work-quality snapshot's), so every tier policy compares a column of the
+-- row itself. A hold records who placed it. The registries that do not age (reviewer, target) take
+-- their recording time here too: the owner set them to 2001 or 2099 (issue 37, item 3). A capture
+-- failure's occurred_at is the runner's (a failure spooled while the database was down is written
+-- when it is back), so it is bounded instead: not after the database's clock, and not before the
+-- hot tier, outside which neither the runner nor doctor would read it ('infinity', which psycopg
+-- cannot read back, and 2099, which doctor counted as recent for ever, are both refused). A hold's
+-- range, the owner's to choose, is refused where Python could not read it back.
+CREATE OR REPLACE FUNCTION evalledger.retention_clock_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    CASE TG_TABLE_NAME
+    WHEN 'brain_eval_harness_run', 'brain_eval_harness_answer', 'brain_eval_judge_suggestion' THEN
+        NEW.created_at := now();
+        NEW.run_created_at := (SELECT l.created_at FROM evalledger.brain_eval_log l WHERE l.eval_run_id = NEW.eval_run_id);
+    WHEN 'eval_takes_quality_judge_verdicts' THEN
+        NEW.created_at := now();
+        NEW.run_created_at := (SELECT t.created_at FROM evalledger.eval_takes_quality_runs t WHERE t.id = NEW.run_id);
+    WHEN 'eval_work_quality_judge_verdicts' THEN
+        NEW.created_at := now();
+        NEW.snapshot_created_at := (SELECT s.created_at FROM evalledger.eval_work_quality_snapshots s
+                                     WHERE s.snapshot_id = NEW.snapshot_id);
+    WHEN 'eval_capture_failures' THEN
+        NEW.recorded_at := now();
+        IF NEW.occurred_at > clock_timestamp() THEN
+            RAISE EXCEPTION 'evalledger: occurred_at % is in the future', NEW.occurred_at
+                USING ERRCODE = 'check_violation', COLUMN = 'occurred_at',
+                      CONSTRAINT = 'eval_capture_failures_occurred_not_in_future';
+        END IF;
+        IF NEW.occurred_at < evalledger.hot_tier_start_v1() THEN
+            RAISE EXCEPTION 'evalledger: occurred_at % is before the hot tier', NEW.occurred_at
+                USING ERRCODE = 'check_violation', COLUMN = 'occurred_at',
+                      CONSTRAINT = 'eval_capture_failures_occurred_in_the_hot_tier';
+        END IF;
+    WHEN 'legal_hold' THEN
+        NEW.placed_at := now();
+        NEW.placed_by := session_user;
+        -- A range is the owner's to choose, but in times the project's readers can read back
+        -- (Python's years 1 to 9999: psycopg reads neither 'infinity' nor year 10000).
+        IF NOT (NEW.held_from BETWEEN '0001-01-02 00:00:00+00' AND '9999-12-30 00:00:00+00')
+           OR NOT (NEW.held_to BETWEEN '0001-01-02 00:00:00+00' AND '9999-12-30 00:00:00+00') THEN
+            RAISE EXCEPTION 'evalledger: a hold''s range is held_from % to held_to %: each a time between the years 1 and 9999',
+                    NEW.held_from, NEW.held_to
+                USING ERRCODE = 'check_violation', COLUMN = 'held_to', CONSTRAINT = 'legal_hold_range_readable';
+        END IF;
+    ELSE
+        NEW.created_at := now();
+    END CASE;
+    RETURN NEW;
+END;
+$$;
+
+-- The registries' recording time is the database's too, though they never age.
+CREATE TRIGGER reviewer_20_clock BEFORE INSERT ON reviewer
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+ALTER TABLE reviewer ENABLE ALWAYS TRIGGER reviewer_20_clock;
+
+CREATE TRIGGER target_20_clock BEFORE INSERT ON target
+    FOR EACH ROW EXECUTE FUNCTION retention_clock_v1();
+ALTER TABLE target ENABLE ALWAYS TRIGGER target_20_clock;
