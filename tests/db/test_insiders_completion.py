@@ -106,3 +106,29 @@ def test_a_reveal_another_session_committed_is_never_laundered_by_a_snapshot(adm
     # And no agreement figure counts the pair as blind.
     assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_agreement_pairs_v1(ARRAY[%s]::uuid[]) "
                          "WHERE unsupported_blind OR claims_blind OR diagnosis_blind", (drafted,)).fetchone()[0] == 0
+
+
+VERDICTS = "SELECT question_passed FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s"
+
+
+def test_the_runner_reads_only_the_committed_verdicts_of_an_open_run(admin, logins, drafted):
+    """Decided (issue 37, item 5; docs/guards.md section 22): the runner reads question_passed of an
+    open run it records, but only as committed. A reviewer's score held in an open transaction,
+    which it could roll back unseen, shows the runner nothing; once committed, the verdict is read
+    and the entry is on the trail: no probe through the runner leaves no trace."""
+    runner, reviewer = logins("runner"), logins("reviewer", autocommit=False)
+    assert runner.execute(VERDICTS, (drafted,)).fetchall() == [(None,)]
+    scores = {"total_claims": 3, "hallucinations_detected": 2, "narrative_coherence_rating": 4,
+              "diagnosis_accuracy_score": 1.0}
+    store.score_question(reviewer, drafted, "EVAL-Q01", scores)
+    assert runner.execute(VERDICTS, (drafted,)).fetchall() == [(None,)]
+    reviewer.rollback()
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
+                         (drafted,)).fetchone()[0] == 0
+    assert store.score_question(reviewer, drafted, "EVAL-Q01", scores) == []
+    reviewer.commit()
+    verdict = admin.execute(VERDICTS, (drafted,)).fetchall()
+    assert verdict == [(False,)]  # two hallucinations: the question fails
+    assert runner.execute(VERDICTS, (drafted,)).fetchall() == verdict
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_review_entry WHERE eval_run_id = %s",
+                         (drafted,)).fetchone()[0] == len(scores)
