@@ -11,6 +11,7 @@ import pytest
 from psycopg import errors
 
 from evalledger.core import queries
+from tests.builders import load_catalog, register_prompt, run_fields
 from tests.db.insider_logins import LOGINS, logins, refused, set_zone, zone_that_moves  # noqa: F401 (fixture)
 from tests.unguarded import clocks_unguarded
 
@@ -39,8 +40,10 @@ STAMPED = {
 # the caller's own times, each refused in the future and where the project's readers cannot read it.
 BOUNDED = {
     ("brain_analysis_log", "produced_at"): ("brain_analysis_log_produced_not_in_future",
-                                            "brain_analysis_log_produced_recently"),
-    ("brain_eval_log", "started_at"): ("brain_eval_log_started_not_in_future", "brain_eval_log_started_recently"),
+                                            "brain_analysis_log_produced_recently",
+                                            "brain_analysis_log_produced_readable"),
+    ("brain_eval_log", "started_at"): ("brain_eval_log_started_not_in_future", "brain_eval_log_started_recently",
+                                       "brain_eval_log_started_readable"),
     # Inserted NULL only (require_open_v1); set at completion by the database's clock (complete_once_v1).
     ("brain_eval_log", "completed_at"): ("require_open_v1", "complete_once_v1"),
     ("eval_capture_failures", "occurred_at"): ("eval_capture_failures_occurred_not_in_future",
@@ -162,3 +165,34 @@ def test_a_hold_whose_range_cannot_be_read_back_is_refused(admin, logins, held_f
     owner.execute("INSERT INTO evalledger.legal_hold (reason, held_from, held_to) VALUES ('audit', '2001-01-01', '2099-01-01')")
     with psycopg.connect(admin.info.dsn, autocommit=True) as reader:
         assert reader.execute("SELECT held_from, held_to FROM evalledger.legal_hold").fetchall()
+
+
+@pytest.mark.parametrize("time", ["-infinity", "0001-01-01 00:00:00+00", "0100-01-01 00:00:00+00 BC"])
+def test_an_import_dates_nothing_where_no_reader_can_read_it(admin, logins, reviewer_id, time):
+    """An import lets a run start, and an analysis be produced, years back: a run started at
+    '-infinity' was admitted, and psycopg then could not read the row ("timestamp too small").
+    Refused for a run and an analysis. The import is the owner's and the run the runner's, so this
+    is one session acting as both, as `brain-eval record --historical` does for an operator who
+    holds both roles."""
+    load_catalog(admin)
+    fields = run_fields("AGT-901")
+    register_prompt(admin, "AGT-901", fields["system_prompt_hash"])
+    for table, insert, constraint in (
+            ("run", "INSERT INTO evalledger.brain_eval_log (run_trigger, brain_under_test, model_id, system_prompt_hash, "
+                    "brain_view_contracts_hash, question_catalog_version, question_count, started_at, reviewer_user_id, "
+                    "import_id) VALUES (%(run_trigger)s, %(brain_under_test)s, %(model_id)s, %(system_prompt_hash)s, "
+                    "%(brain_view_contracts_hash)s, %(question_catalog_version)s, 3, %(time)s, %(reviewer)s, %(import)s)",
+             "brain_eval_log_started_readable"),
+            ("analysis", "INSERT INTO evalledger.brain_analysis_log (brain, origin, model_id, system_prompt_hash, question, "
+                         "output, token_cost_usd, produced_at) VALUES (%(brain_under_test)s, 'production', "
+                         "%(model_id)s, %(system_prompt_hash)s, 'q', 'o', 0, %(time)s)",
+             "brain_analysis_log_produced_readable")):
+        column = "started_at" if table == "run" else "produced_at"
+        with refused(admin, errors.CheckViolation, f"evalledger: {column} .* is not a time between the years 1 and 9999",
+                     constraint):
+            with admin.transaction():
+                admin.execute("SET LOCAL ROLE evalledger_owner")
+                imported = admin.execute("INSERT INTO evalledger.brain_eval_import (reason) VALUES ('history') "
+                                         "RETURNING import_id").fetchone()[0]
+                admin.execute("SET LOCAL ROLE evalledger_runner")
+                admin.execute(insert, {**fields, "time": time, "reviewer": reviewer_id, "import": imported})

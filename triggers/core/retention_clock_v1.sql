@@ -37,10 +37,8 @@ BEGIN
     WHEN 'legal_hold' THEN
         NEW.placed_at := now();
         NEW.placed_by := session_user;
-        -- A range is the owner's to choose, but in times the project's readers can read back
-        -- (Python's years 1 to 9999: psycopg reads neither 'infinity' nor year 10000).
-        IF NOT (NEW.held_from BETWEEN '0001-01-02 00:00:00+00' AND '9999-12-30 00:00:00+00')
-           OR NOT (NEW.held_to BETWEEN '0001-01-02 00:00:00+00' AND '9999-12-30 00:00:00+00') THEN
+        -- A range is the owner's to choose, but in times the project's readers can read back.
+        IF NOT evalledger.readable_time_v1(NEW.held_from) OR NOT evalledger.readable_time_v1(NEW.held_to) THEN
             RAISE EXCEPTION 'evalledger: a hold''s range is held_from % to held_to %: each a time between the years 1 and 9999',
                     NEW.held_from, NEW.held_to
                 USING ERRCODE = 'check_violation', COLUMN = 'held_to', CONSTRAINT = 'legal_hold_range_readable';
