@@ -41,6 +41,9 @@ SET LOCAL check_function_bodies = off;
 \ir core/judge_scores_v2.sql
 \ir core/caller_v1.sql
 \ir core/reviewer_id_of_v1.sql
+\ir core/readable_time_v1.sql
+\ir brain_eval/prompt_normal_v1.sql
+\ir brain_eval/prompt_normal_hash_v1.sql
 \ir brain_eval/brain_prompt_claim_v1.sql
 \ir brain_eval/run_brains_v1.sql
 \ir brain_eval/brain_eval_levers_v1.sql

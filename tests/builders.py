@@ -223,7 +223,7 @@ def start_run(conn, registry=None, **fields):
 
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
-               completed_at=None, review=True, hours="2.50", review_conn=None, registry=None, cost="0.0125",
+               review=True, hours="2.50", review_conn=None, registry=None, cost="0.0125",
                **run_overrides):
     """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
     each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
@@ -253,7 +253,7 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
     scores = {row["question_id"]: {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None} for row in rows}
     if review:
         review_run(review_conn or conn, reviewer_user_id, run_id, scores, hours, notes)
-    return brain_eval.complete_run(conn, run_id, completed_at) if complete else run_id
+    return brain_eval.complete_run(conn, run_id) if complete else run_id
 
 
 # What a harness run records of the views it hashed; the tests' runs need no real views.

@@ -1,14 +1,21 @@
 -- brain_eval_complete_v1: the runner completes an open run it may read (the hot tier, as its
--- policy reads), at `completed` (NULL: now); whether it did. What completion checks and decides
--- is the triggers' (brain_eval_log_10_guard_update, brain_eval_log_20_decide). A function and not
--- an UPDATE grant: a role that may UPDATE a table may also take FOR UPDATE and FOR SHARE locks on
+-- policy reads); whether it did. The run completes at the database's clock (complete_once_v1):
+-- `completed`, kept for the signature, must be NULL, and a time given there is refused rather than
+-- ignored, so a caller learns its time was not taken (issue 37, item 8). What completion checks
+-- and decides is the triggers' (brain_eval_log_10_guard_update, brain_eval_log_20_decide). A
+-- function and not an UPDATE grant: a role that may UPDATE a table may also take FOR UPDATE and FOR SHARE locks on
 -- the rows it reads there, and a runner holding them on every open run stalled every reviewer's
 -- score and sign-off, and every question row written to them (issue 17, class 7). SECURITY
 -- DEFINER, so it asks caller_reads_v1 what the caller's policy would show: a cold run is no run.
 CREATE FUNCTION evalledger.brain_eval_complete_v1(run_id uuid, completed timestamptz) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    UPDATE evalledger.brain_eval_log l SET completed_at = coalesce(completed, now())
+    IF completed IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: completed_at is the database''s clock at completion, not the caller''s: pass NULL, not %',
+                completed
+            USING ERRCODE = 'insufficient_privilege', COLUMN = 'completed_at';
+    END IF;
+    UPDATE evalledger.brain_eval_log l SET completed_at = clock_timestamp()
      WHERE l.eval_run_id = run_id AND l.completed_at IS NULL
        AND evalledger.caller_reads_v1(l.created_at, NULL);
     RETURN FOUND;

@@ -32,6 +32,9 @@ CREATE TABLE brain_version (
 -- Production-vs-eval comparisons look a prompt hash up across brain versions.
 CREATE INDEX brain_version_prompt_hash_idx ON brain_version (system_prompt_hash);
 
+-- A new version's prompt is looked up by its normal form among every brain's (brain_version_admit_v2).
+CREATE INDEX brain_version_prompt_normal_idx ON brain_version (evalledger.prompt_normal_hash_v1(system_prompt));
+
 -- The owner role maintains this table: INSERT, and no UPDATE, DELETE or TRUNCATE, which the
 -- triggers refuse anyway but which would let it LOCK the table ACCESS EXCLUSIVE and stall every
 -- reader (issue 17). Owning nothing, it can alter nothing.

@@ -36,8 +36,8 @@ VALUES (%(eval_run_id)s, %(question_id)s, %(brain_analysis_id)s, %(question_type
 RETURNING question_score_id, question_passed;
 
 -- name: complete_run
--- Complete a run: the decision trigger computes aggregates, criteria, decision and rationale. Whether an open run this role may read was completed.
-SELECT evalledger.brain_eval_complete_v1(%(eval_run_id)s, %(completed_at)s) AS completed;
+-- Complete a run at the database's clock: the decision trigger computes aggregates, criteria, decision and rationale. Whether an open run this role may read was completed.
+SELECT evalledger.brain_eval_complete_v1(%(eval_run_id)s, NULL) AS completed;
 
 -- name: run_decision
 -- What the database decided for a run.

@@ -31,9 +31,10 @@ SELECT to_regnamespace('evalledger') IS NOT NULL;
 SELECT to_regclass('evalledger.eval_capture_failures') IS NOT NULL;
 
 -- name: doctor_capture_failures
--- Capture failures of the last 24 hours, counted per reason.
+-- Capture failures of the last 24 hours, counted per reason (none dated after the statement: a row stored before
+-- occurred_at was bounded may say 2099 or infinity, and is not recent for ever).
 SELECT reason, count(*) FROM evalledger.eval_capture_failures
- WHERE occurred_at > now() - interval '24 hours'
+ WHERE occurred_at > statement_timestamp() - interval '24 hours' AND occurred_at <= statement_timestamp()
  GROUP BY reason ORDER BY reason;
 
 -- name: list_holds

@@ -9,7 +9,6 @@ those cases assert the row count. docs/guards.md maps each guard to the tests he
 from __future__ import annotations
 
 import contextlib
-import datetime
 import re
 import threading
 import time
@@ -905,8 +904,7 @@ def backdated_run(runner, reviewer_user_id, months_ago, count=3):
     analyses = [r[0] for r in runner.execute(
         "SELECT brain_analysis_id FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s "
         "ORDER BY question_id", (run_id,))]
-    # Two hours after it started, unless that is still to come (completed_at is never in the future).
-    brain_eval.complete_run(runner, run_id, completed_at=started + datetime.timedelta(hours=2) if months_ago else None)
+    brain_eval.complete_run(runner, run_id)  # now: completed_at is the database's clock
     return run_id, analyses
 
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 import psycopg
 import pytest
 
+from evalledger.suites.brain_eval import brains
 from evalledger.suites.brain_eval import store as brain_eval
 from tests import builders
 from tests.builders import SHA_A, prompt_hash, record_run
@@ -37,9 +38,9 @@ def run_id(decided):
 
 
 def record_at(conn, reviewer_user_id, started_at, *, brain="AGT-901", count=6, bend=None, prompt=SHA_A):
-    """A completed run as it would have been recorded at started_at, completed an hour later."""
+    """A completed run as it would have been recorded at started_at (completed now: the database's clock)."""
     return record_run(conn, reviewer_user_id, brain=brain, count=count, bend=bend, system_prompt_hash=prompt,
-                      started_at=started_at, completed_at=started_at + timedelta(hours=1)).eval_run_id
+                      started_at=started_at).eval_run_id
 
 
 def production_analysis(conn, brain, prompt, produced_at):
@@ -210,6 +211,9 @@ def test_prompt_drift_compares_latest_production_prompt_with_last_passing_eval(c
     # records its own analyses with SHA_A, produced just now: they are not production traffic.)
     latest_902 = NOW - timedelta(days=2)
     production_analysis(runner, "AGT-902", SHA_E, latest_902)
+    # A run's label is its registered version's (issue 37, item 8).
+    with builders.as_owner(admin):
+        brains.add(admin, "AGT-902", "anthropic:claude-sonnet-4-6", builders.PROMPTS[SHA_E], "pipeline_brain_v3")
     passed_e = run_id(record_run(runner, reviewer_id, brain="AGT-902", count=3, system_prompt_hash=SHA_E,
                                  system_prompt_version_label="pipeline_brain_v3",
                                  started_at=NOW - timedelta(days=4)))

@@ -79,6 +79,8 @@ DECIDING = {
     "prompt_tuner_admit_v2()": "require_read_committed_v2",
     "brain_prompt_claim_v1(character varying, character varying, text)": "require_read_committed_v2",
     "brain_eval_log_decide_v2()": "require_fresh_snapshot_v1",
+    "brain_eval_review_trail_v1()": "require_read_committed_v2",
+    "brain_version_admit_v2()": "require_read_committed_v2",
     "takes_quality_run_decide_v2()": "require_fresh_snapshot_v1",
     "work_quality_snapshot_decide_v3()": "require_fresh_snapshot_v1",
 }
@@ -99,11 +101,14 @@ def test_every_definer_function_that_decides_or_deletes_checks_its_isolation(adm
 
 def test_a_brain_takes_on_no_prompt_under_an_old_snapshot(admin, logins):
     """A brain version of a new prompt decides, after a lock, that no open run of the prompt is
-    another brain's: under SERIALIZABLE that read would not see a run committed while it waited."""
+    another brain's: under SERIALIZABLE that read would not see a run committed while it waited.
+    (Its registration now asks first, for the spellings of its prompt another brain registered
+    while it waited: issue 37, item 1.)"""
     owner = logins("owner", autocommit=False)
     owner.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
     with refused(admin, errors.InvalidTransactionState,
-                 "evalledger: a brain taking on a prompt runs under READ COMMITTED, not SERIALIZABLE"):
+                 "evalledger: a brain version's registration \\(one prompt per spelling\\) runs under READ COMMITTED, "
+                 "not SERIALIZABLE"):
         owner.execute("INSERT INTO evalledger.brain_version (target_id, provider, model_id, system_prompt) "
                       "VALUES ('AGT-902', 'anthropic', 'm', 'A prompt no brain showed before.')")
     owner.rollback()

@@ -11,6 +11,7 @@ import uuid
 
 import psycopg
 import pytest
+from psycopg import errors
 from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import brains, catalog, store
@@ -256,12 +257,19 @@ def diagnosed_question(admin, run_id) -> bool:
 @pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
 def test_the_judging_trigger_decides_the_same_in_any_zone_and_isolation(admin, logins, harness_runs, isolation):
     """The judge reads the question's policy with the code role's rights, but through caller_reads_v1
-    (the hot tier, in UTC): a reviewer's crafted TimeZone and its isolation level change no verdict."""
+    (the hot tier, in UTC): a reviewer's crafted TimeZone and its isolation level change no verdict.
+    An entry under an older snapshot than its statement's is refused outright (the trail must see
+    every committed reveal: issue 37, item 8), so it is judged by nothing."""
     params = answered(admin, logins, harness_runs)
     reviewer = logins("reviewer")
     zone, hours = zone_that_moves(reviewer, "24 months")
     set_zone(reviewer, zone)
     reviewer.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {isolation}")
+    if isolation != "read committed":
+        with pytest.raises(errors.InvalidTransactionState, match="a reviewer's entry .* runs under READ COMMITTED"):
+            judged(admin, reviewer, params, 0)
+        assert admin.execute(VERDICT, (params["run"],)).fetchone()[0] is None
+        reviewer.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
     assert judged(admin, reviewer, params, 0) is True
     assert judged(admin, reviewer, params, 1) is False
 

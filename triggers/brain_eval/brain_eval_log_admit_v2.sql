@@ -1,10 +1,11 @@
--- brain_eval_log_admit_v2: a new run starts in progress, with nothing the database computes or
--- the reviewer enters supplied by the caller, started neither in the future nor more than a day
--- (in UTC, by the statement's clock: utc_ago_v1) before it is recorded unless an import in the
--- same transaction says it is historical, under an activated rubric, over a loaded question
--- catalog, of a prompt its brain registered, and with a reviewer independent of every brain that
--- owns that prompt (brain_prompt, read by key). A refusal for independence names neither the brain
--- nor who tunes it: the runner may not read the tuner registry.
+-- brain_eval_log_admit_v2: a new run starts in progress, with nothing the database computes or the
+-- reviewer enters supplied by the caller, started neither in the future nor more than a day (in
+-- UTC, by the statement's clock: utc_ago_v1) before it is recorded unless an import in the same
+-- transaction says it is historical (and at a time readable_time_v1 admits), under an activated
+-- rubric, over a loaded question catalog, of a prompt, model and label its brain registered as one
+-- version, and with a reviewer independent of every brain that owns that prompt (brain_prompt, read
+-- by key). A refusal for independence names neither the brain nor who tunes it: the runner may not
+-- read the tuner registry.
 CREATE FUNCTION evalledger.brain_eval_log_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -27,6 +28,11 @@ BEGIN
     IF NEW.started_at > clock_timestamp() THEN
         RAISE EXCEPTION 'evalledger: started_at % is in the future', NEW.started_at
             USING ERRCODE = 'check_violation', COLUMN = 'started_at', CONSTRAINT = 'brain_eval_log_started_not_in_future';
+    END IF;
+    -- An import may date a run years back, but not where no reader can read it (issue 37, item 8).
+    IF NOT evalledger.readable_time_v1(NEW.started_at) THEN
+        RAISE EXCEPTION 'evalledger: started_at % is not a time between the years 1 and 9999', NEW.started_at
+            USING ERRCODE = 'check_violation', COLUMN = 'started_at', CONSTRAINT = 'brain_eval_log_started_readable';
     END IF;
     IF NEW.started_at < evalledger.utc_ago_v1(evalledger.backdating_window_v1()) AND NOT EXISTS (
            SELECT 1 FROM evalledger.brain_eval_import i
@@ -63,6 +69,19 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'system_prompt_hash',
                   CONSTRAINT = 'brain_eval_log_prompt_registered',
                   HINT = 'register the brain version with evalledger brain add';
+    END IF;
+    -- The model and label too are a registered version's of this prompt: a run is of a version, and
+    -- a label borrowed from another brain or model would file it under that one (issue 37, item 8).
+    IF NOT EXISTS (SELECT 1 FROM evalledger.brain_version v
+                    WHERE v.target_id = NEW.brain_under_test AND v.system_prompt_hash = NEW.system_prompt_hash
+                      AND v.model_id = NEW.model_id
+                      AND v.version_label IS NOT DISTINCT FROM NEW.system_prompt_version_label) THEN
+        RAISE EXCEPTION 'evalledger: % has no registered version with system prompt %, model % and label %',
+                NEW.brain_under_test, NEW.system_prompt_hash, NEW.model_id,
+                coalesce(NEW.system_prompt_version_label, '(none)')
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'model_id',
+                  CONSTRAINT = 'brain_eval_log_version_registered',
+                  HINT = 'record the run with the model and label of the version it ran (evalledger brain list)';
     END IF;
     PERFORM 1 FROM evalledger.target t
      WHERE t.target_id IN (SELECT p.target_id FROM evalledger.brain_prompt p

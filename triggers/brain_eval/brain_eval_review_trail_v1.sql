@@ -1,10 +1,14 @@
 -- brain_eval_review_trail_v1: after a reviewer's UPDATE of a question row, one trail row per field
 -- it changed: the value, the reviewer, the role the statement ran as, the login behind it, and
--- whether the judges' suggestions on the question had been shown first (blind review).
+-- whether the judges' suggestions on the question had been shown first (blind review). Shown means
+-- a reveal committed before the entry: only READ COMMITTED reads it with a snapshot taken now, so
+-- an entry under an older snapshot is refused (a session begun REPEATABLE READ before a second
+-- session of the same reviewer revealed and read the drafts entered them as blind: issue 37, item 8).
 -- SECURITY DEFINER: the trail takes rows from this function alone (brain_eval_review_entry_admit_v1).
 CREATE FUNCTION evalledger.brain_eval_review_trail_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM evalledger.require_read_committed_v2('a reviewer''s entry (whether the judges'' suggestions were shown)');
     INSERT INTO evalledger.brain_eval_review_entry
            (eval_run_id, question_id, field, value, reviewer_user_id, acting_role, entered_by, suggestions_shown,
             run_created_at)

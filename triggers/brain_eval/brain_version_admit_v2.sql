@@ -1,9 +1,18 @@
 -- brain_version_admit_v2: a brain under test's configuration is a new version of its target: the
 -- database numbers it, hashes its system prompt (SHA-256 of the UTF-8 text) and orders its levers;
 -- the caller supplies none of these. The brain then owns the prompt (brain_prompt_claim_v1), which a
--- brain may not take on while a run of that prompt under another brain is open.
+-- brain may not take on while a run of that prompt under another brain is open. A prompt is one
+-- identity however it is spelt (issue 37, item 1): a text whose normal form (prompt_normal_v1) is
+-- another brain's prompt spelt differently is refused, naming both brains, so every rule that reads
+-- the registry by the exact hash (independence, levers, holds) reads one spelling per normal form
+-- across brains. The same text registered by two brains stays one prompt both own, as before. An
+-- advisory lock on the normal form makes two brains registering two spellings at once wait for
+-- each other, and the second, under READ COMMITTED, sees the first.
 CREATE FUNCTION evalledger.brain_version_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    normal varchar;
+    other varchar;
 BEGIN
     PERFORM evalledger.refuse_supplied_v1('brain_version', jsonb_build_object(
         'version', NEW.version, 'system_prompt_hash', NEW.system_prompt_hash));
@@ -17,6 +26,21 @@ BEGIN
     NEW.version := coalesce((SELECT max(v.version) FROM evalledger.brain_version v
                               WHERE v.target_id = NEW.target_id), 0) + 1;
     NEW.system_prompt_hash := encode(sha256(convert_to(NEW.system_prompt, 'UTF8')), 'hex');
+    normal := evalledger.prompt_normal_hash_v1(NEW.system_prompt);
+    PERFORM evalledger.require_read_committed_v2('a brain version''s registration (one prompt per spelling)');
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('evalledger.prompt_normal'),
+                                             pg_catalog.hashtext(normal));
+    SELECT v.target_id INTO other FROM evalledger.brain_version v
+     WHERE evalledger.prompt_normal_hash_v1(v.system_prompt) = normal
+       AND v.target_id <> NEW.target_id AND v.system_prompt_hash <> NEW.system_prompt_hash
+     ORDER BY v.target_id LIMIT 1;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: %''s system prompt is %''s spelt differently (the same once normalised)',
+                NEW.target_id, other
+            USING ERRCODE = 'check_violation', COLUMN = 'system_prompt',
+                  CONSTRAINT = 'brain_version_one_spelling_per_prompt',
+                  HINT = format('register %s''s exact text to share the prompt, or a prompt of its own', other);
+    END IF;
     NEW.levers := ARRAY(SELECT DISTINCT l FROM unnest(NEW.levers) AS l ORDER BY l);
     PERFORM evalledger.brain_prompt_claim_v1(NEW.target_id, NEW.system_prompt_hash, 'version');
     NEW.created_at := now();

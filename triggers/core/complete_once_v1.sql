@@ -1,8 +1,10 @@
 -- complete_once_v1: the only UPDATE a run accepts is its completion: completed_at set once, from
--- NULL, to a time not in the future, with every other column as it was. Every suite's run table uses it; its
--- trigger arguments are how a message names a run ('run', 'takes-quality run'), the run's key
--- column and, optionally, a text[] of the columns the database computes, a change to which is
--- refused as a value the caller may not supply.
+-- NULL, with every other column as it was. The time is the database's clock when the completion
+-- takes the run's row (after any wait for the rows locking it), whatever the UPDATE set: a caller's
+-- time could date a decision before the scores and sign-off it was decided on (issue 37, item 8).
+-- Every suite's run table uses it; its trigger arguments are how a message names a run ('run',
+-- 'takes-quality run'), the run's key column and, optionally, a text[] of the columns the database
+-- computes, a change to which is refused as a value the caller may not supply.
 CREATE FUNCTION evalledger.complete_once_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -25,10 +27,7 @@ BEGIN
         RAISE EXCEPTION 'evalledger: completed_at is set once, to a time'
             USING ERRCODE = 'not_null_violation', COLUMN = 'completed_at';
     END IF;
-    IF NEW.completed_at > clock_timestamp() THEN
-        RAISE EXCEPTION 'evalledger: completed_at % is in the future', NEW.completed_at
-            USING ERRCODE = 'check_violation', COLUMN = 'completed_at';
-    END IF;
+    NEW.completed_at := clock_timestamp();
     RETURN NEW;
 END;
 $$;
