@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from evalledger.core import queries
+from evalledger.ops import doctor
 from tests.builders import load_catalog, register_prompt, run_fields
 from tests.db.insider_logins import LOGINS, logins, refused, set_zone, zone_that_moves  # noqa: F401 (fixture)
 from tests.unguarded import clocks_unguarded
@@ -149,7 +149,7 @@ def test_doctor_counts_no_failure_dated_after_now_as_recent(admin, logins):
     with admin.transaction(), clocks_unguarded(admin, ["eval_capture_failures"]):
         for time in ("'2099-01-01'", "'infinity'"):
             admin.execute(FAILURE.format(time=time))
-    assert runner.execute(queries.get("doctor_capture_failures")).fetchall() == [("other", 1)]
+    assert runner.execute(doctor.QUERIES["doctor_capture_failures"]).fetchall() == [("other", 1)]
 
 
 @pytest.mark.parametrize("held_from, held_to", [
