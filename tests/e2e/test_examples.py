@@ -1,7 +1,8 @@
 """Every shell example of the README and of docs/*.md runs, page by page, in order, in one fresh
 database per page (or on the embedded server of a fresh home, for a page that says its examples
-assume it), as a reader would type it: `evalledger ...` in-process, `NAME=value evalledger ...`,
-`NAME=$(evalledger ...)`, `$NAME` and `"$NAME"`, `export`, `printf`, `>`, `2>` and `<`.
+assume it), as a reader would type it: `evalledger ...` in-process, `python -m ...` as a process,
+`NAME=value evalledger ...`, `NAME=$(evalledger ...)`, `$NAME` and `"$NAME"`, `export`, `printf`,
+`>`, `2>` and `<`.
 
 How a page marks a block that is not run, shows a command's output, or names a command its
 examples run after is in tests/pages.py; tests/unit/test_docs.py checks the markers themselves.
@@ -13,6 +14,8 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -20,7 +23,7 @@ from pathlib import Path
 import pytest
 from psycopg import sql
 
-from tests.cli import run_cli
+from tests.cli import Result, run_cli
 from tests.pages import ROOT, blocks, commands, on_embedded, pages, run_after
 
 NO_KEYS = {k: "" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")}
@@ -97,7 +100,8 @@ class Shell:
             self.env[name] = value
             self.ran.append((line, None))
             return None
-        assert words[0] in ("evalledger", "printf"), f"{line}: only evalledger commands and printf run here"
+        assert words[0] in ("evalledger", "printf", "python"), \
+            f"{line}: only evalledger commands, printf and python -m run here"
         out = err = given = None
         args = []
         it = iter(words[1:])
@@ -116,7 +120,10 @@ class Shell:
             out.write_text("".join(fmt % arg for arg in args[1:]))
             self.ran.append((line, None))
             return None
-        result = self.evalledger(["evalledger", *args], line, refused=refused, input=given, env=given_env)
+        if words[0] == "python":
+            result = self.python(args, line, refused=refused, input=given, env=given_env)
+        else:
+            result = self.evalledger(["evalledger", *args], line, refused=refused, input=given, env=given_env)
         if out:
             out.write_text(result.out)
         if err:
@@ -126,7 +133,17 @@ class Shell:
     def evalledger(self, words: list[str], line: str, refused: bool = False, input: str | None = None,
                    env: dict | None = None):
         assert words[0] == "evalledger", line
-        result = run_cli(*words[1:], env={**self.env, **(env or {})}, input=input)
+        return self._judged(run_cli(*words[1:], env={**self.env, **(env or {})}, input=input), line, refused)
+
+    def python(self, args: list[str], line: str, refused: bool = False, input: str | None = None,
+               env: dict | None = None):
+        """`python -m MODULE ...` as the reader runs it: a process of its own, this Python, in the folder."""
+        assert args[:1] == ["-m"], f"{line}: python runs a module here (python -m ...)"
+        done = subprocess.run([sys.executable, *args], cwd=self.folder, input=input, capture_output=True, text=True,
+                              env={**os.environ, **self.env, **(env or {})}, timeout=300)
+        return self._judged(Result(done.returncode, done.stdout, done.stderr), line, refused)
+
+    def _judged(self, result: Result, line: str, refused: bool) -> Result:
         assert "Traceback" not in result.err, f"{line}\n{result.err}"
         if refused:
             # A refusal is exit 3 and one line that says why.
