@@ -29,7 +29,8 @@ test: $(STAMP)
 test-db: $(STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS) tests/db
 
-# The database and CLI tests at the last second of this month and of this year, with the tests
+# The database and CLI tests at the ends of a month and of a year, at noon on the 1st and the 5th of
+# a month and at a moment drawn within the next 400 days (printed, and replayable), with the tests
 # and the PostgreSQL they start both shifted by Debian's faketime (see .ci/test-dates).
 test-dates: $(STAMP)
 	.ci/test-dates $(BIN)/python

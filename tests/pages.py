@@ -17,6 +17,13 @@ first example, in the page's fresh database (the page's text says so too):
 
     <!-- examples run after: COMMAND -->
 
+A fourth, also on a line of its own, says the page's examples assume no DATABASE_URL: they run on
+the embedded server of a fresh EVALLEDGER_HOME, as a reader's would (backups, restores and
+replicas copy a whole server, not a database), and every embedded server they start is removed
+afterwards (the page's text says they assume the embedded server):
+
+    <!-- examples run on: the embedded server -->
+
 Inside an example, a command whose comment begins `# refused` shows a refusal: it must exit 3 with
 one line on stderr. Every other command must exit 0, 1 or 2 (a verdict), never 3.
 """
@@ -32,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_RUN = re.compile(r"^<!-- not run: (?P<reason>.*?) -->$")
 OUTPUT_OF = re.compile(r"^<!-- output of: (?P<command>.*?) -->$")
 RUN_AFTER = re.compile(r"^<!-- examples run after: (?P<command>.*?) -->$")
-MARKER = re.compile(r"^<!-- (not run|output of|examples run after):")
+ON_EMBEDDED = "<!-- examples run on: the embedded server -->"
+MARKER = re.compile(r"^<!-- (not run|output of|examples run after|examples run on):")
 # Info strings that would make a shell example nobody runs: examples are `sh`.
 OTHER_SHELLS = {"bash", "shell", "console", "zsh", "shell-session", "sh-session", "terminal"}
 
@@ -102,6 +110,13 @@ def run_after(page: Path) -> str | None:
     commands = [m["command"].strip() for m in found if m]
     assert len(commands) <= 1, f"{page.relative_to(ROOT)}: more than one `examples run after`"
     return commands[0] if commands else None
+
+
+def on_embedded(page: Path) -> bool:
+    """Whether the page's examples run on the embedded server of a fresh home (no DATABASE_URL)."""
+    found = [text for _, text in markers(page) if text.startswith("<!-- examples run on:")]
+    assert found in ([], [ON_EMBEDDED]), f"{page.relative_to(ROOT)}: write `{ON_EMBEDDED}`, once"
+    return bool(found)
 
 
 def commands(lines: list[str]) -> list[str]:

@@ -140,6 +140,26 @@ SELECT p.oid::regprocedure::text FROM pg_proc p
 -- The server's major version (15, 18, ...).
 SELECT current_setting('server_version_num')::int / 10000;
 
+-- name: connectable_databases
+-- Every database of the cluster one may connect to (template0 is not one).
+SELECT datname FROM pg_database WHERE datallowconn ORDER BY datname;
+
+-- name: holds_nothing
+-- Whether this database holds nothing of a user's, nor the cluster a role but the installer: no
+-- schema but the stock ones (every migration makes evalledger's), nothing in public but yoyo's
+-- bookkeeping (which `doctor` makes, asking what is applied), no extension but plpgsql, no event trigger.
+SELECT NOT EXISTS (SELECT FROM pg_namespace
+                    WHERE nspname NOT IN ('public', 'information_schema') AND nspname NOT LIKE 'pg\_%')
+   AND NOT EXISTS (SELECT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = 'public' AND c.relname !~ '^_?yoyo_')
+   AND NOT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public')
+   AND NOT EXISTS (SELECT FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+                    WHERE n.nspname = 'public' AND (t.typtype IN ('d', 'e', 'r', 'm')
+                                                    OR (t.typtype = 'b' AND t.typcategory <> 'A')))
+   AND NOT EXISTS (SELECT FROM pg_extension WHERE extname <> 'plpgsql')
+   AND NOT EXISTS (SELECT FROM pg_event_trigger)
+   AND NOT EXISTS (SELECT FROM pg_roles WHERE rolname NOT LIKE 'pg\_%' AND rolname <> current_user);
+
 -- name: is_superuser
 -- Whether the logged-in user is a superuser.
 SELECT rolsuper FROM pg_roles WHERE rolname = session_user;

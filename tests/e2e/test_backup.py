@@ -24,7 +24,7 @@ from psycopg import sql
 
 from evalledger.core.embedded import EmbeddedServer
 from tests.cli import run_cli
-from tests.conftest import ensure_login_role
+from tests.conftest import TEST_PASSWORD, ensure_login_role
 from tests.clusters import Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 
 # One worker makes the primary both modules share (make test distributes by --dist loadgroup).
@@ -54,6 +54,64 @@ def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tm
         kept = Path(replaced.out.splitlines()[1].removeprefix("the cluster it replaced is kept at "))
         assert kept.parent == restored.server.base and (kept / "PG_VERSION").is_file()
         assert every_role_sees(restored.url()) == before
+
+
+def test_a_backup_makes_the_folders_it_goes_into_and_a_failed_one_leaves_none(primary, tmp_path):
+    # docs/backup.md's dated folder, in a folder of backups not made yet.
+    dated = tmp_path / "backups" / "2026-06-30"
+    made = ok(run_cli("db", "backup", str(dated), env=primary.env))
+    assert made.out.startswith(f"backed up postgres@{primary.server.socket_dir}:5432/evalledger into {dated}: ")
+    assert (dated / "backup_manifest").is_file() and (dated / "evalledger-backup.json").is_file()
+
+    # A login that may not stream (no REPLICATION, no replication line): the backup fails, and of
+    # the folders made for it none is left; an empty folder it was given stays, and stays empty.
+    login = "evalledger_test_backup_reader"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with psycopg.connect(primary.url(), autocommit=True) as admin:
+        ensure_login_role(admin, login, "evalledger_auditor")
+    try:
+        reader = psycopg.conninfo.make_conninfo(primary.url(), user=login, password=TEST_PASSWORD)
+        failed = run_cli("db", "backup", str(tmp_path / "elsewhere" / "2026-07-01"), "--database-url", reader,
+                         env=primary.env)
+        into_empty = run_cli("db", "backup", str(empty), "--database-url", reader, env=primary.env)
+    finally:
+        with psycopg.connect(primary.url(), autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(login)))
+    assert failed.code == 3 and failed.err.count("\n") == 1 and "REPLICATION" in failed.err, failed.err
+    assert not (tmp_path / "elsewhere").exists()
+    assert into_empty.code == 3 and empty.is_dir() and not any(empty.iterdir()), into_empty.err
+    # A folder that holds anything is refused.
+    taken = run_cli("db", "backup", str(dated), env=primary.env)
+    assert taken.code == 3 and taken.err == f"evalledger: error: {dated}: not empty; a backup goes into a new folder\n"
+
+
+def test_a_restore_that_failed_leaves_nothing_a_later_one_trips_on(primary, tmp_path):
+    """docs/backup.md as a reader may first run it: the restore of a backup not made yet fails, the
+    doctor after it meets the empty cluster any command makes in a fresh home, and once the backup
+    is there, the restore goes through without --yes: that cluster held nothing. One that holds a
+    ledger, even a fresh one, still needs --yes."""
+    backup = tmp_path / "backups" / "2026-06-30"
+    with cluster(primary.parent, "restored-later", start=False) as restored:
+        early = run_cli("db", "restore", str(backup), env=restored.env)
+        assert early.code == 3 and early.err.count("\n") == 1 and "does not exist" in early.err, early.err
+        assert run_cli("doctor", env=restored.env).code == 1  # the empty cluster: no ledger migrated there
+        assert restored.server.is_running()
+
+        ok(run_cli("db", "backup", str(backup), env=primary.env))
+        done = ok(run_cli("db", "restore", str(backup), env=restored.env))
+        assert done.out.splitlines()[0] == f"restored {backup} into the embedded server of {restored.home}"
+        kept = Path(done.out.splitlines()[1].removeprefix("the cluster it replaced is kept at "))
+        assert kept.parent == restored.server.base and (kept / "PG_VERSION").is_file()
+        ok(run_cli("doctor", env=restored.env))
+        assert ok(run_cli("target", "show", "AGT-901", env=restored.env))
+
+    with cluster(primary.parent, "migrated-empty") as fresh:
+        ok(run_cli("db", "migrate", env=fresh.env))
+        fresh.server.stop()  # stopped, it is looked into all the same, and left stopped
+        refused = run_cli("db", "restore", str(backup), env=fresh.env)
+        assert refused.code == 3 and "holds a cluster (stopped): add --yes to replace it" in refused.err
+        assert not fresh.server.is_running()
 
 
 def test_a_damaged_backup_is_refused_before_anything_is_replaced(primary, tmp_path):

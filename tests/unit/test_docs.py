@@ -14,7 +14,7 @@ import click
 import pytest
 
 from evalledger.cli import cli
-from tests.pages import OTHER_SHELLS, ROOT, blocks, markers, pages, run_after
+from tests.pages import OTHER_SHELLS, ROOT, blocks, markers, on_embedded, pages, run_after
 
 CLI_PAGE = ROOT / "docs" / "cli.md"
 PACKAGE = ROOT / "runner" / "evalledger"
@@ -86,17 +86,20 @@ def test_every_shell_example_runs_or_says_why_not(page):
             assert block.output_of.startswith("evalledger "), f"{block.where}: output of an evalledger command"
     attached = {block.marker for block in found if block.marker}
     for line, text in markers(page):
-        if not text.startswith("<!-- examples run after:"):
+        if not text.startswith(("<!-- examples run after:", "<!-- examples run on:")):
             assert text in attached, f"{_rel(page)}:{line}: a marker belongs on the line right above a block"
     run_after(page)  # at most one per page
+    on_embedded(page)  # at most one per page, and only the one there is
 
 
 def test_the_pages_have_examples_that_run():
     runnable = {_rel(page): sum(block.runs for block in blocks(page)) for page in pages()}
     # Not vacuous: each reference page and the README run examples of their own.
     for page in ("README.md", "docs/brain-eval.md", "docs/takes-quality.md", "docs/work-quality.md",
-                 "docs/capture.md", "docs/database.md", "docs/cli.md"):
+                 "docs/capture.md", "docs/database.md", "docs/cli.md", "docs/backup.md"):
         assert runnable.get(page, 0) >= 1, f"{page}: no example runs"
+    # The backups, restores and replicas run on an embedded server of their own, as a reader's do.
+    assert on_embedded(ROOT / "docs" / "backup.md")
 
 
 def test_no_two_pages_create_the_same_reviewer_role():

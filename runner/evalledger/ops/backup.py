@@ -71,15 +71,20 @@ def _size(folder: Path) -> int:
 
 
 def base_backup(url: str, folder: Path) -> BackupInfo:
-    """A base backup of the server at url into folder (new, or empty), verified before it counts."""
+    """A base backup of the server at url into folder (new, or empty), verified before it counts.
+
+    A folder that does not exist yet is made, with the folders above it that are missing (a dated
+    folder per backup, as cron names them); a backup that fails removes what it made.
+    """
     folder = folder.absolute()
+    if folder.exists() and not folder.is_dir():
+        raise EvalledgerError(f"{folder}: not a folder; a backup goes into a new folder")
     if folder.exists() and any(folder.iterdir()):
         raise EvalledgerError(f"{folder}: not empty; a backup goes into a new folder")
-    if not folder.parent.is_dir():
-        raise EvalledgerError(f"{folder.parent}: no such folder")
     with db.connect(url, autocommit=True) as conn:
         started = conn.execute(QUERIES["database_clock"]).fetchone()[0].replace(tzinfo=timezone.utc)
         system, major = _identity(conn)
+    made_here = _make_folder(folder)
     target, env = libpq_args(url)
     try:
         run("pg_basebackup", "--dbname", target, "--pgdata", str(folder), "--wal-method=stream", "--checkpoint=fast",
@@ -89,12 +94,30 @@ def base_backup(url: str, folder: Path) -> BackupInfo:
             made = conn.execute(QUERIES["database_clock"]).fetchone()[0].replace(tzinfo=timezone.utc)
         verify(folder, info=False)
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        if made_here is not None:
+            shutil.rmtree(made_here, ignore_errors=True)
+        elif folder.is_dir():  # the empty folder it was given stays, empty
+            for inside in folder.iterdir():
+                if inside.is_dir() and not inside.is_symlink():
+                    shutil.rmtree(inside, ignore_errors=True)
+                else:
+                    inside.unlink(missing_ok=True)
         raise
     (folder / BACKUP_INFO).write_text(json.dumps({
         "format": "evalledger-backup", "started_at": started.isoformat(), "made_at": made.isoformat(),
         "system_identifier": system, "server_major": major, "source": db.describe(url)}, indent=1) + "\n")
     return BackupInfo(folder, made, _size(folder))
+
+
+def _make_folder(folder: Path) -> Path | None:
+    """Make folder and the folders above it that are missing; the topmost one made (None when folder
+    was there already), which is what to remove to leave nothing behind."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvalledgerError(f"{folder}: cannot make the folder: {exc.strerror}") from None
+    return missing[-1] if missing else None
 
 
 def _identity(conn: psycopg.Connection) -> tuple[str | None, int]:
@@ -143,7 +166,7 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
     base = _base_for(source, until) if archive else source
     verify(base)
     server = EmbeddedServer()
-    if (server.pgdata / "PG_VERSION").exists() and not yes:
+    if (server.pgdata / "PG_VERSION").exists() and not yes and not _holds_nothing(server):
         state = "running" if server.is_running() else "stopped"
         raise EvalledgerError(f"the embedded server of {server.home} holds a cluster ({state}): add --yes to replace "
                               f"it (it is kept, not deleted, at {server.base}/data.replaced-<time>)")
@@ -155,11 +178,17 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
             server.base.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         server._make_private_dir(server.base)
         shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(base, staging, symlinks=True, ignore=shutil.ignore_patterns(BACKUP_INFO))
-        _forget_origin(staging)
-        if archive:
-            _prepare_recovery(server, staging, source / "wal", base, until)
-        _own(server, staging)
+        try:
+            shutil.copytree(base, staging, symlinks=True, ignore=shutil.ignore_patterns(BACKUP_INFO))
+            _forget_origin(staging)
+            if archive:
+                _prepare_recovery(server, staging, source / "wal", base, until)
+            _own(server, staging)
+        except BaseException:
+            # A copy cut short (a full disk, Ctrl-C) is no cluster: none of it stays to be mistaken for one.
+            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(server.base / "restore-wal", ignore_errors=True)
+            raise
         if server.pgdata.exists():
             replaced = server.base / f"data.replaced-{_stamp(datetime.now(timezone.utc))}"
             server.pgdata.rename(replaced)
@@ -176,6 +205,31 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
     finally:
         shutil.rmtree(server.base / "restore-wal", ignore_errors=True)
     return base, str(replaced) if replaced else ""
+
+
+def _holds_nothing(server: EmbeddedServer) -> bool:
+    """Whether the home's cluster is one with nothing in it to lose: what any command (`doctor`, say,
+    after a restore that failed) makes in a fresh home, with no database, schema, object, extension,
+    event trigger or role of anyone's. Such a cluster needs no --yes to be replaced (it is kept aside
+    all the same). A cluster that cannot be started to look into counts as holding something."""
+    was_running = server.is_running()
+    try:
+        admin = psycopg.conninfo.make_conninfo(server.start(), dbname="postgres")
+        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+            names = [name for (name,) in conn.execute(QUERIES["connectable_databases"])]
+        if not set(names) <= {"template1", "postgres", DATABASE}:
+            return False
+        for name in names:
+            with psycopg.connect(psycopg.conninfo.make_conninfo(admin, dbname=name), autocommit=True,
+                                 connect_timeout=10) as conn:
+                if not conn.execute(QUERIES["holds_nothing"]).fetchone()[0]:
+                    return False
+        return True
+    except (EvalledgerError, psycopg.Error, OSError):
+        return False
+    finally:
+        if not was_running:
+            server.stop()
 
 
 def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, reason: str) -> EvalledgerError:
