@@ -197,11 +197,13 @@ def test_purge_takes_rows_recorded_more_than_7_years_ago_to_the_second(admin, co
     runner = connect_as(RUNNER)
     inside, edge, past = (new_run(runner, reviewer_id) for _ in range(3))
     with admin.transaction():
-        set_run_clock(admin, inside, f"{HORIZON} + {SECOND}")
-        set_run_clock(admin, edge, HORIZON)
-        set_run_clock(admin, past, f"{HORIZON} - {SECOND}")
         gone = [e for run in (edge, past) for e in expected_purge(admin, run) if e[0] != "brain_analysis_log"]
         expected = sorted(gone + [("brain_analysis_log", 4, None, None)], key=str)
+        set_run_clock(admin, edge, HORIZON)
+        set_run_clock(admin, past, f"{HORIZON} - {SECOND}")
+        # A second inside the horizon the purge's statement computes: from the clock as it is just
+        # before it, not the transaction's start, which a busy machine puts seconds earlier.
+        set_run_clock(admin, inside, f"clock_timestamp() - interval '7 years' + {SECOND}")
         purged = purge_as_retention(admin)
     assert sorted(purged, key=str) == expected
     # The horizon is the purging statement's (purge_horizon_at_v1): a run recorded exactly 7 years
