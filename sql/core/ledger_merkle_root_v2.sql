@@ -1,10 +1,10 @@
--- ledger_merkle_root_v2: RFC 6962's Merkle tree hash of leaf hashes given in order, as
--- ledger_merkle_root_v1 computes it (pairs of adjacent nodes hashed as SHA-256(0x01 || left ||
--- right), an odd node at the end of a level carried up unchanged, until one is left; the empty
--- tree is SHA-256 of nothing), in a loop over each level's array instead of a query per level
--- that numbered, grouped and re-aggregated its nodes: about half the time for a capture batch of
--- a thousand rows, whose root every batch computes twice (its rows and their capture keys).
--- test_the_merkle_roots_are_rfc_6962s holds both equal to check.py's.
+-- ledger_merkle_root_v2: RFC 6962's Merkle tree hash of leaf hashes given in order: pairs of
+-- adjacent nodes hashed as SHA-256(0x01 || left || right), an odd node at the end of a level
+-- carried up unchanged, until one is left (RFC 6962's split at the largest power of two below n,
+-- computed level by level); the empty tree is SHA-256 of nothing. A loop over each level's array,
+-- where v1 (dropped by 0111) ran a query per level that numbered, grouped and re-aggregated its
+-- nodes: about half the time for a capture batch of a thousand rows. Every seal and batch asks it;
+-- test_the_merkle_roots_are_rfc_6962s holds it to check.py's.
 CREATE FUNCTION evalledger.ledger_merkle_root_v2(leaves bytea[]) RETURNS bytea
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE

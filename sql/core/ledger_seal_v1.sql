@@ -65,7 +65,7 @@ BEGIN
         made.block_id := coalesce(last.block_id, 0) + 1;
         made.lo_txid := lo;
         made.hi_txid := hi;
-        made.merkle_root := evalledger.ledger_merkle_root_v1(leaves);
+        made.merkle_root := evalledger.ledger_merkle_root_v2(leaves);
         made.previous_hash := coalesce(last.block_hash, '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea);
         made.sealed_at := now();
         made.sealed_by := session_user;

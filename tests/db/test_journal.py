@@ -556,13 +556,15 @@ def test_a_seal_under_an_old_snapshot_is_refused(admin, dsn):
 
 
 # -- the database's Merkle tree is RFC 6962's ---------------------------------------------------------------
-@pytest.mark.parametrize("function", ["ledger_merkle_root_v1", "ledger_merkle_root_v2"])
-def test_the_merkle_roots_are_rfc_6962s(admin, function):
-    """The seal's (v1) and the batches' (v2, journal_batch_v2): both RFC 6962's tree, as check.py computes it."""
+def test_the_merkle_roots_are_rfc_6962s(admin):
+    """The one Merkle root every seal and batch takes (ledger_merkle_root_v2, since 0111 the seal's
+    too): RFC 6962's tree, as check.py computes it."""
     for n in (0, 1, 2, 3, 5, 7, 8, 9, 31, 33, 1000, 1001):
         leaves = [check.leaf_hash(i.to_bytes(2, "big")) for i in range(n)]
-        assert admin.execute(sql.SQL("SELECT evalledger.{}(%s::bytea[])").format(sql.Identifier(function)),
-                             (leaves,)).fetchone()[0] == check.merkle_root(leaves), n
+        assert admin.execute("SELECT evalledger.ledger_merkle_root_v2(%s::bytea[])", (leaves,)).fetchone()[0] \
+            == check.merkle_root(leaves), n
+    seal = admin.execute("SELECT prosrc FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure")
+    assert "ledger_merkle_root_v2(leaves)" in seal.fetchone()[0]
 
 
 # -- captured queries: one entry per batch and partition ------------------------------------------------

@@ -147,6 +147,7 @@ MADE_BY = {
     "0107.recorded-clocks": "SELECT xmin::text FROM pg_trigger WHERE tgname = 'reviewer_20_clock'",
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
+    "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
 }
 
 

@@ -1,0 +1,118 @@
+-- One Merkle root in the ledger (issue 34): a seal took its block's root from ledger_merkle_root_v1,
+-- a query per level, while the journal's batches took theirs from ledger_merkle_root_v2, a loop over
+-- each level that 0102 added beside it; both are RFC 6962's tree hash (a test held them equal, and
+-- to check.py's). The seal now asks v2, and v1, which nothing else calls, goes: one home for the
+-- rule. Every block sealed before is the same hash either way, so nothing a digest holds changes.
+-- ledger_seal_v1 is replaced in place (same signature, owner and grants).
+
+SET LOCAL ROLE evalledger_code;
+SET LOCAL search_path = evalledger, pg_temp;
+
+CREATE OR REPLACE FUNCTION evalledger.ledger_seal_v1(wait_seconds double precision DEFAULT 0)
+RETURNS TABLE (block_id bigint, entry_count bigint, first_entry_id bigint, last_entry_id bigint,
+               block_hash bytea, sealed_at timestamptz, unsealed bigint, held_by bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    last evalledger.ledger_block;
+    made evalledger.ledger_block;
+    -- This seal's own transaction id, taken first: every transaction that began before the seal has
+    -- a smaller one. (A snapshot's xmax would not do: a transaction still running may have an id
+    -- above every finished one, and then no snapshot lists it.)
+    started bigint := txid_current();
+    deadline timestamptz := clock_timestamp() + make_interval(secs => greatest(coalesce(wait_seconds, 0), 0));
+    lo bigint;
+    hi bigint;
+    leaves bytea[];
+    frontier bytea[];
+    size bigint;
+    carry bytea;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'evalledger: the ledger is sealed under READ COMMITTED, not %',
+                upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'each step must see what committed before it: seal in a READ COMMITTED transaction';
+    END IF;
+    -- One seal at a time; readers (ACCESS SHARE) pass, and no writer ever locks this table.
+    LOCK TABLE evalledger.ledger_block IN EXCLUSIVE MODE;
+    SELECT b.* INTO last FROM evalledger.ledger_block b ORDER BY b.block_id DESC LIMIT 1;
+    lo := coalesce(last.hi_txid, 0);
+    -- The snapshot's xmin is the oldest transaction still running, this one included: once it is
+    -- this seal's own, every transaction that began before the seal has finished.
+    LOOP
+        hi := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+        EXIT WHEN hi >= started OR clock_timestamp() >= deadline;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    IF hi < lo THEN
+        RAISE EXCEPTION 'evalledger: transaction ids went back from % to %: this ledger was loaded into another cluster', lo, hi
+            USING ERRCODE = 'data_exception',
+                  HINT = 'blocks are ranges of transaction ids; restore from a base backup, which keeps them (docs/ledger.md)';
+    END IF;
+
+    made.canon := 'canon-v1';
+    SELECT count(*), min(e.entry_id), max(e.entry_id), array_agg(e.leaf ORDER BY e.entry_id),
+           string_agg(e.leaf, ''::bytea ORDER BY e.entry_id)
+      INTO made.entry_count, made.first_entry_id, made.last_entry_id, leaves, made.leaves
+      FROM (SELECT j.entry_id,
+                   sha256('\x00'::bytea || convert_to(evalledger.ledger_entry_text_v1(j), 'UTF8')) AS leaf
+              FROM evalledger.ledger_journal j WHERE j.txid >= lo AND j.txid < hi) e;
+    IF made.entry_count > 0 THEN
+        made.block_id := coalesce(last.block_id, 0) + 1;
+        made.lo_txid := lo;
+        made.hi_txid := hi;
+        made.merkle_root := evalledger.ledger_merkle_root_v2(leaves);
+        made.previous_hash := coalesce(last.block_hash, '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea);
+        made.sealed_at := now();
+        made.sealed_by := session_user;
+        made.block_hash := sha256(convert_to(evalledger.ledger_block_text_v1(made), 'UTF8'));
+        -- The ledger tree over block hashes, kept as the roots of its perfect subtrees (largest
+        -- first): appending a leaf merges one subtree per trailing 1-bit of the old size.
+        frontier := coalesce(last.ledger_frontier, '{}');
+        size := coalesce(last.block_id, 0);
+        carry := sha256('\x00'::bytea || made.block_hash);
+        WHILE size % 2 = 1 LOOP
+            carry := sha256('\x01'::bytea || frontier[cardinality(frontier)] || carry);
+            frontier := frontier[1:cardinality(frontier) - 1];
+            size := size / 2;
+        END LOOP;
+        made.ledger_frontier := frontier || carry;
+        made.ledger_root := made.ledger_frontier[cardinality(made.ledger_frontier)];
+        FOR i IN REVERSE cardinality(made.ledger_frontier) - 1 .. 1 LOOP
+            made.ledger_root := sha256('\x01'::bytea || made.ledger_frontier[i] || made.ledger_root);
+        END LOOP;
+        INSERT INTO evalledger.ledger_block SELECT made.*;
+        block_id := made.block_id;
+        entry_count := made.entry_count;
+        first_entry_id := made.first_entry_id;
+        last_entry_id := made.last_entry_id;
+        block_hash := made.block_hash;
+        sealed_at := made.sealed_at;
+    END IF;
+    SELECT count(*) INTO unsealed FROM evalledger.ledger_journal j WHERE j.txid >= hi;
+    held_by := CASE WHEN hi < started THEN hi END;
+    RETURN NEXT;
+END;
+$$;
+
+-- The drop guard refuses every drop of the ledger's functions: its owner, the superuser who
+-- installed it, turns it off inside this transaction (where no superuser installed there is no
+-- drop guard) and back on before the migration ends.
+RESET ROLE;
+DO $drop_guard_off$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
+        ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE;
+    END IF;
+END
+$drop_guard_off$;
+SET LOCAL ROLE evalledger_code;
+DROP FUNCTION ledger_merkle_root_v1(bytea[]);
+RESET ROLE;
+DO $drop_guard_on$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'evalledger_drop_guard_v1') THEN
+        ALTER EVENT TRIGGER evalledger_drop_guard_v1 ENABLE ALWAYS;
+    END IF;
+END
+$drop_guard_on$;
