@@ -34,8 +34,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
 ROOT = Path(__file__).resolve().parents[2]
 # The modules that try every guard as every role, and every tampering the journal must make evident:
 # run whole against a loaded dump.
-GUARD_TESTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "db").glob("test_insiders*.py")) \
-    + ["tests/db/test_append_only.py", "tests/db/test_journal.py"]
+GUARD_TESTS = [f"tests/db/{name}.py" for name in (
+    "test_owner_role_powerless", "test_windows_on_the_database_clock", "test_isolation_checked",
+    "test_reveal_committed_before_drafts", "test_policy_follows_the_prompt", "test_automatic_scores",
+    "test_finite_numbers_and_admitted_rubrics", "test_no_login_stalls_the_ledger", "test_refusals_reveal_nothing",
+    "test_holds_catalogs_and_ageing", "test_append_only", "test_journal")]
 
 
 def dump_of(primary, name: str, dbname: str = "evalledger") -> Path:
