@@ -165,6 +165,7 @@ def two_at_once(argv, env, standin, admin, started: str, calls: int, first_only=
 
 
 @pytest.mark.server_timeouts
+@pytest.mark.processes
 def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin, admin):
     out, second_out = two_at_once([str(SCRIPT), "run", "takes-quality", "--seed", "11"], env, standin, admin,
                                   "eval_takes_quality_judge_verdicts", 3, first_only=["--json"])
@@ -234,6 +235,7 @@ def test_work_quality_retries_a_run_id_whose_judges_all_failed_and_lists_it_open
 
 
 @pytest.mark.server_timeouts
+@pytest.mark.processes
 def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env, standin, admin, tmp_path):
     from evalledger.suites.work_quality.snapshot import DIMENSIONS
 
