@@ -1,10 +1,11 @@
-# Two commands on a fresh machine with Python 3.11+ and make: `make demo`, `make test`.
+# Two commands on a fresh machine with Python 3.11+ and make: `make demo`, `make test`; `make check`
+# before each commit.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-db test-dates wheel-check dist dist-check release-checksums docs bench clean
+.PHONY: demo check test test-db test-dates wheel-check dist dist-check release-checksums docs bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalledger needs Python 3.11 or newer")'
@@ -20,10 +21,17 @@ demo: $(STAMP)
 # on DATABASE_URL's server, whose login roles every session on it shares.
 WORKERS = $(if $(DATABASE_URL),0,2)
 
-# Everything. Locally, `$(BIN)/python -m pytest -m 'not slow'` leaves out the tests that build
-# PostgreSQL clusters of their own.
+# The quick loop before each commit: the unit tests, the CLI in-process and the database tests on
+# clones of the session's template; no clusters of their own (slow), no real processes (processes),
+# no browser (tests/web). Byte-code is written even where PYTHONDONTWRITEBYTECODE is set, so that the
+# next run reads pytest's rewritten test modules instead of rewriting them (seconds a worker).
+CHECK = -m 'not slow and not processes' --ignore=tests/web
+check: $(STAMP)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(CHECK)
+
+# Everything.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 # The database tests alone (e.g. against DATABASE_URL=...some other server).
 test-db: $(STAMP)

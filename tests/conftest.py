@@ -121,6 +121,25 @@ def dsn(request, clone_pool) -> Iterator[str]:
         yield fresh
 
 
+@pytest.fixture(scope="module")
+def _built_in_module() -> dict:
+    return {}
+
+
+@pytest.fixture
+def shared_rows(dsn, _built_in_module):
+    """shared_rows(name, build): what build() returned, built once per database: once for all the
+    module's `shared_db` tests (which only read it; building a large ledger per test was most of
+    their time), once per test for any other test, whose database is its own."""
+    def once(name: str, build):
+        key = (dsn, name)
+        if key not in _built_in_module:
+            _built_in_module[key] = build()
+        return _built_in_module[key]
+
+    return once
+
+
 @pytest.fixture
 def admin(dsn):
     """An autocommit superuser (or migrating user) connection on the test database."""

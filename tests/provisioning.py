@@ -69,10 +69,28 @@ class Server:
         """The server's URL with dbname in place of its own (every other parameter kept)."""
         return make_conninfo(self.url, dbname=dbname)
 
-    def janitor(self, dbname: str, template: str) -> DatabaseJanitor:
-        """pytest-postgresql's janitor for a clone of template named dbname."""
-        return DatabaseJanitor(user=self.user, host=self.host, port=self.port, password=self.password,
-                               dbname=dbname, template_dbname=template, maintenance_dbname=self.maintenance_dbname)
+    def janitor(self, dbname: str, template: str, file_copy: bool = False) -> DatabaseJanitor:
+        """pytest-postgresql's janitor for a clone of template named dbname (copied file by file with
+        file_copy, which needs PostgreSQL 15 or newer)."""
+        janitor = CloneJanitor if file_copy else DatabaseJanitor
+        return janitor(user=self.user, host=self.host, port=self.port, password=self.password,
+                       dbname=dbname, template_dbname=template, maintenance_dbname=self.maintenance_dbname)
+
+    def copies_files(self) -> bool:
+        """Whether CREATE DATABASE takes STRATEGY FILE_COPY here (PostgreSQL 15 and newer)."""
+        with psycopg.connect(self.dsn(self.maintenance_dbname), autocommit=True) as conn:
+            return conn.info.server_version >= 150000
+
+
+class CloneJanitor(DatabaseJanitor):
+    """The janitor, cloning by copying the template's files. The default strategy since PostgreSQL 15
+    (WAL_LOG) writes every block of a clone through the WAL and shared buffers, from which dropping
+    the clone must then evict them; a test clone needs neither. Measured on this template (about 700
+    relations, 12 MB) on a busy 2-core machine: a clone made, connected to and dropped in 0.21 s
+    against 0.35 s (the medians of 60 each, the two strategies taking turns)."""
+
+    def _build_create_database_sql(self) -> sql.Composed:
+        return super()._build_create_database_sql() + sql.SQL(" STRATEGY FILE_COPY")
 
 
 # -- the embedded server a session starts ------------------------------------------------------
@@ -180,6 +198,7 @@ class ClonePool:
     def __init__(self, server: Server, template: str, prefix: str, ahead: int = 4, makers: int = 2) -> None:
         self.server = server
         self.template = template
+        self.file_copy = server.copies_files()
         self.names = (f"{prefix}_{n}" for n in itertools.count(1))
         self.naming = threading.Lock()
         self.ready: queue.Queue = queue.Queue(maxsize=ahead)
@@ -197,7 +216,7 @@ class ClonePool:
             while not self.stopping.is_set():
                 with self.naming:
                     name = next(self.names)
-                self.server.janitor(name, self.template).init()
+                self.server.janitor(name, self.template, self.file_copy).init()
                 self.ready.put(name)
         except BaseException as exc:  # every later take() raises it, in the tests that wait
             self.failure = exc
@@ -206,7 +225,7 @@ class ClonePool:
     def _drop_used(self) -> None:
         try:
             while (name := self.used.get()) is not None:
-                self.server.janitor(name, self.template).drop()
+                self.server.janitor(name, self.template, self.file_copy).drop()
         except BaseException as exc:  # close() raises it at the end of the session
             self.failure = self.failure or exc
 

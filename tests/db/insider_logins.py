@@ -1,5 +1,6 @@
-"""What the issue-17 insider tests share: a real login in every role, crafted time zones, refusals
-checked whole (SQLSTATE, constraint, message) with every ledger row counted before and after.
+"""What the guard tests that sign in as each role share: a real login in every role, crafted time
+zones, refusals checked whole (SQLSTATE, constraint, message) with every ledger row counted before
+and after.
 
 Import the fixtures into a test module (`from tests.db.insider_logins import logins`); pytest then
 offers them there.

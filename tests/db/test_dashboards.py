@@ -338,10 +338,14 @@ def miss(*numbers):
 
 
 @pytest.fixture
-def incidents(admin, connect_as, reviewers):
+def incidents(admin, connect_as, reviewers, shared_rows):
     """Forty-four completed runs a minute apart, of both brains, both reviewers and two triggers,
     most with a missed stale-fixture question (decided fail), the three newest recorded in the cold
     tier, and an open run with a miss; what each run is, for reading the panels' truth off it."""
+    return shared_rows("incidents", lambda: _incidents(admin, connect_as, reviewers))
+
+
+def _incidents(admin, connect_as, reviewers):
     runner = connect_as("evalledger_runner")
     ids = list(reviewers.values())
     runs = []
@@ -379,6 +383,7 @@ def readable(runs, role, reviewers, filters):
                   key=lambda r: (r["started_at"], str(r["id"])), reverse=True)
 
 
+@pytest.mark.shared_db
 @pytest.mark.parametrize("role", ["evalledger_auditor", "evalledger_revops", REVIEWER_ROLE])
 def test_the_incident_and_failed_panels_show_each_readers_latest_twenty(connect_as, reviewers, incidents, role):
     from evalledger.bi.panels import QUERIES
@@ -405,6 +410,7 @@ def plan_as(conn, query, params=None, *, off=("enable_seqscan",)):
             "EXPLAIN (COSTS OFF) " + psycopg.ClientCursor(conn).mogrify(query, params)))
 
 
+@pytest.mark.shared_db
 @pytest.mark.parametrize("role", ["evalledger_auditor", "evalledger_revops", REVIEWER_ROLE])
 def test_the_failed_runs_and_the_incidents_read_only_up_to_their_twentieth(connect_as, reviewers, incidents, role):
     """The failed runs: seed 002's (decision, started_at) serves no reader but the auditor

@@ -217,8 +217,8 @@ def test_a_decision_rewritten_with_the_triggers_off_is_caught_naming_its_column(
 
 
 @pytest.mark.parametrize("lifted", ["every trigger", "the guards, not the journal"])
-def test_the_issues_catalog_edit_is_caught_as_the_superuser_did_it(admin, dsn, failed_run, lifted):
-    """Issue 18's sequence, statement for statement: tgenabled = 'D' in pg_trigger, the decision rewritten
+def test_a_catalog_edit_of_the_triggers_is_caught_as_the_superuser_did_it(admin, dsn, failed_run, lifted):
+    """The sequence a superuser once used, statement for statement: tgenabled = 'D' in pg_trigger, the decision rewritten
     (in a fresh session, which reads its triggers from the catalog), tgenabled = 'A' again. No DDL ran."""
     held = sealed_digest(admin)
     spare = "" if lifted == "every trigger" else r" AND tgname NOT LIKE '%\_90\_journal%'"

@@ -58,6 +58,7 @@ def test_includes_expand_relative_to_the_including_file(tmp_path):
         expand_includes(tmp_path / "0002.y.sql")
 
 
+@pytest.mark.processes
 def test_migrate_twice_at_once_applies_each_migration_once(empty_dsn):
     script = "import sys; from evalledger.core.migrate import migrate; print(migrate(sys.argv[1]))"
     runs = [subprocess.Popen([sys.executable, "-c", script, empty_dsn], stdout=subprocess.PIPE,
@@ -116,6 +117,7 @@ def test_a_later_migration_acting_as_the_code_role_applies_over_the_baseline(emp
             conn.execute("DELETE FROM evalledger.later")
 
 
+@pytest.mark.processes
 def test_no_application_login_can_hold_migrations_up(dsn, logins):
     """Migrations queued on an advisory key that any login could take and hold, stalling every
     `db migrate` for good. The lock is now yoyo's lock table, on which no application role holds a

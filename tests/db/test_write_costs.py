@@ -25,8 +25,12 @@ def plan_of(conn, statement: str, params=()) -> str:
 
 
 @pytest.fixture
-def history(admin, reviewers):
+def history(admin, reviewers, shared_rows):
     """Twelve completed runs of the first reviewer and one open run; (open run id, its question ids)."""
+    return shared_rows("history", lambda: _history(admin, reviewers))
+
+
+def _history(admin, reviewers):
     reviewer = reviewers[REVIEWER_ROLE]
     for _ in range(12):
         record_run(admin, reviewer, review_conn=admin)
@@ -36,6 +40,7 @@ def history(admin, reviewers):
     return run_id, questions
 
 
+@pytest.mark.shared_db
 def test_a_score_entry_reads_no_run_of_the_reviewers_history(connect_as, history):
     """The reviewer's UPDATE of one score is one index probe of the question row; its policy reads
     no other table (no InitPlan over brain_eval_log, no sequential scan of anything)."""
@@ -52,6 +57,7 @@ def test_a_score_entry_reads_no_run_of_the_reviewers_history(connect_as, history
     assert f"Index Cond: ((eval_run_id = '{run_id}'::uuid)" in plan or f"Index Cond: (eval_run_id = '{run_id}'::uuid)" in plan, plan
 
 
+@pytest.mark.shared_db
 def test_a_question_row_carries_its_runs_reviewer(admin, reviewers, history):
     run_id, _ = history
     rows = admin.execute("SELECT DISTINCT q.run_reviewer_user_id = l.reviewer_user_id "
@@ -72,6 +78,7 @@ def test_a_supplied_reviewer_is_not_taken(admin, reviewers):
     assert stamped == [(reviewers[REVIEWER_ROLE],)]
 
 
+@pytest.mark.shared_db
 def test_the_reviewer_cannot_change_the_rows_reviewer(connect_as, history, reviewers):
     run_id, questions = history
     reviewer = connect_as(REVIEWER_ROLE)

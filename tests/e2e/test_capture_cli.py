@@ -9,6 +9,7 @@ import subprocess
 from datetime import datetime, timedelta
 
 import psycopg
+import pytest
 
 from evalledger.ops.doctor import _capture_failures
 from tests.cli import SCRIPT, run_cli
@@ -80,6 +81,7 @@ def test_bad_export_flags_exit_3_with_one_line():
         assert (result.code, result.out, result.err) == (3, "", err), args
 
 
+@pytest.mark.processes
 def test_a_closed_pipe_ends_the_export_quietly(dsn, admin):
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key) SELECT 'query', repeat('q', 500), true, false, 1, false, "

@@ -188,6 +188,7 @@ def test_export_output_is_atomic_with_a_trailer_only_a_complete_export_writes(ds
     assert sorted(p.name for p in tmp_path.iterdir()) == ["week.ndjson", "week.ndjson.complete.json"]
 
 
+@pytest.mark.processes
 def test_a_killed_export_leaves_neither_a_file_nor_a_trailer(dsn, admin, tmp_path):
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key) SELECT 'query', repeat('q', 2000), true, false, 1, false, "
@@ -286,6 +287,7 @@ def test_serve_refuses_a_bad_read_url_as_the_readers_do():
     assert said.startswith("--read-url: not a PostgreSQL connection string ("), said
 
 
+@pytest.mark.processes
 def test_a_connection_lost_mid_run_says_the_same_command_resumes(dsn, admin, standin, tmp_path):
     from tests.e2e.test_takes_quality_cli import CORPUS, write_jsonl
 

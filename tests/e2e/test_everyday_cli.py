@@ -268,7 +268,12 @@ def read_json(result, folder: str, name: str) -> dict:
 
 
 @pytest.fixture
-def demo_env(dsn):
+def demo_env(dsn, shared_rows):
+    """The environment of a database the demo ran in (one for the module's shared_db tests)."""
+    return shared_rows("demo", lambda: _demo_env(dsn))
+
+
+def _demo_env(dsn):
     env = {"DATABASE_URL": dsn}
     done = run_cli("demo", env=env)
     assert done.code == 0, done.err
@@ -298,6 +303,7 @@ def test_target_list_as_text_csv_and_json(dsn):
     assert both.code == 3 and "--json and --format csv ask for two formats" in both.err
 
 
+@pytest.mark.shared_db
 def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
     env = demo_env
     runs = read_json(run_cli("brain-eval", "list", "--json", env=env), "suites/brain_eval", "brain_eval_runs")["rows"]
@@ -347,6 +353,7 @@ def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
     assert isinstance(failures["rows"], list)
 
 
+@pytest.mark.shared_db
 @pytest.mark.parametrize("panel", ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
                                    "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1",
                                    "work_quality_history_v1", "most_failing_questions_v2", "stale_fixture_pass_rate_v2",
@@ -509,6 +516,7 @@ def test_status_doctor_and_capture_status_print_json(dsn, tmp_path):
     assert status["spool"] == {"path": str(tmp_path / "capture" / "spool.ndjson"), "records": 0}
 
 
+@pytest.mark.shared_db
 def test_trend_as_json_csv_and_an_unknown_rubric_version(demo_env):
     document = read_json(run_cli("trend", "--json", env=demo_env), "suites/takes_quality", "trend")
     assert [(r["verdict"], r["judges"]) for r in document["rows"]] == [("pass", "recorded")]
@@ -698,6 +706,7 @@ def test_catalog_and_brain_lists_print_json(dsn, tmp_path):
         ("AGT-902", 1, "anthropic:claude-sonnet-4-6", ["reprice"])]
 
 
+@pytest.mark.shared_db
 def test_work_quality_list_finds_runs_of_every_target(demo_env):
     env = demo_env
     rows = read_json(run_cli("work-quality", "list", "--json", env=env), "suites/work_quality", "work_quality_runs")["rows"]
@@ -728,6 +737,7 @@ def test_dashboard_reads_as_revops_when_asked(demo_env, admin):
     assert run_cli("dashboard", "cost_per_run_v1", env=demo_env).code == 0
 
 
+@pytest.mark.shared_db
 def test_snapshot_list_and_compare_json_have_schemas(demo_env):
     runs = read_json(run_cli("work-quality", "list", "--json", env=demo_env), "suites/work_quality",
                      "work_quality_runs")["rows"]

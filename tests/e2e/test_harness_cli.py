@@ -443,6 +443,7 @@ def killed_once_committed(args, env, admin, table: str, rows: int) -> None:
         process.wait(timeout=30)
 
 
+@pytest.mark.processes
 def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, standin, monkeypatch):
     """The process itself is the point: SIGKILL leaves stored answers stored and the run open."""
     standin.install_env(monkeypatch)
@@ -464,6 +465,7 @@ def test_a_run_killed_halfway_resumes_asking_only_the_rest(env, admin, harness, 
     assert admin.execute("SELECT count(*) FROM brain_eval_log").fetchone()[0] == 1
 
 
+@pytest.mark.processes
 def test_a_run_killed_while_its_judges_draft_keeps_the_drafts_stored(env, admin, harness, standin, monkeypatch):
     """Each draft commits as it arrives, in the judges' phase too (recorded answers, live judges):
     SIGKILL leaves them stored, and the same command asks only the judges without a draft."""

@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.cli import SCRIPT
 
 TAKES = [{"slug": f"a/t{i}", "kind": "take", "holder": "ann", "weight": 0.5, "since": "2026-01",
@@ -21,6 +23,7 @@ def _imported(importtime_log: str) -> set[str]:
                                                           importtime_log, re.MULTILINE)}
 
 
+@pytest.mark.processes
 def test_a_panel_without_an_anthropic_model_never_imports_anthropic(standin, dsn, tmp_path):
     takes = tmp_path / "takes.jsonl"
     takes.write_text("".join(json.dumps(t) + "\n" for t in TAKES))

@@ -165,6 +165,7 @@ def two_at_once(argv, env, standin, admin, started: str, calls: int, first_only=
 
 
 @pytest.mark.server_timeouts
+@pytest.mark.processes
 def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin, admin):
     out, second_out = two_at_once([str(SCRIPT), "run", "takes-quality", "--seed", "11"], env, standin, admin,
                                   "eval_takes_quality_judge_verdicts", 3, first_only=["--json"])
@@ -267,6 +268,7 @@ def test_a_work_quality_retry_finishes_when_a_judge_contributes_before_the_next_
 
 
 @pytest.mark.server_timeouts
+@pytest.mark.processes
 def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env, standin, admin, tmp_path):
     from evalledger.suites.work_quality.snapshot import DIMENSIONS
 

@@ -345,6 +345,7 @@ def test_an_identical_rerun_adds_nothing_and_calls_nobody(env, corpus, standin, 
                          "FROM eval_takes_quality_judge_verdicts").fetchone() == (3, 3)
 
 
+@pytest.mark.processes
 def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corpus, standin, admin):
     standin.script("gemini-1.5-pro", steps.hang(60))
     proc = subprocess.Popen([str(SCRIPT), "run", "takes-quality", "--seed", "11", "--json", "--timeout", "120"],

@@ -577,6 +577,7 @@ print(json.dumps({"before": before, "after": sorted(m for m in ("openai", "anthr
     ("openai:gpt-4o,google:gemini-1.5-pro", ["openai"]),
     ("openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro", ["anthropic", "openai"]),
 ])
+@pytest.mark.processes
 def test_a_panel_imports_only_its_providers_sdks_and_only_when_it_calls_them(standin, panel, sdks_imported):
     import json
     import os

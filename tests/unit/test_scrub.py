@@ -117,9 +117,11 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("name", list(ADVERSARIAL))
 def test_adversarial_input_is_fast(name):
     text = ADVERSARIAL[name]
-    start = time.perf_counter()
+    # The process's CPU time, not the wall clock: a backtracking pattern costs seconds of it, while
+    # other processes on a busy machine stretched the wall clock past the bound (1.1 s, seen).
+    start = time.process_time()
     scrub_pii(text)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 # Surrounding text: no ASCII digit or "@", so it can never become PII itself.

@@ -1,4 +1,4 @@
-"""Issue 17, class 4: policy follows the prompt, not the label. The lever mapping (its criterion, the
+"""Policy follows the prompt, not the label. The lever mapping (its criterion, the
 question needs, the harness's lever count) and brain legal holds follow every brain that owns the
 run's prompt (brain_prompt: it registered the prompt or carried it in an analysis), and no brain
 takes a prompt on while a run of it under another brain is open. Tried as the runner's and the

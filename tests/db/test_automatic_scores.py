@@ -1,4 +1,4 @@
-"""Issue 17, class 5: every score the database can compute from stored rows is computed by it. The
+"""Every score the database can compute from stored rows is computed by it. The
 automatic scores of a recorded run's question rows (citation rate, confidence distribution, lever
 violations) are computed at INSERT from the analysis, as for a harness run, and a supplied value
 that disagrees is refused; a reviewer's claim count is bounded by the answer the database holds,

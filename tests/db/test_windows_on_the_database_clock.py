@@ -1,4 +1,4 @@
-"""Issue 17, class 1: time follows the database, never the session. Every window (the hot tier, the
+"""Time follows the database, never the session. Every window (the hot tier, the
 purge horizon, the one-day backdating window) is counted in UTC on the statement's clock, whatever
 TimeZone a login sets (crafted POSIX zones with offsets and DST jumps of days, and real ones) and
 however long it holds a transaction open; every time a caller supplies and the database could

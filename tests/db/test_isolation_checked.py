@@ -1,4 +1,4 @@
-"""Issue 17, class 2: isolation is checked, not assumed. Every SECURITY DEFINER function that decides
+"""Isolation is checked, not assumed. Every SECURITY DEFINER function that decides
 or deletes after waiting on a lock reads under READ COMMITTED only (require_read_committed_v2 or
 require_fresh_snapshot_v1): an older snapshot would miss what it waited for. The retention purge
 racing a hold is tried with two real sessions (docs/guards.md, section 16)."""

@@ -1,4 +1,4 @@
-"""Issue 17, class 9: the rest. A hold is placed unreleased (its release is a row with who and when);
+"""Holds, catalogs and ageing. A hold is placed unreleased (its release is a row with who and when);
 every run names a loaded catalog (so its stale-fixture questions are asked); an active
 work-quality target's history still ages out (the chain of snapshots pins nothing). Tried as the
 owner's and the runner's own logins (docs/guards.md, section 23)."""

@@ -1,4 +1,4 @@
-"""Issue 17, class 3: what a rollback erases. A reviewer reads a question's judge drafts only in a
+"""What a rollback erases. A reviewer reads a question's judge drafts only in a
 transaction later than the one that recorded the reveal (brain_eval_suggestion_shown.shown_txid),
 so a reveal that is rolled back showed nothing, and the trail of every value entered after a reveal
 says so. Tried as the reviewer's own login (docs/guards.md, section 17)."""

@@ -1,4 +1,4 @@
-"""Issue 17, class 8: what errors and helpers reveal. The independence refusal names no brain and no
+"""What errors and helpers reveal. The independence refusal names no brain and no
 tuner; a definer helper answers only about what its caller may read (caller_reads_v1); a refusal
 reads the same whether the thing exists, is complete, or is one the caller cannot see. Tried as
 the runner's and the reviewers' own logins (docs/guards.md, section 22)."""

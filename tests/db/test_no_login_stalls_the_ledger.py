@@ -1,4 +1,4 @@
-"""Issue 17, class 7: denial of service by any login. The capture window lock is a lock on a table of
+"""Denial of service by any login. The capture window lock is a lock on a table of
 the code role's that only the ledger's writers (its definer functions) take, not a well-known
 advisory key; no role may LOCK a ledger table in a mode that stalls its readers (the owner role
 keeps SELECT and its registries' INSERT only); no login may store large objects. Tried as every

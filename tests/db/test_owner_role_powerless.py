@@ -1,4 +1,4 @@
-"""No insider can bend the ledger (issue 8): every attempt below was seen to succeed once.
+"""No insider can bend the ledger: every attempt below was seen to succeed once.
 
 Each attempt is made as the role that succeeded: a real login that is a member of
 evalledger_owner (not a SET ROLE from the superuser's session, so session_user is the insider
@@ -263,7 +263,7 @@ MUST_OWN = "must be owner of"
 NO_CREATE = "permission denied for schema evalledger"
 DDL_REFUSED = "DDL refused on the ledger"
 
-# Every DDL the issue saw succeed as a member of evalledger_owner, then neighbours of each.
+# Every DDL once seen to succeed as a member of evalledger_owner, then neighbours of each.
 INSIDER_DDL = [
     # Rewriting stored values: no row trigger fires for a table rewrite.
     ("ALTER TABLE evalledger.brain_eval_log ALTER COLUMN decision TYPE text USING ('fail')", MUST_OWN),
@@ -382,7 +382,7 @@ def test_no_login_holds_the_code_role(admin, insider):
         insider.execute(f"GRANT evalledger_code TO {INSIDER}")
 
 
-def test_every_ddl_of_the_issue_is_refused_to_the_owner_role(admin, insider, ledger):
+def test_every_ddl_an_insider_tried_is_refused_to_the_owner_role(admin, insider, ledger):
     partition = current_partition(admin)
     guarded = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtname = 'evalledger_ddl_guard_v1'"
                             ).fetchone()[0]

@@ -1,4 +1,4 @@
-"""Issue 17, class 6: numbers that are not numbers, and rubrics not checked. Every numeric and
+"""Numbers that are not numbers, and rubrics not checked. Every numeric and
 floating-point column of the ledger CHECKs finite_v1 (no NaN, no infinity: the append-only ledger
 could never be repaired), the JSON objects the database reads as numbers hold JSON numbers only,
 every suite's runs go through rubric admission (rubric_admitted_v2: activated, and passing today's
@@ -35,7 +35,7 @@ def test_every_numeric_column_of_the_ledger_checks_that_it_is_finite(admin):
 
 @pytest.mark.parametrize("value", NOT_NUMBERS)
 def test_no_role_writes_a_number_that_is_not_one(admin, logins, value):
-    """The attempts of the issue (a work-quality run's cost from its --metrics file) and their
+    """The attempts once seen to succeed (a work-quality run's cost from its --metrics file) and their
     neighbours, each by the role that may write the row, the superuser included."""
     runner = logins("runner")
     # (statement, the constraint that refuses it: its own finite check, or an older range check that
@@ -178,7 +178,7 @@ def test_no_rubric_loosens_the_panel(admin, logins, panel, says):
 
 @pytest.mark.parametrize("metrics", ['{"cost_usd": NaN}', '{"cost_usd": Infinity}', '{"cost_usd": -Infinity}'])
 def test_a_metrics_file_with_nan_is_refused_by_the_command_with_nothing_written(admin, dsn, standin, tmp_path, metrics):
-    """The issue's attempt end to end: `run work-quality --metrics` with a NaN (which Python's json
+    """The attempt once seen to succeed, end to end: `run work-quality --metrics` with a NaN (which Python's json
     reads) completed a snapshot whose cost was NaN. Refused now: one line, exit 3, no row."""
     from click.testing import CliRunner
 
