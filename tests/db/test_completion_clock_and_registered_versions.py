@@ -10,7 +10,7 @@ from psycopg import errors
 from evalledger.suites.brain_eval import brains, store
 from tests.builders import prompt_hash, record_run, run_fields, start_run
 from tests.db.insider_logins import logins, refused, set_zone, zone_that_moves  # noqa: F401 (fixture)
-from tests.db.test_insiders_reveal import READ, SHOW, drafted  # noqa: F401 (fixture)
+from tests.db.test_reveal_committed_before_drafts import READ, SHOW, drafted  # noqa: F401 (fixture)
 
 PROMPT_A = "You are brain A. Answer from the views.\n"
 
