@@ -11,13 +11,178 @@
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
 
-\ir ../sql/brain_eval/brain_eval_run_closure.sql
-\ir ../sql/brain_eval/brain_eval_run_deadline_v1.sql
-\ir ../sql/brain_eval/brain_eval_abandoned_v1.sql
-\ir ../sql/brain_eval/brain_eval_overdue_v1.sql
-\ir ../sql/brain_eval/brain_eval_close_v1.sql
-\ir ../sql/brain_eval/brain_eval_cancel_v1.sql
-\ir ../sql/brain_eval/brain_eval_run_state_v1.sql
+-- How a brain-eval run that was not completed whole was closed (issue 37, item 2): abandoned (open
+-- past its rubric's deadline, closed by the database) or cancelled (by the runner, with a reason).
+-- A stored input, so the ledger's recompute re-derives the decision the closure made
+-- (brain_eval_decide_v2 reads it). Only the closing functions write it (no role holds INSERT), and
+-- every column is theirs: who closed it and when are the database's.
+CREATE TABLE brain_eval_run_closure (
+    eval_run_id      uuid        NOT NULL,
+    closure          text        NOT NULL,
+    reason           text        NOT NULL,
+    closed_by        name        NOT NULL,
+    reviewer_user_id uuid        NOT NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    run_created_at   timestamptz NOT NULL,
+    CONSTRAINT brain_eval_run_closure_pkey PRIMARY KEY (eval_run_id),
+    CONSTRAINT brain_eval_run_closure_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
+    CONSTRAINT brain_eval_run_closure_kind CHECK (closure IN ('abandoned', 'cancelled')),
+    CONSTRAINT brain_eval_run_closure_reason_given CHECK (reason ~ '\S')
+);
+
+-- The same readers as the run's own row, by the same tier clock (the run's).
+CREATE POLICY brain_eval_run_closure_runner ON brain_eval_run_closure FOR SELECT TO evalledger_runner
+    USING (run_created_at >= evalledger.hot_tier_start_v1());
+
+CREATE POLICY brain_eval_run_closure_reviewer ON brain_eval_run_closure FOR SELECT TO evalledger_reviewer
+    USING (run_created_at >= evalledger.hot_tier_start_v1()
+           AND reviewer_user_id = (SELECT evalledger.reviewer_id_of_v1(current_user)));
+
+CREATE POLICY brain_eval_run_closure_revops ON brain_eval_run_closure FOR SELECT TO evalledger_revops
+    USING (run_created_at >= evalledger.hot_tier_start_v1());
+
+CREATE POLICY brain_eval_run_closure_auditor ON brain_eval_run_closure FOR SELECT TO evalledger_auditor USING (true);
+GRANT SELECT ON brain_eval_run_closure TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+CALL guard_append_only_v1(ARRAY['brain_eval_run_closure:UPDATE OR DELETE:refuse_change_v3']);
+-- brain_eval_run_deadline_v1: when an open run recorded at `recorded` (its created_at, the
+-- database's clock) under rubric `rubric` is abandoned: the rubric's open_run_days (14 when it
+-- names none) later, counted in seconds so that no session TimeZone's daylight-saving change moves
+-- it (timestamptz + interval 'N days' is N calendar days in the session's zone).
+CREATE FUNCTION evalledger.brain_eval_run_deadline_v1(recorded timestamptz, rubric bigint) RETURNS timestamptz
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT recorded + make_interval(secs => 86400 * coalesce((r.definition ->> 'open_run_days')::numeric, 14))
+      FROM evalledger.rubric r WHERE r.rubric_id = rubric
+$$;
+
+GRANT EXECUTE ON FUNCTION brain_eval_run_deadline_v1(timestamptz, bigint)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- brain_eval_abandoned_v1: the rationale of a run closed without completing whole, by its closure
+-- (or, for an open run past its deadline not yet closed, by what its closure will say). Every one
+-- begins "Abandoned:", which readers filter on; times in UTC whatever the session's TimeZone.
+CREATE FUNCTION evalledger.brain_eval_abandoned_v1(closure text, reason text, closed_by name) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE closure
+           WHEN 'cancelled' THEN format('Abandoned: cancelled by %s: %s', closed_by, reason)
+           ELSE 'Abandoned: ' || reason END
+$$;
+
+GRANT EXECUTE ON FUNCTION brain_eval_abandoned_v1(text, text, name)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- brain_eval_overdue_v1: the reason an open run past its deadline is abandoned, in UTC.
+CREATE FUNCTION evalledger.brain_eval_overdue_v1(deadline timestamptz) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('open past its deadline, %s UTC; closed by the database',
+                  to_char(deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'))
+$$;
+
+GRANT EXECUTE ON FUNCTION brain_eval_overdue_v1(timestamptz)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- brain_eval_close_v1: close an open run without completing it whole: a cancellation records its
+-- closure (with the reason and the login that closed it) first; then the run completes at the
+-- database's clock, and its decision trigger (brain_eval_log_decide_v2) decides it fail as closed,
+-- recording an abandonment itself for a run past its deadline. Whether it closed the run: false
+-- when it was complete or closed already. The row is locked first, so a completion or a closure
+-- racing with this one waits and then finds it closed.
+CREATE FUNCTION evalledger.brain_eval_close_v1(run_id uuid, cancel_reason text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    run evalledger.brain_eval_log;
+BEGIN
+    SELECT l.* INTO run FROM evalledger.brain_eval_log l
+     WHERE l.eval_run_id = run_id AND l.completed_at IS NULL FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF cancel_reason IS NOT NULL THEN
+        INSERT INTO evalledger.brain_eval_run_closure
+               (eval_run_id, closure, reason, closed_by, reviewer_user_id, run_created_at)
+        VALUES (run.eval_run_id, 'cancelled', cancel_reason, evalledger.caller_v1(), run.reviewer_user_id, run.created_at);
+    END IF;
+    UPDATE evalledger.brain_eval_log l SET completed_at = now() WHERE l.eval_run_id = run.eval_run_id;
+    RETURN true;
+END;
+$$;
+-- brain_eval_cancel_v1: the runner cancels an open run it may read, with a reason: a recorded act
+-- (brain_eval_run_closure), and the run is decided fail, "Abandoned: cancelled by <login>: <reason>",
+-- as an abandoned one is. Whether it cancelled it; a run complete or closed already, or one the
+-- caller may not read (caller_reads_v1: a cold run is no run), is not cancelled.
+CREATE FUNCTION evalledger.brain_eval_cancel_v1(run_id uuid, reason text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF reason IS NULL OR reason !~ '\S' THEN
+        RAISE EXCEPTION 'evalledger: a cancellation needs a reason'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'brain_eval_run_closure_reason_given';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_log l
+                    WHERE l.eval_run_id = run_id AND evalledger.caller_reads_v1(l.created_at, NULL)) THEN
+        RETURN false;
+    END IF;
+    RETURN evalledger.brain_eval_close_v1(run_id, reason);
+END;
+$$;
+
+-- The runner's, as completion is.
+GRANT EXECUTE ON FUNCTION brain_eval_cancel_v1(uuid, text) TO evalledger_runner;
+-- brain_eval_run_state_rows_v1: the view's rows. SECURITY INVOKER (the default), so each reader
+-- reads through its own row-level security on every server the ledger supports (a view is
+-- security_invoker only from PostgreSQL 15). Inlined into the caller's query, so every operator is
+-- pg_catalog's by name (an inlined function has no search_path of its own).
+CREATE FUNCTION evalledger.brain_eval_run_state_rows_v1()
+RETURNS TABLE (eval_run_id uuid, brain_under_test varchar, system_prompt_hash varchar,
+               question_catalog_version varchar, started_at timestamptz, created_at timestamptz,
+               completed_at timestamptz, deadline_at timestamptz, state text, decision evalledger.eval_decision,
+               decision_rationale text)
+LANGUAGE sql STABLE AS $$
+SELECT l.eval_run_id, l.brain_under_test, l.system_prompt_hash, l.question_catalog_version, l.started_at,
+       l.created_at, l.completed_at, d.deadline_at,
+       CASE WHEN c.eval_run_id IS NOT NULL THEN c.closure
+            WHEN l.completed_at IS NOT NULL THEN 'complete'
+            WHEN pg_catalog.now() OPERATOR(pg_catalog.>=) d.deadline_at THEN 'abandoned'
+            ELSE 'open' END AS state,
+       CASE WHEN l.completed_at IS NULL AND pg_catalog.now() OPERATOR(pg_catalog.>=) d.deadline_at THEN 'fail'::evalledger.eval_decision
+            ELSE l.decision END AS decision,
+       CASE WHEN l.completed_at IS NULL AND pg_catalog.now() OPERATOR(pg_catalog.>=) d.deadline_at
+            THEN evalledger.brain_eval_abandoned_v1('abandoned', evalledger.brain_eval_overdue_v1(d.deadline_at), NULL)
+            ELSE l.decision_rationale END AS decision_rationale
+  FROM evalledger.brain_eval_log l
+  CROSS JOIN LATERAL (SELECT evalledger.brain_eval_run_deadline_v1(l.created_at, l.rubric_id) AS deadline_at) d
+  LEFT JOIN evalledger.brain_eval_run_closure c ON c.eval_run_id OPERATOR(pg_catalog.=) l.eval_run_id
+$$;
+
+GRANT EXECUTE ON FUNCTION brain_eval_run_state_rows_v1()
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+-- brain_eval_run_state_v1: each run as a reader should take it, whether or not anything closed it
+-- yet: open, complete, cancelled or abandoned (an open run past its deadline, by the database's
+-- clock, reads abandoned, decided fail, before the next write closes it), with the decision and
+-- rationale it has or will have.
+CREATE VIEW brain_eval_run_state_v1 AS
+    SELECT * FROM evalledger.brain_eval_run_state_rows_v1();
+COMMENT ON VIEW evalledger.brain_eval_run_state_v1 IS
+    'Each brain-eval run as a reader should take it: open, complete, cancelled or abandoned (an open run past its rubric''s deadline reads abandoned, decided fail, before anything closes it), with the decision and rationale it has or will have.';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.eval_run_id IS 'The run (brain_eval_log.eval_run_id).';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.brain_under_test IS 'The brain (target_id), e.g. AGT-902.';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.system_prompt_hash IS 'SHA-256 hex of the run''s system prompt.';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.question_catalog_version IS 'The question catalog the run asks.';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.started_at IS 'When the run started (timestamptz).';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.created_at IS 'When the database recorded the run (timestamptz): its deadline counts from here.';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.completed_at IS 'When the run was completed or closed (timestamptz; NULL while open).';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.deadline_at IS 'When an open run is abandoned (timestamptz): created_at plus the rubric''s open_run_days (14 by default), in 24-hour days.';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.state IS 'open, complete, cancelled (by the runner, with a reason) or abandoned (open past deadline_at, or closed so).';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.decision IS 'The decision: the stored one, or fail for an open run past its deadline (NULL while open).';
+COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.decision_rationale IS 'The rationale: the stored one, or the abandonment''s for an open run past its deadline (it begins "Abandoned:").';
+
+GRANT SELECT ON brain_eval_run_state_v1 TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.brain_eval_run_state_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
 
 -- A closed run is decided fail by its closure (brain_eval_decide_v2, which the recompute calls too),
 -- and the decision trigger records an abandonment past the deadline and decides a closed run
@@ -177,6 +342,131 @@ BEGIN
     NEW.reviewer_hours_spent := signed.reviewer_hours_spent;
     NEW.calibration_notes := signed.calibration_notes;
     RETURN NEW;
+END;
+$$;
+
+-- A rubric's open_run_days is checked at admission: a number of days from 1 to 366.
+CREATE OR REPLACE FUNCTION evalledger.rubric_check_v2(suite text, definition jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    item jsonb;
+    hard jsonb;
+    field text;
+    problem text;
+BEGIN
+    IF definition ->> 'suite' IS DISTINCT FROM suite THEN
+        RETURN format('definition.suite is %s, not %s', coalesce(definition ->> 'suite', 'missing'), suite);
+    END IF;
+    IF jsonb_typeof(definition -> 'dimensions') IS DISTINCT FROM 'array'
+       OR jsonb_array_length(definition -> 'dimensions') = 0 THEN
+        RETURN 'dimensions must be a non-empty array';
+    END IF;
+    SELECT format('dimensions[%s].key must be a non-empty string', n - 1) INTO problem
+      FROM jsonb_array_elements(definition -> 'dimensions') WITH ORDINALITY x(d, n)
+     WHERE jsonb_typeof(d -> 'key') IS DISTINCT FROM 'string' OR d ->> 'key' = '' ORDER BY n LIMIT 1;
+    IF problem IS NOT NULL THEN
+        RETURN problem;
+    END IF;
+    CASE suite
+    WHEN 'brain-eval' THEN
+        IF definition ->> 'hard_failure_decision' IS DISTINCT FROM 'fail' THEN
+            RETURN format('hard_failure_decision must be fail, not %s', coalesce(definition ->> 'hard_failure_decision', 'missing'));
+        END IF;
+        FOREACH field IN ARRAY ARRAY['hard_criteria', 'soft_criteria', 'decision_ladder'] LOOP
+            IF jsonb_typeof(definition -> field) IS DISTINCT FROM 'array' THEN
+                RETURN format('%s must be an array', field);
+            END IF;
+        END LOOP;
+        IF jsonb_typeof(definition -> 'diagnosis_question_types') IS DISTINCT FROM 'array'
+           OR jsonb_path_exists(definition, '$.diagnosis_question_types[*] ? (@.type() != "string")') THEN
+            RETURN 'diagnosis_question_types must be an array of question types (which have a diagnosis to score)';
+        END IF;
+        -- The deadline of an open run (brain_eval_run_deadline_v1; 14 days when absent).
+        IF definition ? 'open_run_days' AND (jsonb_typeof(definition -> 'open_run_days') IS DISTINCT FROM 'number'
+           OR (definition ->> 'open_run_days')::numeric NOT BETWEEN 1 AND 366) THEN
+            RETURN 'open_run_days must be a number of days from 1 to 366';
+        END IF;
+        FOR item IN SELECT c FROM jsonb_array_elements((definition -> 'hard_criteria') || (definition -> 'soft_criteria')) c LOOP
+            IF jsonb_typeof(item -> 'key') IS DISTINCT FROM 'string' OR item ->> 'op' IS NULL
+               OR item ->> 'op' NOT IN ('<=', '>=') OR jsonb_typeof(item -> 'threshold') IS DISTINCT FROM 'number' THEN
+                RETURN format('criterion %s needs a key, an op (<= or >=) and a numeric threshold', item);
+            END IF;
+        END LOOP;
+        FOR item IN SELECT s FROM jsonb_array_elements(definition -> 'decision_ladder') s LOOP
+            IF jsonb_typeof(item -> 'min_soft_passed') IS DISTINCT FROM 'number'
+               OR item ->> 'decision' IS NULL
+               OR item ->> 'decision' NOT IN ('pass', 'pass_with_notes', 'conditional', 'fail') THEN
+                RETURN format('decision_ladder step %s needs a numeric min_soft_passed and a decision', item);
+            END IF;
+        END LOOP;
+        IF NOT EXISTS (SELECT 1 FROM jsonb_array_elements(definition -> 'decision_ladder') s
+                        WHERE (s ->> 'min_soft_passed')::numeric = 0) THEN
+            RETURN 'decision_ladder needs a step at min_soft_passed 0';
+        END IF;
+        FOR hard IN SELECT h::jsonb FROM unnest(ARRAY[
+                '{"key": "hallucination_rate", "op": "<=", "threshold": 0.02}',
+                '{"key": "staleness_recognition_rate", "op": ">=", "threshold": 1.0}',
+                '{"key": "lever_mapping_correctness", "op": ">=", "threshold": 1.0, "brain": "AGT-902"}']) h LOOP
+            IF NOT EXISTS (
+                SELECT 1 FROM jsonb_array_elements(definition -> 'hard_criteria') c
+                 WHERE c ->> 'key' = hard ->> 'key' AND c ->> 'op' = hard ->> 'op'
+                   AND CASE hard ->> 'op' WHEN '<=' THEN (c ->> 'threshold')::numeric <= (hard ->> 'threshold')::numeric
+                                          ELSE (c ->> 'threshold')::numeric >= (hard ->> 'threshold')::numeric END
+                   AND CASE WHEN hard ? 'brain' THEN NOT c ? 'applies_to' OR (c -> 'applies_to') ? (hard ->> 'brain')
+                            ELSE NOT c ? 'applies_to' END) THEN
+                RETURN format('hard criterion %s %s %s is required (seed 002)', hard ->> 'key', hard ->> 'op', hard ->> 'threshold');
+            END IF;
+        END LOOP;
+        IF jsonb_typeof(definition #> '{confidence_band,high_confidence_pct,0}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{confidence_band,high_confidence_pct,1}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{confidence_band,speculation_pct_max}') IS DISTINCT FROM 'number' THEN
+            RETURN 'confidence_band needs numeric high_confidence_pct [low, high] and speculation_pct_max';
+        END IF;
+        SELECT format('question_pass.%s must be a number', k) INTO problem
+          FROM unnest(ARRAY['max_hallucinations', 'min_citation_rate', 'min_diagnosis_accuracy',
+                            'min_narrative_coherence', 'max_lever_violations']) k
+         WHERE jsonb_typeof(definition -> 'question_pass' -> k) IS DISTINCT FROM 'number' LIMIT 1;
+        RETURN problem;
+    WHEN 'takes-quality' THEN
+        IF jsonb_typeof(definition #> '{scale,min}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{scale,max}') IS DISTINCT FROM 'number'
+           OR (definition #>> '{scale,min}')::numeric >= (definition #>> '{scale,max}')::numeric THEN
+            RETURN 'scale needs numeric min < max';
+        END IF;
+        IF jsonb_typeof(definition #> '{pass_rule,every_dim_mean_at_least}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{pass_rule,every_dim_min_at_least}') IS DISTINCT FROM 'number' THEN
+            RETURN 'pass_rule needs numeric every_dim_mean_at_least and every_dim_min_at_least';
+        END IF;
+        IF jsonb_typeof(definition #> '{quorum,min_contributing_fraction,0}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{quorum,min_contributing_fraction,1}') IS DISTINCT FROM 'number'
+           OR (definition #>> '{quorum,min_contributing_fraction,1}')::numeric <= 0 THEN
+            RETURN 'quorum.min_contributing_fraction needs [numerator, positive denominator]';
+        END IF;
+        IF jsonb_typeof(definition #> '{panel,min_models}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{panel,min_families}') IS DISTINCT FROM 'number'
+           OR (definition #>> '{panel,min_models}')::numeric < 3
+           OR (definition #>> '{panel,min_families}')::numeric < 2
+           OR (definition #>> '{panel,min_families}')::numeric > (definition #>> '{panel,min_models}')::numeric
+           OR (definition #>> '{panel,min_models}')::numeric <> trunc((definition #>> '{panel,min_models}')::numeric)
+           OR (definition #>> '{panel,min_families}')::numeric <> trunc((definition #>> '{panel,min_families}')::numeric) THEN
+            RETURN 'panel needs whole numbers min_models >= 3 (seed 000: three frontier models) and '
+                   'min_families >= 2 (a cross-family panel), no more families than models';
+        END IF;
+        RETURN NULL;
+    WHEN 'work-quality' THEN
+        IF jsonb_typeof(definition #> '{scale,min}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{scale,max}') IS DISTINCT FROM 'number'
+           OR (definition #>> '{scale,min}')::numeric >= (definition #>> '{scale,max}')::numeric THEN
+            RETURN 'scale needs numeric min < max';
+        END IF;
+        IF jsonb_typeof(definition #> '{compare,same_band}') IS DISTINCT FROM 'number'
+           OR jsonb_typeof(definition #> '{compare,regress_tolerance}') IS DISTINCT FROM 'number' THEN
+            RETURN 'compare needs numeric same_band and regress_tolerance';
+        END IF;
+        RETURN NULL;
+    ELSE
+        RETURN format('no suite %s', suite);
+    END CASE;
 END;
 $$;
 
@@ -567,7 +857,41 @@ $close_extra$;
 CREATE UNIQUE INDEX brain_eval_log_one_open_idx ON brain_eval_log (brain_under_test, system_prompt_hash, question_catalog_version)
     WHERE completed_at IS NULL;
 
-\ir ../triggers/brain_eval/brain_eval_log_one_open_v1.sql
+-- brain_eval_log_one_open_v1: before a run is recorded, the brain's open runs past their deadline
+-- are closed as abandoned (brain_eval_close_v1; the decision trigger records why), so nothing has to
+-- run on a schedule: the next run of the brain closes them (admission runs under READ COMMITTED
+-- only, as closing's decision does). Until then readers see them abandoned (brain_eval_run_state_v1).
+-- Then a run of the same brain, prompt and
+-- catalog still open is named in the refusal (brain_eval_log_one_open_idx holds the rule against
+-- racing sessions, which this trigger cannot see).
+CREATE FUNCTION evalledger.brain_eval_log_one_open_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    overdue uuid;
+    open_run evalledger.brain_eval_log;
+BEGIN
+    FOR overdue IN SELECT l.eval_run_id FROM evalledger.brain_eval_log l
+                    WHERE l.brain_under_test = NEW.brain_under_test AND l.completed_at IS NULL
+                      AND evalledger.brain_eval_run_deadline_v1(l.created_at, l.rubric_id) <= now()
+                    ORDER BY l.created_at, l.eval_run_id LOOP
+        PERFORM evalledger.brain_eval_close_v1(overdue, NULL);
+    END LOOP;
+    SELECT l.* INTO open_run FROM evalledger.brain_eval_log l
+     WHERE l.brain_under_test = NEW.brain_under_test AND l.system_prompt_hash = NEW.system_prompt_hash
+       AND l.question_catalog_version = NEW.question_catalog_version AND l.completed_at IS NULL;
+    IF FOUND THEN
+        RAISE EXCEPTION 'evalledger: run % of %, this prompt and catalog %, is open (recorded % UTC): complete or cancel it first',
+                open_run.eval_run_id, open_run.brain_under_test, open_run.question_catalog_version,
+                to_char(open_run.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
+            USING ERRCODE = 'unique_violation', CONSTRAINT = 'brain_eval_log_one_open_idx',
+                  HINT = 'evalledger brain-eval cancel RUN --reason "..."';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER brain_eval_log_15_one_open BEFORE INSERT ON brain_eval_log
+    FOR EACH ROW EXECUTE FUNCTION brain_eval_log_one_open_v1();
 
 CALL seal_tables_v2();
 CALL journal_attach_v2();

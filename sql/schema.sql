@@ -265,6 +265,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_overdue_v1.sql
 \ir brain_eval/brain_eval_close_v1.sql
 \ir brain_eval/brain_eval_cancel_v1.sql
+\ir brain_eval/brain_eval_run_state_rows_v1.sql
 \ir brain_eval/brain_eval_run_state_v1.sql
 \ir ../triggers/brain_eval/brain_eval_log_one_open_v1.sql
 

@@ -3,21 +3,7 @@
 -- clock, reads abandoned, decided fail, before the next write closes it), with the decision and
 -- rationale it has or will have.
 CREATE VIEW brain_eval_run_state_v1 AS
-SELECT l.eval_run_id, l.brain_under_test, l.system_prompt_hash, l.question_catalog_version, l.started_at,
-       l.created_at, l.completed_at, d.deadline_at,
-       CASE WHEN c.eval_run_id IS NOT NULL THEN c.closure
-            WHEN l.completed_at IS NOT NULL THEN 'complete'
-            WHEN now() >= d.deadline_at THEN 'abandoned'
-            ELSE 'open' END AS state,
-       CASE WHEN l.completed_at IS NULL AND now() >= d.deadline_at THEN 'fail'::eval_decision
-            ELSE l.decision END AS decision,
-       CASE WHEN l.completed_at IS NULL AND now() >= d.deadline_at
-            THEN brain_eval_abandoned_v1('abandoned', brain_eval_overdue_v1(d.deadline_at), NULL)
-            ELSE l.decision_rationale END AS decision_rationale
-  FROM brain_eval_log l
-  CROSS JOIN LATERAL (SELECT brain_eval_run_deadline_v1(l.created_at, l.rubric_id) AS deadline_at) d
-  LEFT JOIN brain_eval_run_closure c ON c.eval_run_id = l.eval_run_id;
-
+    SELECT * FROM evalledger.brain_eval_run_state_rows_v1();
 COMMENT ON VIEW evalledger.brain_eval_run_state_v1 IS
     'Each brain-eval run as a reader should take it: open, complete, cancelled or abandoned (an open run past its rubric''s deadline reads abandoned, decided fail, before anything closes it), with the decision and rationale it has or will have.';
 COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.eval_run_id IS 'The run (brain_eval_log.eval_run_id).';
@@ -34,7 +20,8 @@ COMMENT ON COLUMN evalledger.brain_eval_run_state_v1.decision_rationale IS 'The 
 
 GRANT SELECT ON brain_eval_run_state_v1 TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
 
--- security_invoker where the server has it (15+): each reader sees the runs its policies show.
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already.
 DO $invoker$
 BEGIN
     IF current_setting('server_version_num')::int >= 150000 THEN

@@ -214,3 +214,14 @@ def test_the_rubric_sets_the_deadline(admin, logins, reviewer_id):
                            (psycopg.types.json.Jsonb({**definition, "open_run_days": 2}),)).fetchone()[0]
     assert admin.execute("SELECT evalledger.brain_eval_run_deadline_v1(now(), %s) - now()", (rubric,)
                          ).fetchone()[0].total_seconds() == 2 * 86400
+
+
+@pytest.mark.parametrize("days", ["14", 0, -1, 367, None])
+def test_a_rubric_deadline_that_is_not_a_number_of_days_is_refused(admin, logins, days):
+    """The owner admits rubrics: one whose open_run_days the deadline could not count by is refused."""
+    import psycopg.types.json
+    definition = admin.execute("SELECT definition FROM evalledger.rubric WHERE suite = 'brain-eval' "
+                               "ORDER BY rubric_id DESC LIMIT 1").fetchone()[0]
+    with pytest.raises(errors.CheckViolation, match="open_run_days must be a number of days from 1 to 366"):
+        logins("owner").execute("INSERT INTO evalledger.rubric (suite, version, definition) VALUES ('brain-eval', "
+                                "'v1-bad-deadline', %s)", (psycopg.types.json.Jsonb({**definition, "open_run_days": days}),))
