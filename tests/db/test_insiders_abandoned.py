@@ -225,3 +225,17 @@ def test_a_rubric_deadline_that_is_not_a_number_of_days_is_refused(admin, logins
     with pytest.raises(errors.CheckViolation, match="open_run_days must be a number of days from 1 to 366"):
         logins("owner").execute("INSERT INTO evalledger.rubric (suite, version, definition) VALUES ('brain-eval', "
                                 "'v1-bad-deadline', %s)", (psycopg.types.json.Jsonb({**definition, "open_run_days": days}),))
+
+
+def test_a_closure_ages_and_is_purged_with_its_run(admin, logins, reviewer_id):
+    """A cancelled run past the purge horizon goes whole: its closure first (it references the run)."""
+    from tests.db.test_retention import age_run, purge_as_retention
+    runner = logins("runner")
+    run = start(runner, reviewer_id)
+    runner.execute("SELECT evalledger.brain_eval_cancel_v1(%s, 'superseded')", (run,))
+    age_run(admin, run, "now() - interval '8 years'")
+    with admin.transaction():
+        purged = purge_as_retention(admin)
+    assert {(t, n, r) for t, n, r, _ in purged} >= {("brain_eval_run_closure", 1, run), ("brain_eval_log", 1, run)}
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_run_closure WHERE eval_run_id = %s",
+                         (run,)).fetchone()[0] == 0
