@@ -259,6 +259,18 @@ SET LOCAL check_function_bodies = off;
 \ir ../triggers/core/journal_deleted_v2.sql
 \ir ../triggers/core/journal_row_v2.sql
 
+-- Closing runs that are not completed whole (issue 37, item 2; migration 0110): after
+-- refuse_change_v3, which guards the closures.
+\ir brain_eval/brain_eval_run_closure.sql
+\ir brain_eval/brain_eval_run_deadline_v1.sql
+\ir brain_eval/brain_eval_abandoned_v1.sql
+\ir brain_eval/brain_eval_overdue_v1.sql
+\ir brain_eval/brain_eval_close_v1.sql
+\ir brain_eval/brain_eval_cancel_v1.sql
+\ir brain_eval/brain_eval_run_state_rows_v1.sql
+\ir brain_eval/brain_eval_run_state_v1.sql
+\ir ../triggers/brain_eval/brain_eval_log_one_open_v1.sql
+
 -- Functions: nothing is PUBLIC (the default privileges say so too; this covers any function made
 -- otherwise).
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;

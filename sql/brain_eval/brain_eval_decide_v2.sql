@@ -3,6 +3,8 @@
 -- and an unmeasurable score counted as missed. One function so the trigger and the tests that
 -- explain a decision read the same policy. A hard criterion that applies to some brains applies when
 -- any of the run's brains (run_brains_v1: its label and every brain of its prompt) is one of them.
+-- A closed run (brain_eval_run_closure: abandoned or cancelled) is fail, no hard criterion shown,
+-- with its closure's rationale, whatever its scores so far.
 CREATE FUNCTION evalledger.brain_eval_decide_v2(run evalledger.brain_eval_log) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -19,6 +21,7 @@ DECLARE
     decided text;
     label text;
     rationale text;
+    closed evalledger.brain_eval_run_closure;
 BEGIN
     SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
     scores := evalledger.brain_eval_scores_v1(run.eval_run_id, policy -> 'confidence_band');
@@ -64,6 +67,13 @@ BEGIN
             || CASE WHEN decided = 'fail'
                     THEN format(', but only %s of %s soft criteria within threshold', soft_passed, soft_total)
                     ELSE '' END || '.';
+    END IF;
+
+    SELECT c.* INTO closed FROM evalledger.brain_eval_run_closure c WHERE c.eval_run_id = run.eval_run_id;
+    IF closed.eval_run_id IS NOT NULL THEN
+        hard_passed := false;
+        decided := 'fail';
+        rationale := evalledger.brain_eval_abandoned_v1(closed.closure, closed.reason, closed.closed_by);
     END IF;
 
     RETURN jsonb_build_object(

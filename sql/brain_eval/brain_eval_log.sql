@@ -111,3 +111,10 @@ CREATE INDEX brain_eval_log_brain_recorded_idx ON brain_eval_log (brain_under_te
 
 CREATE INDEX brain_eval_log_brain_late_idx ON brain_eval_log (brain_under_test, started_at)
     INCLUDE (created_at) WHERE created_at - started_at > interval '24 hours';
+
+-- One open run per brain, prompt and catalog (issue 37, item 2): a second is refused while the
+-- first is open, so no one starts runs until one looks good. The index holds under every isolation
+-- level and between racing sessions (the second waits for the first and fails once it commits);
+-- brain_eval_log_15_one_open gives the message that names the open run.
+CREATE UNIQUE INDEX brain_eval_log_one_open_idx ON brain_eval_log (brain_under_test, system_prompt_hash, question_catalog_version)
+    WHERE completed_at IS NULL;

@@ -39,6 +39,10 @@ RETURNING question_score_id, question_passed;
 -- Complete a run at the database's clock: the decision trigger computes aggregates, criteria, decision and rationale. Whether an open run this role may read was completed.
 SELECT evalledger.brain_eval_complete_v1(%(eval_run_id)s, NULL) AS completed;
 
+-- name: cancel_run
+-- Cancel an open run with a reason: recorded, and decided fail ("Abandoned: cancelled by ..."). Whether an open run this role may read was cancelled.
+SELECT evalledger.brain_eval_cancel_v1(%(eval_run_id)s, %(reason)s) AS cancelled;
+
 -- name: run_decision
 -- What the database decided for a run.
 SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_scores,
@@ -224,15 +228,18 @@ SELECT a.question_id, a.recorded, a.contract_error, a.citation_rate, a.confidenc
 -- -- Reading (evalledger brain-eval list, reviewer list, tuner list, dashboard) ---------------------
 
 -- name: list_runs
--- Runs newest first, filtered by brain, start time, decision and whether still open (what `brain-eval list` shows).
-SELECT eval_run_id, brain_under_test, run_trigger::text AS run_trigger, question_catalog_version,
-       question_count, started_at, completed_at, decision::text AS decision, token_cost_usd
-  FROM evalledger.brain_eval_log
- WHERE (%(brain)s::text IS NULL OR brain_under_test = %(brain)s)
-   AND (%(since)s::timestamptz IS NULL OR started_at >= %(since)s)
-   AND (%(decision)s::text IS NULL OR decision::text = %(decision)s)
-   AND (NOT %(open)s OR completed_at IS NULL)
- ORDER BY started_at DESC, eval_run_id
+-- Runs newest first, filtered by brain, start time, decision and state (what `brain-eval list` shows): the
+-- state and decision as brain_eval_run_state_v1 reads them, so an open run past its deadline lists as
+-- abandoned, decided fail, before anything closes it.
+SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.question_catalog_version,
+       l.question_count, l.started_at, l.completed_at, s.state, s.decision::text AS decision, l.token_cost_usd
+  FROM evalledger.brain_eval_log l
+  JOIN evalledger.brain_eval_run_state_v1 s USING (eval_run_id)
+ WHERE (%(brain)s::text IS NULL OR l.brain_under_test = %(brain)s)
+   AND (%(since)s::timestamptz IS NULL OR l.started_at >= %(since)s)
+   AND (%(decision)s::text IS NULL OR s.decision::text = %(decision)s)
+   AND (%(state)s::text IS NULL OR s.state = %(state)s)
+ ORDER BY l.started_at DESC, l.eval_run_id
  LIMIT %(limit)s;
 
 -- name: run_questions

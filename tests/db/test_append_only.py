@@ -20,7 +20,7 @@ from psycopg import errors
 from psycopg.types.json import Jsonb
 
 from evalledger.suites.brain_eval import store as brain_eval
-from tests.builders import BRAIN_PROMPTS, SHA_A, answer, load_catalog, question, record_run, register_prompt, run_fields
+from tests.builders import BRAIN_PROMPTS, SHA_A, answer, fresh_catalog, load_catalog, question, record_run, register_prompt, run_fields
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
 from tests.db.test_retention import age_run, purge_committed
 
@@ -550,7 +550,8 @@ def test_no_question_row_joins_a_completed_run(admin, as_role, done_run, role):
 @pytest.mark.parametrize("passed", [True, False])
 @pytest.mark.shared_db
 def test_question_passed_cannot_be_supplied(admin, runner, reviewer_id, passed):
-    run_id = brain_eval.start_run(runner, **run_fields(), question_count=3, reviewer_user_id=reviewer_id)
+    run_id = brain_eval.start_run(runner, **run_fields(question_catalog_version=fresh_catalog(admin)), question_count=3,
+                                  reviewer_user_id=reviewer_id)
     with unchanged(admin, ["brain_eval_log", "brain_eval_question_score"]), pytest.raises(
             errors.InsufficientPrivilege, match=r"brain_eval_question_score\.question_passed computed by the database"):
         insert_question(runner, run_id, question_passed=passed)

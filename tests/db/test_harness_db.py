@@ -557,7 +557,9 @@ def test_a_harness_record_agrees_with_its_run(harness_run, owner, reviewer_id):
 
 def test_a_harness_record_lists_each_question_once(harness_run, owner, reviewer_id):
     runner, made = harness_run
-    _, version = made["AGT-902"]
+    first, version = made["AGT-902"]
+    # One run of a version and catalog is open at a time (docs/guards.md, section 31).
+    runner.execute("SELECT brain_eval_cancel_v1(%s, 'a second run of the same version follows')", (first,))
     run, version_id = agt_902_run(runner, owner, reviewer_id, version.system_prompt_hash, "pre_launch", 2)
     for twice in (["EVAL-Q01", "EVAL-Q01"], ["EVAL-Q01", None]):
         with pytest.raises(errors.CheckViolation, match="brain_eval_harness_run_questions_distinct"):

@@ -98,9 +98,11 @@ def harness_runs(admin, logins, reviewer_id):
     owner = logins("owner")
     catalog.load(owner, DEMO, "catalog_v28-2026Q2.json")
     hot, version = open_harness_run(owner, admin, reviewer_id, ["EVAL-Q01"])
-    cold, _ = open_harness_run(owner, admin, reviewer_id, ["EVAL-Q01"])
-    age_run(admin, cold, COLD)
+    # Another prompt: one run of a brain, prompt and catalog is open at a time. Aged last, since
+    # the next run of its brain would close it, past its deadline (docs/guards.md, section 31).
+    cold, _ = open_harness_run(owner, admin, reviewer_id, ["EVAL-Q01"], prompt="You are the test brain, long ago.\n")
     plain = record_run(admin, reviewer_id, count=1, complete=False, review=False)
+    age_run(admin, cold, COLD)
     return {"hot": hot, "cold": cold, "plain": plain, "missing": uuid.uuid4(), "version": version}
 
 

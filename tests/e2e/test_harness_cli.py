@@ -325,6 +325,11 @@ def test_the_same_command_resumes_and_asks_nothing_twice(env, admin, harness):
     assert again.out.splitlines()[0].startswith(f"run {run_id} (resumed): ")
     assert "answers: 2 of 2 stored (2 before this resumption); 0 asked now" in again.out
     assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 2
+    # Another run of the same brain, prompt and catalog is refused while this one is open, naming it
+    # (docs/guards.md, section 31); once it is cancelled, the other starts.
+    other = run_cli(*run_args(harness, "--questions", "EVAL-Q01"), env=env)
+    assert other.code == 3 and f"run {run_id} of AGT-902" in other.err and "is open" in other.err, other.err
+    assert run_cli("brain-eval", "cancel", run_id, "--reason", "asked the wrong questions", env=env).code == 1
     other = run_cli(*run_args(harness, "--questions", "EVAL-Q01"), env=env)
     assert other.out.split()[1] != run_id and "(started)" in other.out
 

@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import httpx2
 import psycopg
@@ -24,7 +24,9 @@ import pytest
 import uvicorn
 from psycopg import sql
 
-from evalledger.suites.brain_eval.demo import open_demo_run, register_demo, review_and_complete
+from evalledger.core import db
+from evalledger.suites.brain_eval import brains
+from evalledger.suites.brain_eval.demo import DEMO_BRAIN, open_demo_run, prompt_path, register_demo, review_and_complete
 from evalledger.suites.brain_eval.store import add_reviewer
 from evalledger.web.app import create_app
 from evalledger.web.sessions import APPLICATION_NAME
@@ -50,14 +52,20 @@ class Web:
     more: list = field(default_factory=list)
 
     def another_run(self, reviewer: str = REVIEWER_ROLE) -> UUID:
-        """A fresh open 30-question run for reviewer (a trigger no other open run of theirs has)."""
-        taken = {row[0] for row in self.admin.execute(
-            "SELECT l.run_trigger::text FROM evalledger.brain_eval_log l JOIN evalledger.reviewer r "
-            "USING (reviewer_user_id) WHERE r.role_name = %s AND l.completed_at IS NULL", (reviewer,))}
-        trigger = next(t for t in TRIGGERS if t not in taken)
-        run_id, _ = open_demo_run(self.dsn, reviewer, trigger)
+        """A fresh open 30-question run for reviewer, of a version of the demo brain of its own (one
+        run of a brain, prompt and catalog is open at a time: docs/guards.md, section 31)."""
+        label = f"demo_{uuid4().hex[:12]}"
+        add_demo_version(self.dsn, label)
+        run_id, _ = open_demo_run(self.dsn, reviewer, version_label=label)
         self.more.append(run_id)
         return run_id
+
+
+def add_demo_version(dsn: str, label: str) -> None:
+    """A version of the demo brain of its own: the demo prompt with a line naming label."""
+    with db.transaction("owner", dsn) as conn:
+        brains.add(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["model"],
+                   prompt_path().read_text(encoding="utf-8") + f"Version {label}.\n", label, DEMO_BRAIN["levers"])
 
 
 def _free_port() -> int:
@@ -124,7 +132,10 @@ def web(module_dsn, web_admin, web_reviewers) -> Web:
     completed, _ = open_demo_run(module_dsn, REVIEWER_ROLE)
     review_and_complete(module_dsn, completed, REVIEWER_ROLE)
     open_a, _ = open_demo_run(module_dsn, REVIEWER_ROLE)
-    open_b, _ = open_demo_run(module_dsn, OTHER_REVIEWER_ROLE)
+    # One run of a brain, prompt and catalog is open at a time (docs/guards.md, section 31): B's is of
+    # a second version of the demo brain, its prompt with a line of its own.
+    add_demo_version(module_dsn, "pipeline_brain_v3_b")
+    open_b, _ = open_demo_run(module_dsn, OTHER_REVIEWER_ROLE, version_label="pipeline_brain_v3_b")
     served = Served(create_app(module_dsn))
     try:
         yield Web(served.base, module_dsn, web_admin, open_a, completed, open_b)

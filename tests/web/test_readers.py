@@ -22,6 +22,7 @@ from selenium.webdriver.common.by import By
 from evalledger.suites.brain_eval import store as brain_eval
 from evalledger.suites.brain_eval.demo import open_demo_run, register_demo, review_and_complete
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+from tests.web.conftest import add_demo_version
 from tests.cli import run_cli
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, TEST_PASSWORD, ensure_login_role
 from tests.db.test_bi_views import recorded_at
@@ -69,7 +70,10 @@ def ledger(module_dsn, admin, web_reviewers, tmp_path_factory) -> Ledger:
     done = run_cli("demo", env={"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")})
     assert done.code == 0, done.err
     register_demo(dsn)
-    reviewed, _ = open_demo_run(dsn, REVIEWER_ROLE)
+    # The demo left its own run of the demo brain open: this one is of a version of its own (one run
+    # of a brain, prompt and catalog is open at a time).
+    add_demo_version(dsn, "pipeline_brain_v3_readers")
+    reviewed, _ = open_demo_run(dsn, REVIEWER_ROLE, version_label="pipeline_brain_v3_readers")
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(REVIEWER_ROLE)))
         brain_eval.show_suggestions(conn, reviewed, SEEN_FIRST)

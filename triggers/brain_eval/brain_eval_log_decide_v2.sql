@@ -3,7 +3,10 @@
 -- lever field where the rubric maps levers for a brain of the run's prompt);
 -- every stale-fixture question its catalog version declares (the catalog is loaded: admission requires it); and the
 -- reviewer's sign-off (brain_eval_run_review), whose hours and notes are copied onto the run. One
--- refusal lists everything missing, by question id.
+-- refusal lists everything missing, by question id. A run past its rubric's deadline
+-- (brain_eval_run_deadline_v1, against the database's clock) is not decided on its scores: its
+-- abandonment is recorded here, whoever completes it, and a run closed (abandoned or cancelled:
+-- brain_eval_run_closure) need not be whole; brain_eval_decide_v2 decides it fail.
 CREATE FUNCTION evalledger.brain_eval_log_decide_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -14,8 +17,26 @@ DECLARE
     stale_missing text;
     signed evalledger.brain_eval_run_review;
     computed jsonb;
+    deadline timestamptz := evalledger.brain_eval_run_deadline_v1(NEW.created_at, NEW.rubric_id);
 BEGIN
     PERFORM evalledger.require_fresh_snapshot_v1('run');
+    IF now() >= deadline AND NOT EXISTS (SELECT 1 FROM evalledger.brain_eval_run_closure c
+                                          WHERE c.eval_run_id = NEW.eval_run_id) THEN
+        INSERT INTO evalledger.brain_eval_run_closure
+               (eval_run_id, closure, reason, closed_by, reviewer_user_id, run_created_at)
+        VALUES (NEW.eval_run_id, 'abandoned', evalledger.brain_eval_overdue_v1(deadline), evalledger.caller_v1(),
+                NEW.reviewer_user_id, NEW.created_at);
+    END IF;
+    IF EXISTS (SELECT 1 FROM evalledger.brain_eval_run_closure c WHERE c.eval_run_id = NEW.eval_run_id) THEN
+        computed := evalledger.brain_eval_decide_v2(NEW);
+        NEW.aggregated_scores := computed -> 'aggregated_scores';
+        NEW.hard_criteria_passed := (computed ->> 'hard_criteria_passed')::boolean;
+        NEW.soft_criteria_passed_count := (computed ->> 'soft_criteria_passed_count')::int;
+        NEW.decision := (computed ->> 'decision')::evalledger.eval_decision;
+        NEW.decision_rationale := computed ->> 'decision_rationale';
+        NEW.token_cost_usd := (computed ->> 'token_cost_usd')::numeric;
+        RETURN NEW;
+    END IF;
     SELECT r.definition INTO policy FROM evalledger.rubric r WHERE r.rubric_id = NEW.rubric_id;
     SELECT count(*) INTO scored FROM evalledger.brain_eval_question_score q WHERE q.eval_run_id = NEW.eval_run_id;
     IF scored <> NEW.question_count THEN

@@ -17,7 +17,8 @@ RUN_TABLES = (("brain_eval_log", "eval_run_id"), ("brain_eval_question_score", "
               ("brain_eval_run_review", "eval_run_id"), ("brain_eval_review_entry", "eval_run_id"),
               ("brain_eval_suggestion_shown", "eval_run_id"), ("brain_eval_harness_run", "eval_run_id"),
               ("brain_eval_harness_answer", "eval_run_id"), ("brain_eval_judge_suggestion", "eval_run_id"),
-              ("brain_eval_reference_shown", "eval_run_id"), ("legal_hold", "eval_run_id"))
+              ("brain_eval_reference_shown", "eval_run_id"), ("brain_eval_run_closure", "eval_run_id"),
+              ("legal_hold", "eval_run_id"))
 
 
 def _ledger_size(blocks: list[journal.Block], ledger_id: str, digest: dict | None) -> int:

@@ -27,7 +27,7 @@ READERS = frozenset({"auditor", "revops"})
 def runs_view(conn: psycopg.Connection) -> dict:
     """The runs a reader may see, newest first."""
     return {"runs": dicts(conn, BRAIN_EVAL["list_runs"], {"brain": None, "since": None, "decision": None,
-                                                          "open": False, "limit": 500})}
+                                                          "state": None, "limit": 500})}
 
 
 def run_view(conn: psycopg.Connection, run_id: UUID) -> dict:

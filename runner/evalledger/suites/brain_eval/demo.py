@@ -64,15 +64,17 @@ def register_demo(url: str) -> None:
         brains.add(conn, system_prompt=reader.read_text(prompt_path(), "prompt file"), **DEMO_BRAIN)
 
 
-def open_demo_run(url: str, reviewer_role: str, trigger: str = "quarterly"):
+def open_demo_run(url: str, reviewer_role: str, trigger: str = "quarterly", version_label: str | None = None):
     """The demo brain's harness run over the demo catalog for reviewer_role (a registered reviewer),
     answered by the recorded brain and drafted on by the recorded judges: the open one an
-    identical earlier call started, or a new one. (run id, judge drafts asked now)."""
+    identical earlier call started, or a new one. version_label: another registered version of the
+    demo brain (one run of a brain, prompt and catalog is open at a time). (run id, judge drafts
+    asked now)."""
     from evalledger.judges.panel import Panel, run_sync
 
     found = contracts.from_folder(views_path())
     with db.transaction("runner", url) as conn:
-        brain = brains.resolve(conn, DEMO_BRAIN["target_id"], DEMO_BRAIN["version_label"])
+        brain = brains.resolve(conn, DEMO_BRAIN["target_id"], version_label or DEMO_BRAIN["version_label"])
         planned = harness.plan(conn, brain, "v28-2026Q2", None, reviewer_role, trigger, found, "recorded")
         run_id, resumed, answered = harness.start_or_resume(conn, planned)
     panel = Panel(harness.DEFAULT_JUDGES, suite=__package__, judges="recorded", concurrency=8, timeout_s=60,

@@ -85,6 +85,14 @@ def complete_run(conn: psycopg.Connection, eval_run_id: UUID) -> Decision:
     return read_decision(conn, eval_run_id)
 
 
+def cancel_run(conn: psycopg.Connection, eval_run_id: UUID, reason: str) -> Decision:
+    """Cancel an open run with a reason; return the decision the database recorded for it."""
+    done = conn.execute(QUERIES["cancel_run"], {"eval_run_id": eval_run_id, "reason": reason})
+    if not done.fetchone()[0]:
+        raise EvalledgerError(f"run {eval_run_id} is not an open run this role can cancel")
+    return read_decision(conn, eval_run_id)
+
+
 def read_decision(conn: psycopg.Connection, eval_run_id: UUID) -> Decision:
     """The run's row as the database computed it."""
     with conn.cursor(row_factory=class_row(Decision)) as cur:

@@ -74,6 +74,17 @@ def complete_command(run_id):
         finish_run("runner", brain_eval.complete_run, run_id)
 
 
+@brain_eval_group.command("cancel")
+@click.argument("run_id")
+@click.option("--reason", required=True, help="Why the run is cancelled (recorded with it).")
+@database_option
+def cancel_command(run_id, reason):
+    """Cancel RUN_ID, an open run, with a reason: the cancellation is recorded and the database
+    decides the run fail, "Abandoned: cancelled by <login>: <reason>" (exit 1)."""
+    with sealing("runner"):
+        finish_run("runner", lambda conn, run: brain_eval.cancel_run(conn, run, reason), run_id)
+
+
 @brain_eval_group.command("show")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the run, its decision and its question rows as JSON.")
@@ -114,17 +125,21 @@ def show_command(run_id, as_json):
 @click.option("--brain", metavar="TARGET_ID", help="Only runs of this brain.")
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
 @click.option("--decision", type=click.Choice(sorted(DECISION_EXIT)), help="Only runs the database decided so.")
-@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (open, within their deadline).")
+@click.option("--state", type=click.Choice(["open", "complete", "cancelled", "abandoned"]),
+              help="Only runs in this state (abandoned: open past the rubric's deadline, or closed so).")
 @click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for RUN_ID=$(...)).")
 @format_options
 @database_option
-def list_command(brain, since, decision, only_open, limit, quiet, fmt):
+def list_command(brain, since, decision, only_open, state, limit, quiet, fmt):
     """List brain-eval runs, newest first (as an auditor): ids to show, complete or review."""
     if decision and only_open:
         raise EvalledgerError("--decision and --open exclude each other: an open run has no decision yet")
+    if only_open and state not in (None, "open"):
+        raise EvalledgerError(f"--open and --state {state} exclude each other")
     echo_listing("auditor", brain_eval.QUERIES["list_runs"], {
-        "brain": brain, "since": since, "decision": decision, "open": only_open, "limit": limit},
+        "brain": brain, "since": since, "decision": decision, "state": "open" if only_open else state, "limit": limit},
         fmt=fmt, kind="brain_eval_runs", empty="no brain-eval runs match", tone_column="decision", quiet=quiet)
 
 
