@@ -225,6 +225,7 @@ def test_doctor_warns_where_any_login_may_still_store_large_objects(admin, dsn):
 # -- issue 37, item 4: no lock a role may take stalls a writer longer than a timeout -----------------
 
 
+@pytest.mark.server_timeouts
 def test_a_reader_holding_captures_open_never_queues_the_partition_maker_in_front_of_readers(admin, logins):
     """RevOps' open transaction holds ACCESS SHARE on eval_candidates; creating a partition needs
     ACCESS EXCLUSIVE, and a waiting request queues every later reader and capture behind it. The
@@ -250,6 +251,7 @@ def test_a_reader_holding_captures_open_never_queues_the_partition_maker_in_fron
     assert runner.execute("SELECT evalledger.capture_ensure_partitions_v2(5)").fetchone()[0] == 2
 
 
+@pytest.mark.server_timeouts
 def test_the_owner_holding_the_holds_open_stops_the_purge_naming_it(admin, logins):
     """The owner role's INSERT on legal_hold lets it LOCK the table ROW EXCLUSIVE and keep its
     transaction open; the purge's SHARE lock then waited for as long as it stayed open. It waits 5
@@ -268,6 +270,7 @@ def test_the_owner_holding_the_holds_open_stops_the_purge_naming_it(admin, login
     retention.execute("SELECT * FROM evalledger.retention_purge_v2()").fetchall()
 
 
+@pytest.mark.server_timeouts
 def test_the_purge_leaves_a_partition_a_reader_holds_to_the_next_purge(admin, logins):
     """Dropping an expired capture partition takes ACCESS EXCLUSIVE on eval_candidates: behind an
     auditor's open read it would queue every capture behind it. The purge leaves it for next time."""
@@ -291,6 +294,7 @@ def test_the_purge_leaves_a_partition_a_reader_holds_to_the_next_purge(admin, lo
 TABLE_LOCKS = ("ACCESS SHARE", "ROW SHARE", "ROW EXCLUSIVE")
 
 
+@pytest.mark.server_timeouts
 @pytest.mark.parametrize("role", ROLES)
 def test_every_lock_a_role_may_take_held_open_stalls_no_writer(admin, logins, role, open_run):
     """The role's login takes every table lock it may on every ledger table (the modes its SELECT and
