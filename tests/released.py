@@ -3,8 +3,8 @@ the SHA-256 of its text, and tests/unit/test_released_migrations.py fails when o
 missing, or still includes a file.
 
 A released migration is frozen: self-contained, its \\ir lines expanded in place, so the files of
-sql/ and triggers/ (the current schema) may change without touching history. An unreleased migration
-may still `\\ir` a current file until its release. `make release-checksums MIGRATION=0001.baseline`
+sql/ and triggers/ (the current schema) may change without touching history; every migration of the
+checkout is written self-contained (docs/development.md, "Migrations"). `make release-checksums MIGRATION=0001.baseline`
 freezes a migration (expands its includes in place, the text that runs unchanged) and appends its
 checksum to the list. Each line is `<sha256>  <file name>`, as sha256sum prints it; the list is
 append-only. The checksum is of the expanded text, so freezing does not change it.

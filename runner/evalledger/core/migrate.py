@@ -8,9 +8,10 @@
   may take and hold to stall every migration, the table is the installer's: no application role
   holds a privilege on it, so none can lock it.
 
-A migration is history: a released one is frozen, one self-contained file. An unreleased one may
-still pull in a current file of sql/ or triggers/ with psql's ``\\ir path`` line (``psql -f`` reads
-the same text), until ``make release-checksums`` freezes it by expanding those lines in place.
+A migration is history: one self-contained file, a released one frozen. Every migration of the
+checkout is written so (tests/unit/test_released_migrations.py); an ``\\ir path`` line (which
+``psql -f`` reads the same way) is still expanded here, for a migration someone writes with one,
+and ``make release-checksums`` expands it in place at the release.
 """
 
 from __future__ import annotations

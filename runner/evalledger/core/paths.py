@@ -3,9 +3,8 @@
 The database side (migrations/: the history; triggers/<suite>/ and sql/<suite>/: the current
 schema, one file per installed object, built whole by sql/schema.sql) sits at the top of a checkout,
 next to runner/, and a built wheel carries the same three folders as evalledger/postgres/. Either
-way they stay side by side, so an unreleased migration's relative ``\\ir ../triggers/...`` line and
-schema.sql's reach the same files in both. Fixtures, templates and JSON Schemas ship inside each
-Python package.
+way they stay side by side, so sql/schema.sql's relative ``\\ir`` lines reach the same files in
+both. Fixtures, templates and JSON Schemas ship inside each Python package.
 """
 
 from __future__ import annotations
