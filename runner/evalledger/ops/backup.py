@@ -248,10 +248,15 @@ def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, 
                            if replaced else f"{reason}; the failed restore is kept at {failed}")
 
 
+def _bases(archive: Path) -> list[tuple[datetime, Path]]:
+    """The archive's base backups, oldest first, ordered by when each was made (not by its name)."""
+    bases = [p for p in (archive / "base").glob("*") if (p / BACKUP_INFO).is_file()]
+    return sorted((datetime.fromisoformat(read_info(p)["made_at"]), p) for p in bases)
+
+
 def _base_for(archive: Path, until: datetime | None) -> Path:
     """The newest base backup of the archive made by until (the newest of all without until)."""
-    bases = sorted(p for p in (archive / "base").glob("*") if (p / BACKUP_INFO).is_file())
-    made = [(datetime.fromisoformat(read_info(p)["made_at"]), p) for p in bases]
+    made = _bases(archive)
     usable = [p for at, p in made if until is None or at <= until]
     if not usable:
         first = f"; its first was made at {made[0][0].isoformat()}" if made else ""
@@ -370,8 +375,7 @@ def archive(folder: Path, keep: int | None = None) -> tuple[BackupInfo, list[Pat
         server.start()
     with db.connect(url, autocommit=True) as conn:
         conn.execute(QUERIES["switch_wal"])  # the first segment reaches the archive now, not at its end
-    made = datetime.now(timezone.utc)
-    backup = base_backup(url, folder / "base" / _stamp(made))
+    backup = base_backup(url, _new_base_folder(folder / "base"))
     removed = _prune(folder, keep) if keep else []
     return backup, removed, restart
 
@@ -393,8 +397,18 @@ def _claim(folder: Path, system: str) -> None:
     info.write_text(json.dumps({"format": "evalledger-archive", "system_identifier": system}, indent=1) + "\n")
 
 
+def _new_base_folder(base: Path) -> Path:
+    """base/<UTC time>, with -2, -3 ... after it when a backup of the same second is there already."""
+    stamp = _stamp(datetime.now(timezone.utc))
+    candidate, n = base / stamp, 1
+    while candidate.exists():
+        n += 1
+        candidate = base / f"{stamp}-{n}"
+    return candidate
+
+
 def _prune(folder: Path, keep: int) -> list[Path]:
-    bases = sorted(p for p in (folder / "base").glob("*") if (p / BACKUP_INFO).is_file())
+    bases = [p for _, p in _bases(folder)]
     removed = bases[:-keep] if len(bases) > keep else []
     for old in removed:
         shutil.rmtree(old)
