@@ -205,6 +205,10 @@ INSERT INTO evalledger.brain_eval_harness_run
     (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
 VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s, %(answers)s);
 
+-- name: claim_run
+-- Claim a harness run for this runner until the claim's transaction ends (never committed): a second runner of it stops at once.
+INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('brain-eval', %(run_id)s::text);
+
 -- name: harness_answered
 -- The questions of a harness run that have an answer already.
 SELECT question_id FROM evalledger.brain_eval_harness_answer WHERE eval_run_id = %(eval_run_id)s;
