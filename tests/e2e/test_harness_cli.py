@@ -551,6 +551,48 @@ def test_two_runs_of_one_harness_run_at_once_start_one_run_and_ask_each_question
     assert again.code == 0 and "0 asked now" in again.out, again.out + again.err
 
 
+@pytest.mark.processes
+def test_a_run_whose_connection_is_lost_says_the_same_command_resumes_it(env, admin, harness, standin, monkeypatch):
+    """Issue 39 (what failed, 5): the lost connection's line says what docs/runs.md promises, and
+    the same command does resume the run. The server ends every session of the ledger while the
+    brain's answers are held at the stand-in's gate."""
+    import os
+    import subprocess
+    import threading
+    import time
+
+    from tests.cli import SCRIPT, _environment
+
+    standin.install_env(monkeypatch)
+    standin.set_default("claude-sonnet-4-6", steps.ok())
+    args = live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--judges", "recorded")
+    standin.gate = threading.Event()
+    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not standin.requests_for("claude-sonnet-4-6"):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        standin.gate.set()
+        _, err = process.communicate(timeout=60)
+    finally:
+        standin.gate.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 3
+    [line] = err.splitlines()
+    assert line.startswith("evalledger: error: the database connection was lost (")
+    assert line.endswith("once it is back (`evalledger doctor` checks), run the same command again: it resumes the run")
+    [(run_id,)] = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchall()
+    resumed = run_cli(*args, env=env)
+    assert resumed.code == 0, resumed.err
+    assert resumed.out.startswith(f"run {run_id} (resumed)")
+    assert admin.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone() == (2,)
+
+
 def test_a_judge_that_errors_keeps_its_failure_and_the_others_their_drafts(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-opus-4-7", steps.server_error(503))
