@@ -257,8 +257,8 @@ def review_finish(run_id, reviewer_hours_spent, notes, as_role):
         made = brain_eval.sign_off_run(conn, run, reviewer_hours_spent, calibration or None)
         if made is None:  # the one it repeats (read again: it may have committed while this one waited)
             same = dicts(conn, brain_eval.QUERIES["review_run"], {"eval_run_id": run})[0]
-    what = (f"{reviewer_hours_spent:g} hours"
-            f"{f', notes on {len(calibration)} dimensions' if calibration else ''}")
+    noted = len(calibration)
+    what = f"{reviewer_hours_spent:g} hours" + (f", notes on {noted} dimension{'s' if noted != 1 else ''}" if noted else "")
     complete = f"complete it with `evalledger brain-eval complete {run_id}`"
     if made is None:
         at = same["signed_off_at"].astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
