@@ -154,6 +154,10 @@ MADE_BY = {
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
     "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    "0112.brain-eval-claims": "SELECT xmin::text FROM pg_constraint WHERE conname = 'run_claim_suite_known' "
+                              "AND conrelid = 'evalledger.run_claim'::regclass",
+    "0113.sign-off-once": "SELECT xmin::text FROM pg_proc "
+                          "WHERE oid = 'evalledger.brain_eval_run_review_admit_v1()'::regprocedure",
 }
 
 

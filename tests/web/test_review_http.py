@@ -207,6 +207,16 @@ def test_signing_off_again_starts_from_the_last_sign_off_and_completion_keeps_it
                                                                    "hours": "3,5"})
     assert comma.status_code == 400 and "hours: &#39;3,5&#39;: write hours with a dot, e.g. 3.5" in comma.text
     assert 'value="3,5"' in comma.text
+    early = signed_in.http.post(f"/runs/{run_id}/sign-off", data={"csrf_token": token, "eval_run_id": str(run_id),
+                                                                   "hours": "2.5"})
+    assert early.status_code == 409 and "cannot be signed off before its questions are scored: EVAL-Q01: " in early.text
+    # Every question scored (as the demo reviewer would): a sign-off comes after the numbers.
+    from evalledger.suites.brain_eval import reviewing
+    from evalledger.suites.brain_eval.demo import review_path
+
+    with db.transaction(None, web.dsn) as conn:
+        db.set_local_role(conn, REVIEWER_ROLE)
+        reviewing.apply_scores(conn, run_id, review_path(), reviewing.read_scores(review_path()))
     first = signed_in.http.post(f"/runs/{run_id}/sign-off", data={
         "csrf_token": token, "eval_run_id": str(run_id), "hours": "2.5",
         "note_citation_rate": "cite the as-of date", "note_hallucination_rate": "two invented figures"})
@@ -217,13 +227,12 @@ def test_signing_off_again_starts_from_the_last_sign_off_and_completion_keeps_it
     resent = signed_in.http.post(f"/runs/{run_id}/sign-off", data={
         "csrf_token": token, "eval_run_id": str(run_id), "hours": "3", **{k: html.unescape(v) for k, v in fields.items()}})
     assert resent.status_code == 303
-    # Every question scored (as the demo reviewer would), then completed by the runner.
-    from evalledger.suites.brain_eval import reviewing
-    from evalledger.suites.brain_eval.demo import review_path
-
-    with db.transaction(None, web.dsn) as conn:
-        db.set_local_role(conn, REVIEWER_ROLE)
-        reviewing.apply_scores(conn, run_id, review_path(), reviewing.read_scores(review_path()))
+    # The same sign-off sent again (a double submit) is the one already made: no second row.
+    twice = signed_in.http.post(f"/runs/{run_id}/sign-off", data={
+        "csrf_token": token, "eval_run_id": str(run_id), "hours": "3", **{k: html.unescape(v) for k, v in fields.items()}})
+    assert twice.status_code == 303
+    assert web.admin.execute("SELECT count(*) FROM evalledger.brain_eval_run_review WHERE eval_run_id = %s",
+                             (run_id,)).fetchone()[0] == 2
     with db.transaction("runner", web.dsn) as conn:
         store.complete_run(conn, run_id)
     notes, hours = web.admin.execute("SELECT calibration_notes, reviewer_hours_spent::float FROM "
