@@ -44,11 +44,11 @@ def mounted(tmp_path):
 
 
 def killed_when(argv: list[str], env: dict, when: Callable[[], object], seconds: float = 60.0,
-                stdout=subprocess.DEVNULL) -> bool:
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) -> bool:
     """Start argv as a process of its own (env added to this one's) and SIGKILL it as soon as
     when() is true (asked every 20 ms). True when it was killed; False when it ended first.
     Fails when neither happened within `seconds`."""
-    process = subprocess.Popen(argv, env={**os.environ, **env}, stdout=stdout, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, env={**os.environ, **env}, stdout=stdout, stderr=stderr)
     try:
         deadline = time.monotonic() + seconds
         while not when():
