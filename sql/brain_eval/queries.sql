@@ -94,7 +94,7 @@ INSERT INTO evalledger.brain_eval_import (reason, source_file) VALUES (%(reason)
 RETURNING import_id;
 
 -- name: sign_off_run
--- The reviewer's sign-off of an open run of theirs: hours spent and calibration notes per dimension.
+-- The reviewer's sign-off of an open run of theirs: hours spent and calibration notes per dimension. No row back when the run's latest sign-off says the same already (none is stored).
 INSERT INTO evalledger.brain_eval_run_review (eval_run_id, reviewer_hours_spent, calibration_notes)
 VALUES (%(eval_run_id)s, %(reviewer_hours_spent)s, %(calibration_notes)s)
 RETURNING review_id;
@@ -204,6 +204,10 @@ SELECT h.eval_run_id
 INSERT INTO evalledger.brain_eval_harness_run
     (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
 VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s, %(answers)s);
+
+-- name: claim_run
+-- Claim a harness run for this runner until the claim's transaction ends (never committed): a second runner of it stops at once.
+INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('brain-eval', %(run_id)s::text);
 
 -- name: harness_answered
 -- The questions of a harness run that have an answer already.
@@ -432,14 +436,15 @@ SELECT evalledger.brain_eval_show_suggestions_v2(%(eval_run_id)s, %(question_id)
 SELECT current_user::text AS role_name, evalledger.reviewer_id_of_v1(current_user) AS reviewer_user_id;
 
 -- name: review_run
--- A run as its reviewer walks it: brain, catalog, whether it is complete, its rubric's dimensions (calibration notes are keyed by them) and the latest sign-off's hours and notes (their defaults). No row for a run this login does not review.
+-- A run as its reviewer walks it: brain, catalog, whether it is complete, its rubric's dimensions (calibration notes are keyed by them) and the latest sign-off's hours, notes (their defaults) and time. No row for a run this login does not review.
 SELECT l.eval_run_id, l.brain_under_test, l.question_catalog_version, l.question_count, l.completed_at,
        (SELECT jsonb_agg(jsonb_build_object('key', d ->> 'key', 'label', d ->> 'label') ORDER BY o)
           FROM jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY AS x(d, o)) AS dimensions,
-       v.reviewer_hours_spent AS signed_off_hours, v.calibration_notes AS signed_off_notes
+       v.reviewer_hours_spent AS signed_off_hours, v.calibration_notes AS signed_off_notes,
+       v.created_at AS signed_off_at
   FROM evalledger.brain_eval_log l
   JOIN evalledger.rubric r USING (rubric_id)
-  LEFT JOIN LATERAL (SELECT s.reviewer_hours_spent, s.calibration_notes
+  LEFT JOIN LATERAL (SELECT s.reviewer_hours_spent, s.calibration_notes, s.created_at
                        FROM evalledger.brain_eval_run_review s
                       WHERE s.eval_run_id = l.eval_run_id
                       ORDER BY s.created_at DESC, s.review_id DESC LIMIT 1) v ON true

@@ -66,6 +66,18 @@ SET LOCAL lock_timeout = 0;
 -- A claim's connection idles in its transaction while the run is judged: no server timeout may end it early.
 SET idle_in_transaction_session_timeout = 0;
 
+-- name: claim_named
+-- A claim's connection says whose claim it holds and since when (the database's clock, in seconds): another runner finds it in pg_stat_activity, where every role reads application_name. Set inside the claim's transaction, so its rollback clears it.
+SELECT pg_catalog.set_config('application_name',
+       %(suite)s::text || ' run ' || %(run_id)s::text || ' ' || floor(extract(epoch FROM pg_catalog.now()))::bigint, false);
+
+-- name: claim_holder_since
+-- Since when another runner holds a run's claim, as its connection says (claim_named), in UTC; none when no session says so.
+SELECT to_char(to_timestamp(max(substring(a.application_name FROM ' ([0-9]+)$')::bigint)) AT TIME ZONE 'UTC',
+               'YYYY-MM-DD HH24:MI:SS') || ' UTC'
+  FROM pg_catalog.pg_stat_activity a
+ WHERE a.application_name LIKE %(suite)s::text || ' run ' || %(run_id)s::text || ' %%';
+
 -- name: migrations_readable
 -- Whether yoyo's record of applied migrations exists and the connecting user may read it.
 SELECT coalesce(has_table_privilege(to_regclass('_yoyo_migration'), 'SELECT'), false);

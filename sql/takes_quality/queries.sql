@@ -31,7 +31,7 @@ SELECT r.id, r.completed_at, r.receipt_json, r.seed, r.rerun, false AS created
 
 -- name: claim_run
 -- Claim a run for this runner until the claim's transaction ends (never committed); waits while another runner holds it.
-INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('takes-quality', %(run_id)s);
+INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('takes-quality', %(run_id)s::text);
 
 -- name: current_calls
 -- Each judge's current row in one cycle (takes_quality_current_v1): answered, failed outside its content, or started.

@@ -30,7 +30,7 @@ SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, mod
 
 -- name: claim_run
 -- Claim a snapshot's run for this runner until the claim's transaction ends (never committed); waits while another runner holds it.
-INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('work-quality', %(run_id)s);
+INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('work-quality', %(run_id)s::text);
 
 -- name: insert_start
 -- A judge call about to be sent, with the runner's estimate of its cost (counted if no answer follows).

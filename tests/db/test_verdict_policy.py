@@ -170,10 +170,11 @@ def test_a_reviewer_field_left_null_refuses_completion(admin, runner, reviewer_i
     run_id, scores = open_run(runner, reviewer_id)
     qid = f"EVAL-Q{number:02d}"
     del scores[qid][field]
-    review_run(runner, reviewer_id, run_id, scores)
+    # Not signed off: a sign-off is refused while a field is missing (tests/db/test_sign_off_once.py).
+    review_run(runner, reviewer_id, run_id, scores, hours=None)
     assert passed_of(admin, run_id) == {q: (None if q == qid else True) for q in scores}
     before = state(admin, run_id)
-    with refusal(errors.CheckViolation, not_complete(run_id, f"{qid}: {field}"),
+    with refusal(errors.CheckViolation, not_complete(run_id, f"{qid}: {field}", SIGN_OFF_MISSING),
                  "brain_eval_log_complete_run_is_whole"):
         store.complete_run(runner, run_id)
     assert state(admin, run_id) == before
@@ -662,7 +663,8 @@ def test_the_sign_off_is_before_completion(admin, connect_as, runner, reviewer_i
 ])
 def test_calibration_notes_are_keyed_by_the_rubrics_dimensions(admin, connect_as, runner, reviewer_id,
                                                               notes, error, message, constraint):
-    run_id, _ = open_run(runner, reviewer_id, count=1)
+    run_id, scores = open_run(runner, reviewer_id, count=1)
+    review_run(runner, reviewer_id, run_id, scores, hours=None)  # scored: a sign-off may follow
     with refusal(error, re.escape(message), constraint) as caught:
         store.sign_off_run(connect_as(REVIEWER_ROLE), run_id, "1.00", notes)
     if constraint is None:

@@ -479,6 +479,109 @@ def test_a_run_killed_while_its_judges_draft_keeps_the_drafts_stored(env, admin,
                          ).fetchone() == (12, 12)
 
 
+@pytest.mark.server_timeouts
+@pytest.mark.processes
+def test_two_runs_of_one_harness_run_at_once_start_one_run_and_ask_each_question_once(env, admin, harness, standin,
+                                                                                    monkeypatch):
+    """Issue 39, item 2: two `run brain-eval` of the same run, started together on a ledger with no
+    open run: they start one run between them, one process runs it, and the other stops at once
+    (exit 3, one line) having asked the brain nothing. The brain's answers wait at the stand-in's
+    gate until the second has stopped, so the first holds the run all along."""
+    import os
+    import subprocess
+    import threading
+    import time
+
+    from tests.cli import SCRIPT, _environment
+
+    standin.install_env(monkeypatch)
+    for model in ("claude-sonnet-4-6", "gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        standin.set_default(model, steps.ok())
+    asked = [f"EVAL-Q{n:02d}" for n in range(1, 5)]
+    argv = [str(SCRIPT), *live_args(harness, "--questions", ",".join(asked))]
+    full = {**os.environ, **_environment(env)}
+    standin.gate = threading.Event()
+    both = [subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 90
+        while all(p.poll() is None for p in both):
+            assert time.monotonic() < deadline, "neither process stopped while the brain's answers were held"
+            time.sleep(0.05)
+        [loser] = [p for p in both if p.poll() is not None]
+        [winner] = [p for p in both if p is not loser]
+        lost_out, lost_err = loser.communicate(timeout=30)
+        standin.gate.set()
+        won_out, won_err = winner.communicate(timeout=120)
+    finally:
+        standin.gate.set()
+        for p in both:
+            if p.poll() is None:
+                p.kill()
+    assert winner.returncode == 0, won_err
+    [(run_id, started_at)] = admin.execute("SELECT eval_run_id, now() FROM brain_eval_log").fetchall()
+    assert loser.returncode == 3 and lost_out == "", lost_out
+    said = re.fullmatch(rf"evalledger: error: run {run_id} is being run by another process since "
+                        r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC; run the same command again when it ends\n", lost_err)
+    assert said, lost_err
+    from datetime import datetime, timezone
+    since = datetime.strptime(said.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    assert abs((started_at - since).total_seconds()) < 300
+    # Each question asked of the brain once, each judge once per answer; one answer each.
+    texts = {q["text"]: q["id"] for q in DEMO["questions"]}
+    brain = sorted(texts[t] for r in standin.requests_for("claude-sonnet-4-6") for t in texts if t in r.user)
+    assert brain == asked
+    for judge in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        assert len(standin.requests_for(judge)) == len(asked), judge
+    assert admin.execute("SELECT count(*), count(DISTINCT question_id) FROM brain_eval_harness_answer").fetchone() == (4, 4)
+    assert admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion").fetchone()[0] == 12
+    # The run is the winner's; the same command again, once it ended, finds nothing left to ask.
+    again = run_cli(*live_args(harness, "--questions", ",".join(asked)), env=env)
+    assert again.code == 0 and "0 asked now" in again.out, again.out + again.err
+
+
+@pytest.mark.processes
+def test_a_run_whose_connection_is_lost_says_the_same_command_resumes_it(env, admin, harness, standin, monkeypatch):
+    """Issue 39 (what failed, 5): the lost connection's line says what docs/runs.md promises, and
+    the same command does resume the run. The server ends every session of the ledger while the
+    brain's answers are held at the stand-in's gate."""
+    import os
+    import subprocess
+    import threading
+    import time
+
+    from tests.cli import SCRIPT, _environment
+
+    standin.install_env(monkeypatch)
+    standin.set_default("claude-sonnet-4-6", steps.ok())
+    args = live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--judges", "recorded")
+    standin.gate = threading.Event()
+    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not standin.requests_for("claude-sonnet-4-6"):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        standin.gate.set()
+        _, err = process.communicate(timeout=60)
+    finally:
+        standin.gate.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 3
+    [line] = err.splitlines()
+    assert line.startswith("evalledger: error: the database connection was lost (")
+    assert line.endswith("once it is back (`evalledger doctor` checks), run the same command again: it resumes the run")
+    [(run_id,)] = admin.execute("SELECT eval_run_id FROM brain_eval_log").fetchall()
+    resumed = run_cli(*args, env=env)
+    assert resumed.code == 0, resumed.err
+    assert resumed.out.startswith(f"run {run_id} (resumed)")
+    assert admin.execute("SELECT count(*) FROM brain_eval_harness_answer").fetchone() == (2,)
+
+
 def test_a_judge_that_errors_keeps_its_failure_and_the_others_their_drafts(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-opus-4-7", steps.server_error(503))

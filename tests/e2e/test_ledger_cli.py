@@ -57,6 +57,47 @@ def review_file(tmp_path, bend=None):
     return path
 
 
+def test_review_finish_is_made_once(env, reviewers, fixture_file, tmp_path, admin):
+    """Issue 39, item 3: refused before the numbers (naming them); the same command again is
+    recognised as done (exit 0, no second row); other values are a correction, recorded."""
+    recorded = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
+    run_id = re.search(r"recorded run ([0-9a-f-]{36})", recorded.out).group(1)
+    finish = ("review", "finish", run_id, "--hours", "3.5", "--note", "citation_rate=cite the as-of date",
+              "--as", REVIEWER_ROLE)
+
+    early = run_cli(*finish, env=env)
+    assert early.code == 3 and early.out == ""
+    [line] = early.err.splitlines()
+    assert line.startswith(f"evalledger: error: run {run_id} cannot be signed off before its questions are scored: "
+                           "EVAL-Q01: hallucinations_detected, total_claims, ")
+    assert line.endswith(f"; enter them first (evalledger review {run_id}), then sign off [SQLSTATE 23514]")
+
+    assert run_cli("review", "score", run_id, "--from", str(review_file(tmp_path)), "--as", REVIEWER_ROLE,
+                   env=env).code == 0
+    first = run_cli(*finish, env=env)
+    assert (first.code, first.out) == (0, f"run {run_id}: signed off (3.5 hours, notes on 1 dimension); complete "
+                                          f"it with `evalledger brain-eval complete {run_id}`\n"), first.err
+    # Run again (the reviewer could not tell whether the first committed), with the note or without
+    # (an earlier note is carried): the same sign-off.
+    for again in (run_cli(*finish, env=env), run_cli(*finish[:5], "--as", REVIEWER_ROLE, env=env)):
+        assert again.code == 0, again.err
+        assert re.fullmatch(rf"run {run_id}: already signed off with these values \(3\.5 hours, notes on 1 dimension\) "
+                            r"at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: nothing more recorded; complete it with "
+                            rf"`evalledger brain-eval complete {run_id}`\n", again.out), again.out
+    assert admin.execute("SELECT count(*) FROM brain_eval_run_review WHERE eval_run_id = %s",
+                         (run_id,)).fetchone() == (1,)
+    corrected = run_cli(*finish[:4], "4", "--as", REVIEWER_ROLE, env=env)
+    assert corrected.code == 0, corrected.err
+    assert corrected.out == (f"run {run_id}: sign-off corrected (4 hours, notes on 1 dimension; was 3.5 hours): "
+                             "completion copies the latest, and the earlier stays in the ledger; complete it with "
+                             f"`evalledger brain-eval complete {run_id}`\n")
+    assert admin.execute("SELECT reviewer_hours_spent FROM brain_eval_run_review WHERE eval_run_id = %s "
+                         "ORDER BY review_id", (run_id,)).fetchall() == [(3.5,), (4,)]
+    assert run_cli("brain-eval", "complete", run_id, env=env).code in (0, 1, 2)
+    assert admin.execute("SELECT reviewer_hours_spent FROM brain_eval_log WHERE eval_run_id = %s",
+                         (run_id,)).fetchone() == (4,)
+
+
 def test_record_review_complete_show(env, reviewers, fixture_file, tmp_path, admin):
     recorded = run_cli("brain-eval", "record", str(fixture_file), "--reviewer", REVIEWER_ROLE, env=env)
     assert recorded.code == 2, recorded.err

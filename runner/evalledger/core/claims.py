@@ -1,10 +1,13 @@
-"""Run claims: while a runner judges a run it holds the run's claim, so an identical run started
-meanwhile waits and then reads what the first recorded instead of paying for every call again.
+"""Run claims: while a runner works on a run it holds the run's claim, so a second runner of the
+same run either waits for it and then reads what the first recorded (takes-quality, work-quality),
+or stops at once, having called nothing (brain-eval): no call is paid for twice.
 
 A claim is a row of evalledger.run_claim inserted in a transaction that is never committed (the
 database refuses the commit): a second insert of the same claim waits on the first's transaction,
 and the claim ends when its runner rolls back, loses its connection or is killed. Only the
 runner role may insert one, so no reader can hold a run up (an advisory lock anyone could take).
+The claim's connection names the run and since when it holds it (its application_name), which is
+how a runner that stops says since when the other has been running.
 """
 
 from __future__ import annotations
@@ -15,12 +18,21 @@ from collections.abc import Callable, Iterator
 import psycopg
 
 from . import db, queries
+from .errors import EvalledgerError
+
+
+class Claimed(EvalledgerError):
+    """Another process holds the run's claim: this one stopped before calling anything."""
 
 
 @contextlib.contextmanager
-def claimed(claim_query: str, run_id: int, *, waiting: Callable[[], None], url: str | None = None) -> Iterator[None]:
-    """Hold run_id's claim (claim_query: the suite's INSERT of it) inside the block; `waiting` is
-    told when another runner holds it, before this one waits for it."""
+def claimed(claim_query: str, run_id, *, suite: str, waiting: Callable[[], None] | None = None,
+            url: str | None = None, next_step: str | None = None) -> Iterator[None]:
+    """Hold run_id's claim (claim_query: the suite's INSERT of it) inside the block. When another
+    runner holds it: with `waiting`, say so through it and wait for it; without, raise Claimed,
+    the one line that says since when the other runs and what to do. next_step: what a lost
+    connection says to do."""
+    names = {"suite": suite, "run_id": str(run_id)}
     conn = db.connect(url, role="runner")
     try:
         try:
@@ -31,11 +43,18 @@ def claimed(claim_query: str, run_id: int, *, waiting: Callable[[], None], url: 
                 conn.execute(claim_query, {"run_id": run_id})
             except psycopg.errors.LockNotAvailable:
                 conn.rollback()
+                if waiting is None:
+                    since = conn.execute(queries.get("claim_holder_since"), names).fetchone()[0]
+                    conn.rollback()
+                    raise Claimed(f"run {run_id} is being run by another process since "
+                                  f"{since or 'a time its session does not show'}; run the same command again "
+                                  "when it ends") from None
                 waiting()
                 conn.execute(queries.get("claim_patiently"))
                 conn.execute(claim_query, {"run_id": run_id})
+            conn.execute(queries.get("claim_named"), names)
         except psycopg.Error as exc:
-            raise db.explain(exc) from None
+            raise db.explain(exc, next_step) from None
         yield  # what the block raises is the block's to explain
     finally:
         with contextlib.suppress(psycopg.Error):

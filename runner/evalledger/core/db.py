@@ -192,14 +192,14 @@ def transaction(role: str | None = None, url: str | None = None) -> Iterator[psy
 
 
 @contextlib.contextmanager
-def within(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+def within(conn: psycopg.Connection, next_step: str | None = None) -> Iterator[psycopg.Connection]:
     """A transaction on an open connection: commits on success, rolls back on any error, and
-    turns a database error into one a person reads."""
+    turns a database error into one a person reads (next_step: what a lost connection says to do)."""
     try:
         with conn.transaction():
             yield conn
     except psycopg.Error as exc:
-        raise explain(exc) from None
+        raise explain(exc, next_step) from None
 
 
 @contextlib.contextmanager

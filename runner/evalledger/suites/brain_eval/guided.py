@@ -224,7 +224,8 @@ def reference_lines(reference: dict | None) -> list[str]:
 
 @dataclass(frozen=True)
 class SignOff:
-    """What the walk signed off: the hours, the notes, and any question still to score."""
+    """What the walk signed off: the hours and the notes; or, when questions are still to score
+    (left), nothing: a run is signed off once every question has the reviewer's numbers."""
 
     hours: float
     notes: dict
@@ -460,8 +461,8 @@ class Walk:
     def sign_off(self, run: dict, started: float) -> SignOff:
         """Ask the calibration notes per dimension and the hours spent; sign the run off."""
         left = [q["question_id"] for q in self._read()[1] if waiting(q)]
-        if left:
-            self.console.say(f"still to score: {', '.join(left)}")
+        if left:  # the database would refuse the sign-off (brain_eval_run_review_admit_v1)
+            return SignOff(0, {}, left)
         self.console.say("calibration notes per rubric dimension (Enter for none):")
         earlier = run["signed_off_notes"] or {}
         notes = {}

@@ -44,6 +44,8 @@ MAX_OUTPUT_TOKENS = 2048
 SUGGESTION_SCHEMA_FILE = "schemas/brain_judge_suggestion.v1.schema.json"
 # The takes-quality panel's three families; a judge of the brain's own family is flagged.
 DEFAULT_JUDGES = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+# What a lost connection says to do (docs/runs.md, "The door"): the same command resumes the run.
+RESUMES = "run the same command again: it resumes the run"
 
 
 @functools.cache
@@ -194,23 +196,49 @@ def plan(conn: psycopg.Connection, brain: BrainVersion, catalog_version: str, qu
 
 
 def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[str]]:
-    """The open run this identical command started before (and its answered questions), or a new one."""
+    """The open run this identical command started before (and its answered questions), or a new one.
+
+    Race-free: two processes that both find no open run start one between them. One run of a
+    brain, prompt and catalog is open at a time (brain_eval_log_one_open_idx), so the second's
+    insert waits for the first's transaction and is then refused; it looks again and resumes the
+    run the first started. The run is recorded under READ COMMITTED, which its admission requires
+    (an operator's default of REPEATABLE READ would refuse it, and would hide the first's run from
+    the second look). On a connection in no transaction, each attempt is a transaction of its own;
+    inside the caller's, a savepoint."""
     ids = [q["question_id"] for q in p.questions]
     identity = {"brain_version_id": p.brain_version_id, "catalog_version": p.catalog_version, "question_ids": ids,
                 "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger,
                 "answers": p.mode}
-    found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
-    if found:
-        answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}
-        return found[0], True, answered
-    run_id = store.start_run(conn, run_trigger=p.trigger, brain_under_test=p.brain.target_id,
-                             model_id=p.brain.model_id, system_prompt_hash=p.brain.system_prompt_hash,
-                             system_prompt_version_label=p.brain.version_label,
-                             brain_view_contracts_hash=p.contracts.sha256, question_catalog_version=p.catalog_version,
-                             question_count=len(ids), reviewer_user_id=p.reviewer_id)
-    conn.execute(QUERIES["insert_harness_run"], {**identity, "eval_run_id": run_id,
-                                                 "contracts": Jsonb(p.contracts.as_json())})
-    return run_id, False, set()
+    if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+    for attempt in (1, 2):
+        try:
+            with conn.transaction():
+                found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
+                if found:
+                    answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}
+                    return found[0], True, answered
+                run_id = store.start_run(
+                    conn, run_trigger=p.trigger, brain_under_test=p.brain.target_id, model_id=p.brain.model_id,
+                    system_prompt_hash=p.brain.system_prompt_hash, system_prompt_version_label=p.brain.version_label,
+                    brain_view_contracts_hash=p.contracts.sha256, question_catalog_version=p.catalog_version,
+                    question_count=len(ids), reviewer_user_id=p.reviewer_id)
+                conn.execute(QUERIES["insert_harness_run"], {**identity, "eval_run_id": run_id,
+                                                             "contracts": Jsonb(p.contracts.as_json())})
+                return run_id, False, set()
+        except psycopg.errors.UniqueViolation as exc:
+            # Another process started an open run of this brain, prompt and catalog meanwhile: the
+            # second look finds it when it is this command's (else the insert names it, refused).
+            if attempt == 2 or exc.diag.constraint_name != "brain_eval_log_one_open_idx":
+                raise
+    raise AssertionError("unreachable")
+
+
+def answered_now(conn: psycopg.Connection, run_id: UUID) -> set[str]:
+    """The questions of a run answered by now (read again once its claim is held: the process that
+    held it before may have stored more)."""
+    with conn.transaction():
+        return {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": run_id})}
 
 
 def _recorded_call(spec: ModelSpec, request: JudgeRequest, index: int) -> JudgeCall:
@@ -289,7 +317,7 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         try:
             store_suggestion(conn, run_id, question_id, model, False, call)
         except psycopg.Error as exc:
-            raise db.explain(exc) from None
+            raise db.explain(exc, next_step=RESUMES) from None
         judged.stored += 1
         judged.failed += 0 if call.ok else 1
 
@@ -306,7 +334,7 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         try:
             broken = store_answer(conn, run_id, p, by_id[qid], call)
         except psycopg.Error as exc:
-            raise db.explain(exc) from None
+            raise db.explain(exc, next_step=RESUMES) from None
         outcome.stored += 1
         if broken:
             outcome.broken.append(qid)
@@ -387,7 +415,7 @@ async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = 
             try:
                 store_suggestion(conn, run_id, question_id, model, panel.recorded(model), call)
             except psycopg.Error as exc:
-                raise db.explain(exc) from None
+                raise db.explain(exc, next_step=RESUMES) from None
             done.stored += 1
             done.failed += 0 if call.ok else 1
 

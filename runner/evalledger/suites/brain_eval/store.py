@@ -143,14 +143,17 @@ def record_import(conn: psycopg.Connection, reason: str, source_file: str | None
 
 
 def sign_off_run(conn: psycopg.Connection, eval_run_id: UUID, reviewer_hours_spent, calibration_notes=None,
-                 as_role: str | None = None) -> int:
-    """The reviewer's sign-off of a run (as as_role when given): hours spent and calibration notes."""
+                 as_role: str | None = None) -> int | None:
+    """The reviewer's sign-off of a run (as as_role when given): hours spent and calibration notes.
+    Its review_id, or None when the run's latest sign-off says the same already (the database
+    stores no second one: brain_eval_run_review_admit_v1)."""
     if as_role:
         set_local_role(conn, as_role)
-    return conn.execute(QUERIES["sign_off_run"], {
+    row = conn.execute(QUERIES["sign_off_run"], {
         "eval_run_id": eval_run_id, "reviewer_hours_spent": reviewer_hours_spent,
         "calibration_notes": Jsonb(calibration_notes) if calibration_notes is not None else None,
-    }).fetchone()[0]
+    }).fetchone()
+    return row[0] if row else None
 
 
 def review_queue(conn: psycopg.Connection) -> list[dict]:

@@ -142,7 +142,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
             f"{' ' + opts.path if opts.source == 'fs' else ''}, slug prefix "
             f"{repr(opts.slug_prefix) if opts.slug_prefix else 'none'}, seed {seed}; rubric {rubric.version} "
             f"({rubric.fingerprint[:8]}); {panel.judges} judges; run {run_id}")
-        with claims.claimed(store.QUERIES["claim_run"], run_id,
+        with claims.claimed(store.QUERIES["claim_run"], run_id, suite="takes-quality",
                             waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
             row = store.run_state(conn, run_id)
             if row["completed_at"] is not None:

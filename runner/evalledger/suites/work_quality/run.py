@@ -246,7 +246,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
         snapshot_id, created = row["snapshot_id"], row["created"]
         say(f"work-quality: {opts.kind} {name}, run {run_id}; work product {ev.source} ({ev.digest.splitlines()[0]}); "
             f"rubric {rubric.version} ({rubric.fingerprint[:8]}); {panel.judges} judges; snapshot row {snapshot_id}")
-        with claims.claimed(store.Q["claim_run"], snapshot_id, url=database_url,
+        with claims.claimed(store.Q["claim_run"], snapshot_id, suite="work-quality", url=database_url,
                             waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
             row = store.snapshot_state(conn, snapshot_id)
             if row["completed_at"] is not None:

@@ -92,8 +92,9 @@ def review_walk(run_id, as_role, show_first, from_file):
     that cannot be right is asked again, not stored. Each question is saved as you answer it: after
     Ctrl-C, the same command resumes at the first question still needing something. After the
     questions: any to revisit, calibration notes per dimension, and the time spent (default: this
-    session plus an earlier sign-off's hours), then the sign-off. Exit 0 once signed off, 2 when
-    stopped before it, 3 on an error.
+    session plus an earlier sign-off's hours), then the sign-off, once every question has your
+    numbers. Exit 0 once signed off, 2 when stopped before it (or a question is still to score), 3
+    on an error.
     """
     from .. import guided
     from ..reviewing import as_text
@@ -123,12 +124,13 @@ def review_walk(run_id, as_role, show_first, from_file):
         click.echo(f"stopped: {saved} question{'s' if saved != 1 else ''} saved this session{lost}; "
                    f"`evalledger review {run}{as_flag}` resumes at the first question still needing your numbers", err=True)
         sys.exit(EXIT_ERROR if isinstance(exc, guided.Unreachable) else EXIT_INCONCLUSIVE)
+    if signed.left:
+        click.echo(f"run {run}: not signed off: still to score: {', '.join(signed.left)}; a run is signed off once "
+                   f"every question has your numbers (`evalledger review {run}{as_flag}`)")
+        sys.exit(EXIT_INCONCLUSIVE)
     notes = f", notes on {len(signed.notes)} dimension{'s' if len(signed.notes) != 1 else ''}" if signed.notes else ""
     click.echo(f"run {run}: signed off ({signed.hours:g} hours{notes})")
-    if signed.left:
-        click.echo(f"still to score before completion: {', '.join(signed.left)} (`evalledger review {run}{as_flag}`)")
-    else:
-        click.echo(f"every question is scored: the runner completes it with `evalledger brain-eval complete {run}`")
+    click.echo(f"every question is scored: the runner completes it with `evalledger brain-eval complete {run}`")
 
 
 @review_group.command("queue")
@@ -227,10 +229,14 @@ def review_score(run_id, question_id, from_file, as_role, **fields):
 def review_finish(run_id, reviewer_hours_spent, notes, as_role):
     """Sign off RUN_ID as its reviewer: the hours spent and calibration notes per dimension.
 
-    Completion needs this sign-off and copies the latest one onto the run. Signing off again
-    before completion records a new sign-off that keeps the earlier one's notes for every
-    dimension no --note names; the earlier one stays in the ledger.
+    Refused while a question still needs your numbers (each is named). Completion needs this
+    sign-off and copies the latest one onto the run. The same command again (after a kill, say) is
+    recognised as done: nothing more is recorded, exit 0. Signing off again with other values
+    before completion is a correction: a new sign-off, which keeps the earlier one's notes for
+    every dimension no --note names; the earlier one stays in the ledger.
     """
+    from datetime import timezone
+
     from evalledger.core.reading import dicts
 
     from ..reviewing import carried_notes
@@ -246,11 +252,24 @@ def review_finish(run_id, reviewer_hours_spent, notes, as_role):
         if as_role:
             db.set_local_role(conn, as_role)
         earlier = dicts(conn, brain_eval.QUERIES["review_run"], {"eval_run_id": run})
-        calibration = carried_notes(earlier[0]["signed_off_notes"] if earlier else None, calibration)
-        brain_eval.sign_off_run(conn, run, reviewer_hours_spent, calibration or None)
-    click.echo(f"run {run_id}: signed off ({reviewer_hours_spent:g} hours"
-               f"{f', notes on {len(calibration)} dimensions' if calibration else ''}); "
-               f"complete it with `evalledger brain-eval complete {run_id}`")
+        before = earlier[0] if earlier and earlier[0]["signed_off_at"] is not None else None
+        calibration = carried_notes(before["signed_off_notes"] if before else None, calibration)
+        made = brain_eval.sign_off_run(conn, run, reviewer_hours_spent, calibration or None)
+        if made is None:  # the one it repeats (read again: it may have committed while this one waited)
+            same = dicts(conn, brain_eval.QUERIES["review_run"], {"eval_run_id": run})[0]
+    noted = len(calibration)
+    what = f"{reviewer_hours_spent:g} hours" + (f", notes on {noted} dimension{'s' if noted != 1 else ''}" if noted else "")
+    complete = f"complete it with `evalledger brain-eval complete {run_id}`"
+    if made is None:
+        at = same["signed_off_at"].astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        click.echo(f"run {run_id}: already signed off with these values ({what}) at {at}: nothing more "
+                   f"recorded; {complete}")
+    elif before is not None:
+        click.echo(f"run {run_id}: sign-off corrected ({what}; was {float(before['signed_off_hours']):g} hours"
+                   f"{'' if before['signed_off_notes'] == (calibration or None) else ', other notes'}): completion "
+                   f"copies the latest, and the earlier stays in the ledger; {complete}")
+    else:
+        click.echo(f"run {run_id}: signed off ({what}); {complete}")
 
 
 def _echo_review(row: dict) -> None:

@@ -175,10 +175,15 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     The run is inserted first, then each answer as it arrives, with the automatic scores the
     database computes from it; then the judge panel drafts its suggestions for the reviewer on each
     answer. A run stopped halfway resumes on the same command, asking only the questions without an
-    answer (and only the judges without a draft). Exit 0 when every question has an answer, 3 otherwise.
+    answer (and only the judges without a draft). One process runs a run at a time: a second
+    process of the same run stops at once, asking nothing, and says since when the first runs it.
+    Exit 0 when every question has an answer, 3 otherwise.
     """
     import json
 
+    import psycopg
+
+    from evalledger.core import claims
     from evalledger.judges.panel import Panel, Progress, run_sync
     from evalledger.judges.pricing import Budget
 
@@ -191,29 +196,38 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     wanted = [q.strip() for q in questions.split(",") if q.strip()] if questions else None
     # One connection for the whole command: each new one costs a connect, and a server session
     # whose caches are cold for the first answer's triggers.
-    with db.connect(role="runner") as conn:
-        with db.within(conn):
-            brain = brains.resolve(conn, target_id, brain_version)
-            planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger, found_contracts,
-                                   answers_mode)
+    try:
+        with db.connect(role="runner") as conn:
+            with db.within(conn, harness.RESUMES):
+                brain = brains.resolve(conn, target_id, brain_version)
+                planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger,
+                                       found_contracts, answers_mode)
             run_id, resumed, answered = harness.start_or_resume(conn, planned)
-        if not as_json:
-            click.echo(f"run {run_id} ({'resumed' if resumed else 'started'}): {brain.target_id} version "
-                       f"{brain.version} ({brain.model_spec}), catalog {catalog_version}, "
-                       f"{len(planned.questions)} questions")
-            if planned.mode == "recorded":
-                click.echo("brain: recorded answers shipped with evalledger, not live calls "
-                           "(no API key in the environment; set it for live answers)")
-        streamed = harness.Judged()
-        outcome = run_sync(harness.execute(planned, run_id, answered, url=None, concurrency=concurrency,
-                                           timeout_s=timeout_s, max_retries=max_retries, budget=panel.budget,
-                                           progress=None if as_json else Progress(len(planned.questions)),
-                                           resumed=resumed, panel=panel, judged=streamed, conn=conn))
-        judged = run_sync(harness.judge(run_id, panel, url=None, progress=None if as_json else panel.progress,
-                                        conn=conn)).plus(streamed)
-        with db.within(conn):
-            stored = harness.answers(conn, run_id)
-            drafts = harness.suggestions(conn, run_id)
+            # One runner per run: a second process of the same run stops here, having asked nothing.
+            with claims.claimed(brain_eval.QUERIES["claim_run"], run_id, suite="brain-eval",
+                                next_step=harness.RESUMES):
+                answered = harness.answered_now(conn, run_id)  # what the run's last runner stored
+                if not as_json:
+                    click.echo(f"run {run_id} ({'resumed' if resumed else 'started'}): {brain.target_id} version "
+                               f"{brain.version} ({brain.model_spec}), catalog {catalog_version}, "
+                               f"{len(planned.questions)} questions")
+                    if planned.mode == "recorded":
+                        click.echo("brain: recorded answers shipped with evalledger, not live calls "
+                                   "(no API key in the environment; set it for live answers)")
+                streamed = harness.Judged()
+                outcome = run_sync(harness.execute(
+                    planned, run_id, answered, url=None, concurrency=concurrency, timeout_s=timeout_s,
+                    max_retries=max_retries, budget=panel.budget,
+                    progress=None if as_json else Progress(len(planned.questions)), resumed=resumed, panel=panel,
+                    judged=streamed, conn=conn))
+                judged = run_sync(harness.judge(run_id, panel, url=None,
+                                                progress=None if as_json else panel.progress,
+                                                conn=conn)).plus(streamed)
+                with db.within(conn, harness.RESUMES):
+                    stored = harness.answers(conn, run_id)
+                    drafts = harness.suggestions(conn, run_id)
+    except psycopg.Error as exc:
+        raise db.explain(exc, next_step=harness.RESUMES) from None
     if as_json:
         click.echo(json.dumps({
             "eval_run_id": str(run_id), "resumed": resumed, "answers_mode": planned.mode,
