@@ -43,7 +43,7 @@ def mounted(tmp_path):
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
-def killed_when(argv: list[str], env: dict, when: Callable[[], object], seconds: float = 60.0,
+def killed_when(argv: list[str], env: dict, when: Callable[[], object], seconds: float = 180.0,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) -> bool:
     """Start argv as a process of its own (env added to this one's) and SIGKILL it as soon as
     when() is true (asked every 20 ms). True when it was killed; False when it ended first.

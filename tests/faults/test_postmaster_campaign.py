@@ -99,7 +99,7 @@ def test_the_postmaster_killed_mid_import_and_the_same_import_again_stores_every
             killed.append(True)
         return False  # the import itself is left to end as it will
 
-    killed_when([str(SCRIPT), "capture", "import", str(log)], server.env, postmaster_at_rows, seconds=120)
+    killed_when([str(SCRIPT), "capture", "import", str(log)], server.env, postmaster_at_rows)
     print(f"postmaster killed at {at} of {total} rows: {bool(killed)}")
     again = run_cli("capture", "import", str(log), env=server.env)
     assert (again.code, again.err) == (0, ""), again.out + again.err
@@ -147,7 +147,7 @@ def test_the_postmaster_killed_mid_run_and_the_same_run_again_asks_nothing_store
         return False
 
     errors = tempfile.TemporaryFile("w+")
-    stopped = killed_when([str(SCRIPT), *args], env, postmaster_at_rows, seconds=120, stderr=errors)
+    stopped = killed_when([str(SCRIPT), *args], env, postmaster_at_rows, stderr=errors)
     assert not stopped
     errors.seek(0)
     said = errors.read()
