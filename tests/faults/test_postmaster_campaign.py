@@ -26,7 +26,7 @@ from tests.faults.test_brain_eval_campaign import BRAIN, JUDGES, Asked, assert_o
 from tests.outages import killed_when, wait_until
 from tests.standin import steps
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.xdist_group("postmaster_cluster")]
 
 
 @pytest.fixture(scope="module")
