@@ -38,7 +38,7 @@ def rows(admin) -> int:
 
 
 def test_capture_import_killed_at_random_resumes_and_stores_every_line_once(dsn, admin, tmp_path, faults):
-    total = faults.randint(8000, 12000)
+    total = faults.randint(5000, 9000)
     log = tmp_path / "capture.ndjson"
     log.write_text("".join(json.dumps({"tool_name": faults.choice(["query", "search"]), "query": f"line {i} of the log",
                                        "vector_enabled": True, "latency_ms": i % 97, "remote": False}) + "\n"
@@ -172,7 +172,7 @@ def test_the_capture_client_killed_while_it_writes_or_spools_loses_no_acknowledg
 
 
 def test_capture_replay_killed_at_random_writes_every_spooled_row_once(dsn, admin, tmp_path, faults):
-    total = faults.randint(6000, 10000)
+    total = faults.randint(4000, 7000)
     client = Client(tmp_path, total)
     client.run(unreachable(tmp_path), 0, 1000)
     assert client.closed["spooled"] == total, client.closed

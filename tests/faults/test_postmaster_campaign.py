@@ -157,6 +157,9 @@ def test_the_postmaster_killed_mid_run_and_the_same_run_again_asks_nothing_store
         asked = Asked(admin, standin)
         if killed:
             assert said.startswith("evalledger: error: ") and said.count("\n") == 1, said
+            # What happened and what to do (issue 39): the same command resumes the run.
+            assert "connection was lost" not in said or said.endswith("run the same command again: it resumes "
+                                                                     "the run\n"), said
             asked.killed()
         again = run_cli(*args, env=env)
         assert again.code == 0, again.out + again.err
