@@ -21,7 +21,7 @@ from evalledger.suites.brain_eval.demo import DEMO_NOTES, review_path
 from tests.cli import SCRIPT, _environment, recorded_demo_file, run_cli
 from tests.conftest import REVIEWER_ROLE
 from tests.faults.conftest import assert_verified, one
-from tests.outages import killed_when
+from tests.outages import killed_when, wait_until
 from tests.standin import steps
 
 pytestmark = [pytest.mark.faults]
@@ -68,7 +68,10 @@ class Asked:
         self.kills: list[tuple[float, set, set]] = []
 
     def killed(self) -> None:
-        """Read in one snapshot, taken after the killed process's last request was answered."""
+        """Read in one snapshot, once the killed process's sessions are gone (a COMMIT it sent just
+        before the kill is then either stored or never will be)."""
+        wait_until(lambda: one(self.admin, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                           "AND pid <> pg_backend_pid() AND backend_type = 'client backend'") == 0)
         at = time.monotonic()
         answered, drafted = self.admin.execute(
             "SELECT (SELECT coalesce(array_agg(question_id), '{}') FROM evalledger.brain_eval_harness_answer), "
