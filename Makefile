@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo check test test-db test-dates wheel-check dist dist-check release-checksums docs bench clean
+.PHONY: demo check test test-db faults test-dates wheel-check dist dist-check release-checksums docs bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalledger needs Python 3.11 or newer")'
@@ -23,9 +23,10 @@ WORKERS = $(if $(DATABASE_URL),0,2)
 
 # The quick loop before each commit: the unit tests, the CLI in-process and the database tests on
 # clones of the session's template; no clusters of their own (slow), no real processes (processes),
-# no browser (tests/web). Byte-code is written even where PYTHONDONTWRITEBYTECODE is set, so that the
-# next run reads pytest's rewritten test modules instead of rewriting them (seconds a worker).
-CHECK = -m 'not slow and not processes' --ignore=tests/web
+# no fault campaign (faults), no browser (tests/web). Byte-code is written even where
+# PYTHONDONTWRITEBYTECODE is set, so that the next run reads pytest's rewritten test modules instead
+# of rewriting them (seconds a worker).
+CHECK = -m 'not slow and not processes and not faults' --ignore=tests/web
 check: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(CHECK)
 
@@ -36,6 +37,11 @@ test: $(STAMP)
 # The database tests alone (e.g. against DATABASE_URL=...some other server).
 test-db: $(STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS) tests/db
+
+# The fault campaign alone (tests/faults; `make test` runs it too): processes and the server killed,
+# disks that refuse, at moments drawn from a seed it prints; EVALLEDGER_FAULT_SEED=N replays one.
+faults: $(STAMP)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup -m faults tests/faults
 
 # The database and CLI tests at the ends of a month and of a year, at noon on the 1st and the 5th of
 # a month and at a moment drawn within the next 400 days (printed, and replayable), with the tests

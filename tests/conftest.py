@@ -12,7 +12,7 @@ template of its own.
 
 from __future__ import annotations
 
-pytest_plugins = ["tests.standin.fixtures"]
+pytest_plugins = ["tests.standin.fixtures", "tests.faults.seed"]
 
 import os
 import select

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -21,48 +19,19 @@ from evalledger.suites.capture.cli import parse_import
 from evalledger.suites.capture.spool import Spool, read_records
 from evalledger.suites.capture.writer import CaptureWriter
 from tests.cli import run_cli
+from tests.outages import mounted, unreachable, wait_until  # noqa: F401 (mounted: a fixture)
 
 ROW = {"tool_name": "query", "query": "hello", "vector_enabled": True, "latency_ms": 3, "remote": False}
 REFUSES = "refuses writes"
 KEPT_AGAIN = "are kept again"
 
 
-def unreachable(tmp_path: Path) -> str:
-    """A server that is not there: the connection fails at once, as when the database is down."""
-    return f"postgresql://nobody@/nodb?host={tmp_path / 'no-server'}"
-
-
 def count(admin, table="eval_candidates") -> int:
     return admin.execute(f"SELECT count(*) FROM evalledger.{table}").fetchone()[0]
 
 
-@pytest.fixture
-def mounted(tmp_path):
-    """mount(DIR, options): a tmpfs at DIR, unmounted after the test; root only."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tiny or read-only tmpfs needs root (CI runs as root)")
-    done = []
-
-    def mount(where: Path, options: str) -> Path:
-        where.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
-        done.append(where)
-        return where
-
-    yield mount
-    for where in reversed(done):
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 def lines_of(caplog, text: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "evalledger.capture" and text in r.getMessage()]
-
-
-def wait_until(condition, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def test_a_spool_on_a_full_disk_keeps_only_whole_records_and_flush_says_what_was_dropped(

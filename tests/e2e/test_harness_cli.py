@@ -429,23 +429,12 @@ def test_no_key_is_an_error_before_anything_is_written(env, admin, harness, tmp_
 def killed_once_committed(args, env, admin, table: str, rows: int) -> None:
     """Run the command in a process of its own and SIGKILL it once `rows` rows of `table` are
     committed (as another session sees them); fails if it ends first."""
-    import os
-    import signal
-    import subprocess
-    import time
-
     from tests.cli import SCRIPT, _environment
+    from tests.outages import killed_when
 
-    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] < rows:
-            assert process.poll() is None and time.monotonic() < deadline, f"the run ended before {rows} {table} rows"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait(timeout=30)
+    killed = killed_when([str(SCRIPT), *args], _environment(env),
+                         lambda: admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] >= rows)
+    assert killed, f"the run ended before {rows} {table} rows"
 
 
 @pytest.mark.processes

@@ -9,6 +9,7 @@ import json
 import math
 import random
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -458,6 +459,11 @@ class _Server(ThreadingHTTPServer):
     # The default listen backlog (5) drops connections when 32+ clients connect at once.
     request_queue_size = 512
     standin: StandIn
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a client that went away mid-request (a process the tests killed)."""
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
