@@ -5,11 +5,24 @@
 -- Record what a brain produced for one question.
 INSERT INTO evalledger.brain_analysis_log
     (brain, origin, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
-     proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at, cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
+     proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at)
+VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
+        %(sources_read)s, %(claims)s, %(proposed_actions)s, %(input_tokens)s, %(output_tokens)s,
+        %(token_cost_usd)s, coalesce(%(produced_at)s, now()))
+RETURNING analysis_id;
+
+-- name: insert_analysis_billed
+-- Record what a brain produced for one question, with its usage in every token class and the price it is
+-- billed at: the database computes its cost (call_cost_v1). Without them, insert_analysis.
+INSERT INTO evalledger.brain_analysis_log
+    (brain, origin, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
+     proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at,
+     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
      usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
 VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
         %(sources_read)s, %(claims)s, %(proposed_actions)s, %(input_tokens)s, %(output_tokens)s,
-        %(token_cost_usd)s, coalesce(%(produced_at)s, now()), %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
+        %(token_cost_usd)s, coalesce(%(produced_at)s, now()),
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
         %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s)
 RETURNING analysis_id;
 
@@ -359,15 +372,26 @@ SELECT a.question_id, q.question_type, q.question_text, q.sources, q.uses_stale_
  ORDER BY array_position(h.question_ids, a.question_id::text);
 
 -- name: insert_suggestion
--- Store one judge's draft for the reviewer; the database reads it from the reply and decides whether it
--- contributes, and computes its cost from its usage and price.
+-- Store one judge's draft for the reviewer; the database reads it from the reply and decides whether it contributes.
 INSERT INTO evalledger.brain_eval_judge_suggestion
     (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
-     input_tokens, output_tokens, cost_usd, latency_ms, attempts, cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
+     input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s);
+
+-- name: insert_suggestion_billed
+-- Store one judge's draft with its usage in every token class and the price it is billed at: the database
+-- reads the draft, decides whether it contributes, and computes its cost. Without them, insert_suggestion.
+INSERT INTO evalledger.brain_eval_judge_suggestion
+    (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+     input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
      usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
 VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
-        %(attempts)s, %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
         %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s);
 
 -- name: suggestions

@@ -46,16 +46,28 @@ INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, 
 VALUES (%(run_id)s, %(cycle)s, %(model)s, false, true, %(estimated_cost_usd)s);
 
 -- name: insert_verdict
--- One judge's verdict as the runner observed it; the database decides whether it contributes, and why not,
--- and computes its cost from its usage and price.
+-- One judge's verdict as the runner observed it; the database decides whether it contributes, and why not.
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, structured, response_json,
+                                                          raw_excerpt, error_kind, error_message, input_tokens,
+                                                          output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores;
+
+-- name: insert_verdict_billed
+-- One judge's verdict with its usage in every token class and the price it is billed at: the database decides
+-- whether it contributes, and why not, and computes its cost. Without them, insert_verdict.
 INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, structured, response_json,
                                                           raw_excerpt, error_kind, error_message, input_tokens,
                                                           output_tokens, cost_usd, latency_ms, attempts,
-    cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
+     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
      usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
 VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
-        %(attempts)s, %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
         %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s)
 ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores;

@@ -54,15 +54,28 @@ SELECT c.model FROM evalledger.work_quality_current_v1(%(snapshot_id)s) c
                                   WHERE v.snapshot_id = %(snapshot_id)s AND v.contributes));
 
 -- name: record_verdict
--- One judge's reply (or failure) as it arrives; the database decides whether it contributes, and computes
--- its cost from its usage and price.
+-- One judge's reply (or failure) as it arrives; the database decides whether it contributes.
 INSERT INTO evalledger.eval_work_quality_judge_verdicts (
     snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
-    input_tokens, output_tokens, cost_usd, latency_ms, attempts, cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
+    input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores, same_family;
+
+-- name: record_verdict_billed
+-- One judge's reply with its usage in every token class and the price it is billed at: the database decides
+-- whether it contributes and computes its cost. Without them, record_verdict.
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (
+    snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+    input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
      usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
 VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
-        %(attempts)s, %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
         %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s)
 ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores, same_family;

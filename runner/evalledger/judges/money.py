@@ -55,6 +55,14 @@ def billed(spec: ModelSpec | str, *, input_tokens: int, cached_input_tokens: int
     return {**usage, **_rates(price), "price_as_of": price.as_of}
 
 
+def billed_query(name: str, usage: dict[str, Any]) -> str:
+    """The named query that stores a call row with this usage: `name` for a row with nothing to bill
+    beyond its input and output tokens (a recorded reply, an unpriced model: written as before the
+    ledger knew token classes), `name`_billed for one with a price or cached tokens."""
+    billed = usage["usd_per_mtok_input"] is not None or usage["cached_input_tokens"] or usage["cache_write_tokens"]
+    return f"{name}_billed" if billed else name
+
+
 def estimate(spec: ModelSpec | str, system: str, user: str, max_output_tokens: int) -> Decimal:
     """What a call may cost before it is made: its prompt at 4 characters a token, at the dearer of
     the input and cache-write rates (a cache read only lowers it), and every output token it may use

@@ -409,7 +409,7 @@ def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, m
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     with conn.transaction():
-        conn.execute(QUERIES["insert_suggestion"], {**usage,
+        conn.execute(QUERIES[money.billed_query("insert_suggestion", usage)], {**usage,
             "eval_run_id": run_id, "question_id": question_id, "model": model, "recorded": recorded,
             "structured": call.structured,
             "response_json": Jsonb(json_safe(call.parsed)) if call.parsed is not None else None,

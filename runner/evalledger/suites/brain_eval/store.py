@@ -66,7 +66,10 @@ def _params(defaults: dict, values: dict) -> dict:
 
 def record_analysis(conn: psycopg.Connection, **values) -> UUID:
     """Insert one brain_analysis_log row; return its analysis_id."""
-    return conn.execute(QUERIES["insert_analysis"], _params(ANALYSIS_DEFAULTS, values)).fetchone()[0]
+    from evalledger.judges import money
+
+    params = _params(ANALYSIS_DEFAULTS, values)
+    return conn.execute(QUERIES[money.billed_query("insert_analysis", params)], params).fetchone()[0]
 
 
 def start_run(conn: psycopg.Connection, **values) -> UUID:

@@ -95,7 +95,7 @@ def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: Judg
     # The usage and its price; the database computes the cost from them (call_cost_v1).
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
-    return _one(conn, "insert_verdict", {**usage,
+    return _one(conn, money.billed_query("insert_verdict", usage), {**usage,
         "run_id": run_id, "cycle": cycle, "model": call.spec.spec, "recorded": recorded,
         "structured": call.structured,
         "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),

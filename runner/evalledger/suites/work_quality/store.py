@@ -101,7 +101,7 @@ def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, 
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     try:
-        return _one(conn, "record_verdict", {**usage,
+        return _one(conn, money.billed_query("record_verdict", usage), {**usage,
             "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
             "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
             "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
