@@ -71,15 +71,16 @@ def _templates() -> jinja2.Environment:
 
 def render_judge(question: dict, answer: dict) -> tuple[str, str]:
     """The judge's system and user messages for one answer (rendered the same from a recording's
-    document or from the ledger's rows: the answer is printed with sorted keys)."""
+    document or from the ledger's rows: the answer is printed with sorted keys). The system message
+    is the same for every answer of every run, so the providers' prompt caches hold it; all that is
+    the question's or the answer's own is in the user message, last."""
     wants_diagnosis = "min_diagnosis_accuracy" in question["pass_criteria"]
-    system = _templates().get_template("brain_judge_system.j2").render(
-        wants_diagnosis=wants_diagnosis, stale=question["uses_stale_fixture"]).strip() + "\n"
+    system = _templates().get_template("brain_judge_system.j2").render().strip() + "\n"
     shown = json.dumps({"narrative": answer["narrative"], "claims": answer["claims"],
                         "proposed_actions": answer["proposed_actions"] or []}, indent=1, sort_keys=True)
     user = _templates().get_template("brain_judge_user.j2").render(
         question=question, findings=question["pass_criteria"].get("expected_findings", []),
-        answer=shown).strip() + "\n"
+        answer=shown, wants_diagnosis=wants_diagnosis, stale=question["uses_stale_fixture"]).strip() + "\n"
     return system, user
 
 
@@ -117,7 +118,8 @@ def answer_mode(spec: ModelSpec, catalog_version: str, questions: Sequence[str],
 
 
 def render_question(question: dict) -> str:
-    """The user message: the question and its fixture sources."""
+    """The user message: what every question shares first (how to answer, the reply's shape), then
+    the question's own sources and the question, last (the brain's system prompt comes before it)."""
     return _templates().get_template("brain_question.j2").render(
         question=question, sources=question["sources"]).strip() + "\n"
 
