@@ -81,6 +81,26 @@ def prices() -> dict[str, Price]:
     return dict(_table())
 
 
+# A price older than this is one to check again (doctor warns): providers change their prices.
+PRICE_MAX_AGE_DAYS = 90
+
+
+def price_age(today: datetime.date) -> tuple[bool, str]:
+    """(fresh, what to say) of pricing.json's oldest price on `today` (the database's day, for
+    doctor): fresh while it was taken at most PRICE_MAX_AGE_DAYS days before."""
+    oldest = oldest_price()
+    if oldest is None:
+        return False, "no price in pricing.json says the day it was taken"
+    spec, day = oldest
+    age = (today - day).days
+    if age > PRICE_MAX_AGE_DAYS:
+        return False, (f"the oldest price (of {spec}) was taken on {day.isoformat()}, {age} days ago (over "
+                       f"{PRICE_MAX_AGE_DAYS}): the costs the ledger records may no longer be what the providers "
+                       "bill; check runner/evalledger/judges/pricing.json against their price lists and upgrade "
+                       "evalledger (or correct the prices and their as_of)")
+    return True, f"the oldest price (of {spec}) was taken on {day.isoformat()}, {age} days ago"
+
+
 def oldest_price() -> tuple[str, datetime.date] | None:
     """The model whose price was taken longest ago, and that day (None: no price says its day)."""
     dated = [(p.as_of, spec) for spec, p in _table().items() if p.as_of is not None]
