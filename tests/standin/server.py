@@ -116,6 +116,7 @@ class StandIn:
             self._max_in_flight_by_model: dict[str, int] = {}
             self._statuses: collections.Counter[int] = collections.Counter()
             self._first_at: float | None = None
+            self._first_at_by_model: dict[str, float] = {}
             self._last_done_at: float | None = None
             self._throttle: tuple[float, float, random.Random] | None = None
             self._burst: tuple[float, float | None, float | None] | None = None
@@ -242,12 +243,13 @@ class StandIn:
             return dict(self._max_in_flight_by_model)
 
     def stats(self) -> dict:
-        """Requests, statuses, the most in flight, and when the first came and the last was answered
-        (time.monotonic, comparable across processes on one machine)."""
+        """Requests, statuses, the most in flight, and when the first came (of all, and of each model)
+        and the last was answered (time.monotonic, comparable across processes on one machine)."""
         with self._lock:
             return {"requests": len(self._requests), "statuses": dict(self._statuses),
                     "max_in_flight": self._max_in_flight, "max_in_flight_by_model": dict(self._max_in_flight_by_model),
-                    "first_at": self._first_at, "last_done_at": self._last_done_at}
+                    "first_at": self._first_at, "first_at_by_model": dict(self._first_at_by_model),
+                    "last_done_at": self._last_done_at}
 
     # --- serving ---------------------------------------------------------------------
 
@@ -302,6 +304,7 @@ class StandIn:
                                                           self._in_flight_by_model[rec.model])
             if self._first_at is None:
                 self._first_at = rec.received_at
+            self._first_at_by_model.setdefault(rec.model, rec.received_at)
             queued = self._in_flight / self.capacity if self.capacity else 1.0
         status = None
         try:
