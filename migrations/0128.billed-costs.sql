@@ -25,14 +25,14 @@ SET LOCAL search_path = evalledger, pg_temp;
 -- rest at the input rate; the reply's tokens at the output rate. A batch call's row carries the
 -- batch rates. No rounding: only a run's total is rounded, where the seed's column says so.
 CREATE FUNCTION evalledger.call_cost_v1(input_tokens integer, cached_input_tokens integer, cache_write_tokens integer,
-                                        output_tokens integer, usd_per_mtok_input numeric,
-                                        usd_per_mtok_cached_input numeric, usd_per_mtok_cache_write numeric,
-                                        usd_per_mtok_output numeric) RETURNS numeric
+                                        output_tokens integer, price_input numeric,
+                                        price_cached_input numeric, price_cache_write numeric,
+                                        price_output numeric) RETURNS numeric
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT trim_scale((greatest(input_tokens::bigint - cached_input_tokens - cache_write_tokens, 0) * usd_per_mtok_input
-                       + cached_input_tokens::bigint * usd_per_mtok_cached_input
-                       + cache_write_tokens::bigint * usd_per_mtok_cache_write
-                       + output_tokens::bigint * usd_per_mtok_output) * 0.000001)
+    SELECT trim_scale((greatest(input_tokens::bigint - cached_input_tokens - cache_write_tokens, 0) * price_input
+                       + cached_input_tokens::bigint * price_cached_input
+                       + cache_write_tokens::bigint * price_cache_write
+                       + output_tokens::bigint * price_output) * 0.000001)
 $$;
 
 -- Readers may price a call the way the ledger does (the BI and the auditor's checks).
@@ -42,114 +42,114 @@ GRANT EXECUTE ON FUNCTION call_cost_v1(integer, integer, integer, integer, numer
 ALTER TABLE eval_takes_quality_judge_verdicts
     ADD COLUMN cached_input_tokens integer NOT NULL DEFAULT 0,
     ADD COLUMN cache_write_tokens integer NOT NULL DEFAULT 0,
-    ADD COLUMN usd_per_mtok_input numeric,
-    ADD COLUMN usd_per_mtok_cached_input numeric,
-    ADD COLUMN usd_per_mtok_cache_write numeric,
-    ADD COLUMN usd_per_mtok_output numeric,
+    ADD COLUMN price_input numeric,
+    ADD COLUMN price_cached_input numeric,
+    ADD COLUMN price_cache_write numeric,
+    ADD COLUMN price_output numeric,
     ADD COLUMN price_as_of date,
     ADD CONSTRAINT eval_takes_quality_judge_verdicts_cache_tokens_within_input CHECK (
         cached_input_tokens >= 0 AND cache_write_tokens >= 0
         AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
     ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_whole CHECK (
-        (usd_per_mtok_input IS NULL) = (usd_per_mtok_cached_input IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_cache_write IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_output IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (price_as_of IS NULL)),
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_bounded CHECK (
-        usd_per_mtok_input BETWEEN 0 AND 1000000 AND usd_per_mtok_cached_input BETWEEN 0 AND 1000000
-        AND usd_per_mtok_cache_write BETWEEN 0 AND 1000000 AND usd_per_mtok_output BETWEEN 0 AND 1000000
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
-    ADD CONSTRAINT eval_takes_quality_judge_verdicts_usd_per_mtok_input_finite CHECK (finite_v1(usd_per_mtok_input)),
-    ADD CONSTRAINT eval_takes_quality_judge_verdicts_usd_per_mtok_cached_input_finite CHECK (finite_v1(usd_per_mtok_cached_input)),
-    ADD CONSTRAINT eval_takes_quality_judge_verdicts_usd_per_mtok_cache_write_finite CHECK (finite_v1(usd_per_mtok_cache_write)),
-    ADD CONSTRAINT eval_takes_quality_judge_verdicts_usd_per_mtok_output_finite CHECK (finite_v1(usd_per_mtok_output));
+    ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
+    ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_output_finite CHECK (finite_v1(price_output));
 
-GRANT INSERT (cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-              usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+GRANT INSERT (cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+              price_cache_write, price_output, price_as_of)
     ON eval_takes_quality_judge_verdicts TO evalledger_runner;
 
 ALTER TABLE eval_work_quality_judge_verdicts
     ADD COLUMN cached_input_tokens integer NOT NULL DEFAULT 0,
     ADD COLUMN cache_write_tokens integer NOT NULL DEFAULT 0,
-    ADD COLUMN usd_per_mtok_input numeric,
-    ADD COLUMN usd_per_mtok_cached_input numeric,
-    ADD COLUMN usd_per_mtok_cache_write numeric,
-    ADD COLUMN usd_per_mtok_output numeric,
+    ADD COLUMN price_input numeric,
+    ADD COLUMN price_cached_input numeric,
+    ADD COLUMN price_cache_write numeric,
+    ADD COLUMN price_output numeric,
     ADD COLUMN price_as_of date,
     ADD CONSTRAINT eval_work_quality_judge_verdicts_cache_tokens_within_input CHECK (
         cached_input_tokens >= 0 AND cache_write_tokens >= 0
         AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
     ADD CONSTRAINT eval_work_quality_judge_verdicts_price_whole CHECK (
-        (usd_per_mtok_input IS NULL) = (usd_per_mtok_cached_input IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_cache_write IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_output IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (price_as_of IS NULL)),
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT eval_work_quality_judge_verdicts_price_bounded CHECK (
-        usd_per_mtok_input BETWEEN 0 AND 1000000 AND usd_per_mtok_cached_input BETWEEN 0 AND 1000000
-        AND usd_per_mtok_cache_write BETWEEN 0 AND 1000000 AND usd_per_mtok_output BETWEEN 0 AND 1000000
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
-    ADD CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_input_finite CHECK (finite_v1(usd_per_mtok_input)),
-    ADD CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_cached_input_finite CHECK (finite_v1(usd_per_mtok_cached_input)),
-    ADD CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_cache_write_finite CHECK (finite_v1(usd_per_mtok_cache_write)),
-    ADD CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_output_finite CHECK (finite_v1(usd_per_mtok_output));
+    ADD CONSTRAINT eval_work_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
+    ADD CONSTRAINT eval_work_quality_judge_verdicts_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    ADD CONSTRAINT eval_work_quality_judge_verdicts_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    ADD CONSTRAINT eval_work_quality_judge_verdicts_price_output_finite CHECK (finite_v1(price_output));
 
-GRANT INSERT (cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-              usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+GRANT INSERT (cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+              price_cache_write, price_output, price_as_of)
     ON eval_work_quality_judge_verdicts TO evalledger_runner;
 
 ALTER TABLE brain_eval_judge_suggestion
     ADD COLUMN cached_input_tokens integer NOT NULL DEFAULT 0,
     ADD COLUMN cache_write_tokens integer NOT NULL DEFAULT 0,
-    ADD COLUMN usd_per_mtok_input numeric,
-    ADD COLUMN usd_per_mtok_cached_input numeric,
-    ADD COLUMN usd_per_mtok_cache_write numeric,
-    ADD COLUMN usd_per_mtok_output numeric,
+    ADD COLUMN price_input numeric,
+    ADD COLUMN price_cached_input numeric,
+    ADD COLUMN price_cache_write numeric,
+    ADD COLUMN price_output numeric,
     ADD COLUMN price_as_of date,
     ADD CONSTRAINT brain_eval_judge_suggestion_cache_tokens_within_input CHECK (
         cached_input_tokens >= 0 AND cache_write_tokens >= 0
         AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
     ADD CONSTRAINT brain_eval_judge_suggestion_price_whole CHECK (
-        (usd_per_mtok_input IS NULL) = (usd_per_mtok_cached_input IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_cache_write IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_output IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (price_as_of IS NULL)),
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT brain_eval_judge_suggestion_price_bounded CHECK (
-        usd_per_mtok_input BETWEEN 0 AND 1000000 AND usd_per_mtok_cached_input BETWEEN 0 AND 1000000
-        AND usd_per_mtok_cache_write BETWEEN 0 AND 1000000 AND usd_per_mtok_output BETWEEN 0 AND 1000000
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
-    ADD CONSTRAINT brain_eval_judge_suggestion_usd_per_mtok_input_finite CHECK (finite_v1(usd_per_mtok_input)),
-    ADD CONSTRAINT brain_eval_judge_suggestion_usd_per_mtok_cached_input_finite CHECK (finite_v1(usd_per_mtok_cached_input)),
-    ADD CONSTRAINT brain_eval_judge_suggestion_usd_per_mtok_cache_write_finite CHECK (finite_v1(usd_per_mtok_cache_write)),
-    ADD CONSTRAINT brain_eval_judge_suggestion_usd_per_mtok_output_finite CHECK (finite_v1(usd_per_mtok_output));
+    ADD CONSTRAINT brain_eval_judge_suggestion_price_input_finite CHECK (finite_v1(price_input)),
+    ADD CONSTRAINT brain_eval_judge_suggestion_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    ADD CONSTRAINT brain_eval_judge_suggestion_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    ADD CONSTRAINT brain_eval_judge_suggestion_price_output_finite CHECK (finite_v1(price_output));
 
-GRANT INSERT (cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-              usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+GRANT INSERT (cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+              price_cache_write, price_output, price_as_of)
     ON brain_eval_judge_suggestion TO evalledger_runner;
 
 ALTER TABLE brain_analysis_log
     ADD COLUMN cached_input_tokens integer NOT NULL DEFAULT 0,
     ADD COLUMN cache_write_tokens integer NOT NULL DEFAULT 0,
-    ADD COLUMN usd_per_mtok_input numeric,
-    ADD COLUMN usd_per_mtok_cached_input numeric,
-    ADD COLUMN usd_per_mtok_cache_write numeric,
-    ADD COLUMN usd_per_mtok_output numeric,
+    ADD COLUMN price_input numeric,
+    ADD COLUMN price_cached_input numeric,
+    ADD COLUMN price_cache_write numeric,
+    ADD COLUMN price_output numeric,
     ADD COLUMN price_as_of date,
     ADD CONSTRAINT brain_analysis_log_cache_tokens_within_input CHECK (
         cached_input_tokens >= 0 AND cache_write_tokens >= 0
         AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
     ADD CONSTRAINT brain_analysis_log_price_whole CHECK (
-        (usd_per_mtok_input IS NULL) = (usd_per_mtok_cached_input IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_cache_write IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_output IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (price_as_of IS NULL)),
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT brain_analysis_log_price_bounded CHECK (
-        usd_per_mtok_input BETWEEN 0 AND 1000000 AND usd_per_mtok_cached_input BETWEEN 0 AND 1000000
-        AND usd_per_mtok_cache_write BETWEEN 0 AND 1000000 AND usd_per_mtok_output BETWEEN 0 AND 1000000
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
-    ADD CONSTRAINT brain_analysis_log_usd_per_mtok_input_finite CHECK (finite_v1(usd_per_mtok_input)),
-    ADD CONSTRAINT brain_analysis_log_usd_per_mtok_cached_input_finite CHECK (finite_v1(usd_per_mtok_cached_input)),
-    ADD CONSTRAINT brain_analysis_log_usd_per_mtok_cache_write_finite CHECK (finite_v1(usd_per_mtok_cache_write)),
-    ADD CONSTRAINT brain_analysis_log_usd_per_mtok_output_finite CHECK (finite_v1(usd_per_mtok_output));
+    ADD CONSTRAINT brain_analysis_log_price_input_finite CHECK (finite_v1(price_input)),
+    ADD CONSTRAINT brain_analysis_log_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    ADD CONSTRAINT brain_analysis_log_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    ADD CONSTRAINT brain_analysis_log_price_output_finite CHECK (finite_v1(price_output));
 
 -- call_cost_stamp_v1: a model call's cost is the database's, whenever the row carries the price it
 -- is billed at: computed from the row's usage and price (call_cost_v1), whatever cost the caller
@@ -161,12 +161,12 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     cost numeric;
 BEGIN
-    IF NEW.usd_per_mtok_input IS NULL OR NEW.usd_per_mtok_cached_input IS NULL OR NEW.usd_per_mtok_cache_write IS NULL
-       OR NEW.usd_per_mtok_output IS NULL OR NEW.price_as_of IS NULL THEN
+    IF NEW.price_input IS NULL OR NEW.price_cached_input IS NULL OR NEW.price_cache_write IS NULL
+       OR NEW.price_output IS NULL OR NEW.price_as_of IS NULL THEN
         RETURN NEW;  -- no price (or part of one, which the row's CHECK refuses)
     END IF;
-    IF NOT (evalledger.finite_v1(NEW.usd_per_mtok_input) AND evalledger.finite_v1(NEW.usd_per_mtok_cached_input)
-            AND evalledger.finite_v1(NEW.usd_per_mtok_cache_write) AND evalledger.finite_v1(NEW.usd_per_mtok_output)) THEN
+    IF NOT (evalledger.finite_v1(NEW.price_input) AND evalledger.finite_v1(NEW.price_cached_input)
+            AND evalledger.finite_v1(NEW.price_cache_write) AND evalledger.finite_v1(NEW.price_output)) THEN
         RETURN NEW;  -- the row's CHECKs refuse it, naming the price
     END IF;
     IF NEW.price_as_of > (statement_timestamp() AT TIME ZONE 'UTC')::date + 1 THEN
@@ -174,8 +174,8 @@ BEGIN
             USING ERRCODE = 'check_violation', COLUMN = 'price_as_of', CONSTRAINT = TG_TABLE_NAME || '_price_taken';
     END IF;
     cost := evalledger.call_cost_v1(NEW.input_tokens, NEW.cached_input_tokens, NEW.cache_write_tokens,
-                                    NEW.output_tokens, NEW.usd_per_mtok_input, NEW.usd_per_mtok_cached_input,
-                                    NEW.usd_per_mtok_cache_write, NEW.usd_per_mtok_output);
+                                    NEW.output_tokens, NEW.price_input, NEW.price_cached_input,
+                                    NEW.price_cache_write, NEW.price_output);
     IF TG_TABLE_NAME = 'brain_analysis_log' THEN
         NEW.token_cost_usd := cost;
     ELSE

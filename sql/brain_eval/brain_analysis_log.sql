@@ -23,10 +23,10 @@ CREATE TABLE brain_analysis_log (
     -- price_as_of): with a price, the database computes the cost (call_cost_stamp_v1).
     cached_input_tokens integer       NOT NULL DEFAULT 0,
     cache_write_tokens integer       NOT NULL DEFAULT 0,
-    usd_per_mtok_input numeric,
-    usd_per_mtok_cached_input numeric,
-    usd_per_mtok_cache_write numeric,
-    usd_per_mtok_output numeric,
+    price_input        numeric,
+    price_cached_input numeric,
+    price_cache_write  numeric,
+    price_output       numeric,
     price_as_of        date,
     CONSTRAINT brain_analysis_log_pkey PRIMARY KEY (analysis_id),
     CONSTRAINT brain_analysis_log_brain_fkey FOREIGN KEY (brain) REFERENCES target (target_id),
@@ -42,18 +42,18 @@ CREATE TABLE brain_analysis_log (
         cached_input_tokens >= 0 AND cache_write_tokens >= 0
         AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
     CONSTRAINT brain_analysis_log_price_whole CHECK (
-        (usd_per_mtok_input IS NULL) = (usd_per_mtok_cached_input IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_cache_write IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_output IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (price_as_of IS NULL)),
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
     CONSTRAINT brain_analysis_log_price_bounded CHECK (
-        usd_per_mtok_input BETWEEN 0 AND 1000000 AND usd_per_mtok_cached_input BETWEEN 0 AND 1000000
-        AND usd_per_mtok_cache_write BETWEEN 0 AND 1000000 AND usd_per_mtok_output BETWEEN 0 AND 1000000
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
-    CONSTRAINT brain_analysis_log_usd_per_mtok_input_finite CHECK (finite_v1(usd_per_mtok_input)),
-    CONSTRAINT brain_analysis_log_usd_per_mtok_cached_input_finite CHECK (finite_v1(usd_per_mtok_cached_input)),
-    CONSTRAINT brain_analysis_log_usd_per_mtok_cache_write_finite CHECK (finite_v1(usd_per_mtok_cache_write)),
-    CONSTRAINT brain_analysis_log_usd_per_mtok_output_finite CHECK (finite_v1(usd_per_mtok_output))
+    CONSTRAINT brain_analysis_log_price_input_finite CHECK (finite_v1(price_input)),
+    CONSTRAINT brain_analysis_log_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    CONSTRAINT brain_analysis_log_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    CONSTRAINT brain_analysis_log_price_output_finite CHECK (finite_v1(price_output))
 );
 
 CREATE INDEX brain_analysis_log_prompt_hash_idx ON brain_analysis_log (system_prompt_hash);

@@ -17,13 +17,13 @@ RETURNING analysis_id;
 INSERT INTO evalledger.brain_analysis_log
     (brain, origin, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
      proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at,
-     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-     usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
 VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
         %(sources_read)s, %(claims)s, %(proposed_actions)s, %(input_tokens)s, %(output_tokens)s,
         %(token_cost_usd)s, coalesce(%(produced_at)s, now()),
-        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
-        %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s)
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
 RETURNING analysis_id;
 
 -- name: insert_run
@@ -386,13 +386,13 @@ VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)
 INSERT INTO evalledger.brain_eval_judge_suggestion
     (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
      input_tokens, output_tokens, cost_usd, latency_ms, attempts,
-     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-     usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
 VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
         %(attempts)s,
-        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
-        %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s);
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s);
 
 -- name: suggestions
 -- Every judge's suggestion on a harness run's answers, by question then model; disagreement stays visible.

@@ -6,14 +6,14 @@
 -- rest at the input rate; the reply's tokens at the output rate. A batch call's row carries the
 -- batch rates. No rounding: only a run's total is rounded, where the seed's column says so.
 CREATE FUNCTION evalledger.call_cost_v1(input_tokens integer, cached_input_tokens integer, cache_write_tokens integer,
-                                        output_tokens integer, usd_per_mtok_input numeric,
-                                        usd_per_mtok_cached_input numeric, usd_per_mtok_cache_write numeric,
-                                        usd_per_mtok_output numeric) RETURNS numeric
+                                        output_tokens integer, price_input numeric,
+                                        price_cached_input numeric, price_cache_write numeric,
+                                        price_output numeric) RETURNS numeric
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT trim_scale((greatest(input_tokens::bigint - cached_input_tokens - cache_write_tokens, 0) * usd_per_mtok_input
-                       + cached_input_tokens::bigint * usd_per_mtok_cached_input
-                       + cache_write_tokens::bigint * usd_per_mtok_cache_write
-                       + output_tokens::bigint * usd_per_mtok_output) * 0.000001)
+    SELECT trim_scale((greatest(input_tokens::bigint - cached_input_tokens - cache_write_tokens, 0) * price_input
+                       + cached_input_tokens::bigint * price_cached_input
+                       + cache_write_tokens::bigint * price_cache_write
+                       + output_tokens::bigint * price_output) * 0.000001)
 $$;
 
 -- Readers may price a call the way the ledger does (the BI and the auditor's checks).

@@ -36,10 +36,10 @@ CREATE TABLE eval_work_quality_judge_verdicts (
     -- price_as_of): with a price, the database computes the cost (call_cost_stamp_v1).
     cached_input_tokens integer       NOT NULL DEFAULT 0,
     cache_write_tokens integer       NOT NULL DEFAULT 0,
-    usd_per_mtok_input numeric,
-    usd_per_mtok_cached_input numeric,
-    usd_per_mtok_cache_write numeric,
-    usd_per_mtok_output numeric,
+    price_input        numeric,
+    price_cached_input numeric,
+    price_cache_write  numeric,
+    price_output       numeric,
     price_as_of        date,
     CONSTRAINT eval_work_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
     -- Each judge's row once per retry.
@@ -63,18 +63,18 @@ CREATE TABLE eval_work_quality_judge_verdicts (
         cached_input_tokens >= 0 AND cache_write_tokens >= 0
         AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
     CONSTRAINT eval_work_quality_judge_verdicts_price_whole CHECK (
-        (usd_per_mtok_input IS NULL) = (usd_per_mtok_cached_input IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_cache_write IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (usd_per_mtok_output IS NULL)
-        AND (usd_per_mtok_input IS NULL) = (price_as_of IS NULL)),
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
     CONSTRAINT eval_work_quality_judge_verdicts_price_bounded CHECK (
-        usd_per_mtok_input BETWEEN 0 AND 1000000 AND usd_per_mtok_cached_input BETWEEN 0 AND 1000000
-        AND usd_per_mtok_cache_write BETWEEN 0 AND 1000000 AND usd_per_mtok_output BETWEEN 0 AND 1000000
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
-    CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_input_finite CHECK (finite_v1(usd_per_mtok_input)),
-    CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_cached_input_finite CHECK (finite_v1(usd_per_mtok_cached_input)),
-    CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_cache_write_finite CHECK (finite_v1(usd_per_mtok_cache_write)),
-    CONSTRAINT eval_work_quality_judge_verdicts_usd_per_mtok_output_finite CHECK (finite_v1(usd_per_mtok_output))
+    CONSTRAINT eval_work_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_output_finite CHECK (finite_v1(price_output))
 );
 
 CREATE POLICY eval_work_quality_judge_verdicts_runner ON eval_work_quality_judge_verdicts TO evalledger_runner
@@ -82,8 +82,8 @@ CREATE POLICY eval_work_quality_judge_verdicts_runner ON eval_work_quality_judge
 GRANT SELECT ON eval_work_quality_judge_verdicts TO evalledger_runner;
 GRANT INSERT (snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
               input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd,
-              cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-              usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+              cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+              price_cache_write, price_output, price_as_of)
     ON eval_work_quality_judge_verdicts TO evalledger_runner;
 
 CREATE POLICY eval_work_quality_judge_verdicts_revops ON eval_work_quality_judge_verdicts FOR SELECT TO evalledger_revops

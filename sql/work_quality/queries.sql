@@ -70,13 +70,13 @@ RETURNING model, contributes, error_kind, error_message, scores, same_family;
 INSERT INTO evalledger.eval_work_quality_judge_verdicts (
     snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
     input_tokens, output_tokens, cost_usd, latency_ms, attempts,
-     cached_input_tokens, cache_write_tokens, usd_per_mtok_input, usd_per_mtok_cached_input,
-     usd_per_mtok_cache_write, usd_per_mtok_output, price_as_of)
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
 VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
         %(attempts)s,
-        %(cached_input_tokens)s, %(cache_write_tokens)s, %(usd_per_mtok_input)s, %(usd_per_mtok_cached_input)s,
-        %(usd_per_mtok_cache_write)s, %(usd_per_mtok_output)s, %(price_as_of)s)
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
 ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores, same_family;
 

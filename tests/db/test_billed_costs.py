@@ -27,8 +27,8 @@ DIMS = ["accuracy", "attribution", "weight_calibration", "kind_classification", 
 CALL_TABLES = ["brain_analysis_log", "brain_eval_judge_suggestion", "eval_takes_quality_judge_verdicts",
                "eval_work_quality_judge_verdicts"]
 # gpt-4o's rates as a row carries them (USD per million tokens), and the day they were taken.
-PRICE = {"usd_per_mtok_input": Decimal("2.5"), "usd_per_mtok_cached_input": Decimal("1.25"),
-         "usd_per_mtok_cache_write": Decimal("2.5"), "usd_per_mtok_output": Decimal("10"),
+PRICE = {"price_input": Decimal("2.5"), "price_cached_input": Decimal("1.25"),
+         "price_cache_write": Decimal("2.5"), "price_output": Decimal("10"),
          "price_as_of": datetime.date(2026, 1, 15)}
 
 
@@ -97,15 +97,15 @@ def test_the_brains_own_analysis_is_priced_by_the_database_too(admin, logins):
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_cache_tokens_within_input"),
     ({"input_tokens": 100, "cached_input_tokens": 2147483647, "cache_write_tokens": 2147483647},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_cache_tokens_within_input"),
-    ({**PRICE, "usd_per_mtok_output": None},
+    ({**PRICE, "price_output": None},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_price_whole"),
-    ({**PRICE, "usd_per_mtok_input": Decimal("-1")},
+    ({**PRICE, "price_input": Decimal("-1")},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_price_bounded"),
-    ({**PRICE, "usd_per_mtok_output": Decimal("1e7")},
+    ({**PRICE, "price_output": Decimal("1e7")},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_price_bounded"),
-    ({**PRICE, "usd_per_mtok_cached_input": Decimal("NaN")},
+    ({**PRICE, "price_cached_input": Decimal("NaN")},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_price_bounded"),
-    ({**PRICE, "usd_per_mtok_output": Decimal("Infinity")},
+    ({**PRICE, "price_output": Decimal("Infinity")},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_price_bounded"),
     ({**PRICE, "price_as_of": datetime.date(2019, 12, 31)},
      "new row .* violates check constraint .*", "eval_takes_quality_judge_verdicts_price_bounded"),
@@ -157,7 +157,7 @@ def test_the_stand_ins_cached_tokens_land_in_the_stored_cost_at_the_cached_price
     for (input_tokens, cached, written, output, cost), call in zip(costs, (first, second)):
         assert (input_tokens, cached, written, output) == (call.input_tokens, call.cached_input_tokens,
                                                            call.cache_write_tokens, call.output_tokens)
-        assert cost == ((input_tokens - cached - written) * rates["usd_per_mtok_input"]
-                        + cached * rates["usd_per_mtok_cached_input"] + written * rates["usd_per_mtok_cache_write"]
-                        + output * rates["usd_per_mtok_output"]) / 1_000_000
+        assert cost == ((input_tokens - cached - written) * rates["price_input"]
+                        + cached * rates["price_cached_input"] + written * rates["price_cache_write"]
+                        + output * rates["price_output"]) / 1_000_000
     assert costs[1][4] < money.cost(spec, second.input_tokens, second.output_tokens)  # cheaper than list

@@ -88,13 +88,13 @@ def test_gemini_through_its_openai_api_reports_cached_tokens_as_openai_does_and_
 def test_the_exact_cost_the_ledger_is_given_prices_each_token_class():
     usage = money.billed("anthropic:claude-opus-4-7", input_tokens=3000, cached_input_tokens=2000,
                          cache_write_tokens=500, output_tokens=100)
-    assert usage["usd_per_mtok_input"] == Decimal("5.0") and usage["usd_per_mtok_cached_input"] == Decimal("0.5")
-    assert usage["usd_per_mtok_cache_write"] == Decimal("6.25") and usage["price_as_of"] is not None
+    assert usage["price_input"] == Decimal("5.0") and usage["price_cached_input"] == Decimal("0.5")
+    assert usage["price_cache_write"] == Decimal("6.25") and usage["price_as_of"] is not None
     assert money.cost("anthropic:claude-opus-4-7", 3000, 100, 2000, 500) == (
         Decimal(500) * 5 + Decimal(2000) * Decimal("0.5") + Decimal(500) * Decimal("6.25") + 100 * 25) / 1_000_000
     recorded = money.billed("openai:gpt-4o", input_tokens=10, cached_input_tokens=0, cache_write_tokens=0,
                             output_tokens=1, recorded=True)
-    assert recorded["usd_per_mtok_input"] is None and recorded["price_as_of"] is None
+    assert recorded["price_input"] is None and recorded["price_as_of"] is None
 
 
 def test_every_price_knows_each_token_class_and_the_day_it_was_taken():

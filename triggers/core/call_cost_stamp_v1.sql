@@ -8,12 +8,12 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     cost numeric;
 BEGIN
-    IF NEW.usd_per_mtok_input IS NULL OR NEW.usd_per_mtok_cached_input IS NULL OR NEW.usd_per_mtok_cache_write IS NULL
-       OR NEW.usd_per_mtok_output IS NULL OR NEW.price_as_of IS NULL THEN
+    IF NEW.price_input IS NULL OR NEW.price_cached_input IS NULL OR NEW.price_cache_write IS NULL
+       OR NEW.price_output IS NULL OR NEW.price_as_of IS NULL THEN
         RETURN NEW;  -- no price (or part of one, which the row's CHECK refuses)
     END IF;
-    IF NOT (evalledger.finite_v1(NEW.usd_per_mtok_input) AND evalledger.finite_v1(NEW.usd_per_mtok_cached_input)
-            AND evalledger.finite_v1(NEW.usd_per_mtok_cache_write) AND evalledger.finite_v1(NEW.usd_per_mtok_output)) THEN
+    IF NOT (evalledger.finite_v1(NEW.price_input) AND evalledger.finite_v1(NEW.price_cached_input)
+            AND evalledger.finite_v1(NEW.price_cache_write) AND evalledger.finite_v1(NEW.price_output)) THEN
         RETURN NEW;  -- the row's CHECKs refuse it, naming the price
     END IF;
     IF NEW.price_as_of > (statement_timestamp() AT TIME ZONE 'UTC')::date + 1 THEN
@@ -21,8 +21,8 @@ BEGIN
             USING ERRCODE = 'check_violation', COLUMN = 'price_as_of', CONSTRAINT = TG_TABLE_NAME || '_price_taken';
     END IF;
     cost := evalledger.call_cost_v1(NEW.input_tokens, NEW.cached_input_tokens, NEW.cache_write_tokens,
-                                    NEW.output_tokens, NEW.usd_per_mtok_input, NEW.usd_per_mtok_cached_input,
-                                    NEW.usd_per_mtok_cache_write, NEW.usd_per_mtok_output);
+                                    NEW.output_tokens, NEW.price_input, NEW.price_cached_input,
+                                    NEW.price_cache_write, NEW.price_output);
     IF TG_TABLE_NAME = 'brain_analysis_log' THEN
         NEW.token_cost_usd := cost;
     ELSE

@@ -26,20 +26,20 @@ def cost(spec: ModelSpec | str, input_tokens: int, output_tokens: int, cached_in
         return None
     rates = _rates(price)
     fresh = max(0, input_tokens - cached_input_tokens - cache_write_tokens)
-    return (fresh * rates["usd_per_mtok_input"] + cached_input_tokens * rates["usd_per_mtok_cached_input"]
-            + cache_write_tokens * rates["usd_per_mtok_cache_write"]
-            + output_tokens * rates["usd_per_mtok_output"]) / _MILLION
+    return (fresh * rates["price_input"] + cached_input_tokens * rates["price_cached_input"]
+            + cache_write_tokens * rates["price_cache_write"]
+            + output_tokens * rates["price_output"]) / _MILLION
 
 
 def _rates(price: Price) -> dict[str, Decimal]:
-    return {"usd_per_mtok_input": _dec(price.input_per_mtok),
-            "usd_per_mtok_cached_input": _dec(price.cached_input),
-            "usd_per_mtok_cache_write": _dec(price.cache_write),
-            "usd_per_mtok_output": _dec(price.output_per_mtok)}
+    return {"price_input": _dec(price.input_per_mtok),
+            "price_cached_input": _dec(price.cached_input),
+            "price_cache_write": _dec(price.cache_write),
+            "price_output": _dec(price.output_per_mtok)}
 
 
-NO_PRICE = {"usd_per_mtok_input": None, "usd_per_mtok_cached_input": None, "usd_per_mtok_cache_write": None,
-            "usd_per_mtok_output": None, "price_as_of": None}
+NO_PRICE = {"price_input": None, "price_cached_input": None, "price_cache_write": None,
+            "price_output": None, "price_as_of": None}
 
 
 def billed(spec: ModelSpec | str, *, input_tokens: int, cached_input_tokens: int, cache_write_tokens: int,
@@ -59,7 +59,7 @@ def billed_query(name: str, usage: dict[str, Any]) -> str:
     """The named query that stores a call row with this usage: `name` for a row with nothing to bill
     beyond its input and output tokens (a recorded reply, an unpriced model: written as before the
     ledger knew token classes), `name`_billed for one with a price or cached tokens."""
-    billed = usage["usd_per_mtok_input"] is not None or usage["cached_input_tokens"] or usage["cache_write_tokens"]
+    billed = usage["price_input"] is not None or usage["cached_input_tokens"] or usage["cache_write_tokens"]
     return f"{name}_billed" if billed else name
 
 

@@ -24,8 +24,8 @@ QUERIES = Queries(__package__)
 ANALYSIS_DEFAULTS = {
     "origin": "eval", "question_id": None, "sources_read": [], "claims": [], "proposed_actions": None,
     "input_tokens": 0, "output_tokens": 0, "produced_at": None, "cached_input_tokens": 0, "cache_write_tokens": 0,
-    "usd_per_mtok_input": None, "usd_per_mtok_cached_input": None, "usd_per_mtok_cache_write": None,
-    "usd_per_mtok_output": None, "price_as_of": None,
+    "price_input": None, "price_cached_input": None, "price_cache_write": None,
+    "price_output": None, "price_as_of": None,
 }
 RUN_DEFAULTS = {
     "eval_run_id": None, "system_prompt_version_label": None, "started_at": None,
