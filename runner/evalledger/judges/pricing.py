@@ -24,10 +24,6 @@ class PricingNotFoundError(EvalledgerError):
     """A budget is set but a model has no price, so its cost cannot be capped."""
 
 
-# The rates a price knows, in pricing.json's names (USD per million tokens).
-RATES = ("input", "cached_input", "cache_write", "output", "batch_input", "batch_output")
-
-
 @dataclass(frozen=True)
 class Price:
     """USD per million tokens of each class as the provider bills it, and the day it was taken.

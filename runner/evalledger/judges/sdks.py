@@ -64,7 +64,10 @@ def _import_shared(done: concurrent.futures.Future) -> None:
                 pass  # an SDK that needs it says so when it is imported
         # Before the SDKs: every first client needs it (loading the CA store is hundreds of ms on a
         # busy machine).
-        _tls_context()
+        try:
+            _tls_context()
+        except Exception:
+            pass  # the first client builds it again, and says why it cannot
     finally:
         done.set_result(None)
 
