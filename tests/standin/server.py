@@ -69,6 +69,11 @@ class StandIn:
     when set (a dict, or a str sent verbatim), else are generated from the request's
     schema (numbers get `score`, clamped to the schema's bounds), else are
     {"scores": {dim: score for dim in dimensions}, "narrative": ..., "confidence": ...}.
+
+    Usage is reported the way each provider reports it, its prompt cache included (prompt_cache,
+    on by default): OpenAI's (and Gemini's OpenAI-compatible) usage.prompt_tokens_details.cached_tokens
+    inside prompt_tokens, Anthropic's cache_read_input_tokens and cache_creation_input_tokens beside
+    input_tokens (see _cache_usage). Scripted usage (ok(usage=...), fixed_usage) reports no cache.
     """
 
     def __init__(self) -> None:
