@@ -42,6 +42,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/caller_v1.sql
 \ir core/reviewer_id_of_v1.sql
 \ir core/readable_time_v1.sql
+\ir core/call_cost_v1.sql
 \ir brain_eval/prompt_normal_v1.sql
 \ir brain_eval/prompt_normal_hash_v1.sql
 \ir brain_eval/brain_prompt_claim_v1.sql
@@ -250,6 +251,7 @@ SET LOCAL check_function_bodies = off;
 \ir ../triggers/work_quality/work_quality_verdict_sequence_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_decide_v3.sql
 \ir ../triggers/core/retention_clock_v1.sql
+\ir ../triggers/core/call_cost_stamp_v1.sql
 \ir ../triggers/core/retention_purge_log_admit_v1.sql
 \ir ../triggers/core/refuse_change_v3.sql
 \ir ../triggers/brain_eval/brain_eval_by_month_complete_v1.sql

@@ -17,6 +17,17 @@ CREATE TABLE brain_analysis_log (
     token_cost_usd     numeric       NOT NULL,
     produced_at        timestamptz   NOT NULL DEFAULT now(),
     created_at         timestamptz   NOT NULL DEFAULT now(),
+    -- The usage the reply reported, as billed (input_tokens counts every prompt token: of them,
+    -- cached_input_tokens were read from the provider's prompt cache and cache_write_tokens written
+    -- to it), and the price it is billed at (USD per million tokens of each class, taken on
+    -- price_as_of): with a price, the database computes the cost (call_cost_stamp_v1).
+    cached_input_tokens integer       NOT NULL DEFAULT 0,
+    cache_write_tokens integer       NOT NULL DEFAULT 0,
+    price_input        numeric,
+    price_cached_input numeric,
+    price_cache_write  numeric,
+    price_output       numeric,
+    price_as_of        date,
     CONSTRAINT brain_analysis_log_pkey PRIMARY KEY (analysis_id),
     CONSTRAINT brain_analysis_log_brain_fkey FOREIGN KEY (brain) REFERENCES target (target_id),
     -- production: a real user's request; eval: produced for a harness question.
@@ -26,7 +37,23 @@ CREATE TABLE brain_analysis_log (
     CONSTRAINT brain_analysis_log_claims_is_array CHECK (jsonb_typeof(claims) = 'array'),
     CONSTRAINT brain_analysis_log_tokens_not_negative CHECK (input_tokens >= 0 AND output_tokens >= 0),
     CONSTRAINT brain_analysis_log_cost_not_negative CHECK (token_cost_usd >= 0),
-    CONSTRAINT brain_analysis_log_token_cost_usd_finite CHECK (finite_v1(token_cost_usd))
+    CONSTRAINT brain_analysis_log_token_cost_usd_finite CHECK (finite_v1(token_cost_usd)),
+    CONSTRAINT brain_analysis_log_cache_tokens_within_input CHECK (
+        cached_input_tokens >= 0 AND cache_write_tokens >= 0
+        AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
+    CONSTRAINT brain_analysis_log_price_whole CHECK (
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
+    CONSTRAINT brain_analysis_log_price_bounded CHECK (
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
+        AND price_as_of >= DATE '2020-01-01'),
+    CONSTRAINT brain_analysis_log_price_input_finite CHECK (finite_v1(price_input)),
+    CONSTRAINT brain_analysis_log_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    CONSTRAINT brain_analysis_log_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    CONSTRAINT brain_analysis_log_price_output_finite CHECK (finite_v1(price_output))
 );
 
 CREATE INDEX brain_analysis_log_prompt_hash_idx ON brain_analysis_log (system_prompt_hash);

@@ -28,6 +28,17 @@ CREATE TABLE brain_eval_judge_suggestion (
     attempts             integer       NOT NULL DEFAULT 0,
     created_at           timestamptz   NOT NULL DEFAULT now(),
     run_created_at       timestamptz   NOT NULL,
+    -- The usage the reply reported, as billed (input_tokens counts every prompt token: of them,
+    -- cached_input_tokens were read from the provider's prompt cache and cache_write_tokens written
+    -- to it), and the price it is billed at (USD per million tokens of each class, taken on
+    -- price_as_of): with a price, the database computes the cost (call_cost_stamp_v1).
+    cached_input_tokens  integer       NOT NULL DEFAULT 0,
+    cache_write_tokens   integer       NOT NULL DEFAULT 0,
+    price_input          numeric,
+    price_cached_input   numeric,
+    price_cache_write    numeric,
+    price_output         numeric,
+    price_as_of          date,
     CONSTRAINT brain_eval_judge_suggestion_pkey PRIMARY KEY (suggestion_id),
     CONSTRAINT brain_eval_judge_suggestion_once UNIQUE (eval_run_id, question_id, model),
     CONSTRAINT brain_eval_judge_suggestion_answer_fkey FOREIGN KEY (eval_run_id, question_id)
@@ -44,14 +55,32 @@ CREATE TABLE brain_eval_judge_suggestion (
     CONSTRAINT brain_eval_judge_suggestion_counts_not_negative CHECK (
         input_tokens >= 0 AND output_tokens >= 0 AND cost_usd >= 0 AND latency_ms >= 0 AND attempts >= 0),
     CONSTRAINT brain_eval_judge_suggestion_diagnosis_accuracy_finite CHECK (finite_v1(diagnosis_accuracy)),
-    CONSTRAINT brain_eval_judge_suggestion_cost_usd_finite CHECK (finite_v1(cost_usd))
+    CONSTRAINT brain_eval_judge_suggestion_cost_usd_finite CHECK (finite_v1(cost_usd)),
+    CONSTRAINT brain_eval_judge_suggestion_cache_tokens_within_input CHECK (
+        cached_input_tokens >= 0 AND cache_write_tokens >= 0
+        AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
+    CONSTRAINT brain_eval_judge_suggestion_price_whole CHECK (
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
+    CONSTRAINT brain_eval_judge_suggestion_price_bounded CHECK (
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
+        AND price_as_of >= DATE '2020-01-01'),
+    CONSTRAINT brain_eval_judge_suggestion_price_input_finite CHECK (finite_v1(price_input)),
+    CONSTRAINT brain_eval_judge_suggestion_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    CONSTRAINT brain_eval_judge_suggestion_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    CONSTRAINT brain_eval_judge_suggestion_price_output_finite CHECK (finite_v1(price_output))
 );
 
 CREATE POLICY brain_eval_judge_suggestion_runner ON brain_eval_judge_suggestion TO evalledger_runner
     USING (run_created_at >= evalledger.hot_tier_start_v1()) WITH CHECK (true);
 GRANT SELECT ON brain_eval_judge_suggestion TO evalledger_runner;
 GRANT INSERT (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind,
-              error_message, input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+              error_message, input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+              cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+              price_cache_write, price_output, price_as_of)
     ON brain_eval_judge_suggestion TO evalledger_runner;
 
 -- Blind review: a reviewer reads a question's suggestions only once it asked to see them

@@ -11,6 +11,21 @@ VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_
         %(token_cost_usd)s, coalesce(%(produced_at)s, now()))
 RETURNING analysis_id;
 
+-- name: insert_analysis_billed
+-- Record what a brain produced for one question, with its usage in every token class and the price it is
+-- billed at: the database computes its cost (call_cost_v1). Without them, insert_analysis.
+INSERT INTO evalledger.brain_analysis_log
+    (brain, origin, model_id, system_prompt_hash, question_id, question, output, sources_read, claims,
+     proposed_actions, input_tokens, output_tokens, token_cost_usd, produced_at,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
+VALUES (%(brain)s, %(origin)s, %(model_id)s, %(system_prompt_hash)s, %(question_id)s, %(question)s, %(output)s,
+        %(sources_read)s, %(claims)s, %(proposed_actions)s, %(input_tokens)s, %(output_tokens)s,
+        %(token_cost_usd)s, coalesce(%(produced_at)s, now()),
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
+RETURNING analysis_id;
+
 -- name: insert_run
 -- Start a brain-eval run; the database verifies reviewer independence and picks the rubric.
 INSERT INTO evalledger.brain_eval_log
@@ -368,6 +383,20 @@ INSERT INTO evalledger.brain_eval_judge_suggestion
 VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
         %(attempts)s);
+
+-- name: insert_suggestion_billed
+-- Store one judge's draft with its usage in every token class and the price it is billed at: the database
+-- reads the draft, decides whether it contributes, and computes its cost. Without them, insert_suggestion.
+INSERT INTO evalledger.brain_eval_judge_suggestion
+    (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+     input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
+VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s);
 
 -- name: suggestions
 -- Every judge's suggestion on a harness run's answers, by question then model; disagreement stays visible.

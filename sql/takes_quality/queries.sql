@@ -56,6 +56,22 @@ VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(respon
 ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores;
 
+-- name: insert_verdict_billed
+-- One judge's verdict with its usage in every token class and the price it is billed at: the database decides
+-- whether it contributes, and why not, and computes its cost. Without them, insert_verdict.
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, recorded, structured, response_json,
+                                                          raw_excerpt, error_kind, error_message, input_tokens,
+                                                          output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores;
+
 -- name: cycle_decision
 -- What the database decides of one cycle so far (verdict, contributing models, panel size).
 SELECT evalledger.takes_quality_cycle_v2(%(run_id)s, %(cycle)s) AS decision;

@@ -30,6 +30,17 @@ CREATE TABLE eval_work_quality_judge_verdicts (
     retry_no           integer       NOT NULL DEFAULT 0,
     call_started       boolean       NOT NULL DEFAULT false,
     estimated_cost_usd numeric,
+    -- The usage the reply reported, as billed (input_tokens counts every prompt token: of them,
+    -- cached_input_tokens were read from the provider's prompt cache and cache_write_tokens written
+    -- to it), and the price it is billed at (USD per million tokens of each class, taken on
+    -- price_as_of): with a price, the database computes the cost (call_cost_stamp_v1).
+    cached_input_tokens integer       NOT NULL DEFAULT 0,
+    cache_write_tokens integer       NOT NULL DEFAULT 0,
+    price_input        numeric,
+    price_cached_input numeric,
+    price_cache_write  numeric,
+    price_output       numeric,
+    price_as_of        date,
     CONSTRAINT eval_work_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
     -- Each judge's row once per retry.
     CONSTRAINT eval_work_quality_judge_verdicts_once UNIQUE (snapshot_id, model, retry_no),
@@ -47,14 +58,32 @@ CREATE TABLE eval_work_quality_judge_verdicts (
         CHECK ((estimated_cost_usd IS NOT NULL) = call_started AND estimated_cost_usd >= 0),
     CONSTRAINT eval_work_quality_judge_verdicts_confidence_finite CHECK (finite_v1(confidence)),
     CONSTRAINT eval_work_quality_judge_verdicts_cost_usd_finite CHECK (finite_v1(cost_usd)),
-    CONSTRAINT eval_work_quality_judge_verdicts_estimated_cost_usd_finite CHECK (finite_v1(estimated_cost_usd))
+    CONSTRAINT eval_work_quality_judge_verdicts_estimated_cost_usd_finite CHECK (finite_v1(estimated_cost_usd)),
+    CONSTRAINT eval_work_quality_judge_verdicts_cache_tokens_within_input CHECK (
+        cached_input_tokens >= 0 AND cache_write_tokens >= 0
+        AND cached_input_tokens::bigint + cache_write_tokens <= input_tokens),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_whole CHECK (
+        (price_input IS NULL) = (price_cached_input IS NULL)
+        AND (price_input IS NULL) = (price_cache_write IS NULL)
+        AND (price_input IS NULL) = (price_output IS NULL)
+        AND (price_input IS NULL) = (price_as_of IS NULL)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_bounded CHECK (
+        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
+        AND price_as_of >= DATE '2020-01-01'),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
+    CONSTRAINT eval_work_quality_judge_verdicts_price_output_finite CHECK (finite_v1(price_output))
 );
 
 CREATE POLICY eval_work_quality_judge_verdicts_runner ON eval_work_quality_judge_verdicts TO evalledger_runner
     USING (snapshot_created_at >= evalledger.hot_tier_start_v1()) WITH CHECK (true);
 GRANT SELECT ON eval_work_quality_judge_verdicts TO evalledger_runner;
 GRANT INSERT (snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
-              input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd)
+              input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd,
+              cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+              price_cache_write, price_output, price_as_of)
     ON eval_work_quality_judge_verdicts TO evalledger_runner;
 
 CREATE POLICY eval_work_quality_judge_verdicts_revops ON eval_work_quality_judge_verdicts FOR SELECT TO evalledger_revops

@@ -64,6 +64,22 @@ VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_jso
 ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores, same_family;
 
+-- name: record_verdict_billed
+-- One judge's reply with its usage in every token class and the price it is billed at: the database decides
+-- whether it contributes and computes its cost. Without them, record_verdict.
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (
+    snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+    input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
+VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores, same_family;
+
 -- name: verdicts
 -- Each judge's current row on a snapshot, in panel order.
 SELECT v.model, v.contributes, v.error_kind, v.error_message, v.same_family, v.recorded

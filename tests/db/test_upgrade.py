@@ -109,6 +109,11 @@ EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_w
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
 # two open runs of one brain, prompt and catalog for 0110 to close).
 MADE_SINCE = {"brain_eval_run_closure"}
+# Tables a post-release migration reshaped (0128 gave the call tables their token classes and
+# prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
+# columns (journal_attach_v2), and nothing else changes.
+RESHAPED = {"brain_analysis_log", "brain_eval_judge_suggestion", "eval_takes_quality_judge_verdicts",
+            "eval_work_quality_judge_verdicts"}
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +136,14 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
     assert applied and applied == post_release_migrations()
     with psycopg.connect(dsn, autocommit=True) as admin:
         after = table_counts(admin)
-        assert {t: n for t, n in after.items() if t not in MADE_SINCE} == before
+        # The release journalled these tables' rows as they were inserted: their BASELINE entries are 0128's.
+        baselines = dict(admin.execute(
+            "SELECT table_name, count(*) FROM evalledger.ledger_journal"
+            " WHERE operation = 'BASELINE' AND table_name = ANY(%s) GROUP BY table_name", (sorted(RESHAPED),)).fetchall())
+        assert baselines == {t: before[t] for t in RESHAPED}
+        assert after["ledger_journal"] == before["ledger_journal"] + sum(baselines.values())
+        assert {t: n for t, n in after.items() if t not in MADE_SINCE | {"ledger_journal"}} == \
+            {t: n for t, n in before.items() if t != "ledger_journal"}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
         upgraded_schema = snapshot(admin, rows=False)
     # The same schema as a ledger migrated from nothing (which the current files build too:
@@ -158,6 +170,7 @@ MADE_BY = {
                               "AND conrelid = 'evalledger.run_claim'::regclass",
     "0113.sign-off-once": "SELECT xmin::text FROM pg_proc "
                           "WHERE oid = 'evalledger.brain_eval_run_review_admit_v1()'::regprocedure",
+    "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
 }
 
 

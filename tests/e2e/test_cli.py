@@ -83,9 +83,30 @@ def test_demo_prints_the_database_decision_once(dsn):
 def test_doctor_passes_on_a_migrated_database(dsn):
     result = run_cli("doctor", env={"DATABASE_URL": dsn})
     assert result.code == 0, result.out
-    assert [line.split(":")[0] for line in result.out.splitlines()] == [
+    checks = [line.split(":")[0] for line in result.out.splitlines()]
+    assert checks[:-1] == [
         "ok    database", "ok    migrations", "ok    version", "ok    roles", "ok    memberships",
         "ok    guard triggers", "ok    code", "ok    event triggers", "ok    journal"]
+    # The prices' age is the day's (test_doctor_warns_when_a_price_is_older_than_90_days): a warning at most.
+    assert checks[-1] in ("ok    pricing", "warn  pricing")
+
+
+@pytest.mark.parametrize("days, level", [(0, "ok"), (90, "ok"), (91, "warn"), (400, "warn")])
+def test_doctor_warns_when_a_price_is_older_than_90_days(dsn, admin, monkeypatch, days, level):
+    """By the database's day, whatever the day the tests run on."""
+    import datetime
+
+    from evalledger.judges import pricing
+
+    today = admin.execute("SELECT (now() AT TIME ZONE 'UTC')::date").fetchone()[0]
+    taken = today - datetime.timedelta(days=days)
+    monkeypatch.setattr(pricing, "oldest_price", lambda: ("openai:gpt-4o", taken))
+    result = run_cli("doctor", env={"DATABASE_URL": dsn})
+    assert result.code == 0, result.out  # a warning, not a failure
+    line = next(line for line in result.out.splitlines() if line.split(":")[0].endswith("pricing"))
+    assert line.startswith(f"{level:<6}pricing: the oldest price (of openai:gpt-4o) was taken on "
+                           f"{taken.isoformat()}, {days} days ago"), line
+    assert ("over 90" in line) == (level == "warn")
 
 
 def test_doctor_fails_when_a_guard_is_gone(dsn, admin):

@@ -380,6 +380,58 @@ def test_live_answers_through_the_stand_in(env, admin, harness, standin, monkeyp
     assert "EMEA is at 71% of plan." in judge_request.user and DEMO["questions"][0]["text"] in judge_request.user
 
 
+def test_a_runs_calls_share_a_byte_identical_prefix_marked_for_the_providers_caches(env, admin, harness, standin,
+                                                                                    monkeypatch):
+    """What a run's calls share (the system text, the output schema, the brain's instructions) is
+    byte-identical across its calls and comes first, the item last; Anthropic's requests mark it
+    with cache_control, OpenAI's carry one prompt_cache_key (issue 38, item 2). The questions differ
+    in what the judges are asked of them (a diagnosis or not, a stale source or not): that is in the
+    item, not in the shared prefix."""
+    import os.path
+
+    standin.install_env(monkeypatch)
+    answer = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [],
+              "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
+                          "confidence": "high"}]}
+    draft = {"total_claims": 1, "unsupported_claims": [], "diagnosis_accuracy": None, "staleness_recognised": None,
+             "notes": "Fine."}
+    standin.responder = lambda model, system, user: answer if model == "claude-sonnet-4-6" else draft
+    questions = ["EVAL-Q01", "EVAL-Q03", "EVAL-Q21", "EVAL-Q30"]
+    done = run_cli(*live_args(harness, "--questions", ",".join(questions)), env=env)
+    assert done.code == 0, done.err
+    texts = {q["id"]: q["text"] for q in DEMO["questions"]}
+
+    brain = standin.requests_for("claude-sonnet-4-6")
+    assert len(brain) == len(questions)
+    shared = [{k: v for k, v in r.body.items() if k != "messages"} for r in brain]
+    assert all(body == shared[0] for body in shared)
+    assert shared[0]["system"] == [{"type": "text", "text": BRAIN_PROMPT, "cache_control": {"type": "ephemeral"}}]
+    users = [r.user for r in brain]
+    instructions = os.path.commonprefix(users)
+    assert "Reply with one JSON document" in instructions and "Sources:\n" in instructions
+    assert not any(texts[q] in instructions for q in questions)
+    assert sorted(u.rsplit("Question: ", 1)[1] for u in users) == sorted(texts[q] + "\n" for q in questions)
+
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        judged = standin.requests_for(model)
+        assert len(judged) == len(questions), model
+        heads = []
+        for r in judged:
+            body = dict(r.body)
+            messages = body.pop("messages")
+            # The only message after the shared prefix is the item: the question, its sources, the answer.
+            assert messages[-1]["role"] == "user" and messages[-1]["content"] == r.user
+            heads.append((body, messages[:-1]))
+        assert all(head == heads[0] for head in heads), model
+        assert len({r.user for r in judged}) == len(questions)
+        if model == "claude-opus-4-7":
+            assert heads[0][0]["system"][0]["cache_control"] == {"type": "ephemeral"}
+        elif model == "gpt-4o":
+            assert heads[0][0]["prompt_cache_key"].startswith("evalledger-")
+        else:
+            assert "prompt_cache_key" not in heads[0][0]  # Gemini's OpenAI-compatible API is not OpenAI
+
+
 def test_a_failed_call_leaves_its_question_for_the_next_run(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.script("claude-sonnet-4-6", steps.ok(), steps.server_error(503))

@@ -70,6 +70,11 @@ class StandIn:
     when set (a dict, or a str sent verbatim), else are generated from the request's
     schema (numbers get `score`, clamped to the schema's bounds), else are
     {"scores": {dim: score for dim in dimensions}, "narrative": ..., "confidence": ...}.
+
+    Usage is reported the way each provider reports it, its prompt cache included (prompt_cache,
+    on by default): OpenAI's (and Gemini's OpenAI-compatible) usage.prompt_tokens_details.cached_tokens
+    inside prompt_tokens, Anthropic's cache_read_input_tokens and cache_creation_input_tokens beside
+    input_tokens (see _cache_usage). Scripted usage (ok(usage=...), fixed_usage) reports no cache.
     """
 
     def __init__(self) -> None:
@@ -117,6 +122,7 @@ class StandIn:
             self._max_in_flight_by_model: dict[str, int] = {}
             self._statuses: collections.Counter[int] = collections.Counter()
             self._first_at: float | None = None
+            self._first_at_by_model: dict[str, float] = {}
             self._last_done_at: float | None = None
             self._throttle: tuple[float, float, random.Random] | None = None
             self._burst: tuple[float, float | None, float | None] | None = None
@@ -133,6 +139,10 @@ class StandIn:
         self.concurrency_retry_after: float = 1.0
         # When set, every request waits for this event before it is answered (at most a minute).
         self.gate: threading.Event | None = None
+        # The providers' prompt caches (see _cache_usage): on unless a test turns them off.
+        self.prompt_cache: bool = True
+        self._prompts_seen: dict[str, list[str]] = collections.defaultdict(list)
+        self._prefixes_cached: dict[str, set[str]] = collections.defaultdict(set)
 
     # --- addresses -------------------------------------------------------------------
 
@@ -239,12 +249,13 @@ class StandIn:
             return dict(self._max_in_flight_by_model)
 
     def stats(self) -> dict:
-        """Requests, statuses, the most in flight, and when the first came and the last was answered
-        (time.monotonic, comparable across processes on one machine)."""
+        """Requests, statuses, the most in flight, and when the first came (of all, and of each model)
+        and the last was answered (time.monotonic, comparable across processes on one machine)."""
         with self._lock:
             return {"requests": len(self._requests), "statuses": dict(self._statuses),
                     "max_in_flight": self._max_in_flight, "max_in_flight_by_model": dict(self._max_in_flight_by_model),
-                    "first_at": self._first_at, "last_done_at": self._last_done_at}
+                    "first_at": self._first_at, "first_at_by_model": dict(self._first_at_by_model),
+                    "last_done_at": self._last_done_at}
 
     # --- serving ---------------------------------------------------------------------
 
@@ -299,6 +310,7 @@ class StandIn:
                                                           self._in_flight_by_model[rec.model])
             if self._first_at is None:
                 self._first_at = rec.received_at
+            self._first_at_by_model.setdefault(rec.model, rec.received_at)
             queued = self._in_flight / self.capacity if self.capacity else 1.0
         status = None
         try:
@@ -393,13 +405,20 @@ class StandIn:
             )
         else:
             text = json.dumps(payload)
-        usage = step.usage or self.fixed_usage or (
+        scripted = step.usage or self.fixed_usage
+        usage = scripted or (
             # Roughly what a tokenizer says: 4 characters a token, plus per-message overhead.
             math.ceil((len(rec.system) + len(rec.user)) / 4) + 7,
             max(1, math.ceil(len(text) / 4)),
         )
+        cached, written = (0, 0) if scripted or not self.prompt_cache else self._cache_usage(api, rec, body)
         n = next(self._ids)
         if api == "openai":
+            usage_json: dict[str, Any] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                                          "total_tokens": sum(usage)}
+            if not scripted:
+                # OpenAI (and Gemini's OpenAI-compatible API) count cached tokens inside prompt_tokens.
+                usage_json["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
             return json.dumps(
                 {
                     "id": f"chatcmpl-standin{n}",
@@ -415,7 +434,7 @@ class StandIn:
                             "finish_reason": "stop",
                         }
                     ],
-                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+                    "usage": usage_json,
                 }
             ).encode()
         if as_tool:
@@ -431,9 +450,50 @@ class StandIn:
                 "content": content,
                 "stop_reason": "tool_use" if as_tool else "end_turn",
                 "stop_sequence": None,
-                "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+                # Anthropic reports the cache's reads and writes beside input_tokens, which counts only
+                # the prompt after the cache breakpoint.
+                "usage": {"input_tokens": usage[0] - cached - written, "output_tokens": usage[1],
+                          "cache_read_input_tokens": cached, "cache_creation_input_tokens": written},
             }
         ).encode()
+
+    def _cache_usage(self, api: str, rec: RecordedRequest, body: dict) -> tuple[int, int]:
+        """(cached, written) prompt tokens, as the provider's prompt cache would count them.
+
+        OpenAI (and Gemini through its OpenAI-compatible API) cache by themselves: the longest
+        prefix this prompt shares with an earlier prompt to the same model is read from the cache
+        when it is 1,024 tokens or more, in steps of 128 tokens; nothing is billed for writing.
+        Anthropic caches only the prefix a cache_control breakpoint ends (here: the system text),
+        when it is 1,024 tokens or more: written by the first request, read by the next ones.
+        """
+        prompt = rec.system + rec.user
+        with self._lock:
+            if api == "openai":
+                seen = self._prompts_seen[rec.model]
+                common = max((len(_common_prefix(prompt, earlier)) for earlier in seen), default=0)
+                seen.append(prompt)
+                tokens = common // 4
+                return (tokens // 128 * 128 if tokens >= 1024 else 0), 0
+            system = body.get("system")
+            marked = isinstance(system, list) and any(isinstance(b, dict) and b.get("cache_control") for b in system)
+            tokens = math.ceil(len(rec.system) / 4)
+            if not marked or tokens < 1024:
+                return 0, 0
+            if rec.system in self._prefixes_cached[rec.model]:
+                return tokens, 0
+            self._prefixes_cached[rec.model].add(rec.system)
+            return 0, tokens
+
+
+def _common_prefix(a: str, b: str) -> str:
+    low, high = 0, min(len(a), len(b))  # a[:low] == b[:low]; the answer is at most high
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return a[:low]
 
 
 def _forced_tool(body: dict) -> dict | None:

@@ -313,7 +313,8 @@ MAY_IMPORT = {
     "judges": {"core"},
     "suites": {"core", "judges"},
     "ledger": {"core"},
-    "ops": {"core", "ledger", "suites"},  # doctor reads what the capture client counted beside its spool
+    # doctor reads what the capture client counted beside its spool, and how old the judges' prices are
+    "ops": {"core", "ledger", "suites", "judges"},
     "bi": {"core", "suites"},
     "web": {"core", "suites", "bi"},
 }

@@ -166,7 +166,8 @@ def test_anthropic_structured_output_is_a_forced_tool(standin):
         {"name": "takes_verdict", "description": "Record your verdict.", "input_schema": SCHEMA}
     ]
     assert seen.body["tool_choice"] == {"type": "tool", "name": "takes_verdict"}
-    assert seen.body["system"] == "You are a strict judge."
+    # The shared prefix (tools, then the system text) ends at a cache breakpoint.
+    assert seen.body["system"] == [{"type": "text", "text": "You are a strict judge.", "cache_control": {"type": "ephemeral"}}]
     assert seen.body["messages"] == [{"role": "user", "content": "Judge this take."}]
     assert seen.body["max_tokens"] == 300 and "temperature" not in seen.body
     assert call.parsed["scores"] == {d: 8 for d in DIMS}

@@ -275,12 +275,14 @@ class Panel:
 
     def requests(self, system: str, user: str, *, json_schema: dict,
                  max_output_tokens: int = JudgeRequest.max_output_tokens,
-                 models: Iterable[str] | None = None, key: Callable[[ModelSpec], Any] = lambda spec: spec.spec
-                 ) -> list[JudgeRequest]:
-        """One request per panel model (or per model of `models`, in the panel's order) for one prompt."""
+                 models: Iterable[str] | None = None, key: Callable[[ModelSpec], Any] = lambda spec: spec.spec,
+                 cache: bool = True) -> list[JudgeRequest]:
+        """One request per panel model (or per model of `models`, in the panel's order) for one prompt.
+        cache marks the system text for the providers' prompt caches (JudgeRequest.cache): leave it
+        on when the run sends it to a model more than once."""
         wanted = None if models is None else set(models)
         return [JudgeRequest(s, system=system, user=user, json_schema=json_schema, max_output_tokens=max_output_tokens,
-                             key=key(s)) for s in self.specs if wanted is None or s.spec in wanted]
+                             key=key(s), cache=cache) for s in self.specs if wanted is None or s.spec in wanted]
 
     def recorded_call(self, request: JudgeRequest, index: int) -> JudgeCall:
         """A model's recorded reply to one request, as a call that cost nothing."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import math
@@ -25,16 +26,84 @@ class PricingNotFoundError(EvalledgerError):
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million input and output tokens."""
+    """USD per million tokens of each class as the provider bills it, and the day it was taken.
+
+    A call's prompt tokens are counted the one way evalledger stores them, whatever the provider
+    reports (sdks.Reply): input_tokens is every prompt token, of which cached_input_tokens were read
+    from the provider's cache and cache_write_tokens written to it; the rest are billed at input.
+    """
 
     input_per_mtok: float
     output_per_mtok: float
+    cached_input_per_mtok: float | None = None  # None: as input (no cache discount known)
+    cache_write_per_mtok: float | None = None  # None: as input
+    batch_input_per_mtok: float | None = None
+    batch_output_per_mtok: float | None = None
+    as_of: datetime.date | None = None
+
+    @property
+    def cached_input(self) -> float:
+        return self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
+
+    @property
+    def cache_write(self) -> float:
+        return self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
+
+
+def _price(entry: dict) -> Price:
+    def rate(name: str) -> float | None:
+        value = entry.get(name)
+        if value is None:
+            return None
+        value = float(value)
+        if not (math.isfinite(value) and value >= 0):
+            raise EvalledgerError(f"pricing.json: {name} {entry.get(name)!r} is not a price (0 or more USD)")
+        return value
+
+    as_of = entry.get("as_of")
+    return Price(rate("input"), rate("output"), rate("cached_input"), rate("cache_write"),  # type: ignore[arg-type]
+                 rate("batch_input"), rate("batch_output"),
+                 datetime.date.fromisoformat(as_of) if as_of else None)
 
 
 @functools.lru_cache(maxsize=1)
 def _table() -> dict[str, Price]:
     raw = json.loads(resources.files(__package__).joinpath("pricing.json").read_text("utf-8"))
-    return {k: Price(float(v["input"]), float(v["output"])) for k, v in raw["models"].items()}
+    return {k: _price(v) for k, v in raw["models"].items()}
+
+
+def prices() -> dict[str, Price]:
+    """Every price pricing.json knows, by model spec (or 'provider:*')."""
+    return dict(_table())
+
+
+# A price older than this is one to check again (doctor warns): providers change their prices.
+PRICE_MAX_AGE_DAYS = 90
+
+
+def price_age(today: datetime.date) -> tuple[bool, str]:
+    """(fresh, what to say) of pricing.json's oldest price on `today` (the database's day, for
+    doctor): fresh while it was taken at most PRICE_MAX_AGE_DAYS days before."""
+    oldest = oldest_price()
+    if oldest is None:
+        return False, "no price in pricing.json says the day it was taken"
+    spec, day = oldest
+    age = (today - day).days
+    if age > PRICE_MAX_AGE_DAYS:
+        return False, (f"the oldest price (of {spec}) was taken on {day.isoformat()}, {age} days ago (over "
+                       f"{PRICE_MAX_AGE_DAYS}): the costs the ledger records may no longer be what the providers "
+                       "bill; check runner/evalledger/judges/pricing.json against their price lists and upgrade "
+                       "evalledger (or correct the prices and their as_of)")
+    return True, f"the oldest price (of {spec}) was taken on {day.isoformat()}, {age} days ago"
+
+
+def oldest_price() -> tuple[str, datetime.date] | None:
+    """The model whose price was taken longest ago, and that day (None: no price says its day)."""
+    dated = [(p.as_of, spec) for spec, p in _table().items() if p.as_of is not None]
+    if not dated:
+        return None
+    day, spec = min(dated)
+    return spec, day
 
 
 def _normalise(spec: ModelSpec | str) -> ModelSpec:
@@ -48,12 +117,17 @@ def price_for(spec: ModelSpec | str) -> Price | None:
     return table.get(ms.spec) or table.get(f"{ms.provider}:*")
 
 
-def cost_of(spec: ModelSpec | str, input_tokens: int, output_tokens: int) -> float | None:
-    """USD cost of a call, or None when the model has no price."""
+def cost_of(spec: ModelSpec | str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
+            cache_write_tokens: int = 0) -> float | None:
+    """USD cost of a call as billed, or None when the model has no price: of its input_tokens (every
+    prompt token), cached_input_tokens at the cached rate, cache_write_tokens at the cache-write
+    rate, the rest at the input rate."""
     price = price_for(spec)
     if price is None:
         return None
-    return (input_tokens * price.input_per_mtok + output_tokens * price.output_per_mtok) / 1_000_000
+    fresh = max(0, input_tokens - cached_input_tokens - cache_write_tokens)
+    return (fresh * price.input_per_mtok + cached_input_tokens * price.cached_input
+            + cache_write_tokens * price.cache_write + output_tokens * price.output_per_mtok) / 1_000_000
 
 
 def estimate_tokens(text: str) -> int:
@@ -106,7 +180,10 @@ class Budget:
 
     def reserve(self, spec: ModelSpec | str, input_tokens: int, output_tokens: int) -> Reservation | None:
         """Hold the projected cost of a call, or return None if it could pass the cap."""
-        projected = cost_of(spec, input_tokens, output_tokens)
+        price = price_for(spec)
+        # At the dearer of the input and cache-write rates: a call may write its prompt to the cache.
+        written = input_tokens if price is not None and price.cache_write > price.input_per_mtok else 0
+        projected = cost_of(spec, input_tokens, output_tokens, cache_write_tokens=written)
         with self._lock:
             if projected is None:
                 if self.cap_usd is not None:

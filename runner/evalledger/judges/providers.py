@@ -98,6 +98,9 @@ class JudgeRequest:
     max_output_tokens: int = 1024
     temperature: float | None = None
     key: Hashable | None = None
+    # Mark what the run's calls share (the system text and schema) for the provider's prompt cache:
+    # for a prompt sent more than once in a few minutes (Anthropic bills a cache write at 1.25x).
+    cache: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _as_spec(self.spec))
@@ -115,7 +118,7 @@ class JudgeCall:
     spec: ModelSpec
     text: str = ""
     parsed: dict | None = None
-    input_tokens: int = 0
+    input_tokens: int = 0  # every prompt token, the cached ones and those written to the cache included
     output_tokens: int = 0
     latency_ms: int = 0
     attempts: int = 0
@@ -127,6 +130,8 @@ class JudgeCall:
     index: int = -1
     rate_limited: int = 0
     waited_ms: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, written to it
 
     @property
     def ok(self) -> bool:
@@ -276,7 +281,8 @@ async def run_calls(
             async with asyncio.timeout(timeout_s):
                 return await sdks.attempt(client, spec, req.system, req.user,
                                           json_schema=req.json_schema if structured else None,
-                                          max_output_tokens=req.max_output_tokens, temperature=req.temperature)
+                                          max_output_tokens=req.max_output_tokens, temperature=req.temperature,
+                                          cache=req.cache)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a provider failure, whatever its shape, is a result
@@ -338,6 +344,8 @@ async def run_calls(
                 if failure is None:
                     result.text, result.parsed = reply.text, reply.parsed
                     result.input_tokens, result.output_tokens = reply.input_tokens, reply.output_tokens
+                    result.cached_input_tokens, result.cache_write_tokens = (reply.cached_input_tokens,
+                                                                             reply.cache_write_tokens)
                     result.structured = structured
                     return result
                 failed_at = time.monotonic()
@@ -367,7 +375,8 @@ async def run_calls(
         finally:
             if started is not None:
                 result.latency_ms = round((time.monotonic() - started) * 1000)
-            result.cost_usd = cost_of(spec, result.input_tokens, result.output_tokens)
+            result.cost_usd = cost_of(spec, result.input_tokens, result.output_tokens, result.cached_input_tokens,
+                                      result.cache_write_tokens)
             if reservation is not None:
                 budget.settle(reservation, result.cost_usd)
             if result.error_kind == PROVIDER_ERROR:

@@ -1,11 +1,12 @@
 """The provider SDKs, imported only when a run first calls their provider: one attempt each.
 
-Importing `anthropic` costs about 2 s and `openai` about 0.7 s, so nothing imports them at
-module level. A run of calls asks `load` for each provider's client in the order of its first
-request; one background thread imports the SDKs in that order (imports run one at a time, so two
-SDKs sharing pydantic and httpx2 never race over a half-imported module), while the event loop
-keeps serving the providers whose SDK is ready. A panel without an Anthropic model never imports
-`anthropic`.
+Importing `anthropic` costs about 1.5 s and `openai` about 0.8 s, so nothing imports them at
+module level. A run of calls asks `preload` for the SDKs of its providers as soon as it knows
+them; the modules both SDKs are built on (httpx2, pydantic, anyio...) are imported first, in one
+thread, and then each SDK in a thread of its own, side by side, so the Anthropic judge's SDK does
+not wait for OpenAI's to finish before it starts (two SDKs never race over a half-imported shared
+module: those are whole before either starts). The event loop keeps serving the providers whose
+SDK is ready. A panel without an Anthropic model never imports `anthropic`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import email.utils
 import functools
+import hashlib
 import importlib
 import json
 import re
@@ -26,34 +28,60 @@ from typing import Any, Sequence
 from .repair import repair_json
 from .specs import _PROVIDERS, ModelSpec, ProviderConfig
 
+# What both SDKs import: whole before either SDK starts, so their side-by-side imports share only
+# finished modules. (A module missing here is imported by whichever SDK reaches it first, under
+# Python's per-module import lock, as any threaded import is.)
+SHARED_MODULES = ("typing_extensions", "sniffio", "anyio", "pydantic", "jiter", "httpx2")
+
 _imports: dict[str, concurrent.futures.Future] = {}
 _imports_lock = threading.Lock()
-_one_import_at_a_time = threading.Lock()
+_shared: concurrent.futures.Future | None = None
 
 
 def preload(sdk_names: Sequence[str]) -> None:
-    """Start importing these SDKs ("openai", "anthropic"), in this order, each once per process."""
+    """Start importing these SDKs ("openai", "anthropic"), each once per process, side by side."""
+    global _shared
     with _imports_lock:
         todo = [name for name in dict.fromkeys(sdk_names) if name not in _imports]
         for name in todo:
             _imports[name] = concurrent.futures.Future()
-    if todo:
-        threading.Thread(target=_import_in_order, args=(todo,), name="evalledger-sdk-import", daemon=True).start()
+        if todo and _shared is None:
+            _shared = concurrent.futures.Future()
+            threading.Thread(target=_import_shared, args=(_shared,), name="evalledger-sdk-import-shared",
+                             daemon=True).start()
+        shared = _shared
+    for name in todo:
+        threading.Thread(target=_import_sdk, args=(name, shared), name=f"evalledger-sdk-import-{name}",
+                         daemon=True).start()
 
 
-def _import_in_order(names: list[str]) -> None:
-    with _one_import_at_a_time:
-        for name in names:
-            future = _imports[name]
+def _import_shared(done: concurrent.futures.Future) -> None:
+    try:
+        for name in SHARED_MODULES:
             try:
-                module = importlib.import_module(name)
-                # Before the next SDK: the first client needs it (loading the CA store is
-                # hundreds of ms on a busy machine), and the next import would slow it down.
-                _tls_context()
-            except BaseException as exc:  # handed to whoever awaits the SDK
-                future.set_exception(exc)
-            else:
-                future.set_result(module)
+                importlib.import_module(name)
+            except ImportError:
+                pass  # an SDK that needs it says so when it is imported
+        # Before the SDKs: every first client needs it (loading the CA store is hundreds of ms on a
+        # busy machine).
+        try:
+            _tls_context()
+        except Exception:
+            pass  # the first client builds it again, and says why it cannot
+    finally:
+        done.set_result(None)
+
+
+def _import_sdk(name: str, shared: concurrent.futures.Future | None) -> None:
+    future = _imports[name]
+    try:
+        if shared is not None:
+            shared.result()
+        module = importlib.import_module(name)
+    except BaseException as exc:  # handed to whoever awaits the SDK
+        future.set_exception(exc)
+    else:
+        future.set_result(module)
 
 
 def sdk_of(provider: str) -> str:
@@ -71,13 +99,17 @@ def make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
                         http_client=sdk.DefaultAsyncHttpxClient(verify=_tls_context()))
 
 
+_tls_lock = threading.Lock()
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     # The SDKs' own default (httpx2's), built once: loading the CA store costs ~50 ms of CPU per
     # client.
-    import httpx2  # the HTTP stack both SDKs are built on
+    with _tls_lock:
+        import httpx2  # the HTTP stack both SDKs are built on
 
-    return httpx2.create_ssl_context()
+        return httpx2.create_ssl_context()
 
 
 # --- one attempt ---------------------------------------------------------------------------
@@ -85,12 +117,22 @@ def _tls_context() -> ssl.SSLContext:
 
 @dataclass
 class Reply:
-    """What one answered attempt said."""
+    """What one answered attempt said, its usage counted one way whatever the provider reports:
+    input_tokens is every prompt token, of which cached_input_tokens were read from the provider's
+    prompt cache and cache_write_tokens written to it.
+
+    OpenAI (and the servers that speak its API, Gemini's included) counts cached tokens inside
+    prompt_tokens (usage.prompt_tokens_details.cached_tokens); Anthropic reports its cache reads
+    and writes beside input_tokens (cache_read_input_tokens, cache_creation_input_tokens), so they
+    are added to it here, once.
+    """
 
     text: str
     parsed: dict | None
     input_tokens: int
     output_tokens: int
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 class AttemptError(Exception):
@@ -118,16 +160,33 @@ def _schema_name(schema: dict) -> str:
     return name or "verdict"
 
 
+def prompt_cache_key(system: str, json_schema: dict | None) -> str:
+    """OpenAI's prompt_cache_key for the calls that share this system text and output schema: the
+    same for every call of a run that shares them, so the provider routes them to one cache."""
+    shared = system + "\x00" + (json.dumps(json_schema, sort_keys=True) if json_schema is not None else "")
+    return "evalledger-" + hashlib.sha256(shared.encode("utf-8")).hexdigest()[:32]
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
 async def attempt(client: Any, spec: ModelSpec, system: str, user: str, *, json_schema: dict | None,
-                  max_output_tokens: int, temperature: float | None) -> Reply:
-    """One request through the provider's SDK; raises whatever the SDK raises."""
+                  max_output_tokens: int, temperature: float | None, cache: bool = True) -> Reply:
+    """One request through the provider's SDK; raises whatever the SDK raises.
+
+    What the run's calls share comes first (the output schema, the system text), the item last
+    (the user message). With cache, Anthropic is told to cache that shared prefix (cache_control
+    on the system text: the tools that carry the schema come before it); OpenAI caches a prefix of
+    1,024 tokens or more by itself, and is given a prompt_cache_key that is the same for every call
+    sharing the system text and schema."""
     if sdk_of(spec.provider) == "anthropic":
-        return await _attempt_anthropic(client, spec, system, user, json_schema, max_output_tokens)
-    return await _attempt_openai(client, spec, system, user, json_schema, max_output_tokens, temperature)
+        return await _attempt_anthropic(client, spec, system, user, json_schema, max_output_tokens, cache)
+    return await _attempt_openai(client, spec, system, user, json_schema, max_output_tokens, temperature, cache)
 
 
 async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
-                          max_output_tokens: int, temperature: float | None) -> Reply:
+                          max_output_tokens: int, temperature: float | None, cache: bool) -> Reply:
     messages = []
     if system:
         messages.append({"role": "system", "content": system})
@@ -143,26 +202,38 @@ async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, 
             "type": "json_schema",
             "json_schema": {"name": _schema_name(json_schema), "schema": json_schema, "strict": True},
         }
+    if cache and spec.provider == "openai":
+        # OpenAI's own parameter: the servers that speak its API (Gemini's, vLLM) may refuse it.
+        kwargs["prompt_cache_key"] = prompt_cache_key(system, json_schema)
     resp = await client.chat.completions.create(**kwargs)
     message = resp.choices[0].message if resp.choices else None
     text = (message.content or getattr(message, "refusal", None) or "") if message else ""
     usage = resp.usage
+    prompt = _count(usage.prompt_tokens) if usage else 0
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    # Inside prompt_tokens already; never more than it.
+    cached = min(prompt, _count(getattr(details, "cached_tokens", None)))
     return Reply(
         text=text,
         parsed=repair_json(text),
-        input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-        output_tokens=(usage.completion_tokens or 0) if usage else 0,
+        input_tokens=prompt,
+        output_tokens=_count(usage.completion_tokens) if usage else 0,
+        cached_input_tokens=cached,
     )
 
 
 async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
-                             max_output_tokens: int) -> Reply:
+                             max_output_tokens: int, cache: bool) -> Reply:
     kwargs: dict[str, Any] = {
         "model": spec.model,
         "max_tokens": max_output_tokens,
         "messages": [{"role": "user", "content": user}],
     }
-    if system:
+    if system and cache:
+        # The breakpoint after the shared prefix (tools, then system): a prefix shorter than the
+        # model's minimum is simply not cached, and costs nothing more.
+        kwargs["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    elif system:
         kwargs["system"] = system
     # No temperature: the Messages API of SDK 2.x has no such parameter any more.
     name = None
@@ -181,11 +252,17 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: st
             texts.append(block.text)
     text = json.dumps(parsed) if parsed is not None else "".join(texts)
     usage = resp.usage
+    read = _count(getattr(usage, "cache_read_input_tokens", None)) if usage else 0
+    written = _count(getattr(usage, "cache_creation_input_tokens", None)) if usage else 0
     return Reply(
         text=text,
         parsed=parsed if parsed is not None else repair_json(text),
-        input_tokens=(usage.input_tokens or 0) if usage else 0,
-        output_tokens=(usage.output_tokens or 0) if usage else 0,
+        # Anthropic's input_tokens are those after the last cache breakpoint: the cache's reads and
+        # writes come on top.
+        input_tokens=(_count(usage.input_tokens) + read + written) if usage else 0,
+        output_tokens=_count(usage.output_tokens) if usage else 0,
+        cached_input_tokens=read,
+        cache_write_tokens=written,
     )
 
 

@@ -338,6 +338,15 @@ def _journal(conn: psycopg.Connection) -> list[Finding]:
     return findings
 
 
+def _pricing(conn: psycopg.Connection) -> list[Finding]:
+    """pricing.json's prices were taken within 90 days of the database's day (UTC)."""
+    from evalledger.judges.pricing import price_age
+
+    today = conn.execute(QUERIES["database_clock"]).fetchone()[0].date()
+    fresh, detail = price_age(today)
+    return [Finding("ok" if fresh else "warn", "pricing", detail)]
+
+
 def diagnose(url: str) -> list[Finding]:
     """Every check, in order; stops after a failed connection or missing schema."""
     findings = [Finding("ok", "database", f"reachable at {db.describe(url)}")]
@@ -361,4 +370,5 @@ def diagnose(url: str) -> list[Finding]:
         findings += _capture_failures(conn)
         findings += _capture_dropped()
         findings += _replication(conn)
+        findings += _pricing(conn)
     return findings

@@ -73,15 +73,16 @@ def _templates() -> jinja2.Environment:
 
 def render_judge(question: dict, answer: dict) -> tuple[str, str]:
     """The judge's system and user messages for one answer (rendered the same from a recording's
-    document or from the ledger's rows: the answer is printed with sorted keys)."""
+    document or from the ledger's rows: the answer is printed with sorted keys). The system message
+    is the same for every answer of every run, so the providers' prompt caches hold it; all that is
+    the question's or the answer's own is in the user message, last."""
     wants_diagnosis = "min_diagnosis_accuracy" in question["pass_criteria"]
-    system = _templates().get_template("brain_judge_system.j2").render(
-        wants_diagnosis=wants_diagnosis, stale=question["uses_stale_fixture"]).strip() + "\n"
+    system = _templates().get_template("brain_judge_system.j2").render().strip() + "\n"
     shown = json.dumps({"narrative": answer["narrative"], "claims": answer["claims"],
                         "proposed_actions": answer["proposed_actions"] or []}, indent=1, sort_keys=True)
     user = _templates().get_template("brain_judge_user.j2").render(
         question=question, findings=question["pass_criteria"].get("expected_findings", []),
-        answer=shown).strip() + "\n"
+        answer=shown, wants_diagnosis=wants_diagnosis, stale=question["uses_stale_fixture"]).strip() + "\n"
     return system, user
 
 
@@ -119,7 +120,8 @@ def answer_mode(spec: ModelSpec, catalog_version: str, questions: Sequence[str],
 
 
 def render_question(question: dict) -> str:
-    """The user message: the question and its fixture sources."""
+    """The user message: what every question shares first (how to answer, the reply's shape), then
+    the question's own sources and the question, last (the brain's system prompt comes before it)."""
     return _templates().get_template("brain_question.j2").render(
         question=question, sources=question["sources"]).strip() + "\n"
 
@@ -263,10 +265,12 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
             output=parsed["narrative"] if parsed else (call.text or "").replace("\x00", ""),
             sources_read=question["sources"], claims=parsed["claims"] if parsed else [],
             proposed_actions=parsed["proposed_actions"] if parsed else None,
-            input_tokens=call.input_tokens, output_tokens=call.output_tokens,
-            # Exact: only the run's total is rounded, once, to seed 002's NUMERIC(10,4).
-            token_cost_usd=(money.cost(call.spec, call.input_tokens, call.output_tokens) or 0)
-            if p.mode != RECORDED else 0)
+            # The usage and its price; the database computes the cost from them (call_cost_v1), exactly:
+            # only the run's total is rounded, once, to seed 002's NUMERIC(10,4).
+            **money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
+                           cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens,
+                           recorded=p.mode == RECORDED),
+            token_cost_usd=0)
         conn.execute(QUERIES["insert_harness_answer"], {
             "eval_run_id": run_id, "question_id": question["question_id"], "analysis_id": analysis_id,
             "recorded": p.mode == RECORDED, "contract_error": broken, "latency_ms": call.latency_ms,
@@ -428,16 +432,19 @@ async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = 
 def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, model: str, recorded: bool,
                      call: JudgeCall) -> None:
     """One judge's reply (or failure) in its own transaction; the database reads the draft from it."""
+    from evalledger.judges import money
     from evalledger.judges.panel import json_safe, raw_excerpt
 
+    # The usage and its price; the database computes the cost from them (call_cost_v1).
+    usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
+                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     with conn.transaction():
-        conn.execute(QUERIES["insert_suggestion"], {
+        conn.execute(QUERIES[money.billed_query("insert_suggestion", usage)], {**usage,
             "eval_run_id": run_id, "question_id": question_id, "model": model, "recorded": recorded,
             "structured": call.structured,
             "response_json": Jsonb(json_safe(call.parsed)) if call.parsed is not None else None,
             "raw_excerpt": raw_excerpt(call), "error_kind": call.error_kind, "error_message": call.error_message,
-            "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": call.cost_usd or 0.0,
-            "latency_ms": call.latency_ms, "attempts": call.attempts})
+            "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
 
 
 def suggestions(conn: psycopg.Connection, run_id: UUID) -> list[dict]:

@@ -23,7 +23,9 @@ QUERIES = Queries(__package__)
 
 ANALYSIS_DEFAULTS = {
     "origin": "eval", "question_id": None, "sources_read": [], "claims": [], "proposed_actions": None,
-    "input_tokens": 0, "output_tokens": 0, "produced_at": None,
+    "input_tokens": 0, "output_tokens": 0, "produced_at": None, "cached_input_tokens": 0, "cache_write_tokens": 0,
+    "price_input": None, "price_cached_input": None, "price_cache_write": None,
+    "price_output": None, "price_as_of": None,
 }
 RUN_DEFAULTS = {
     "eval_run_id": None, "system_prompt_version_label": None, "started_at": None,
@@ -64,7 +66,10 @@ def _params(defaults: dict, values: dict) -> dict:
 
 def record_analysis(conn: psycopg.Connection, **values) -> UUID:
     """Insert one brain_analysis_log row; return its analysis_id."""
-    return conn.execute(QUERIES["insert_analysis"], _params(ANALYSIS_DEFAULTS, values)).fetchone()[0]
+    from evalledger.judges import money
+
+    params = _params(ANALYSIS_DEFAULTS, values)
+    return conn.execute(QUERIES[money.billed_query("insert_analysis", params)], params).fetchone()[0]
 
 
 def start_run(conn: psycopg.Connection, **values) -> UUID:

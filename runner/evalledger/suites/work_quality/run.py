@@ -270,8 +270,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             panel.check_prompt(system, user, max_output_tokens=MAX_OUTPUT_TOKENS, max_chars=opts.max_prompt_chars,
                                warn=warn, what="judge a smaller work product")
             answered = store.models_answered(conn, snapshot_id)
+            # One call per judge: nothing to share with a later call, so no cache write is paid for.
             requests = panel.requests(system, user, json_schema=verdict_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
-                                      models=[m for m in panel.models if m not in answered])
+                                      models=[m for m in panel.models if m not in answered], cache=False)
 
             # The plan above is what was stored when the run began; each judge's row is admitted by
             # the database against what is stored when it is written (one statement each). A judge

@@ -97,15 +97,16 @@ def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, 
     from evalledger.judges import panel
 
     provider_failed = call.error_kind is not None
-    exact = None if recorded else money.cost(call.spec, call.input_tokens, call.output_tokens)
+    # The usage and its price; the database computes the cost from them (call_cost_v1).
+    usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
+                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     try:
-        return _one(conn, "record_verdict", {
+        return _one(conn, money.billed_query("record_verdict", usage), {**usage,
             "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
             "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
             "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
             "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
-            "input_tokens": call.input_tokens, "output_tokens": call.output_tokens, "cost_usd": exact or 0,
-            "latency_ms": call.latency_ms, "attempts": call.attempts})
+            "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
     except psycopg.errors.CheckViolation as exc:
         if not _stands(exc):
             raise
