@@ -1,12 +1,11 @@
 """The provider SDKs, imported only when a run first calls their provider: one attempt each.
 
-Importing `anthropic` costs about 1.5 s and `openai` about 0.8 s, so nothing imports them at
-module level. A run of calls asks `preload` for the SDKs of its providers as soon as it knows
-them; the modules both SDKs are built on (httpx2, pydantic, anyio...) are imported first, in one
-thread, and then each SDK in a thread of its own, side by side, so the Anthropic judge's SDK does
-not wait for OpenAI's to finish before it starts (two SDKs never race over a half-imported shared
-module: those are whole before either starts). The event loop keeps serving the providers whose
-SDK is ready. A panel without an Anthropic model never imports `anthropic`.
+Importing `anthropic` costs about 2 s and `openai` about 0.7 s, so nothing imports them at
+module level. A run of calls asks `load` for each provider's client in the order of its first
+request; one background thread imports the SDKs in that order (imports run one at a time, so two
+SDKs sharing pydantic and httpx2 never race over a half-imported module), while the event loop
+keeps serving the providers whose SDK is ready. A panel without an Anthropic model never imports
+`anthropic`.
 """
 
 from __future__ import annotations
@@ -28,60 +27,34 @@ from typing import Any, Sequence
 from .repair import repair_json
 from .specs import _PROVIDERS, ModelSpec, ProviderConfig
 
-# What both SDKs import: whole before either SDK starts, so their side-by-side imports share only
-# finished modules. (A module missing here is imported by whichever SDK reaches it first, under
-# Python's per-module import lock, as any threaded import is.)
-SHARED_MODULES = ("typing_extensions", "sniffio", "anyio", "pydantic", "jiter", "httpx2")
-
 _imports: dict[str, concurrent.futures.Future] = {}
 _imports_lock = threading.Lock()
-_shared: concurrent.futures.Future | None = None
+_one_import_at_a_time = threading.Lock()
 
 
 def preload(sdk_names: Sequence[str]) -> None:
-    """Start importing these SDKs ("openai", "anthropic"), each once per process, side by side."""
-    global _shared
+    """Start importing these SDKs ("openai", "anthropic"), in this order, each once per process."""
     with _imports_lock:
         todo = [name for name in dict.fromkeys(sdk_names) if name not in _imports]
         for name in todo:
             _imports[name] = concurrent.futures.Future()
-        if todo and _shared is None:
-            _shared = concurrent.futures.Future()
-            threading.Thread(target=_import_shared, args=(_shared,), name="evalledger-sdk-import-shared",
-                             daemon=True).start()
-        shared = _shared
-    for name in todo:
-        threading.Thread(target=_import_sdk, args=(name, shared), name=f"evalledger-sdk-import-{name}",
-                         daemon=True).start()
+    if todo:
+        threading.Thread(target=_import_in_order, args=(todo,), name="evalledger-sdk-import", daemon=True).start()
 
 
-def _import_shared(done: concurrent.futures.Future) -> None:
-    try:
-        for name in SHARED_MODULES:
+def _import_in_order(names: list[str]) -> None:
+    with _one_import_at_a_time:
+        for name in names:
+            future = _imports[name]
             try:
-                importlib.import_module(name)
-            except ImportError:
-                pass  # an SDK that needs it says so when it is imported
-        # Before the SDKs: every first client needs it (loading the CA store is hundreds of ms on a
-        # busy machine).
-        try:
-            _tls_context()
-        except Exception:
-            pass  # the first client builds it again, and says why it cannot
-    finally:
-        done.set_result(None)
-
-
-def _import_sdk(name: str, shared: concurrent.futures.Future | None) -> None:
-    future = _imports[name]
-    try:
-        if shared is not None:
-            shared.result()
-        module = importlib.import_module(name)
-    except BaseException as exc:  # handed to whoever awaits the SDK
-        future.set_exception(exc)
-    else:
-        future.set_result(module)
+                module = importlib.import_module(name)
+                # Before the next SDK: the first client needs it (loading the CA store is
+                # hundreds of ms on a busy machine), and the next import would slow it down.
+                _tls_context()
+            except BaseException as exc:  # handed to whoever awaits the SDK
+                future.set_exception(exc)
+            else:
+                future.set_result(module)
 
 
 def sdk_of(provider: str) -> str:
@@ -99,17 +72,13 @@ def make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
                         http_client=sdk.DefaultAsyncHttpxClient(verify=_tls_context()))
 
 
-_tls_lock = threading.Lock()
-
-
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     # The SDKs' own default (httpx2's), built once: loading the CA store costs ~50 ms of CPU per
     # client.
-    with _tls_lock:
-        import httpx2  # the HTTP stack both SDKs are built on
+    import httpx2  # the HTTP stack both SDKs are built on
 
-        return httpx2.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
 # --- one attempt ---------------------------------------------------------------------------
