@@ -60,8 +60,16 @@ SELECT count(*) FROM evalledger.ledger_journal
  WHERE txid >= %(lo)s AND txid < %(hi)s AND entry_id < %(entry_id)s;
 
 -- name: purges
--- What the retention purge deleted, per transaction and table (and partition dropped).
-SELECT txid, table_name, row_count, partition_name FROM evalledger.retention_purge_log ORDER BY purge_log_id;
+-- What the retention purge says it deleted, per transaction and table (and partition dropped), by log row.
+SELECT purge_log_id, txid, table_name, row_count, partition_name FROM evalledger.retention_purge_log ORDER BY purge_log_id;
+
+-- name: holds
+-- Every legal hold's scope (verify reads which held what at each deletion; the rows are checked against the journal).
+SELECT hold_id, eval_run_id, target_id, held_from, held_to FROM evalledger.legal_hold;
+
+-- name: question_runs
+-- Each question row's run (verify: a reviewer's change after its run completed is refused).
+SELECT question_score_id, eval_run_id FROM evalledger.brain_eval_question_score;
 
 -- name: fingerprints
 -- The column fingerprints of a row's canonical parts, by position (NULL for NULL), as the journal's trigger computes them.

@@ -17,7 +17,7 @@ from psycopg import errors, sql
 
 from evalledger.ledger import check
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
-from tests.ledger_forge import (kinds, latest_entry, rejournal, reseal, rewrite, seal, set_triggers, take_digest,
+from tests.ledger_forge import (age_unsealed, kinds, latest_entry, rejournal, reseal, rewrite, seal, take_digest,
                                 triggers_lifted, verified)
 
 EXEMPT = {"ledger_journal", "ledger_block", "ledger_digest", "ledger_identity", "capture_purge_marker", "capture_window",
@@ -237,12 +237,12 @@ def test_a_catalog_edit_of_the_triggers_is_caught_as_the_superuser_did_it(admin,
     recomputed = ("recomputed", "brain_eval_log", failed_run, ("decision",))
     if lifted == "every trigger":  # silent: the row is not the version its entry hashed
         assert kinds(report) == [("row_changed", "brain_eval_log", failed_run, ("decision",)), recomputed]
-    else:  # journalled as an UPDATE like any other: the decision no longer follows from its inputs
+    else:  # journalled as an UPDATE, which no rule of the ledger allows a completed run; nor do its inputs decide it
         newest = latest_entry(admin, "brain_eval_log", failed_run)
         assert admin.execute("SELECT operation, entry_id > (SELECT last_entry_id FROM evalledger.ledger_block "
                              "WHERE block_id = 1) FROM evalledger.ledger_journal WHERE entry_id = %s", (newest,)
                              ).fetchone() == ("UPDATE", True)
-        assert kinds(report) == [recomputed]
+        assert kinds(report) == [("update_refused", "brain_eval_log", failed_run, ("decision",)), recomputed]
 
 
 def test_a_decision_rewritten_with_its_journal_entry_is_caught_by_its_block(admin, failed_run):
@@ -372,23 +372,15 @@ def test_recompute_agrees_with_every_suites_completion(admin, runner, reviewer_i
 
 
 # -- retention is not tampering ----------------------------------------------------------------------------
-def age_journalled(admin, run_id, years: int = 8) -> None:
-    """The run's rows recorded `years` ago, as a superuser rewriting tier clocks does it, but with the
-    journal on: only the append-only guards are lifted, so the rewrite is itself journalled."""
-    from tests.db.test_retention import RUN_TABLES
+def aged_before_sealing(admin, run_id, years: int = 8) -> None:
+    """The run's rows recorded `years` ago: their tier clocks rewritten as the retention tests do it (the
+    journal off for that transaction), and every entry not sealed yet dated as far back, so that the
+    journal, which verify ages each deletion by, says so too."""
+    from tests.db.test_retention import set_run_clock
 
-    tables = [*RUN_TABLES, "brain_analysis_log"]
-    set_triggers(admin, tables, "D", but="%\\_90\\_journal%")  # every trigger but the journal's
-    try:
-        clock = f"now() - interval '{years} years'"
-        admin.execute(f"UPDATE evalledger.brain_analysis_log SET created_at = {clock} WHERE analysis_id IN ("
-                      "SELECT brain_analysis_id FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s)",
-                      (run_id,))
-        for table, column in RUN_TABLES.items():
-            admin.execute(sql.SQL("UPDATE evalledger.{} SET {} = " + clock + " WHERE eval_run_id = %s").format(
-                sql.Identifier(table), sql.Identifier(column)), (run_id,))
-    finally:
-        set_triggers(admin, tables, "A")
+    with admin.transaction():
+        set_run_clock(admin, run_id, f"now() - interval '{years} years'")
+    age_unsealed(admin, f"{years} years")
 
 
 def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
@@ -405,7 +397,7 @@ def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key, created_at) SELECT 'query', 'old ' || g, true, false, 1.5, false, "
                   "gen_random_uuid(), %s::date + interval '1 day' FROM generate_series(1, 3) g", (month,))
-    age_journalled(admin, old)
+    aged_before_sealing(admin, old)
     held = sealed_digest(admin)
     purged = purge_committed(admin)
     assert {p[0] for p in purged} >= {"brain_eval_log", "brain_eval_question_score", "legal_hold",
@@ -447,6 +439,7 @@ def test_a_reference_shown_purged_with_its_question_verifies_clean(admin, dsn, r
     reviewer = connect_as(REVIEWER_ROLE)
     store.score_question(reviewer, run_id, QUESTION, NUMBERS)
     reviewing.show_reference(reviewer, run_id, QUESTION)
+    age_unsealed(admin, "7 years 2 days")  # the journal's times, which verify ages each deletion by
     held = sealed_digest(admin)
     with admin.transaction():
         set_run_clock(admin, run_id, f"{HORIZON} - interval '1 day'")
@@ -470,7 +463,8 @@ def test_a_delete_outside_the_purge_is_caught_though_the_journal_saw_it(admin, f
         admin.execute("DELETE FROM evalledger.brain_eval_question_score WHERE question_id = 'EVAL-Q03'")
         admin.execute("RESET session_replication_role")
     seal(admin)
-    assert kinds(verified(admin.info.dsn, held)) == [("deleted_outside_purge", "brain_eval_question_score", key, ())]
+    assert kinds(verified(admin.info.dsn, held)) == [("deleted_outside_purge", "brain_eval_question_score", key, ()),
+                                                     ("deleted_too_young", "brain_eval_question_score", key, ())]
 
 
 # -- the seal: never past an entry still in flight, and never in a writer's way ---------------------------

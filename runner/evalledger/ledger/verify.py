@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, journal
+from . import canon, check, journal, policy
 from .journal import QUERIES
 
 
@@ -92,6 +92,8 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     latest: dict[str, dict[str, _Latest]] = collections.defaultdict(dict)
     deleted: collections.Counter = collections.Counter()
     findings = report.findings
+    shapes = journal.shapes(conn)
+    facts = policy.Facts()
 
     for entry in journal.entries(conn):
         report.entries += 1
@@ -114,7 +116,13 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
                 [entry.row_leaf(i) for i in range(entry.rows)]) != entry.rows_root):
             findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id}'s row leaves do not make its rows_root",
                                     entry.table, entry=entry.entry_id))
+        seen = policy.Seen(entry.entry_id, entry.op, entry.txid, policy.stamp(str(entry.recorded_at)))
         for i, key in enumerate(keys):
+            before = latest[entry.table].get(key)
+            changed = None
+            if entry.op == "UPDATE" and before is not None and entry.table in shapes:
+                changed = _fingerprints_differ(shapes[entry.table], before.fingerprints, entry.fingerprints)
+            facts.saw(entry.table, key, seen, before, changed)
             latest[entry.table][key] = _Latest(entry.entry_id, entry.op, entry.row_leaf(i), entry.fingerprints, entry.txid)
         if entry.op == "DELETE":
             deleted[(entry.txid, entry.table)] += entry.rows
@@ -126,14 +134,25 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         report.digests += 1
 
     purges = collections.Counter()
-    dropped: set[str] = set()
-    for txid, table, count, partition in conn.execute(QUERIES["purges"]):
+    dropped: dict[str, policy.Seen | None] = {}
+    for purge_log_id, txid, table, count, partition in conn.execute(QUERIES["purges"]):
         purges[(txid, table)] += count
         if partition:
-            dropped.add(partition)
-    shapes = journal.shapes(conn)
+            dropped[partition] = facts.first.get(("retention_purge_log", check.canonical_json(
+                {"purge_log_id": purge_log_id})))
+    question_runs = {check.canonical_json({"question_score_id": q if isinstance(q, int) else str(q)}): str(run)
+                     for q, run in conn.execute(QUERIES["question_runs"])}
+    holds = {h: policy.Hold(h, str(run) if run else None, target, held_from, held_to)
+             for h, run, target, held_from, held_to in conn.execute(QUERIES["holds"])}
+    retention = policy.Retention(facts, holds, question_runs)
     for table in sorted(shapes):
-        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, report)
+        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, retention, report)
+    for kind, table, key, entry, detail in retention.findings():
+        findings.append(Finding(kind, detail, table, key, entry=entry))
+    for table, key, entry, columns, why in policy.update_findings(facts, question_runs):
+        named = ", ".join(columns) if columns else "a column"
+        findings.append(Finding("update_refused", f"{named} changed by journal entry {entry} (UPDATE), which the "
+                                                  f"ledger's rules never allow: {why}", table, key, columns, entry=entry))
     for table, left in latest.items():
         findings.extend(Finding("row_gone", f"journal entry {s.entry} is of a table the ledger no longer has", table, key,
                                 entry=s.entry) for key, s in left.items())
@@ -238,7 +257,8 @@ def _check_digest(path: str, digest: dict, report: Report, blocks: list[journal.
                                                    "a block up to it was rewritten", block=size))
 
 
-def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped, report: Report) -> None:
+def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped,
+                retention: policy.Retention, report: Report) -> None:
     """One table's rows against their latest journal entries; then the entries whose rows are gone."""
     findings = report.findings
     changed = []
@@ -270,6 +290,10 @@ def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, p
             explained[(mine.txid, shape.table)] += 1
             continue
         if shape.table == "eval_candidates" and _partition_of(key) in dropped:
+            why = retention.partition_dropped(_partition_of(key)[-6:], dropped[_partition_of(key)],
+                                              retention.facts.first.get((shape.table, key)))
+            if why:
+                findings.append(Finding("deleted_too_young", f"is gone: {why}", shape.table, key, entry=mine.entry))
             continue
         findings.append(Finding("row_gone", f"is gone, with no journal entry or purge that deleted it "
                                             f"(last entry {mine.entry}, {mine.op})", shape.table, key, entry=mine.entry))
@@ -296,6 +320,15 @@ def _purged(txid: int, table: str, count: int, purges) -> bool:
 def _partition_of(key: str) -> str:
     stamp = check.parse_json(key)["created_at"]
     return f"eval_candidates_p{stamp[:4]}{stamp[5:7]}"
+
+
+def _fingerprints_differ(shape: canon.Shape, before: list[int | None] | None,
+                         after: list[int | None] | None) -> list[str] | None:
+    """The columns whose fingerprint differs between two entries of one row (None when either has none, or the
+    table's columns changed between them)."""
+    if before is None or after is None or len(before) != len(after) or len(after) != len(shape.columns):
+        return None
+    return [name for name, was, is_ in zip(shape.columns, before, after) if was != is_]
 
 
 def _changed_columns(conn, shape: canon.Shape, parts: list[str | None], stored: list[int | None] | None) -> list[str]:
