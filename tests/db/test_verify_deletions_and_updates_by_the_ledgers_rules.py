@@ -204,3 +204,28 @@ def test_every_run_table_verify_knows_is_the_databases(admin):
         "SELECT c.relname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE a.attname = 'run_created_at' "
         "AND c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition")}
     assert clocked == set(policy.RUN_CLOCK)
+
+
+def test_every_suites_honest_ledger_verifies_clean(admin, dsn, connect_as, reviewer_id):
+    """Completions of every suite, reviews, holds placed and released: every UPDATE the rules allow, none named."""
+    from tests.db.test_takes_quality_db import PANEL as TQ_PANEL, start_run, verdict
+    from tests.db.test_work_quality_db import judged, reply
+
+    runner = connect_as("evalledger_runner")
+    record_run(runner, reviewer_id, count=3)
+    record_run(runner, reviewer_id, count=3, bend=lambda n, row: row.update(hallucinations_detected=1))
+    tq = start_run(runner)
+    for model, score in zip(TQ_PANEL, (8, 6, 9)):
+        verdict(runner, tq, model, {d: score for d in ("accuracy", "attribution", "weight_calibration",
+                                                        "kind_classification", "signal_density")})
+    runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (tq,))
+    judged(runner, "r1", {"openai:gpt-4o": 0.7, "anthropic:claude-opus-4-7": 0.9})
+    judged(runner, "r2", {"openai:gpt-4o": 0.4, "anthropic:claude-opus-4-7": reply(0.6, confidence=3)})
+    hold = admin.execute("INSERT INTO evalledger.legal_hold (target_id, reason) VALUES ('AGT-901', 'a matter') "
+                         "RETURNING hold_id").fetchone()[0]
+    admin.execute("INSERT INTO evalledger.legal_hold_release (hold_id, reason) VALUES (%s, 'closed')", (hold,))
+    seal(admin)
+    report = verified(dsn, [("held.json", take_digest(admin))], recompute=True)
+    assert report.verified, [f.line() for f in report.findings]
+    updates = admin.execute("SELECT count(*) FROM evalledger.ledger_journal WHERE operation = 'UPDATE'").fetchone()[0]
+    assert updates >= 4  # the completions at least, each allowed
