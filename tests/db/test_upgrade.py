@@ -17,6 +17,7 @@ from evalledger.core.migrate import migrate
 from tests.cli import run_cli
 from tests.conftest import REVIEWER_ROLE, ensure_login_role
 from tests.db.test_capture_db import make_old_partition
+from tests.ledger_forge import age_entries_after
 from tests.db.test_retention import purge_committed
 from tests.db.schema_objects import differences, snapshot
 from tests.db.test_privileges import EXPECTED, OPERATIONS, ROLES, TABLES, allowed, attempt
@@ -88,7 +89,9 @@ def fill_the_rest(admin):
     admin.execute("RESET ROLE")
     admin.execute("INSERT INTO evalledger.brain_eval_import (reason, source_file) VALUES ('history', 'old.csv')")
     # A capture month past the horizon, purged: the purge log's rows (and a purge across the upgrade).
+    last = admin.execute("SELECT max(entry_id) FROM evalledger.ledger_journal").fetchone()[0]
     make_old_partition(admin, "201501")
+    age_entries_after(admin, last, "12 years")  # journalled as long ago as its tier clock says
     assert purge_committed(admin)
     admin.execute("INSERT INTO evalledger.eval_capture_failures (failure_key, reason, occurred_at) "
                   "VALUES (gen_random_uuid(), 'db_down', now())")
@@ -270,7 +273,9 @@ def test_rows_journalled_after_the_upgrade_verify_beside_the_releases(upgraded):
         admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                       "latency_ms, remote, capture_key) SELECT 'search', 'after the upgrade ' || g, false, false, "
                       "g * 1.25, true, gen_random_uuid() FROM generate_series(1, 20) g")
+        before = admin.execute("SELECT max(entry_id) FROM evalledger.ledger_journal").fetchone()[0]
         make_old_partition(admin, "201502")
+        age_entries_after(admin, before, "12 years")
         assert purge_committed(admin)
         written = admin.execute("SELECT array_agg(DISTINCT table_name || ' ' || operation ORDER BY table_name || ' ' "
                                 "|| operation) FROM evalledger.ledger_journal WHERE entry_id > %s", (last,)).fetchone()[0]
