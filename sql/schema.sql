@@ -116,6 +116,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/journal_tables_v1.sql
 \ir core/journal_source_v1.sql
 \ir core/journal_leaf_v1.sql
+\ir core/ledger_writers_v1.sql
 \ir core/ledger_seal_v1.sql
 \ir core/ledger_digest_v1.sql
 \ir core/ledger_recompute_takes_quality_v2.sql

@@ -101,6 +101,13 @@ SELECT (SELECT max(b.sealed_at) FROM evalledger.ledger_block b),
          WHERE j.txid >= coalesce((SELECT max(b.hi_txid) FROM evalledger.ledger_block b), 0)),
        (SELECT max(b.block_id) FROM evalledger.ledger_block b);
 
+-- name: writers_open
+-- Transactions of logins that may write the ledger, open longer than seconds, with what they hold back: pid (NULL: a prepared one), login, age in seconds (NULL: not visible to this login).
+SELECT w.pid, w.login, extract(epoch FROM clock_timestamp() - w.xact_start)::float8
+  FROM evalledger.ledger_writers_v1() w
+ WHERE w.xact_start IS NULL OR w.xact_start < clock_timestamp() - make_interval(secs => %(seconds)s)
+ ORDER BY w.txid;
+
 -- name: installed
 -- Whether the journal (issue 18) is installed.
 SELECT to_regclass('evalledger.ledger_journal') IS NOT NULL;
