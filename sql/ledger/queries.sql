@@ -15,7 +15,7 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 SELECT ledger_id FROM evalledger.ledger_identity;
 
 -- name: columns
--- Each journalled table's columns in code-point order: type, kind (e: enum), array element type, whether in the primary key, type oid.
+-- The columns of these tables in code-point order: type, kind (e: enum), array element type, whether in the primary key, type oid.
 SELECT c.relname::text, a.attname::text, t.typname::text, t.typtype::text, e.typname::text,
        coalesce(a.attnum = ANY (i.indkey), false), t.oid::int
   FROM pg_class c
@@ -23,8 +23,27 @@ SELECT c.relname::text, a.attname::text, t.typname::text, t.typtype::text, e.typ
   JOIN pg_type t ON t.oid = a.atttypid
   LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
   LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
- WHERE c.oid IN (SELECT j.rel FROM evalledger.journal_tables_v1() j)
+ WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+   AND c.relname = ANY(%(tables)s)
  ORDER BY c.relname, a.attname COLLATE "C";
+
+-- name: catalog_tables
+-- Every table of the ledger's schema (a partitioned one as itself) and its primary key's columns, from the catalog.
+SELECT c.relname::text,
+       ARRAY(SELECT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+              WHERE i.indrelid = c.oid AND i.indisprimary)
+  FROM pg_class c
+ WHERE c.relnamespace = 'evalledger'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+ ORDER BY 1;
+
+-- name: catalog_triggers
+-- Every user trigger of those tables: table, name, enabled (A: always), the function it runs and its definition.
+SELECT c.relname::text, g.tgname::text, g.tgenabled::text, n.nspname || '.' || p.proname, pg_get_triggerdef(g.oid)
+  FROM pg_trigger g
+  JOIN pg_class c ON c.oid = g.tgrelid
+  JOIN pg_proc p ON p.oid = g.tgfoid
+  JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE c.relnamespace = 'evalledger'::regnamespace AND NOT c.relispartition AND NOT g.tgisinternal;
 
 -- name: rows
 -- Every row of one table, its columns in the order given ({columns}, {table}: composed by the caller).

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, journal, policy
+from . import canon, check, journal, package, policy
 from .journal import QUERIES
 
 
@@ -40,7 +40,7 @@ class Finding:
 
     def line(self) -> str:
         """The one line verify prints for it."""
-        where = f"{self.table} {self.key}: " if self.table else ""
+        where = f"{self.table} {self.key}: " if self.table and self.key else f"{self.table}: " if self.table else ""
         return f"{self.kind}: {where}{self.detail}"
 
     def as_json(self) -> dict:
@@ -92,7 +92,7 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     latest: dict[str, dict[str, _Latest]] = collections.defaultdict(dict)
     deleted: collections.Counter = collections.Counter()
     findings = report.findings
-    shapes = journal.shapes(conn)
+    shapes = journal.shapes(conn, _tables_checked(conn, findings))
     facts = policy.Facts()
 
     for entry in journal.entries(conn):
@@ -165,6 +165,44 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         conn.rollback()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _tables_checked(conn, findings: list[Finding]) -> list[str]:
+    """The tables whose rows verify checks: the package's journalled tables and every other table of the ledger's
+    schema the package does not exempt. The catalog is checked against the package on the way: a package table
+    missing, a table the package does not install, a primary key not the package's, a journal trigger missing,
+    disabled or pointed elsewhere (each a finding)."""
+    installed = package.tables()
+    catalog = {table: frozenset(key) for table, key in conn.execute(QUERIES["catalog_tables"])}
+    for table in sorted(set(installed) - set(catalog)):
+        findings.append(Finding("table_missing", "is a table the package installs, and the database does not have it",
+                                table))
+    for table in sorted(set(catalog) - set(installed)):
+        findings.append(Finding("table_unknown", "is a table of the ledger's schema the package does not install",
+                                table))
+    for table in sorted(set(catalog) & set(installed)):
+        if catalog[table] != installed[table]:
+            findings.append(Finding("key_changed", f"has the primary key ({', '.join(sorted(catalog[table]))}), the "
+                                                   f"package's is ({', '.join(sorted(installed[table]))})", table))
+    checked = sorted(t for t in set(catalog) | set(installed) if t not in package.EXEMPT)
+    triggers = {(t, name): rest for t, name, *rest in conn.execute(QUERIES["catalog_triggers"])}
+    for table in checked:
+        if table not in catalog:
+            continue
+        for name, (function, events, per_row) in package.journal_triggers(table).items():
+            found = triggers.get((table, name))
+            if found is None:
+                problem = f"has no journal trigger {name}"
+            elif found[1] != function or f" AFTER {events} ON " not in found[2] or (
+                    " FOR EACH ROW " in found[2]) != per_row:
+                problem = (f"has a journal trigger {name} that is not AFTER {events} FOR EACH "
+                           f"{'ROW' if per_row else 'STATEMENT'} EXECUTE FUNCTION {function}()")
+            elif found[0] != "A":
+                problem = f"has its journal trigger {name} not ENABLE ALWAYS (tgenabled {found[0]!r})"
+            else:
+                continue
+            findings.append(Finding("journal_trigger", problem, table))
+    return checked
 
 
 OPERATIONS = {"BASELINE", "INSERT", "UPDATE", "DELETE"}
