@@ -140,3 +140,45 @@ SELECT a.analysis_id FROM evalledger.brain_eval_harness_answer a WHERE a.eval_ru
 -- name: run_rubric
 -- The rubric a brain-eval run is judged by.
 SELECT rubric_id FROM evalledger.brain_eval_log WHERE eval_run_id = %(run)s;
+
+-- name: code_session
+-- Names in the code's definitions written in full (schema-qualified), whatever the session's search_path, until the transaction ends.
+SELECT set_config('search_path', 'pg_catalog', true);
+
+-- name: code_definitions
+-- Every definition of the ledger's code in the ledger's schemas (evalledger, evalledger_guard): kind, name, its text as the server writes it.
+WITH ns AS (SELECT n.oid, n.nspname FROM pg_namespace n WHERE n.nspname IN ('evalledger', 'evalledger_guard')),
+rel AS (SELECT c.* FROM pg_class c JOIN ns ON ns.oid = c.relnamespace WHERE NOT c.relispartition)
+SELECT 'function', p.oid::regprocedure::text,
+       CASE WHEN p.prokind = 'a' THEN format('aggregate %s', (SELECT a::text FROM pg_aggregate a WHERE a.aggfnoid = p.oid))
+            ELSE pg_get_functiondef(p.oid) END
+       || E'\nowner ' || p.proowner::regrole::text || E'\nacl ' || coalesce(p.proacl::text, 'default')
+  FROM pg_proc p JOIN ns ON ns.oid = p.pronamespace
+UNION ALL
+SELECT 'trigger', g.tgrelid::regclass::text || '.' || g.tgname, pg_get_triggerdef(g.oid) || E'\nenabled ' || g.tgenabled::text
+  FROM pg_trigger g JOIN rel c ON c.oid = g.tgrelid WHERE NOT g.tgisinternal
+UNION ALL
+SELECT 'event_trigger', e.evtname::text, format('ON %s WHEN TAG IN %s EXECUTE FUNCTION %s enabled %s owner %s',
+       e.evtevent, coalesce(e.evttags::text, 'any'), e.evtfoid::regprocedure, e.evtenabled, e.evtowner::regrole)
+  FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid JOIN ns ON ns.oid = p.pronamespace
+UNION ALL
+SELECT 'policy', y.polrelid::regclass::text || '.' || y.polname,
+       format('%s FOR %s TO %s USING (%s) WITH CHECK (%s)', CASE WHEN y.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
+              y.polcmd, (SELECT string_agg(CASE WHEN r = 0 THEN 'public' ELSE r::regrole::text END, ', ' ORDER BY 1)
+                           FROM unnest(y.polroles) r),
+              pg_get_expr(y.polqual, y.polrelid), pg_get_expr(y.polwithcheck, y.polrelid))
+  FROM pg_policy y JOIN rel c ON c.oid = y.polrelid
+UNION ALL
+SELECT 'relation', c.oid::regclass::text,
+       format('kind %s owner %s acl %s rls %s forced %s columns %s%s', c.relkind, c.relowner::regrole, coalesce(c.relacl::text, 'default'),
+              c.relrowsecurity, c.relforcerowsecurity,
+              coalesce((SELECT string_agg(a.attname || '=' || a.attacl::text, ', ' ORDER BY a.attname)
+                          FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL), 'default'),
+              CASE WHEN c.relkind IN ('v', 'm') THEN E'\n' || pg_get_viewdef(c.oid) ELSE '' END)
+  FROM rel c WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+UNION ALL
+SELECT 'constraint', k.conrelid::regclass::text || '.' || k.conname, pg_get_constraintdef(k.oid)
+  FROM pg_constraint k JOIN rel c ON c.oid = k.conrelid
+UNION ALL
+SELECT 'schema', ns.nspname::text, format('owner %s acl %s', n.nspowner::regrole, coalesce(n.nspacl::text, 'default'))
+  FROM ns JOIN pg_namespace n ON n.oid = ns.oid;

@@ -1,9 +1,7 @@
 def test_scratch(admin):
-    for r in admin.execute("""SELECT c.relname, array_agg(a.attname ORDER BY a.attname)
-      FROM pg_class c JOIN pg_index i ON i.indrelid=c.oid AND i.indisprimary JOIN pg_attribute a ON a.attrelid=c.oid AND a.attnum = ANY(i.indkey)
-      WHERE c.relnamespace='evalledger'::regnamespace AND NOT c.relispartition GROUP BY 1 ORDER BY 1"""):
-        print(r)
-    print(admin.execute("SELECT nspacl FROM pg_namespace WHERE nspname='evalledger'").fetchone())
-    print(admin.execute("SELECT array_agg(column_name::text) FROM information_schema.columns WHERE table_name='retention_purge_log'").fetchone())
-    for r in admin.execute("SELECT c.relname, array_agg(a.attname) FROM pg_class c JOIN pg_attribute a ON a.attrelid=c.oid WHERE c.relnamespace='evalledger'::regnamespace AND a.attname IN ('run_created_at','created_at','recorded_at','eval_run_id','completed_at') AND c.relkind IN ('r','p') AND NOT c.relispartition GROUP BY 1"):
-        print(r)
+    print(admin.execute("SELECT array_agg(nspname::text) FROM pg_namespace WHERE nspname NOT LIKE 'pg_%' AND nspname <> 'information_schema'").fetchone())
+    print(admin.execute("SELECT prokind, count(*) FROM pg_proc WHERE pronamespace='evalledger'::regnamespace GROUP BY 1").fetchall())
+    print(admin.execute("SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid=g.tgrelid WHERE c.relnamespace='evalledger'::regnamespace AND NOT tgisinternal").fetchall())
+    print(admin.execute("SELECT count(*) FROM pg_policy").fetchall())
+    print(admin.execute("SELECT evtname, evtfoid::regproc FROM pg_event_trigger").fetchall())
+    print(admin.execute("SELECT datacl FROM pg_database WHERE datname=current_database()").fetchall())

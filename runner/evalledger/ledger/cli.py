@@ -125,8 +125,8 @@ def digest_command(out, wait_seconds, as_json):
         _write(text, out)
         if not as_json:
             click.echo(f"digest of block {taken['block']} ({output.plural(taken['entries'], 'entry', 'entries')}, "
-                       f"ledger root {taken['ledger_root']}) written to {out}: keep it where the database's "
-                       "superuser cannot reach")
+                       f"ledger root {taken['ledger_root']}, code {taken['code_fingerprint']}) written to {out}: keep "
+                       "it where the database's superuser cannot reach")
     note = digests.held_back(waiting)
     if note:
         click.echo(f"evalledger: note: {note}", err=True)

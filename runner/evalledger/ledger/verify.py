@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, journal, package, policy
+from . import canon, check, code, journal, package, policy
 from .journal import QUERIES
 
 
@@ -61,6 +61,7 @@ class Report:
     unsealed: int = 0
     recomputed: bool = False
     seconds: float = 0.0
+    code_fingerprint: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -132,6 +133,12 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     for path, digest in digests:
         _check_digest(path, digest, report, blocks, findings)
         report.digests += 1
+    if any("code" in digest for _, digest in digests):
+        now = code.definitions(conn)
+        report.code_fingerprint = code.fingerprint(now)
+        for path, digest in digests:
+            if "code" in digest:
+                _check_code(path, digest, now, findings)
 
     purges = collections.Counter()
     dropped: dict[str, policy.Seen | None] = {}
@@ -293,6 +300,17 @@ def _check_digest(path: str, digest: dict, report: Report, blocks: list[journal.
     if check.merkle_root([check.block_leaf(h) for h in hashes]).hex() != digest["ledger_root"]:
         findings.append(Finding("digest_mismatch", f"the ledger tree of blocks 1-{size} is not the one {path} holds: "
                                                    "a block up to it was rewritten", block=size))
+
+
+def _check_code(path: str, digest: dict, now: dict[str, str], findings: list[Finding]) -> None:
+    """The ledger's code now against the code a digest pinned: each definition changed, added or removed, by name."""
+    then = digest["code"]
+    if not isinstance(then, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in then.items()) or \
+            code.fingerprint(then) != digest.get("code_fingerprint"):
+        findings.append(Finding("digest_unreadable", f"{path}: its code is not the code its code_fingerprint pins"))
+        return
+    for name, what in code.changes(then, now):
+        findings.append(Finding("code_changed", f"{name} was {what} since {path} was taken"))
 
 
 def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped,
