@@ -182,3 +182,15 @@ SELECT 'constraint', k.conrelid::regclass::text || '.' || k.conname, pg_get_cons
 UNION ALL
 SELECT 'schema', ns.nspname::text, format('owner %s acl %s', n.nspowner::regrole, coalesce(n.nspacl::text, 'default'))
   FROM ns JOIN pg_namespace n ON n.oid = ns.oid;
+
+-- name: recompute_install_session
+-- The package's functions go into this session's temporary schema in any order (bodies are checked when they run).
+SET LOCAL check_function_bodies = off;
+
+-- name: recompute_key_source
+-- A table's canon-v1 key function body, as the package's journal_source_v1 (installed in pg_temp) writes it.
+SELECT (pg_temp.journal_source_v1(%(table)s::regclass)).key;
+
+-- name: recompute_package
+-- Every computed column of a completed run that differs from what the package's own decision functions compute now (installed in pg_temp by recompute.py).
+SELECT table_name, row_key, column_name, stored, recomputed FROM pg_temp.ledger_recompute_v3();

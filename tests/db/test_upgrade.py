@@ -156,7 +156,9 @@ MADE_BY = {
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
-    "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    # 0120 replaced the one function 0111 made (0111 dropped the other): nothing of 0111's is left to tell it by.
+    "0111.one-merkle-root": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0111.one-merkle-root'",
+    "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
 }
 
 
@@ -250,9 +252,19 @@ def test_the_views_read_as_before_for_each_reader(upgraded):
         agent.execute("SELECT * FROM evalledger.cost_per_run_v1")
 
 
-def test_ledger_verify_passes_across_the_upgrade(upgraded):
+def test_ledger_verify_passes_across_the_upgrade(upgraded, tmp_path):
+    """Every row, entry and block of the release still checks against the release's digest; the code does not:
+    the digest pinned the release's, and verify names each definition the migrations changed since (and nothing
+    else). A digest taken after the upgrade pins the code as it is now, and everything verifies against it."""
     _, _, dsn = upgraded
     result = run_cli("ledger", "verify", "--recompute", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"],
+                     env={"DATABASE_URL": dsn})
+    lines = result.out.splitlines()
+    assert result.code == 1 and all(line.startswith("code_changed: ") for line in lines[:-1]), result.out + result.err
+    assert "code_changed: function evalledger.ledger_writers_v1() was added since" in result.out  # 0120's
+    taken = run_cli("ledger", "digest", "--out", str(tmp_path / "after.json"), "--wait", "0", env={"DATABASE_URL": dsn})
+    assert taken.code == 0, taken.out + taken.err
+    result = run_cli("ledger", "verify", "--recompute", "--digest", str(tmp_path / "after.json"),
                      env={"DATABASE_URL": dsn})
     assert result.code == 0, result.out + result.err
     assert "verified" in result.out
@@ -282,5 +294,5 @@ def test_rows_journalled_after_the_upgrade_verify_beside_the_releases(upgraded):
     assert written == ["eval_candidate_keys DELETE", "eval_candidate_keys INSERT", "eval_candidates INSERT",
                        "legal_hold INSERT", "legal_hold_release INSERT", "retention_purge_log INSERT"], written
     result = run_cli("ledger", "verify", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"], env={"DATABASE_URL": dsn})
-    assert result.code == 0, result.out + result.err
-    assert "verified" in result.out
+    # The release's rows and blocks hold; only the code the migrations changed since the digest is named.
+    assert all(line.startswith("code_changed: ") for line in result.out.splitlines()[:-1]), result.out + result.err

@@ -53,3 +53,30 @@ def test_a_journal_trigger_disabled_in_the_catalog_is_named(admin):
     admin.execute("UPDATE pg_catalog.pg_trigger SET tgenabled = 'D' WHERE tgname = 'take_90_journal'")
     found = [f.line() for f in verified(admin.info.dsn).findings]
     assert found == ["journal_trigger: take: has its journal trigger take_90_journal not ENABLE ALWAYS (tgenabled 'D')"]
+
+
+@pytest.mark.parametrize("blanked", ["evalledger.ledger_recompute_v3()",
+                                     "evalledger.ledger_recompute_brain_eval_v2(evalledger.brain_eval_log)"])
+def test_recompute_runs_the_packages_code_whatever_the_catalog_holds(admin, connect_as, reviewer_id, blanked):
+    """A consistent rewrite of a decision, every hash rebuilt and no digest kept, then the recompute (or the decision
+    it calls) blanked in pg_proc: --recompute re-derives it with the package's own functions, installed in pg_temp."""
+    from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+    from tests.ledger_forge import rejournal, reseal, rewrite
+
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
+    decided = record_run(connect_as("evalledger_runner"), reviewer_id, count=3,
+                         bend=lambda n, row: row.update(hallucinations_detected=1))
+    assert decided.decision == "fail"
+    key = f'{{"eval_run_id":"{decided.eval_run_id}"}}'
+    seal(admin)
+    rewrite(admin, "brain_eval_log", "decision = 'pass'", "decision = 'fail'")
+    rejournal(admin, admin.info.dsn, "brain_eval_log", key)
+    reseal(admin, admin.info.dsn, 1)
+    if blanked.endswith("()"):
+        catalog_edit(admin, blanked, "SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::text WHERE false")
+    else:  # brain-eval's entry point: whatever the run says, it decides that
+        catalog_edit(admin, blanked, "SELECT to_jsonb(run)")
+    assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0  # fooled
+    report = verified(admin.info.dsn, recompute=True)
+    assert kinds(report) == [("recomputed", "brain_eval_log", key, ("decision",))]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, code, journal, package, policy
+from . import canon, check, code, journal, package, policy, recompute as recomputing
 from .journal import QUERIES
 
 
@@ -84,6 +84,10 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     """Check the ledger conn reads (as a role that reads every ledger table) against digests: in a
     read-only snapshot of its own, or (own_snapshot False) in conn's transaction as it stands."""
     started = time.perf_counter()
+    if recompute:  # the package's decision functions, in this session's pg_temp (before the read-only snapshot)
+        recomputing.install(conn)
+        if own_snapshot:
+            conn.commit()
     if own_snapshot:
         conn.execute(QUERIES["one_snapshot"])
     report = Report(journal.identity(conn))
@@ -164,7 +168,7 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         findings.extend(Finding("row_gone", f"journal entry {s.entry} is of a table the ledger no longer has", table, key,
                                 entry=s.entry) for key, s in left.items())
     if recompute:
-        for table, key, column, stored, recomputed in conn.execute(QUERIES["recompute"]):
+        for table, key, column, stored, recomputed in conn.execute(QUERIES["recompute_package"]):
             findings.append(Finding("recomputed", f"{column} is {stored}, but its inputs decide {recomputed}",
                                     table, key, (column,)))
         report.recomputed = True
