@@ -313,7 +313,9 @@ def test_a_superuser_who_silences_the_journal_function_is_caught(admin, failed_r
         admin.execute("CREATE OR REPLACE FUNCTION evalledger.journal_row_v2() RETURNS trigger "
                       "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$BEGIN RETURN NULL; END$$")
     admin.execute("INSERT INTO evalledger.target (target_id, kind, display_name) VALUES ('AGT-998', 'bot', 'quiet')")
-    assert kinds(verified(admin.info.dsn, held)) == [("row_unjournalled", "target", '{"target_id":"AGT-998"}', ())]
+    report = verified(admin.info.dsn, held)
+    assert kinds(report) == [("code_changed", None, None, ()), ("row_unjournalled", "target", '{"target_id":"AGT-998"}', ())]
+    assert report.findings[0].line() == "code_changed: function evalledger.journal_row_v2() was changed since held.json was taken"
 
 
 def test_an_untouched_ledger_verifies_with_every_decision_recomputed(admin, failed_run, runner, reviewer_id):
