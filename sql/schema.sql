@@ -185,6 +185,7 @@ SET LOCAL check_function_bodies = off;
 \ir capture/eval_candidate_ndjson_v1.sql
 \ir brain_eval/brain_eval_open_harness_v2.sql
 \ir work_quality/work_quality_document_v1.sql
+\ir work_quality/work_quality_decide_v1.sql
 \ir work_quality/work_quality_current_v1.sql
 \ir core/ledger_entry_text_v1.sql
 \ir core/ledger_block_text_v1.sql

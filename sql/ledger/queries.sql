@@ -191,6 +191,10 @@ SET LOCAL check_function_bodies = off;
 -- A table's canon-v1 key function body, as the package's journal_source_v1 (installed in pg_temp) writes it.
 SELECT (pg_temp.journal_source_v1(%(table)s::regclass)).key;
 
+-- name: recompute_key_function
+-- A table's key function in pg_temp, its body the package's ({table}, {body}: composed by the caller).
+CREATE OR REPLACE FUNCTION pg_temp.journal_key_v1(r evalledger.{table}) RETURNS text LANGUAGE sql STABLE AS {body}
+
 -- name: recompute_package
 -- Every computed column of a completed run that differs from what the package's own decision functions compute now (installed in pg_temp by recompute.py).
 SELECT table_name, row_key, column_name, stored, recomputed FROM pg_temp.ledger_recompute_v3();

@@ -159,6 +159,8 @@ MADE_BY = {
     # 0120 replaced the one function 0111 made (0111 dropped the other): nothing of 0111's is left to tell it by.
     "0111.one-merkle-root": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0111.one-merkle-root'",
     "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
+    "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc "
+                                      "WHERE oid = 'evalledger.work_quality_decide_v1(evalledger.eval_work_quality_snapshots)'::regprocedure",
 }
 
 

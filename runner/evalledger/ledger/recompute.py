@@ -18,6 +18,7 @@ from evalledger.core import paths
 from .journal import QUERIES
 
 _FUNCTION = re.compile(r"^\s*CREATE (?:OR REPLACE )?FUNCTION evalledger\.(\w+)\s*\(", re.S)
+_REPLACING = re.compile(r"^(\s*CREATE)\s+FUNCTION\b")
 _DOLLAR = re.compile(r"\$([A-Za-z_]\w*)?\$")
 
 
@@ -87,10 +88,9 @@ def install(conn: psycopg.Connection) -> int:
     names = {name for name, _ in functions} | {"journal_key_v1"}
     conn.execute(QUERIES["recompute_install_session"])
     for _, text in functions:
-        conn.execute(in_temp(text, names).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1))
+        conn.execute(_REPLACING.sub(r"\1 OR REPLACE FUNCTION", in_temp(text, names), count=1))
     for table in KEYED:
         body = conn.execute(QUERIES["recompute_key_source"], {"table": f"evalledger.{table}"}).fetchone()[0]
-        conn.execute(sql.SQL("CREATE OR REPLACE FUNCTION pg_temp.journal_key_v1(r evalledger.{}) RETURNS text "
-                             "LANGUAGE sql STABLE AS {}").format(sql.Identifier(table),
-                                                                 sql.Literal(in_temp(body, names))))
+        conn.execute(sql.SQL(QUERIES["recompute_key_function"]).format(table=sql.Identifier(table),
+                                                                       body=sql.Literal(in_temp(body, names))))
     return len(functions) + len(KEYED)
