@@ -111,12 +111,21 @@ def test_a_failing_run_deleted_and_explained_as_a_purge_is_caught(admin, dsn, de
     assert f"brain_eval_log {run_key}" in result.out
 
 
-def test_a_deletion_under_a_legal_hold_is_caught_though_the_row_was_old(admin, dsn, connect_as, reviewer_id):
-    """A run past the horizon, but held: its deletion with the journal on (the guards lifted) is named with the hold."""
+@pytest.mark.parametrize("scope", ["run", "range"])
+def test_a_deletion_under_a_legal_hold_is_caught_though_the_row_was_old(admin, dsn, connect_as, reviewer_id, scope):
+    """A run past the horizon, but held (its run, or a range of time holding its clock): its deletion with the
+    journal on (the guards lifted) is named with the hold."""
     run_id = str(record_run(connect_as("evalledger_runner"), reviewer_id, count=2).eval_run_id)
-    hold = admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'matter open') "
-                         "RETURNING hold_id", (run_id,)).fetchone()[0]
     age_unsealed(admin, "8 years")
+    if scope == "run":
+        hold = admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'matter open') "
+                             "RETURNING hold_id", (run_id,)).fetchone()[0]
+        held_as = f"run {run_id}"
+    else:  # a range around the run's first journal entry, 8 years back
+        hold = admin.execute("INSERT INTO evalledger.legal_hold (held_from, held_to, reason) VALUES "
+                             "(now() - interval '8 years 1 day', now() - interval '8 years' + interval '1 day', "
+                             "'matter open') RETURNING hold_id").fetchone()[0]
+        held_as = " UTC to "
     seal(admin)
     held = [("held.json", take_digest(admin))]
     tables = [t for t in RUN_TABLES if t != "legal_hold"]
@@ -133,7 +142,7 @@ def test_a_deletion_under_a_legal_hold_is_caught_though_the_row_was_old(admin, d
     seal(admin)
     report = verified(dsn, held)
     line = next(f.line() for f in report.findings if f.table == "brain_eval_log" and f.kind == "deleted_under_hold")
-    assert f"while legal hold {hold} (run {run_id}) covered it" in line
+    assert f"while legal hold {hold} (" in line and held_as in line and line.endswith(" covered it")
 
 
 @pytest.mark.parametrize("early", [False, True], ids=["past the horizon", "one day early"])
