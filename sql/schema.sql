@@ -117,6 +117,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/journal_tables_v1.sql
 \ir core/journal_source_v1.sql
 \ir core/journal_leaf_v1.sql
+\ir core/ledger_writers_v1.sql
 \ir core/ledger_seal_v1.sql
 \ir core/ledger_digest_v1.sql
 \ir core/ledger_recompute_takes_quality_v2.sql
@@ -185,6 +186,7 @@ SET LOCAL check_function_bodies = off;
 \ir capture/eval_candidate_ndjson_v1.sql
 \ir brain_eval/brain_eval_open_harness_v2.sql
 \ir work_quality/work_quality_document_v1.sql
+\ir work_quality/work_quality_decide_v1.sql
 \ir work_quality/work_quality_current_v1.sql
 \ir core/ledger_entry_text_v1.sql
 \ir core/ledger_block_text_v1.sql

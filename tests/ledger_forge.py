@@ -129,3 +129,20 @@ def take_digest(admin) -> dict:
     from evalledger.ledger import digest
 
     return digest.take(admin, "test")[0]
+
+
+def age_unsealed(admin, interval: str) -> None:
+    """Every journal entry not sealed yet recorded `interval` earlier (an SQL interval), as if the rows they
+    journal had been written then: how tests make history old enough for the retention policy verify checks.
+    Done before the seal that covers them, so the blocks hold the older times."""
+    with triggers_lifted(admin, "ledger_journal"):
+        admin.execute("UPDATE evalledger.ledger_journal SET recorded_at = recorded_at - %s::interval "
+                      "WHERE txid >= coalesce((SELECT max(hi_txid) FROM evalledger.ledger_block), 0)", (interval,))
+
+
+def age_entries_after(admin, entry_id: int, interval: str) -> None:
+    """The journal entries after entry_id (not sealed yet) recorded `interval` earlier: rows a test wrote with a
+    tier clock long past, journalled as if written then (verify ages every deletion by the journal's times)."""
+    with triggers_lifted(admin, "ledger_journal"):
+        admin.execute("UPDATE evalledger.ledger_journal SET recorded_at = recorded_at - %s::interval "
+                      "WHERE entry_id > %s", (interval, entry_id))

@@ -2,8 +2,9 @@
 -- before. Writers never wait for it, nor it for them but as long as asked: an entry is appended
 -- with an id from a sequence and its own transaction's id, and takes no lock. Ids are handed out
 -- in time order but committed in any order, so a block is not a range of ids but of transaction
--- ids: [lo, hi), where hi is the xmin of the seal's snapshot (every transaction older than it has
--- finished, so every entry it wrote is committed or gone for good) and lo the previous block's hi.
+-- ids: [lo, hi), where hi is the oldest transaction of a login that may write the ledger still
+-- running in this database (ledger_writers_v1; every such transaction older than it has finished, so
+-- every entry it wrote is committed or gone for good) and lo the previous block's hi.
 -- No entry can later commit into a sealed range; an entry of a transaction still running waits
 -- for the next seal. Within a block, entries are in id order; its root is the RFC 6962 Merkle
 -- tree hash of their leaves; its hash covers its header, the root and the previous block's hash;
@@ -41,10 +42,13 @@ BEGIN
     LOCK TABLE evalledger.ledger_block IN EXCLUSIVE MODE;
     SELECT b.* INTO last FROM evalledger.ledger_block b ORDER BY b.block_id DESC LIMIT 1;
     lo := coalesce(last.hi_txid, 0);
-    -- The snapshot's xmin is the oldest transaction still running, this one included: once it is
-    -- this seal's own, every transaction that began before the seal has finished.
+    -- The oldest transaction that may still write an entry, this one included: once it is this
+    -- seal's own, every transaction that began before the seal and could write the journal has
+    -- finished. Only writers count (ledger_writers_v1): a login that cannot reach the ledger, or a
+    -- transaction in another database of the server, holds no seal back, however long it is open.
     LOOP
-        hi := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+        PERFORM pg_stat_clear_snapshot();
+        SELECT least(started, min(w.txid)) INTO hi FROM evalledger.ledger_writers_v1() w;
         EXIT WHEN hi >= started OR clock_timestamp() >= deadline;
         PERFORM pg_sleep(0.01);
     END LOOP;

@@ -17,7 +17,7 @@ from psycopg import errors, sql
 
 from evalledger.ledger import check
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
-from tests.ledger_forge import (kinds, latest_entry, rejournal, reseal, rewrite, seal, set_triggers, take_digest,
+from tests.ledger_forge import (age_unsealed, kinds, latest_entry, rejournal, reseal, rewrite, seal, take_digest,
                                 triggers_lifted, verified)
 
 EXEMPT = {"ledger_journal", "ledger_block", "ledger_digest", "ledger_identity", "capture_purge_marker", "capture_window",
@@ -102,7 +102,12 @@ def test_a_table_added_later_is_named_until_its_migration_journals_it(admin):
                         ("later", "no journal trigger later_90_journal_delete (CALL evalledger.journal_attach_v2() in "
                                   "the migration that made it)"),
                         ("later", "its canon-v1 functions do not match its columns (CALL evalledger.journal_attach_v2())")]
-    assert kinds(verified(admin.info.dsn)) == [("row_unjournalled", "later", '{"later_id":1}', ())]
+    # verify reads the tables from the package, and checks the catalog against it: a table the package does not
+    # install is named, its missing journal triggers too, and its rows are checked all the same.
+    assert kinds(verified(admin.info.dsn)) == [("table_unknown", "later", None, ()),
+                                               ("journal_trigger", "later", None, ()),
+                                               ("journal_trigger", "later", None, ()),
+                                               ("row_unjournalled", "later", '{"later_id":1}', ())]
     with admin.transaction():
         admin.execute("SET LOCAL ROLE evalledger_code")
         admin.execute("CALL evalledger.journal_attach_v2()")
@@ -110,7 +115,7 @@ def test_a_table_added_later_is_named_until_its_migration_journals_it(admin):
     assert admin.execute("SELECT operation FROM evalledger.ledger_journal WHERE table_name = 'later'").fetchall() == [
         ("BASELINE",)]
     admin.execute("INSERT INTO evalledger.later VALUES (2, 'journalled')")
-    assert verified(admin.info.dsn).verified
+    assert kinds(verified(admin.info.dsn)) == [("table_unknown", "later", None, ())]  # every row checks
 
 
 def test_a_column_canon_v1_has_no_form_for_is_refused_at_attach(admin):
@@ -237,12 +242,12 @@ def test_a_catalog_edit_of_the_triggers_is_caught_as_the_superuser_did_it(admin,
     recomputed = ("recomputed", "brain_eval_log", failed_run, ("decision",))
     if lifted == "every trigger":  # silent: the row is not the version its entry hashed
         assert kinds(report) == [("row_changed", "brain_eval_log", failed_run, ("decision",)), recomputed]
-    else:  # journalled as an UPDATE like any other: the decision no longer follows from its inputs
+    else:  # journalled as an UPDATE, which no rule of the ledger allows a completed run; nor do its inputs decide it
         newest = latest_entry(admin, "brain_eval_log", failed_run)
         assert admin.execute("SELECT operation, entry_id > (SELECT last_entry_id FROM evalledger.ledger_block "
                              "WHERE block_id = 1) FROM evalledger.ledger_journal WHERE entry_id = %s", (newest,)
                              ).fetchone() == ("UPDATE", True)
-        assert kinds(report) == [recomputed]
+        assert kinds(report) == [("update_refused", "brain_eval_log", failed_run, ("decision",)), recomputed]
 
 
 def test_a_decision_rewritten_with_its_journal_entry_is_caught_by_its_block(admin, failed_run):
@@ -308,7 +313,9 @@ def test_a_superuser_who_silences_the_journal_function_is_caught(admin, failed_r
         admin.execute("CREATE OR REPLACE FUNCTION evalledger.journal_row_v2() RETURNS trigger "
                       "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$BEGIN RETURN NULL; END$$")
     admin.execute("INSERT INTO evalledger.target (target_id, kind, display_name) VALUES ('AGT-998', 'bot', 'quiet')")
-    assert kinds(verified(admin.info.dsn, held)) == [("row_unjournalled", "target", '{"target_id":"AGT-998"}', ())]
+    report = verified(admin.info.dsn, held)
+    assert kinds(report) == [("code_changed", None, None, ()), ("row_unjournalled", "target", '{"target_id":"AGT-998"}', ())]
+    assert report.findings[0].line() == "code_changed: function evalledger.journal_row_v2() was changed since held.json was taken"
 
 
 def test_an_untouched_ledger_verifies_with_every_decision_recomputed(admin, failed_run, runner, reviewer_id):
@@ -372,23 +379,15 @@ def test_recompute_agrees_with_every_suites_completion(admin, runner, reviewer_i
 
 
 # -- retention is not tampering ----------------------------------------------------------------------------
-def age_journalled(admin, run_id, years: int = 8) -> None:
-    """The run's rows recorded `years` ago, as a superuser rewriting tier clocks does it, but with the
-    journal on: only the append-only guards are lifted, so the rewrite is itself journalled."""
-    from tests.db.test_retention import RUN_TABLES
+def aged_before_sealing(admin, run_id, years: int = 8) -> None:
+    """The run's rows recorded `years` ago: their tier clocks rewritten as the retention tests do it (the
+    journal off for that transaction), and every entry not sealed yet dated as far back, so that the
+    journal, which verify ages each deletion by, says so too."""
+    from tests.db.test_retention import set_run_clock
 
-    tables = [*RUN_TABLES, "brain_analysis_log"]
-    set_triggers(admin, tables, "D", but="%\\_90\\_journal%")  # every trigger but the journal's
-    try:
-        clock = f"now() - interval '{years} years'"
-        admin.execute(f"UPDATE evalledger.brain_analysis_log SET created_at = {clock} WHERE analysis_id IN ("
-                      "SELECT brain_analysis_id FROM evalledger.brain_eval_question_score WHERE eval_run_id = %s)",
-                      (run_id,))
-        for table, column in RUN_TABLES.items():
-            admin.execute(sql.SQL("UPDATE evalledger.{} SET {} = " + clock + " WHERE eval_run_id = %s").format(
-                sql.Identifier(table), sql.Identifier(column)), (run_id,))
-    finally:
-        set_triggers(admin, tables, "A")
+    with admin.transaction():
+        set_run_clock(admin, run_id, f"now() - interval '{years} years'")
+    age_unsealed(admin, f"{years} years")
 
 
 def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
@@ -405,7 +404,7 @@ def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key, created_at) SELECT 'query', 'old ' || g, true, false, 1.5, false, "
                   "gen_random_uuid(), %s::date + interval '1 day' FROM generate_series(1, 3) g", (month,))
-    age_journalled(admin, old)
+    aged_before_sealing(admin, old)
     held = sealed_digest(admin)
     purged = purge_committed(admin)
     assert {p[0] for p in purged} >= {"brain_eval_log", "brain_eval_question_score", "legal_hold",
@@ -447,6 +446,7 @@ def test_a_reference_shown_purged_with_its_question_verifies_clean(admin, dsn, r
     reviewer = connect_as(REVIEWER_ROLE)
     store.score_question(reviewer, run_id, QUESTION, NUMBERS)
     reviewing.show_reference(reviewer, run_id, QUESTION)
+    age_unsealed(admin, "7 years 2 days")  # the journal's times, which verify ages each deletion by
     held = sealed_digest(admin)
     with admin.transaction():
         set_run_clock(admin, run_id, f"{HORIZON} - interval '1 day'")
@@ -470,7 +470,8 @@ def test_a_delete_outside_the_purge_is_caught_though_the_journal_saw_it(admin, f
         admin.execute("DELETE FROM evalledger.brain_eval_question_score WHERE question_id = 'EVAL-Q03'")
         admin.execute("RESET session_replication_role")
     seal(admin)
-    assert kinds(verified(admin.info.dsn, held)) == [("deleted_outside_purge", "brain_eval_question_score", key, ())]
+    assert kinds(verified(admin.info.dsn, held)) == [("deleted_outside_purge", "brain_eval_question_score", key, ()),
+                                                     ("deleted_too_young", "brain_eval_question_score", key, ())]
 
 
 # -- the seal: never past an entry still in flight, and never in a writer's way ---------------------------

@@ -17,6 +17,7 @@ from evalledger.core.migrate import migrate
 from tests.cli import run_cli
 from tests.conftest import REVIEWER_ROLE, ensure_login_role
 from tests.db.test_capture_db import make_old_partition
+from tests.ledger_forge import age_entries_after
 from tests.db.test_retention import purge_committed
 from tests.db.schema_objects import differences, snapshot
 from tests.db.test_privileges import EXPECTED, OPERATIONS, ROLES, TABLES, allowed, attempt
@@ -88,7 +89,9 @@ def fill_the_rest(admin):
     admin.execute("RESET ROLE")
     admin.execute("INSERT INTO evalledger.brain_eval_import (reason, source_file) VALUES ('history', 'old.csv')")
     # A capture month past the horizon, purged: the purge log's rows (and a purge across the upgrade).
+    last = admin.execute("SELECT max(entry_id) FROM evalledger.ledger_journal").fetchone()[0]
     make_old_partition(admin, "201501")
+    age_entries_after(admin, last, "12 years")  # journalled as long ago as its tier clock says
     assert purge_committed(admin)
     admin.execute("INSERT INTO evalledger.eval_capture_failures (failure_key, reason, occurred_at) "
                   "VALUES (gen_random_uuid(), 'db_down', now())")
@@ -165,11 +168,15 @@ MADE_BY = {
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
-    "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    # 0120 replaced the one function 0111 made (0111 dropped the other): nothing of 0111's is left to tell it by.
+    "0111.one-merkle-root": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0111.one-merkle-root'",
     "0112.brain-eval-claims": "SELECT xmin::text FROM pg_constraint WHERE conname = 'run_claim_suite_known' "
                               "AND conrelid = 'evalledger.run_claim'::regclass",
     "0113.sign-off-once": "SELECT xmin::text FROM pg_proc "
                           "WHERE oid = 'evalledger.brain_eval_run_review_admit_v1()'::regprocedure",
+    "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
+    "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc "
+                                      "WHERE oid = 'evalledger.work_quality_decide_v1(evalledger.eval_work_quality_snapshots)'::regprocedure",
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
 }
 
@@ -264,9 +271,19 @@ def test_the_views_read_as_before_for_each_reader(upgraded):
         agent.execute("SELECT * FROM evalledger.cost_per_run_v1")
 
 
-def test_ledger_verify_passes_across_the_upgrade(upgraded):
+def test_ledger_verify_passes_across_the_upgrade(upgraded, tmp_path):
+    """Every row, entry and block of the release still checks against the release's digest; the code does not:
+    the digest pinned the release's, and verify names each definition the migrations changed since (and nothing
+    else). A digest taken after the upgrade pins the code as it is now, and everything verifies against it."""
     _, _, dsn = upgraded
     result = run_cli("ledger", "verify", "--recompute", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"],
+                     env={"DATABASE_URL": dsn})
+    lines = result.out.splitlines()
+    assert result.code == 1 and all(line.startswith("code_changed: ") for line in lines[:-1]), result.out + result.err
+    assert "code_changed: function evalledger.ledger_writers_v1() was added since" in result.out  # 0120's
+    taken = run_cli("ledger", "digest", "--out", str(tmp_path / "after.json"), "--wait", "0", env={"DATABASE_URL": dsn})
+    assert taken.code == 0, taken.out + taken.err
+    result = run_cli("ledger", "verify", "--recompute", "--digest", str(tmp_path / "after.json"),
                      env={"DATABASE_URL": dsn})
     assert result.code == 0, result.out + result.err
     assert "verified" in result.out
@@ -287,12 +304,14 @@ def test_rows_journalled_after_the_upgrade_verify_beside_the_releases(upgraded):
         admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                       "latency_ms, remote, capture_key) SELECT 'search', 'after the upgrade ' || g, false, false, "
                       "g * 1.25, true, gen_random_uuid() FROM generate_series(1, 20) g")
+        before = admin.execute("SELECT max(entry_id) FROM evalledger.ledger_journal").fetchone()[0]
         make_old_partition(admin, "201502")
+        age_entries_after(admin, before, "12 years")
         assert purge_committed(admin)
         written = admin.execute("SELECT array_agg(DISTINCT table_name || ' ' || operation ORDER BY table_name || ' ' "
                                 "|| operation) FROM evalledger.ledger_journal WHERE entry_id > %s", (last,)).fetchone()[0]
     assert written == ["eval_candidate_keys DELETE", "eval_candidate_keys INSERT", "eval_candidates INSERT",
                        "legal_hold INSERT", "legal_hold_release INSERT", "retention_purge_log INSERT"], written
     result = run_cli("ledger", "verify", "--digest", os.environ["EVALLEDGER_UPGRADE_DIGEST"], env={"DATABASE_URL": dsn})
-    assert result.code == 0, result.out + result.err
-    assert "verified" in result.out
+    # The release's rows and blocks hold; only the code the migrations changed since the digest is named.
+    assert all(line.startswith("code_changed: ") for line in result.out.splitlines()[:-1]), result.out + result.err

@@ -47,7 +47,8 @@ def test_seal_digest_and_verify(env, run_id, tmp_path):
     assert run_cli("ledger", "seal", env=env).out == "nothing to seal: every final journal entry is in a block\n"
     digest = digest_to(env, tmp_path / "d1.json")
     assert set(digest) == {"schema_version", "kind", "canon", "ledger_id", "database", "block", "block_hash",
-                           "ledger_size", "ledger_root", "entries", "sealed_at", "taken_at"}
+                           "ledger_size", "ledger_root", "entries", "sealed_at", "taken_at", "code_fingerprint",
+                           "code"}
     assert (digest["kind"], digest["canon"], digest["block"], digest["ledger_size"]) == ("ledger_digest", "canon-v1", 1, 1)
     result = run_cli("ledger", "verify", "--digest", str(tmp_path / "d1.json"), env=env)
     assert result.code == 0, result.out + result.err

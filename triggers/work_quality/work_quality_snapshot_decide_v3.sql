@@ -11,13 +11,12 @@
 -- completion is refused and the run stays open, and the same --run-id judges again. Verdicts lock
 -- their snapshot FOR SHARE, so this waits for them; it then reads under READ COMMITTED only
 -- (require_fresh_snapshot_v1), whose fresh snapshot sees what it waited for. Over v2: current rows.
+-- What it computes is work_quality_decide_v1's, which the ledger's recompute calls too.
 CREATE FUNCTION evalledger.work_quality_snapshot_decide_v3() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     gap text;
-    dims text[];
     contributing integer;
-    prev_mean jsonb;
 BEGIN
     PERFORM evalledger.require_fresh_snapshot_v1('work-quality snapshot');
     SELECT string_agg(m, ', ' ORDER BY p) INTO gap
@@ -35,45 +34,7 @@ BEGIN
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_a_verdict';
     END IF;
 
-    dims := ARRAY(SELECT d ->> 'key' FROM evalledger.rubric r, jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)
-                   WHERE r.rubric_id = NEW.rubric_id ORDER BY n);
-    SELECT jsonb_object_agg(d, a.mean), CASE WHEN contributing >= 2 THEN jsonb_object_agg(d, a.spread) END
-      INTO NEW.mean_scores, NEW.disagreement
-      FROM unnest(dims) d
-     CROSS JOIN LATERAL (
-            SELECT trim_scale(avg((v.scores ->> d)::numeric)) AS mean,
-                   trim_scale(max((v.scores ->> d)::numeric) - min((v.scores ->> d)::numeric)) AS spread
-              FROM evalledger.eval_work_quality_judge_verdicts v
-             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes) a;
-    SELECT coalesce(string_agg(line, '; ' ORDER BY p, k), '') INTO NEW.note
-      FROM (SELECT array_position(NEW.models, v.model) AS p, 1 AS k,
-                   format('judge %s skipped: %s%s', v.model, v.error_kind, coalesce(': ' || v.error_message, '')) AS line
-              FROM evalledger.work_quality_current_v1(NEW.snapshot_id) v
-             WHERE NOT v.contributes
-            UNION ALL
-            SELECT array_position(NEW.models, v.model), 2,
-                   format('judge %s shares the assessed run''s family (%s)', v.model, v.family)
-              FROM evalledger.eval_work_quality_judge_verdicts v
-             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.same_family
-            UNION ALL
-            SELECT 0, 0, 'recorded replies shipped with evalledger, not live calls: '
-                         || string_agg(v.model, ', ' ORDER BY array_position(NEW.models, v.model))
-              FROM evalledger.eval_work_quality_judge_verdicts v
-             WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes AND v.recorded
-            HAVING count(*) > 0) notes;
-    IF NEW.prev_snapshot_id IS NOT NULL THEN
-        SELECT s.mean_scores INTO prev_mean FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.prev_snapshot_id;
-        NEW.comparison := evalledger.work_quality_compare_v1(prev_mean, NEW.mean_scores, NEW.prev_run_id);
-    END IF;
-    -- A started call is settled by the answer that follows it; one followed by another start (its
-    -- runner stopped) counts its estimate.
-    SELECT trim_scale(coalesce(sum(c.cost_usd + CASE WHEN c.call_started AND c.restarted THEN c.estimated_cost_usd
-                                                      ELSE 0 END), 0))
-      INTO NEW.judges_cost_usd
-      FROM (SELECT v.cost_usd, v.call_started, v.estimated_cost_usd,
-                   coalesce(lead(v.call_started) OVER (PARTITION BY v.model ORDER BY v.retry_no), false) AS restarted
-              FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = NEW.snapshot_id) c;
-    NEW.snapshot_json := evalledger.work_quality_document_v1(NEW);
+    NEW := evalledger.work_quality_decide_v1(NEW);
     RETURN NEW;
 END;
 $$;

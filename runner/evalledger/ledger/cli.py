@@ -125,8 +125,8 @@ def digest_command(out, wait_seconds, as_json):
         _write(text, out)
         if not as_json:
             click.echo(f"digest of block {taken['block']} ({output.plural(taken['entries'], 'entry', 'entries')}, "
-                       f"ledger root {taken['ledger_root']}) written to {out}: keep it where the database's "
-                       "superuser cannot reach")
+                       f"ledger root {taken['ledger_root']}, code {taken['code_fingerprint']}) written to {out}: keep "
+                       "it where the database's superuser cannot reach")
     note = digests.held_back(waiting)
     if note:
         click.echo(f"evalledger: note: {note}", err=True)
@@ -136,19 +136,21 @@ def digest_command(out, wait_seconds, as_json):
 @click.option("--digest", "digest_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", help="A digest kept outside; every block it holds must still be so (repeat for more).")
 @click.option("--recompute", is_flag=True,
-              help="Also re-derive every computed column of every completed run from its inputs, with the SQL "
-                   "functions the suites' triggers decide with.")
+              help="Also re-derive every computed column of every completed run from its inputs, with the "
+                   "package's own decision functions (the files the triggers run), installed in a temporary schema.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @database_option
 def verify_command(digest_files, recompute, as_json):
     """Recompute every row's hash, every block and the chain outside the database, and check the digests.
 
     Each finding is one line naming the table and key (or the block) and what differs: a row changed
-    since its journal entry (and which columns), a row with no journal entry, a row gone with no purge
-    that explains it, a journal entry that is not what its block sealed, a block whose hash or link
-    breaks, a block that disagrees with a held digest. Retention purges are not tampering: the rows
-    they deleted are explained by the purge log. Reads as the owner role (the one application role
-    that reads every ledger table) in one read-only snapshot.
+    since its journal entry (and which columns), a row with no journal entry, a row gone with no entry
+    that deleted it, a deletion the retention policy did not allow then (too young, or under a legal
+    hold, whatever the purge log says), an UPDATE the ledger's rules never allow, a journal entry that
+    is not what its block sealed, a block whose hash or link breaks, a block that disagrees with a
+    held digest, a definition of the ledger's code changed since a digest, a table or journal trigger
+    the catalog lacks. What to check comes from the package, never from the database. Reads as the
+    owner role (the one application role that reads every ledger table) in one read-only snapshot.
 
     Exit 0 verified, 1 tampering found, 3 error.
     """

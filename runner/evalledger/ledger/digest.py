@@ -12,7 +12,7 @@ import psycopg
 from evalledger.core import db, reader
 from evalledger.core.errors import EvalledgerError
 
-from . import check
+from . import check, code
 from .journal import QUERIES
 
 # How long a seal waits for the transactions running when it began (one that just committed its
@@ -47,14 +47,17 @@ def held_back(sealed: dict | None) -> str | None:
 
 
 def take(conn: psycopg.Connection, database: str, wait_seconds: float = WAIT_SECONDS) -> tuple[dict, dict]:
-    """Seal, then the digest of the newest block (self-describing, signed by nobody, to keep outside), and
-    what the seal could not include yet."""
+    """Seal, then the digest of the newest block (self-describing, signed by nobody, to keep outside), with the
+    fingerprint of the ledger's code (code.py: every definition by name, and the fingerprint over them); and what
+    the seal could not include yet."""
     ledger_id, block, block_hash, ledger_root, entries, sealed_at, taken_at, unsealed, held_by = conn.execute(
         QUERIES["digest"], {"wait_seconds": wait_seconds}).fetchone()
+    definitions = code.definitions(conn)
     return {"schema_version": 1, "kind": "ledger_digest", "canon": check.CANON, "ledger_id": str(ledger_id),
             "database": database, "block": block, "block_hash": block_hash.hex(), "ledger_size": block,
             "ledger_root": ledger_root.hex(), "entries": int(entries), "sealed_at": _stamp(sealed_at),
-            "taken_at": _stamp(taken_at)}, {"unsealed": unsealed, "held_by": int(held_by) if held_by else None}
+            "taken_at": _stamp(taken_at), "code_fingerprint": code.fingerprint(definitions),
+            "code": definitions}, {"unsealed": unsealed, "held_by": int(held_by) if held_by else None}
 
 
 def _stamp(value) -> str:

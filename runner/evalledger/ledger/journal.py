@@ -22,10 +22,12 @@ def prepare(conn: psycopg.Connection) -> None:
     conn.execute(QUERIES["session"])
 
 
-def shapes(conn: psycopg.Connection) -> dict[str, canon.Shape]:
-    """Every journalled table's columns and key, by table."""
+def shapes(conn: psycopg.Connection, tables: list[str] | None = None) -> dict[str, canon.Shape]:
+    """The columns and key of each of tables the database has (by default the tables the package journals), by table."""
+    from . import package
+
     columns: dict[str, list] = {}
-    for table, *column in conn.execute(QUERIES["columns"]):
+    for table, *column in conn.execute(QUERIES["columns"], {"tables": package.journalled() if tables is None else tables}):
         columns.setdefault(table, []).append(column)
     return {table: canon.Shape.of(table, cols) for table, cols in columns.items()}
 

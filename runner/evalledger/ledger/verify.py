@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, journal
+from . import canon, check, code, journal, package, policy, recompute as recomputing
 from .journal import QUERIES
 
 
@@ -40,7 +40,7 @@ class Finding:
 
     def line(self) -> str:
         """The one line verify prints for it."""
-        where = f"{self.table} {self.key}: " if self.table else ""
+        where = f"{self.table} {self.key}: " if self.table and self.key else f"{self.table}: " if self.table else ""
         return f"{self.kind}: {where}{self.detail}"
 
     def as_json(self) -> dict:
@@ -61,6 +61,7 @@ class Report:
     unsealed: int = 0
     recomputed: bool = False
     seconds: float = 0.0
+    code_fingerprint: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -83,6 +84,10 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     """Check the ledger conn reads (as a role that reads every ledger table) against digests: in a
     read-only snapshot of its own, or (own_snapshot False) in conn's transaction as it stands."""
     started = time.perf_counter()
+    if recompute:  # the package's decision functions, in this session's pg_temp (before the read-only snapshot)
+        recomputing.install(conn)
+        if own_snapshot:
+            conn.commit()
     if own_snapshot:
         conn.execute(QUERIES["one_snapshot"])
     report = Report(journal.identity(conn))
@@ -92,6 +97,8 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     latest: dict[str, dict[str, _Latest]] = collections.defaultdict(dict)
     deleted: collections.Counter = collections.Counter()
     findings = report.findings
+    shapes = journal.shapes(conn, _tables_checked(conn, findings))
+    facts = policy.Facts()
 
     for entry in journal.entries(conn):
         report.entries += 1
@@ -114,7 +121,13 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
                 [entry.row_leaf(i) for i in range(entry.rows)]) != entry.rows_root):
             findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id}'s row leaves do not make its rows_root",
                                     entry.table, entry=entry.entry_id))
+        seen = policy.Seen(entry.entry_id, entry.op, entry.txid, policy.stamp(str(entry.recorded_at)))
         for i, key in enumerate(keys):
+            before = latest[entry.table].get(key)
+            changed = None
+            if entry.op == "UPDATE" and before is not None and entry.table in shapes:
+                changed = _fingerprints_differ(shapes[entry.table], before.fingerprints, entry.fingerprints)
+            facts.saw(entry.table, key, seen, before, changed)
             latest[entry.table][key] = _Latest(entry.entry_id, entry.op, entry.row_leaf(i), entry.fingerprints, entry.txid)
         if entry.op == "DELETE":
             deleted[(entry.txid, entry.table)] += entry.rows
@@ -124,21 +137,38 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     for path, digest in digests:
         _check_digest(path, digest, report, blocks, findings)
         report.digests += 1
+    if any("code" in digest for _, digest in digests):
+        now = code.definitions(conn)
+        report.code_fingerprint = code.fingerprint(now)
+        for path, digest in digests:
+            if "code" in digest:
+                _check_code(path, digest, now, findings)
 
     purges = collections.Counter()
-    dropped: set[str] = set()
-    for txid, table, count, partition in conn.execute(QUERIES["purges"]):
+    dropped: dict[str, policy.Seen | None] = {}
+    for purge_log_id, txid, table, count, partition in conn.execute(QUERIES["purges"]):
         purges[(txid, table)] += count
         if partition:
-            dropped.add(partition)
-    shapes = journal.shapes(conn)
+            dropped[partition] = facts.first.get(("retention_purge_log", check.canonical_json(
+                {"purge_log_id": purge_log_id})))
+    question_runs = {check.canonical_json({"question_score_id": q if isinstance(q, int) else str(q)}): str(run)
+                     for q, run in conn.execute(QUERIES["question_runs"])}
+    holds = {h: policy.Hold(h, str(run) if run else None, target, held_from, held_to)
+             for h, run, target, held_from, held_to in conn.execute(QUERIES["holds"])}
+    retention = policy.Retention(facts, holds, question_runs)
     for table in sorted(shapes):
-        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, report)
+        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, retention, report)
+    for kind, table, key, entry, detail in retention.findings():
+        findings.append(Finding(kind, detail, table, key, entry=entry))
+    for table, key, entry, columns, why in policy.update_findings(facts, question_runs):
+        named = ", ".join(columns) if columns else "a column"
+        findings.append(Finding("update_refused", f"{named} changed by journal entry {entry} (UPDATE), which the "
+                                                  f"ledger's rules never allow: {why}", table, key, columns, entry=entry))
     for table, left in latest.items():
         findings.extend(Finding("row_gone", f"journal entry {s.entry} is of a table the ledger no longer has", table, key,
                                 entry=s.entry) for key, s in left.items())
     if recompute:
-        for table, key, column, stored, recomputed in conn.execute(QUERIES["recompute"]):
+        for table, key, column, stored, recomputed in conn.execute(QUERIES["recompute_package"]):
             findings.append(Finding("recomputed", f"{column} is {stored}, but its inputs decide {recomputed}",
                                     table, key, (column,)))
         report.recomputed = True
@@ -146,6 +176,44 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         conn.rollback()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _tables_checked(conn, findings: list[Finding]) -> list[str]:
+    """The tables whose rows verify checks: the package's journalled tables and every other table of the ledger's
+    schema the package does not exempt. The catalog is checked against the package on the way: a package table
+    missing, a table the package does not install, a primary key not the package's, a journal trigger missing,
+    disabled or pointed elsewhere (each a finding)."""
+    installed = package.tables()
+    catalog = {table: frozenset(key) for table, key in conn.execute(QUERIES["catalog_tables"])}
+    for table in sorted(set(installed) - set(catalog)):
+        findings.append(Finding("table_missing", "is a table the package installs, and the database does not have it",
+                                table))
+    for table in sorted(set(catalog) - set(installed)):
+        findings.append(Finding("table_unknown", "is a table of the ledger's schema the package does not install",
+                                table))
+    for table in sorted(set(catalog) & set(installed)):
+        if catalog[table] != installed[table]:
+            findings.append(Finding("key_changed", f"has the primary key ({', '.join(sorted(catalog[table]))}), the "
+                                                   f"package's is ({', '.join(sorted(installed[table]))})", table))
+    checked = sorted(t for t in set(catalog) | set(installed) if t not in package.EXEMPT)
+    triggers = {(t, name): rest for t, name, *rest in conn.execute(QUERIES["catalog_triggers"])}
+    for table in checked:
+        if table not in catalog:
+            continue
+        for name, (function, events, per_row) in package.journal_triggers(table).items():
+            found = triggers.get((table, name))
+            if found is None:
+                problem = f"has no journal trigger {name}"
+            elif found[1] != function or f" AFTER {events} ON " not in found[2] or (
+                    " FOR EACH ROW " in found[2]) != per_row:
+                problem = (f"has a journal trigger {name} that is not AFTER {events} FOR EACH "
+                           f"{'ROW' if per_row else 'STATEMENT'} EXECUTE FUNCTION {function}()")
+            elif found[0] != "A":
+                problem = f"has its journal trigger {name} not ENABLE ALWAYS (tgenabled {found[0]!r})"
+            else:
+                continue
+            findings.append(Finding("journal_trigger", problem, table))
+    return checked
 
 
 OPERATIONS = {"BASELINE", "INSERT", "UPDATE", "DELETE"}
@@ -238,7 +306,19 @@ def _check_digest(path: str, digest: dict, report: Report, blocks: list[journal.
                                                    "a block up to it was rewritten", block=size))
 
 
-def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped, report: Report) -> None:
+def _check_code(path: str, digest: dict, now: dict[str, str], findings: list[Finding]) -> None:
+    """The ledger's code now against the code a digest pinned: each definition changed, added or removed, by name."""
+    then = digest["code"]
+    if not isinstance(then, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in then.items()) or \
+            code.fingerprint(then) != digest.get("code_fingerprint"):
+        findings.append(Finding("digest_unreadable", f"{path}: its code is not the code its code_fingerprint pins"))
+        return
+    for name, what in code.changes(then, now):
+        findings.append(Finding("code_changed", f"{name} was {what} since {path} was taken"))
+
+
+def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped,
+                retention: policy.Retention, report: Report) -> None:
     """One table's rows against their latest journal entries; then the entries whose rows are gone."""
     findings = report.findings
     changed = []
@@ -270,6 +350,10 @@ def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, p
             explained[(mine.txid, shape.table)] += 1
             continue
         if shape.table == "eval_candidates" and _partition_of(key) in dropped:
+            why = retention.partition_dropped(_partition_of(key)[-6:], dropped[_partition_of(key)],
+                                              retention.facts.first.get((shape.table, key)))
+            if why:
+                findings.append(Finding("deleted_too_young", f"is gone: {why}", shape.table, key, entry=mine.entry))
             continue
         findings.append(Finding("row_gone", f"is gone, with no journal entry or purge that deleted it "
                                             f"(last entry {mine.entry}, {mine.op})", shape.table, key, entry=mine.entry))
@@ -296,6 +380,15 @@ def _purged(txid: int, table: str, count: int, purges) -> bool:
 def _partition_of(key: str) -> str:
     stamp = check.parse_json(key)["created_at"]
     return f"eval_candidates_p{stamp[:4]}{stamp[5:7]}"
+
+
+def _fingerprints_differ(shape: canon.Shape, before: list[int | None] | None,
+                         after: list[int | None] | None) -> list[str] | None:
+    """The columns whose fingerprint differs between two entries of one row (None when either has none, or the
+    table's columns changed between them)."""
+    if before is None or after is None or len(before) != len(after) or len(after) != len(shape.columns):
+        return None
+    return [name for name, was, is_ in zip(shape.columns, before, after) if was != is_]
 
 
 def _changed_columns(conn, shape: canon.Shape, parts: list[str | None], stored: list[int | None] | None) -> list[str]:

@@ -295,6 +295,8 @@ def _replication(conn: psycopg.Connection) -> list[Finding]:
 
 # How long journal entries may wait for a seal, and a newer block for a digest, before doctor warns.
 SEAL_DUE_HOURS = 24
+# How long a transaction that may write the ledger may stay open before doctor names it (a seal waits for it).
+WRITER_OPEN_SECONDS = 60.0
 
 
 def _journal(conn: psycopg.Connection) -> list[Finding]:
@@ -321,6 +323,15 @@ def _journal(conn: psycopg.Connection) -> list[Finding]:
         conn.execute(queries.get("reset_session"))
         conn.execute(QUERIES["doctor_search_path"])
     findings = [Finding("fail" if table else "warn", "journal", f"{table} {problem}".strip()) for table, problem in problems]
+    try:  # as the connecting login, which sees the age of every transaction when it is the installer
+        held = conn.execute(LEDGER["writers_open"], {"seconds": WRITER_OPEN_SECONDS}).fetchall()
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedFunction):
+        held = []  # a login that may not ask, or a ledger without this package's migrations (the version line says)
+    for pid, login, age in held:
+        who = f"{login} (pid {pid})" if pid is not None else f"{login}'s prepared transaction"
+        since = f"open for {_duration(age)}" if age is not None else "open (its age is not visible to this login)"
+        findings.append(Finding("warn", "journal", f"{who} holds a transaction that may write the ledger {since}: every "
+                                                   "seal leaves the entries after it unsealed until it ends"))
     if waiting_since is not None and waiting_since < due:
         findings.append(Finding("warn", "journal", f"entries written since {waiting_since:%Y-%m-%d %H:%M} UTC are not "
                                                    f"sealed (no block for over {SEAL_DUE_HOURS} hours): run "
@@ -345,6 +356,12 @@ def _pricing(conn: psycopg.Connection) -> list[Finding]:
     today = conn.execute(QUERIES["database_clock"]).fetchone()[0].date()
     fresh, detail = price_age(today)
     return [Finding("ok" if fresh else "warn", "pricing", detail)]
+def _duration(seconds: float) -> str:
+    """seconds as people read an age: s, min, h or days."""
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
 
 
 def diagnose(url: str) -> list[Finding]:
