@@ -92,6 +92,16 @@ SET LOCAL check_function_bodies = off;
 \ir core/cohen_kappa_v1.sql
 \ir core/weighted_kappa_v1.sql
 \ir core/agreement_measures_v1.sql
+\ir core/normal_quantile_v1.sql
+\ir core/mean_stderr_v1.sql
+\ir core/clustered_stderr_v1.sql
+\ir core/ratio_stderr_v1.sql
+\ir core/wilson_interval_v1.sql
+\ir core/mcnemar_exact_v1.sql
+\ir core/paired_difference_v1.sql
+\ir core/min_detectable_effect_v1.sql
+\ir core/sample_size_v1.sql
+\ir core/uncertainty_v1.sql
 \ir brain_eval/brain_eval_run_facts_v1.sql
 \ir brain_eval/brain_eval_question_facts_v1.sql
 \ir brain_eval/brain_eval_agreement_pairs_v1.sql

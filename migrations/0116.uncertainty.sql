@@ -1,0 +1,304 @@
+-- Verdicts with their uncertainty (issue 36, items 1-3): the statistics every suite shows beside
+-- its verdict, computed by the database from the stored rows, one home in sql/core/ and each
+-- formula in docs/statistics.md: a mean's standard error by the central limit theorem, the
+-- clustered standard error, a ratio estimator's standard error clustered by item, the Wilson
+-- interval with the exact bound at 0 of n and n of n, the paired difference of two runs with
+-- McNemar's exact test, the minimum detectable effect and the sample size; each suite's
+-- uncertainty of a run, and a view per suite for BI. Nothing decided changes: no trigger, table or
+-- decision function is touched, and no role may write anything it could not before.
+
+SET LOCAL ROLE evalledger_code;
+SET LOCAL search_path = evalledger, pg_temp;
+
+-- normal_quantile_v1: the standard normal distribution's quantile, z such that P(Z <= z) = p
+-- (scipy.stats.norm.ppf), by Wichura's algorithm AS 241 (PPND16, Applied Statistics 37, 1988),
+-- good to about 1e-16 relative: a rational function of p near the middle (|p - 0.5| <= 0.425) and of
+-- r = sqrt(-ln(min(p, 1 - p))) in the tails. NULL outside 0 < p < 1. docs/statistics.md, "Quantiles".
+CREATE FUNCTION evalledger.normal_quantile_v1(p double precision) RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    q double precision := p - 0.5;
+    r double precision;
+    z double precision;
+BEGIN
+    IF NOT (p > 0 AND p < 1) THEN
+        RETURN NULL;
+    END IF;
+    IF abs(q) <= 0.425 THEN
+        r := 0.180625 - q * q;
+        RETURN q * (((((((r * 2509.0809287301226727 + 33430.575583588128105) * r + 67265.770927008700853) * r
+                        + 45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r
+                        + 133.14166789178437745) * r + 3.387132872796366608)
+                 / (((((((r * 5226.495278852545925 + 28729.085735721942674) * r + 39307.89580009271061) * r
+                        + 21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r
+                        + 42.313330701600911252) * r + 1.0);
+    END IF;
+    r := sqrt(-ln(CASE WHEN q < 0 THEN p ELSE 1 - p END));
+    IF r <= 5 THEN
+        r := r - 1.6;
+        z := (((((((r * 7.7454501427834140764e-4 + 0.0227238449892691845833) * r + 0.24178072517745061177) * r
+                  + 1.27045825245236838258) * r + 3.64784832476320460504) * r + 5.7694972214606914055) * r
+                  + 4.6303378461565452959) * r + 1.42343711074968357734)
+           / (((((((r * 1.05075007164441684324e-9 + 5.475938084995344946e-4) * r + 0.0151986665636164571966) * r
+                  + 0.14810397642748007459) * r + 0.68976733498510000455) * r + 1.6763848301838038494) * r
+                  + 2.05319162663775882187) * r + 1.0);
+    ELSE
+        r := r - 5;
+        z := (((((((r * 2.01033439929228813265e-7 + 2.71155556874348757815e-5) * r + 0.0012426609473880784386) * r
+                  + 0.026532189526576123093) * r + 0.29656057182850489123) * r + 1.7848265399172913358) * r
+                  + 5.4637849111641143699) * r + 6.6579046435011037772)
+           / (((((((r * 2.04426310338993978564e-15 + 1.4215117583164458887e-7) * r + 1.8463183175100546818e-5) * r
+                  + 7.868691311456132591e-4) * r + 0.0148753612908506148525) * r + 0.13692988092273580531) * r
+                  + 0.59983220655588793769) * r + 1.0);
+    END IF;
+    RETURN CASE WHEN q < 0 THEN -z ELSE z END;
+END;
+$$;
+GRANT EXECUTE ON FUNCTION normal_quantile_v1(double precision)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- mean_stderr_v1: the mean of independent values and its standard error by the central limit
+-- theorem, the sample standard deviation (n - 1 in its denominator) over sqrt(n) (scipy.stats.sem;
+-- Miller 2024, "Adding Error Bars to Evals", section 2). n counts the non-NULL values; estimate is
+-- NULL with none, stderr NULL with fewer than 2. docs/statistics.md, "Mean".
+CREATE FUNCTION evalledger.mean_stderr_v1(
+    x double precision[], OUT estimate double precision, OUT stderr double precision, OUT n bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT avg(v), stddev_samp(v) / sqrt(count(v)), count(v)
+      FROM unnest(x) v
+$$;
+GRANT EXECUTE ON FUNCTION mean_stderr_v1(double precision[])
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- clustered_stderr_v1: the mean of values that come in clusters (items sharing a context: the
+-- questions of one question_type) and its cluster-robust standard error, Miller 2024's appendix A
+-- with the finite-cluster correction G / (G - 1) (CR1, as statsmodels' OLS with cov_type 'cluster'
+-- and inspect-ai's clustered stderr):
+--   stderr = sqrt(G / (G - 1) * sum over clusters g of (sum over i in g of (x_i - mean))^2) / n
+-- x[i] belongs to clusters[i] (a NULL label is a cluster of its own); NULL values are left out.
+-- With every value its own cluster it equals mean_stderr_v1's; with fewer than 2 clusters it is
+-- NULL (nothing to estimate the between-cluster variance from). docs/statistics.md, "Clustered".
+CREATE FUNCTION evalledger.clustered_stderr_v1(
+    x double precision[], clusters text[],
+    OUT estimate double precision, OUT stderr double precision, OUT n bigint, OUT cluster_count bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    WITH v AS (SELECT t.v, coalesce(t.g, '#' || t.i::text) AS g
+                 FROM unnest(x, clusters) WITH ORDINALITY AS t(v, g, i)
+                WHERE t.v IS NOT NULL),
+         m AS (SELECT avg(v.v) AS mean, count(*) AS n, count(DISTINCT v.g) AS k FROM v),
+         s AS (SELECT sum(c.r * c.r) AS ss
+                 FROM (SELECT sum(v.v - m.mean) AS r FROM v, m GROUP BY v.g) c)
+    SELECT m.mean,
+           CASE WHEN m.k >= 2 THEN sqrt(m.k::double precision / (m.k - 1) * s.ss) / m.n END,
+           m.n, m.k
+      FROM m, s
+$$;
+GRANT EXECUTE ON FUNCTION clustered_stderr_v1(double precision[], text[])
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- ratio_stderr_v1: a ratio estimator R = sum(num) / sum(den) (hallucinations over claims, each
+-- question giving its own num and den) and its standard error clustered by item, by linearisation:
+-- each item's residual is num_i - R * den_i, and with G clusters (the items themselves when every
+-- label differs)
+--   stderr = sqrt(G / (G - 1) * sum over clusters g of (sum over i in g of (num_i - R den_i))^2) / sum(den)
+-- which is clustered_stderr_v1 of the unit-level 0/1 outcomes (every claim a value, clustered by its
+-- item) written with the items' sums. n is sum(den) (the claims), cluster_count the clusters with
+-- a unit (an item without claims adds nothing, so it is no cluster: G counts the others). NULL
+-- estimate when sum(den) is 0; NULL stderr with fewer than 2 clusters. Pairs with a NULL are left
+-- out. docs/statistics.md, "Ratio".
+CREATE FUNCTION evalledger.ratio_stderr_v1(
+    num double precision[], den double precision[], clusters text[],
+    OUT estimate double precision, OUT stderr double precision, OUT n double precision, OUT cluster_count bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    WITH v AS (SELECT t.y, t.x, coalesce(t.g, '#' || t.i::text) AS g
+                 FROM unnest(num, den, clusters) WITH ORDINALITY AS t(y, x, g, i)
+                WHERE t.y IS NOT NULL AND t.x IS NOT NULL),
+         m AS (SELECT sum(v.y) / nullif(sum(v.x), 0) AS r, sum(v.x) AS total, count(DISTINCT v.g) FILTER (WHERE v.x <> 0) AS k FROM v),
+         s AS (SELECT sum(c.e * c.e) AS ss
+                 FROM (SELECT sum(v.y - m.r * v.x) AS e FROM v, m GROUP BY v.g) c)
+    SELECT m.r,
+           CASE WHEN m.k >= 2 AND m.r IS NOT NULL THEN sqrt(m.k::double precision / (m.k - 1) * s.ss) / m.total END,
+           m.total, m.k
+      FROM m, s
+$$;
+GRANT EXECUTE ON FUNCTION ratio_stderr_v1(double precision[], double precision[], text[])
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- wilson_interval_v1: a confidence interval for a proportion of successes in independent trials.
+-- Between the extremes, the Wilson score interval (statsmodels' proportion_confint, method
+-- 'wilson'), z the normal quantile at 1 - (1 - confidence) / 2:
+--   centre = (x + z^2 / 2) / (n + z^2),  half = z / (n + z^2) * sqrt(x (n - x) / n + z^2 / 4)
+-- When every trial failed (x = 0) or passed (x = n) the side at 0 or 1 cannot be wrong, so the whole
+-- 1 - confidence goes to the other side: the exact (Clopper-Pearson) one-sided bound,
+-- 1 - (1 - confidence)^(1/n) above 0 of n, (1 - confidence)^(1/n) below n of n (the rule of three,
+-- 3 / n, approximates the first at 95%). method says which: 'wilson' or 'exact'. NULL without
+-- trials or with x outside 0..n. docs/statistics.md, "Proportion".
+CREATE FUNCTION evalledger.wilson_interval_v1(
+    successes bigint, trials bigint, confidence double precision DEFAULT 0.95,
+    OUT lo double precision, OUT hi double precision, OUT method text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN successes = 0 THEN 0
+                WHEN successes = trials THEN power(1 - confidence, 1.0 / nullif(trials, 0))
+                ELSE (successes + z * z / 2) / (trials + z * z) - z / (trials + z * z) * sqrt(successes * (trials - successes)::double precision / nullif(trials, 0) + z * z / 4) END,
+           CASE WHEN successes = 0 THEN 1 - power(1 - confidence, 1.0 / nullif(trials, 0))
+                WHEN successes = trials THEN 1
+                ELSE (successes + z * z / 2) / (trials + z * z) + z / (trials + z * z) * sqrt(successes * (trials - successes)::double precision / nullif(trials, 0) + z * z / 4) END,
+           CASE WHEN successes IN (0, trials) THEN 'exact' ELSE 'wilson' END
+      FROM (SELECT evalledger.normal_quantile_v1(1 - (1 - confidence) / 2) AS z) q
+     WHERE trials > 0 AND successes BETWEEN 0 AND trials AND confidence > 0 AND confidence < 1
+$$;
+GRANT EXECUTE ON FUNCTION wilson_interval_v1(bigint, bigint, double precision)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- mcnemar_exact_v1: McNemar's exact test for paired pass/fail, its two-sided p-value from the
+-- discordant pairs alone (b: passed in A, failed in B; c: the reverse). Under no change each
+-- discordant pair goes either way with probability 1/2:
+--   p = min(1, 2 * P(X <= min(b, c))),  X ~ Binomial(b + c, 1/2)
+-- (statsmodels' mcnemar(exact=True)); 1 when there is no discordant pair. The binomial terms are
+-- summed in logarithms, so thousands of pairs do not overflow (a p-value below e^-745 is 0). NULL for a negative
+-- count. docs/statistics.md, "Paired".
+CREATE FUNCTION evalledger.mcnemar_exact_v1(b bigint, c bigint) RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    n bigint := b + c;
+    m bigint := least(b, c);
+    log_term double precision := 0;   -- ln C(n, k), from k = 0
+    logs double precision[] := ARRAY[0::double precision];
+    top double precision;
+    total double precision := 0;
+    k bigint;
+BEGIN
+    IF b < 0 OR c < 0 THEN
+        RETURN NULL;
+    END IF;
+    IF n = 0 THEN
+        RETURN 1;
+    END IF;
+    FOR k IN 1 .. m LOOP
+        log_term := log_term + ln((n - k + 1)::double precision) - ln(k::double precision);
+        logs := logs || log_term;
+    END LOOP;
+    -- C(n, k) grows with k up to n / 2, and m <= n / 2: the last term is the largest.
+    top := logs[m + 1];
+    FOR k IN 0 .. m LOOP
+        IF logs[k + 1] - top > -745 THEN
+            total := total + exp(logs[k + 1] - top);
+        END IF;
+    END LOOP;
+    -- Below e^-745 a double is 0 (PostgreSQL's exp() refuses to underflow).
+    RETURN CASE WHEN top - n * ln(2.0::double precision) + ln(total) < -745 THEN 0
+                ELSE least(1.0, 2 * exp(top - n * ln(2.0::double precision) + ln(total))) END;
+END;
+$$;
+GRANT EXECUTE ON FUNCTION mcnemar_exact_v1(bigint, bigint)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- paired_difference_v1: two runs over the items they share. A run is two parallel arrays, item
+-- keys and values (a NULL value is no answer: the item is not shared). For each shared item
+-- d_i = b_i - a_i (B the later run); the mean difference, its standard error by the central limit
+-- theorem (sample standard deviation of d, n - 1 in its denominator, over sqrt(n); Miller 2024,
+-- section 4) and the 95% interval mean +- z * stderr, z = normal_quantile_v1(0.975). only_a and
+-- only_b list the items one run has and the other has not (never silently dropped). When every
+-- shared value is 0 or 1 (pass/fail), mcnemar_p is mcnemar_exact_v1 of the discordant pairs. An
+-- item key given twice in one run is refused. docs/statistics.md, "Paired".
+CREATE FUNCTION evalledger.paired_difference_v1(
+    a_items text[], a_values double precision[], b_items text[], b_values double precision[],
+    OUT shared bigint, OUT only_a text[], OUT only_b text[], OUT mean_difference double precision,
+    OUT stderr double precision, OUT ci_lo double precision, OUT ci_hi double precision,
+    OUT mcnemar_p double precision)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    z double precision := evalledger.normal_quantile_v1(0.975);
+BEGIN
+    IF cardinality(a_items) IS DISTINCT FROM cardinality(a_values)
+       OR cardinality(b_items) IS DISTINCT FROM cardinality(b_values) THEN
+        RAISE EXCEPTION 'evalledger: paired_difference_v1 needs as many values as items in each run'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF (SELECT count(*) <> count(DISTINCT k) FROM unnest(a_items) k)
+       OR (SELECT count(*) <> count(DISTINCT k) FROM unnest(b_items) k) THEN
+        RAISE EXCEPTION 'evalledger: paired_difference_v1 got an item twice in one run'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    WITH a AS (SELECT t.k, t.v FROM unnest(a_items, a_values) t(k, v) WHERE t.k IS NOT NULL AND t.v IS NOT NULL),
+         b AS (SELECT t.k, t.v FROM unnest(b_items, b_values) t(k, v) WHERE t.k IS NOT NULL AND t.v IS NOT NULL),
+         d AS (SELECT a.v AS av, b.v AS bv, b.v - a.v AS d FROM a JOIN b USING (k))
+    SELECT count(*), avg(d.d), stddev_samp(d.d) / sqrt(count(*)),
+           CASE WHEN bool_and(d.av IN (0, 1) AND d.bv IN (0, 1))
+                THEN evalledger.mcnemar_exact_v1(count(*) FILTER (WHERE d.av = 1 AND d.bv = 0),
+                                                 count(*) FILTER (WHERE d.av = 0 AND d.bv = 1)) END
+      INTO shared, mean_difference, stderr, mcnemar_p
+      FROM d;
+    only_a := ARRAY(SELECT t.k FROM unnest(a_items, a_values) t(k, v) WHERE t.v IS NOT NULL
+                     EXCEPT SELECT t.k FROM unnest(b_items, b_values) t(k, v) WHERE t.v IS NOT NULL ORDER BY 1);
+    only_b := ARRAY(SELECT t.k FROM unnest(b_items, b_values) t(k, v) WHERE t.v IS NOT NULL
+                     EXCEPT SELECT t.k FROM unnest(a_items, a_values) t(k, v) WHERE t.v IS NOT NULL ORDER BY 1);
+    ci_lo := mean_difference - z * stderr;
+    ci_hi := mean_difference + z * stderr;
+END;
+$$;
+GRANT EXECUTE ON FUNCTION paired_difference_v1(text[], double precision[], text[], double precision[])
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- min_detectable_effect_v1: the smallest true difference a z-test on n items (or n paired
+-- differences) with standard deviation sd detects with the given power at level alpha, one- or
+-- two-tailed (Miller 2024, section 5):
+--   mde = (z_(1 - alpha / tails) + z_power) * sd / sqrt(n)
+-- with z_p = normal_quantile_v1(p). For two tails the chance of rejecting on the wrong side is left
+-- out (below 1e-5 at 80% power; statsmodels' NormalIndPower counts it). NULL for n < 1, sd < 0,
+-- tails other than 1 or 2, or alpha, power outside (0, 1). docs/statistics.md, "Power".
+CREATE FUNCTION evalledger.min_detectable_effect_v1(
+    sd double precision, n bigint, alpha double precision DEFAULT 0.05,
+    power double precision DEFAULT 0.8, tails integer DEFAULT 2) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN n >= 1 AND sd >= 0 AND tails IN (1, 2) AND alpha > 0 AND alpha < 1 AND power > 0 AND power < 1
+                THEN (evalledger.normal_quantile_v1(1 - alpha / tails) + evalledger.normal_quantile_v1(power)) * sd / sqrt(n) END
+$$;
+GRANT EXECUTE ON FUNCTION min_detectable_effect_v1(double precision, bigint, double precision, double precision, integer)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- sample_size_v1: the fewest items (or paired differences) for which min_detectable_effect_v1 is
+-- at most effect: n = ceil(((z_(1 - alpha / tails) + z_power) * sd / effect)^2), at least 1.
+-- NULL for effect <= 0, sd < 0, tails other than 1 or 2, or alpha, power outside (0, 1).
+-- docs/statistics.md, "Power".
+CREATE FUNCTION evalledger.sample_size_v1(
+    sd double precision, effect double precision, alpha double precision DEFAULT 0.05,
+    power double precision DEFAULT 0.8, tails integer DEFAULT 2) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN effect > 0 AND sd >= 0 AND tails IN (1, 2) AND alpha > 0 AND alpha < 1 AND power > 0 AND power < 1
+                THEN greatest(1, ceil(power((evalledger.normal_quantile_v1(1 - alpha / tails)
+                                   + evalledger.normal_quantile_v1(power)) * sd / effect, 2)))::bigint END
+$$;
+GRANT EXECUTE ON FUNCTION sample_size_v1(double precision, double precision, double precision, double precision, integer)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+-- uncertainty_v1: the `uncertainty` object shown beside a verdict, for one aggregate:
+--   {"estimate", "stderr", "ci95": [lo, hi], "n", "clusters", "method"}
+-- from an estimate and its standard error (mean_stderr_v1, clustered_stderr_v1, ratio_stderr_v1)
+-- and, for a proportion, its successes of trials. The 95% interval is estimate +- z * stderr,
+-- z = normal_quantile_v1(0.975), cut to the scale [lo_limit, hi_limit]; for a proportion where
+-- every trial passed or failed (the standard error is 0 there, and says nothing) it is
+-- wilson_interval_v1's exact bound, and where no standard error could be estimated (fewer than
+-- 2 clusters) its Wilson interval; otherwise, without a standard error, ci95 is null. method is
+-- the one given, or 'exact' / 'wilson' when the interval came from wilson_interval_v1. NULL when
+-- there is no estimate (nothing to measure). docs/statistics.md, "The uncertainty object".
+CREATE FUNCTION evalledger.uncertainty_v1(
+    estimate double precision, stderr double precision, n double precision, clusters bigint, method text,
+    successes double precision, trials double precision, lo_limit double precision, hi_limit double precision)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT jsonb_build_object(
+               'estimate', estimate, 'stderr', stderr,
+               'ci95', CASE WHEN w.method IS NOT NULL THEN jsonb_build_array(w.lo, w.hi)
+                            WHEN stderr IS NOT NULL
+                            THEN jsonb_build_array(greatest(lo_limit, estimate - z.z * stderr),
+                                                   least(hi_limit, estimate + z.z * stderr)) END,
+               'n', n, 'clusters', clusters, 'method', coalesce(w.method, method))
+      FROM (SELECT evalledger.normal_quantile_v1(0.975) AS z) z
+      LEFT JOIN LATERAL evalledger.wilson_interval_v1(successes::bigint, trials::bigint) w
+             ON successes IS NOT NULL AND (successes IN (0, trials) OR stderr IS NULL)
+     WHERE estimate IS NOT NULL
+$$;
+GRANT EXECUTE ON FUNCTION uncertainty_v1(double precision, double precision, double precision, bigint, text,
+                                         double precision, double precision, double precision, double precision)
+    TO evalledger_runner, evalledger_reviewer, evalledger_revops, evalledger_auditor;
