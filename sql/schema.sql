@@ -49,6 +49,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_levers_v1.sql
 \ir brain_eval/confidence_in_band_v1.sql
 \ir brain_eval/brain_eval_scores_v1.sql
+\ir brain_eval/brain_eval_uncertainty_v1.sql
 \ir brain_eval/criterion_met_v1.sql
 \ir brain_eval/shown_apart_v1.sql
 \ir brain_eval/criterion_miss_v1.sql

@@ -19,7 +19,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
                             WHEN stderr IS NOT NULL
                             THEN jsonb_build_array(greatest(lo_limit, estimate - z.z * stderr),
                                                    least(hi_limit, estimate + z.z * stderr)) END,
-               'n', n, 'clusters', clusters, 'method', coalesce(w.method, method))
+               'n', n, 'clusters', clusters, 'method', coalesce(w.method, uncertainty_v1.method))
       FROM (SELECT evalledger.normal_quantile_v1(0.975) AS z) z
       LEFT JOIN LATERAL evalledger.wilson_interval_v1(successes::bigint, trials::bigint) w
              ON successes IS NOT NULL AND (successes IN (0, trials) OR stderr IS NULL)

@@ -104,7 +104,7 @@ def show_command(run_id, as_json):
     from .. import agreement
 
     with db.transaction("auditor") as conn:
-        decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"))
+        decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"), uncertainty=True)
         judged = agreement.of_run(conn, decided.eval_run_id) if decided.decision else []
         columns, rows = fetch(conn, brain_eval.QUERIES["run_questions"], {"eval_run_id": decided.eval_run_id})
     if as_json:
