@@ -221,6 +221,8 @@ SET LOCAL check_function_bodies = off;
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql
 \ir takes_quality/takes_quality_regression_v1.sql
+\ir takes_quality/takes_quality_uncertainty_v1.sql
+\ir takes_quality/takes_quality_receipt_uncertainty_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql

@@ -137,9 +137,11 @@ SELECT cycle, model, retry_no, family, same_family, recorded, contributes, call_
  ORDER BY cycle, model, retry_no;
 
 -- name: run_by_id
--- One takes-quality run and its receipt (NULL while the run is open).
+-- One takes-quality run and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty.
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
-       r.verdict, r.overall_score, r.cost_usd, r.receipt_json
+       r.verdict, r.overall_score, r.cost_usd,
+       evalledger.takes_quality_receipt_uncertainty_v1(r.id, r.receipt_json) AS receipt_json,
+       evalledger.takes_quality_uncertainty_v1(r.id) AS uncertainty
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
  WHERE r.id = %(run_id)s;
