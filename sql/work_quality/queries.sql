@@ -133,3 +133,7 @@ SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
    AND (NOT %(open)s OR s.completed_at IS NULL)
  ORDER BY s.at DESC, s.snapshot_id DESC
  LIMIT %(limit)s;
+
+-- name: snapshot_uncertainty
+-- Each dimension of a Snapshot document with its uncertainty over the judges (work_quality_uncertainty_v1).
+SELECT evalledger.work_quality_uncertainty_v1(%(doc)s) AS uncertainty;

@@ -40,7 +40,7 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def interval(label: str, u: dict | None, *, percent: bool, counted: str) -> str:
+def interval(label: str, u: dict | None, *, percent: bool, counted: str, places: int = 2) -> str:
     """One aggregate beside a verdict, as the database computed its uncertainty (docs/statistics.md):
     `hallucination rate 0.0% (95% CI 0.0–5.8%, 50 claims in 30 questions)`. counted says what n and
     clusters count, e.g. "{n} claims in {clusters} questions"; a rate is shown in percent."""
@@ -48,7 +48,7 @@ def interval(label: str, u: dict | None, *, percent: bool, counted: str) -> str:
         return f"{label} n/a (nothing to measure)"
 
     def shown(x: float) -> str:
-        return f"{100 * x:.1f}" if percent else f"{x:.2f}"
+        return f"{100 * x:.1f}" if percent else f"{x:.{places}f}"
 
     unit = "%" if percent else ""
     ci = u.get("ci95")
