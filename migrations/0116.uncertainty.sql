@@ -480,6 +480,133 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 $$;
 GRANT EXECUTE ON FUNCTION work_quality_uncertainty_v1(jsonb) TO evalledger_runner, evalledger_revops, evalledger_auditor;
 
+-- brain_eval_intervals_v1: per completed run, one row per aggregate of seed 002 with its
+-- uncertainty beside the decision (brain_eval_uncertainty_v1; docs/statistics.md, "brain-eval"):
+-- the estimate, its standard error, the 95% interval, what n and the clusters count, the method,
+-- and for an aggregate under a hard criterion the bound that matters. An aggregate with nothing to
+-- measure has no row. Read under each reader's own row-level security (a reviewer: its own runs).
+CREATE VIEW evalledger.brain_eval_intervals_v1 AS
+    SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.question_catalog_version,
+           l.started_at, l.completed_at, l.decision::text AS decision, u.key AS aggregate,
+           (u.value ->> 'estimate')::float8 AS estimate, (u.value ->> 'stderr')::float8 AS stderr,
+           (u.value -> 'ci95' ->> 0)::float8 AS ci95_lo, (u.value -> 'ci95' ->> 1)::float8 AS ci95_hi,
+           (u.value ->> 'n')::bigint AS n, (u.value ->> 'clusters')::bigint AS clusters, u.value ->> 'method' AS method,
+           u.value -> 'criterion' ->> 'op' AS criterion_op,
+           (u.value -> 'criterion' ->> 'threshold')::float8 AS criterion_threshold,
+           (u.value -> 'criterion' ->> 'bound')::float8 AS criterion_bound
+      FROM evalledger.brain_eval_log l
+     CROSS JOIN LATERAL jsonb_each(evalledger.brain_eval_uncertainty_v1(l.eval_run_id)) u
+     WHERE l.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
+COMMENT ON VIEW evalledger.brain_eval_intervals_v1 IS
+    'Per completed brain-eval run and aggregate, the estimate with its standard error and 95% interval (the question clustered by question_type; hallucinations the claims clustered by question), beside the decision, which uses the estimates only (docs/statistics.md).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.eval_run_id IS 'The run (brain_eval_log.eval_run_id).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.brain_under_test IS 'The brain (target_id), e.g. AGT-902.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.run_trigger IS 'Why the run happened: pre_launch, quarterly, prompt_change, model_promotion or on_demand.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.question_catalog_version IS 'The question catalog version the run used.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.started_at IS 'When the run started (timestamptz; UTC in the ledger).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.completed_at IS 'When the run was completed (timestamptz).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.decision IS 'The decision the database computed: pass, pass_with_notes, conditional or fail (unchanged by the interval).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.aggregate IS 'The aggregate, a key of aggregated_scores: citation_rate, hallucination_rate, staleness_recognition_rate, diagnosis_accuracy_mean, lever_mapping_correctness, confidence_calibration_in_band or narrative_coherence_mean.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.estimate IS 'The aggregate as aggregated_scores has it, in its own scale: 0-1 for the rates and diagnosis accuracy, 1-5 for narrative coherence.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.stderr IS 'Its standard error, in the estimate''s scale (0-1 or 1-5); NULL when it cannot be estimated.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.ci95_lo IS 'The 95% interval''s lower bound, in the estimate''s scale (0-1 or 1-5), cut to the scale.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.ci95_hi IS 'The 95% interval''s upper bound, in the estimate''s scale (0-1 or 1-5), cut to the scale.';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.n IS 'Count: the questions measured (the claims, for hallucination_rate).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.clusters IS 'Count: the question types among them (the questions with claims, for hallucination_rate).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.method IS 'How the interval was computed: clustered, mean, ratio, wilson or exact (docs/statistics.md).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.criterion_op IS 'For an aggregate under a hard criterion of the run''s rubric: <= or >= (NULL otherwise).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.criterion_threshold IS 'The hard criterion''s threshold, 0-1 (NULL when none).';
+COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.criterion_bound IS 'The interval''s side that matters for the hard criterion, 0-1: the upper bound for <=, the lower for >= (NULL when none).';
+
+REVOKE ALL ON brain_eval_intervals_v1 FROM PUBLIC;
+GRANT SELECT ON brain_eval_intervals_v1 TO evalledger_reviewer, evalledger_revops, evalledger_auditor;
+
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.brain_eval_intervals_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
+
+-- takes_quality_intervals_v1: per completed takes-quality run, one row per rubric dimension and
+-- the overall with its uncertainty over the deciding cycle's judges (takes_quality_uncertainty_v1;
+-- docs/statistics.md, "takes-quality"), beside the verdict, which uses the means only. Read by
+-- RevOps and auditors under their own row-level security.
+CREATE VIEW evalledger.takes_quality_intervals_v1 AS
+    SELECT r.id AS run_id, b.version AS rubric_version, r.started_at, r.completed_at, r.verdict, u.key AS dimension,
+           (u.value ->> 'estimate')::float8 AS estimate, (u.value ->> 'stderr')::float8 AS stderr,
+           (u.value -> 'ci95' ->> 0)::float8 AS ci95_lo, (u.value -> 'ci95' ->> 1)::float8 AS ci95_hi,
+           (u.value ->> 'n')::bigint AS judges, (u.value ->> 'between_call_variance')::float8 AS between_call_variance,
+           (u.value ->> 'calls')::bigint AS calls
+      FROM evalledger.eval_takes_quality_runs r
+      JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+     CROSS JOIN LATERAL jsonb_each(evalledger.takes_quality_uncertainty_v1(r.id)) u
+     WHERE r.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
+COMMENT ON VIEW evalledger.takes_quality_intervals_v1 IS
+    'Per completed takes-quality run, each rubric dimension and the overall with its standard error and 95% interval over the deciding cycle''s judges, and the variance of a judge''s score between calls; covers the judges'' disagreement on this sample, not the sampling of takes (docs/statistics.md).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.run_id IS 'The run (eval_takes_quality_runs.id).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.rubric_version IS 'The rubric epoch the run was judged by, e.g. v1.1.';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.started_at IS 'When the run started (timestamptz; the receipt''s ts).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.completed_at IS 'When the run was completed (timestamptz).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.verdict IS 'The verdict the database computed: pass, fail or inconclusive (unchanged by the interval).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.dimension IS 'A rubric dimension (accuracy, attribution, ...) or overall (the mean of the dimension means).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.estimate IS 'The mean of the contributing judges'' scores, on the rubric''s scale (1-10), exact.';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.stderr IS 'Its standard error over the judges, on the rubric''s scale (1-10); NULL with one judge.';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.ci95_lo IS 'The 95% interval''s lower bound, on the rubric''s scale (1-10).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.ci95_hi IS 'The 95% interval''s upper bound, on the rubric''s scale (1-10).';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.judges IS 'Count: the judges that contributed in the deciding cycle.';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.between_call_variance IS 'The variance of one judge''s score between calls, over the cycles (the rubric''s scale squared); NULL for the overall and when no judge contributed twice.';
+COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.calls IS 'Count: the contributing calls across cycles that the between-call variance saw (NULL for the overall).';
+
+REVOKE ALL ON takes_quality_intervals_v1 FROM PUBLIC;
+GRANT SELECT ON takes_quality_intervals_v1 TO evalledger_revops, evalledger_auditor;
+
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.takes_quality_intervals_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
+
+-- work_quality_intervals_v1: per completed work-quality snapshot, one row per dimension with its
+-- uncertainty over the judges (work_quality_uncertainty_v1 of the stored Snapshot document;
+-- docs/statistics.md, "work-quality"), beside the comparison, which uses the means only. Read by
+-- RevOps and auditors under their own row-level security.
+CREATE VIEW evalledger.work_quality_intervals_v1 AS
+    SELECT s.snapshot_id, s.name, s.run_id, s.at, s.completed_at, u.key AS dimension,
+           (u.value ->> 'estimate')::float8 AS estimate, (u.value ->> 'stderr')::float8 AS stderr,
+           (u.value -> 'ci95' ->> 0)::float8 AS ci95_lo, (u.value -> 'ci95' ->> 1)::float8 AS ci95_hi,
+           (u.value ->> 'n')::bigint AS judges
+      FROM evalledger.eval_work_quality_snapshots s
+     CROSS JOIN LATERAL jsonb_each(evalledger.work_quality_uncertainty_v1(s.snapshot_json)) u
+     WHERE s.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
+COMMENT ON VIEW evalledger.work_quality_intervals_v1 IS
+    'Per completed work-quality snapshot and dimension, the judges'' mean with its standard error and 95% interval; covers the judges'' disagreement on this work product, not other runs of the bot (docs/statistics.md).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.snapshot_id IS 'The snapshot (eval_work_quality_snapshots.snapshot_id).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.name IS 'The target (a bot or feature) the snapshot is of.';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.run_id IS 'The assessed run''s id (the snapshot''s RunID).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.at IS 'When the assessed run happened (timestamptz; the snapshot''s At).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.completed_at IS 'When the snapshot was completed (timestamptz).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.dimension IS 'A dimension of the rubric: efficacy, completeness, output_quality, restraint, reliability, value_for_money or overall.';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.estimate IS 'The judges'' mean score, on the rubric''s scale (0-1).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.stderr IS 'Its standard error over the judges, on the rubric''s scale (0-1); NULL with one judge.';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.ci95_lo IS 'The 95% interval''s lower bound, on the rubric''s scale (0-1).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.ci95_hi IS 'The 95% interval''s upper bound, on the rubric''s scale (0-1).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.judges IS 'Count: the judges whose scores the snapshot holds for the dimension.';
+
+REVOKE ALL ON work_quality_intervals_v1 FROM PUBLIC;
+GRANT SELECT ON work_quality_intervals_v1 TO evalledger_revops, evalledger_auditor;
+
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.work_quality_intervals_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
+
 -- brain_eval_uncertainty_v1 runs with its reader's rights and counts the questions in band as the
 -- decision does (issue 36).
 GRANT EXECUTE ON FUNCTION confidence_in_band_v1(jsonb, jsonb)

@@ -218,6 +218,9 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/prompt_drift_v2.sql
 \ir brain_eval/judge_agreement_v1.sql
 \ir takes_quality/takes_quality_trend_v1.sql
+\ir brain_eval/brain_eval_intervals_v1.sql
+\ir takes_quality/takes_quality_intervals_v1.sql
+\ir work_quality/work_quality_intervals_v1.sql
 
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql

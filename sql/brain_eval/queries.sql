@@ -510,3 +510,7 @@ SELECT f.judge_model, m.unsupported_pairs, m.unsupported_agreement, m.unsupporte
         ARRAY[f.diagnosis_j0_r0, f.diagnosis_j0_r1, f.diagnosis_j0_r2, f.diagnosis_j1_r0, f.diagnosis_j1_r1, f.diagnosis_j1_r2, f.diagnosis_j2_r0, f.diagnosis_j2_r1, f.diagnosis_j2_r2],
         f.claims_pairs, f.claims_abs_difference) m
  ORDER BY f.judge_model;
+
+-- name: dashboard_brain_eval_intervals_v1
+-- The brain_eval_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
+SELECT * FROM evalledger.brain_eval_intervals_v1 ORDER BY completed_at DESC;

@@ -157,3 +157,7 @@ SELECT evalledger.takes_quality_threshold_v1(%(threshold)s::numeric) AS threshol
 -- name: regression
 -- `regress`: a baseline receipt against a run as the ledger holds it, compared and decided by the database.
 SELECT evalledger.takes_quality_regression_v1(%(baseline)s, %(run_id)s, %(threshold)s::numeric) AS regression;
+
+-- name: dashboard_takes_quality_intervals_v1
+-- The takes_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
+SELECT * FROM evalledger.takes_quality_intervals_v1 ORDER BY completed_at DESC;
