@@ -218,15 +218,17 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/prompt_drift_v2.sql
 \ir brain_eval/judge_agreement_v1.sql
 \ir takes_quality/takes_quality_trend_v1.sql
-\ir brain_eval/brain_eval_intervals_v1.sql
-\ir takes_quality/takes_quality_intervals_v1.sql
-\ir work_quality/work_quality_intervals_v1.sql
 
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql
 \ir takes_quality/takes_quality_regression_v1.sql
+
+-- Issue 36: each verdict's uncertainty beside it, and a view per suite for BI.
 \ir takes_quality/takes_quality_uncertainty_v1.sql
 \ir takes_quality/takes_quality_receipt_uncertainty_v1.sql
+\ir brain_eval/brain_eval_intervals_v1.sql
+\ir takes_quality/takes_quality_intervals_v1.sql
+\ir work_quality/work_quality_intervals_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql

@@ -3,7 +3,7 @@
 -- two-tailed (Miller 2024, section 5):
 --   mde = (z_(1 - alpha / tails) + z_power) * sd / sqrt(n)
 -- with z_p = normal_quantile_v1(p). For two tails the chance of rejecting on the wrong side is left
--- out (below 1e-5 at 80% power; statsmodels' NormalIndPower counts it). NULL for n < 1, sd < 0,
+-- out (9.6e-7 at alpha 0.05 and 80% power; statsmodels' NormalIndPower counts it). NULL for n < 1, sd < 0,
 -- tails other than 1 or 2, or alpha, power outside (0, 1). docs/statistics.md, "Power".
 CREATE FUNCTION evalledger.min_detectable_effect_v1(
     sd double precision, n bigint, alpha double precision DEFAULT 0.05,
