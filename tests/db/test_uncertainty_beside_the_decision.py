@@ -6,7 +6,8 @@ every question (or claim) passed or failed, the bound that matters under a hard 
 
 from __future__ import annotations
 
-import numpy as np
+from statistics import fmean
+
 import pytest
 import statsmodels.api as sm
 from scipy import stats
@@ -34,9 +35,9 @@ def varied(number: int, row: dict) -> None:
 
 
 def cluster_se(values, groups) -> float:
-    codes = np.unique(np.asarray(groups), return_inverse=True)[1]
-    fit = sm.OLS(np.asarray(values, dtype=float), np.ones((len(values), 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": codes})
+    index = {g: i for i, g in enumerate(sorted(set(groups)))}
+    fit = sm.OLS([float(v) for v in values], [[1.0]] * len(values)).fit(
+        cov_type="cluster", cov_kwds={"groups": [index[g] for g in groups]})
     return float(fit.bse[0])
 
 
@@ -67,7 +68,7 @@ def test_each_aggregate_matches_statsmodels_on_the_stored_rows(admin, connect_as
         assert (got["n"], got["clusters"]) == (len(scored), len({k for _, k in scored}))
         assert got["estimate"] == pytest.approx(float(decided.aggregated_scores[key]), rel=1e-12)
         assert got["stderr"] == pytest.approx(cluster_se(values, [k for _, k in scored]), rel=1e-9)
-        want = (max(low, np.mean(values) - Z * got["stderr"]), min(high, np.mean(values) + Z * got["stderr"]))
+        want = (max(low, fmean(values) - Z * got["stderr"]), min(high, fmean(values) + Z * got["stderr"]))
         assert got["ci95"] == pytest.approx(list(want), rel=1e-9)
 
     # The claims' ratio, clustered by question (each claim a 0/1 outcome of its question).
@@ -85,7 +86,7 @@ def test_each_aggregate_matches_statsmodels_on_the_stored_rows(admin, connect_as
     # Confidence in band: a proportion of questions, clustered by type like a mean.
     in_band = [0.0 if int(r[0][-2:]) % 6 == 0 else 1.0 for r in rows]
     got = u["confidence_calibration_in_band"]
-    assert got["estimate"] == pytest.approx(np.mean(in_band), rel=1e-12)
+    assert got["estimate"] == pytest.approx(fmean(in_band), rel=1e-12)
     assert got["stderr"] == pytest.approx(cluster_se(in_band, kinds), rel=1e-9)
     # AGT-901 has no lever mapping: nothing to measure, as in aggregated_scores.
     assert u["lever_mapping_correctness"] is None and decided.aggregated_scores["lever_mapping_correctness"] is None
