@@ -154,6 +154,9 @@ MADE_BY = {
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
     "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    "0116.uncertainty": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.uncertainty_v1(double precision, double precision, "
+                        "double precision, bigint, text, double precision, double precision, double precision, "
+                        "double precision)'::regprocedure",
 }
 
 
