@@ -121,3 +121,24 @@ def test_the_decision_is_unchanged_and_a_reviewer_reads_only_their_own(admin, co
         assert uncertainty_as(connect_as, role, decided.eval_run_id)["citation_rate"]["n"] == 30
     assert admin.execute("SELECT aggregated_scores, decision::text, decision_rationale FROM evalledger.brain_eval_log"
                          " WHERE eval_run_id = %s", (decided.eval_run_id,)).fetchone() == stored
+
+
+def test_the_interval_views_read_under_each_readers_own_policies(admin, connect_as, reviewer_id):
+    import psycopg
+
+    decided = record_run(connect_as("evalledger_runner"), reviewer_id, bend=varied)
+    u = uncertainty_as(connect_as, "evalledger_auditor", decided.eval_run_id)
+    seen = connect_as("evalledger_auditor").execute(
+        "SELECT aggregate, estimate, stderr, ci95_lo, ci95_hi, n, clusters, method, criterion_bound"
+        "  FROM evalledger.brain_eval_intervals_v1 WHERE eval_run_id = %s", (decided.eval_run_id,)).fetchall()
+    assert {r[0]: r[1:] for r in seen} == {
+        k: (v["estimate"], v["stderr"], v["ci95"][0], v["ci95"][1], v["n"], v["clusters"], v["method"],
+            (v.get("criterion") or {}).get("bound"))
+        for k, v in u.items() if v is not None}
+    # RevOps reads the hot tier; the runner and the brain agents have no grant.
+    assert connect_as("evalledger_revops").execute(
+        "SELECT count(*) FROM evalledger.brain_eval_intervals_v1").fetchone()[0] == len(seen)
+    for role in ("evalledger_runner", "evalledger_agent"):
+        for view in ("brain_eval_intervals_v1", "takes_quality_intervals_v1", "work_quality_intervals_v1"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                connect_as(role).execute(f"SELECT * FROM evalledger.{view}")
