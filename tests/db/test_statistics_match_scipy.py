@@ -298,3 +298,27 @@ def test_sample_size_is_the_fewest_items_with_that_power(admin, sd, effect, alph
 def test_power_refuses_nonsense_with_null(admin):
     assert one(admin, "SELECT evalledger.min_detectable_effect_v1(1, 0), evalledger.min_detectable_effect_v1(1, 10, 0.05, 0.8, 3), "
                       "evalledger.sample_size_v1(1, 0), evalledger.sample_size_v1(1, 0.5, 1.5)") == (None, None, None, None)
+
+
+# -- the uncertainty object -----------------------------------------------------------------------
+
+def uncertainty(admin, *args):
+    return one(admin, "SELECT evalledger.uncertainty_v1(%s, %s, %s, %s, %s, %s, %s, %s, %s)", *args)[0]
+
+
+def test_the_uncertainty_object_cuts_to_the_scale_and_falls_back_to_the_exact_bound(admin):
+    z = stats.norm.ppf(0.975)
+    # A normal interval, cut to the scale at 0.
+    u = uncertainty(admin, 0.02, 0.015, 50, 30, "ratio", 1, 50, 0, 1)
+    assert u["ci95"] == pytest.approx([0, 0.02 + z * 0.015], rel=1e-12)
+    assert (u["n"], u["clusters"], u["method"]) == (50, 30, "ratio")
+    # Every trial passed: the standard error of 0 says nothing, the exact bound does.
+    u = uncertainty(admin, 1, 0, 5, 5, "clustered", 5, 5, 0, 1)
+    assert u["method"] == "exact" and u["ci95"] == pytest.approx([stats.beta.ppf(0.05, 5, 1), 1], rel=1e-12)
+    # A proportion without a standard error (one cluster): the Wilson interval.
+    u = uncertainty(admin, 0.6, None, 10, 1, "clustered", 6, 10, 0, 1)
+    assert u["method"] == "wilson"
+    assert u["ci95"] == pytest.approx(list(proportion_confint(6, 10, alpha=0.05, method="wilson")), rel=1e-9)
+    # A mean without a standard error: no interval; nothing to measure: no object.
+    assert uncertainty(admin, 4.0, None, 1, 1, "mean", None, None, 1, 5)["ci95"] is None
+    assert uncertainty(admin, None, None, 0, 0, "mean", None, None, 1, 5) is None
