@@ -80,12 +80,13 @@ def add_question_score(conn: psycopg.Connection, **values) -> tuple[UUID, bool]:
     return tuple(conn.execute(QUERIES["insert_question_score"], _params(QUESTION_DEFAULTS, values)).fetchone())
 
 
-def complete_run(conn: psycopg.Connection, eval_run_id: UUID) -> Decision:
-    """Complete the run (at the database's clock); return the decision the database computed."""
+def complete_run(conn: psycopg.Connection, eval_run_id: UUID, uncertainty: bool = False) -> Decision:
+    """Complete the run (at the database's clock); return the decision the database computed (with
+    each aggregate's uncertainty, when asked)."""
     done = conn.execute(QUERIES["complete_run"], {"eval_run_id": eval_run_id})
     if not done.fetchone()[0]:
         raise EvalledgerError(f"run {eval_run_id} is not an open run this role can complete")
-    return read_decision(conn, eval_run_id)
+    return read_decision(conn, eval_run_id, uncertainty)
 
 
 def cancel_run(conn: psycopg.Connection, eval_run_id: UUID, reason: str) -> Decision:

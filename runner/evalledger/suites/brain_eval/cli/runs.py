@@ -71,7 +71,8 @@ def record_command(file, reviewer_role, import_reason):
 def complete_command(run_id):
     """Complete RUN_ID: the database computes and stores its decision (and its entries are sealed)."""
     with sealing("runner"):
-        finish_run("runner", brain_eval.complete_run, run_id)
+        # The decision as `show` prints it, each aggregate's interval beside it.
+        finish_run("runner", lambda conn, run: brain_eval.complete_run(conn, run, uncertainty=True), run_id)
 
 
 @brain_eval_group.command("cancel")
