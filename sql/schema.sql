@@ -50,6 +50,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_levers_v1.sql
 \ir brain_eval/confidence_in_band_v1.sql
 \ir brain_eval/brain_eval_scores_v1.sql
+\ir brain_eval/brain_eval_uncertainty_v1.sql
 \ir brain_eval/criterion_met_v1.sql
 \ir brain_eval/shown_apart_v1.sql
 \ir brain_eval/criterion_miss_v1.sql
@@ -93,6 +94,16 @@ SET LOCAL check_function_bodies = off;
 \ir core/cohen_kappa_v1.sql
 \ir core/weighted_kappa_v1.sql
 \ir core/agreement_measures_v1.sql
+\ir core/normal_quantile_v1.sql
+\ir core/mean_stderr_v1.sql
+\ir core/clustered_stderr_v1.sql
+\ir core/ratio_stderr_v1.sql
+\ir core/wilson_interval_v1.sql
+\ir core/mcnemar_exact_v1.sql
+\ir core/paired_difference_v1.sql
+\ir core/min_detectable_effect_v1.sql
+\ir core/sample_size_v1.sql
+\ir core/uncertainty_v1.sql
 \ir brain_eval/brain_eval_run_facts_v1.sql
 \ir brain_eval/brain_eval_question_facts_v1.sql
 \ir brain_eval/brain_eval_agreement_pairs_v1.sql
@@ -201,6 +212,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/cost_per_run_v1.sql
 \ir brain_eval/prompt_drift_v1.sql
 \ir work_quality/work_quality_history_v1.sql
+\ir work_quality/work_quality_uncertainty_v1.sql
 \ir brain_eval/most_failing_questions_v2.sql
 \ir brain_eval/stale_fixture_pass_rate_v2.sql
 \ir brain_eval/stale_fixture_by_month_v1.sql
@@ -213,6 +225,13 @@ SET LOCAL check_function_bodies = off;
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql
 \ir takes_quality/takes_quality_regression_v1.sql
+
+-- Issue 36: each verdict's uncertainty beside it, and a view per suite for BI.
+\ir takes_quality/takes_quality_uncertainty_v1.sql
+\ir takes_quality/takes_quality_receipt_uncertainty_v1.sql
+\ir brain_eval/brain_eval_intervals_v1.sql
+\ir takes_quality/takes_quality_intervals_v1.sql
+\ir work_quality/work_quality_intervals_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql

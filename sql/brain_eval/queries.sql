@@ -65,6 +65,14 @@ SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_s
        decision_rationale, token_cost_usd, reviewer_independence_verified
   FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
 
+-- name: run_decision_uncertainty
+-- What the database decided for a run, and beside it each aggregate's uncertainty (brain_eval_uncertainty_v1), once decided.
+SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_scores,
+       hard_criteria_passed, soft_criteria_passed_count, decision::text AS decision,
+       decision_rationale, token_cost_usd, reviewer_independence_verified,
+       CASE WHEN decision IS NOT NULL THEN evalledger.brain_eval_uncertainty_v1(eval_run_id) END AS uncertainty
+  FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
+
 -- name: add_reviewer
 -- Register a human reviewer: a database role and the reviewer_user_id runs will carry.
 WITH added AS (
@@ -536,3 +544,7 @@ SELECT f.judge_model, m.unsupported_pairs, m.unsupported_agreement, m.unsupporte
         ARRAY[f.diagnosis_j0_r0, f.diagnosis_j0_r1, f.diagnosis_j0_r2, f.diagnosis_j1_r0, f.diagnosis_j1_r1, f.diagnosis_j1_r2, f.diagnosis_j2_r0, f.diagnosis_j2_r1, f.diagnosis_j2_r2],
         f.claims_pairs, f.claims_abs_difference) m
  ORDER BY f.judge_model;
+
+-- name: dashboard_brain_eval_intervals_v1
+-- The brain_eval_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
+SELECT * FROM evalledger.brain_eval_intervals_v1 ORDER BY completed_at DESC;

@@ -153,9 +153,11 @@ SELECT cycle, model, retry_no, family, same_family, recorded, contributes, call_
  ORDER BY cycle, model, retry_no;
 
 -- name: run_by_id
--- One takes-quality run and its receipt (NULL while the run is open).
+-- One takes-quality run and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty.
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
-       r.verdict, r.overall_score, r.cost_usd, r.receipt_json
+       r.verdict, r.overall_score, r.cost_usd,
+       evalledger.takes_quality_receipt_uncertainty_v1(r.id, r.receipt_json) AS receipt_json,
+       evalledger.takes_quality_uncertainty_v1(r.id) AS uncertainty
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
  WHERE r.id = %(run_id)s;
@@ -171,3 +173,7 @@ SELECT evalledger.takes_quality_threshold_v1(%(threshold)s::numeric) AS threshol
 -- name: regression
 -- `regress`: a baseline receipt against a run as the ledger holds it, compared and decided by the database.
 SELECT evalledger.takes_quality_regression_v1(%(baseline)s, %(run_id)s, %(threshold)s::numeric) AS regression;
+
+-- name: dashboard_takes_quality_intervals_v1
+-- The takes_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
+SELECT * FROM evalledger.takes_quality_intervals_v1 ORDER BY completed_at DESC;

@@ -149,3 +149,11 @@ SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
    AND (NOT %(open)s OR s.completed_at IS NULL)
  ORDER BY s.at DESC, s.snapshot_id DESC
  LIMIT %(limit)s;
+
+-- name: snapshot_uncertainty
+-- Each dimension of a Snapshot document with its uncertainty over the judges (work_quality_uncertainty_v1).
+SELECT evalledger.work_quality_uncertainty_v1(%(doc)s) AS uncertainty;
+
+-- name: dashboard_work_quality_intervals_v1
+-- The work_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
+SELECT * FROM evalledger.work_quality_intervals_v1 ORDER BY completed_at DESC;

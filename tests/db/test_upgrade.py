@@ -174,6 +174,9 @@ MADE_BY = {
                               "AND conrelid = 'evalledger.run_claim'::regclass",
     "0113.sign-off-once": "SELECT xmin::text FROM pg_proc "
                           "WHERE oid = 'evalledger.brain_eval_run_review_admit_v1()'::regprocedure",
+    "0116.uncertainty": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.uncertainty_v1(double precision, double precision, "
+                        "double precision, bigint, text, double precision, double precision, double precision, "
+                        "double precision)'::regprocedure",
     "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
     "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc "
                                       "WHERE oid = 'evalledger.work_quality_decide_v1(evalledger.eval_work_quality_snapshots)'::regprocedure",

@@ -120,6 +120,34 @@ def test_go_loads_every_file_the_writer_makes_and_rewrites_the_same_bytes(reader
     assert done.stdout == f"{len(paths)} snapshot files re-marshal identically\n"
 
 
+def test_the_optional_uncertainty_fields_round_trip_through_go(reader, tmp_path):
+    """evalledger's additive aggregate.stderr and ci95 (issue 36, `snapshot show --uncertainty`):
+    Go's encoder loads them into the seed's Aggregate and writes back the same bytes, and our
+    reader reads back what our writer wrote."""
+    rng = random.Random(36)
+    paths = []
+    for i in range(120):
+        snap = rand_snapshot(rng, i)
+        dims = rng.sample(DIMENSIONS, rng.randint(0, len(DIMENSIONS)))
+        snap.aggregate.stderr = None if rng.random() < 0.2 else {d: abs(rand_float(rng)) for d in dims}
+        snap.aggregate.ci95 = None if rng.random() < 0.2 else {d: sorted([rand_float(rng), rand_float(rng)])
+                                                                for d in dims}
+        path = tmp_path / f"{i}.json"
+        path.write_bytes(go_json.dumps_bytes(snap))
+        paths.append(path)
+    done = run_reader(reader, *paths)
+    assert done.returncode == 0, done.stderr[:4000]
+    assert done.stdout == f"{len(paths)} snapshot files re-marshal identically\n"
+    # Our reader reads them back as written.
+    shown = Snapshot(kind="bot", name="n", run_id="r", at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                     aggregate=Aggregate(mean_scores={"overall": 0.5}, stderr={"overall": 0.05},
+                                         ci95={"overall": [0.402, 0.598]}))
+    assert s.loads(go_json.dumps(shown)) == shown
+    # A snapshot without them is the seed's shape exactly: no empty stderr or ci95 appears.
+    plain = go_json.dumps(Snapshot(kind="bot", name="n", run_id="r", at=datetime(2026, 1, 1, tzinfo=timezone.utc)))
+    assert '"stderr"' not in plain and '"ci95"' not in plain
+
+
 def test_the_reader_really_compares_bytes(reader, tmp_path):
     path = SnapshotStore(tmp_path).write(Snapshot(kind="bot", name="n", run_id="r",
                                                   at=datetime(2026, 1, 1, tzinfo=timezone.utc)))

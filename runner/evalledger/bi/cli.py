@@ -77,6 +77,10 @@ PANELS = {
     "prompt_drift_v2": "evalledger.suites.brain_eval",
     "judge_agreement_v1": "evalledger.suites.brain_eval",
     "takes_quality_trend_v1": "evalledger.suites.takes_quality",
+    # Each verdict's uncertainty (issue 36, docs/statistics.md).
+    "brain_eval_intervals_v1": "evalledger.suites.brain_eval",
+    "takes_quality_intervals_v1": "evalledger.suites.takes_quality",
+    "work_quality_intervals_v1": "evalledger.suites.work_quality",
 }
 
 

@@ -40,6 +40,30 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+def interval(label: str, u: dict | None, *, percent: bool, counted: str, places: int = 2) -> str:
+    """One aggregate beside a verdict, as the database computed its uncertainty (docs/statistics.md):
+    `hallucination rate 0.0% (95% CI 0.0–5.8%, 50 claims in 30 questions)`. counted says what n and
+    clusters count, e.g. "{n} claims in {clusters} questions"; a rate is shown in percent."""
+    if u is None:
+        return f"{label} n/a (nothing to measure)"
+
+    def shown(x: float) -> str:
+        return f"{100 * x:.1f}" if percent else f"{x:.{places}f}"
+
+    unit = "%" if percent else ""
+    ci = u.get("ci95")
+    span = f"95% CI {shown(ci[0])}–{shown(ci[1])}{unit}" if ci else "no interval"
+    n = u["n"]
+    where = counted.format(n=int(n) if float(n).is_integer() else n, clusters=u["clusters"])
+    line = f"{label} {shown(u['estimate'])}{unit} ({span}, {where})"
+    criterion = u.get("criterion")
+    if criterion and criterion.get("bound") is not None:
+        side = "upper" if criterion["op"] == "<=" else "lower"
+        line += (f"; criterion {criterion['op']} {shown(criterion['threshold'])}{unit}: "
+                 f"{side} bound {shown(criterion['bound'])}{unit}")
+    return line
+
+
 def colour_wanted() -> bool:
     """False when NO_COLOR is set to anything but the empty string."""
     return not os.environ.get("NO_COLOR")

@@ -49,6 +49,11 @@ type Aggregate struct {
 	MeanScores   map[Dimension]float64 `json:"mean_scores"`
 	Disagreement map[Dimension]float64 `json:"disagreement,omitempty"` // max-min spread per dimension
 	Note         string                `json:"note,omitempty"`         // e.g. judges skipped, family overlap
+	// evalledger's optional fields (additive at schema_version 1, issue 36; a reader of the seed's
+	// types without them ignores them): each dimension's standard error over the judges and its
+	// 95% interval, written by `snapshot show --uncertainty`.
+	StdErr map[Dimension]float64    `json:"stderr,omitempty"`
+	CI95   map[Dimension][2]float64 `json:"ci95,omitempty"`
 }
 
 type Delta struct {

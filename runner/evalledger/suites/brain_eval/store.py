@@ -57,6 +57,9 @@ class Decision:
     decision_rationale: str | None
     token_cost_usd: Decimal | None
     reviewer_independence_verified: bool
+    # Beside the decision, never changing it: each aggregate's standard error and 95% interval
+    # (brain_eval_uncertainty_v1), read by `show`; None where not read.
+    uncertainty: dict | None = None
 
 
 def _params(defaults: dict, values: dict) -> dict:
@@ -82,12 +85,13 @@ def add_question_score(conn: psycopg.Connection, **values) -> tuple[UUID, bool]:
     return tuple(conn.execute(QUERIES["insert_question_score"], _params(QUESTION_DEFAULTS, values)).fetchone())
 
 
-def complete_run(conn: psycopg.Connection, eval_run_id: UUID) -> Decision:
-    """Complete the run (at the database's clock); return the decision the database computed."""
+def complete_run(conn: psycopg.Connection, eval_run_id: UUID, uncertainty: bool = False) -> Decision:
+    """Complete the run (at the database's clock); return the decision the database computed (with
+    each aggregate's uncertainty, when asked)."""
     done = conn.execute(QUERIES["complete_run"], {"eval_run_id": eval_run_id})
     if not done.fetchone()[0]:
         raise EvalledgerError(f"run {eval_run_id} is not an open run this role can complete")
-    return read_decision(conn, eval_run_id)
+    return read_decision(conn, eval_run_id, uncertainty)
 
 
 def cancel_run(conn: psycopg.Connection, eval_run_id: UUID, reason: str) -> Decision:
@@ -98,10 +102,11 @@ def cancel_run(conn: psycopg.Connection, eval_run_id: UUID, reason: str) -> Deci
     return read_decision(conn, eval_run_id)
 
 
-def read_decision(conn: psycopg.Connection, eval_run_id: UUID) -> Decision:
-    """The run's row as the database computed it."""
+def read_decision(conn: psycopg.Connection, eval_run_id: UUID, uncertainty: bool = False) -> Decision:
+    """The run's row as the database computed it (with each aggregate's uncertainty, when asked)."""
+    query = QUERIES["run_decision_uncertainty" if uncertainty else "run_decision"]
     with conn.cursor(row_factory=class_row(Decision)) as cur:
-        found = cur.execute(QUERIES["run_decision"], {"eval_run_id": eval_run_id}).fetchone()
+        found = cur.execute(query, {"eval_run_id": eval_run_id}).fetchone()
     if found is None:
         raise EvalledgerError(f"no run {eval_run_id}")
     return found

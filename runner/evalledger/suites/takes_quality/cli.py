@@ -283,6 +283,9 @@ def tq_list(target, since, verdict, only_open, limit, quiet, fmt):
 def tq_show(run_id, as_json):
     """Show takes-quality run RUN_ID: its receipt, then each judge's verdict and feedback, cycle by cycle.
 
+    Beside the verdict (never changing it), each dimension's standard error and 95% interval over
+    the judges' scores, and the variance of a judge's score between calls (docs/statistics.md).
+
     Exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE or still open, 3 any error.
     """
     from evalledger.core import db
@@ -299,13 +302,22 @@ def tq_show(run_id, as_json):
         columns, rows = fetch(conn, QUERIES["run_verdicts"], {"run_id": run_id})
     verdicts = records(columns, rows)
     receipt = run.pop("receipt_json")
+    uncertainty = run.pop("uncertainty")
     code = receipts.exit_code(receipt) if receipt else EXIT_INCONCLUSIVE
     if as_json:
         click.echo(output.to_json({"schema_version": 1, "kind": "takes_quality_run", "run": run, "receipt": receipt,
-                                   "verdicts": verdicts}), nl=False)
+                                   "uncertainty": uncertainty, "verdicts": verdicts}), nl=False)
         sys.exit(code)
     if receipt:
         _echo_receipt_text(receipt)
+    if receipt and uncertainty:
+        click.echo("uncertainty (the judges' spread on this sample, not the sampling of takes; docs/statistics.md)")
+        for key in [*(k for k in receipt["scores"] if k in uncertainty), "overall"]:
+            u = uncertainty.get(key)
+            line = output.interval(key, u, percent=False, counted="{n} judges")
+            if u and u.get("between_call_variance") is not None:
+                line += f"; between calls: variance {u['between_call_variance']:.2f} over {u['calls']} calls"
+            click.echo(f"  {line}")
     else:
         click.echo(f"run {run_id} is open (started {output.cell(run['started_at'])}): running the same eval again "
                    "carries on with it, calling only the judges without an answer")

@@ -165,17 +165,37 @@ def _f(value) -> str:
 @snapshot_group.command("show")
 @click.argument("ref", metavar="PATH|RUN_ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot JSON (exactly as the seed's Go writes it).")
+@click.option("--uncertainty", "with_uncertainty", is_flag=True,
+              help="With --json: add each dimension's standard error and 95% interval over the judges (the optional "
+                   "aggregate fields stderr and ci95, computed by the database).")
 @database_option
-def snapshot_show(ref, as_json):
-    """One snapshot: PATH|RUN_ID, a history file or a run id in the ledger."""
-    from . import go_json, run as wq
+def snapshot_show(ref, as_json, with_uncertainty):
+    """One snapshot: PATH|RUN_ID, a history file or a run id in the ledger.
+
+    The text shows, beside the scores (never changing them or the comparison), each dimension's
+    mean over the judges with its 95% interval, computed by the database (docs/statistics.md).
+    """
+    from evalledger.core import db, output
+
+    from . import go_json, run as wq, store
 
     snap, where = _load(ref)
+    if as_json and not with_uncertainty:
+        click.echo(go_json.dumps(snap), nl=False)
+        return
+    with db.transaction("runner") as conn:
+        uncertainty = store.uncertainty(conn, go_json.as_document(snap)) or {}
     if as_json:
+        snap.aggregate.stderr = {k: u["stderr"] for k, u in uncertainty.items() if u and u["stderr"] is not None}
+        snap.aggregate.ci95 = {k: u["ci95"] for k, u in uncertainty.items() if u and u["ci95"] is not None}
         click.echo(go_json.dumps(snap), nl=False)
         return
     click.echo(wq.summary(snap), nl=False)
     click.echo(f"from      {where}")
+    if uncertainty:
+        click.echo("uncertainty (the judges' spread on this work product; docs/statistics.md)")
+        for dim in sorted(uncertainty, key=_order):
+            click.echo(f"  {output.interval(dim, uncertainty[dim], percent=False, counted='{n} judges', places=3)}")
 
 
 @snapshot_group.command("compare")

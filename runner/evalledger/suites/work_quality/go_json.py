@@ -180,7 +180,9 @@ def _verdict(v: JudgeVerdict) -> _Struct:
 def _aggregate(a: Aggregate) -> _Struct:
     return _omit([("verdicts", None if a.verdicts is None else [_verdict(v) for v in a.verdicts], False),
                   ("mean_scores", _floats(a.mean_scores), False), ("disagreement", _floats(a.disagreement), True),
-                  ("note", portable_text(a.note), True)])
+                  ("note", portable_text(a.note), True), ("stderr", _floats(a.stderr), True),
+                  ("ci95", None if a.ci95 is None else {k: [_Float(lo), _Float(hi)] for k, (lo, hi) in a.ci95.items()},
+                   True)])
 
 
 def _delta(d: Delta) -> _Struct:

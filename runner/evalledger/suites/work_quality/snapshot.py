@@ -64,6 +64,11 @@ class Aggregate:
     mean_scores: dict[str, float] | None = None
     disagreement: dict[str, float] | None = None
     note: str = ""
+    # evalledger's optional fields (additive at schema_version 1, issue 36), which `snapshot show
+    # --uncertainty` fills from the database: each dimension's standard error over the judges and
+    # its 95% interval [lo, hi] (docs/statistics.md, "work-quality").
+    stderr: dict[str, float] | None = None
+    ci95: dict[str, list[float]] | None = None
 
 
 @dataclass
@@ -208,6 +213,13 @@ def metrics_from(value: Any, where: str = "metrics", *, strict: bool = False) ->
     return m
 
 
+def _pair(value: Any, where: str) -> list[float]:
+    """A Go [2]float64: an array of exactly two numbers."""
+    if not isinstance(value, list) or len(value) != 2:
+        raise SnapshotError(f"{where}: expected an array of 2 numbers, got {_kind(value)}")
+    return [_num(value[0], f"{where}[0]"), _num(value[1], f"{where}[1]")]
+
+
 def _verdict_from(value: Any, where: str) -> JudgeVerdict:
     obj = _obj(value, where) or {}
     return JudgeVerdict(
@@ -248,7 +260,9 @@ def snapshot_from(value: Any, where: str = "snapshot") -> Snapshot:
                                                     for i, v in enumerate(verdicts)],
             mean_scores=_map(agg.get("mean_scores"), f"{where}.aggregate.mean_scores", _num),
             disagreement=_map(agg.get("disagreement"), f"{where}.aggregate.disagreement", _num),
-            note=_str(agg.get("note"), f"{where}.aggregate.note")),
+            note=_str(agg.get("note"), f"{where}.aggregate.note"),
+            stderr=_map(agg.get("stderr"), f"{where}.aggregate.stderr", _num),
+            ci95=_map(agg.get("ci95"), f"{where}.aggregate.ci95", _pair)),
         evidence_digest=_str(obj.get("evidence_digest"), f"{where}.evidence_digest"),
         prev_run_id=_str(obj.get("prev_run_id"), f"{where}.prev_run_id"),
         comparison=None if cmp is None else Delta(

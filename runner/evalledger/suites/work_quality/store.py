@@ -149,3 +149,9 @@ def is_regression(conn: psycopg.Connection, delta: dict | None, tolerance: float
 def import_snapshot(conn: psycopg.Connection, document: Any, source_file: str) -> bool:
     """One history file into the ledger; False when it was there already."""
     return _one(conn, "import_snapshot", {"document": Jsonb(document), "source_file": source_file}) is not None
+
+
+def uncertainty(conn: psycopg.Connection, document: dict) -> dict | None:
+    """Each dimension of a Snapshot document with its uncertainty over the judges, as the database
+    computes it (work_quality_uncertainty_v1): {dim: {estimate, stderr, ci95, n, clusters, method}}."""
+    return conn.execute(Q["snapshot_uncertainty"], {"doc": Jsonb(document)}).fetchone()[0]

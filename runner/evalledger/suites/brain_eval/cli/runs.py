@@ -71,7 +71,8 @@ def record_command(file, reviewer_role, import_reason):
 def complete_command(run_id):
     """Complete RUN_ID: the database computes and stores its decision (and its entries are sealed)."""
     with sealing("runner"):
-        finish_run("runner", brain_eval.complete_run, run_id)
+        # The decision as `show` prints it, each aggregate's interval beside it.
+        finish_run("runner", lambda conn, run: brain_eval.complete_run(conn, run, uncertainty=True), run_id)
 
 
 @brain_eval_group.command("cancel")
@@ -92,6 +93,9 @@ def cancel_command(run_id, reason):
 def show_command(run_id, as_json):
     """Show the decision the database computed for RUN_ID (as an auditor).
 
+    Beside the decision (never changing it), each aggregate's standard error and 95% interval,
+    computed by the database; under a hard criterion, the bound that matters (docs/statistics.md).
+
     For a completed harness run it also shows how each judge's drafts agreed with the reviewer's
     final numbers, counting only values entered before the reviewer saw the drafts: Cohen's
     kappa for unsupported claims (0, 1, 2 or more), weighted kappa for diagnosis accuracy and the
@@ -104,7 +108,7 @@ def show_command(run_id, as_json):
     from .. import agreement
 
     with db.transaction("auditor") as conn:
-        decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"))
+        decided = brain_eval.read_decision(conn, parse_uuid(run_id, "RUN_ID"), uncertainty=True)
         judged = agreement.of_run(conn, decided.eval_run_id) if decided.decision else []
         columns, rows = fetch(conn, brain_eval.QUERIES["run_questions"], {"eval_run_id": decided.eval_run_id})
     if as_json:

@@ -24,6 +24,18 @@ def parse_uuid(value: str, what: str) -> uuid.UUID:
         raise EvalledgerError(f"{what} {value!r} is not a UUID") from None
 
 
+# The aggregates in seed 002's order, as the plain text names them; a rate in percent.
+UNCERTAINTY_LINES = (
+    ("citation_rate", "citation rate", True),
+    ("hallucination_rate", "hallucination rate", True),
+    ("staleness_recognition_rate", "staleness recognition", True),
+    ("diagnosis_accuracy_mean", "diagnosis accuracy mean", False),
+    ("lever_mapping_correctness", "lever mapping", True),
+    ("confidence_calibration_in_band", "confidence calibration in band", True),
+    ("narrative_coherence_mean", "narrative coherence mean", False),
+)
+
+
 def print_decision(decided: brain_eval.Decision) -> None:
     """The decision, its rationale and the aggregates, as the database computed them."""
     click.echo(f"  run       {decided.eval_run_id}  ({decided.brain_under_test}, {decided.question_count} questions)")
@@ -34,6 +46,13 @@ def print_decision(decided: brain_eval.Decision) -> None:
                f"token cost ${decided.token_cost_usd}")
     for key, value in decided.aggregated_scores.items():
         click.echo(f"    {key:32} {'n/a' if value is None else round(float(value), 4)}")
+    if decided.uncertainty:
+        click.echo("  uncertainty (the database's; the decision uses the estimates, docs/statistics.md):")
+        for key, label, percent in UNCERTAINTY_LINES:
+            u = decided.uncertainty.get(key)
+            counted = ("{n} claims in {clusters} questions" if key == "hallucination_rate"
+                       else "{n} questions in {clusters} question types")
+            click.echo(f"    {output.interval(label, u, percent=percent, counted=counted)}")
 
 
 

@@ -1,0 +1,51 @@
+-- takes_quality_uncertainty_v1: beside a takes-quality verdict (never changing it), each rubric
+-- dimension and the overall score with its uncertainty (uncertainty_v1's object), from the judge
+-- verdict rows as the reader may read them (docs/statistics.md, "takes-quality"). The sample is
+-- judged as a whole, so the unit is the judge's call: in the deciding cycle (the last, as the
+-- receipt's), the contributing judges' scores of a dimension give its mean and mean_stderr_v1's
+-- standard error ('judges'; n and clusters the judges, each its own), the interval cut to the
+-- rubric's scale; the overall, the mean of the dimension means, is each judge's mean over the
+-- dimensions the same way. Across cycles each dimension also carries "between_call_variance": the
+-- variance of one judge's scores of it from call to call (each judge's sample variance over the
+-- cycles it contributed to, pooled with weights n - 1; null when no judge contributed twice) and
+-- "calls": the contributing calls that variance saw. The interval covers the judges' disagreement
+-- on this one sample; it does not cover which takes were sampled, nor judges outside the panel.
+-- NULL for a run without verdicts.
+CREATE FUNCTION evalledger.takes_quality_uncertainty_v1(p_run_id bigint) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH run AS (
+        SELECT r.definition AS policy, (SELECT max(v.cycle) FROM evalledger.eval_takes_quality_judge_verdicts v
+                                         WHERE v.run_id = p_run_id) AS last_cycle
+          FROM evalledger.eval_takes_quality_runs t JOIN evalledger.rubric r ON r.rubric_id = t.rubric_id
+         WHERE t.id = p_run_id),
+    dim AS (
+        SELECT d ->> 'key' AS key FROM run, jsonb_array_elements(run.policy -> 'dimensions') d),
+    calls AS (
+        SELECT v.cycle, v.model, d.key, (v.scores ->> d.key)::float8 AS score
+          FROM evalledger.eval_takes_quality_judge_verdicts v CROSS JOIN dim d
+         WHERE v.run_id = p_run_id AND v.contributes),
+    spread AS (
+        -- Each judge's variance over its cycles, pooled: sum((n_m - 1) s_m^2) / sum(n_m - 1).
+        SELECT j.key, sum((j.n - 1) * j.var) / nullif(sum(j.n - 1), 0) AS between_call_variance, sum(j.n) AS calls
+          FROM (SELECT c.key, c.model, count(*) AS n, coalesce(var_samp(c.score), 0) AS var
+                  FROM calls c GROUP BY c.key, c.model) j
+         GROUP BY j.key),
+    deciding AS (
+        SELECT c.key, array_agg(c.score ORDER BY c.model) AS scores
+          FROM calls c, run WHERE c.cycle = run.last_cycle GROUP BY c.key
+        UNION ALL
+        SELECT 'overall', array_agg(o.score ORDER BY o.model)
+          FROM (SELECT c.model, avg(c.score) AS score FROM calls c, run WHERE c.cycle = run.last_cycle
+                 GROUP BY c.model) o)
+    SELECT jsonb_object_agg(d.key,
+               evalledger.uncertainty_v1(m.estimate, m.stderr, m.n, m.n, 'judges', NULL, NULL,
+                                         (run.policy -> 'scale' ->> 'min')::float8, (run.policy -> 'scale' ->> 'max')::float8)
+               || CASE WHEN d.key = 'overall' THEN '{}'::jsonb
+                       ELSE jsonb_build_object('between_call_variance', s.between_call_variance, 'calls', coalesce(s.calls, 0)) END)
+      FROM deciding d
+      CROSS JOIN run
+      CROSS JOIN LATERAL evalledger.mean_stderr_v1(d.scores) m
+      LEFT JOIN spread s ON s.key = d.key
+     WHERE m.estimate IS NOT NULL
+$$;
+GRANT EXECUTE ON FUNCTION takes_quality_uncertainty_v1(bigint) TO evalledger_runner, evalledger_revops, evalledger_auditor;
