@@ -267,6 +267,11 @@ CREATE TABLE replay_run (
     CONSTRAINT replay_run_identity_whole CHECK (
         planned IS NOT NULL AND planned >= 0 AND rubric_id IS NOT NULL AND started_at IS NOT NULL
         AND request_sha8 ~ '^[0-9a-f]{8}$' AND scope_sha8 ~ '^[0-9a-f]{8}$'),
+    -- A window's bounds, the runner's, are times the project's readers can read back (as
+    -- readable_time_v1 says; its end is no later than the database's clock: replay_run_admit_v1).
+    CONSTRAINT replay_run_window_readable CHECK (
+        since_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz
+        AND until_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz),
     CONSTRAINT replay_run_decision_known CHECK (decision IN ('pass', 'fail', 'inconclusive')),
     CONSTRAINT replay_run_completed_after_start CHECK (completed_at IS NULL OR completed_at >= started_at),
     -- What the database decides at completion is absent while the run is open, present after.
@@ -375,7 +380,15 @@ CREATE TABLE replay_query (
         AND (status = 'replayed' OR latency_ratio IS NULL)),
     CONSTRAINT replay_query_measures_in_range CHECK (
         recall BETWEEN 0 AND 1 AND jaccard BETWEEN 0 AND 1 AND rbo BETWEEN 0 AND 1 AND latency_ratio >= 0),
-    CONSTRAINT replay_query_latency_ratio_finite CHECK (finite_v1(latency_ratio))
+    CONSTRAINT replay_query_captured_latency_ms_finite CHECK (finite_v1(captured_latency_ms::numeric)),
+    CONSTRAINT replay_query_latency_ms_finite CHECK (finite_v1(latency_ms::numeric)),
+    CONSTRAINT replay_query_recall_finite CHECK (finite_v1(recall)),
+    CONSTRAINT replay_query_jaccard_finite CHECK (finite_v1(jaccard)),
+    CONSTRAINT replay_query_rbo_finite CHECK (finite_v1(rbo)),
+    CONSTRAINT replay_query_latency_ratio_finite CHECK (finite_v1(latency_ratio)),
+    -- A file's capture time, the runner's, is one the project's readers can read back (readable_time_v1).
+    CONSTRAINT replay_query_capture_time_readable CHECK (
+        capture_created_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz)
 );
 
 CREATE INDEX replay_query_capture_idx ON replay_query (capture_id);
@@ -537,7 +550,7 @@ BEGIN
     IF NEW.source = 'ledger' THEN
         IF NEW.until_at > clock_timestamp() THEN
             RAISE EXCEPTION 'evalledger: a replay window ends no later than now, not at %', NEW.until_at
-                USING ERRCODE = 'check_violation', COLUMN = 'until_at',
+                USING ERRCODE = 'check_violation', COLUMN = 'until_at', CONSTRAINT = 'replay_run_until_not_in_future',
                       HINT = 'take the end of the window from capture_export_bound_v2(), as export does';
         END IF;
         NEW.planned := (SELECT count(*) FROM (

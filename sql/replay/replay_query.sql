@@ -74,7 +74,15 @@ CREATE TABLE replay_query (
         AND (status = 'replayed' OR latency_ratio IS NULL)),
     CONSTRAINT replay_query_measures_in_range CHECK (
         recall BETWEEN 0 AND 1 AND jaccard BETWEEN 0 AND 1 AND rbo BETWEEN 0 AND 1 AND latency_ratio >= 0),
-    CONSTRAINT replay_query_latency_ratio_finite CHECK (finite_v1(latency_ratio))
+    CONSTRAINT replay_query_captured_latency_ms_finite CHECK (finite_v1(captured_latency_ms::numeric)),
+    CONSTRAINT replay_query_latency_ms_finite CHECK (finite_v1(latency_ms::numeric)),
+    CONSTRAINT replay_query_recall_finite CHECK (finite_v1(recall)),
+    CONSTRAINT replay_query_jaccard_finite CHECK (finite_v1(jaccard)),
+    CONSTRAINT replay_query_rbo_finite CHECK (finite_v1(rbo)),
+    CONSTRAINT replay_query_latency_ratio_finite CHECK (finite_v1(latency_ratio)),
+    -- A file's capture time, the runner's, is one the project's readers can read back (readable_time_v1).
+    CONSTRAINT replay_query_capture_time_readable CHECK (
+        capture_created_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz)
 );
 
 CREATE INDEX replay_query_capture_idx ON replay_query (capture_id);

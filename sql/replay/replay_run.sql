@@ -50,6 +50,11 @@ CREATE TABLE replay_run (
     CONSTRAINT replay_run_identity_whole CHECK (
         planned IS NOT NULL AND planned >= 0 AND rubric_id IS NOT NULL AND started_at IS NOT NULL
         AND request_sha8 ~ '^[0-9a-f]{8}$' AND scope_sha8 ~ '^[0-9a-f]{8}$'),
+    -- A window's bounds, the runner's, are times the project's readers can read back (as
+    -- readable_time_v1 says; its end is no later than the database's clock: replay_run_admit_v1).
+    CONSTRAINT replay_run_window_readable CHECK (
+        since_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz
+        AND until_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz),
     CONSTRAINT replay_run_decision_known CHECK (decision IN ('pass', 'fail', 'inconclusive')),
     CONSTRAINT replay_run_completed_after_start CHECK (completed_at IS NULL OR completed_at >= started_at),
     -- What the database decides at completion is absent while the run is open, present after.

@@ -108,7 +108,10 @@ def table_counts(conn) -> dict[str, int]:
 EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_window", "run_claim"}
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
 # two open runs of one brain, prompt and catalog for 0110 to close).
-MADE_SINCE = {"brain_eval_run_closure"}
+MADE_SINCE = {"brain_eval_run_closure", "replay_run", "replay_query"}
+# Rows a post-release migration added to a table the release had: 0131's replay rubric and its
+# activation, each journalled.
+ADDED_SINCE = {"rubric": 1, "rubric_activation": 1, "ledger_journal": 2}
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +134,8 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
     assert applied and applied == post_release_migrations()
     with psycopg.connect(dsn, autocommit=True) as admin:
         after = table_counts(admin)
-        assert {t: n for t, n in after.items() if t not in MADE_SINCE} == before
+        assert {t: n for t, n in after.items() if t not in MADE_SINCE} == {
+            t: n + ADDED_SINCE.get(t, 0) for t, n in before.items()}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
         upgraded_schema = snapshot(admin, rows=False)
     # The same schema as a ledger migrated from nothing (which the current files build too:
@@ -154,6 +158,7 @@ MADE_BY = {
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
     "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
 }
 
 

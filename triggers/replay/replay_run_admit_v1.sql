@@ -20,7 +20,7 @@ BEGIN
     IF NEW.source = 'ledger' THEN
         IF NEW.until_at > clock_timestamp() THEN
             RAISE EXCEPTION 'evalledger: a replay window ends no later than now, not at %', NEW.until_at
-                USING ERRCODE = 'check_violation', COLUMN = 'until_at',
+                USING ERRCODE = 'check_violation', COLUMN = 'until_at', CONSTRAINT = 'replay_run_until_not_in_future',
                       HINT = 'take the end of the window from capture_export_bound_v2(), as export does';
         END IF;
         NEW.planned := (SELECT count(*) FROM (
