@@ -671,7 +671,7 @@ BEGIN
                        ELSE 'not_replayable' END;
     IF NEW.outcome = 'answered' AND NEW.status = 'not_replayable' THEN
         NEW.error := coalesce(NEW.error, format('answered with vector_enabled %s, captured %s: another mode, not counted',
-                                                NEW.vector_enabled, NEW.captured_vector_enabled));
+                                                NEW.vector_enabled::text, NEW.captured_vector_enabled::text));
     END IF;
     IF NEW.status = 'replayed' THEN
         NEW.recall := evalledger.replay_recall_v1(NEW.captured_slugs, NEW.retrieved_slugs);
