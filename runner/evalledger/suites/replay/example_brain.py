@@ -9,7 +9,8 @@ or in-process (``--python evalledger.suites.replay.example_brain:answer``). It a
 it is asked for (``vector_enabled`` as the request says: this brain has only a keyword path, so
 both modes retrieve alike), and deterministically: the same query retrieves the same pages in the
 same order with the same latency. ``EXAMPLE_BRAIN_DROP_SOURCE=S`` (or ``--drop-source S``) plays
-a brain version that lost source S: its pages are no longer retrieved. ``EXAMPLE_BRAIN_KEYWORD_ONLY=1``
+a brain version that lost source S: its pages are no longer retrieved (``without_wiki``: one that
+lost the wiki). ``EXAMPLE_BRAIN_KEYWORD_ONLY=1``
 plays a brain that cannot answer in vector mode: it declines the rows captured with vector search.
 """
 
@@ -49,6 +50,11 @@ def answer(request: dict, drop_source: str | None = None) -> dict:
     return {"retrieved_slugs": slugs, "retrieved_chunk_ids": chunks, "source_ids": sources,
             "vector_enabled": bool(request.get("vector_enabled")), "expansion_applied": False,
             "detail_resolved": request.get("detail") or "medium", "latency_ms": 40 + 10 * len(slugs)}
+
+
+def without_wiki(request: dict) -> dict:
+    """The reply of a brain version that lost its wiki source (docs/replay.md's failing example)."""
+    return answer(request, drop_source="wiki")
 
 
 def main(argv: list[str] | None = None) -> int:
