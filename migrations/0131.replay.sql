@@ -773,4 +773,71 @@ SET LOCAL search_path = evalledger, pg_temp;
 CALL seal_tables_v2();
 CALL journal_attach_v2();
 
+-- The ledger's recompute re-derives a replay run's decision and its queries' measures (after the
+-- journal made the new tables' key functions, which it reads).
+-- Compares the suites' runs by the keys the journal gives them (journal_key_v1, made per table by
+-- journal_attach_v2).
+-- ledger_recompute_v3 (issue 18: brain-eval runs by brain_eval_decide_v2 and question rows by
+-- brain_eval_question_verdict_v1, the versions their triggers decide by; v2 re-derived both by the
+-- versions issue 17 replaced): every computed column of every completed run whose value now differs from
+-- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
+-- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
+-- (question_passed), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
+-- work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
+-- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo). Values compare
+-- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
+-- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
+-- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
+-- imported from history files are the files' own and are not re-derived.
+CREATE OR REPLACE FUNCTION evalledger.ledger_recompute_v3()
+RETURNS TABLE (table_name text, row_key text, column_name text, stored text, recomputed text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    WITH decided (table_name, row_key, was, now_is, columns) AS (
+        SELECT 'brain_eval_log', evalledger.journal_key_v1(l), to_jsonb(l), evalledger.ledger_recompute_brain_eval_v2(l),
+               ARRAY['aggregated_scores', 'hard_criteria_passed', 'soft_criteria_passed_count', 'decision',
+                     'decision_rationale', 'token_cost_usd', 'reviewer_hours_spent', 'calibration_notes']
+          FROM evalledger.brain_eval_log l WHERE l.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'brain_eval_question_score', evalledger.journal_key_v1(q), to_jsonb(q),
+               jsonb_build_object('question_passed', evalledger.brain_eval_question_verdict_v1(
+                   q, evalledger.brain_eval_question_policy_v2(q.eval_run_id, q.question_id))),
+               ARRAY['question_passed']
+          FROM evalledger.brain_eval_log l JOIN evalledger.brain_eval_question_score q USING (eval_run_id)
+         WHERE l.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'eval_takes_quality_runs', evalledger.journal_key_v1(r), to_jsonb(r),
+               (SELECT jsonb_build_object('cycles_run', x -> 'cycles_run', 'verdict', x -> 'verdict',
+                                          'overall_score', x -> 'overall_score', 'cost_usd', x -> 'cost_usd',
+                                          'receipt_json', x)
+                  FROM (SELECT evalledger.ledger_recompute_takes_quality_v2(r.id) AS x) receipt),
+               ARRAY['cycles_run', 'verdict', 'overall_score', 'cost_usd', 'receipt_json']
+          FROM evalledger.eval_takes_quality_runs r WHERE r.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'eval_work_quality_snapshots', evalledger.journal_key_v1(s), to_jsonb(s),
+               evalledger.ledger_recompute_work_quality_v2(s),
+               ARRAY['mean_scores', 'disagreement', 'note', 'comparison', 'judges_cost_usd', 'snapshot_json']
+          FROM evalledger.eval_work_quality_snapshots s WHERE s.completed_at IS NOT NULL AND s.origin = 'run'
+        UNION ALL
+        SELECT 'replay_run', evalledger.journal_key_v1(r), to_jsonb(r),
+               (SELECT jsonb_build_object('decision', x -> 'decision', 'rationale', x -> 'rationale', 'summary', x)
+                  FROM (SELECT evalledger.replay_decision_v1(r) AS x) decided),
+               ARRAY['decision', 'rationale', 'summary']
+          FROM evalledger.replay_run r WHERE r.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'replay_query', evalledger.journal_key_v1(q), to_jsonb(q),
+               jsonb_build_object(
+                   'recall', evalledger.replay_recall_v1(q.captured_slugs, q.retrieved_slugs),
+                   'jaccard', evalledger.replay_jaccard_v1(q.captured_slugs, q.retrieved_slugs),
+                   'rbo', evalledger.replay_rbo_v1(q.captured_chunk_ids, q.retrieved_chunk_ids,
+                                                   (b.definition ->> 'rbo_p')::numeric)),
+               ARRAY['recall', 'jaccard', 'rbo']
+          FROM evalledger.replay_run r JOIN evalledger.replay_query q USING (replay_run_id)
+          JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+         WHERE r.completed_at IS NOT NULL AND q.status = 'replayed')
+    SELECT d.table_name, d.row_key, c, (d.was -> c)::text, (d.now_is -> c)::text
+      FROM decided d CROSS JOIN LATERAL unnest(d.columns) c
+     WHERE (d.was -> c) IS DISTINCT FROM (d.now_is -> c)
+     ORDER BY 1, 2, 3
+$$;
+
 RESET ROLE;

@@ -326,3 +326,27 @@ def test_a_completion_outside_read_committed_is_refused(dsn, runner):
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         with pytest.raises(errors.InvalidTransactionState, match="completed under READ COMMITTED"):
             conn.execute("SELECT evalledger.replay_complete_v1(%s)", (run_id,))
+
+
+def test_the_ledger_s_recompute_re_derives_a_replay_and_names_a_rewrite(runner, admin):
+    """A superuser rewrites a failed replay to pass and a query's recall to 1, past the triggers: the
+    recompute (`ledger verify --recompute`) re-derives both from the stored inputs and names them."""
+    from tests.ledger_forge import triggers_lifted
+
+    run_id = file_run(runner, planned=3)
+    for n in range(3):
+        file_query(runner, run_id, n + 1, captured=(["a", "b"], [1, 2], []), replayed=(["a"], [1], []))
+    assert runner.execute("SELECT replay_complete_v1(%s)", (run_id,)).fetchone()[0]["decision"] == "fail"
+    assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v3()").fetchall() == []
+    with triggers_lifted(admin, "replay_run", "replay_query"):
+        admin.execute("UPDATE evalledger.replay_run SET decision = 'pass'")
+        admin.execute("UPDATE evalledger.replay_query SET recall = 1 WHERE capture_id = 2")
+    found = admin.execute("SELECT table_name, column_name, stored, recomputed "
+                          "FROM evalledger.ledger_recompute_v3()").fetchall()
+    named = {(table, column): (stored, recomputed) for table, column, stored, recomputed in found}
+    assert named[("replay_query", "recall")] == ("1", "0.50000000000000000000")
+    assert named[("replay_run", "decision")] == ('"pass"', '"fail"')
+    # The decision is re-derived from the stored measures, the rewritten one included: its rationale
+    # and summary differ too, and the rewritten recall is named above.
+    assert set(named) == {("replay_query", "recall"), ("replay_run", "decision"), ("replay_run", "rationale"),
+                          ("replay_run", "summary")}
