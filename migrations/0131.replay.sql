@@ -528,6 +528,147 @@ $$;
 -- Completion is the runner's, as every suite's.
 GRANT EXECUTE ON FUNCTION replay_complete_v1(bigint) TO evalledger_runner;
 
+-- replay_drift_rows_v1: completed replay runs newest first, each with its brain version, adapter,
+-- rubric, decision and the figures the decision rests on (the run's summary, which the database
+-- wrote at completion): drift over time per brain version. Filters, each NULL for all: a brain
+-- version, at most p_latest runs. Readers see what their policies show.
+CREATE FUNCTION evalledger.replay_drift_rows_v1(p_brain_version text, p_latest integer)
+RETURNS TABLE (
+    replay_run_id           bigint,
+    brain_version           text,
+    adapter                 text,
+    rubric_version          text,
+    started_at              timestamptz,
+    completed_at            timestamptz,
+    decision                text,
+    queries_asked           integer,
+    queries_replayed        integer,
+    mean_recall             numeric,
+    min_recall              numeric,
+    mean_jaccard            numeric,
+    mean_rbo                numeric,
+    p95_latency_ratio       numeric,
+    queries_losing_a_source integer)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT r.replay_run_id, r.brain_version, r.adapter_kind || ':' || r.adapter, b.version, r.started_at,
+           r.completed_at, r.decision, (r.summary ->> 'asked')::integer, (r.summary ->> 'replayed')::integer,
+           (r.summary ->> 'mean_recall')::numeric, (r.summary ->> 'min_recall')::numeric,
+           (r.summary ->> 'mean_jaccard')::numeric, (r.summary ->> 'mean_rbo')::numeric,
+           (r.summary ->> 'p95_latency_ratio')::numeric, (r.summary ->> 'queries_losing_a_source')::integer
+      FROM evalledger.replay_run r
+      JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+     WHERE r.completed_at IS NOT NULL
+       AND (p_brain_version IS NULL OR r.brain_version = p_brain_version)
+     ORDER BY r.started_at DESC, r.replay_run_id DESC
+     LIMIT p_latest
+$$;
+GRANT EXECUTE ON FUNCTION replay_drift_rows_v1(text, integer) TO evalledger_revops, evalledger_auditor;
+
+-- replay_lost_most_rows_v1: the replayed queries of completed replay runs, each ranked within its
+-- run by what it lost (lowest recall first, then Jaccard, then rank-biased overlap, then capture
+-- id), with the sources it lost and gained. Filters, each NULL for all: a run, the p_worst
+-- lowest-ranked queries of each run. Readers see what their policies show.
+CREATE FUNCTION evalledger.replay_lost_most_rows_v1(p_replay_run_id bigint, p_worst integer)
+RETURNS TABLE (
+    replay_run_id  bigint,
+    brain_version  text,
+    completed_at   timestamptz,
+    rank_in_run    bigint,
+    capture_id     bigint,
+    tool_name      text,
+    recall         numeric,
+    jaccard        numeric,
+    rbo            numeric,
+    sources_lost   text[],
+    sources_gained text[],
+    latency_ratio  numeric)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT x.replay_run_id, x.brain_version, x.completed_at, x.rank_in_run, x.capture_id, x.tool_name, x.recall,
+           x.jaccard, x.rbo, x.sources_lost, x.sources_gained, x.latency_ratio
+      FROM (SELECT r.replay_run_id, r.brain_version, r.completed_at,
+                   row_number() OVER (PARTITION BY r.replay_run_id
+                                      ORDER BY q.recall, q.jaccard, q.rbo, q.capture_id) AS rank_in_run,
+                   q.capture_id, q.tool_name, q.recall, q.jaccard, q.rbo, q.sources_lost, q.sources_gained,
+                   q.latency_ratio
+              FROM evalledger.replay_run r
+              JOIN evalledger.replay_query q ON q.replay_run_id = r.replay_run_id
+             WHERE r.completed_at IS NOT NULL AND q.status = 'replayed'
+               AND (p_replay_run_id IS NULL OR r.replay_run_id = p_replay_run_id)) x
+     WHERE p_worst IS NULL OR x.rank_in_run <= p_worst
+     ORDER BY x.replay_run_id DESC, x.rank_in_run
+$$;
+GRANT EXECUTE ON FUNCTION replay_lost_most_rows_v1(bigint, integer) TO evalledger_revops, evalledger_auditor;
+
+-- replay_drift_v1: every completed replay run newest first (replay_drift_rows_v1): drift over time
+-- per brain version.
+CREATE VIEW evalledger.replay_drift_v1 AS
+    SELECT * FROM evalledger.replay_drift_rows_v1(NULL, NULL);
+COMMENT ON VIEW evalledger.replay_drift_v1 IS
+    'Every completed replay run newest first: the brain version asked, its decision and the drift figures it rests on (docs/replay.md). Chart mean_recall over completed_at, a series per brain_version.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.replay_run_id IS 'The run (replay_run.replay_run_id; the --json document''s replay_run_id).';
+COMMENT ON COLUMN evalledger.replay_drift_v1.brain_version IS 'The brain version asked (--brain-version).';
+COMMENT ON COLUMN evalledger.replay_drift_v1.adapter IS 'How it was asked: command, url or python, then the command line, URL or module:function.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.rubric_version IS 'The replay rubric''s version the run was decided by, e.g. v1.0.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.started_at IS 'When the run started (timestamptz).';
+COMMENT ON COLUMN evalledger.replay_drift_v1.completed_at IS 'When the run was completed and decided (timestamptz).';
+COMMENT ON COLUMN evalledger.replay_drift_v1.decision IS 'pass, fail or inconclusive, as the database decided.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.queries_asked IS 'Count of captured queries the run asked (replayed, not replayable or failed).';
+COMMENT ON COLUMN evalledger.replay_drift_v1.queries_replayed IS 'Count of queries replayed in their captured mode (the ones measured).';
+COMMENT ON COLUMN evalledger.replay_drift_v1.mean_recall IS 'Recall, 0-1: the mean over the replayed queries of the captured slugs found at the captured count; NULL when none was replayed.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.min_recall IS 'Recall, 0-1: the lowest replayed query''s.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.mean_jaccard IS 'Jaccard index, 0-1: the mean over the replayed queries of the two slug sets'' overlap.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.mean_rbo IS 'Rank-biased overlap, 0-1: the mean over the replayed queries, of the chunk orders.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.p95_latency_ratio IS 'The p95 replayed latency over the p95 captured latency, on an open scale (1: as fast as production); NULL when the captured p95 was 0 ms.';
+COMMENT ON COLUMN evalledger.replay_drift_v1.queries_losing_a_source IS 'Count of replayed queries that lost a source production retrieved.';
+
+-- RevOps and auditors, as the other suites' trends. A function a view calls runs with the reader's
+-- rights: EXECUTE follows.
+REVOKE ALL ON replay_drift_v1 FROM PUBLIC;
+GRANT SELECT ON replay_drift_v1 TO evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.replay_drift_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
+
+-- replay_lost_most_v1: the replayed queries of every completed replay run, ranked within the run
+-- by what they lost (replay_lost_most_rows_v1): the queries that lost the most.
+CREATE VIEW evalledger.replay_lost_most_v1 AS
+    SELECT * FROM evalledger.replay_lost_most_rows_v1(NULL, NULL);
+COMMENT ON VIEW evalledger.replay_lost_most_v1 IS
+    'The replayed queries of every completed replay run, ranked within their run by what they lost (lowest recall first, then Jaccard, then rank-biased overlap): WHERE rank_in_run <= 10 is each run''s ten worst.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.replay_run_id IS 'The run (replay_run.replay_run_id).';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.brain_version IS 'The brain version asked (--brain-version).';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.completed_at IS 'When the run was completed and decided (timestamptz).';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.rank_in_run IS 'Rank within the run, 1 the query that lost the most.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.capture_id IS 'The captured row (eval_candidates.id; the export''s id).';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.tool_name IS 'query or search: which operation production captured.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.recall IS 'Recall, 0-1: the captured slugs found among as many replayed ones.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.jaccard IS 'Jaccard index, 0-1, of the captured and replayed slug sets.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.rbo IS 'Rank-biased overlap, 0-1, of the captured and replayed chunk orders.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.sources_lost IS 'Source ids production retrieved and the replay did not, sorted.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.sources_gained IS 'Source ids only the replay retrieved, sorted.';
+COMMENT ON COLUMN evalledger.replay_lost_most_v1.latency_ratio IS 'The replayed latency over the captured latency, on an open scale (1: as fast); NULL when the captured was 0 ms.';
+
+-- RevOps and auditors.
+REVOKE ALL ON replay_lost_most_v1 FROM PUBLIC;
+GRANT SELECT ON replay_lost_most_v1 TO evalledger_revops, evalledger_auditor;
+
+-- security_invoker where the server has it (15+), belt and braces: the rows function is
+-- SECURITY INVOKER already, so each reader reads through its own row-level security.
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.replay_lost_most_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
+
 -- replay_run_admit_v1: a replay run starts open, now by the database's clock, under an activated
 -- replay rubric that passes today's check (rubric_admitted_v2). The database fingerprints what was
 -- asked (request_sha8: the brain version, the adapter and the request as typed) and what it

@@ -196,6 +196,8 @@ SET LOCAL check_function_bodies = off;
 \ir core/ledger_recompute_work_quality_v2.sql
 \ir replay/replay_decision_v1.sql
 \ir replay/replay_complete_v1.sql
+\ir replay/replay_drift_rows_v1.sql
+\ir replay/replay_lost_most_rows_v1.sql
 
 -- Views, each over its rows function, with its comments and grants.
 \ir brain_eval/brain_quarterly_trend_v1.sql
@@ -213,6 +215,8 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/prompt_drift_v2.sql
 \ir brain_eval/judge_agreement_v1.sql
 \ir takes_quality/takes_quality_trend_v1.sql
+\ir replay/replay_drift_v1.sql
+\ir replay/replay_lost_most_v1.sql
 
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql

@@ -350,3 +350,21 @@ def test_the_ledger_s_recompute_re_derives_a_replay_and_names_a_rewrite(runner, 
     # and summary differ too, and the rewritten recall is named above.
     assert set(named) == {("replay_query", "recall"), ("replay_run", "decision"), ("replay_run", "rationale"),
                           ("replay_run", "summary")}
+
+
+def test_the_drift_views_show_each_run_and_its_worst_queries_to_their_readers(runner, connect_as):
+    run_id = file_run(runner, planned=3)
+    file_query(runner, run_id, 1)
+    file_query(runner, run_id, 2, captured=(["a", "b"], [1, 2], ["wiki"]), replayed=(["a"], [1], []))
+    file_query(runner, run_id, 3, captured=(["a", "b"], [1, 2], []), replayed=(["x"], [9], []))
+    runner.execute("SELECT replay_complete_v1(%s)", (run_id,))
+    for role in ("evalledger_revops", "evalledger_auditor"):
+        conn = connect_as(role)
+        assert conn.execute("SELECT brain_version, decision, queries_asked, queries_replayed, mean_recall, min_recall, "
+                            "queries_losing_a_source FROM replay_drift_v1").fetchall() == [
+            ("v1", "fail", 3, 3, Decimal("0.5"), Decimal("0"), 1)]
+        assert conn.execute("SELECT rank_in_run, capture_id, recall, sources_lost FROM replay_lost_most_v1 "
+                            "WHERE rank_in_run <= 2").fetchall() == [(1, 3, Decimal("0"), []),
+                                                                    (2, 2, Decimal("0.5"), ["wiki"])]
+    with pytest.raises(errors.InsufficientPrivilege):
+        runner.execute("SELECT * FROM replay_drift_v1")
