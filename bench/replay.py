@@ -58,9 +58,11 @@ def _serve_in_child(latency_s: float, conn) -> None:
         def log_message(self, *args):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Brain)
-    httpd.daemon_threads = True
-    httpd.request_queue_size = 256
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 256  # the listen backlog: every caller of the highest level at once
+
+    httpd = Server(("127.0.0.1", 0), Brain)
     conn.send(f"http://127.0.0.1:{httpd.server_port}/replay")
     httpd.serve_forever()
 

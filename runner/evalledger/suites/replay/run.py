@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -163,23 +164,54 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
         conn.close()
 
 
+RECORDERS = 4  # connections recording answers at once, so a fast brain is not kept waiting by one
+
+
 def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.Captured], concurrency: int,
              say: Callable[[str], None]) -> None:
-    """Ask every row (at most `concurrency` at once) and record each answer as it comes."""
+    """Ask every row (at most `concurrency` at once) and record each answer as it comes, on up to
+    RECORDERS connections (the first the run's own); the first error stops the run (what was
+    recorded stays, and the same command again resumes it)."""
     if not todo:
         return
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool:
-        asked = {pool.submit(adapter.ask, row.request()): row for row in todo}
-        for future in as_completed(asked):
-            row = asked[future]
-            reply = future.result()
-            decided = store.record(conn, run_id, row, reply)
-            if decided is None:
-                say(f"capture {row.id}: recorded already")
-            elif decided["status"] == "replayed":
-                say(f"capture {row.id}: replayed, recall {float(decided['recall']):.3f}")
-            else:
-                say(f"capture {row.id}: {decided['status'].replace('_', ' ')}: {reply.error or 'another mode'}")
+    local = threading.local()
+    opened: list = []
+    lock = threading.Lock()
+
+    def connection():
+        if not hasattr(local, "conn"):
+            with lock:
+                local.conn = conn if not opened else db.connect(role="runner", autocommit=True)
+                opened.append(local.conn)
+        return local.conn
+
+    def record(row: capturing.Captured, reply: adapting.Reply) -> None:
+        decided = store.record(connection(), run_id, row, reply)
+        if decided is None:
+            say(f"capture {row.id}: recorded already")
+        elif decided["status"] == "replayed":
+            say(f"capture {row.id}: replayed, recall {float(decided['recall']):.3f}")
+        else:
+            say(f"capture {row.id}: {decided['status'].replace('_', ' ')}: {reply.error or 'another mode'}")
+
+    try:
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking, \
+                ThreadPoolExecutor(max_workers=min(RECORDERS, concurrency, len(todo))) as recording:
+            asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
+            recorded = []
+            for future in as_completed(asked):
+                recorded.append(recording.submit(record, asked[future], future.result()))
+                failed = next((f for f in recorded if f.done() and f.exception() is not None), None)
+                if failed is not None:
+                    for pending in asked:
+                        pending.cancel()
+                    failed.result()
+            for future in recorded:
+                future.result()
+    finally:
+        for other in opened:
+            if other is not conn:
+                other.close()
 
 
 def _number(value):
