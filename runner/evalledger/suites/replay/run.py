@@ -13,6 +13,7 @@ replayed again reads that run back. While a runner works on a run it holds the r
 from __future__ import annotations
 
 import json
+import queue
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -165,53 +166,76 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
 
 
 RECORDERS = 4  # connections recording answers at once, so a fast brain is not kept waiting by one
+BATCH = 50  # answers that arrived together are recorded in one transaction: one commit's wait, not 50
 
 
 def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.Captured], concurrency: int,
              say: Callable[[str], None]) -> None:
     """Ask every row (at most `concurrency` at once) and record each answer as it comes, on up to
-    RECORDERS connections (the first the run's own); the first error stops the run (what was
-    recorded stays, and the same command again resumes it)."""
+    RECORDERS connections (the first the run's own): each recorder takes what has arrived, up to
+    BATCH answers, and records them in one transaction, so a slow commit is paid once for all of
+    them. An answer is asked again only if it never reached the ledger (a kill before its commit).
+    The first error stops the run (what was recorded stays, and the same command again resumes it)."""
     if not todo:
         return
-    local = threading.local()
-    opened: list = []
-    lock = threading.Lock()
+    answers: queue.Queue = queue.Queue()
+    done = object()
+    errors: list[BaseException] = []
 
-    def connection():
-        if not hasattr(local, "conn"):
-            with lock:
-                local.conn = conn if not opened else db.connect(role="runner", autocommit=True)
-                opened.append(local.conn)
-        return local.conn
+    def record_batch(connection, batch: list) -> None:
+        with connection.transaction():
+            decided = [(row, reply, store.record(connection, run_id, row, reply)) for row, reply in batch]
+        for row, reply, found in decided:
+            if found is None:
+                say(f"capture {row.id}: recorded already")
+            elif found["status"] == "replayed":
+                say(f"capture {row.id}: replayed, recall {float(found['recall']):.3f}")
+            else:
+                say(f"capture {row.id}: {found['status'].replace('_', ' ')}: {reply.error or 'another mode'}")
 
-    def record(row: capturing.Captured, reply: adapting.Reply) -> None:
-        decided = store.record(connection(), run_id, row, reply)
-        if decided is None:
-            say(f"capture {row.id}: recorded already")
-        elif decided["status"] == "replayed":
-            say(f"capture {row.id}: replayed, recall {float(decided['recall']):.3f}")
-        else:
-            say(f"capture {row.id}: {decided['status'].replace('_', ' ')}: {reply.error or 'another mode'}")
+    def recorder(connection) -> None:
+        try:
+            while True:
+                first = answers.get()
+                if first is done:
+                    answers.put(done)  # the others' signal too
+                    return
+                batch = [first]
+                while len(batch) < BATCH:
+                    try:
+                        more = answers.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is done:
+                        answers.put(done)  # the others' signal too
+                        break
+                    batch.append(more)
+                record_batch(connection, batch)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            errors.append(exc)
 
+    recorders = min(RECORDERS, concurrency, len(todo))
+    connections = [conn] + [db.connect(role="runner", autocommit=True) for _ in range(recorders - 1)]
+    threads = [threading.Thread(target=recorder, args=(c,), daemon=True) for c in connections]
+    for thread in threads:
+        thread.start()
     try:
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking, \
-                ThreadPoolExecutor(max_workers=min(RECORDERS, concurrency, len(todo))) as recording:
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking:
             asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
-            recorded = []
             for future in as_completed(asked):
-                recorded.append(recording.submit(record, asked[future], future.result()))
-                failed = next((f for f in recorded if f.done() and f.exception() is not None), None)
-                if failed is not None:
+                if errors:
                     for pending in asked:
                         pending.cancel()
-                    failed.result()
-            for future in recorded:
-                future.result()
+                    break
+                answers.put((asked[future], future.result()))
     finally:
-        for other in opened:
-            if other is not conn:
-                other.close()
+        answers.put(done)
+        for thread in threads:
+            thread.join()
+        for other in connections[1:]:
+            other.close()
+    if errors:
+        raise errors[0]
 
 
 def _number(value):
