@@ -90,3 +90,11 @@ SELECT q.capture_id, q.status, q.recall::float8 AS recall, q.jaccard::float8 AS 
   FROM evalledger.replay_query q
  WHERE q.replay_run_id = %(run_id)s
  ORDER BY q.replay_query_id;
+
+-- name: dashboard_replay_drift_v1
+-- The replay_drift_v1 panel, newest run first.
+SELECT * FROM evalledger.replay_drift_v1;
+
+-- name: dashboard_replay_lost_most_v1
+-- The replay_lost_most_v1 panel: each run's queries, newest run first, the one that lost the most first.
+SELECT * FROM evalledger.replay_lost_most_v1;

@@ -23,8 +23,6 @@ ENTRY_POINTS = {
     "brain_eval_by_month_recount_v1": "docs/bi.md",  # an auditor's check of the panel tables
     # 0.1.0's view function, which SQL clients may call by name; the view reads v3 since 0101.
     "prompt_drift_rows_v2": "docs/bi.md",
-    "replay_drift_v1": "docs/bi.md",  # replay drift over time per brain version, read by BI tools
-    "replay_lost_most_v1": "docs/bi.md",  # the replayed queries that lost the most, read by BI tools
 }
 
 OBJECTS = """

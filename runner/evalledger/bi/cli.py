@@ -77,6 +77,9 @@ PANELS = {
     "prompt_drift_v2": "evalledger.suites.brain_eval",
     "judge_agreement_v1": "evalledger.suites.brain_eval",
     "takes_quality_trend_v1": "evalledger.suites.takes_quality",
+    # Replay (issue 40): drift over time per brain version, and the queries that lost the most.
+    "replay_drift_v1": "evalledger.suites.replay",
+    "replay_lost_most_v1": "evalledger.suites.replay",
 }
 
 
