@@ -17,7 +17,7 @@ SET LOCAL search_path = evalledger, pg_temp;
 -- and a missed hard criterion decides fail; a judged suite (takes-quality, work-quality) has a
 -- numeric scale its judges' scores must keep to; takes-quality's panel policy is never below seed
 -- 000's three frontier models, nor single-family (the design's cross-family panel); replay's pass
--- rule, rbo_p and min_replayable are numbers in their ranges. Policy is
+-- rule, rbo_p, min_replayable and min_replayable_share are numbers in their ranges. Policy is
 -- validated when it is written, and again when a run is admitted under it (rubric_admitted_v2).
 CREATE OR REPLACE FUNCTION evalledger.rubric_check_v2(suite text, definition jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -147,6 +147,10 @@ BEGIN
            OR (definition ->> 'min_replayable')::numeric < 1
            OR (definition ->> 'min_replayable')::numeric <> trunc((definition ->> 'min_replayable')::numeric) THEN
             RETURN 'min_replayable must be a whole number of queries, at least 1';
+        END IF;
+        IF jsonb_typeof(definition -> 'min_replayable_share') IS DISTINCT FROM 'number'
+           OR (definition ->> 'min_replayable_share')::numeric NOT BETWEEN 0 AND 1 THEN
+            RETURN 'min_replayable_share must be a number from 0 to 1';
         END IF;
         SELECT format('pass_rule.%s must be a number from 0 to 1', k) INTO problem
           FROM unnest(ARRAY['mean_recall_at_least', 'every_recall_at_least', 'adapter_failed_share_at_most']) k
@@ -411,27 +415,31 @@ CREATE POLICY replay_query_auditor ON replay_query FOR SELECT TO evalledger_audi
 GRANT SELECT ON replay_query TO evalledger_revops, evalledger_auditor;
 
 -- replay_decision_v1: a replay run's decision, its rationale and the figures they rest on, from its
--- stored query rows and its rubric's pass_rule (data): inconclusive when fewer than min_replayable
--- queries were replayed in their captured mode; else fail when the mean recall is below
--- mean_recall_at_least, when any query's recall is below every_recall_at_least (the lowest named,
--- by capture id, up to ten), when the p95 of the replayed latencies is more than
--- p95_latency_ratio_at_most times the p95 of their captured latencies (percentile_cont; not
--- compared when the captured p95 is 0 ms), or when more than adapter_failed_share_at_most of the
--- queries asked failed in the adapter; pass otherwise. Figures are stored unrounded; the rationale
--- shows them to three decimals. The decision trigger (replay_run_decide_v1) calls it, and so may a
--- recompute.
+-- stored query rows and its rubric (data): fail when more than pass_rule.adapter_failed_share_at_most
+-- of the queries asked failed in the adapter; else inconclusive when fewer queries were replayed in
+-- their captured mode than min_replayable, or than min_replayable_share of those asked (a brain
+-- that declines or answers in another mode is not measured, and does not pass by it); else fail
+-- when the mean recall is below mean_recall_at_least, when any query's recall is below
+-- every_recall_at_least (the lowest named, by capture id, up to ten), or when the p95 of the
+-- replayed latencies is more than p95_latency_ratio_at_most times the p95 of their captured
+-- latencies (percentile_cont; not compared when the captured p95 is 0 ms); pass otherwise. Figures
+-- are stored unrounded; the rationale shows them to three decimals. The decision trigger
+-- (replay_run_decide_v1) calls it, and so does the ledger's recompute.
 CREATE FUNCTION evalledger.replay_decision_v1(run evalledger.replay_run) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     rule jsonb;
     need numeric;
+    share numeric;
+    failing boolean;
     f record;
     low text;
     reasons text[] := '{}';
     decision text;
     rationale text;
 BEGIN
-    SELECT r.definition -> 'pass_rule', (r.definition ->> 'min_replayable')::numeric INTO rule, need
+    SELECT r.definition -> 'pass_rule', (r.definition ->> 'min_replayable')::numeric,
+           (r.definition ->> 'min_replayable_share')::numeric INTO rule, need, share
       FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
     SELECT count(*) AS asked,
            count(*) FILTER (WHERE q.status = 'replayed') AS replayed,
@@ -448,7 +456,9 @@ BEGIN
       INTO f
       FROM evalledger.replay_query q WHERE q.replay_run_id = run.replay_run_id;
 
-    IF f.replayed < need THEN
+    failing := f.asked > 0 AND f.adapter_failed::numeric / f.asked > (rule ->> 'adapter_failed_share_at_most')::numeric;
+    need := greatest(need, ceil(share * f.asked));
+    IF NOT failing AND f.replayed < need THEN
         decision := 'inconclusive';
         rationale := format('Inconclusive: %s of %s queries replayed in their captured mode, at least %s needed '
                             '(%s not replayable, %s adapter failures).',
@@ -478,7 +488,7 @@ BEGIN
                                          round(f.p95_ms::numeric / f.captured_p95_ms::numeric, 3),
                                          rule ->> 'p95_latency_ratio_at_most');
         END IF;
-        IF f.adapter_failed::numeric / f.asked > (rule ->> 'adapter_failed_share_at_most')::numeric THEN
+        IF failing THEN
             reasons := reasons || format('%s of %s queries failed in the adapter, above a share of %s',
                                          f.adapter_failed, f.asked, rule ->> 'adapter_failed_share_at_most');
         END IF;
@@ -851,8 +861,8 @@ CALL guard_append_only_v1(ARRAY['replay_run:DELETE:refuse_change_v3',
 -- weighs the top ranks of the chunk order (replay_rbo_v1); a run passes when its mean recall is at
 -- least 0.9, no query's recall is below 0.5, the p95 latency is at most 1.25 times the captured
 -- p95 and at most a tenth of the queries failed in the adapter; it is inconclusive with fewer than
--- three queries replayed in their captured mode (replay_decision_v1). A stricter policy is a new
--- rubric version.
+-- three queries replayed in their captured mode, or fewer than half of those asked
+-- (replay_decision_v1). A stricter policy is a new rubric version.
 INSERT INTO rubric (suite, version, definition) VALUES ('replay', 'v1.0', $rubric$
 {
   "suite": "replay",
@@ -869,6 +879,7 @@ INSERT INTO rubric (suite, version, definition) VALUES ('replay', 'v1.0', $rubri
   ],
   "rbo_p": 0.9,
   "min_replayable": 3,
+  "min_replayable_share": 0.5,
   "pass_rule": {
     "mean_recall_at_least": 0.9,
     "every_recall_at_least": 0.5,

@@ -4,7 +4,7 @@
 -- and a missed hard criterion decides fail; a judged suite (takes-quality, work-quality) has a
 -- numeric scale its judges' scores must keep to; takes-quality's panel policy is never below seed
 -- 000's three frontier models, nor single-family (the design's cross-family panel); replay's pass
--- rule, rbo_p and min_replayable are numbers in their ranges. Policy is
+-- rule, rbo_p, min_replayable and min_replayable_share are numbers in their ranges. Policy is
 -- validated when it is written, and again when a run is admitted under it (rubric_admitted_v2).
 CREATE FUNCTION evalledger.rubric_check_v2(suite text, definition jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -134,6 +134,10 @@ BEGIN
            OR (definition ->> 'min_replayable')::numeric < 1
            OR (definition ->> 'min_replayable')::numeric <> trunc((definition ->> 'min_replayable')::numeric) THEN
             RETURN 'min_replayable must be a whole number of queries, at least 1';
+        END IF;
+        IF jsonb_typeof(definition -> 'min_replayable_share') IS DISTINCT FROM 'number'
+           OR (definition ->> 'min_replayable_share')::numeric NOT BETWEEN 0 AND 1 THEN
+            RETURN 'min_replayable_share must be a number from 0 to 1';
         END IF;
         SELECT format('pass_rule.%s must be a number from 0 to 1', k) INTO problem
           FROM unnest(ARRAY['mean_recall_at_least', 'every_recall_at_least', 'adapter_failed_share_at_most']) k

@@ -1,25 +1,29 @@
 -- replay_decision_v1: a replay run's decision, its rationale and the figures they rest on, from its
--- stored query rows and its rubric's pass_rule (data): inconclusive when fewer than min_replayable
--- queries were replayed in their captured mode; else fail when the mean recall is below
--- mean_recall_at_least, when any query's recall is below every_recall_at_least (the lowest named,
--- by capture id, up to ten), when the p95 of the replayed latencies is more than
--- p95_latency_ratio_at_most times the p95 of their captured latencies (percentile_cont; not
--- compared when the captured p95 is 0 ms), or when more than adapter_failed_share_at_most of the
--- queries asked failed in the adapter; pass otherwise. Figures are stored unrounded; the rationale
--- shows them to three decimals. The decision trigger (replay_run_decide_v1) calls it, and so may a
--- recompute.
+-- stored query rows and its rubric (data): fail when more than pass_rule.adapter_failed_share_at_most
+-- of the queries asked failed in the adapter; else inconclusive when fewer queries were replayed in
+-- their captured mode than min_replayable, or than min_replayable_share of those asked (a brain
+-- that declines or answers in another mode is not measured, and does not pass by it); else fail
+-- when the mean recall is below mean_recall_at_least, when any query's recall is below
+-- every_recall_at_least (the lowest named, by capture id, up to ten), or when the p95 of the
+-- replayed latencies is more than p95_latency_ratio_at_most times the p95 of their captured
+-- latencies (percentile_cont; not compared when the captured p95 is 0 ms); pass otherwise. Figures
+-- are stored unrounded; the rationale shows them to three decimals. The decision trigger
+-- (replay_run_decide_v1) calls it, and so does the ledger's recompute.
 CREATE FUNCTION evalledger.replay_decision_v1(run evalledger.replay_run) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     rule jsonb;
     need numeric;
+    share numeric;
+    failing boolean;
     f record;
     low text;
     reasons text[] := '{}';
     decision text;
     rationale text;
 BEGIN
-    SELECT r.definition -> 'pass_rule', (r.definition ->> 'min_replayable')::numeric INTO rule, need
+    SELECT r.definition -> 'pass_rule', (r.definition ->> 'min_replayable')::numeric,
+           (r.definition ->> 'min_replayable_share')::numeric INTO rule, need, share
       FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
     SELECT count(*) AS asked,
            count(*) FILTER (WHERE q.status = 'replayed') AS replayed,
@@ -36,7 +40,9 @@ BEGIN
       INTO f
       FROM evalledger.replay_query q WHERE q.replay_run_id = run.replay_run_id;
 
-    IF f.replayed < need THEN
+    failing := f.asked > 0 AND f.adapter_failed::numeric / f.asked > (rule ->> 'adapter_failed_share_at_most')::numeric;
+    need := greatest(need, ceil(share * f.asked));
+    IF NOT failing AND f.replayed < need THEN
         decision := 'inconclusive';
         rationale := format('Inconclusive: %s of %s queries replayed in their captured mode, at least %s needed '
                             '(%s not replayable, %s adapter failures).',
@@ -66,7 +72,7 @@ BEGIN
                                          round(f.p95_ms::numeric / f.captured_p95_ms::numeric, 3),
                                          rule ->> 'p95_latency_ratio_at_most');
         END IF;
-        IF f.adapter_failed::numeric / f.asked > (rule ->> 'adapter_failed_share_at_most')::numeric THEN
+        IF failing THEN
             reasons := reasons || format('%s of %s queries failed in the adapter, above a share of %s',
                                          f.adapter_failed, f.asked, rule ->> 'adapter_failed_share_at_most');
         END IF;

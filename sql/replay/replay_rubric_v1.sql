@@ -3,8 +3,8 @@
 -- weighs the top ranks of the chunk order (replay_rbo_v1); a run passes when its mean recall is at
 -- least 0.9, no query's recall is below 0.5, the p95 latency is at most 1.25 times the captured
 -- p95 and at most a tenth of the queries failed in the adapter; it is inconclusive with fewer than
--- three queries replayed in their captured mode (replay_decision_v1). A stricter policy is a new
--- rubric version.
+-- three queries replayed in their captured mode, or fewer than half of those asked
+-- (replay_decision_v1). A stricter policy is a new rubric version.
 INSERT INTO rubric (suite, version, definition) VALUES ('replay', 'v1.0', $rubric$
 {
   "suite": "replay",
@@ -21,6 +21,7 @@ INSERT INTO rubric (suite, version, definition) VALUES ('replay', 'v1.0', $rubri
   ],
   "rbo_p": 0.9,
   "min_replayable": 3,
+  "min_replayable_share": 0.5,
   "pass_rule": {
     "mean_recall_at_least": 0.9,
     "every_recall_at_least": 0.5,

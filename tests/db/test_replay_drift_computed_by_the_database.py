@@ -267,6 +267,30 @@ def test_too_few_replayable_queries_is_inconclusive(runner):
                         "(2 not replayable, 0 adapter failures).")
 
 
+def test_a_brain_that_declines_most_queries_does_not_pass_on_the_rest(runner):
+    """Three replayed queries with perfect recall, five declined: fewer than half of those asked
+    were measured, so the run is not a pass."""
+    run_id = file_run(runner, planned=8)
+    for n in range(3):
+        file_query(runner, run_id, n + 1)
+    for n in range(3, 8):
+        file_query(runner, run_id, n + 1, outcome="declined")
+    summary = runner.execute("SELECT replay_complete_v1(%s)", (run_id,)).fetchone()[0]
+    assert (summary["decision"], summary["rationale"]) == (
+        "inconclusive", "Inconclusive: 3 of 8 queries replayed in their captured mode, at least 4 needed "
+                        "(5 not replayable, 0 adapter failures).")
+
+
+def test_a_brain_whose_adapter_fails_fails(runner):
+    run_id = file_run(runner, planned=4)
+    for n in range(4):
+        file_query(runner, run_id, n + 1, outcome="adapter_failed")
+    summary = runner.execute("SELECT replay_complete_v1(%s)", (run_id,)).fetchone()[0]
+    assert (summary["decision"], summary["rationale"]) == (
+        "fail", "Fail: 4 of 4 queries failed in the adapter, above a share of 0.1. 0 not replayable, "
+                "4 adapter failures.")
+
+
 def test_the_p95_latency_is_compared_with_the_captured(runner):
     run_id = file_run(runner, planned=3)
     for n in range(3):
@@ -307,6 +331,7 @@ def test_readers_read_replays_and_agents_nothing(runner, connect_as):
 @pytest.mark.parametrize("change, says", [
     ({"rbo_p": 0}, "rbo_p must be a number above 0 and at most 1"),
     ({"min_replayable": 0}, "min_replayable must be a whole number of queries, at least 1"),
+    ({"min_replayable_share": 2}, "min_replayable_share must be a number from 0 to 1"),
     ({"pass_rule": {"mean_recall_at_least": 2, "every_recall_at_least": 0.5, "p95_latency_ratio_at_most": 1.25,
                     "adapter_failed_share_at_most": 0.1}}, "pass_rule.mean_recall_at_least must be a number from 0 to 1"),
 ])
