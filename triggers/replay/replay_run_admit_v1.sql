@@ -8,6 +8,8 @@
 -- max_rows (planned); a file's rows are counted by the runner, which read them.
 CREATE FUNCTION evalledger.replay_run_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    readable_from timestamptz;
 BEGIN
     PERFORM evalledger.require_open_v1('replay run', NEW.completed_at, 'replayed queries');
     PERFORM evalledger.refuse_supplied_v1(
@@ -23,11 +25,17 @@ BEGIN
                 USING ERRCODE = 'check_violation', COLUMN = 'until_at', CONSTRAINT = 'replay_run_until_not_in_future',
                       HINT = 'take the end of the window from capture_export_bound_v2(), as export does';
         END IF;
+        -- What the caller may read of the window, by its tier (caller_reads_v1 asked once, not per row:
+        -- everything for an auditor, the hot tier for the runner, nothing else), so the count is one
+        -- range of the export index however many rows the window holds.
+        readable_from := CASE WHEN evalledger.caller_reads_v1('-infinity', NULL) THEN '-infinity'::timestamptz
+                              WHEN evalledger.caller_reads_v1('infinity', NULL) THEN evalledger.hot_tier_start_v1()
+                              ELSE 'infinity'::timestamptz END;
         NEW.planned := (SELECT count(*) FROM (
             SELECT 1 FROM evalledger.eval_candidates c
-             WHERE (NEW.since_at IS NULL OR c.created_at >= NEW.since_at) AND c.created_at < NEW.until_at
+             WHERE c.created_at >= greatest(coalesce(NEW.since_at, '-infinity'), readable_from)
+               AND c.created_at < NEW.until_at
                AND (NEW.tool IS NULL OR c.tool_name = NEW.tool) AND (NEW.remote IS NULL OR c.remote = NEW.remote)
-               AND evalledger.caller_reads_v1(c.created_at, NULL)
              LIMIT NEW.max_rows) w);
     ELSIF NEW.planned IS NULL OR NEW.planned < 0 THEN
         RAISE EXCEPTION 'evalledger: a replay of a file names how many rows it replays (planned)'
