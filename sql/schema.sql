@@ -141,6 +141,9 @@ SET LOCAL check_function_bodies = off;
 \ir core/journal_batch_v2.sql
 \ir core/journal_coverage_v2.sql
 \ir core/ledger_merkle_root_v2.sql
+\ir replay/replay_recall_v1.sql
+\ir replay/replay_jaccard_v1.sql
+\ir replay/replay_rbo_v1.sql
 
 -- Tables, each with its constraints, indexes, comments, policies and grants (a table before those
 -- that reference it).
@@ -179,6 +182,8 @@ SET LOCAL check_function_bodies = off;
 \ir core/retention_purge_marker.sql
 \ir core/retention_purge_log.sql
 \ir core/run_claim.sql
+\ir replay/replay_run.sql
+\ir replay/replay_query.sql
 \ir brain_eval/brain_eval_runs_by_month.sql
 \ir brain_eval/brain_eval_questions_by_month.sql
 \ir brain_eval/brain_eval_agreement_by_month.sql
@@ -203,6 +208,10 @@ SET LOCAL check_function_bodies = off;
 \ir core/ledger_block_text_v1.sql
 \ir core/ledger_recompute_brain_eval_v2.sql
 \ir core/ledger_recompute_work_quality_v2.sql
+\ir replay/replay_decision_v1.sql
+\ir replay/replay_complete_v1.sql
+\ir replay/replay_drift_rows_v1.sql
+\ir replay/replay_lost_most_rows_v1.sql
 
 -- Views, each over its rows function, with its comments and grants.
 \ir brain_eval/brain_quarterly_trend_v1.sql
@@ -221,6 +230,8 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/prompt_drift_v2.sql
 \ir brain_eval/judge_agreement_v1.sql
 \ir takes_quality/takes_quality_trend_v1.sql
+\ir replay/replay_drift_v1.sql
+\ir replay/replay_lost_most_v1.sql
 
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql
@@ -271,6 +282,9 @@ SET LOCAL check_function_bodies = off;
 \ir ../triggers/work_quality/work_quality_snapshot_identity_v1.sql
 \ir ../triggers/work_quality/work_quality_verdict_sequence_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_decide_v3.sql
+\ir ../triggers/replay/replay_run_admit_v1.sql
+\ir ../triggers/replay/replay_run_decide_v1.sql
+\ir ../triggers/replay/replay_query_admit_v1.sql
 \ir ../triggers/core/retention_clock_v1.sql
 \ir ../triggers/core/call_cost_stamp_v1.sql
 \ir ../triggers/core/retention_purge_log_admit_v1.sql
@@ -315,6 +329,10 @@ SELECT capture_ensure_partitions_v2(3);
 -- every ledger table, the rows above as BASELINE entries.
 CALL seal_tables_v2();
 CALL journal_attach_v2();
+
+-- Rows a migration after the journal added, journalled as that migration's INSERTs were (0131: the
+-- replay suite's first rubric, issue 40).
+\ir replay/replay_rubric_v1.sql
 
 RESET ROLE;
 

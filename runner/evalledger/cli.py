@@ -161,6 +161,7 @@ def _register() -> None:
     from .ops import cli as ops_cli
     from .suites.brain_eval import cli as brain_eval_cli
     from .suites.capture import cli as capture_cli
+    from .suites.replay import cli as replay_cli
     from .suites.takes_quality import cli as takes_quality_cli
     from .suites.work_quality import cli as work_quality_cli
     from .web import cli as web_cli
@@ -168,7 +169,7 @@ def _register() -> None:
     # The runner (core, judges, suites) never imports the ledger: a completing command's seal is the
     # ledger's, composed in here.
     sealing.register(ledger_cli.seal_after)
-    for module in (ops_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, web_cli,
+    for module in (ops_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, replay_cli, web_cli,
                    ledger_cli, bi_cli):
         for command in module.COMMANDS:
             cli.add_command(command)

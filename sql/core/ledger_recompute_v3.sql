@@ -6,7 +6,8 @@
 -- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
 -- (question_passed), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
--- work-quality runs (means, spreads, note, comparison, judges' cost, document). Values compare
+-- work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
+-- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo). Values compare
 -- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
@@ -38,7 +39,24 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         SELECT 'eval_work_quality_snapshots', evalledger.journal_key_v1(s), to_jsonb(s),
                evalledger.ledger_recompute_work_quality_v2(s),
                ARRAY['mean_scores', 'disagreement', 'note', 'comparison', 'judges_cost_usd', 'snapshot_json']
-          FROM evalledger.eval_work_quality_snapshots s WHERE s.completed_at IS NOT NULL AND s.origin = 'run')
+          FROM evalledger.eval_work_quality_snapshots s WHERE s.completed_at IS NOT NULL AND s.origin = 'run'
+        UNION ALL
+        SELECT 'replay_run', evalledger.journal_key_v1(r), to_jsonb(r),
+               (SELECT jsonb_build_object('decision', x -> 'decision', 'rationale', x -> 'rationale', 'summary', x)
+                  FROM (SELECT evalledger.replay_decision_v1(r) AS x) decided),
+               ARRAY['decision', 'rationale', 'summary']
+          FROM evalledger.replay_run r WHERE r.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'replay_query', evalledger.journal_key_v1(q), to_jsonb(q),
+               jsonb_build_object(
+                   'recall', evalledger.replay_recall_v1(q.captured_slugs, q.retrieved_slugs),
+                   'jaccard', evalledger.replay_jaccard_v1(q.captured_slugs, q.retrieved_slugs),
+                   'rbo', evalledger.replay_rbo_v1(q.captured_chunk_ids, q.retrieved_chunk_ids,
+                                                   (b.definition ->> 'rbo_p')::numeric)),
+               ARRAY['recall', 'jaccard', 'rbo']
+          FROM evalledger.replay_run r JOIN evalledger.replay_query q USING (replay_run_id)
+          JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+         WHERE r.completed_at IS NOT NULL AND q.status = 'replayed')
     SELECT d.table_name, d.row_key, c, (d.was -> c)::text, (d.now_is -> c)::text
       FROM decided d CROSS JOIN LATERAL unnest(d.columns) c
      WHERE (d.was -> c) IS DISTINCT FROM (d.now_is -> c)

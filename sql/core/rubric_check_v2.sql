@@ -3,7 +3,8 @@
 -- rate <= 2%, staleness recognition = 100%, lever mapping = 100% for AGT-902) are never loosened,
 -- and a missed hard criterion decides fail; a judged suite (takes-quality, work-quality) has a
 -- numeric scale its judges' scores must keep to; takes-quality's panel policy is never below seed
--- 000's three frontier models, nor single-family (the design's cross-family panel). Policy is
+-- 000's three frontier models, nor single-family (the design's cross-family panel); replay's pass
+-- rule, rbo_p, min_replayable and min_replayable_share are numbers in their ranges. Policy is
 -- validated when it is written, and again when a run is admitted under it (rubric_admitted_v2).
 CREATE FUNCTION evalledger.rubric_check_v2(suite text, definition jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -121,6 +122,33 @@ BEGIN
         IF jsonb_typeof(definition #> '{compare,same_band}') IS DISTINCT FROM 'number'
            OR jsonb_typeof(definition #> '{compare,regress_tolerance}') IS DISTINCT FROM 'number' THEN
             RETURN 'compare needs numeric same_band and regress_tolerance';
+        END IF;
+        RETURN NULL;
+    WHEN 'replay' THEN
+        -- replay_decision_v1 and replay_rbo_v1 read these (issue 40).
+        IF jsonb_typeof(definition -> 'rbo_p') IS DISTINCT FROM 'number'
+           OR (definition ->> 'rbo_p')::numeric <= 0 OR (definition ->> 'rbo_p')::numeric > 1 THEN
+            RETURN 'rbo_p must be a number above 0 and at most 1';
+        END IF;
+        IF jsonb_typeof(definition -> 'min_replayable') IS DISTINCT FROM 'number'
+           OR (definition ->> 'min_replayable')::numeric < 1
+           OR (definition ->> 'min_replayable')::numeric <> trunc((definition ->> 'min_replayable')::numeric) THEN
+            RETURN 'min_replayable must be a whole number of queries, at least 1';
+        END IF;
+        IF jsonb_typeof(definition -> 'min_replayable_share') IS DISTINCT FROM 'number'
+           OR (definition ->> 'min_replayable_share')::numeric NOT BETWEEN 0 AND 1 THEN
+            RETURN 'min_replayable_share must be a number from 0 to 1';
+        END IF;
+        SELECT format('pass_rule.%s must be a number from 0 to 1', k) INTO problem
+          FROM unnest(ARRAY['mean_recall_at_least', 'every_recall_at_least', 'adapter_failed_share_at_most']) k
+         WHERE jsonb_typeof(definition -> 'pass_rule' -> k) IS DISTINCT FROM 'number'
+            OR (definition -> 'pass_rule' ->> k)::numeric NOT BETWEEN 0 AND 1 LIMIT 1;
+        IF problem IS NOT NULL THEN
+            RETURN problem;
+        END IF;
+        IF jsonb_typeof(definition #> '{pass_rule,p95_latency_ratio_at_most}') IS DISTINCT FROM 'number'
+           OR (definition #>> '{pass_rule,p95_latency_ratio_at_most}')::numeric <= 0 THEN
+            RETURN 'pass_rule.p95_latency_ratio_at_most must be a number above 0';
         END IF;
         RETURN NULL;
     ELSE

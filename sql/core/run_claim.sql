@@ -8,7 +8,7 @@ CREATE TABLE run_claim (
     claimed_by  name    NOT NULL DEFAULT session_user,
     backend_pid integer NOT NULL DEFAULT pg_backend_pid(),
     CONSTRAINT run_claim_pkey PRIMARY KEY (suite, run_id),
-    CONSTRAINT run_claim_suite_known CHECK (suite IN ('takes-quality', 'work-quality', 'brain-eval'))
+    CONSTRAINT run_claim_suite_known CHECK (suite IN ('takes-quality', 'work-quality', 'brain-eval', 'replay'))
 );
 
 -- A run claim is the runner's (run_claim_commit_refused_v1 keeps it uncommitted).

@@ -158,7 +158,7 @@ MADE_BY_A_PROCEDURE = {"journal_key_v1", "journal_parts_v1", "journal_fingerprin
 # privileges PUBLIC loses, and the rows every ledger starts with.
 NOT_AN_OBJECT = {"roles", "evalledger", "evalledger_guard", "large_objects", "brain_eval_targets",
                  "brain_eval_rubric_v1", "takes_quality_rubric_v1_0", "takes_quality_rubric_v1_1",
-                 "work_quality_rubric_v1"}
+                 "work_quality_rubric_v1", "replay_rubric_v1"}
 
 
 def test_every_installed_object_has_its_one_file_and_every_file_an_object(migrated_picture, module_dsn):

@@ -52,6 +52,11 @@ BOUNDED = {
     ("legal_hold", "held_to"): ("legal_hold_range_ordered", "legal_hold_range_readable"),
     # Inserted NULL only: a hold is released by a legal_hold_release row.
     ("legal_hold", "released_at"): ("legal_hold_released_by_a_release_row",),
+    # A replay window's bounds: readable, ordered, and its end not after the database's clock; a
+    # replayed row's capture time is the captured row's (a ledger window's) or the file's, readable.
+    ("replay_run", "since_at"): ("replay_run_window_readable", "replay_run_source_whole"),
+    ("replay_run", "until_at"): ("replay_run_window_readable", "replay_run_until_not_in_future"),
+    ("replay_query", "capture_created_at"): ("replay_query_capture_time_readable",),
 }
 
 WRITABLE_TIMES = """

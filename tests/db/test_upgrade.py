@@ -117,6 +117,10 @@ MADE_SINCE = {"brain_eval_run_closure"}
 # columns (journal_attach_v2), and nothing else changes.
 RESHAPED = {"brain_analysis_log", "brain_eval_judge_suggestion", "eval_takes_quality_judge_verdicts",
             "eval_work_quality_judge_verdicts"}
+MADE_SINCE = {"brain_eval_run_closure", "replay_run", "replay_query"}
+# Rows a post-release migration added to a table the release had: 0131's replay rubric and its
+# activation, each journalled.
+ADDED_SINCE = {"rubric": 1, "rubric_activation": 1, "ledger_journal": 2}
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +151,8 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
         assert after["ledger_journal"] == before["ledger_journal"] + sum(baselines.values())
         assert {t: n for t, n in after.items() if t not in MADE_SINCE | {"ledger_journal"}} == \
             {t: n for t, n in before.items() if t != "ledger_journal"}
+        assert {t: n for t, n in after.items() if t not in MADE_SINCE} == {
+            t: n + ADDED_SINCE.get(t, 0) for t, n in before.items()}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
         upgraded_schema = snapshot(admin, rows=False)
     # The same schema as a ledger migrated from nothing (which the current files build too:
@@ -181,6 +187,7 @@ MADE_BY = {
     "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc "
                                       "WHERE oid = 'evalledger.work_quality_decide_v1(evalledger.eval_work_quality_snapshots)'::regprocedure",
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
+    "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
 }
 
 

@@ -218,7 +218,7 @@ _CREATED = re.compile(r"^CREATE (?:OR REPLACE )?(?:TABLE|VIEW|FUNCTION|PROCEDURE
 # Files that create no object of their own (tests/db/test_current_schema.py holds the database to
 # the same lists): the roles and schemas, the privileges PUBLIC loses, the rows a ledger starts with.
 _NO_OBJECT = {"roles", "evalledger", "evalledger_guard", "large_objects", "brain_eval_targets", "brain_eval_rubric_v1",
-              "takes_quality_rubric_v1_0", "takes_quality_rubric_v1_1", "work_quality_rubric_v1"}
+              "takes_quality_rubric_v1_0", "takes_quality_rubric_v1_1", "work_quality_rubric_v1", "replay_rubric_v1"}
 
 
 @pytest.mark.parametrize("path", [p for p in _database_files("triggers") + _database_files("sql")

@@ -44,3 +44,7 @@ CREATE TRIGGER eval_takes_quality_runs_10_guard_update BEFORE UPDATE ON eval_tak
 CREATE TRIGGER eval_work_quality_snapshots_10_guard_update BEFORE UPDATE ON eval_work_quality_snapshots
     FOR EACH ROW EXECUTE FUNCTION complete_once_v1('work-quality snapshot', 'snapshot_id',
         '{mean_scores,disagreement,note,comparison,judges_cost_usd,snapshot_json,prev_snapshot_id,prev_run_id}');
+
+-- A changed decision is refused as a value the caller may not supply.
+CREATE TRIGGER replay_run_10_guard_update BEFORE UPDATE ON replay_run
+    FOR EACH ROW EXECUTE FUNCTION complete_once_v1('replay run', 'replay_run_id', '{decision,rationale,summary}');

@@ -61,4 +61,6 @@ CALL guard_append_only_v1(ARRAY[
     'ledger_journal:UPDATE OR DELETE:refuse_change_v3',
     'ledger_block:UPDATE OR DELETE:refuse_change_v3',
     'ledger_digest:UPDATE OR DELETE:refuse_change_v3',
-    'run_claim:UPDATE OR DELETE:refuse_change_v3']);
+    'run_claim:UPDATE OR DELETE:refuse_change_v3',
+    'replay_run:DELETE:refuse_change_v3',
+    'replay_query:UPDATE OR DELETE:refuse_change_v3']);

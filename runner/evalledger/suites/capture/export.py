@@ -30,11 +30,10 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 
 import psycopg
 
@@ -44,47 +43,11 @@ from evalledger.core import db, files
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.output import plural
 from evalledger.core.queries import Queries
+from evalledger.core.windows import Since, iso, parse_since, parse_timestamp  # noqa: F401 (export's names)
 
 QUERIES = Queries(__package__)
 
 HEARTBEAT_ROWS = 50_000
-_DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-@dataclass(frozen=True)
-class Since:
-    """--since: a duration back from the export bound, or an absolute timestamp."""
-
-    duration: timedelta | None = None
-    at: datetime | None = None
-
-    def resolve(self, bound: datetime) -> datetime | None:
-        """The inclusive lower bound for an export whose bound is `bound`."""
-        if self.duration is not None:
-            return bound - self.duration
-        return self.at
-
-
-def parse_timestamp(text: str) -> datetime:
-    """An ISO 8601 timestamp; without an offset it is UTC."""
-    value = datetime.fromisoformat(text.strip())
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
-
-
-def parse_since(text: str) -> Since:
-    """7d, 24h, 30m, 45s, 2w, or an ISO 8601 timestamp; ValueError otherwise."""
-    match = _DURATION.match(text.strip())
-    if match:
-        return Since(duration=timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
-    return Since(at=parse_timestamp(text))
-
-
-def iso(value: datetime | None) -> str:
-    """A bound as printed on stderr: UTC, microseconds, Z (what --since and --until accept)."""
-    if value is None:
-        return "-infinity"
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,283 @@
+"""`run replay`: captured queries asked again of a brain version, and the drift the database decides.
+
+A run is found again by what was asked (the brain version, the adapter, and the window's filters as
+typed, or the file's digest): while one is open, running the same command again resumes it, over
+the window it resolved when it started, and asks only the captured rows it has not recorded (a
+query whose answer, decline or failure is recorded is never asked again). When none is open, a new
+run resolves its window now (its end is the export bound, so ``--since`` set to the end a run
+printed continues exactly where it stopped); the same brain, adapter and resolved window or file
+replayed again reads that run back. While a runner works on a run it holds the run's claim
+(core/claims.py): a second runner of the same run waits, then finds every query recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+import psycopg
+
+from evalledger.core import db, files
+from evalledger.core.embedded import evalledger_home
+from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
+from evalledger.core.output import plural
+from evalledger.core.windows import Since, iso
+
+from . import adapters as adapting, captured as capturing, store
+
+SUITE = store.SUITE
+EXIT_CODES = {"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
+
+
+@dataclass
+class ReplayOptions:
+    """What `run replay` was asked for."""
+
+    brain_version: str
+    command: str | None = None
+    url: str | None = None
+    python: str | None = None
+    from_file: Path | None = None
+    since: Since | None = None
+    since_text: str | None = None
+    until: datetime | None = None
+    until_text: str | None = None
+    tool: str | None = None
+    limit: int | None = None
+    remote: bool = False
+    timeout_s: float = 30.0
+    concurrency: int = 4
+
+
+@dataclass
+class Outcome:
+    """The run as the database decided it: the --json document, and where its receipt is."""
+
+    document: dict
+    path: Path | None = None
+    already_recorded: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.document["decision"]]
+
+
+def _check(opts: ReplayOptions) -> None:
+    if not opts.brain_version.strip():
+        raise EvalledgerError("--brain-version: a label naming what answered, not blank")
+    if opts.from_file is not None:
+        given = [name for name, value in (("--since", opts.since), ("--until", opts.until), ("--tool", opts.tool),
+                                          ("--limit", opts.limit), ("--remote", opts.remote or None))
+                 if value is not None]
+        if given:
+            raise EvalledgerError(f"{', '.join(given)}: a window of the ledger's captured rows, not of --from "
+                                  f"{opts.from_file}")
+    if opts.concurrency < 1:
+        raise EvalledgerError(f"--concurrency must be at least 1, got {opts.concurrency}")
+
+
+def _values(opts: ReplayOptions, adapter: adapting.Adapter, export: capturing.ExportFile | None) -> dict:
+    """The run's columns but its resolved window."""
+    if export is not None:
+        request = {"from_sha256": export.sha256}
+    else:
+        request = {"since": opts.since_text, "until": opts.until_text, "tool": opts.tool, "limit": opts.limit,
+                   "remote": True if opts.remote else None}
+    return {"brain_version": opts.brain_version, "adapter_kind": adapter.kind, "adapter": adapter.identity,
+            "source": "file" if export is not None else "ledger", "request": request,
+            "since_at": None, "until_at": None, "tool": None if export else opts.tool,
+            "remote": True if (opts.remote and export is None) else None,
+            "max_rows": None if export else opts.limit,
+            "file_sha256": export.sha256 if export else None, "planned": len(export.rows) if export else None}
+
+
+def _find_or_start(conn, opts: ReplayOptions, values: dict, say) -> dict:
+    """The open run of this request, else a new one over the window resolved now, else (that window
+    replayed already by this brain and adapter) that run."""
+    row = store.open_run(conn, values)
+    if row is not None:
+        return {**row, "created": False}
+    if values["source"] == "ledger":
+        bound = store.window_bound(conn)
+        until = min(opts.until, bound) if opts.until is not None else bound
+        since = opts.since.resolve(bound) if opts.since is not None else None
+        if since is not None and since >= until:
+            raise EvalledgerError(f"--since {iso(since)} is not before the window's end {iso(until)}"
+                                  f"{' (--until)' if opts.until is not None and opts.until <= bound else ' (now)'}: "
+                                  "the window [since, until) would be empty")
+        values = {**values, "since_at": since, "until_at": until}
+    row = store.start_run(conn, values)
+    if row is not None:
+        return row
+    row = store.open_run(conn, values) or store.same_window_run(conn, values)
+    if row is None:
+        raise EvalledgerError("a replay run of this window exists but this role cannot read it")
+    return {**row, "created": False}
+
+
+def _rows_to_ask(conn, run: dict, export: capturing.ExportFile | None) -> list[capturing.Captured]:
+    done = store.replayed_ids(conn, run["replay_run_id"])
+    rows = export.rows if export is not None else [capturing.from_ledger(r) for r in store.window_rows(conn, run)]
+    return [r for r in rows if r.id not in done]
+
+
+def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
+    """Replay end to end; `say` prints a progress line (or not)."""
+    from evalledger.core import claims
+
+    _check(opts)
+    export = capturing.read_export(opts.from_file) if opts.from_file is not None else None
+    adapter = adapting.adapter(opts.command, opts.url, opts.python, opts.timeout_s)
+    values = _values(opts, adapter, export)
+    conn = db.connect(role="runner", autocommit=True)
+    try:
+        run_row = _find_or_start(conn, opts, values, say)
+        run_id = run_row["replay_run_id"]
+        with claims.claimed(store.QUERIES["claim_run"], run_id,
+                            waiting=lambda: say(f"replay run {run_id} is being replayed by another runner: "
+                                                "waiting for it")):
+            state = store.run_state(conn, run_id)
+            if state["completed_at"] is not None:
+                say(f"replay run {run_id} of this window was recorded earlier: reading it back, no query asked")
+                return _outcome(conn, state, already=True)
+            where = (f"{export.path} ({plural(len(export.rows), 'row')})" if export is not None else
+                     f"the ledger's captured rows of [{iso(state['since_at'])}, {iso(state['until_at'])})")
+            say(f"replay: {where}; brain {opts.brain_version} through {adapter.kind} {adapter.identity}; "
+                f"run {run_id}")
+            todo = _rows_to_ask(conn, state, export)
+            if not run_row.get("created", False):
+                say(f"replay run {run_id} was started earlier and is open: resuming it, "
+                    f"{plural(len(todo), 'query', 'queries')} not asked yet")
+            _ask_all(conn, run_id, adapter, todo, opts.concurrency, say)
+            store.complete_run(conn, run_id)
+            return _outcome(conn, store.run_state(conn, run_id))
+    except psycopg.Error as exc:
+        raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
+    finally:
+        conn.close()
+
+
+RECORDERS = 4  # connections recording answers at once, so a fast brain is not kept waiting by one
+BATCH = 50  # answers that arrived together are recorded in one transaction: one commit's wait, not 50
+
+
+def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.Captured], concurrency: int,
+             say: Callable[[str], None]) -> None:
+    """Ask every row (at most `concurrency` at once) and record each answer as it comes, on up to
+    RECORDERS connections (the first the run's own): each recorder takes what has arrived, up to
+    BATCH answers, and records them in one transaction, so a slow commit is paid once for all of
+    them. An answer is asked again only if it never reached the ledger (a kill before its commit).
+    The first error stops the run (what was recorded stays, and the same command again resumes it)."""
+    if not todo:
+        return
+    answers: queue.Queue = queue.Queue()
+    done = object()
+    errors: list[BaseException] = []
+
+    def record_batch(connection, batch: list) -> None:
+        with connection.transaction():
+            decided = [(row, reply, store.record(connection, run_id, row, reply)) for row, reply in batch]
+        for row, reply, found in decided:
+            if found is None:
+                say(f"capture {row.id}: recorded already")
+            elif found["status"] == "replayed":
+                say(f"capture {row.id}: replayed, recall {float(found['recall']):.3f}")
+            else:
+                say(f"capture {row.id}: {found['status'].replace('_', ' ')}: {reply.error or 'another mode'}")
+
+    def recorder(connection) -> None:
+        try:
+            while True:
+                first = answers.get()
+                if first is done:
+                    answers.put(done)  # the others' signal too
+                    return
+                batch = [first]
+                while len(batch) < BATCH:
+                    try:
+                        more = answers.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is done:
+                        answers.put(done)  # the others' signal too
+                        break
+                    batch.append(more)
+                record_batch(connection, batch)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            errors.append(exc)
+
+    recorders = min(RECORDERS, concurrency, len(todo))
+    connections = [conn] + [db.connect(role="runner", autocommit=True) for _ in range(recorders - 1)]
+    threads = [threading.Thread(target=recorder, args=(c,), daemon=True) for c in connections]
+    for thread in threads:
+        thread.start()
+    try:
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking:
+            asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
+            for future in as_completed(asked):
+                if errors:
+                    for pending in asked:
+                        pending.cancel()
+                    break
+                answers.put((asked[future], future.result()))
+    finally:
+        answers.put(done)
+        for thread in threads:
+            thread.join()
+        for other in connections[1:]:
+            other.close()
+    if errors:
+        raise errors[0]
+
+
+def _number(value):
+    return None if value is None else float(value)
+
+
+def document(state: dict, queries: list[dict]) -> dict:
+    """The --json document of a completed run (docs/replay.md)."""
+    summary = state["summary"] or {}
+    return {
+        "replay_run_id": state["replay_run_id"], "decision": state["decision"], "rationale": state["rationale"],
+        "brain_version": state["brain_version"], "adapter": f"{state['adapter_kind']}:{state['adapter']}",
+        "rubric_version": state["rubric_version"],
+        "window": {"source": state["source"], "since": iso(state["since_at"]) if state["since_at"] else None,
+                   "until": iso(state["until_at"]) if state["until_at"] else None,
+                   "next_since": iso(state["until_at"]) if state["until_at"] else None},
+        "summary": {k: (_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                    for k, v in summary.items() if k not in ("decision", "rationale")},
+        "queries": [{"capture_id": q["capture_id"], "recall": q["recall"], "jaccard": q["jaccard"], "rbo": q["rbo"],
+                     "sources_gained": q["sources_gained"], "sources_lost": q["sources_lost"],
+                     "latency_ratio": q["latency_ratio"], "status": q["status"],
+                     **({"error": q["error"]} if q["error"] else {})} for q in queries],
+    }
+
+
+def _outcome(conn, state: dict, already: bool = False) -> Outcome:
+    doc = document(state, store.run_queries(conn, state["replay_run_id"]))
+    return Outcome(doc, save(doc), already_recorded=already)
+
+
+def receipts_dir() -> Path:
+    """$EVALLEDGER_HOME/eval-receipts, where every suite's receipts go."""
+    return evalledger_home() / "eval-receipts"
+
+
+def save(doc: dict) -> Path | None:
+    """The receipt file replay-<run id>.json (the --json document); None when it cannot be written."""
+    path = receipts_dir() / f"{SUITE}-{doc['replay_run_id']}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        files.write_atomic(path, json.dumps(doc, indent=2) + "\n")
+    except OSError as exc:
+        print(f"evalledger: warning: receipt {path}: cannot write it ({exc.strerror or exc})", file=sys.stderr)
+        return None
+    return path
