@@ -40,6 +40,7 @@ RUN_TABLES = {
     "eval_work_quality_snapshots": ("completed_at", {
         "mean_scores", "disagreement", "note", "comparison", "judges_cost_usd", "snapshot_json", "prev_snapshot_id",
         "prev_run_id"}),
+    "replay_run": ("completed_at", {"decision", "rationale", "summary"}),
 }
 # Rows whose tier clock is their run's (run_created_at), by their run's table.
 RUN_CLOCK = {
@@ -48,6 +49,7 @@ RUN_CLOCK = {
         "brain_eval_review_entry", "brain_eval_run_review", "brain_eval_suggestion_shown", "brain_eval_reference_shown",
         "brain_eval_run_closure")},
     "eval_takes_quality_judge_verdicts": "eval_takes_quality_runs",
+    "replay_query": "replay_run",
 }
 # The by-month panel tables: aggregates a brain-eval completion adds to and a purge rebuilds.
 BY_MONTH = {"brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month"}

@@ -77,9 +77,16 @@ def in_temp(text: str, names: set[str]) -> str:
                                                           else m.group(0)), text)
 
 
-# The tables whose rows the recompute names by their journal key: their key functions are made in pg_temp the
-# way journal_attach_v2 makes them, from the package's journal_source_v1.
-KEYED = ("brain_eval_log", "brain_eval_question_score", "eval_takes_quality_runs", "eval_work_quality_snapshots")
+# The tables whose rows the recompute names by their journal key (`SELECT 'table', evalledger.journal_key_v1(...`
+# in the package's ledger_recompute_v3): their key functions are made in pg_temp the way journal_attach_v2 makes
+# them, from the package's journal_source_v1.
+_KEYED = re.compile(r"SELECT '(\w+)', evalledger\.journal_key_v1\(")
+
+
+def keyed(functions: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The tables the package's recompute names rows of, in its order."""
+    text = "\n".join(body for name, body in functions if name == "ledger_recompute_v3")
+    return tuple(dict.fromkeys(_KEYED.findall(text)))
 
 
 def install(conn: psycopg.Connection) -> int:
@@ -89,8 +96,9 @@ def install(conn: psycopg.Connection) -> int:
     conn.execute(QUERIES["recompute_install_session"])
     for _, text in functions:
         conn.execute(_REPLACING.sub(r"\1 OR REPLACE FUNCTION", in_temp(text, names), count=1))
-    for table in KEYED:
+    tables = keyed(functions)
+    for table in tables:
         body = conn.execute(QUERIES["recompute_key_source"], {"table": f"evalledger.{table}"}).fetchone()[0]
         conn.execute(sql.SQL(QUERIES["recompute_key_function"]).format(table=sql.Identifier(table),
                                                                        body=sql.Literal(in_temp(body, names))))
-    return len(functions) + len(KEYED)
+    return len(functions) + len(tables)

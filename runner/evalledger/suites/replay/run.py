@@ -141,7 +141,7 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
     try:
         run_row = _find_or_start(conn, opts, values, say)
         run_id = run_row["replay_run_id"]
-        with claims.claimed(store.QUERIES["claim_run"], run_id,
+        with claims.claimed(store.QUERIES["claim_run"], run_id, suite="replay",
                             waiting=lambda: say(f"replay run {run_id} is being replayed by another runner: "
                                                 "waiting for it")):
             state = store.run_state(conn, run_id)
