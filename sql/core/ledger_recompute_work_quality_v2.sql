@@ -6,7 +6,8 @@
 -- comparison and the document are the trigger's own functions; the means, spreads, note and cost
 -- the trigger computes inline, so they are restated here, statement for statement, and the tests
 -- hold the two equal on every completed snapshot until the trigger calls a shared function. The
--- one place the ledger's recompute names work-quality's decision.
+-- one place the ledger's recompute names work-quality's decision. A closed snapshot's note is its
+-- closure's rationale (eval_run_closure; issue 37, item 2), as the trigger writes it.
 CREATE FUNCTION evalledger.ledger_recompute_work_quality_v2(snap evalledger.eval_work_quality_snapshots) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -54,6 +55,11 @@ BEGIN
       FROM (SELECT v.cost_usd, v.call_started, v.estimated_cost_usd,
                    coalesce(lead(v.call_started) OVER (PARTITION BY v.model ORDER BY v.retry_no), false) AS restarted
               FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = s.snapshot_id) c;
+    IF EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id) THEN
+        s.mean_scores := jsonb_strip_nulls(s.mean_scores);
+        SELECT evalledger.brain_eval_abandoned_v1(c.closure, c.reason, c.closed_by) INTO s.note
+          FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id;
+    END IF;
     s.snapshot_json := evalledger.work_quality_document_v1(s);
     RETURN jsonb_build_object('mean_scores', s.mean_scores, 'disagreement', s.disagreement, 'note', s.note,
                               'comparison', s.comparison, 'judges_cost_usd', s.judges_cost_usd,
