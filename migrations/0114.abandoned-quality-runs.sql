@@ -3,8 +3,9 @@
 -- seed of the same sample scope, another --run-id of the same bot), and a run never completed was never
 -- decided and counted in no verdict or regression: an operator could start runs until one looked
 -- good and leave the others open. Now one run of a subject is open at a time: a takes-quality run of
--- a brain, judges' prompt and sample scope (eval_takes_quality_runs_one_open_idx), a work-quality run
--- of a target (eval_work_quality_snapshots_one_open_idx), and a trigger names the open run. An open
+-- a brain, judges' prompt, sample scope and judges (eval_takes_quality_runs_one_open_idx), a
+-- work-quality run of a target and judges (eval_work_quality_snapshots_one_open_idx; recorded
+-- replies never occupy a live run's place), and a trigger names the open run. An open
 -- run past its rubric's deadline (open_run_days, 14 by default: brain_eval_run_deadline_v1, the one
 -- home of the rule, which every suite's rubric may now set) is closed as abandoned by the next run
 -- of its subject or its own completion, and reads so before that (takes_quality_run_state_v1,
@@ -442,92 +443,30 @@ END;
 $$;
 
 -- A closed snapshot is no baseline.
--- work_quality_snapshot_admit_v2: a new snapshot row, from a run or from an imported file.
--- A run (origin 'run') starts in progress: the runner supplies what it observed (target, task,
--- evidence digest, metrics, panel); the database stamps `at` and picks the previous snapshot
--- (the target's latest completed one) that the judges will see and that the comparison is
--- against. An import (origin 'import') supplies only the document a SnapshotStore file held
--- (and the file's name): the database reads every column from it, and the row is complete at once.
--- Either goes through rubric admission (rubric_admitted_v2: an activated work-quality rubric with a
--- scale), and an imported `at` is never in the future: the previous snapshot is the target's latest
--- completed one at or before the new one, so no file dated 2099 becomes every later run's baseline.
--- A snapshot closed without completing whole (eval_run_closure: abandoned or cancelled) is no
--- baseline: a run compares with the last one its judges completed.
-CREATE OR REPLACE FUNCTION evalledger.work_quality_snapshot_admit_v2() RETURNS trigger
+-- work_quality_snapshot_identity_v1: a snapshot's identity is its target, its run id and how it
+-- was judged (live or recorded), so recorded replies never occupy a live run's id. After
+-- work_quality_snapshot_admit_v2: a run's previous snapshot is the target's latest completed one
+-- judged the same way (a live run is never compared with recorded replies, nor shown them); an
+-- imported file was judged live unless its note says its replies were the recorded ones. A
+-- snapshot closed without completing whole (eval_run_closure: abandoned or cancelled; issue 37,
+-- item 2) is no baseline: a run compares with the last one its judges completed.
+CREATE OR REPLACE FUNCTION evalledger.work_quality_snapshot_identity_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    doc jsonb := NEW.snapshot_json;
     prev evalledger.eval_work_quality_snapshots;
 BEGIN
-    NEW.rubric_id := evalledger.rubric_admitted_v2('work-quality', NEW.rubric_id);
-    NEW.created_at := now();
-
     IF NEW.origin = 'import' THEN
-        IF doc IS NULL OR jsonb_typeof(doc) <> 'object' THEN
-            RAISE EXCEPTION 'evalledger: an imported snapshot is its document: snapshot_json must be an object'
-                USING ERRCODE = 'check_violation', COLUMN = 'snapshot_json';
-        END IF;
-        IF (doc ->> 'schema_version') IS DISTINCT FROM '1' THEN
-            RAISE EXCEPTION 'evalledger: snapshot schema_version % is not 1', coalesce(doc ->> 'schema_version', 'null')
-                USING ERRCODE = 'check_violation', COLUMN = 'snapshot_json';
-        END IF;
-        PERFORM evalledger.refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
-            'completed_at', NEW.completed_at, 'mean_scores', NEW.mean_scores, 'comparison', NEW.comparison,
-            'prev_snapshot_id', NEW.prev_snapshot_id, 'note', NEW.note));
-        NEW.kind := doc ->> 'kind';
-        NEW.name := doc ->> 'name';
-        NEW.persona := coalesce(doc ->> 'persona', '');
-        NEW.run_id := doc ->> 'run_id';
-        NEW.at := (doc ->> 'at')::timestamptz;
-        IF NEW.at > clock_timestamp() THEN
-            RAISE EXCEPTION 'evalledger: snapshot % of % is dated % (in the future)', NEW.run_id, NEW.name, doc ->> 'at'
-                USING ERRCODE = 'check_violation', COLUMN = 'at', CONSTRAINT = 'eval_work_quality_snapshots_at_not_in_future';
-        END IF;
-        NEW.bot_version := coalesce(doc ->> 'bot_version', '');
-        NEW.iterion_sha := coalesce(doc ->> 'iterion_sha', '');
-        NEW.task := coalesce(doc ->> 'task', '');
-        NEW.outcome := '';
-        NEW.evidence_digest := coalesce(doc ->> 'evidence_digest', '');
-        NEW.cost_usd := coalesce((doc #>> '{metrics,cost_usd}')::numeric, 0);
-        NEW.tokens := coalesce((doc #>> '{metrics,tokens}')::bigint, 0);
-        NEW.duration_ms := coalesce((doc #>> '{metrics,duration_ms}')::bigint, 0);
-        NEW.iterations := coalesce((doc #>> '{metrics,iterations}')::bigint, 0);
-        NEW.model_calls := coalesce((doc #>> '{metrics,model_calls}')::bigint, 0);
-        NEW.retries := coalesce((doc #>> '{metrics,retries}')::bigint, 0);
-        NEW.models := ARRAY(SELECT v ->> 'model'
-                              FROM jsonb_array_elements(CASE jsonb_typeof(doc #> '{aggregate,verdicts}')
-                                                        WHEN 'array' THEN doc #> '{aggregate,verdicts}' ELSE '[]' END)
-                                   WITH ORDINALITY x(v, n) ORDER BY n);
-        NEW.mean_scores := coalesce(doc #> '{aggregate,mean_scores}', '{}');
-        NEW.disagreement := doc #> '{aggregate,disagreement}';
-        NEW.note := coalesce(doc #>> '{aggregate,note}', '');
-        NEW.prev_run_id := nullif(doc ->> 'prev_run_id', '');
-        NEW.comparison := CASE WHEN jsonb_typeof(doc -> 'comparison') = 'object' THEN doc -> 'comparison' END;
-        NEW.prev_snapshot_id := (SELECT s.snapshot_id FROM evalledger.eval_work_quality_snapshots s
-                                  WHERE s.name = NEW.name AND s.run_id = NEW.prev_run_id);
-        NEW.judges_cost_usd := 0;
-        NEW.completed_at := now();
+        NEW.judges := CASE WHEN NEW.note LIKE 'recorded replies shipped with evalledger%' THEN 'recorded' ELSE 'live' END;
         RETURN NEW;
     END IF;
-
-    -- A run: inserted in progress, with a valid panel; what the database computes is not the
-    -- runner's to supply.
-    PERFORM evalledger.require_open_v1('work-quality run', NEW.completed_at, 'judge verdicts');
-    PERFORM evalledger.refuse_supplied_v1('eval_work_quality_snapshots', jsonb_build_object(
-        'mean_scores', NEW.mean_scores, 'disagreement', NEW.disagreement,
-        'note', NEW.note, 'comparison', NEW.comparison, 'snapshot_json', NEW.snapshot_json,
-        'prev_snapshot_id', NEW.prev_snapshot_id, 'prev_run_id', NEW.prev_run_id,
-        'judges_cost_usd', NEW.judges_cost_usd, 'source_file', NEW.source_file));
-    PERFORM evalledger.check_panel_v1('work-quality run', NEW.models);
-    NEW.at := now();
     SELECT * INTO prev FROM evalledger.eval_work_quality_snapshots s
-     WHERE s.name = NEW.name AND s.completed_at IS NOT NULL AND s.at <= NEW.at
+     WHERE s.name = NEW.name AND s.completed_at IS NOT NULL
+       AND coalesce(s.judges, CASE WHEN s.note LIKE 'recorded replies shipped with evalledger%' THEN 'recorded'
+                                   ELSE 'live' END) = NEW.judges
        AND NOT EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id)
      ORDER BY s.at DESC, s.snapshot_id DESC LIMIT 1;
-    IF FOUND THEN
-        NEW.prev_snapshot_id := prev.snapshot_id;
-        NEW.prev_run_id := prev.run_id;
-    END IF;
+    NEW.prev_snapshot_id := prev.snapshot_id;
+    NEW.prev_run_id := prev.run_id;
     RETURN NEW;
 END;
 $$;
@@ -1314,47 +1253,50 @@ BEGIN
                    JOIN LATERAL (SELECT o.id FROM eval_takes_quality_runs o
                                   WHERE coalesce(o.target_id, '') = coalesce(r.target_id, '')
                                     AND o.prompt_sha8 = r.prompt_sha8 AND o.scope_sha8 = r.scope_sha8
+                                    AND o.judges = r.judges
                                     AND o.completed_at IS NULL
                                   ORDER BY o.created_at DESC, o.id DESC LIMIT 1) k ON k.id <> r.id
                   WHERE r.completed_at IS NULL
                   ORDER BY r.created_at, r.id LOOP
         INSERT INTO eval_run_closure (suite, takes_quality_run_id, closure, reason, closed_by, run_created_at)
         VALUES ('takes-quality', extra.id, 'abandoned',
-                format('run %s of the same brain, prompt and sample scope was open beside it when one open run at a time became the rule (migration 0114)', extra.kept),
+                format('run %s of the same brain, prompt, sample scope and judges was open beside it when one open run at a time became the rule (migration 0114)', extra.kept),
                 caller_v1(), extra.created_at);
         UPDATE eval_takes_quality_runs SET completed_at = now() WHERE id = extra.id;
     END LOOP;
     FOR extra IN SELECT s.snapshot_id AS id, s.created_at, k.run_id AS kept
                    FROM eval_work_quality_snapshots s
                    JOIN LATERAL (SELECT o.snapshot_id, o.run_id FROM eval_work_quality_snapshots o
-                                  WHERE o.name = s.name AND o.completed_at IS NULL
+                                  WHERE o.name = s.name AND o.judges = s.judges AND o.completed_at IS NULL
                                   ORDER BY o.created_at DESC, o.snapshot_id DESC LIMIT 1) k ON k.snapshot_id <> s.snapshot_id
                   WHERE s.completed_at IS NULL
                   ORDER BY s.created_at, s.snapshot_id LOOP
         INSERT INTO eval_run_closure (suite, snapshot_id, closure, reason, closed_by, run_created_at)
         VALUES ('work-quality', extra.id, 'abandoned',
-                format('run %s of the same target was open beside it when one open run at a time became the rule (migration 0114)', extra.kept),
+                format('run %s of the same target and judges was open beside it when one open run at a time became the rule (migration 0114)', extra.kept),
                 caller_v1(), extra.created_at);
         UPDATE eval_work_quality_snapshots SET completed_at = now() WHERE snapshot_id = extra.id;
     END LOOP;
 END
 $close_extra$;
 
--- One open run of a brain, judges' prompt and sample scope at a time (issue 37, item 2):
+-- One open run of a brain, judges' prompt, sample scope and judges at a time (issue 37, item 2):
 -- eval_takes_quality_runs_17_one_open names the open run; this index holds the rule against racing
 -- sessions (no target counts as one target).
 CREATE UNIQUE INDEX eval_takes_quality_runs_one_open_idx
-    ON eval_takes_quality_runs ((coalesce(target_id, '')), prompt_sha8, scope_sha8) WHERE completed_at IS NULL;
+    ON eval_takes_quality_runs ((coalesce(target_id, '')), prompt_sha8, scope_sha8, judges) WHERE completed_at IS NULL;
 
--- One open run of a target at a time (issue 37, item 2): eval_work_quality_snapshots_17_one_open
--- names the open run; this index holds the rule against racing sessions.
+-- One open run of a target and its judges at a time (issue 37, item 2):
+-- eval_work_quality_snapshots_17_one_open names the open run; this index holds the rule against
+-- racing sessions.
 CREATE UNIQUE INDEX eval_work_quality_snapshots_one_open_idx
-    ON eval_work_quality_snapshots (name) WHERE completed_at IS NULL;
+    ON eval_work_quality_snapshots (name, judges) WHERE completed_at IS NULL;
 
 -- takes_quality_run_one_open_v1: one open takes-quality run of a subject at a time (issue 37, item
--- 2): the same brain (target_id, none counting as one), the same judges' prompt (prompt_sha8) and the
--- same sample's scope (scope_sha8: source, path, slug prefix). Another seed, panel or rubric is no
--- new subject: starting one until a sample looks good is what this refuses. Before a run is
+-- 2): the same brain (target_id, none counting as one), the same judges' prompt (prompt_sha8), the
+-- same sample's scope (scope_sha8: source, path, slug prefix) and the same judges (live or the
+-- recorded replies, which never occupy a live run's place). Another seed, panel or rubric is no new
+-- subject: starting one until a sample looks good is what this refuses. Before a run is
 -- recorded, the brain's open runs past their deadline (brain_eval_run_deadline_v1) are closed as
 -- abandoned (eval_run_close_v1; the decision trigger records why), so nothing has to run on a
 -- schedule; until then readers see them abandoned (takes_quality_run_state_v1). Then a run of the
@@ -1376,11 +1318,11 @@ BEGIN
     END LOOP;
     SELECT r.* INTO open_run FROM evalledger.eval_takes_quality_runs r
      WHERE coalesce(r.target_id, '') = coalesce(NEW.target_id, '') AND r.prompt_sha8 = NEW.prompt_sha8
-       AND r.scope_sha8 = NEW.scope_sha8 AND r.completed_at IS NULL;
-    IF FOUND AND (open_run.corpus_sha8, open_run.models_sha8, open_run.rubric_sha8, open_run.judges, open_run.rerun)
-                 IS DISTINCT FROM (NEW.corpus_sha8, NEW.models_sha8, NEW.rubric_sha8, NEW.judges, NEW.rerun) THEN
-        RAISE EXCEPTION 'evalledger: takes-quality run % of %, this prompt and sample scope, is open (recorded % UTC): complete or cancel it first',
-                open_run.id, coalesce(open_run.target_id, 'no target'),
+       AND r.scope_sha8 = NEW.scope_sha8 AND r.judges = NEW.judges AND r.completed_at IS NULL;
+    IF FOUND AND (open_run.corpus_sha8, open_run.models_sha8, open_run.rubric_sha8, open_run.rerun)
+                 IS DISTINCT FROM (NEW.corpus_sha8, NEW.models_sha8, NEW.rubric_sha8, NEW.rerun) THEN
+        RAISE EXCEPTION 'evalledger: takes-quality run % of %, this prompt, sample scope and % judges, is open (recorded % UTC): complete or cancel it first',
+                open_run.id, coalesce(open_run.target_id, 'no target'), open_run.judges,
                 to_char(open_run.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
             USING ERRCODE = 'unique_violation', CONSTRAINT = 'eval_takes_quality_runs_one_open_idx',
                   HINT = format('evalledger takes-quality cancel %s --reason "..."', open_run.id);
@@ -1392,9 +1334,10 @@ $$;
 CREATE TRIGGER eval_takes_quality_runs_17_one_open BEFORE INSERT ON eval_takes_quality_runs
     FOR EACH ROW EXECUTE FUNCTION takes_quality_run_one_open_v1();
 
--- work_quality_snapshot_one_open_v1: one open work-quality run of a target (name) at a time (issue
--- 37, item 2): another --run-id of the same bot or feature while one is open would let an operator
--- judge runs until one compares well. Before a snapshot is recorded (a run or an import), the
+-- work_quality_snapshot_one_open_v1: one open work-quality run of a target (name) and its judges
+-- (live, or the recorded replies, which never occupy a live run's place) at a time (issue 37, item
+-- 2): another --run-id of the same bot or feature while one is open would let an operator judge
+-- runs until one compares well. Before a snapshot is recorded (a run or an import), the
 -- target's open runs past their deadline (brain_eval_run_deadline_v1) are closed as abandoned
 -- (eval_run_close_v1; the decision trigger records why), so nothing has to run on a schedule; until
 -- then readers see them abandoned (work_quality_run_state_v1). Then a run of the target still open is
@@ -1417,10 +1360,10 @@ BEGIN
         RETURN NEW;
     END IF;
     SELECT s.* INTO open_run FROM evalledger.eval_work_quality_snapshots s
-     WHERE s.name = NEW.name AND s.completed_at IS NULL;
-    IF FOUND AND (open_run.run_id, open_run.judges) IS DISTINCT FROM (NEW.run_id, NEW.judges) THEN
-        RAISE EXCEPTION 'evalledger: work-quality run % of %, snapshot %, is open (recorded % UTC): complete or cancel it first',
-                open_run.run_id, open_run.name, open_run.snapshot_id,
+     WHERE s.name = NEW.name AND s.judges = NEW.judges AND s.completed_at IS NULL;
+    IF FOUND AND open_run.run_id IS DISTINCT FROM NEW.run_id THEN
+        RAISE EXCEPTION 'evalledger: work-quality run % of % (% judges), snapshot %, is open (recorded % UTC): complete or cancel it first',
+                open_run.run_id, open_run.name, open_run.judges, open_run.snapshot_id,
                 to_char(open_run.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
             USING ERRCODE = 'unique_violation', CONSTRAINT = 'eval_work_quality_snapshots_one_open_idx',
                   HINT = format('evalledger work-quality cancel %s --reason "..."', open_run.snapshot_id);

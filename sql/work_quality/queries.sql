@@ -119,17 +119,26 @@ RETURNING snapshot_id;
 -- The work_quality_history_v1 panel as its readers see it.
 SELECT * FROM evalledger.work_quality_history_v1;
 
+-- name: cancel_run
+-- Cancel an open run (its snapshot) with a reason: recorded, and decided a regression ("Abandoned: cancelled by ..."). Whether an open snapshot this role may read was cancelled.
+SELECT evalledger.eval_run_cancel_v1('work-quality', %(snapshot_id)s, %(reason)s) AS cancelled;
+
+-- name: run_state
+-- One snapshot as work_quality_run_state_v1 reads it: its state, regression and note.
+SELECT snapshot_id, name, run_id, state, regression, note FROM evalledger.work_quality_run_state_v1
+ WHERE snapshot_id = %(snapshot_id)s;
+
 -- name: list_runs
--- Work-quality runs of every target newest first, filtered by target, start time, verdict and whether still open (`work-quality list`); an open run has no regression to say (NULL), never "no".
+-- Work-quality runs of every target newest first, filtered by target, start time, verdict and state (`work-quality list`); the state and regression as work_quality_run_state_v1 reads them, so an open run past its deadline lists as abandoned, a regression, before anything closes it; an open run has no regression to say (NULL), never "no".
 SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
-       CASE WHEN s.completed_at IS NULL THEN 'open' ELSE 'complete' END AS state, s.judges,
+       w.state, s.judges,
        (s.mean_scores ->> 'overall')::numeric AS overall, s.comparison ->> 'verdict' AS verdict,
-       CASE WHEN s.completed_at IS NOT NULL
-            THEN cardinality(evalledger.work_quality_is_regression_v1(s.comparison)) > 0 END AS regression, s.cost_usd
+       w.regression, s.cost_usd
   FROM evalledger.eval_work_quality_snapshots s
+  JOIN evalledger.work_quality_run_state_v1 w USING (snapshot_id)
  WHERE (%(name)s::text IS NULL OR s.name = %(name)s)
    AND (%(since)s::timestamptz IS NULL OR s.at >= %(since)s)
    AND (%(verdict)s::text IS NULL OR s.comparison ->> 'verdict' = %(verdict)s)
-   AND (NOT %(open)s OR s.completed_at IS NULL)
+   AND (%(state)s::text IS NULL OR w.state = %(state)s)
  ORDER BY s.at DESC, s.snapshot_id DESC
  LIMIT %(limit)s;

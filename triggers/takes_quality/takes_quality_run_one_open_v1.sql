@@ -1,7 +1,8 @@
 -- takes_quality_run_one_open_v1: one open takes-quality run of a subject at a time (issue 37, item
--- 2): the same brain (target_id, none counting as one), the same judges' prompt (prompt_sha8) and the
--- same sample's scope (scope_sha8: source, path, slug prefix). Another seed, panel or rubric is no
--- new subject: starting one until a sample looks good is what this refuses. Before a run is
+-- 2): the same brain (target_id, none counting as one), the same judges' prompt (prompt_sha8), the
+-- same sample's scope (scope_sha8: source, path, slug prefix) and the same judges (live or the
+-- recorded replies, which never occupy a live run's place). Another seed, panel or rubric is no new
+-- subject: starting one until a sample looks good is what this refuses. Before a run is
 -- recorded, the brain's open runs past their deadline (brain_eval_run_deadline_v1) are closed as
 -- abandoned (eval_run_close_v1; the decision trigger records why), so nothing has to run on a
 -- schedule; until then readers see them abandoned (takes_quality_run_state_v1). Then a run of the
@@ -23,11 +24,11 @@ BEGIN
     END LOOP;
     SELECT r.* INTO open_run FROM evalledger.eval_takes_quality_runs r
      WHERE coalesce(r.target_id, '') = coalesce(NEW.target_id, '') AND r.prompt_sha8 = NEW.prompt_sha8
-       AND r.scope_sha8 = NEW.scope_sha8 AND r.completed_at IS NULL;
-    IF FOUND AND (open_run.corpus_sha8, open_run.models_sha8, open_run.rubric_sha8, open_run.judges, open_run.rerun)
-                 IS DISTINCT FROM (NEW.corpus_sha8, NEW.models_sha8, NEW.rubric_sha8, NEW.judges, NEW.rerun) THEN
-        RAISE EXCEPTION 'evalledger: takes-quality run % of %, this prompt and sample scope, is open (recorded % UTC): complete or cancel it first',
-                open_run.id, coalesce(open_run.target_id, 'no target'),
+       AND r.scope_sha8 = NEW.scope_sha8 AND r.judges = NEW.judges AND r.completed_at IS NULL;
+    IF FOUND AND (open_run.corpus_sha8, open_run.models_sha8, open_run.rubric_sha8, open_run.rerun)
+                 IS DISTINCT FROM (NEW.corpus_sha8, NEW.models_sha8, NEW.rubric_sha8, NEW.rerun) THEN
+        RAISE EXCEPTION 'evalledger: takes-quality run % of %, this prompt, sample scope and % judges, is open (recorded % UTC): complete or cancel it first',
+                open_run.id, coalesce(open_run.target_id, 'no target'), open_run.judges,
                 to_char(open_run.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
             USING ERRCODE = 'unique_violation', CONSTRAINT = 'eval_takes_quality_runs_one_open_idx',
                   HINT = format('evalledger takes-quality cancel %s --reason "..."', open_run.id);

@@ -7,8 +7,6 @@
 -- Either goes through rubric admission (rubric_admitted_v2: an activated work-quality rubric with a
 -- scale), and an imported `at` is never in the future: the previous snapshot is the target's latest
 -- completed one at or before the new one, so no file dated 2099 becomes every later run's baseline.
--- A snapshot closed without completing whole (eval_run_closure: abandoned or cancelled) is no
--- baseline: a run compares with the last one its judges completed.
 CREATE FUNCTION evalledger.work_quality_snapshot_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -78,7 +76,6 @@ BEGIN
     NEW.at := now();
     SELECT * INTO prev FROM evalledger.eval_work_quality_snapshots s
      WHERE s.name = NEW.name AND s.completed_at IS NOT NULL AND s.at <= NEW.at
-       AND NOT EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id)
      ORDER BY s.at DESC, s.snapshot_id DESC LIMIT 1;
     IF FOUND THEN
         NEW.prev_snapshot_id := prev.snapshot_id;

@@ -54,6 +54,14 @@ def start_or_find_run(conn: psycopg.Connection, values: dict[str, Any]) -> dict:
     return row
 
 
+def cancel_run(conn: psycopg.Connection, snapshot_id: int, reason: str) -> dict:
+    """Cancel an open run (its snapshot) with a reason; the state the database decided for it
+    (cancelled, a regression, its note "Abandoned: cancelled by ...")."""
+    if not _one(conn, "cancel_run", {"snapshot_id": snapshot_id, "reason": reason})["cancelled"]:
+        raise EvalledgerError(f"snapshot {snapshot_id} is not an open work-quality run this role can cancel")
+    return _one(conn, "run_state", {"snapshot_id": snapshot_id})
+
+
 def snapshot_state(conn: psycopg.Connection, snapshot_id: int) -> dict:
     """One snapshot row as it is now."""
     return _one(conn, "snapshot_state", {"snapshot_id": snapshot_id})
