@@ -153,9 +153,9 @@ SELECT h.name, h.kind, h.at, h.run_id, h.snapshot_id, s.state, h.overall, h.prev
        h.regression, h.regression_reasons, h.cost_usd, h.judges_cost_usd
   FROM evalledger.work_quality_history_v1 h
   JOIN evalledger.work_quality_run_state_v1 s USING (snapshot_id)
- WHERE (%(from_month)s::date IS NULL OR at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
-   AND (%(to_month)s::date IS NULL OR at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
- ORDER BY at DESC, snapshot_id DESC
+ WHERE (%(from_month)s::date IS NULL OR h.at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
+   AND (%(to_month)s::date IS NULL OR h.at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
+ ORDER BY h.at DESC, h.snapshot_id DESC
  LIMIT 40;
 
 -- name: panel_failed

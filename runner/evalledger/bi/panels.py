@@ -393,7 +393,7 @@ def failed(conn: psycopg.Connection, filters: Filters, suites: tuple[str, ...] =
                                       Column("run_trigger", "trigger"), Column("started_at", "started", "when"),
                                       Column("decision_rationale", "rationale")], rows),
                          Table("Runs not completed whole (an abandoned one counts as failed in every pass rate)", [
-                             Column("suite", "suite"), Column("run", "run"), Column("subject", "brain or target"),
+                             Column("suite", "suite"), Column("run", "run", "suite_run"), Column("subject", "brain or target"),
                              Column("created_at", "recorded", "when"), Column("deadline_at", "deadline", "when"),
                              Column("state", "state"), Column("why", "why")], unfinished)])
 
