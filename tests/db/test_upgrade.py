@@ -107,8 +107,9 @@ def table_counts(conn) -> dict[str, int]:
 # writers' lock (its CHECK is false) and a run's claim (refused at commit).
 EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_window", "run_claim"}
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
-# two open runs of one brain, prompt and catalog for 0110 to close).
-MADE_SINCE = {"brain_eval_run_closure"}
+# two open runs of one brain, prompt and catalog for 0110 to close, nor of one takes-quality or
+# work-quality subject for 0114).
+MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure"}
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +155,8 @@ MADE_BY = {
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
     "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    "0114.abandoned-quality-runs": "SELECT xmin::text FROM pg_proc "
+                                   "WHERE oid = 'evalledger.eval_run_cancel_v1(text, bigint, text)'::regprocedure",
 }
 
 
