@@ -86,13 +86,16 @@ SELECT receipt_json FROM evalledger.eval_takes_quality_runs
 SELECT receipt_json, completed_at IS NOT NULL AS complete FROM evalledger.eval_takes_quality_runs WHERE id = %(run_id)s;
 
 -- name: trend
--- Completed runs, newest rubric epoch first, newest run first within an epoch; judges: live, recorded or mixed.
-SELECT r.id, r.receipt_json ->> 'ts' AS ts, b.version AS rubric_version, r.rubric_sha8, r.verdict,
-       r.overall_score::float8 AS overall_score, r.cost_usd::float8 AS cost_usd, r.corpus_sha8,
-       coalesce(r.receipt_json ->> 'judges', 'live') AS judges
+-- Completed runs and open ones past their deadline (abandoned, verdict fail, their cost so far: takes_quality_run_state_v1), newest rubric epoch first, newest run first within an epoch; judges: live, recorded or mixed.
+SELECT r.id, coalesce(r.receipt_json ->> 'ts', to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS ts,
+       b.version AS rubric_version, r.rubric_sha8, s.verdict, r.overall_score::float8 AS overall_score,
+       coalesce(r.cost_usd, CASE WHEN EXISTS (SELECT 1 FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = r.id)
+                                 THEN (evalledger.takes_quality_receipt_v3(r.id) ->> 'cost_usd')::numeric ELSE 0 END)::float8 AS cost_usd,
+       r.corpus_sha8, coalesce(r.receipt_json ->> 'judges', r.judges, 'live') AS judges, s.state
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
- WHERE r.completed_at IS NOT NULL AND (%(version)s::text IS NULL OR b.version = %(version)s)
+  JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
+ WHERE (r.completed_at IS NOT NULL OR s.state = 'abandoned') AND (%(version)s::text IS NULL OR b.version = %(version)s)
  ORDER BY max(r.started_at) OVER (PARTITION BY r.rubric_id) DESC, r.rubric_id DESC, r.started_at DESC, r.id DESC
  LIMIT %(limit)s;
 

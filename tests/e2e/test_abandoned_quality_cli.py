@@ -71,6 +71,10 @@ def test_takes_quality_one_open_run_cancel_and_list_states(env, corpus, standin,
     aged(admin, "eval_takes_quality_runs", "id", run, 15)
     assert listed(env, "takes-quality", "--state", "abandoned") == [(run, "abandoned")]
     assert listed(env, "takes-quality", "--verdict", "fail") == [(run, "abandoned")]
+    trend = json.loads(run_cli("trend", "--json", env=env).out)["rows"]
+    assert [(r["id"], r["verdict"], r["state"]) for r in trend] == [(run, "fail", "abandoned")]
+    assert trend[0]["cost_usd"] > 0  # what its answered calls cost
+    assert "(abandoned)" in run_cli("trend", env=env).out
     aged(admin, "eval_takes_quality_runs", "id", run, -15)
 
     no_reason = run_cli("takes-quality", "cancel", str(run), env=env)
