@@ -1369,7 +1369,10 @@ GRANT EXECUTE ON FUNCTION brain_quarterly_trend_rows_v1() TO evalledger_revops, 
 
 -- A ledger may hold several open runs of one subject already: all but the latest recorded are closed
 -- as abandoned, with a reason naming the run that stays open, before the indexes that allow one are
--- built.
+-- built. As the installing role, not the code role: closing decides the run, and the receipt is
+-- built only for a caller who may read the run (caller_reads_v1), whatever its age.
+RESET ROLE;
+
 DO $close_extra$
 DECLARE
     extra record;
@@ -1405,6 +1408,8 @@ BEGIN
     END LOOP;
 END
 $close_extra$;
+
+SET LOCAL ROLE evalledger_code;
 
 -- One open run of a brain, judges' prompt, sample scope and judges at a time (issue 37, item 2):
 -- eval_takes_quality_runs_17_one_open names the open run; this index holds the rule against racing

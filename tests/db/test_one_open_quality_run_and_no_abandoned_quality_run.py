@@ -395,3 +395,47 @@ def test_a_closure_ages_and_is_purged_with_its_run(admin, logins, suite):
         purged = purge_as_retention(admin)
     assert {t for t, n, *_ in purged} >= {"eval_run_closure", table}
     assert admin.execute("SELECT count(*) FROM evalledger.eval_run_closure").fetchone()[0] == 0
+
+
+# -- a ledger that already holds several open runs of a subject ------------------------------------------
+@pytest.fixture
+def empty_dsn(admin, dsn):
+    """A database with nothing in it, on the same server."""
+    from psycopg.conninfo import make_conninfo
+    name = "evalledger_migrate_0114"
+    admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    admin.execute(f"CREATE DATABASE {name}")
+    yield make_conninfo(dsn, dbname=name)
+    admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def test_the_migration_closes_all_but_the_latest_open_run_of_a_subject(empty_dsn, tmp_path):
+    """Before 0114 a ledger could hold several open runs of one subject: the migration closes all but
+    the latest recorded as abandoned, naming the one that stays open, before the index is built."""
+    import psycopg as pg
+
+    from evalledger.core.migrate import expand_includes, migrate
+    from evalledger.core.paths import migrations_dir
+
+    for path in sorted(migrations_dir().glob("0*.sql")):
+        if path.name < "0114":
+            (tmp_path / path.name).write_text(expand_includes(path))
+    migrate(empty_dsn, tmp_path)
+    with pg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute("SET ROLE evalledger_runner")
+        conn.execute("SET search_path = evalledger, public")
+        tq_runs = [start(conn, "takes-quality", n) for n in (1, 2, 3)]
+        wq_runs = [start(conn, "work-quality", n) for n in (1, 2)]
+    (tmp_path / "0114.abandoned-quality-runs.sql").write_text(
+        (migrations_dir() / "0114.abandoned-quality-runs.sql").read_text())
+    assert migrate(empty_dsn, tmp_path) == ["0114.abandoned-quality-runs"]
+    with pg.connect(empty_dsn, autocommit=True) as conn:
+        closed = conn.execute("SELECT coalesce(takes_quality_run_id, snapshot_id), closure, reason "
+                              "FROM evalledger.eval_run_closure ORDER BY closure_id").fetchall()
+        assert [(k, c) for k, c, _ in closed] == [(tq_runs[0], "abandoned"), (tq_runs[1], "abandoned"),
+                                                   (wq_runs[0], "abandoned")]
+        assert closed[0][2].startswith(f"run {tq_runs[2]} of the same brain, prompt, sample scope and judges was open")
+        assert closed[2][2].startswith("run r2 of the same target and judges was open")
+        assert conn.execute("SELECT id, verdict FROM evalledger.eval_takes_quality_runs ORDER BY id").fetchall() == [
+            (tq_runs[0], "fail"), (tq_runs[1], "fail"), (tq_runs[2], None)]
+        assert conn.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
