@@ -5,7 +5,8 @@
 -- final, and the additive field closure (abandoned or cancelled) that readers filter on. What the
 -- judges had answered and cost before it was closed stays in it; a run closed before any judge
 -- answered has no scores, no cycles and costs 0. The function takes_quality_run_decide_v2 writes a
--- receipt with and the ledger's recompute re-derives it with (ledger_recompute_takes_quality_v2).
+-- receipt with and the ledger's recompute re-derives it with (ledger_recompute_takes_quality_v2). A
+-- caller reads the receipt of a run it may read (caller_reads_v1), a trigger any (as v3).
 CREATE FUNCTION evalledger.takes_quality_receipt_v4(p_run_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -22,7 +23,7 @@ BEGIN
         receipt := evalledger.takes_quality_receipt_v3(p_run_id);
     ELSE
         SELECT * INTO run FROM evalledger.eval_takes_quality_runs r
-         WHERE r.id = p_run_id AND evalledger.caller_reads_v1(r.created_at, NULL);
+         WHERE r.id = p_run_id AND (evalledger.caller_reads_v1(r.created_at, NULL) OR pg_trigger_depth() > 0);
         IF NOT FOUND THEN
             RAISE EXCEPTION 'evalledger: no takes-quality run %', p_run_id USING ERRCODE = 'no_data_found';
         END IF;

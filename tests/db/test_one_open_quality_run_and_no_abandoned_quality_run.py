@@ -75,7 +75,7 @@ def state(conn, suite, run) -> tuple:
     if suite == "takes-quality":
         row = conn.execute("SELECT state, verdict, verdict_message FROM evalledger.takes_quality_run_state_v1 "
                            "WHERE run_id = %s", (run,)).fetchone()
-        return row[0], None if row[1] is None else row[1] == "fail", row[2]
+        return row and (row[0], None if row[1] is None else row[1] == "fail", row[2])
     return conn.execute("SELECT state, regression, note FROM evalledger.work_quality_run_state_v1 "
                         "WHERE snapshot_id = %s", (run,)).fetchone()
 
@@ -439,3 +439,19 @@ def test_the_migration_closes_all_but_the_latest_open_run_of_a_subject(empty_dsn
         assert conn.execute("SELECT id, verdict FROM evalledger.eval_takes_quality_runs ORDER BY id").fetchall() == [
             (tq_runs[0], "fail"), (tq_runs[1], "fail"), (tq_runs[2], None)]
         assert conn.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_a_run_left_open_past_the_hot_tier_is_closed_by_the_next_run_too(admin, logins, suite):
+    """A subject nobody ran for years: its open run, older than the runner may read (the 24-month hot
+    tier), is closed by the next run all the same (the receipt of the run a trigger decides asks no
+    reader's tier), and nothing of it is shown to the runner."""
+    runner = logins("runner")
+    old = start(runner, suite, 1)
+    if suite == "takes-quality":
+        tq_verdict(runner, old, TQ_PANEL[0], {d: 9 for d in TQ_DIMS})
+    recorded_ago(admin, suite, old, "800 days")
+    start(runner, suite, 2)
+    assert closure(admin, suite, old)[0] == "abandoned" and stored(admin, suite, old)[:2] == (True, True)
+    assert state(runner, suite, old) is None and state(logins("auditor"), suite, old)[0] == "abandoned"
+    assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
