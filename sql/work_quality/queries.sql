@@ -86,12 +86,14 @@ SELECT name, snapshot_json FROM evalledger.eval_work_quality_snapshots
  WHERE run_id = %(run_id)s AND completed_at IS NOT NULL ORDER BY name;
 
 -- name: list_snapshots
--- `snapshot list NAME`: the target's history, oldest first, as the history view shows it.
+-- `snapshot list NAME`: the target's history, oldest first, as the history view shows it (a cancelled or abandoned snapshot a regression, its note the reason).
 SELECT s.at, s.run_id, s.origin, (s.mean_scores ->> 'overall')::numeric AS overall,
        (s.mean_scores ->> 'value_for_money')::numeric AS value_for_money, s.comparison ->> 'verdict' AS verdict,
        (s.comparison ->> 'overall_delta')::numeric AS overall_delta, s.cost_usd,
-       evalledger.work_quality_is_regression_v1(s.comparison) AS reasons
+       CASE WHEN w.state IN ('cancelled', 'abandoned') THEN ARRAY[w.note]
+            ELSE evalledger.work_quality_is_regression_v1(s.comparison) END AS reasons
   FROM evalledger.eval_work_quality_snapshots s
+  JOIN evalledger.work_quality_run_state_v1 w USING (snapshot_id)
  WHERE s.name = %(name)s AND s.completed_at IS NOT NULL
  ORDER BY s.at, s.snapshot_id;
 
@@ -103,10 +105,13 @@ SELECT d AS delta, evalledger.work_quality_is_regression_v1(d, %(tolerance)s::nu
   FROM evalledger.work_quality_compare_v1(%(prev_mean)s, %(cur_mean)s, %(prev_run_id)s) d;
 
 -- name: is_regression
--- IsRegression over a comparison the database computed earlier, with the tolerance it used.
-SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeric) AS reasons,
+-- IsRegression over a comparison the database computed earlier, with the tolerance it used; a snapshot cancelled or abandoned (work_quality_run_state_v1) is a regression whatever its comparison, its note the one reason.
+SELECT CASE WHEN w.state IN ('cancelled', 'abandoned') THEN ARRAY[w.note]
+            ELSE evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeric) END AS reasons,
        CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
-            ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance;
+            ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance
+  FROM (SELECT 1) one
+  LEFT JOIN evalledger.work_quality_run_state_v1 w ON w.snapshot_id = %(snapshot_id)s::bigint;
 
 -- name: import_snapshot
 -- One history file into the ledger; a file already imported (same target and run id) adds nothing.

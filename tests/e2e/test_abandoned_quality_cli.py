@@ -119,3 +119,20 @@ def test_work_quality_one_open_run_cancel_and_list_states(env, work, standin, ad
 
     standin.set_default("*", steps.ok())
     assert wq(env, work, "--run-id", "b").exit_code == 0
+
+
+def test_a_work_quality_run_resumed_past_its_deadline_fails_the_gate(env, work, standin, admin):
+    """Leave a run open, and finish it weeks later only if it looks good: it completes abandoned, a
+    regression whose reason is the abandonment, and --gate exits 1."""
+    Judges(standin)
+    standin.set_default("*", steps.server_error(503))
+    assert wq(env, work, "--run-id", "a").exit_code == 3
+    [(snapshot, _)] = listed(env, "work-quality", "--state", "open")
+    aged(admin, "eval_work_quality_snapshots", "snapshot_id", snapshot, 15)
+    standin.set_default("*", steps.ok())
+    resumed = wq(env, work, "--run-id", "a", "--gate")
+    assert resumed.exit_code == 1, resumed.stdout
+    assert "Abandoned: open past its deadline" in resumed.stdout + resumed.stderr
+    assert listed(env, "work-quality", "--state", "abandoned") == [(snapshot, "abandoned")]
+    history = run_cli("snapshot", "list", "review-pr", "--json", env=env)
+    assert "Abandoned: open past its deadline" in history.out
