@@ -455,3 +455,37 @@ def test_a_run_left_open_past_the_hot_tier_is_closed_by_the_next_run_too(admin, 
     assert closure(admin, suite, old)[0] == "abandoned" and stored(admin, suite, old)[:2] == (True, True)
     assert state(runner, suite, old) is None and state(logins("auditor"), suite, old)[0] == "abandoned"
     assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
+
+
+def test_an_abandoned_brain_eval_run_is_a_fail_in_the_trends_and_every_unfinished_run_is_on_the_dashboard(
+        admin, logins, reviewer_id):
+    """The brain-eval trends (the dashboards' per-brain trend, seed 002's quarterly view) count an open
+    run past its deadline as fail before anything closes it, and the dashboards' failed panel lists
+    every run not completed whole of the suites the login reads, with its state."""
+    from evalledger.bi import panels
+    from evalledger.bi.filters import Filters
+    from tests.db.test_one_open_run_and_no_abandoned_run import recorded_ago as brain_recorded_ago, start as brain_start
+    from tests.builders import BRAIN_PROMPTS, register_prompt
+
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
+    runner = logins("runner")
+    brain_run = brain_start(runner, reviewer_id)
+    brain_recorded_ago(admin, brain_run, "15 days")
+    tq_open = start(runner, "takes-quality", 1)
+    wq_cancelled = start(runner, "work-quality", 1)
+    cancel(runner, "work-quality", wq_cancelled, "superseded")
+    for role in ("revops", "auditor"):
+        conn = logins(role)
+        trend = conn.execute("SELECT decision FROM evalledger.brain_quarterly_trend_v1 WHERE eval_run_id = %s",
+                             (brain_run,)).fetchall()
+        assert trend == [("fail",)], role
+        rows = conn.execute("SELECT decision FROM evalledger.brain_trend_rows_v1(NULL, NULL, NULL, NULL, 8) "
+                            "WHERE eval_run_id = %s", (brain_run,)).fetchall()
+        assert rows == [("fail",)], role
+        with conn.transaction():
+            board = panels.load(conn, Filters())
+        failed = next(p for p in board.panels if p.key == "failed")
+        unfinished = {(r["suite"], r["run"], r["state"]) for r in failed.tables[1].rows}
+        assert unfinished == {("brain-eval", str(brain_run), "abandoned"), ("takes-quality", str(tq_open), "open"),
+                              ("work-quality", str(wq_cancelled), "cancelled")}, role
