@@ -489,3 +489,24 @@ def test_an_abandoned_brain_eval_run_is_a_fail_in_the_trends_and_every_unfinishe
         unfinished = {(r["suite"], r["run"], r["state"]) for r in failed.tables[1].rows}
         assert unfinished == {("brain-eval", str(brain_run), "abandoned"), ("takes-quality", str(tq_open), "open"),
                               ("work-quality", str(wq_cancelled), "cancelled")}, role
+
+
+def test_regress_against_an_abandoned_or_cancelled_takes_quality_run_is_a_regression(admin, logins):
+    """takes-quality's gate (takes_quality_regression_v1, as the runner that made the run): a run that
+    is open past its deadline, or cancelled, regresses whatever its scores."""
+    runner = logins("runner")
+    passed = start(runner, "takes-quality", 1, subject="p")
+    answer_all(runner, "takes-quality", passed)
+    baseline = complete(runner, "takes-quality", passed)
+    overdue = start(runner, "takes-quality", 2, subject="o")
+    answer_all(runner, "takes-quality", overdue)
+    recorded_ago(admin, "takes-quality", overdue, "15 days")
+    cancelled = start(runner, "takes-quality", 3, subject="c")
+    answer_all(runner, "takes-quality", cancelled)
+    cancel(runner, "takes-quality", cancelled, "superseded")
+    regress = "SELECT evalledger.takes_quality_regression_v1(%s, %s)"
+    assert runner.execute(regress, (psycopg.types.json.Jsonb(baseline), passed)).fetchone()[0]["outcome"] == "ok"
+    for run, kind in ((overdue, "abandoned"), (cancelled, "cancelled")):
+        compared = runner.execute(regress, (psycopg.types.json.Jsonb(baseline), run)).fetchone()[0]
+        assert compared["outcome"] == "regression" and compared["regressed"] == [], kind
+        assert compared["warnings"][0].startswith(f"run {run} is {kind}: Abandoned: "), compared["warnings"]

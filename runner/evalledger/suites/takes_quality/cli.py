@@ -212,7 +212,9 @@ def regress_command(against, threshold, **options):
 
 # What `regress` says and how it exits for each outcome the database decided.
 _REGRESS_OUTCOMES = {
-    "regression": (lambda names, t: f"{output.paint('REGRESSION', 'red')}: {', '.join(names)} dropped by more than {t}",
+    "regression": (lambda names, t: f"{output.paint('REGRESSION', 'red')}: " + (
+                       f"{', '.join(names)} dropped by more than {t}" if names
+                       else "the run was cancelled or abandoned (the warning says why): no gate passes on it"),
                    EXIT_FAIL),
     "inconclusive": (lambda names, t: f"{output.verdict('inconclusive', 'INCONCLUSIVE')}: a side has no mean to "
                                       "compare (an inconclusive run)", EXIT_INCONCLUSIVE),
