@@ -321,12 +321,14 @@ SELECT q.eval_run_id, l.brain_under_test, l.question_catalog_version, l.started_
  LIMIT 50;
 
 -- name: takes_run
--- One completed or open takes-quality run as the reader sees it, with its rubric epoch and receipt.
+-- One completed or open takes-quality run as the reader sees it, with its rubric epoch, receipt and state (takes_quality_run_state_v1: an open run past its deadline is abandoned, verdict fail).
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.rubric_sha8, r.corpus_source,
        r.corpus_path, r.slug_prefix, r.sample_limit, r.seed, r.n_takes, r.corpus_sha8, r.prompt_sha8, r.models_sha8,
-       r.models, r.cycles_run, r.verdict, r.overall_score, r.cost_usd, r.receipt_json, b.definition -> 'pass_rule' AS pass_rule
+       r.models, r.cycles_run, s.verdict, r.overall_score, r.cost_usd, r.receipt_json, b.definition -> 'pass_rule' AS pass_rule,
+       s.state, s.deadline_at, s.verdict_message
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+  JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
  WHERE r.id = %(run_id)s;
 
 -- name: takes_verdicts
@@ -338,14 +340,17 @@ SELECT v.cycle, v.model, v.family, v.same_family, v.recorded, v.contributes, v.s
  ORDER BY v.cycle, array_position((SELECT r.models FROM evalledger.eval_takes_quality_runs r WHERE r.id = v.run_id), v.model), v.model;
 
 -- name: work_snapshot
--- One work-quality snapshot as the reader sees it: what was judged, its price, its mean scores and its comparison with the previous one.
+-- One work-quality snapshot as the reader sees it: what was judged, its price, its mean scores, its comparison with the previous one and its state (work_quality_run_state_v1: a cancelled or abandoned one is a regression, its note the reason).
 SELECT s.snapshot_id, s.origin, s.kind, s.name, s.persona, s.run_id, s.at, s.bot_family, s.bot_version, s.iterion_sha,
        s.task, s.outcome, s.evidence_digest, s.evidence_sha256, s.cost_usd, s.tokens, s.duration_ms, s.iterations,
        s.model_calls, s.retries, s.models, s.prev_run_id, s.completed_at, s.mean_scores, s.disagreement, s.note,
        s.comparison, s.judges_cost_usd, b.version AS rubric_version,
-       evalledger.work_quality_is_regression_v1(s.comparison) AS regression_reasons
+       CASE WHEN w.state IN ('cancelled', 'abandoned') THEN ARRAY[w.note]
+            ELSE evalledger.work_quality_is_regression_v1(s.comparison) END AS regression_reasons,
+       w.state, w.deadline_at
   FROM evalledger.eval_work_quality_snapshots s
   JOIN evalledger.rubric b ON b.rubric_id = s.rubric_id
+  JOIN evalledger.work_quality_run_state_v1 w ON w.snapshot_id = s.snapshot_id
  WHERE s.snapshot_id = %(snapshot_id)s;
 
 -- name: work_verdicts
