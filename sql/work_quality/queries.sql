@@ -105,13 +105,15 @@ SELECT d AS delta, evalledger.work_quality_is_regression_v1(d, %(tolerance)s::nu
   FROM evalledger.work_quality_compare_v1(%(prev_mean)s, %(cur_mean)s, %(prev_run_id)s) d;
 
 -- name: is_regression
--- IsRegression over a comparison the database computed earlier, with the tolerance it used; a snapshot cancelled or abandoned (work_quality_run_state_v1) is a regression whatever its comparison, its note the one reason.
-SELECT CASE WHEN w.state IN ('cancelled', 'abandoned') THEN ARRAY[w.note]
-            ELSE evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeric) END AS reasons,
+-- IsRegression over a comparison the database computed earlier, with the tolerance it used.
+SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeric) AS reasons,
        CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
-            ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance
-  FROM (SELECT 1) one
-  LEFT JOIN evalledger.work_quality_run_state_v1 w ON w.snapshot_id = %(snapshot_id)s::bigint;
+            ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance;
+
+-- name: closed_regression
+-- A snapshot cancelled or abandoned (work_quality_run_state_v1) is a regression whatever its comparison, its note the one reason; none for any other.
+SELECT ARRAY[w.note] AS reasons FROM evalledger.work_quality_run_state_v1 w
+ WHERE w.snapshot_id = %(snapshot_id)s AND w.state IN ('cancelled', 'abandoned');
 
 -- name: import_snapshot
 -- One history file into the ledger; a file already imported (same target and run id) adds nothing.

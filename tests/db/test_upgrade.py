@@ -148,8 +148,9 @@ MADE_BY = {
     "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
     "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
     "0105.completion-clock": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.complete_once_v1()'::regprocedure",
+    # (takes_quality_regression_v1 is 0114's since: it replaced it.)
     "0106.takes-quality-regression": "SELECT xmin::text FROM pg_proc "
-                                     "WHERE oid = 'evalledger.takes_quality_regression_v1(jsonb, bigint, numeric)'::regprocedure",
+                                     "WHERE oid = 'evalledger.takes_quality_threshold_v1(numeric)'::regprocedure",
     "0107.recorded-clocks": "SELECT xmin::text FROM pg_trigger WHERE tgname = 'reviewer_20_clock'",
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",

@@ -323,8 +323,13 @@ def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, to
         raise EvalledgerError(f"snapshot store: cannot write the snapshot file ({detail}); snapshot {snap.run_id} "
                               f"of {snap.name} is complete in the ledger: the same command again (--run-id "
                               f"{snap.run_id}) writes the file once it can be written") from None
-    gate = store.is_regression(conn, document.get("comparison"), tolerance, snapshot_id)
-    return Outcome(snap, path, go_json.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
+    gate = store.is_regression(conn, document.get("comparison"), tolerance)
+    reasons = list(gate["reasons"])
+    # Only the database closes a snapshot, and then its note begins so (work_quality_snapshot_decide_v3):
+    # ask it which closed snapshot is a regression, and why.
+    if snapshot_id is not None and str((document.get("aggregate") or {}).get("note") or "").startswith("Abandoned:"):
+        reasons = store.closed_regression(conn, snapshot_id) or reasons
+    return Outcome(snap, path, go_json.dumps(snap), reasons, float(gate["tolerance"]),
                    already_recorded=already, imported=imported)
 
 

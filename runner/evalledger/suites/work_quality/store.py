@@ -148,12 +148,16 @@ def compare(conn: psycopg.Connection, prev_mean: dict | None, cur_mean: dict | N
                                   "prev_run_id": prev_run_id, "tolerance": tolerance})
 
 
-def is_regression(conn: psycopg.Connection, delta: dict | None, tolerance: float | None,
-                  snapshot_id: int | None = None) -> dict:
-    """{reasons, tolerance} for a comparison the database computed earlier (of snapshot_id, when given: a
-    cancelled or abandoned one is a regression, its note the reason)."""
-    return _one(conn, "is_regression", {"delta": None if delta is None else Jsonb(delta), "tolerance": tolerance,
-                                        "snapshot_id": snapshot_id})
+def is_regression(conn: psycopg.Connection, delta: dict | None, tolerance: float | None) -> dict:
+    """{reasons, tolerance} for a comparison the database computed earlier."""
+    return _one(conn, "is_regression", {"delta": None if delta is None else Jsonb(delta), "tolerance": tolerance})
+
+
+def closed_regression(conn: psycopg.Connection, snapshot_id: int) -> list[str] | None:
+    """The reasons a cancelled or abandoned snapshot is a regression (its note), as the database
+    says; None for any other snapshot."""
+    row = _one(conn, "closed_regression", {"snapshot_id": snapshot_id})
+    return None if row is None else list(row["reasons"])
 
 
 def import_snapshot(conn: psycopg.Connection, document: Any, source_file: str) -> bool:
