@@ -14,7 +14,11 @@
 -- (brain_eval_abandoned_v1's wording). The runner cancels with a reason (eval_run_cancel_v1). How a
 -- run was closed is one append-only, journalled table for both suites (eval_run_closure) that the
 -- receipt (takes_quality_receipt_v4), the decision triggers and the ledger's recompute read, aged and
--- purged with its run. An abandoned or cancelled snapshot is no later run's baseline.
+-- purged with its run. An abandoned or cancelled snapshot is no later run's baseline. Every reader
+-- counts an abandoned run as not passed: the takes-quality trend (fail), the work-quality history (a
+-- regression), takes-quality's regress (a regression whatever the scores), and the brain-eval trends,
+-- which 0110 left to completed runs (fail). The receipt of the run a trigger decides asks no reader's
+-- tier (takes_quality_receipt_v3), so a run open past the hot tier is closed too.
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
