@@ -49,7 +49,7 @@ def aged(admin, table, key, run, days: int) -> None:
                       f"WHERE {key} = %s", (days, run))
 
 
-def test_takes_quality_one_open_run_cancel_and_list_states(env, corpus, standin, admin):
+def test_takes_quality_one_open_run_cancel_and_list_states(env, corpus, standin, admin, tmp_path):
     standin.script("gemini-1.5-pro", steps.server_error(500), steps.server_error(503))
     first, receipt = tq(env, "--limit", "3", "--deadline", "0")
     assert first.code == 0 and receipt["final"] is False
@@ -88,6 +88,11 @@ def test_takes_quality_one_open_run_cancel_and_list_states(env, corpus, standin,
                                           "can cancel\n")
     shown = run_cli("takes-quality", "show", str(run), "--json", env=env)
     assert shown.code == 1 and json.loads(shown.out)["run"]["state"] == "cancelled"
+    # The HTML report (the dashboards in one file) lists it among the runs not completed whole.
+    report = tmp_path / "report.html"
+    assert run_cli("report", "--out", str(report), env=env).code == 0
+    html = report.read_text()
+    assert "Runs not completed whole" in html and "Abandoned: cancelled by" in html and ">cancelled<" in html
 
     # Its place is free.
     standin.set_default("*", steps.ok())
