@@ -3,7 +3,8 @@
 -- statement for statement (a test held the two equal). Both now call work_quality_decide_v1, which
 -- computes every column the completion decides; verify --recompute installs that very function from
 -- the package into its own temporary schema. The trigger function and the recompute are replaced in
--- place (same signatures, owner and grants); what they compute is unchanged.
+-- place (same signatures, owner and grants); what they compute is unchanged, a closed snapshot's
+-- (0114) included.
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -15,7 +16,8 @@ SET LOCAL search_path = evalledger, pg_temp;
 -- run's family, after a label naming the judges whose replies were recorded rather than live; the
 -- comparison with the previous snapshot (work_quality_compare_v1); what the judges cost, exactly, a
 -- call that started and was never answered counting the runner's estimate of it; and the whole document
--- (work_quality_document_v1). The one home of work-quality's decision: its completion trigger
+-- (work_quality_document_v1). A closed snapshot's note is its closure's rationale (eval_run_closure:
+-- abandoned or cancelled; issue 37, item 2). The one home of work-quality's decision: its completion trigger
 -- (work_quality_snapshot_decide_v3) and the ledger's recompute (ledger_recompute_work_quality_v2) both
 -- call it.
 CREATE FUNCTION evalledger.work_quality_decide_v1(snap evalledger.eval_work_quality_snapshots)
@@ -66,6 +68,12 @@ BEGIN
       FROM (SELECT v.cost_usd, v.call_started, v.estimated_cost_usd,
                    coalesce(lead(v.call_started) OVER (PARTITION BY v.model ORDER BY v.retry_no), false) AS restarted
               FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = s.snapshot_id) c;
+    IF EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id) THEN
+        -- No judge answered a dimension: no mean (closed before any answer, an empty object).
+        s.mean_scores := jsonb_strip_nulls(s.mean_scores);
+        SELECT evalledger.brain_eval_abandoned_v1(c.closure, c.reason, c.closed_by) INTO s.note
+          FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id;
+    END IF;
     s.snapshot_json := evalledger.work_quality_document_v1(s);
     RETURN s;
 END;
@@ -76,19 +84,28 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     gap text;
     contributing integer;
+    deadline timestamptz := evalledger.brain_eval_run_deadline_v1(NEW.created_at, NEW.rubric_id);
+    closed evalledger.eval_run_closure;
 BEGIN
     PERFORM evalledger.require_fresh_snapshot_v1('work-quality snapshot');
+    IF now() >= deadline AND NOT EXISTS (SELECT 1 FROM evalledger.eval_run_closure c
+                                          WHERE c.snapshot_id = NEW.snapshot_id) THEN
+        INSERT INTO evalledger.eval_run_closure (suite, snapshot_id, closure, reason, closed_by, run_created_at)
+        VALUES ('work-quality', NEW.snapshot_id, 'abandoned', evalledger.brain_eval_overdue_v1(deadline),
+                evalledger.caller_v1(), NEW.created_at);
+    END IF;
+    SELECT c.* INTO closed FROM evalledger.eval_run_closure c WHERE c.snapshot_id = NEW.snapshot_id;
     SELECT string_agg(m, ', ' ORDER BY p) INTO gap
       FROM unnest(NEW.models) WITH ORDINALITY u(m, p)
      WHERE NOT EXISTS (SELECT 1 FROM evalledger.work_quality_current_v1(NEW.snapshot_id) v
                         WHERE v.model = u.m AND NOT v.call_started);
-    IF gap IS NOT NULL THEN
+    IF gap IS NOT NULL AND closed.closure_id IS NULL THEN
         RAISE EXCEPTION 'evalledger: work-quality snapshot % lacks a verdict from %', NEW.snapshot_id, gap
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_verdicts';
     END IF;
     SELECT count(*) INTO contributing FROM evalledger.eval_work_quality_judge_verdicts v
      WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes;
-    IF contributing = 0 THEN
+    IF contributing = 0 AND closed.closure_id IS NULL THEN
         RAISE EXCEPTION 'evalledger: no judge produced a verdict for work-quality snapshot %', NEW.snapshot_id
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_a_verdict';
     END IF;

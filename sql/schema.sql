@@ -308,6 +308,19 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_run_state_v1.sql
 \ir ../triggers/brain_eval/brain_eval_log_one_open_v1.sql
 
+-- The same for takes-quality runs and work-quality snapshots (issue 37, item 2; migration 0114): one
+-- closure table for both, the deadline and the wording brain-eval's.
+\ir core/eval_run_closure.sql
+\ir core/eval_run_close_v1.sql
+\ir core/eval_run_cancel_v1.sql
+\ir takes_quality/takes_quality_receipt_v4.sql
+\ir takes_quality/takes_quality_run_state_rows_v1.sql
+\ir takes_quality/takes_quality_run_state_v1.sql
+\ir work_quality/work_quality_run_state_rows_v1.sql
+\ir work_quality/work_quality_run_state_v1.sql
+\ir ../triggers/takes_quality/takes_quality_run_one_open_v1.sql
+\ir ../triggers/work_quality/work_quality_snapshot_one_open_v1.sql
+
 -- Functions: nothing is PUBLIC (the default privileges say so too; this covers any function made
 -- otherwise).
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA evalledger FROM PUBLIC;

@@ -128,8 +128,11 @@ SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s
  ORDER BY brain_under_test, judge_model;
 
 -- name: panel_takes_quality
--- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch.
-SELECT * FROM evalledger.takes_quality_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, 40);
+-- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch and state (an open run past its deadline among them, abandoned, verdict fail).
+SELECT t.*, s.state
+  FROM evalledger.takes_quality_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, 40) t
+  JOIN evalledger.takes_quality_run_state_v1 s USING (run_id)
+ ORDER BY t.started_at DESC, t.run_id DESC;
 
 -- name: takes_quality_rubrics
 -- The score scale and the mean every dimension must reach for a pass, as each rubric the given takes-quality runs were judged by holds them (the active rubric's when no run is given): the trend chart's axis and pass lines.
@@ -145,13 +148,14 @@ SELECT b.version, (b.definition -> 'pass_rule' ->> 'every_dim_mean_at_least')::n
  ORDER BY every_mean_at_least, b.version;
 
 -- name: panel_work_quality
--- The latest 40 completed work-quality snapshots of every target, newest first, with their verdict against the previous one.
-SELECT name, kind, at, run_id, snapshot_id, overall, prev_run_id, overall_delta, verdict, regression, regression_reasons,
-       cost_usd, judges_cost_usd
-  FROM evalledger.work_quality_history_v1
- WHERE (%(from_month)s::date IS NULL OR at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
-   AND (%(to_month)s::date IS NULL OR at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
- ORDER BY at DESC, snapshot_id DESC
+-- The latest 40 completed work-quality snapshots of every target, newest first, with their state and their verdict against the previous one (an open run past its deadline among them, abandoned, a regression).
+SELECT h.name, h.kind, h.at, h.run_id, h.snapshot_id, s.state, h.overall, h.prev_run_id, h.overall_delta, h.verdict,
+       h.regression, h.regression_reasons, h.cost_usd, h.judges_cost_usd
+  FROM evalledger.work_quality_history_v1 h
+  JOIN evalledger.work_quality_run_state_v1 s USING (snapshot_id)
+ WHERE (%(from_month)s::date IS NULL OR h.at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
+   AND (%(to_month)s::date IS NULL OR h.at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
+ ORDER BY h.at DESC, h.snapshot_id DESC
  LIMIT 40;
 
 -- name: panel_failed
@@ -165,6 +169,41 @@ SELECT eval_run_id, brain_under_test, run_trigger::text AS run_trigger, question
    AND (%(to_month)s::date IS NULL OR started_at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
    AND (%(trigger)s::text IS NULL OR run_trigger::text = %(trigger)s::text)
  ORDER BY started_at DESC, eval_run_id DESC
+ LIMIT 20;
+
+-- name: panel_unfinished_brain_eval
+-- The latest 20 brain-eval runs not completed whole (open, abandoned: past the deadline, or cancelled), newest first, as brain_eval_run_state_v1 reads them.
+SELECT 'brain-eval' AS suite, s.eval_run_id::text AS run, s.brain_under_test AS subject, s.created_at, s.deadline_at,
+       s.state, s.decision_rationale AS why
+  FROM evalledger.brain_eval_run_state_v1 s
+ WHERE s.state IN ('open', 'abandoned', 'cancelled')
+   AND (%(brain)s::text IS NULL OR s.brain_under_test = %(brain)s::text)
+   AND (%(from_month)s::date IS NULL OR s.created_at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
+   AND (%(to_month)s::date IS NULL OR s.created_at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
+ ORDER BY s.created_at DESC, s.eval_run_id
+ LIMIT 20;
+
+-- name: panel_unfinished_takes_quality
+-- The latest 20 takes-quality runs not completed whole (open, abandoned or cancelled), newest first, as takes_quality_run_state_v1 reads them.
+SELECT 'takes-quality' AS suite, s.run_id::text AS run, s.target_id AS subject, s.created_at, s.deadline_at, s.state,
+       s.verdict_message AS why
+  FROM evalledger.takes_quality_run_state_v1 s
+ WHERE s.state IN ('open', 'abandoned', 'cancelled')
+   AND (%(brain)s::text IS NULL OR s.target_id = %(brain)s::text)
+   AND (%(from_month)s::date IS NULL OR s.created_at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
+   AND (%(to_month)s::date IS NULL OR s.created_at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
+ ORDER BY s.created_at DESC, s.run_id DESC
+ LIMIT 20;
+
+-- name: panel_unfinished_work_quality
+-- The latest 20 work-quality runs not completed whole (open, abandoned or cancelled), newest first, as work_quality_run_state_v1 reads them.
+SELECT 'work-quality' AS suite, s.snapshot_id::text AS run, s.name AS subject, s.created_at, s.deadline_at, s.state,
+       s.note AS why
+  FROM evalledger.work_quality_run_state_v1 s
+ WHERE s.state IN ('open', 'abandoned', 'cancelled')
+   AND (%(from_month)s::date IS NULL OR s.created_at >= %(from_month)s::date::timestamp AT TIME ZONE 'UTC')
+   AND (%(to_month)s::date IS NULL OR s.created_at < (%(to_month)s::date + interval '1 month') AT TIME ZONE 'UTC')
+ ORDER BY s.created_at DESC, s.snapshot_id DESC
  LIMIT 20;
 
 -- -- The drill-down (bi/drill.py): a run, a question of it, its evidence and trail; a question over time;
@@ -282,12 +321,14 @@ SELECT q.eval_run_id, l.brain_under_test, l.question_catalog_version, l.started_
  LIMIT 50;
 
 -- name: takes_run
--- One completed or open takes-quality run as the reader sees it, with its rubric epoch and receipt.
+-- One completed or open takes-quality run as the reader sees it, with its rubric epoch, receipt and state (takes_quality_run_state_v1: an open run past its deadline is abandoned, verdict fail).
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.rubric_sha8, r.corpus_source,
        r.corpus_path, r.slug_prefix, r.sample_limit, r.seed, r.n_takes, r.corpus_sha8, r.prompt_sha8, r.models_sha8,
-       r.models, r.cycles_run, r.verdict, r.overall_score, r.cost_usd, r.receipt_json, b.definition -> 'pass_rule' AS pass_rule
+       r.models, r.cycles_run, s.verdict, r.overall_score, r.cost_usd, r.receipt_json, b.definition -> 'pass_rule' AS pass_rule,
+       s.state, s.deadline_at, s.verdict_message
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+  JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
  WHERE r.id = %(run_id)s;
 
 -- name: takes_verdicts
@@ -299,14 +340,17 @@ SELECT v.cycle, v.model, v.family, v.same_family, v.recorded, v.contributes, v.s
  ORDER BY v.cycle, array_position((SELECT r.models FROM evalledger.eval_takes_quality_runs r WHERE r.id = v.run_id), v.model), v.model;
 
 -- name: work_snapshot
--- One work-quality snapshot as the reader sees it: what was judged, its price, its mean scores and its comparison with the previous one.
+-- One work-quality snapshot as the reader sees it: what was judged, its price, its mean scores, its comparison with the previous one and its state (work_quality_run_state_v1: a cancelled or abandoned one is a regression, its note the reason).
 SELECT s.snapshot_id, s.origin, s.kind, s.name, s.persona, s.run_id, s.at, s.bot_family, s.bot_version, s.iterion_sha,
        s.task, s.outcome, s.evidence_digest, s.evidence_sha256, s.cost_usd, s.tokens, s.duration_ms, s.iterations,
        s.model_calls, s.retries, s.models, s.prev_run_id, s.completed_at, s.mean_scores, s.disagreement, s.note,
        s.comparison, s.judges_cost_usd, b.version AS rubric_version,
-       evalledger.work_quality_is_regression_v1(s.comparison) AS regression_reasons
+       CASE WHEN w.state IN ('cancelled', 'abandoned') THEN ARRAY[w.note]
+            ELSE evalledger.work_quality_is_regression_v1(s.comparison) END AS regression_reasons,
+       w.state, w.deadline_at
   FROM evalledger.eval_work_quality_snapshots s
   JOIN evalledger.rubric b ON b.rubric_id = s.rubric_id
+  JOIN evalledger.work_quality_run_state_v1 w ON w.snapshot_id = s.snapshot_id
  WHERE s.snapshot_id = %(snapshot_id)s;
 
 -- name: work_verdicts

@@ -8,6 +8,8 @@
 -- completed runs count. Where the
 -- server has it (15+), the views also get security_invoker = true (belt and braces).
 -- brain_quarterly_trend_rows_v1: per brain, its last 8 completed quarterly runs with each aggregated dimension as a column.
+-- An open run past its deadline counts as completed, abandoned, decided fail, with no scores, before
+-- the next write closes it (brain_eval_run_state_v1; issue 37, item 2).
 CREATE FUNCTION evalledger.brain_quarterly_trend_rows_v1()
 RETURNS TABLE (
     brain_under_test               varchar(16),
@@ -31,7 +33,7 @@ LANGUAGE sql STABLE AS $$
     SELECT t.target_id, r.recency_rank, r.eval_run_id,
            to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-"Q"Q'),
            r.started_at, r.completed_at, r.model_id, r.system_prompt_hash, r.question_catalog_version,
-           r.decision::text,
+           CASE WHEN r.completed_at IS NULL THEN 'fail' ELSE r.decision::text END,
            (r.aggregated_scores ->> 'citation_rate')::numeric,
            (r.aggregated_scores ->> 'hallucination_rate')::numeric,
            (r.aggregated_scores ->> 'staleness_recognition_rate')::numeric,
@@ -45,7 +47,8 @@ LANGUAGE sql STABLE AS $$
               FROM evalledger.brain_eval_log l
              WHERE l.brain_under_test OPERATOR(pg_catalog.=) t.target_id
                AND l.run_trigger OPERATOR(pg_catalog.=) 'quarterly'
-               AND l.completed_at IS NOT NULL
+               AND (l.completed_at IS NOT NULL
+                    OR pg_catalog.now() OPERATOR(pg_catalog.>=) evalledger.brain_eval_run_deadline_v1(l.created_at, l.rubric_id))
              ORDER BY l.started_at DESC, l.eval_run_id DESC
              LIMIT 8) r
 $$;

@@ -9,6 +9,8 @@
 -- filters: a brain, the first and last month started (UTC; whole months), the trigger and how many
 -- runs. Read through (brain_under_test, started_at DESC) (index 1), so it costs what p_last runs
 -- per brain cost. Plain SQL without SET, every operator schema-qualified (as brain_quarterly_trend_rows_v1).
+-- An open run past its deadline is in it as abandoned, decided fail, with no scores, before the next
+-- write closes it (brain_eval_run_state_v1; issue 37, item 2): no run is left out of a pass rate.
 CREATE FUNCTION evalledger.brain_trend_rows_v1(
     p_brain text, p_from_month date, p_to_month date, p_trigger text, p_last integer)
 RETURNS TABLE (
@@ -34,7 +36,7 @@ LANGUAGE sql STABLE AS $$
     SELECT t.target_id, r.recency_rank, r.eval_run_id, r.run_trigger::text,
            pg_catalog.to_char(pg_catalog.timezone('UTC', r.started_at), 'YYYY-"Q"Q'),
            r.started_at, r.completed_at, r.model_id, r.system_prompt_hash, r.question_catalog_version,
-           r.decision::text,
+           CASE WHEN r.completed_at IS NULL THEN 'fail' ELSE r.decision::text END,
            (r.aggregated_scores OPERATOR(pg_catalog.->>) 'citation_rate')::numeric,
            (r.aggregated_scores OPERATOR(pg_catalog.->>) 'hallucination_rate')::numeric,
            (r.aggregated_scores OPERATOR(pg_catalog.->>) 'staleness_recognition_rate')::numeric,
@@ -48,7 +50,8 @@ LANGUAGE sql STABLE AS $$
               FROM evalledger.brain_eval_log l
              WHERE l.brain_under_test OPERATOR(pg_catalog.=) t.target_id
                AND l.run_trigger OPERATOR(pg_catalog.=) coalesce(p_trigger, 'quarterly')::evalledger.eval_run_trigger
-               AND l.completed_at IS NOT NULL
+               AND (l.completed_at IS NOT NULL
+                    OR pg_catalog.now() OPERATOR(pg_catalog.>=) evalledger.brain_eval_run_deadline_v1(l.created_at, l.rubric_id))
                AND (p_from_month IS NULL
                     OR l.started_at OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', pg_catalog.date_trunc('month', p_from_month::timestamp)))
                AND (p_to_month IS NULL

@@ -58,6 +58,12 @@ SELECT evalledger.brain_eval_complete_v1(%(eval_run_id)s, NULL) AS completed;
 -- Cancel an open run with a reason: recorded, and decided fail ("Abandoned: cancelled by ..."). Whether an open run this role may read was cancelled.
 SELECT evalledger.brain_eval_cancel_v1(%(eval_run_id)s, %(reason)s) AS cancelled;
 
+-- name: open_run_of
+-- The run of a brain, prompt and catalog that is open (within its deadline; brain_eval_run_state_v1) other than the given one, if any.
+SELECT eval_run_id FROM evalledger.brain_eval_run_state_v1
+ WHERE brain_under_test = %(brain)s AND system_prompt_hash = %(prompt)s AND question_catalog_version = %(catalog)s
+   AND state = 'open' AND eval_run_id <> %(eval_run_id)s;
+
 -- name: run_decision
 -- What the database decided for a run.
 SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_scores,

@@ -38,6 +38,10 @@ BEGIN
     WHEN 'eval_takes_quality_judge_verdicts' THEN
         clock := r ->> 'run_created_at';
         SELECT t.target_id INTO brain FROM evalledger.eval_takes_quality_runs t WHERE t.id = (r ->> 'run_id')::bigint;
+    WHEN 'eval_run_closure' THEN
+        clock := r ->> 'run_created_at';
+        SELECT t.target_id INTO brain FROM evalledger.eval_takes_quality_runs t
+         WHERE t.id = (r ->> 'takes_quality_run_id')::bigint;
     WHEN 'eval_work_quality_judge_verdicts' THEN
         clock := r ->> 'snapshot_created_at';
     WHEN 'eval_capture_failures' THEN

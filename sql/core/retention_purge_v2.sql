@@ -92,6 +92,9 @@ BEGIN
     WITH gone AS (DELETE FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = ANY (tq_runs) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_takes_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_run_closure c WHERE c.takes_quality_run_id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_run_closure', count(*) FROM gone HAVING count(*) > 0;
     WITH gone AS (DELETE FROM evalledger.eval_takes_quality_runs t WHERE t.id = ANY (tq_runs) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_takes_quality_runs', count(*) FROM gone HAVING count(*) > 0;
@@ -104,6 +107,9 @@ BEGIN
     WITH gone AS (DELETE FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_work_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_run_closure c WHERE c.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_run_closure', count(*) FROM gone HAVING count(*) > 0;
     WITH gone AS (DELETE FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_work_quality_snapshots', count(*) FROM gone HAVING count(*) > 0;

@@ -65,6 +65,12 @@ CREATE INDEX eval_takes_quality_runs_started_idx ON eval_takes_quality_runs (sta
 
 CREATE INDEX eval_takes_quality_runs_created_idx ON eval_takes_quality_runs (created_at);
 
+-- One open run of a brain, judges' prompt, sample scope and judges at a time (issue 37, item 2):
+-- eval_takes_quality_runs_17_one_open names the open run; this index holds the rule against racing
+-- sessions (no target counts as one target).
+CREATE UNIQUE INDEX eval_takes_quality_runs_one_open_idx
+    ON eval_takes_quality_runs ((coalesce(target_id, '')), prompt_sha8, scope_sha8, judges) WHERE completed_at IS NULL;
+
 CREATE POLICY eval_takes_quality_runs_runner ON eval_takes_quality_runs TO evalledger_runner
     USING (created_at >= evalledger.hot_tier_start_v1()) WITH CHECK (true);
 GRANT SELECT ON eval_takes_quality_runs TO evalledger_runner;

@@ -102,13 +102,16 @@ SELECT receipt_json FROM evalledger.eval_takes_quality_runs
 SELECT receipt_json, completed_at IS NOT NULL AS complete FROM evalledger.eval_takes_quality_runs WHERE id = %(run_id)s;
 
 -- name: trend
--- Completed runs, newest rubric epoch first, newest run first within an epoch; judges: live, recorded or mixed.
-SELECT r.id, r.receipt_json ->> 'ts' AS ts, b.version AS rubric_version, r.rubric_sha8, r.verdict,
-       r.overall_score::float8 AS overall_score, r.cost_usd::float8 AS cost_usd, r.corpus_sha8,
-       coalesce(r.receipt_json ->> 'judges', 'live') AS judges
+-- Completed runs and open ones past their deadline (abandoned, verdict fail, their cost so far: takes_quality_run_state_v1), newest rubric epoch first, newest run first within an epoch; judges: live, recorded or mixed.
+SELECT r.id, coalesce(r.receipt_json ->> 'ts', to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS ts,
+       b.version AS rubric_version, r.rubric_sha8, s.verdict, r.overall_score::float8 AS overall_score,
+       coalesce(r.cost_usd, CASE WHEN EXISTS (SELECT 1 FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = r.id)
+                                 THEN (evalledger.takes_quality_receipt_v3(r.id) ->> 'cost_usd')::numeric ELSE 0 END)::float8 AS cost_usd,
+       r.corpus_sha8, coalesce(r.receipt_json ->> 'judges', r.judges, 'live') AS judges, s.state
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
- WHERE r.completed_at IS NOT NULL AND (%(version)s::text IS NULL OR b.version = %(version)s)
+  JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
+ WHERE (r.completed_at IS NOT NULL OR s.state = 'abandoned') AND (%(version)s::text IS NULL OR b.version = %(version)s)
  ORDER BY max(r.started_at) OVER (PARTITION BY r.rubric_id) DESC, r.rubric_id DESC, r.started_at DESC, r.id DESC
  LIMIT %(limit)s;
 
@@ -127,20 +130,25 @@ SELECT slug, kind, holder, weight::float8 AS weight, since, source, claim
  ORDER BY md5(%(seed)s::text || ':' || take_sha) COLLATE "C", take_sha COLLATE "C"
  LIMIT %(limit)s;
 
+-- name: cancel_run
+-- Cancel an open run with a reason: recorded, and decided fail ("Abandoned: cancelled by ..."). Whether an open run this role may read was cancelled.
+SELECT evalledger.eval_run_cancel_v1('takes-quality', %(run_id)s, %(reason)s) AS cancelled;
+
 -- name: list_runs
--- takes-quality runs newest first, filtered by target, start time, verdict and whether still open; judges says whether the replies were recorded, live or both.
+-- takes-quality runs newest first, filtered by target, start time, verdict and state; the state and verdict as takes_quality_run_state_v1 reads them, so an open run past its deadline lists as abandoned, verdict fail, before anything closes it; judges says whether the replies were recorded, live or both.
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
-       r.verdict, r.overall_score, r.cost_usd,
+       s.state, s.verdict, r.overall_score, r.cost_usd,
        coalesce(r.judges, CASE WHEN bool_and(v.recorded) THEN 'recorded' WHEN bool_or(v.recorded) THEN 'mixed'
                                WHEN count(v.verdict_id) > 0 THEN 'live' END) AS judges
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
+  JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
   LEFT JOIN evalledger.eval_takes_quality_judge_verdicts v ON v.run_id = r.id
  WHERE (%(target)s::text IS NULL OR r.target_id = %(target)s)
    AND (%(since)s::timestamptz IS NULL OR r.started_at >= %(since)s)
-   AND (%(verdict)s::text IS NULL OR r.verdict = %(verdict)s)
-   AND (NOT %(open)s OR r.completed_at IS NULL)
- GROUP BY r.id, b.version
+   AND (%(verdict)s::text IS NULL OR s.verdict = %(verdict)s)
+   AND (%(state)s::text IS NULL OR s.state = %(state)s)
+ GROUP BY r.id, b.version, s.state, s.verdict
  ORDER BY r.started_at DESC, r.id DESC
  LIMIT %(limit)s;
 
@@ -153,13 +161,14 @@ SELECT cycle, model, retry_no, family, same_family, recorded, contributes, call_
  ORDER BY cycle, model, retry_no;
 
 -- name: run_by_id
--- One takes-quality run and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty.
-SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.n_takes, r.models,
-       r.verdict, r.overall_score, r.cost_usd,
+-- One takes-quality run, its state and deadline (takes_quality_run_state_v1) and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty.
+SELECT r.id, r.target_id, r.started_at, r.completed_at, s.deadline_at, s.state, b.version AS rubric_version,
+       r.n_takes, r.models, s.verdict, s.verdict_message, r.overall_score, r.cost_usd,
        evalledger.takes_quality_receipt_uncertainty_v1(r.id, r.receipt_json) AS receipt_json,
        evalledger.takes_quality_uncertainty_v1(r.id) AS uncertainty
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
+  JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
  WHERE r.id = %(run_id)s;
 
 -- name: dashboard_takes_quality_trend_v1

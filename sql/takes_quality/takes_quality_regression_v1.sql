@@ -8,7 +8,9 @@
 -- follows: regression (1) when any dropped; else inconclusive (2) when a side has no mean to
 -- compare (an inconclusive run); else ok (0). Differences of the corpus, prompt and rubric
 -- fingerprints are informational warnings (seed 000: the caller's call). The threshold is
--- takes_quality_threshold_v1's (NULL: seed 000's default).
+-- takes_quality_threshold_v1's (NULL: seed 000's default). A run cancelled or abandoned (open past
+-- its deadline, or closed so: takes_quality_run_state_v1; issue 37, item 2) is a regression whatever
+-- its scores, its verdictMessage ("Abandoned: ...") the first warning: no gate passes on it.
 CREATE FUNCTION evalledger.takes_quality_regression_v1(baseline jsonb, p_run_id bigint, threshold numeric DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -16,16 +18,19 @@ DECLARE
     now_receipt jsonb;
     dims text[];
     compared jsonb;
+    closed text;
 BEGIN
     IF jsonb_typeof(baseline -> 'scores') IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'evalledger: the baseline is not a takes-quality receipt (it has no scores object)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT coalesce(r.receipt_json, evalledger.takes_quality_receipt_v3(r.id)),
+    SELECT coalesce(r.receipt_json, evalledger.takes_quality_receipt_v4(r.id)),
            ARRAY(SELECT d ->> 'key' FROM jsonb_array_elements(b.definition -> 'dimensions') WITH ORDINALITY x(d, n)
-                  ORDER BY n)
-      INTO now_receipt, dims
+                  ORDER BY n),
+           CASE WHEN s.state IN ('cancelled', 'abandoned') THEN format('run %s is %s: %s', r.id, s.state, s.verdict_message) END
+      INTO now_receipt, dims, closed
       FROM evalledger.eval_takes_quality_runs r JOIN evalledger.rubric b USING (rubric_id)
+      JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
      WHERE r.id = p_run_id;
     IF now_receipt IS NULL THEN
         RAISE EXCEPTION 'evalledger: no takes-quality run % to compare with the baseline', p_run_id
@@ -49,10 +54,11 @@ BEGIN
                'rows', coalesce(jsonb_agg(jsonb_build_object('dimension', name, 'baseline', before, 'now', after,
                                                              'delta', delta, 'regressed', regressed) ORDER BY n), '[]'),
                'regressed', coalesce(jsonb_agg(name ORDER BY n) FILTER (WHERE regressed), '[]'),
-               'outcome', CASE WHEN bool_or(regressed) THEN 'regression'
+               'outcome', CASE WHEN bool_or(regressed) OR closed IS NOT NULL THEN 'regression'
                                WHEN bool_or(delta IS NULL) THEN 'inconclusive'
                                ELSE 'ok' END,
-               'warnings', (SELECT coalesce(jsonb_agg(format('%s differs: %s (baseline) vs %s (now)', f.name, f.a, f.b)
+               'warnings', (SELECT CASE WHEN closed IS NOT NULL THEN jsonb_build_array(closed) ELSE '[]' END
+                                   || coalesce(jsonb_agg(format('%s differs: %s (baseline) vs %s (now)', f.name, f.a, f.b)
                                                       ORDER BY f.n), '[]')
                               FROM (VALUES (1, 'corpus_sha8', baseline -> 'corpus' ->> 'corpus_sha8',
                                             now_receipt -> 'corpus' ->> 'corpus_sha8'),

@@ -3,7 +3,7 @@
 CREATE VIEW evalledger.takes_quality_trend_v1 AS
     SELECT * FROM evalledger.takes_quality_trend_rows_v1(NULL, NULL, NULL, NULL);
 COMMENT ON VIEW evalledger.takes_quality_trend_v1 IS
-    'Every completed takes-quality run newest first: its rubric epoch (rubric_version and rubric_sha8; chart epochs apart), verdict, overall score and dimension means on the rubric''s scale (1-10 for v1.0), cost in USD, and whether the judges were live or recorded.';
+    'Every completed takes-quality run newest first (and every open one past its deadline, abandoned, verdict fail): its rubric epoch (rubric_version and rubric_sha8; chart epochs apart), verdict, overall score and dimension means on the rubric''s scale (1-10 for v1.0), cost in USD, and whether the judges were live or recorded.';
 COMMENT ON COLUMN evalledger.takes_quality_trend_v1.run_id IS 'The run (eval_takes_quality_runs.id; the receipt''s run_id).';
 COMMENT ON COLUMN evalledger.takes_quality_trend_v1.target_id IS 'What was evaluated (target_id), NULL when the run named none.';
 COMMENT ON COLUMN evalledger.takes_quality_trend_v1.rubric_version IS 'The rubric''s version, e.g. v1.0: with rubric_sha8, the epoch.';

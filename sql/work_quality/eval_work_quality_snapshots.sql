@@ -90,6 +90,12 @@ CREATE INDEX eval_work_quality_snapshots_prev_idx ON eval_work_quality_snapshots
 
 CREATE INDEX eval_work_quality_snapshots_created_idx ON eval_work_quality_snapshots (created_at);
 
+-- One open run of a target and its judges at a time (issue 37, item 2):
+-- eval_work_quality_snapshots_17_one_open names the open run; this index holds the rule against
+-- racing sessions.
+CREATE UNIQUE INDEX eval_work_quality_snapshots_one_open_idx
+    ON eval_work_quality_snapshots (name, judges) WHERE completed_at IS NULL;
+
 -- The work-quality panel reads the latest snapshots of every target newest first.
 CREATE INDEX eval_work_quality_snapshots_at_idx ON eval_work_quality_snapshots (at DESC);
 

@@ -102,12 +102,14 @@ SELECT name, snapshot_json FROM evalledger.eval_work_quality_snapshots
  WHERE run_id = %(run_id)s AND completed_at IS NOT NULL ORDER BY name;
 
 -- name: list_snapshots
--- `snapshot list NAME`: the target's history, oldest first, as the history view shows it.
+-- `snapshot list NAME`: the target's history, oldest first, as the history view shows it (a cancelled or abandoned snapshot a regression, its note the reason).
 SELECT s.at, s.run_id, s.origin, (s.mean_scores ->> 'overall')::numeric AS overall,
        (s.mean_scores ->> 'value_for_money')::numeric AS value_for_money, s.comparison ->> 'verdict' AS verdict,
        (s.comparison ->> 'overall_delta')::numeric AS overall_delta, s.cost_usd,
-       evalledger.work_quality_is_regression_v1(s.comparison) AS reasons
+       CASE WHEN w.state IN ('cancelled', 'abandoned') THEN ARRAY[w.note]
+            ELSE evalledger.work_quality_is_regression_v1(s.comparison) END AS reasons
   FROM evalledger.eval_work_quality_snapshots s
+  JOIN evalledger.work_quality_run_state_v1 w USING (snapshot_id)
  WHERE s.name = %(name)s AND s.completed_at IS NOT NULL
  ORDER BY s.at, s.snapshot_id;
 
@@ -124,6 +126,11 @@ SELECT evalledger.work_quality_is_regression_v1(%(delta)s, %(tolerance)s::numeri
        CASE WHEN %(tolerance)s::numeric > 0 THEN %(tolerance)s::numeric
             ELSE (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric END AS tolerance;
 
+-- name: closed_regression
+-- A snapshot cancelled or abandoned (work_quality_run_state_v1) is a regression whatever its comparison, its note the one reason; none for any other.
+SELECT ARRAY[w.note] AS reasons FROM evalledger.work_quality_run_state_v1 w
+ WHERE w.snapshot_id = %(snapshot_id)s AND w.state IN ('cancelled', 'abandoned');
+
 -- name: import_snapshot
 -- One history file into the ledger; a file already imported (same target and run id) adds nothing.
 INSERT INTO evalledger.eval_work_quality_snapshots (origin, snapshot_json, source_file, models)
@@ -135,18 +142,27 @@ RETURNING snapshot_id;
 -- The work_quality_history_v1 panel as its readers see it.
 SELECT * FROM evalledger.work_quality_history_v1;
 
+-- name: cancel_run
+-- Cancel an open run (its snapshot) with a reason: recorded, and decided a regression ("Abandoned: cancelled by ..."). Whether an open snapshot this role may read was cancelled.
+SELECT evalledger.eval_run_cancel_v1('work-quality', %(snapshot_id)s, %(reason)s) AS cancelled;
+
+-- name: run_state
+-- One snapshot as work_quality_run_state_v1 reads it: its state, regression and note.
+SELECT snapshot_id, name, run_id, state, regression, note FROM evalledger.work_quality_run_state_v1
+ WHERE snapshot_id = %(snapshot_id)s;
+
 -- name: list_runs
--- Work-quality runs of every target newest first, filtered by target, start time, verdict and whether still open (`work-quality list`); an open run has no regression to say (NULL), never "no".
+-- Work-quality runs of every target newest first, filtered by target, start time, verdict and state (`work-quality list`); the state and regression as work_quality_run_state_v1 reads them, so an open run past its deadline lists as abandoned, a regression, before anything closes it; an open run has no regression to say (NULL), never "no".
 SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
-       CASE WHEN s.completed_at IS NULL THEN 'open' ELSE 'complete' END AS state, s.judges,
+       w.state, s.judges,
        (s.mean_scores ->> 'overall')::numeric AS overall, s.comparison ->> 'verdict' AS verdict,
-       CASE WHEN s.completed_at IS NOT NULL
-            THEN cardinality(evalledger.work_quality_is_regression_v1(s.comparison)) > 0 END AS regression, s.cost_usd
+       w.regression, s.cost_usd
   FROM evalledger.eval_work_quality_snapshots s
+  JOIN evalledger.work_quality_run_state_v1 w USING (snapshot_id)
  WHERE (%(name)s::text IS NULL OR s.name = %(name)s)
    AND (%(since)s::timestamptz IS NULL OR s.at >= %(since)s)
    AND (%(verdict)s::text IS NULL OR s.comparison ->> 'verdict' = %(verdict)s)
-   AND (NOT %(open)s OR s.completed_at IS NULL)
+   AND (%(state)s::text IS NULL OR w.state = %(state)s)
  ORDER BY s.at DESC, s.snapshot_id DESC
  LIMIT %(limit)s;
 

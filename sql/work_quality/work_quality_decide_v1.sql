@@ -5,7 +5,8 @@
 -- run's family, after a label naming the judges whose replies were recorded rather than live; the
 -- comparison with the previous snapshot (work_quality_compare_v1); what the judges cost, exactly, a
 -- call that started and was never answered counting the runner's estimate of it; and the whole document
--- (work_quality_document_v1). The one home of work-quality's decision: its completion trigger
+-- (work_quality_document_v1). A closed snapshot's note is its closure's rationale (eval_run_closure:
+-- abandoned or cancelled; issue 37, item 2). The one home of work-quality's decision: its completion trigger
 -- (work_quality_snapshot_decide_v3) and the ledger's recompute (ledger_recompute_work_quality_v2) both
 -- call it.
 CREATE FUNCTION evalledger.work_quality_decide_v1(snap evalledger.eval_work_quality_snapshots)
@@ -56,6 +57,12 @@ BEGIN
       FROM (SELECT v.cost_usd, v.call_started, v.estimated_cost_usd,
                    coalesce(lead(v.call_started) OVER (PARTITION BY v.model ORDER BY v.retry_no), false) AS restarted
               FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = s.snapshot_id) c;
+    IF EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id) THEN
+        -- No judge answered a dimension: no mean (closed before any answer, an empty object).
+        s.mean_scores := jsonb_strip_nulls(s.mean_scores);
+        SELECT evalledger.brain_eval_abandoned_v1(c.closure, c.reason, c.closed_by) INTO s.note
+          FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id;
+    END IF;
     s.snapshot_json := evalledger.work_quality_document_v1(s);
     RETURN s;
 END;

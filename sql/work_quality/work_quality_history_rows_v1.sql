@@ -1,5 +1,7 @@
 -- work_quality_history_rows_v1: the rows of the work_quality_history_v1 view (see it), a SECURITY
--- INVOKER SQL function so the reader's policies filter it on PostgreSQL 14 too.
+-- INVOKER SQL function so the reader's policies filter it on PostgreSQL 14 too. A snapshot closed
+-- without completing whole, or open past its deadline (work_quality_run_state_v1: cancelled or
+-- abandoned; issue 37, item 2), is a regression whose one reason is its note, "Abandoned: ...".
 CREATE FUNCTION evalledger.work_quality_history_rows_v1()
 RETURNS TABLE (
     name               text,
@@ -40,10 +42,13 @@ LANGUAGE sql STABLE AS $$
            s.prev_run_id, (s.comparison ->> 'overall_delta')::numeric, (s.comparison ->> 'value_delta')::numeric,
            s.comparison ->> 'verdict',
            cardinality(r.reasons) > 0, r.reasons,
-           s.cost_usd, s.tokens, s.duration_ms, s.iterations, s.model_calls, s.retries, s.judges_cost_usd, s.note
+           s.cost_usd, s.tokens, s.duration_ms, s.iterations, s.model_calls, s.retries, s.judges_cost_usd, w.note
       FROM evalledger.eval_work_quality_snapshots s
-     CROSS JOIN LATERAL (SELECT evalledger.work_quality_is_regression_v1(s.comparison) AS reasons) r
-     WHERE s.completed_at IS NOT NULL
+     CROSS JOIN LATERAL (SELECT w.state, w.note FROM evalledger.work_quality_run_state_v1 w
+                          WHERE w.snapshot_id = s.snapshot_id) w
+     CROSS JOIN LATERAL (SELECT CASE WHEN w.state IN ('abandoned', 'cancelled') THEN ARRAY[w.note]
+                                     ELSE evalledger.work_quality_is_regression_v1(s.comparison) END AS reasons) r
+     WHERE s.completed_at IS NOT NULL OR w.state = 'abandoned'
 $$;
 GRANT EXECUTE ON FUNCTION work_quality_history_rows_v1() TO evalledger_revops, evalledger_auditor;
 GRANT EXECUTE ON FUNCTION work_quality_history_rows_v1() TO evalledger_revops, evalledger_auditor;

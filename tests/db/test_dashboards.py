@@ -24,8 +24,9 @@ VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture
 BI_VIEWS = ["most_failing_questions_v2", "stale_fixture_pass_rate_v2", "stale_fixture_by_month_v1",
             "reviewer_calibration_v2", "cost_by_month_v1", "prompt_drift_v2", "judge_agreement_v1",
             "takes_quality_trend_v1"]
-# A run's state as every reader should take it (issue 37, item 2; tests/db/test_one_open_run_and_no_abandoned_run.py).
-STATE_VIEWS = ["brain_eval_run_state_v1"]
+# A run's state as every reader should take it (issue 37, item 2; tests/db/test_one_open_run_and_no_abandoned_run.py,
+# tests/db/test_one_open_quality_run_and_no_abandoned_quality_run.py).
+STATE_VIEWS = ["brain_eval_run_state_v1", "takes_quality_run_state_v1", "work_quality_run_state_v1"]
 # Each verdict's intervals (issue 36; tests/db/test_uncertainty_beside_the_decision.py).
 INTERVAL_VIEWS = ["brain_eval_intervals_v1", "takes_quality_intervals_v1", "work_quality_intervals_v1"]
 # Replay's drift panels (issue 40; tests/db/test_replay_drift_computed_by_the_database.py).

@@ -114,7 +114,7 @@ def test_the_database_decides_every_reason_a_parsed_reply_does_not_contribute(ru
 
     decided = []
     for case, (parsed, _) in enumerate(CONTRIBUTION_CASES, start=1):
-        run_id = start_run(runner, corpus_sha8=f"{case:08x}")
+        run_id = start_run(runner, corpus_sha8=f"{case:08x}", slug_prefix=f"case-{case}")
         call = JudgeCall(spec=parse_model_spec(PANEL[0]), text="reply", parsed=parsed, output_tokens=10)
         row = store.record_verdict(runner, run_id, 1, call, recorded=False)
         decided.append((row["error_kind"], row["error_message"], row["scores"]))

@@ -110,14 +110,14 @@ def table_counts(conn) -> dict[str, int]:
 # writers' lock (its CHECK is false) and a run's claim (refused at commit).
 EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_window", "run_claim"}
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
-# two open runs of one brain, prompt and catalog for 0110 to close).
-MADE_SINCE = {"brain_eval_run_closure"}
+# two open runs of one brain, prompt and catalog for 0110 to close, nor of one takes-quality or
+# work-quality subject for 0114; 0131 made replay's).
+MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
 RESHAPED = {"brain_analysis_log", "brain_eval_judge_suggestion", "eval_takes_quality_judge_verdicts",
             "eval_work_quality_judge_verdicts"}
-MADE_SINCE = {"brain_eval_run_closure", "replay_run", "replay_query"}
 # Rows a post-release migration added to a table the release had: 0131's replay rubric and its
 # activation, each journalled.
 ADDED_SINCE = {"rubric": 1, "rubric_activation": 1, "ledger_journal": 2}
@@ -168,8 +168,9 @@ MADE_BY = {
     "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
     "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
     "0105.completion-clock": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.complete_once_v1()'::regprocedure",
+    # (takes_quality_regression_v1 is 0114's since: it replaced it.)
     "0106.takes-quality-regression": "SELECT xmin::text FROM pg_proc "
-                                     "WHERE oid = 'evalledger.takes_quality_regression_v1(jsonb, bigint, numeric)'::regprocedure",
+                                     "WHERE oid = 'evalledger.takes_quality_threshold_v1(numeric)'::regprocedure",
     "0107.recorded-clocks": "SELECT xmin::text FROM pg_trigger WHERE tgname = 'reviewer_20_clock'",
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
@@ -180,6 +181,8 @@ MADE_BY = {
                               "AND conrelid = 'evalledger.run_claim'::regclass",
     "0113.sign-off-once": "SELECT xmin::text FROM pg_proc "
                           "WHERE oid = 'evalledger.brain_eval_run_review_admit_v1()'::regprocedure",
+    "0114.abandoned-quality-runs": "SELECT xmin::text FROM pg_proc "
+                                   "WHERE oid = 'evalledger.eval_run_cancel_v1(text, bigint, text)'::regprocedure",
     "0116.uncertainty": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.uncertainty_v1(double precision, double precision, "
                         "double precision, bigint, text, double precision, double precision, double precision, "
                         "double precision)'::regprocedure",

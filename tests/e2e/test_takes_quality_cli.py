@@ -541,7 +541,7 @@ def test_trend_groups_runs_by_rubric_epoch(env, corpus, admin, standin):
     assert json.loads(as_json.out) == {"schema_version": 1, "rows": [
         {"id": r["run_id"], "ts": r["ts"], "rubric_version": r["rubric_version"], "verdict": r["verdict"],
          "overall_score": r["overall_score"], "cost_usd": r["cost_usd"], "corpus_sha8": r["corpus"]["corpus_sha8"],
-         "rubric_sha8": r["rubric_sha8"], "judges": "live"} for r in (c, b, a)]}
+         "rubric_sha8": r["rubric_sha8"], "judges": "live", "state": "complete"} for r in (c, b, a)]}
     only = run_cli("trend", "--rubric-version", "v1.1", "--limit", "1", env=env)
     assert only.out.splitlines()[2:] == [row(b)]
 

@@ -11,25 +11,39 @@
 -- completion is refused and the run stays open, and the same --run-id judges again. Verdicts lock
 -- their snapshot FOR SHARE, so this waits for them; it then reads under READ COMMITTED only
 -- (require_fresh_snapshot_v1), whose fresh snapshot sees what it waited for. Over v2: current rows.
--- What it computes is work_quality_decide_v1's, which the ledger's recompute calls too.
+-- A snapshot past its rubric's deadline (brain_eval_run_deadline_v1, open_run_days from its
+-- created_at) is closed as abandoned instead (its closure recorded here), and a closed one
+-- (eval_run_closure: abandoned or cancelled; issue 37, item 2) is completed whole or not, with what
+-- its judges had answered, and its note is the abandonment's rationale ("Abandoned: ..."): the
+-- suite's failing decision, a regression (work_quality_history_rows_v1). What it computes is
+-- work_quality_decide_v1's, which the ledger's recompute calls too.
 CREATE FUNCTION evalledger.work_quality_snapshot_decide_v3() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     gap text;
     contributing integer;
+    deadline timestamptz := evalledger.brain_eval_run_deadline_v1(NEW.created_at, NEW.rubric_id);
+    closed evalledger.eval_run_closure;
 BEGIN
     PERFORM evalledger.require_fresh_snapshot_v1('work-quality snapshot');
+    IF now() >= deadline AND NOT EXISTS (SELECT 1 FROM evalledger.eval_run_closure c
+                                          WHERE c.snapshot_id = NEW.snapshot_id) THEN
+        INSERT INTO evalledger.eval_run_closure (suite, snapshot_id, closure, reason, closed_by, run_created_at)
+        VALUES ('work-quality', NEW.snapshot_id, 'abandoned', evalledger.brain_eval_overdue_v1(deadline),
+                evalledger.caller_v1(), NEW.created_at);
+    END IF;
+    SELECT c.* INTO closed FROM evalledger.eval_run_closure c WHERE c.snapshot_id = NEW.snapshot_id;
     SELECT string_agg(m, ', ' ORDER BY p) INTO gap
       FROM unnest(NEW.models) WITH ORDINALITY u(m, p)
      WHERE NOT EXISTS (SELECT 1 FROM evalledger.work_quality_current_v1(NEW.snapshot_id) v
                         WHERE v.model = u.m AND NOT v.call_started);
-    IF gap IS NOT NULL THEN
+    IF gap IS NOT NULL AND closed.closure_id IS NULL THEN
         RAISE EXCEPTION 'evalledger: work-quality snapshot % lacks a verdict from %', NEW.snapshot_id, gap
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_verdicts';
     END IF;
     SELECT count(*) INTO contributing FROM evalledger.eval_work_quality_judge_verdicts v
      WHERE v.snapshot_id = NEW.snapshot_id AND v.contributes;
-    IF contributing = 0 THEN
+    IF contributing = 0 AND closed.closure_id IS NULL THEN
         RAISE EXCEPTION 'evalledger: no judge produced a verdict for work-quality snapshot %', NEW.snapshot_id
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_a_verdict';
     END IF;

@@ -2,7 +2,9 @@
 -- was judged (live or recorded), so recorded replies never occupy a live run's id. After
 -- work_quality_snapshot_admit_v2: a run's previous snapshot is the target's latest completed one
 -- judged the same way (a live run is never compared with recorded replies, nor shown them); an
--- imported file was judged live unless its note says its replies were the recorded ones.
+-- imported file was judged live unless its note says its replies were the recorded ones. A
+-- snapshot closed without completing whole (eval_run_closure: abandoned or cancelled; issue 37,
+-- item 2) is no baseline: a run compares with the last one its judges completed.
 CREATE FUNCTION evalledger.work_quality_snapshot_identity_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -16,6 +18,7 @@ BEGIN
      WHERE s.name = NEW.name AND s.completed_at IS NOT NULL
        AND coalesce(s.judges, CASE WHEN s.note LIKE 'recorded replies shipped with evalledger%' THEN 'recorded'
                                    ELSE 'live' END) = NEW.judges
+       AND NOT EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id)
      ORDER BY s.at DESC, s.snapshot_id DESC LIMIT 1;
     NEW.prev_snapshot_id := prev.snapshot_id;
     NEW.prev_run_id := prev.run_id;

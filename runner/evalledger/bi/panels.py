@@ -349,7 +349,8 @@ def takes_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
                                     width=700, height=210)],
                  [Table(None, [Column("run_id", "run", "takes"), Column("target_id", "target"),
                                Column("started_at", "started", "when"), Column("epoch", "rubric epoch"),
-                               Column("verdict", "verdict"), Column("overall_score", f"overall ({low:g}-{high:g})", "score"),
+                               Column("state", "state"), Column("verdict", "verdict"),
+                               Column("overall_score", f"overall ({low:g}-{high:g})", "score"),
                                Column("dimensions", "dimension means"), Column("cost_usd", "judges USD", "usd"),
                                Column("judges", "judges")], rows)])
 
@@ -372,18 +373,29 @@ def work_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
                                     series, y_min=0, y_max=1, width=700, height=210)],
                  [Table(None, [Column("snapshot_id", "snapshot", "snapshot"), Column("name", "target"),
                                Column("kind", "kind"), Column("at", "at", "when"), Column("run_id", "run id"),
+                               Column("state", "state"),
                                Column("overall", "overall (0-1)", "score"), Column("verdict", "vs previous"),
                                Column("regression", "regression", "bool"), Column("cost_usd", "run USD", "usd")],
                         rows)])
 
 
-def failed(conn: psycopg.Connection, filters: Filters) -> Panel:
+def failed(conn: psycopg.Connection, filters: Filters, suites: tuple[str, ...] = ("brain_eval",)) -> Panel:
+    """The failed brain-eval runs, then every run of the suites the reader may read that was not completed
+    whole: open (with its deadline), abandoned (past it: a fail, before anything closes it) or cancelled."""
     rows = dicts(conn, QUERIES["panel_failed"], filters.params())
-    return Panel("failed", "Failed runs", "Which runs were decided fail, newest first, and why?",
-                 "brain_eval_log (decision, started_at DESC)",
+    unfinished = sorted((r for suite in suites for r in dicts(conn, QUERIES[f"panel_unfinished_{suite}"], filters.params())),
+                        key=lambda r: r["created_at"], reverse=True)
+    return Panel("failed", "Failed runs", "Which runs were decided fail, newest first, and why? Which runs are open, "
+                 "or were abandoned or cancelled before completing whole?",
+                 "brain_eval_log (decision, started_at DESC); brain_eval_run_state_v1, takes_quality_run_state_v1, "
+                 "work_quality_run_state_v1",
                  tables=[Table(None, [Column("eval_run_id", "run", "run"), Column("brain_under_test", "brain"),
                                       Column("run_trigger", "trigger"), Column("started_at", "started", "when"),
-                                      Column("decision_rationale", "rationale")], rows)])
+                                      Column("decision_rationale", "rationale")], rows),
+                         Table("Runs not completed whole (an abandoned one counts as failed in every pass rate)", [
+                             Column("suite", "suite"), Column("run", "run", "suite_run"), Column("subject", "brain or target"),
+                             Column("created_at", "recorded", "when"), Column("deadline_at", "deadline", "when"),
+                             Column("state", "state"), Column("why", "why")], unfinished)])
 
 
 # -- every panel -----------------------------------------------------------------------------------
@@ -409,7 +421,9 @@ def load(conn: psycopg.Connection, filters: Filters) -> Dashboard:
         ("stale-fixture", lambda: stale_fixture(conn, filters)), ("calibration", lambda: calibration(conn, filters, names)),
         ("cost", lambda: cost(conn, filters)), ("drift", lambda: drift(conn, filters)),
         ("agreement", lambda: agreement(conn, filters)), ("takes-quality", lambda: takes_quality(conn, filters)),
-        ("work-quality", lambda: work_quality(conn, filters)), ("failed", lambda: failed(conn, filters)),
+        ("work-quality", lambda: work_quality(conn, filters)),
+        ("failed", lambda: failed(conn, filters, ("brain_eval",) + (("takes_quality",) if may["takes_quality"] else ())
+                                  + (("work_quality",) if may["work_quality"] else ()))),
     ]
     for key, read in readers:
         allowed = may[key.replace("-", "_")]

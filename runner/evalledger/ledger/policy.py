@@ -42,14 +42,15 @@ RUN_TABLES = {
         "prev_run_id"}),
     "replay_run": ("completed_at", {"decision", "rationale", "summary"}),
 }
-# Rows whose tier clock is their run's (run_created_at), by their run's table.
+# Rows whose tier clock is their run's (run_created_at), by the tables their run may be in.
 RUN_CLOCK = {
-    **{t: "brain_eval_log" for t in (
+    **{t: ("brain_eval_log",) for t in (
         "brain_eval_question_score", "brain_eval_harness_run", "brain_eval_harness_answer", "brain_eval_judge_suggestion",
         "brain_eval_review_entry", "brain_eval_run_review", "brain_eval_suggestion_shown", "brain_eval_reference_shown",
         "brain_eval_run_closure")},
-    "eval_takes_quality_judge_verdicts": "eval_takes_quality_runs",
-    "replay_query": "replay_run",
+    "eval_takes_quality_judge_verdicts": ("eval_takes_quality_runs",),
+    "eval_run_closure": ("eval_takes_quality_runs", "eval_work_quality_snapshots"),
+    "replay_query": ("replay_run",),
 }
 # The by-month panel tables: aggregates a brain-eval completion adds to and a purge rebuilds.
 BY_MONTH = {"brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month"}
@@ -201,18 +202,20 @@ class Retention:
         """The run (its table and key) a run's row was deleted with: named by its key, or else the run
         deleted in the same transaction that was open (between its first entry and its completion) when
         the row was first written."""
-        run_table = RUN_CLOCK[table]
         first = self.facts.first.get((table, key))
         named = _run_of(key)
-        candidates = self.deleted_in[seen.txid].get(run_table, [])
-        if named is not None:
-            run_key = check.canonical_json({"eval_run_id": named})
-            return (run_table, run_key) if any(k == run_key for k, _ in candidates) else None
-        for run_key, _ in candidates:
-            opened = self.facts.first.get((run_table, run_key))
-            done = self.facts.completed.get((run_table, run_key))
-            if first and opened and opened.entry <= first.entry and (done is None or first.entry <= done.entry):
-                return run_table, run_key
+        for run_table in RUN_CLOCK[table]:
+            candidates = self.deleted_in[seen.txid].get(run_table, [])
+            if named is not None:
+                run_key = check.canonical_json({"eval_run_id": named})
+                if any(k == run_key for k, _ in candidates):
+                    return run_table, run_key
+                continue
+            for run_key, _ in candidates:
+                opened = self.facts.first.get((run_table, run_key))
+                done = self.facts.completed.get((run_table, run_key))
+                if first and opened and opened.entry <= first.entry and (done is None or first.entry <= done.entry):
+                    return run_table, run_key
         return None
 
     def findings(self) -> list[tuple]:

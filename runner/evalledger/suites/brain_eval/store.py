@@ -102,6 +102,13 @@ def cancel_run(conn: psycopg.Connection, eval_run_id: UUID, reason: str) -> Deci
     return read_decision(conn, eval_run_id)
 
 
+def open_run_of(conn: psycopg.Connection, brain: str, prompt: str, catalog: str, other_than: UUID) -> UUID | None:
+    """The open run of this brain, prompt and catalog other than other_than (one is open at a time), or None."""
+    found = conn.execute(QUERIES["open_run_of"], {"brain": brain, "prompt": prompt, "catalog": catalog,
+                                                  "eval_run_id": other_than}).fetchone()
+    return found[0] if found else None
+
+
 def read_decision(conn: psycopg.Connection, eval_run_id: UUID, uncertainty: bool = False) -> Decision:
     """The run's row as the database computed it (with each aggregate's uncertainty, when asked)."""
     query = QUERIES["run_decision_uncertainty" if uncertainty else "run_decision"]

@@ -212,7 +212,9 @@ def regress_command(against, threshold, **options):
 
 # What `regress` says and how it exits for each outcome the database decided.
 _REGRESS_OUTCOMES = {
-    "regression": (lambda names, t: f"{output.paint('REGRESSION', 'red')}: {', '.join(names)} dropped by more than {t}",
+    "regression": (lambda names, t: f"{output.paint('REGRESSION', 'red')}: " + (
+                       f"{', '.join(names)} dropped by more than {t}" if names
+                       else "the run was cancelled or abandoned (the warning says why): no gate passes on it"),
                    EXIT_FAIL),
     "inconclusive": (lambda names, t: f"{output.verdict('inconclusive', 'INCONCLUSIVE')}: a side has no mean to "
                                       "compare (an inconclusive run)", EXIT_INCONCLUSIVE),
@@ -261,19 +263,43 @@ def takes_quality_group():
 @click.option("--target", metavar="TARGET_ID", help="Only runs of this registered target.")
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
 @click.option("--verdict", type=click.Choice(["pass", "fail", "inconclusive"]), help="Only runs with this verdict.")
-@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (not completed).")
+@click.option("--open", "only_open", is_flag=True, help="Only runs still in progress (open, within their deadline).")
+@click.option("--state", type=click.Choice(["open", "complete", "cancelled", "abandoned"]),
+              help="Only runs in this state (abandoned: open past the rubric's deadline, or closed so).")
 @click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the run ids, one a line (for TQ_ID=$(...)).")
 @format_options
 @database_option
-def tq_list(target, since, verdict, only_open, limit, quiet, fmt):
-    """List takes-quality runs, newest first, with whether their judges were recorded or live."""
+def tq_list(target, since, verdict, only_open, state, limit, quiet, fmt):
+    """List takes-quality runs, newest first, with their state (open, complete, cancelled or
+    abandoned) and whether their judges were recorded or live."""
     from .store import QUERIES
 
+    if only_open and state not in (None, "open"):
+        raise EvalledgerError(f"--open and --state {state} exclude each other")
     echo_listing("auditor", QUERIES["list_runs"], {"target": target, "since": since, "verdict": verdict,
-                                                   "open": only_open, "limit": limit},
+                                                   "state": "open" if only_open else state, "limit": limit},
                  fmt=fmt, kind="takes_quality_runs", empty="no takes-quality runs match", tone_column="verdict",
                  quiet=quiet)
+
+
+@takes_quality_group.command("cancel")
+@click.argument("run_id", type=ROW_ID)
+@click.option("--reason", required=True, help="Why the run is cancelled (recorded with it).")
+@database_option
+def tq_cancel(run_id, reason):
+    """Cancel RUN_ID, an open takes-quality run, with a reason: the cancellation is recorded and the
+    database decides the run fail, "Abandoned: cancelled by <login>: <reason>" (exit 1). Its place
+    is free: another run of the same brain, prompt and sample scope may start."""
+    from evalledger.core import db
+    from evalledger.core.sealing import sealing
+
+    from . import store
+
+    with sealing("runner"), db.transaction("runner") as conn:
+        receipt = store.cancel_run(conn, run_id, reason)
+    _echo_receipt_text(receipt)
+    sys.exit(EXIT_FAIL)
 
 
 @takes_quality_group.command("show")
@@ -303,24 +329,29 @@ def tq_show(run_id, as_json):
     verdicts = records(columns, rows)
     receipt = run.pop("receipt_json")
     uncertainty = run.pop("uncertainty")
-    code = receipts.exit_code(receipt) if receipt else EXIT_INCONCLUSIVE
+    # An open run past its deadline is abandoned, a fail, before anything closes it.
+    code = (receipts.exit_code(receipt) if receipt else EXIT_FAIL if run["state"] == "abandoned"
+            else EXIT_INCONCLUSIVE)
     if as_json:
         click.echo(output.to_json({"schema_version": 1, "kind": "takes_quality_run", "run": run, "receipt": receipt,
                                    "uncertainty": uncertainty, "verdicts": verdicts}), nl=False)
         sys.exit(code)
     if receipt:
         _echo_receipt_text(receipt)
-    if receipt and uncertainty:
-        click.echo("uncertainty (the judges' spread on this sample, not the sampling of takes; docs/statistics.md)")
-        for key in [*(k for k in receipt["scores"] if k in uncertainty), "overall"]:
-            u = uncertainty.get(key)
-            line = output.interval(key, u, percent=False, counted="{n} judges")
-            if u and u.get("between_call_variance") is not None:
-                line += f"; between calls: variance {u['between_call_variance']:.2f} over {u['calls']} calls"
-            click.echo(f"  {line}")
+        if uncertainty:
+            click.echo("uncertainty (the judges' spread on this sample, not the sampling of takes; docs/statistics.md)")
+            for key in [*(k for k in receipt["scores"] if k in uncertainty), "overall"]:
+                u = uncertainty.get(key)
+                line = output.interval(key, u, percent=False, counted="{n} judges")
+                if u and u.get("between_call_variance") is not None:
+                    line += f"; between calls: variance {u['between_call_variance']:.2f} over {u['calls']} calls"
+                click.echo(f"  {line}")
+    elif run["state"] == "abandoned":
+        click.echo(output.verdicts_in(f"FAIL: {run['verdict_message']}") + "\n")
     else:
-        click.echo(f"run {run_id} is open (started {output.cell(run['started_at'])}): running the same eval again "
-                   "carries on with it, calling only the judges without an answer")
+        click.echo(f"run {run_id} is open (started {output.cell(run['started_at'])}, abandoned at "
+                   f"{output.cell(run['deadline_at'])}): running the same eval again carries on with it, calling only "
+                   "the judges without an answer; `evalledger takes-quality cancel` closes it")
     click.echo("judges")
     for v in verdicts:
         how = "recorded" if v["recorded"] else "live"

@@ -122,6 +122,14 @@ def complete_run(conn: psycopg.Connection, run_id: int) -> dict:
     return row["receipt_json"]
 
 
+def cancel_run(conn: psycopg.Connection, run_id: int, reason: str) -> dict:
+    """Cancel an open run with a reason; the receipt the database decided for it (fail, "Abandoned:
+    cancelled by ...")."""
+    if not _one(conn, "cancel_run", {"run_id": run_id, "reason": reason})["cancelled"]:
+        raise EvalledgerError(f"run {run_id} is not an open takes-quality run this role can cancel")
+    return _one(conn, "run_receipt", {"run_id": run_id})["receipt_json"]
+
+
 def receipt_from_db(conn: psycopg.Connection, shas: tuple[str, str, str, str], judges: str) -> dict | None:
     """The receipt of the newest completed run with these (corpus, prompt, models, rubric)
     fingerprints, judged live or recorded."""

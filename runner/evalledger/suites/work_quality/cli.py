@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
-from evalledger.core.options import LIMIT, Number, When, database_option, format_options
+from evalledger.core.options import LIMIT, ROW_ID, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
 from evalledger.judges.options import BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, call_options
 
@@ -276,19 +276,46 @@ def work_quality_group():
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs since: 7d, 24h, or a timestamp.")
 @click.option("--verdict", type=click.Choice(["better", "same", "worse"]),
               help="Only runs the database compared so with their previous snapshot.")
-@click.option("--open", "only_open", is_flag=True, help="Only runs still open (no snapshot completed).")
+@click.option("--open", "only_open", is_flag=True,
+              help="Only runs still open (no snapshot completed, within their deadline).")
+@click.option("--state", type=click.Choice(["open", "complete", "cancelled", "abandoned"]),
+              help="Only runs in this state (abandoned: open past the rubric's deadline, or closed so).")
 @click.option("--limit", type=LIMIT, default=50, show_default=True, help="At most N runs, newest first.")
 @format_options
 @database_option
-def wq_list(name, since, verdict, only_open, limit, fmt):
-    """List work-quality runs, newest first (as an auditor), with the database's comparison."""
+def wq_list(name, since, verdict, only_open, state, limit, fmt):
+    """List work-quality runs, newest first (as an auditor), with their state (open, complete,
+    cancelled or abandoned: a regression) and the database's comparison."""
     from evalledger.core.options import echo_listing
 
     from .store import Q
 
-    echo_listing("auditor", Q["list_runs"], {"name": name, "since": since, "verdict": verdict, "open": only_open,
-                                             "limit": limit},
+    if only_open and state not in (None, "open"):
+        raise EvalledgerError(f"--open and --state {state} exclude each other")
+    echo_listing("auditor", Q["list_runs"], {"name": name, "since": since, "verdict": verdict,
+                                             "state": "open" if only_open else state, "limit": limit},
                  fmt=fmt, kind="work_quality_runs", empty="no work-quality runs match", tone_column="verdict")
+
+
+@work_quality_group.command("cancel")
+@click.argument("snapshot_id", type=ROW_ID)
+@click.option("--reason", required=True, help="Why the run is cancelled (recorded with it).")
+@database_option
+def wq_cancel(snapshot_id, reason):
+    """Cancel SNAPSHOT_ID, an open work-quality run (`work-quality list --open`), with a reason: the
+    cancellation is recorded and the database closes the snapshot as a regression, its note
+    "Abandoned: cancelled by <login>: <reason>" (exit 1). Its place is free: another run of the same
+    target may start."""
+    from evalledger.core import db
+    from evalledger.core.sealing import sealing
+
+    from . import store
+
+    with sealing("runner"), db.transaction("runner") as conn:
+        closed = store.cancel_run(conn, snapshot_id, reason)
+    click.echo(f"work-quality run {closed['run_id']} of {closed['name']} (snapshot {closed['snapshot_id']}): "
+               f"{closed['state']}, a regression: {closed['note']}")
+    sys.exit(EXIT_FAIL)
 
 
 RUN_COMMANDS = (run_work_quality,)

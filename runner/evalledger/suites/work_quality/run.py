@@ -252,7 +252,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             if row["completed_at"] is not None:
                 how = "imported from the store" if row["origin"] == "import" else "recorded"
                 say(f"run {run_id} of {name} was {how} earlier: reading it back, no calls made")
-                return _finish(conn, history, row["snapshot_json"], opts.tolerance, already=True, imported=imported)
+                return _finish(conn, history, row["snapshot_json"], opts.tolerance, already=True, imported=imported,
+                               snapshot_id=snapshot_id)
             if not created:
                 if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != panel.models:
                     raise EvalledgerError(f"--run-id {run_id}: started earlier with another work product or panel; "
@@ -304,7 +305,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                 raise EvalledgerError(f"no judge produced a verdict ({why}); no snapshot written: run {run_id} stays "
                                       f"open in the ledger, and the same command again judges it again")
             document = store.complete(conn, snapshot_id)
-            return _finish(conn, history, document, opts.tolerance, already=False, imported=imported)
+            return _finish(conn, history, document, opts.tolerance, already=False, imported=imported,
+                           snapshot_id=snapshot_id)
     except psycopg.Error as exc:
         raise db.explain(exc, next_step=f"run the same command again: --run-id {run_id} resumes the run") from None
     finally:
@@ -312,7 +314,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
 
 
 def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, tolerance: float | None, *,
-            already: bool, imported: int) -> Outcome:
+            already: bool, imported: int, snapshot_id: int | None = None) -> Outcome:
     """Write the file from the database's document; read the regression reasons back."""
     snap = snap_mod.snapshot_from(document)
     try:
@@ -323,7 +325,12 @@ def _finish(conn: psycopg.Connection, history: SnapshotStore, document: dict, to
                               f"of {snap.name} is complete in the ledger: the same command again (--run-id "
                               f"{snap.run_id}) writes the file once it can be written") from None
     gate = store.is_regression(conn, document.get("comparison"), tolerance)
-    return Outcome(snap, path, go_json.dumps(snap), list(gate["reasons"]), float(gate["tolerance"]),
+    reasons = list(gate["reasons"])
+    # Only the database closes a snapshot, and then its note begins so (work_quality_snapshot_decide_v3):
+    # ask it which closed snapshot is a regression, and why.
+    if snapshot_id is not None and str((document.get("aggregate") or {}).get("note") or "").startswith("Abandoned:"):
+        reasons = store.closed_regression(conn, snapshot_id) or reasons
+    return Outcome(snap, path, go_json.dumps(snap), reasons, float(gate["tolerance"]),
                    already_recorded=already, imported=imported)
 
 

@@ -54,6 +54,14 @@ def start_or_find_run(conn: psycopg.Connection, values: dict[str, Any]) -> dict:
     return row
 
 
+def cancel_run(conn: psycopg.Connection, snapshot_id: int, reason: str) -> dict:
+    """Cancel an open run (its snapshot) with a reason; the state the database decided for it
+    (cancelled, a regression, its note "Abandoned: cancelled by ...")."""
+    if not _one(conn, "cancel_run", {"snapshot_id": snapshot_id, "reason": reason})["cancelled"]:
+        raise EvalledgerError(f"snapshot {snapshot_id} is not an open work-quality run this role can cancel")
+    return _one(conn, "run_state", {"snapshot_id": snapshot_id})
+
+
 def snapshot_state(conn: psycopg.Connection, snapshot_id: int) -> dict:
     """One snapshot row as it is now."""
     return _one(conn, "snapshot_state", {"snapshot_id": snapshot_id})
@@ -144,6 +152,13 @@ def compare(conn: psycopg.Connection, prev_mean: dict | None, cur_mean: dict | N
 def is_regression(conn: psycopg.Connection, delta: dict | None, tolerance: float | None) -> dict:
     """{reasons, tolerance} for a comparison the database computed earlier."""
     return _one(conn, "is_regression", {"delta": None if delta is None else Jsonb(delta), "tolerance": tolerance})
+
+
+def closed_regression(conn: psycopg.Connection, snapshot_id: int) -> list[str] | None:
+    """The reasons a cancelled or abandoned snapshot is a regression (its note), as the database
+    says; None for any other snapshot."""
+    row = _one(conn, "closed_regression", {"snapshot_id": snapshot_id})
+    return None if row is None else list(row["reasons"])
 
 
 def import_snapshot(conn: psycopg.Connection, document: Any, source_file: str) -> bool:

@@ -32,8 +32,11 @@ def brain_eval_group():
 @click.option("--reviewer", "reviewer_role", required=True, help="Role name of the run's registered reviewer.")
 @click.option("--historical", "import_reason", metavar="REASON",
               help="The run started more than a day ago: record it through an audited import, with this reason.")
+@click.option("--cancel-open", "cancel_reason", metavar="REASON",
+              help="Cancel the open run of the same brain, prompt and catalog first, with this reason (as "
+                   "`brain-eval cancel` does, in the same transaction as the recording).")
 @database_option
-def record_command(file, reviewer_role, import_reason):
+def record_command(file, reviewer_role, import_reason, cancel_reason):
     """Record a run whose brain answers were produced elsewhere, from FILE (JSON: {run: {...},
     questions: [{analysis, score}]}), for its reviewer to score.
 
@@ -43,7 +46,9 @@ def record_command(file, reviewer_role, import_reason):
     is checked first: a problem is one line naming FILE:LINE, the field and the question id.
     Everything is written in one transaction. Recording the same file again is the run recorded
     before (its id derives from the file). A run that started more than a day ago needs
-    --historical REASON. Exit 2 while the run waits for its reviewer.
+    --historical REASON. One run of a brain, prompt and catalog is open at a time: --cancel-open
+    REASON cancels the one that is (it is decided fail, "Abandoned: cancelled by ..."). Exit 2 while
+    the run waits for its reviewer.
     """
     from .. import recording
 
@@ -53,7 +58,15 @@ def record_command(file, reviewer_role, import_reason):
         if found is None:
             raise EvalledgerError(f"--reviewer {reviewer_role!r} is not a registered reviewer "
                                   "(evalledger reviewer add)")
+        run = checked.document["run"]
+        open_run = (brain_eval.open_run_of(conn, run["brain_under_test"], run["system_prompt_hash"],
+                                           run["question_catalog_version"], checked.run_id)
+                    if cancel_reason is not None else None)
+        if open_run is not None:
+            brain_eval.cancel_run(conn, open_run, cancel_reason)
         decided, new = recording.record(conn, checked, found, import_reason)
+    if open_run is not None:
+        click.echo(f"cancelled run {open_run}, open of the same brain, prompt and catalog: {cancel_reason}")
     if not new:
         click.echo(f"already recorded: {file} is run {decided.eval_run_id}")
     elif not decided.decision:
