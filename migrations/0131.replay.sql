@@ -40,6 +40,11 @@ BEGIN
     IF problem IS NOT NULL THEN
         RETURN problem;
     END IF;
+    -- The deadline of an open run of every suite (brain_eval_run_deadline_v1; 14 days when absent).
+    IF definition ? 'open_run_days' AND (jsonb_typeof(definition -> 'open_run_days') IS DISTINCT FROM 'number'
+       OR (definition ->> 'open_run_days')::numeric NOT BETWEEN 1 AND 366) THEN
+        RETURN 'open_run_days must be a number of days from 1 to 366';
+    END IF;
     CASE suite
     WHEN 'brain-eval' THEN
         IF definition ->> 'hard_failure_decision' IS DISTINCT FROM 'fail' THEN
@@ -53,11 +58,6 @@ BEGIN
         IF jsonb_typeof(definition -> 'diagnosis_question_types') IS DISTINCT FROM 'array'
            OR jsonb_path_exists(definition, '$.diagnosis_question_types[*] ? (@.type() != "string")') THEN
             RETURN 'diagnosis_question_types must be an array of question types (which have a diagnosis to score)';
-        END IF;
-        -- The deadline of an open run (brain_eval_run_deadline_v1; 14 days when absent).
-        IF definition ? 'open_run_days' AND (jsonb_typeof(definition -> 'open_run_days') IS DISTINCT FROM 'number'
-           OR (definition ->> 'open_run_days')::numeric NOT BETWEEN 1 AND 366) THEN
-            RETURN 'open_run_days must be a number of days from 1 to 366';
         END IF;
         FOR item IN SELECT c FROM jsonb_array_elements((definition -> 'hard_criteria') || (definition -> 'soft_criteria')) c LOOP
             IF jsonb_typeof(item -> 'key') IS DISTINCT FROM 'string' OR item ->> 'op' IS NULL

@@ -33,8 +33,9 @@ PRICE = {"price_input": Decimal("2.5"), "price_cached_input": Decimal("1.25"),
 
 
 def start_run(conn, n: int = 1) -> int:
+    # A subject of its own per n (its slug prefix): one run of a subject is open at a time.
     values = {"corpus_source": "db", "sample_limit": 10, "seed": 1, "n_takes": 3, "corpus_sha8": f"{n:08x}",
-              "prompt_sha8": "bbbbbbbb", "models": PANEL}
+              "prompt_sha8": "bbbbbbbb", "models": PANEL, "slug_prefix": f"billed-{n}"}
     cols = ", ".join(values)
     marks = ", ".join(f"%({k})s" for k in values)
     return conn.execute(f"INSERT INTO evalledger.eval_takes_quality_runs ({cols}) VALUES ({marks}) RETURNING id",

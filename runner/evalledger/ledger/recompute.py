@@ -77,10 +77,10 @@ def in_temp(text: str, names: set[str]) -> str:
                                                           else m.group(0)), text)
 
 
-# The tables whose rows the recompute names by their journal key (`SELECT 'table', evalledger.journal_key_v1(...`
+# The tables whose rows the recompute names by their journal key (`'table', evalledger.journal_key_v1(...`
 # in the package's ledger_recompute_v3): their key functions are made in pg_temp the way journal_attach_v2 makes
 # them, from the package's journal_source_v1.
-_KEYED = re.compile(r"SELECT '(\w+)', evalledger\.journal_key_v1\(")
+_KEYED = re.compile(r"'(\w+)', evalledger\.journal_key_v1\(")
 
 
 def keyed(functions: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
