@@ -54,10 +54,13 @@ SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, ro
  WHERE table_name = ANY(%(tables)s) AND row_key = ANY(%(keys)s)
  ORDER BY entry_id;
 
--- name: entry_position
--- How many entries of a block (its transaction id range) come before this one: its leaf's index.
-SELECT count(*) FROM evalledger.ledger_journal
- WHERE txid >= %(lo)s AND txid < %(hi)s AND entry_id < %(entry_id)s;
+-- name: manifest_of
+-- The MANIFEST entries (a run's completion journals one) whose key lists this item: the run's own row.
+SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, row_leaves, column_fingerprints,
+       txid, recorded_at
+  FROM evalledger.ledger_journal
+ WHERE table_name = 'brain_eval_log' AND operation = 'MANIFEST' AND strpos(row_key, %(item)s) > 0
+ ORDER BY entry_id;
 
 -- name: purges
 -- What the retention purge deleted, per transaction and table (and partition dropped).

@@ -108,8 +108,8 @@ def test_a_proof_checks_with_the_standard_library_alone(env, run_id, tmp_path):
             "brain_eval_run_review", "rubric"} <= tables
     done = standalone_check(tmp_path, tmp_path / "p.json", tmp_path / "d1.json")
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
-    assert done.stdout == (f"ok: {len(proof['rows'])} rows of {run_id} are in the ledger of 1 block that "
-                           f"{tmp_path / 'd1.json'} holds\n")
+    assert done.stdout == (f"ok: {len(proof['rows'])} rows of {run_id}, every row its manifest names, are in the "
+                           f"ledger of 1 block that {tmp_path / 'd1.json'} holds\n")
     # The package's module runs the same check.
     module = subprocess.run([sys.executable, "-m", "evalledger.ledger.check", str(tmp_path / "p.json"),
                              str(tmp_path / "d1.json")], capture_output=True, text=True, timeout=60)
