@@ -96,6 +96,10 @@ SELECT (SELECT max(b.sealed_at) FROM evalledger.ledger_block b),
          WHERE j.txid >= coalesce((SELECT max(b.hi_txid) FROM evalledger.ledger_block b), 0)),
        (SELECT max(b.block_id) FROM evalledger.ledger_block b);
 
+-- name: heads
+-- The ledger's id, every block hash in order (32 bytes apiece), the entries they cover, the newest seal's time.
+SELECT ledger_id, blocks, block_hashes, entries, sealed_at FROM evalledger.ledger_heads_v1();
+
 -- name: installed
 -- Whether the journal (issue 18) is installed.
 SELECT to_regclass('evalledger.ledger_journal') IS NOT NULL;

@@ -163,7 +163,9 @@ def test_consistency_between_two_digests_and_after_a_rewrite(env, admin, connect
     assert (old["ledger_size"], new["ledger_size"]) == (1, 2)
     result = run_cli("ledger", "consistency", str(tmp_path / "old.json"), str(tmp_path / "new.json"),
                      "--out", str(tmp_path / "c.json"), env=env)
-    assert (result.code, result.out) == (0, "consistent: the ledger of 2 blocks extends the ledger of 1 block unchanged\n")
+    assert (result.code, result.out) == (0, f"consistent: the ledger of 2 blocks ({tmp_path / 'new.json'}) extends the "
+                                            f"ledger of 1 block ({tmp_path / 'old.json'}) unchanged (block headers: "
+                                            "`ledger verify` checks their contents)\n")
     offline = standalone_check(tmp_path, tmp_path / "c.json", tmp_path / "old.json", tmp_path / "new.json")
     assert offline.returncode == 0 and offline.stdout.startswith("ok: the ledger of digest "), offline.stdout
     # A superuser rewrites the old run's decision and everything after it, chain included...

@@ -314,8 +314,8 @@ MAY_IMPORT = {
     "suites": {"core", "judges"},
     "ledger": {"core"},
     "ops": {"core", "ledger", "suites"},  # doctor reads what the capture client counted beside its spool
-    "bi": {"core", "suites"},
-    "web": {"core", "suites", "bi"},
+    "bi": {"core", "suites", "ledger"},  # readers check the ledger still extends what they saw (ledger.remember)
+    "web": {"core", "suites", "bi", "ledger"},
 }
 RUNNER = ("core", "judges", "suites")
 ROOT_MODULES = {"evalledger", "evalledger.cli", "evalledger.demo", "evalledger.capture", "evalledger.scrub"}

@@ -146,23 +146,31 @@ def make(conn: psycopg.Connection, run: uuid.UUID, digest: dict | None = None) -
                        for _, block in sorted(used.items())]}
 
 
-def consistency(conn: psycopg.Connection, old: dict, new: dict) -> tuple[dict, list[str]]:
-    """The RFC 6962 consistency proof between two digests' ledger trees, from the blocks as they are now, and
-    every problem checking it against the digests (none: the newer ledger extends the older one unchanged)."""
+def consistency(conn: psycopg.Connection, first: dict, second: dict) -> tuple[dict | None, list[str], bool]:
+    """The RFC 6962 consistency proof between two digests' ledger trees, from the blocks as they are now (block
+    headers only: `verify` checks the entries and rows they seal); every problem checking it (none: the newer
+    ledger extends the older one unchanged); and whether the digests came newer first (they are taken in
+    order of size either way). A ledger rolled back below the newer digest, or forked from either, is a
+    problem (exit 1), not an error."""
     conn.execute(QUERIES["one_snapshot"])
     ledger_id = journal.identity(conn)
-    for name, digest in (("old", old), ("new", new)):
+    for digest in (first, second):
         if digest["ledger_id"] != ledger_id:
-            raise EvalledgerError(f"the {name} digest is of ledger {digest['ledger_id']}, this database holds {ledger_id}")
+            raise EvalledgerError(f"a digest is of ledger {digest['ledger_id']}, this database holds {ledger_id}")
+    swapped = first["ledger_size"] > second["ledger_size"]
+    old, new = (second, first) if swapped else (first, second)
     m, n = old["ledger_size"], new["ledger_size"]
-    if not 1 <= m <= n:
-        raise EvalledgerError(f"the old digest holds {m} blocks and the new one {n}: give the older digest first")
     blocks = journal.blocks(conn)
     if n > len(blocks):
-        raise EvalledgerError(f"the new digest holds {n} blocks; this ledger has {len(blocks)}")
+        return None, [f"rolled back: this ledger holds {len(blocks)} block{'' if len(blocks) == 1 else 's'}, fewer "
+                      f"than the {n} of the newer digest"], swapped
     leaves = [check.block_leaf(b.header_hash()) for b in blocks[:n]]
-    proof = {"schema_version": 1, "kind": "ledger_consistency", "canon": check.CANON, "ledger_id": ledger_id,
+    proof = {"schema_version": check.SCHEMA_VERSIONS["ledger_consistency"], "kind": "ledger_consistency",
+             "canon": check.CANON, "ledger_id": ledger_id,
              "old": {"size": m, "root": check.merkle_root(leaves[:m]).hex()},
              "new": {"size": n, "root": check.merkle_root(leaves).hex()},
              "proof": [h.hex() for h in check.consistency_proof(leaves, m)]}
-    return proof, check.check_consistency(proof, old, new)
+    problems = check.check_consistency(proof, old, new)
+    if problems:
+        problems = [f"forked: {p}" if not p.startswith(("forked", "rolled back")) else p for p in problems]
+    return proof, problems, swapped
