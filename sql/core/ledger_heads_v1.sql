@@ -15,5 +15,6 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 -- Every role that reads the ledger for a person: auditors and RevOps (report, dashboard, serve),
--- and the owner (verify).
-GRANT EXECUTE ON FUNCTION ledger_heads_v1() TO evalledger_owner, evalledger_auditor, evalledger_revops;
+-- reviewers (serve's dashboards page) and the owner (verify).
+GRANT EXECUTE ON FUNCTION ledger_heads_v1() TO evalledger_owner, evalledger_auditor, evalledger_revops,
+    evalledger_reviewer;
