@@ -171,9 +171,6 @@ def _publish_once(dest: Path, key: Path | None, wait_seconds) -> tuple[list[str]
                 + (f", extending {before[0].name}" if before else ""))
 
 
-DEST_HELP = "DEST is a folder, or the work tree of a git repository (each digest is then committed)."
-
-
 @ledger_group.command("publish")
 @click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--sign", "key", type=click.Path(dir_okay=False, exists=True, path_type=Path), metavar="KEY",
@@ -184,8 +181,8 @@ DEST_HELP = "DEST is a folder, or the work tree of a git repository (each digest
 def publish_command(dest, key, wait_seconds):
     """Seal, take a digest and append it to DEST, after checking the ledger extends the newest one there.
 
-    DEST is a folder, or the work tree of a git repository of the auditor's (each digest is committed);
-    a file is never replaced. In production keep them in object storage with a retention lock
+    DEST is a folder (made if missing), or the work tree of a git repository of the auditor's (each
+    digest is committed); a file is never replaced. In production keep them in object storage with a retention lock
     (docs/ledger.md). Exit 0 published, 1 the ledger was rolled back or forked since the newest digest
     in DEST (nothing published), 3 error.
     """

@@ -67,8 +67,10 @@ def newest(folder: Path) -> tuple[Path, dict] | None:
 def publish(folder: Path, text: str, digest: dict, key: Path | None) -> list[Path]:
     """Append the digest (and its signature) to folder, never replacing a file; commit them when folder is a
     git repository. The files written."""
-    if not folder.is_dir():
-        raise EvalledgerError(f"{folder}: no such folder to publish digests to (make it, or `git init` it)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvalledgerError(f"{folder}: cannot make the folder to publish digests to: {exc.strerror}") from None
     stamp = digest["taken_at"].replace("-", "").replace(":", "").replace(".", "")
     base = f"digest-{digest['block']:08d}-{stamp[:8]}T{stamp[9:21]}Z"
     path, n = folder / f"{base}.json", 1
