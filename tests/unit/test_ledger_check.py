@@ -271,3 +271,33 @@ def test_consistency_refuses_a_rollback_and_a_fork_whichever_way_given():
     forked = digest(6, check.ZERO_HASH)
     assert check.check_consistency(proof, forked, new)[0].startswith("forked: both digests hold 6 blocks")
     assert check.check_consistency(proof, new, forked)[0].startswith("forked: both digests hold 6 blocks")
+
+
+def test_a_readers_compact_range_grows_to_rfc_6962s_root():
+    """The tree a reader keeps as it grows (remember._grow, _root) is the Merkle tree hash of every block."""
+    from evalledger.ledger import remember
+
+    hashes = [check.sha256(bytes([i])) for i in range(40)]
+    frontier = []
+    for n in range(1, 41):
+        frontier = remember._grow(frontier, hashes[n - 1:n])
+        assert remember._root(frontier) == check.merkle_root([check.block_leaf(h) for h in hashes[:n]]), n
+    assert remember._grow([], hashes) == frontier
+
+
+def test_a_reader_refuses_a_rollback_and_a_fork_with_or_without_the_hashes_it_kept(tmp_path):
+    from evalledger.ledger import remember
+
+    hashes = [check.sha256(bytes([i])) for i in range(12)]
+    frontier = remember._grow([], hashes[:9])
+    seen = {"ledger_size": 9, "block_hash": hashes[8].hex(), "ledger_root": remember._root(frontier).hex(),
+            "frontier": [[size, node.hex()] for size, node in frontier]}
+    path = tmp_path / "seen.json"
+    (tmp_path / "seen.hashes").write_bytes(b"".join(hashes[:9]))
+    forked = hashes[:4] + [check.sha256(b"other")] + hashes[5:]
+    for kept in (path, None):
+        assert remember.extends(seen, hashes, "here", kept) == frontier
+        with pytest.raises(remember.LedgerRewound, match="rolled back: it holds 6 blocks, but this reader saw 9"):
+            remember.extends(seen, hashes[:6], "here", kept)
+        with pytest.raises(remember.LedgerRewound, match=r"forked: its first 9 blocks \(of 12\) are not the 9"):
+            remember.extends(seen, forked, "here", kept)

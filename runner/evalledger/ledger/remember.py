@@ -3,10 +3,10 @@ person keeps the newest digest it has seen under the user's home, and checks, be
 still extends it. A rollback (fewer blocks than it saw) or a fork (the blocks it saw hashed otherwise now) is
 an error naming both sizes, exit 1.
 
-The database gives only the block hashes (ledger_heads_v1); the ledger tree over them, the one the
-remembered digest holds and the newest, is hashed here, as check.py does (RFC 6962). Comparing the tree of
-the first m of today's blocks with the root remembered is the consistency check with the whole of the data:
-a consistency proof, computed and checked on this side.
+The database gives only the block hashes (ledger_heads_v1); the ledger tree over them is hashed here, as
+check.py does (RFC 6962). The reader keeps the block hashes it saw beside the digest, with the tree's compact
+range: the first m of today's hashes must be those (equal hashes, equal tree: the consistency check with the
+whole of the data, on this side), and only the blocks new to it are hashed into the tree it remembers next.
 """
 
 from __future__ import annotations
@@ -74,16 +74,58 @@ def heads(conn: psycopg.Connection) -> tuple[str, list[bytes], int, str | None] 
             _stamp(sealed_at) if sealed_at else None)
 
 
-def extends(seen: dict, hashes: list[bytes], where: str) -> None:
-    """Raise LedgerRewound unless the ledger of these block hashes extends the digest seen."""
+def _grow(frontier: list[tuple[int, bytes]], hashes: list[bytes]) -> list[tuple[int, bytes]]:
+    """The ledger tree's compact range (the roots of its perfect subtrees, largest first) with these block
+    hashes' leaves added: RFC 6962's tree, built as it grows, so a reader hashes only the blocks new to it."""
+    frontier = list(frontier)
+    for block_hash in hashes:
+        size, node = 1, check.block_leaf(block_hash)
+        while frontier and frontier[-1][0] == size:
+            node = check.node_hash(frontier.pop()[1], node)
+            size *= 2
+        frontier.append((size, node))
+    return frontier
+
+
+def _root(frontier: list[tuple[int, bytes]]) -> bytes:
+    """The Merkle tree hash of a compact range: its subtrees folded from the right (RFC 6962's split)."""
+    root = frontier[-1][1]
+    for _, node in reversed(frontier[:-1]):
+        root = check.node_hash(node, root)
+    return root
+
+
+def _remembered(seen: dict, path: Path) -> tuple[bytes, list[tuple[int, bytes]]] | None:
+    """The block hashes and compact range kept beside the digest seen, when they are whole and make its root."""
+    try:
+        kept = path.with_suffix(".hashes").read_bytes()
+        frontier = [(int(size), bytes.fromhex(node)) for size, node in seen.get("frontier", [])]
+    except (OSError, ValueError, TypeError):
+        return None
+    if len(kept) != 32 * seen["ledger_size"] or not frontier or sum(size for size, _ in frontier) != seen["ledger_size"] \
+            or _root(frontier).hex() != seen["ledger_root"] or kept[-32:].hex() != seen["block_hash"]:
+        return None
+    return kept, frontier
+
+
+def extends(seen: dict, hashes: list[bytes], where: str, path: Path | None = None) -> list[tuple[int, bytes]]:
+    """Raise LedgerRewound unless the ledger of these block hashes extends the digest seen; the compact range of
+    the tree of the blocks seen. The block hashes are compared with those kept beside the digest seen when they
+    are there (equal hashes, equal tree), else the tree of the first blocks is hashed again."""
     m, n = seen["ledger_size"], len(hashes)
     if m > n:
         raise LedgerRewound(f"the ledger was rolled back: it holds {n} block{'' if n == 1 else 's'}, but this reader "
                             f"saw {m} ({where}); run `evalledger ledger verify` against a digest kept outside")
-    leaves = [check.block_leaf(h) for h in hashes[:m]]
-    if hashes[m - 1].hex() != seen["block_hash"] or check.merkle_root(leaves).hex() != seen["ledger_root"]:
+    kept = _remembered(seen, path) if path is not None else None
+    if kept is not None:
+        same, frontier = b"".join(hashes[:m]) == kept[0], kept[1]
+    else:
+        frontier = _grow([], hashes[:m])
+        same = hashes[m - 1].hex() == seen["block_hash"] and _root(frontier).hex() == seen["ledger_root"]
+    if not same:
         raise LedgerRewound(f"the ledger forked: its first {m} blocks (of {n}) are not the {m} this reader saw "
                             f"({where}); run `evalledger ledger verify` against a digest kept outside")
+    return frontier
 
 
 def check_reader(conn: psycopg.Connection, remember: bool = True, database: str = "") -> dict | None:
@@ -96,35 +138,33 @@ def check_reader(conn: psycopg.Connection, remember: bool = True, database: str 
     ledger_id, hashes, entries, sealed_at = found
     path = seen_path(ledger_id, conn)
     seen = _load(path)
-    if seen is not None:
-        extends(seen, hashes, str(path))
+    frontier = extends(seen, hashes, str(path), path) if seen is not None else []
     if not remember or (seen is not None and seen["ledger_size"] == len(hashes)):
         return seen
-    leaves = [check.block_leaf(h) for h in hashes]
+    frontier = _grow(frontier, hashes[seen["ledger_size"] if seen else 0:])
     now = {"schema_version": 1, "kind": "ledger_digest", "canon": check.CANON, "ledger_id": ledger_id,
            "database": database, "block": len(hashes), "block_hash": hashes[-1].hex(), "ledger_size": len(hashes),
-           "ledger_root": check.merkle_root(leaves).hex(), "entries": entries, "sealed_at": sealed_at,
-           "taken_at": sealed_at}
-    _write(path, now)
+           "ledger_root": _root(frontier).hex(), "entries": entries, "sealed_at": sealed_at, "taken_at": sealed_at,
+           "frontier": [[size, node.hex()] for size, node in frontier]}
+    _write(path, now, b"".join(hashes))
     return now
 
 
-def _write(path: Path, digest: dict) -> None:
-    """Replace the remembered digest whole (a reader killed midway leaves the one before)."""
+def _write(path: Path, digest: dict, hashes: bytes | None = None) -> None:
+    """Replace the remembered digest whole, and the block hashes kept beside it (a reader killed midway leaves
+    hashes that do not match the digest, which are then not used, or the digest before)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".seen-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(digest, handle, sort_keys=True, indent=2)
-            handle.write("\n")
-        os.replace(temporary, path)
+        for target, data in ((path.with_suffix(".hashes"), hashes),
+                             (path, (json.dumps(digest, sort_keys=True, indent=2) + "\n").encode("utf-8"))):
+            if data is None:
+                target.unlink(missing_ok=True)
+                continue
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".seen-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, target)
     except OSError as exc:
         raise EvalledgerError(f"{path}: cannot keep the digest this reader saw: {exc.strerror}") from None
 
 
-def remember_digest(conn: psycopg.Connection, digest: dict) -> None:
-    """A digest this user took (ledger digest, publish, watch) becomes the one remembered, if it is newer."""
-    path = seen_path(digest["ledger_id"], conn)
-    seen = _load(path)
-    if seen is None or seen["ledger_size"] < digest["ledger_size"]:
-        _write(path, digest)
