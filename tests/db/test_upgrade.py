@@ -131,7 +131,12 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
     assert applied and applied == post_release_migrations()
     with psycopg.connect(dsn, autocommit=True) as admin:
         after = table_counts(admin)
-        assert {t: n for t, n in after.items() if t not in MADE_SINCE} == before
+        # 0124 journals a manifest for each run completed before it: one journal entry each.
+        completed, = admin.execute("SELECT count(*) FROM evalledger.brain_eval_log WHERE completed_at IS NOT NULL").fetchone()
+        assert completed > 0
+        assert after["ledger_journal"] == before["ledger_journal"] + completed
+        assert {t: n for t, n in after.items() if t not in MADE_SINCE | {"ledger_journal"}} == \
+            {t: n for t, n in before.items() if t != "ledger_journal"}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
         upgraded_schema = snapshot(admin, rows=False)
     # The same schema as a ledger migrated from nothing (which the current files build too:
@@ -154,6 +159,7 @@ MADE_BY = {
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
     "0111.one-merkle-root": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_seal_v1(double precision)'::regprocedure",
+    "0124.run-manifest": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_manifest_v1(uuid)'::regprocedure",
 }
 
 
