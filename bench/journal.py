@@ -260,13 +260,13 @@ def timed_reader(dsn: str, home: Path, rounds: int = 15) -> tuple[float, float, 
             seen = remember.check_reader(conn, remember=True)
             conn.commit()
             # As if the reader had read one block ago: the digest, hashes and compact range of all blocks but one.
-            hashes = remember.heads(conn)[1][:-1]
+            joined = remember.heads(conn)[1][:-32]
             conn.commit()
-            frontier = remember._grow([], hashes)
-            behind = {**seen, "ledger_size": len(hashes), "block": len(hashes), "block_hash": hashes[-1].hex(),
-                      "ledger_root": remember._root(frontier).hex(),
+            frontier = remember._grow([], remember.split(joined))
+            behind = {**seen, "ledger_size": len(joined) // 32, "block": len(joined) // 32,
+                      "block_hash": joined[-32:].hex(), "ledger_root": remember._root(frontier).hex(),
                       "frontier": [[size, node.hex()] for size, node in frontier]}
-            remember._write(remember.seen_path(seen["ledger_id"], conn), behind, b"".join(hashes))
+            remember._write(remember.seen_path(seen["ledger_id"], conn), behind, joined)
             t0 = time.perf_counter()
             remember.check_reader(conn, remember=True)
             conn.commit()

@@ -296,8 +296,11 @@ def test_a_reader_refuses_a_rollback_and_a_fork_with_or_without_the_hashes_it_ke
     (tmp_path / "seen.hashes").write_bytes(b"".join(hashes[:9]))
     forked = hashes[:4] + [check.sha256(b"other")] + hashes[5:]
     for kept in (path, None):
-        assert remember.extends(seen, hashes, "here", kept) == frontier
+        assert remember.extends(seen, b"".join(hashes), "here", kept) == (frontier, kept is not None)
         with pytest.raises(remember.LedgerRewound, match="rolled back: it holds 6 blocks, but this reader saw 9"):
-            remember.extends(seen, hashes[:6], "here", kept)
+            remember.extends(seen, b"".join(hashes[:6]), "here", kept)
         with pytest.raises(remember.LedgerRewound, match=r"forked: its first 9 blocks \(of 12\) are not the 9"):
-            remember.extends(seen, forked, "here", kept)
+            remember.extends(seen, b"".join(forked), "here", kept)
+    # Hashes kept past the digest's blocks (a reader stopped while remembering) are not read.
+    (tmp_path / "seen.hashes").write_bytes(b"".join(hashes[:9]) + bytes(64))
+    assert remember.extends(seen, b"".join(hashes), "here", path) == (frontier, True)

@@ -63,18 +63,24 @@ def _stamp(value) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def heads(conn: psycopg.Connection) -> tuple[str, list[bytes], int, str | None] | None:
-    """The ledger's id, its block hashes in order, the entries they cover and the newest seal's time; None
-    where the journal is not installed."""
+def heads(conn: psycopg.Connection) -> tuple[str, bytes, int, str | None] | None:
+    """The ledger's id, its block hashes in order (32 bytes apiece, joined), the entries they cover and the
+    newest seal's time; None where the journal is not installed."""
     if not conn.execute(QUERIES["installed"]).fetchone()[0]:
         return None
     ledger_id, count, joined, entries, sealed_at = conn.execute(QUERIES["heads"]).fetchone()
-    joined = bytes(joined)
-    return (str(ledger_id), [joined[i:i + 32] for i in range(0, 32 * count, 32)], int(entries),
-            _stamp(sealed_at) if sealed_at else None)
+    if len(joined) != 32 * count:
+        raise LedgerRewound(f"the ledger's {count} blocks do not each have a 32-byte hash: run `evalledger ledger "
+                            "verify`")
+    return str(ledger_id), bytes(joined), int(entries), _stamp(sealed_at) if sealed_at else None
 
 
-def _grow(frontier: list[tuple[int, bytes]], hashes: list[bytes]) -> list[tuple[int, bytes]]:
+def split(joined: bytes) -> list[bytes]:
+    """Joined 32-byte hashes, one by one."""
+    return [joined[i:i + 32] for i in range(0, len(joined), 32)]
+
+
+def _grow(frontier: list[tuple[int, bytes]], hashes) -> list[tuple[int, bytes]]:
     """The ledger tree's compact range (the roots of its perfect subtrees, largest first) with these block
     hashes' leaves added: RFC 6962's tree, built as it grows, so a reader hashes only the blocks new to it."""
     frontier = list(frontier)
@@ -96,36 +102,39 @@ def _root(frontier: list[tuple[int, bytes]]) -> bytes:
 
 
 def _remembered(seen: dict, path: Path) -> tuple[bytes, list[tuple[int, bytes]]] | None:
-    """The block hashes and compact range kept beside the digest seen, when they are whole and make its root."""
+    """The block hashes and compact range kept beside the digest seen, when they are whole and make its root
+    (hashes past the digest's blocks, from a reader stopped while remembering, are not read)."""
+    size = 32 * seen["ledger_size"]
     try:
-        kept = path.with_suffix(".hashes").read_bytes()
-        frontier = [(int(size), bytes.fromhex(node)) for size, node in seen.get("frontier", [])]
+        with path.with_suffix(".hashes").open("rb") as handle:
+            kept = handle.read(size)
+        frontier = [(int(n), bytes.fromhex(node)) for n, node in seen.get("frontier", [])]
     except (OSError, ValueError, TypeError):
         return None
-    if len(kept) != 32 * seen["ledger_size"] or not frontier or sum(size for size, _ in frontier) != seen["ledger_size"] \
+    if len(kept) != size or not frontier or sum(n for n, _ in frontier) != seen["ledger_size"] \
             or _root(frontier).hex() != seen["ledger_root"] or kept[-32:].hex() != seen["block_hash"]:
         return None
     return kept, frontier
 
 
-def extends(seen: dict, hashes: list[bytes], where: str, path: Path | None = None) -> list[tuple[int, bytes]]:
-    """Raise LedgerRewound unless the ledger of these block hashes extends the digest seen; the compact range of
-    the tree of the blocks seen. The block hashes are compared with those kept beside the digest seen when they
-    are there (equal hashes, equal tree), else the tree of the first blocks is hashed again."""
-    m, n = seen["ledger_size"], len(hashes)
+def extends(seen: dict, joined: bytes, where: str, path: Path | None = None) -> tuple[list[tuple[int, bytes]], bool]:
+    """Raise LedgerRewound unless the ledger of these block hashes (joined) extends the digest seen; the compact
+    range of the tree of the blocks seen, and whether the hashes kept beside it were whole. The block hashes are
+    compared with those kept (equal hashes, equal tree), else the tree of the first blocks is hashed again."""
+    m, n = seen["ledger_size"], len(joined) // 32
     if m > n:
         raise LedgerRewound(f"the ledger was rolled back: it holds {n} block{'' if n == 1 else 's'}, but this reader "
                             f"saw {m} ({where}); run `evalledger ledger verify` against a digest kept outside")
     kept = _remembered(seen, path) if path is not None else None
     if kept is not None:
-        same, frontier = b"".join(hashes[:m]) == kept[0], kept[1]
+        same, frontier = joined[:32 * m] == kept[0], kept[1]
     else:
-        frontier = _grow([], hashes[:m])
-        same = hashes[m - 1].hex() == seen["block_hash"] and _root(frontier).hex() == seen["ledger_root"]
+        frontier = _grow([], split(joined[:32 * m]))
+        same = joined[32 * (m - 1):32 * m].hex() == seen["block_hash"] and _root(frontier).hex() == seen["ledger_root"]
     if not same:
         raise LedgerRewound(f"the ledger forked: its first {m} blocks (of {n}) are not the {m} this reader saw "
                             f"({where}); run `evalledger ledger verify` against a digest kept outside")
-    return frontier
+    return frontier, kept is not None
 
 
 def check_reader(conn: psycopg.Connection, remember: bool = True, database: str = "") -> dict | None:
@@ -135,35 +144,38 @@ def check_reader(conn: psycopg.Connection, remember: bool = True, database: str 
     found = heads(conn)
     if found is None or not found[1]:
         return None
-    ledger_id, hashes, entries, sealed_at = found
+    ledger_id, joined, entries, sealed_at = found
+    n = len(joined) // 32
     path = seen_path(ledger_id, conn)
     seen = _load(path)
-    frontier = extends(seen, hashes, str(path), path) if seen is not None else []
-    if not remember or (seen is not None and seen["ledger_size"] == len(hashes)):
+    frontier, whole = extends(seen, joined, str(path), path) if seen is not None else ([], False)
+    if not remember or (seen is not None and seen["ledger_size"] == n and whole):
         return seen
-    frontier = _grow(frontier, hashes[seen["ledger_size"] if seen else 0:])
+    m = seen["ledger_size"] if seen is not None else 0
+    frontier = _grow(frontier, split(joined[32 * m:]))
     now = {"schema_version": 1, "kind": "ledger_digest", "canon": check.CANON, "ledger_id": ledger_id,
-           "database": database, "block": len(hashes), "block_hash": hashes[-1].hex(), "ledger_size": len(hashes),
+           "database": database, "block": n, "block_hash": joined[-32:].hex(), "ledger_size": n,
            "ledger_root": _root(frontier).hex(), "entries": entries, "sealed_at": sealed_at, "taken_at": sealed_at,
            "frontier": [[size, node.hex()] for size, node in frontier]}
-    _write(path, now, b"".join(hashes))
+    _write(path, now, joined, m if whole else 0)
     return now
 
 
-def _write(path: Path, digest: dict, hashes: bytes | None = None) -> None:
-    """Replace the remembered digest whole, and the block hashes kept beside it (a reader killed midway leaves
-    hashes that do not match the digest, which are then not used, or the digest before)."""
+def _write(path: Path, digest: dict, joined: bytes, kept: int = 0) -> None:
+    """Remember: the block hashes first (written from block `kept` on, the ones before being those kept
+    already), then the digest, replaced whole. A reader stopped midway leaves the digest before, whose
+    blocks' hashes are still the file's first ones."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for target, data in ((path.with_suffix(".hashes"), hashes),
-                             (path, (json.dumps(digest, sort_keys=True, indent=2) + "\n").encode("utf-8"))):
-            if data is None:
-                target.unlink(missing_ok=True)
-                continue
-            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".seen-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, target)
+        hashes = path.with_suffix(".hashes")
+        with hashes.open("r+b" if kept and hashes.exists() else "wb") as handle:
+            handle.seek(32 * kept)
+            handle.write(joined[32 * kept:])
+            handle.truncate()
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".seen-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(digest, sort_keys=True, indent=2) + "\n")
+        os.replace(temporary, path)
     except OSError as exc:
         raise EvalledgerError(f"{path}: cannot keep the digest this reader saw: {exc.strerror}") from None
 
