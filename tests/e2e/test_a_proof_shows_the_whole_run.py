@@ -113,3 +113,17 @@ def test_a_proof_of_a_run_not_complete_is_refused(env, connect_as, reviewer_id, 
     digest_to(env, tmp_path / "d.json")
     made = run_cli("ledger", "proof", open_run, env=env)
     assert made.code == 3 and f"run {open_run} has no manifest: it is not complete" in made.err
+
+
+def test_a_cancelled_runs_manifest_names_its_closure(env, connect_as, reviewer_id, tmp_path):  # noqa: F811
+    """The manifest is journalled at the completing transaction's commit: a cancellation's closure, written in
+    it, is in it."""
+    open_run = str(record_run(connect_as("evalledger_runner"), reviewer_id, count=2, complete=False))
+    cancelled = run_cli("brain-eval", "cancel", open_run, "--reason", "the fixture was wrong", env=env)
+    assert cancelled.code in (0, 1), cancelled.err
+    digest_to(env, tmp_path / "d.json")
+    assert run_cli("ledger", "proof", open_run, "--out", str(tmp_path / "p.json"), env=env).code == 0
+    shown = json.loads((tmp_path / "p.json").read_text())
+    assert {"key": {"eval_run_id": open_run}, "table": "brain_eval_run_closure"} in shown["manifest"]["entry"]["key"]
+    done = standalone_check(tmp_path, tmp_path / "p.json", tmp_path / "d.json")
+    assert done.returncode == 0, done.stdout
