@@ -16,6 +16,11 @@ and, in the journalled database alone:
                     analyses bulk-written with the journal on, sealed block by block), as the owner
                     role, recomputing every row's and entry's hash and every block outside the database
   seal              one seal over ENTRIES new journal entries (one transaction's analyses)
+  manifest          what a completion's manifest costs (brain_eval_manifest_v1 over a run of 30 questions)
+  reader            the check every reader makes before it reads (ledger/remember.py: the block hashes read,
+                    the ledger tree of the blocks it saw and of them all hashed), on a ledger of READER_BLOCKS
+                    blocks (one per completion, as completions seal), against a baseline measured in the
+                    same run: a `report` built as the auditor (aim: the check under 50 ms at 10,000 runs)
 
 Figures: rows/s per path and the ratio (journal / none: 1.0 = the journal costs nothing; aim >= 0.9),
 and, where the server runs on this machine, the CPU its sessions spent (a machine shared with other
@@ -24,6 +29,7 @@ verify's seconds and rows/s (aim < 30 s at 10,000 runs); the seal's seconds. No 
 It starts its own databases: DATABASE_URL's server when set, else a throwaway embedded server.
 
     .venv/bin/python bench/journal.py [--runs 60] [--capture-rows 30000] [--verify-runs 10000] [--seal-entries 100000]
+                                      [--reader-blocks 10000]
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ import ledger_writes  # noqa: E402  (bench/ledger_writes.py: the runner's write 
 from capture import row as capture_row  # noqa: E402  (bench/capture.py: a captured query)
 
 from evalledger.core import scratch  # noqa: E402
-from evalledger.ledger import digest, journal, verify  # noqa: E402
+from evalledger.ledger import digest, journal, remember, verify  # noqa: E402
 from evalledger.suites.capture.writer import CaptureWriter  # noqa: E402
 
 WARMUP = 5
@@ -76,7 +82,8 @@ def drop_journal(dsn: str) -> None:
     """The journal's triggers gone from this database (its event triggers lifted meanwhile)."""
     with psycopg.connect(dsn, autocommit=True) as admin:
         names = admin.execute("SELECT format('DROP TRIGGER %I ON %s', t.tgname, t.tgrelid::regclass) FROM pg_trigger t "
-                              "WHERE t.tgname LIKE '%\\_90\\_journal%' AND NOT t.tgisinternal").fetchall()
+                              "WHERE (t.tgname LIKE '%\\_90\\_journal%' OR t.tgname LIKE '%\\_95\\_manifest%') "
+                              "AND NOT t.tgisinternal").fetchall()
         with admin.transaction():
             admin.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE")
             for (statement,) in names:
@@ -211,12 +218,84 @@ def timed_seal(dsn: str, entries: int) -> tuple[dict, float]:
         return sealed, time.perf_counter() - started
 
 
+def manifest_cost(dsn: str, rounds: int = 5) -> tuple[int, float]:
+    """The completed runs of the runner's writes, and the milliseconds a manifest of one takes to compute (the
+    median of `rounds` rounds over every run, each round's mean: a completion's session has it planned)."""
+    with psycopg.connect(dsn) as conn:
+        runs = [r[0] for r in conn.execute("SELECT eval_run_id FROM evalledger.brain_eval_log "
+                                           "WHERE completed_at IS NOT NULL AND question_count = 30")]
+        means = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            for run in runs:
+                conn.execute("SELECT row_count FROM evalledger.brain_eval_manifest_v1(%s)", (run,)).fetchone()
+            means.append((time.perf_counter() - started) / max(len(runs), 1) * 1000)
+        return len(runs), median(means)
+
+
+def grow_blocks(dsn: str, wanted: int) -> int:
+    """Seal blocks until the ledger has `wanted` (each over one journalled row, as a completion's block would be)."""
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        have = admin.execute("SELECT count(*) FROM evalledger.ledger_block").fetchone()[0]
+        for n in range(have, wanted):
+            admin.execute("INSERT INTO evalledger.target (target_id, kind, display_name) VALUES (%s, 'bot', 'reader')",
+                          (f"AGT-R{n}",))
+            digest.seal(admin, 0)
+        return admin.execute("SELECT count(*) FROM evalledger.ledger_block").fetchone()[0]
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def timed_reader(dsn: str, home: Path, rounds: int = 15) -> tuple[float, float, float]:
+    """Milliseconds (medians) of the reader's check with a digest remembered one block back, of the same when
+    nothing new was sealed, and of a `report` built as the auditor (the baseline), on one connection."""
+    from evalledger.bi import report
+    from evalledger.bi.filters import Filters
+
+    os.environ["EVALLEDGER_HOME"] = str(home / "reader")
+    grown, same, built = [], [], []
+    with psycopg.connect(dsn) as conn:
+        conn.execute("SET ROLE evalledger_auditor")
+        conn.commit()
+        for _ in range(rounds):
+            seen = remember.check_reader(conn, remember=True)
+            conn.commit()
+            # As if the reader had read one block ago: the digest, hashes and compact range of all blocks but one.
+            joined = remember.heads(conn)[1][:-32]
+            conn.commit()
+            frontier = remember._grow([], remember.split(joined))
+            behind = {**seen, "ledger_size": len(joined) // 32, "block": len(joined) // 32,
+                      "block_hash": joined[-32:].hex(), "ledger_root": remember._root(frontier).hex(),
+                      "frontier": [[size, node.hex()] for size, node in frontier]}
+            remember._write(remember.seen_path(seen["ledger_id"], conn), behind, joined)
+            t0 = time.perf_counter()
+            remember.check_reader(conn, remember=True)
+            conn.commit()
+            grown.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            remember.check_reader(conn, remember=True)
+            conn.commit()
+            same.append(time.perf_counter() - t0)
+        for _ in range(3):
+            t0 = time.perf_counter()
+            filters = Filters.parse(None, None, None, None, [])
+            report.build(conn, filters, "evalledger_auditor", "bench")
+            conn.rollback()
+            built.append(time.perf_counter() - t0)
+    return median(grown) * 1000, median(same) * 1000, median(built) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60, help="runs through the write lifecycle on each database")
     parser.add_argument("--capture-rows", type=int, default=30_000, help="captured rows written on each database")
     parser.add_argument("--verify-runs", type=int, default=10_000, help="completed 30-question runs verify reads")
     parser.add_argument("--seal-entries", type=int, default=100_000, help="journal entries one seal closes")
+    parser.add_argument("--reader-blocks", type=int, default=10_000,
+                        help="blocks in the ledger the reader's check reads (one per completed run)")
     args = parser.parse_args()
     started = time.perf_counter()
     home = Path(tempfile.mkdtemp(prefix="evalledger-bench-journal-"))
@@ -244,6 +323,10 @@ def main() -> None:
                 print(f"  {label:46}{per_run['journal']:>10.1f}{per_run['none']:>10.1f}"
                       f"{per_run['none'] / per_run['journal']:>8.2f}")
 
+            runs, per_manifest = manifest_cost(journalled)
+            print(f"manifest: {per_manifest:.2f} ms to compute one (over the {runs} runs of 30 questions above; "
+                  "its share of a completion is in the completion row: the other database has no manifest trigger)")
+
             rates, cpu = capture_writes(dsns, args.capture_rows, home)
             print(f"capture writer: {args.capture_rows} rows in batches of 1000 on each database; load {load()}")
             print(f"  rows/s  journal {rates['journal']:,.0f}  none {rates['none']:,.0f}  "
@@ -267,6 +350,12 @@ def main() -> None:
             sealed, seconds = timed_seal(journalled, args.seal_entries)
             print(f"seal: one block of {sealed['entries']:,} entries in {seconds:.2f} s "
                   f"({sealed['entries'] / seconds:,.0f} entries/s); load {load()}")
+            blocks = grow_blocks(journalled, args.reader_blocks)
+            grown, same, baseline = timed_reader(journalled, home)
+            print(f"reader: the check before a read, on a ledger of {blocks:,} blocks; load {load()}")
+            print(f"  {grown:.1f} ms with one block new since the digest it remembers, {same:.1f} ms with none "
+                  f"(aim < 50); a report as the auditor {baseline:.0f} ms: ratio check / report "
+                  f"{grown / baseline:.3f}")
             print(f"  wall time {time.perf_counter() - started:.0f} s")
         finally:
             shutil.rmtree(home, ignore_errors=True)

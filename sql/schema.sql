@@ -320,6 +320,11 @@ SET LOCAL check_function_bodies = off;
 \ir work_quality/work_quality_run_state_v1.sql
 \ir ../triggers/takes_quality/takes_quality_run_one_open_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_one_open_v1.sql
+-- A run's completion journals its manifest, the rows that make it whole (issue 35, item 3;
+-- migration 0124); readers check the ledger still extends the newest digest they saw.
+\ir brain_eval/brain_eval_manifest_v1.sql
+\ir ../triggers/brain_eval/brain_eval_log_manifest_v1.sql
+\ir core/ledger_heads_v1.sql
 
 -- Functions: nothing is PUBLIC (the default privileges say so too; this covers any function made
 -- otherwise).

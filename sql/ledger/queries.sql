@@ -73,10 +73,13 @@ SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, ro
  WHERE table_name = ANY(%(tables)s) AND row_key = ANY(%(keys)s)
  ORDER BY entry_id;
 
--- name: entry_position
--- How many entries of a block (its transaction id range) come before this one: its leaf's index.
-SELECT count(*) FROM evalledger.ledger_journal
- WHERE txid >= %(lo)s AND txid < %(hi)s AND entry_id < %(entry_id)s;
+-- name: manifest_of
+-- The MANIFEST entries (a run's completion journals one) whose key lists this item: the run's own row.
+SELECT entry_id, canon, table_name, operation, row_key, row_count, rows_root, row_leaves, column_fingerprints,
+       txid, recorded_at
+  FROM evalledger.ledger_journal
+ WHERE table_name = 'brain_eval_log' AND operation = 'MANIFEST' AND strpos(row_key, %(item)s) > 0
+ ORDER BY entry_id;
 
 -- name: purges
 -- What the retention purge says it deleted, per transaction and table (and partition dropped), by log row.
@@ -126,6 +129,9 @@ SELECT w.pid, w.login, extract(epoch FROM clock_timestamp() - w.xact_start)::flo
   FROM evalledger.ledger_writers_v1() w
  WHERE w.xact_start IS NULL OR w.xact_start < clock_timestamp() - make_interval(secs => %(seconds)s)
  ORDER BY w.txid;
+-- name: heads
+-- The ledger's id, every block hash in order (32 bytes apiece), the entries they cover, the newest seal's time.
+SELECT ledger_id, blocks, block_hashes, entries, sealed_at FROM evalledger.ledger_heads_v1();
 
 -- name: installed
 -- Whether the journal (issue 18) is installed.

@@ -148,8 +148,11 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
             "SELECT table_name, count(*) FROM evalledger.ledger_journal"
             " WHERE operation = 'BASELINE' AND table_name = ANY(%s) GROUP BY table_name", (sorted(RESHAPED),)).fetchall())
         assert baselines == {t: before[t] for t in RESHAPED}
-        # The journal gains those BASELINE entries and the entries of the rows ADDED_SINCE, nothing else.
-        journalled = sum(baselines.values()) + ADDED_SINCE["ledger_journal"]
+        # 0124 journals a manifest for each run completed before it: one journal entry each.
+        completed, = admin.execute("SELECT count(*) FROM evalledger.brain_eval_log WHERE completed_at IS NOT NULL").fetchone()
+        assert completed > 0
+        # The journal gains those BASELINE entries, the manifests and the entries of the rows ADDED_SINCE, nothing else.
+        journalled = sum(baselines.values()) + completed + ADDED_SINCE["ledger_journal"]
         assert {t: n for t, n in after.items() if t not in MADE_SINCE} == {
             t: n + (journalled if t == "ledger_journal" else ADDED_SINCE.get(t, 0)) for t, n in before.items()}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
@@ -189,6 +192,7 @@ MADE_BY = {
     "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
     "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc "
                                       "WHERE oid = 'evalledger.work_quality_decide_v1(evalledger.eval_work_quality_snapshots)'::regprocedure",
+    "0124.run-manifest": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_manifest_v1(uuid)'::regprocedure",
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
     "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
 }

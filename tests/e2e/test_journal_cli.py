@@ -109,8 +109,8 @@ def test_a_proof_checks_with_the_standard_library_alone(env, run_id, tmp_path):
             "brain_eval_run_review", "rubric"} <= tables
     done = standalone_check(tmp_path, tmp_path / "p.json", tmp_path / "d1.json")
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
-    assert done.stdout == (f"ok: {len(proof['rows'])} rows of {run_id} are in the ledger of 1 block that "
-                           f"{tmp_path / 'd1.json'} holds\n")
+    assert done.stdout == (f"ok: {len(proof['rows'])} rows of {run_id}, every row its manifest names, are in the "
+                           f"ledger of 1 block that {tmp_path / 'd1.json'} holds\n")
     # The package's module runs the same check.
     module = subprocess.run([sys.executable, "-m", "evalledger.ledger.check", str(tmp_path / "p.json"),
                              str(tmp_path / "d1.json")], capture_output=True, text=True, timeout=60)
@@ -164,7 +164,9 @@ def test_consistency_between_two_digests_and_after_a_rewrite(env, admin, connect
     assert (old["ledger_size"], new["ledger_size"]) == (1, 2)
     result = run_cli("ledger", "consistency", str(tmp_path / "old.json"), str(tmp_path / "new.json"),
                      "--out", str(tmp_path / "c.json"), env=env)
-    assert (result.code, result.out) == (0, "consistent: the ledger of 2 blocks extends the ledger of 1 block unchanged\n")
+    assert (result.code, result.out) == (0, f"consistent: the ledger of 2 blocks ({tmp_path / 'new.json'}) extends the "
+                                            f"ledger of 1 block ({tmp_path / 'old.json'}) unchanged (block headers: "
+                                            "`ledger verify` checks their contents)\n")
     offline = standalone_check(tmp_path, tmp_path / "c.json", tmp_path / "old.json", tmp_path / "new.json")
     assert offline.returncode == 0 and offline.stdout.startswith("ok: the ledger of digest "), offline.stdout
     # A superuser rewrites the old run's decision and everything after it, chain included...
@@ -234,3 +236,34 @@ def test_verify_says_in_one_line_that_a_table_has_a_column_canon_v1_cannot_write
     result = run_cli("ledger", "verify", env=env)
     assert result.code == 3 and result.err.count("\n") == 1
     assert "canon-v1 has no form for column blobs.data of type bytea" in result.err
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("sealed_at", "2026-01-01T00:00:00.000000Z", "was sealed at "),
+    ("entries", 1, " entries, but "),
+    ("block_hash", "0" * 64, "the block (or one before it) was rewritten"),
+])
+def test_verify_checks_every_field_of_a_digest(env, run_id, tmp_path, field, value, says):
+    digest = digest_to(env, tmp_path / "d.json")
+    digest[field] = value
+    (tmp_path / "d.json").write_text(json.dumps(digest))
+    result = run_cli("ledger", "verify", "--no-remember", "--digest", str(tmp_path / "d.json"), env=env)
+    assert result.code == 1 and result.out.startswith("digest_mismatch: ") and says in result.out, result.out
+
+
+@pytest.mark.parametrize("content, says", [
+    ('"schema_version": 1', "its schema_version is 2"),
+    ('"ledger_root": "', "the digest's ledger_root is not 64 lowercase hex digits"),
+])
+def test_check_refuses_an_unknown_version_and_uppercase_hex(env, run_id, tmp_path, content, says):
+    digest_to(env, tmp_path / "d.json")
+    run_cli("ledger", "proof", run_id, "--out", str(tmp_path / "p.json"), env=env)
+    text = (tmp_path / "d.json").read_text()
+    if content.startswith('"schema'):
+        text = text.replace(content, '"schema_version": 2')
+    else:
+        at = text.index(content) + len(content)
+        text = text[:at] + text[at:at + 64].upper() + text[at + 64:]
+    (tmp_path / "d.json").write_text(text)
+    done = standalone_check(tmp_path, tmp_path / "p.json", tmp_path / "d.json")
+    assert done.returncode == 1 and says in done.stdout, done.stdout

@@ -315,8 +315,8 @@ MAY_IMPORT = {
     "ledger": {"core"},
     # doctor reads what the capture client counted beside its spool, and how old the judges' prices are
     "ops": {"core", "ledger", "suites", "judges"},
-    "bi": {"core", "suites"},
-    "web": {"core", "suites", "bi"},
+    "bi": {"core", "suites", "ledger"},  # readers check the ledger still extends what they saw (ledger.remember)
+    "web": {"core", "suites", "bi", "ledger"},
 }
 RUNNER = ("core", "judges", "suites")
 ROOT_MODULES = {"evalledger", "evalledger.cli", "evalledger.demo", "evalledger.capture", "evalledger.scrub"}

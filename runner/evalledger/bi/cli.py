@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from evalledger.core.options import database_option, format_options, read_url_option
+from evalledger.core.options import database_option, format_options, no_remember_option, read_url_option
 from evalledger.core.queries import Queries
 
 from .filters import TRIGGERS
@@ -26,9 +26,10 @@ QUERIES = Queries(__package__)
                    "tier).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write the report to FILE (whole, or not at all); default: standard output.")
+@no_remember_option
 @database_option
 @read_url_option
-def report_command(brain, since, until, trigger, as_role, out):
+def report_command(brain, since, until, trigger, as_role, out, no_remember):
     """Write the dashboards as one self-contained HTML file: every panel's chart and table.
 
     What an auditor attaches to a finding or a quarterly review: inline CSS and SVG charts, no
@@ -43,7 +44,10 @@ def report_command(brain, since, until, trigger, as_role, out):
     from . import panels, report
     from .filters import Filters
 
+    from evalledger.ledger import remember
+
     with db.transaction(as_role, url=db.read_url()) as conn:
+        remember.check_reader(conn, remember=not no_remember, database=conn.info.dbname)
         known = panels.known_brains(conn)
     filters = Filters.parse(brain, since, until, trigger, known, ("--brain", "--since", "--until", "--trigger"))
     html, board, state = report.write(filters, as_role, out)
@@ -92,17 +96,20 @@ PANELS = {
 @click.option("--as", "as_role", type=click.Choice(["auditor", "revops"]), default="auditor", show_default=True,
               help="Read as an auditor (everything retained) or RevOps (the last 24 months).")
 @format_options
+@no_remember_option
 @database_option
 @read_url_option
-def dashboard_command(panel, as_role, fmt):
+def dashboard_command(panel, as_role, fmt, no_remember):
     """Print the dashboard view PANEL of the BI contract as a table (without PANEL: list them).
 
     Each panel is a view BI tools query directly; this prints what the chosen role sees of it.
     """
     from evalledger.core import db, output
     from evalledger.core.reading import fetch
+    from evalledger.ledger import remember
 
     with db.transaction(as_role, url=db.read_url()) as conn:
+        remember.check_reader(conn, remember=not no_remember, database=conn.info.dbname)
         if panel is None:
             rows = [(name, conn.execute(QUERIES["panel_description"], {"panel": name}).fetchone()[0])
                     for name in PANELS]

@@ -163,3 +163,9 @@ def echo_listing(role: str, query: str, params: dict | None, *, fmt: str, kind: 
     else:
         click.echo(output.listing(fmt, kind, columns, rows, empty=empty, tone_column=tone_column), nl=False)
     return rows
+
+
+no_remember_option = click.option(
+    "--no-remember", is_flag=True,
+    help="A throwaway reader: check that the ledger still extends the newest digest this user saw (kept under "
+         "$EVALLEDGER_HOME/ledger), but do not remember this one.")

@@ -52,8 +52,43 @@ def _run_rows(conn: psycopg.Connection, shapes: dict[str, canon.Shape], run: uui
     return found
 
 
+def _position(block: journal.Block, entry: journal.Entry, where: str) -> tuple[int, list[bytes]]:
+    """The entry's index among the leaves its block sealed, and those leaves: from the block itself, never from
+    counting the entries a reader may see (row-level security hides some from the auditor)."""
+    leaves = block.sealed_leaves()
+    try:
+        return leaves.index(entry.leaf()), leaves
+    except ValueError:
+        raise EvalledgerError(f"{where}'s journal entry {entry.entry_id} is not what block {block.block_id} sealed: "
+                              "run `evalledger ledger verify`") from None
+
+
+def _sealed(his: list[int], blocks: list[journal.Block], size: int, entry: journal.Entry, where: str) -> journal.Block:
+    b = journal.block_of(his, blocks, entry.txid)
+    if b is None or b >= size:
+        raise EvalledgerError(f"{where}'s journal entry {entry.entry_id} is not sealed in the ledger the proof is "
+                              f"against: {'run `evalledger ledger seal`' if b is None else 'take a newer digest'}")
+    return blocks[b]
+
+
+def manifest_items(entry: journal.Entry) -> set[tuple[str, str]]:
+    """(table, canonical key) of every row a MANIFEST entry names."""
+    return {(item["table"], check.canonical_json(item["key"])) for item in check.parse_json(entry.key)}
+
+
+def _manifest(conn: psycopg.Connection, run: uuid.UUID) -> journal.Entry:
+    """The run's manifest: the MANIFEST entry its completion journalled (the newest, should there be two)."""
+    item = check.canonical_json({"key": {"eval_run_id": str(run)}, "table": "brain_eval_log"})
+    found = list(journal.entries(conn, "manifest_of", {"item": item}))
+    if not found:
+        raise EvalledgerError(f"run {run} has no manifest: it is not complete (a proof shows a whole run), or it "
+                              "was completed with the journal off: run `evalledger ledger verify`")
+    return found[-1]
+
+
 def make(conn: psycopg.Connection, run: uuid.UUID, digest: dict | None = None) -> dict:
-    """The proof that every row of brain-eval run `run` is in the ledger the digest holds (or the newest)."""
+    """The proof that brain-eval run `run` is whole and every row of it in the ledger the digest holds (or the
+    newest): each row with its journal entry and paths, and the manifest its completion journalled."""
     conn.execute(QUERIES["one_snapshot"])
     ledger_id = journal.identity(conn)
     blocks = journal.blocks(conn)
@@ -67,6 +102,13 @@ def make(conn: psycopg.Connection, run: uuid.UUID, digest: dict | None = None) -
                                                       "keys": sorted({k for _, k, _ in keyed})}):
         for i, key in enumerate(entry.row_keys()):
             latest[(entry.table, key)] = (entry, i)
+    manifest = _manifest(conn, run)
+    named = manifest_items(manifest)
+    have = {(table, key) for table, key, _ in keyed if table not in check.AFTER_COMPLETION}
+    if have != named:
+        differ = sorted(have ^ named)[0]
+        raise EvalledgerError(f"run {run}'s rows are not those its manifest names ({differ[0]} {differ[1]} "
+                              f"{'is not in it' if differ in have else 'is gone'}): run `evalledger ledger verify`")
 
     rows, used = [], {}
     ledger_leaves = [check.block_leaf(b.block_hash) for b in blocks[:size]]
@@ -78,17 +120,8 @@ def make(conn: psycopg.Connection, run: uuid.UUID, digest: dict | None = None) -
         text = canon.row_text(parts)
         if check.leaf_hash(text.encode("utf-8")) != entry.row_leaf(index):
             raise EvalledgerError(f"{where} differs from its journal entry {entry.entry_id}: run `evalledger ledger verify`")
-        b = journal.block_of(his, blocks, entry.txid)
-        if b is None or b >= size:
-            raise EvalledgerError(f"{where}'s journal entry {entry.entry_id} is not sealed in the ledger the proof is "
-                                  f"against: {'run `evalledger ledger seal`' if b is None else 'take a newer digest'}")
-        block = blocks[b]
-        position = conn.execute(QUERIES["entry_position"], {"lo": block.lo_txid, "hi": block.hi_txid,
-                                                            "entry_id": entry.entry_id}).fetchone()[0]
-        leaves = block.sealed_leaves()
-        if leaves[position] != entry.leaf():
-            raise EvalledgerError(f"{where}'s journal entry {entry.entry_id} is not what block {block.block_id} sealed: "
-                                  "run `evalledger ledger verify`")
+        block = _sealed(his, blocks, size, entry, where)
+        position, leaves = _position(block, entry, where)
         row = {"table": table, "key": check.parse_json(key), "canonical": text, "entry": entry.as_proof(),
                "block": block.block_id, "entry_index": position,
                "entry_path": [h.hex() for h in check.inclusion_path(leaves, position)]}
@@ -98,32 +131,46 @@ def make(conn: psycopg.Connection, run: uuid.UUID, digest: dict | None = None) -
                 [entry.row_leaf(i) for i in range(entry.rows)], index)]
         rows.append(row)
         used[block.block_id] = block
-    return {"schema_version": 1, "kind": "ledger_proof", "canon": check.CANON, "ledger_id": ledger_id,
-            "subject": {"suite": "brain-eval", "run": str(run)},
+    block = _sealed(his, blocks, size, manifest, f"run {run}'s manifest")
+    position, leaves = _position(block, manifest, f"run {run}'s manifest")
+    used[block.block_id] = block
+    used[size] = blocks[size - 1]  # the digest's own block: its sealed_at and entries are checked too
+    return {"schema_version": check.SCHEMA_VERSIONS["ledger_proof"], "kind": "ledger_proof", "canon": check.CANON,
+            "ledger_id": ledger_id, "subject": {"suite": "brain-eval", "run": str(run)},
             "ledger": {"size": size, "root": check.merkle_root(ledger_leaves).hex()},
+            "manifest": {"entry": manifest.as_proof(), "block": block.block_id, "entry_index": position,
+                         "entry_path": [h.hex() for h in check.inclusion_path(leaves, position)]},
             "rows": rows,
             "blocks": [{"header": block.header(), "hash": block.block_hash.hex(),
                         "ledger_path": [h.hex() for h in check.inclusion_path(ledger_leaves, block.block_id - 1)]}
                        for _, block in sorted(used.items())]}
 
 
-def consistency(conn: psycopg.Connection, old: dict, new: dict) -> tuple[dict, list[str]]:
-    """The RFC 6962 consistency proof between two digests' ledger trees, from the blocks as they are now, and
-    every problem checking it against the digests (none: the newer ledger extends the older one unchanged)."""
+def consistency(conn: psycopg.Connection, first: dict, second: dict) -> tuple[dict | None, list[str], bool]:
+    """The RFC 6962 consistency proof between two digests' ledger trees, from the blocks as they are now (block
+    headers only: `verify` checks the entries and rows they seal); every problem checking it (none: the newer
+    ledger extends the older one unchanged); and whether the digests came newer first (they are taken in
+    order of size either way). A ledger rolled back below the newer digest, or forked from either, is a
+    problem (exit 1), not an error."""
     conn.execute(QUERIES["one_snapshot"])
     ledger_id = journal.identity(conn)
-    for name, digest in (("old", old), ("new", new)):
+    for digest in (first, second):
         if digest["ledger_id"] != ledger_id:
-            raise EvalledgerError(f"the {name} digest is of ledger {digest['ledger_id']}, this database holds {ledger_id}")
+            raise EvalledgerError(f"a digest is of ledger {digest['ledger_id']}, this database holds {ledger_id}")
+    swapped = first["ledger_size"] > second["ledger_size"]
+    old, new = (second, first) if swapped else (first, second)
     m, n = old["ledger_size"], new["ledger_size"]
-    if not 1 <= m <= n:
-        raise EvalledgerError(f"the old digest holds {m} blocks and the new one {n}: give the older digest first")
     blocks = journal.blocks(conn)
     if n > len(blocks):
-        raise EvalledgerError(f"the new digest holds {n} blocks; this ledger has {len(blocks)}")
+        return None, [f"rolled back: this ledger holds {len(blocks)} block{'' if len(blocks) == 1 else 's'}, fewer "
+                      f"than the {n} of the newer digest"], swapped
     leaves = [check.block_leaf(b.header_hash()) for b in blocks[:n]]
-    proof = {"schema_version": 1, "kind": "ledger_consistency", "canon": check.CANON, "ledger_id": ledger_id,
+    proof = {"schema_version": check.SCHEMA_VERSIONS["ledger_consistency"], "kind": "ledger_consistency",
+             "canon": check.CANON, "ledger_id": ledger_id,
              "old": {"size": m, "root": check.merkle_root(leaves[:m]).hex()},
              "new": {"size": n, "root": check.merkle_root(leaves).hex()},
              "proof": [h.hex() for h in check.consistency_proof(leaves, m)]}
-    return proof, check.check_consistency(proof, old, new)
+    problems = check.check_consistency(proof, old, new)
+    if problems:
+        problems = [f"forked: {p}" if not p.startswith(("forked", "rolled back")) else p for p in problems]
+    return proof, problems, swapped

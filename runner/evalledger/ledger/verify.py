@@ -111,6 +111,12 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
             report.unsealed += 1
         else:
             sealed[where].append(entry)
+        if entry.op == "MANIFEST":  # names a run's rows; it is no row version of its own
+            damage = _manifest_damage(entry)
+            if damage:
+                findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id} (a run's manifest) {damage}",
+                                        entry.table, entry=entry.entry_id))
+            continue
         try:
             keys = entry.row_keys()
         except (ValueError, check.NotCanonical) as exc:
@@ -216,7 +222,7 @@ def _tables_checked(conn, findings: list[Finding]) -> list[str]:
     return checked
 
 
-OPERATIONS = {"BASELINE", "INSERT", "UPDATE", "DELETE"}
+OPERATIONS = {"BASELINE", "INSERT", "UPDATE", "DELETE", "MANIFEST"}
 
 
 def _shape_of(entry: journal.Entry) -> str | None:
@@ -230,6 +236,25 @@ def _shape_of(entry: journal.Entry) -> str | None:
     if entry.rows < 1 or (entry.rows == 1) != (entry.row_leaves is None) or (
             entry.rows > 1 and len(entry.row_leaves) != 32 * entry.rows):
         return f"covers {entry.rows} rows with {len(entry.row_leaves or b'') // 32} row leaves"
+    return None
+
+
+def _manifest_damage(entry: journal.Entry) -> str | None:
+    """What is wrong with a run's manifest entry: its items must be {"key","table"} objects in bytewise order,
+    each once, whose leaves are the ones kept and make its root."""
+    try:
+        items = check.parse_json(entry.key)
+        texts = [check.canonical_json(item) for item in items] if isinstance(items, list) else []
+    except (ValueError, check.NotCanonical):
+        return "has a key that is not canonical JSON"
+    if len(texts) != entry.rows or entry.rows < 2 or any(
+            not isinstance(item, dict) or set(item) != {"key", "table"} for item in items):
+        return "does not list as many {key, table} items as it covers"
+    if any(a.encode("utf-8") >= b.encode("utf-8") for a, b in zip(texts, texts[1:])):
+        return "lists its items out of bytewise order"
+    leaves = [check.leaf_hash(t.encode("utf-8")) for t in texts]
+    if b"".join(leaves) != (entry.row_leaves or b"") or check.merkle_root(leaves) != entry.rows_root:
+        return "has items that do not make its leaves and root"
     return None
 
 
@@ -304,6 +329,14 @@ def _check_digest(path: str, digest: dict, report: Report, blocks: list[journal.
     if check.merkle_root([check.block_leaf(h) for h in hashes]).hex() != digest["ledger_root"]:
         findings.append(Finding("digest_mismatch", f"the ledger tree of blocks 1-{size} is not the one {path} holds: "
                                                    "a block up to it was rewritten", block=size))
+    # Every other field it holds is checked too: when its block was sealed, and how many entries blocks 1-N cover.
+    if str(blocks[size - 1].sealed_at) != digest["sealed_at"]:
+        findings.append(Finding("digest_mismatch", f"block {size} was sealed at {blocks[size - 1].sealed_at}, but {path} "
+                                                   f"says {digest['sealed_at']}", block=size))
+    covered = sum(b.entry_count for b in blocks[:size])
+    if covered != digest["entries"]:
+        findings.append(Finding("digest_mismatch", f"blocks 1-{size} seal {covered} entries, but {path} says "
+                                                   f"{digest['entries']}", block=size))
 
 
 def _check_code(path: str, digest: dict, now: dict[str, str], findings: list[Finding]) -> None:

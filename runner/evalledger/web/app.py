@@ -30,15 +30,18 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 def create_app(url: str, idle_minutes: float = 30, *, session_hours: float = 12, hosts: list[str] | None = None,
                secure_cookies: bool = False, connections_per_login: int = 2, max_connections: int = 16,
-               throttle: auth.Throttle | None = None, readers_only: bool = False):
+               throttle: auth.Throttle | None = None, readers_only: bool = False, remember: bool = True):
     """The web app on the database at url (the ledger's, as `evalledger` resolves it); each
     sign-in connects to it as that login. A session ends after idle_minutes without a request or
     session_hours after it signed in. Requests must name one of hosts (default: the loopback
     names). Cookies are Secure over TLS, or always with secure_cookies. The app holds at most
     connections_per_login connections for one login and max_connections in all. With readers_only
-    (or on a standby, whatever the flag) only auditors and RevOps sign in: reviewers save on the primary."""
+    (or on a standby, whatever the flag) only auditors and RevOps sign in: reviewers save on the primary. Readers'
+    pages check first that the ledger still extends the newest digest this server saw (remembering it, unless
+    remember is False)."""
     connections = Connections(url, per_login=connections_per_login, total=max_connections)
-    site = Site(url, Sessions(connections, idle_minutes * 60, session_hours * 3600), secure_cookies, readers_only)
+    site = Site(url, Sessions(connections, idle_minutes * 60, session_hours * 3600), secure_cookies, readers_only,
+                remember)
 
     @site.signed_in()
     async def home(request: Request, session: Session, form) -> Response:
@@ -58,8 +61,8 @@ def create_app(url: str, idle_minutes: float = 30, *, session_hours: float = 12,
                     raise
         if not session.kinds & reading.READERS:
             raise Refused(403, f"{session.login} is not a reviewer")
-        return site.page(request, "run_read.html", await site.in_db(session, lambda c: reading.run_view(c, run_id)),
-                         session=session)
+        view = await site.in_db(session, site.reading(lambda c: reading.run_view(c, run_id)))
+        return site.page(request, "run_read.html", view, session=session)
 
     async def not_found(request: Request, exc: HTTPException) -> Response:
         """404s and 405s as pages; a 405 keeps its Allow header."""

@@ -8,7 +8,7 @@ import click
 
 from evalledger.core import db
 from evalledger.core.errors import EvalledgerError
-from evalledger.core.options import database_option
+from evalledger.core.options import database_option, no_remember_option
 
 WILDCARDS = {"0.0.0.0", "::", ""}
 
@@ -70,9 +70,10 @@ def served_hosts(host: str, allowed: tuple[str, ...]) -> list[str]:
                    "it serves reviewers too.")
 @click.option("--secure-cookies", is_flag=True,
               help="Mark cookies Secure whatever the request says (TLS in front that sends no X-Forwarded-Proto).")
+@no_remember_option
 @database_option
 def serve_command(host, port, allowed_hosts, idle_minutes, session_hours, max_connections, connections_per_login,
-                  certfile, keyfile, forwarded_allow_ips, read_url, secure_cookies):
+                  certfile, keyfile, forwarded_allow_ips, read_url, secure_cookies, no_remember):
     """Serve the review web app: reviewers score their runs in a browser, auditors and RevOps read.
 
     Each person signs in with their own database login and password, and every query of their
@@ -99,7 +100,7 @@ def serve_command(host, port, allowed_hosts, idle_minutes, session_hours, max_co
         url = db.database_url()
     app = create_app(url, idle_minutes, session_hours=session_hours, hosts=hosts, secure_cookies=secure_cookies,
                      connections_per_login=connections_per_login, max_connections=max_connections,
-                     readers_only=read_url is not None)
+                     readers_only=read_url is not None, remember=not no_remember)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
     sign_ins = logging.getLogger("evalledger.web")  # sign-ins, failures and throttling (never a password)

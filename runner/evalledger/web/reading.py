@@ -72,11 +72,11 @@ def routes(site: Site) -> list[Route]:
     async def runs(request: Request, session: Session, form) -> Response:
         if not session.kinds & READERS:
             return RedirectResponse("/queue", status_code=303)
-        return site.page(request, "runs.html", await site.in_db(session, runs_view), session=session)
+        return site.page(request, "runs.html", await site.in_db(session, site.reading(runs_view)), session=session)
 
     @site.signed_in()
     async def dashboards(request: Request, session: Session, form) -> Response:
-        view = await site.in_db(session, lambda c: dashboards_view(c, request.query_params))
+        view = await site.in_db(session, site.reading(lambda c: dashboards_view(c, request.query_params)))
         return site.page(request, "dashboards.html", view, status=400 if view["problem"] else 200, session=session)
 
     @site.signed_in()
@@ -84,7 +84,7 @@ def routes(site: Site) -> list[Route]:
         readers_only(session)
         run_id = run_id_of(request.path_params["run_id"])
         question_id = request.path_params["question_id"]
-        view = await site.in_db(session, lambda c: drill.question(c, run_id, question_id))
+        view = await site.in_db(session, site.reading(lambda c: drill.question(c, run_id, question_id)))
         return site.page(request, "read_question.html", {**view, "utc": render.utc}, session=session)
 
     @site.signed_in()
@@ -92,7 +92,7 @@ def routes(site: Site) -> list[Route]:
         readers_only(session)
         question_id = request.path_params["question_id"]
         brain, catalog = request.query_params.get("brain") or None, request.query_params.get("catalog") or None
-        rows = await site.in_db(session, lambda c: drill.question_history(c, question_id, brain, catalog))
+        rows = await site.in_db(session, site.reading(lambda c: drill.question_history(c, question_id, brain, catalog)))
         return site.page(request, "read_question_history.html", {
             "question_id": question_id, "brain": brain, "catalog": catalog, "rows": rows}, session=session)
 
@@ -100,7 +100,7 @@ def routes(site: Site) -> list[Route]:
     async def takes_run(request: Request, session: Session, form) -> Response:
         readers_only(session)
         run_id = _int(request.path_params["run_id"], "takes-quality run")
-        return site.page(request, "read_takes.html", await site.in_db(session, lambda c: drill.takes_run(c, run_id)),
+        return site.page(request, "read_takes.html", await site.in_db(session, site.reading(lambda c: drill.takes_run(c, run_id))),
                          session=session)
 
     @site.signed_in()
@@ -108,7 +108,7 @@ def routes(site: Site) -> list[Route]:
         readers_only(session)
         snapshot_id = _int(request.path_params["snapshot_id"], "work-quality snapshot")
         return site.page(request, "read_work.html",
-                         await site.in_db(session, lambda c: drill.work_snapshot(c, snapshot_id)), session=session)
+                         await site.in_db(session, site.reading(lambda c: drill.work_snapshot(c, snapshot_id))), session=session)
 
     async def stylesheet(request: Request) -> Response:
         return Response(render.stylesheet(), media_type="text/css",

@@ -186,8 +186,10 @@ class Site:
     """The app's shared machinery, handed to each group of pages: page rendering, refusals, the
     current session, work in one transaction on the login's own connection, and cookies."""
 
-    def __init__(self, url: str, sessions: Sessions, secure_cookies: bool = False, readers_only: bool = False) -> None:
+    def __init__(self, url: str, sessions: Sessions, secure_cookies: bool = False, readers_only: bool = False,
+                 remember: bool = True) -> None:
         self.url = url
+        self.remember = remember
         self.sessions = sessions
         self.secure_cookies = secure_cookies
         self.readers_only = readers_only
@@ -243,6 +245,19 @@ class Site:
             return await run_in_threadpool(run)
         finally:
             session.busy -= 1
+
+    def reading(self, work: Callable[[psycopg.Connection], Any]) -> Callable[[psycopg.Connection], Any]:
+        """work, for a reader's page: first the check that the ledger still extends the newest digest this
+        server saw (docs/ledger.md, "Readers that remember"), refused with 409 when it was rolled back or forked."""
+        from evalledger.ledger import remember
+
+        def checked(conn: psycopg.Connection) -> Any:
+            try:
+                remember.check_reader(conn, remember=self.remember, database=conn.info.dbname)
+            except remember.LedgerRewound as exc:
+                raise Refused(409, str(exc)) from None
+            return work(conn)
+        return checked
 
     def _keep(self, request: Request, form, handler, keeps, ended: Ended | None) -> Response:
         """A form posted without a live session, kept across a sign-in: the sign-in page."""
