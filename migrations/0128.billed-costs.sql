@@ -56,7 +56,7 @@ ALTER TABLE eval_takes_quality_judge_verdicts
         AND (price_input IS NULL) = (price_output IS NULL)
         AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_bounded CHECK (
-        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        price_input >= 0 AND price_input <= 1000000 AND price_cached_input BETWEEN 0 AND 1000000
         AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
     ADD CONSTRAINT eval_takes_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
@@ -85,7 +85,7 @@ ALTER TABLE eval_work_quality_judge_verdicts
         AND (price_input IS NULL) = (price_output IS NULL)
         AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT eval_work_quality_judge_verdicts_price_bounded CHECK (
-        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        price_input >= 0 AND price_input <= 1000000 AND price_cached_input BETWEEN 0 AND 1000000
         AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
     ADD CONSTRAINT eval_work_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
@@ -114,7 +114,7 @@ ALTER TABLE brain_eval_judge_suggestion
         AND (price_input IS NULL) = (price_output IS NULL)
         AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT brain_eval_judge_suggestion_price_bounded CHECK (
-        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        price_input >= 0 AND price_input <= 1000000 AND price_cached_input BETWEEN 0 AND 1000000
         AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
     ADD CONSTRAINT brain_eval_judge_suggestion_price_input_finite CHECK (finite_v1(price_input)),
@@ -143,7 +143,7 @@ ALTER TABLE brain_analysis_log
         AND (price_input IS NULL) = (price_output IS NULL)
         AND (price_input IS NULL) = (price_as_of IS NULL)),
     ADD CONSTRAINT brain_analysis_log_price_bounded CHECK (
-        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        price_input >= 0 AND price_input <= 1000000 AND price_cached_input BETWEEN 0 AND 1000000
         AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
     ADD CONSTRAINT brain_analysis_log_price_input_finite CHECK (finite_v1(price_input)),

@@ -274,7 +274,7 @@ CREATE TABLE replay_run (
     -- A window's bounds, the runner's, are times the project's readers can read back (as
     -- readable_time_v1 says; its end is no later than the database's clock: replay_run_admit_v1).
     CONSTRAINT replay_run_window_readable CHECK (
-        since_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz
+        since_at >= '0001-01-02 00:00:00+00'::timestamptz AND since_at <= '9999-12-30 00:00:00+00'::timestamptz
         AND until_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz),
     CONSTRAINT replay_run_decision_known CHECK (decision IN ('pass', 'fail', 'inconclusive')),
     CONSTRAINT replay_run_completed_after_start CHECK (completed_at IS NULL OR completed_at >= started_at),
@@ -383,7 +383,7 @@ CREATE TABLE replay_query (
         AND ((status = 'replayed') = (sources_lost IS NOT NULL))
         AND (status = 'replayed' OR latency_ratio IS NULL)),
     CONSTRAINT replay_query_measures_in_range CHECK (
-        recall BETWEEN 0 AND 1 AND jaccard BETWEEN 0 AND 1 AND rbo BETWEEN 0 AND 1 AND latency_ratio >= 0),
+        recall >= 0 AND recall <= 1 AND jaccard BETWEEN 0 AND 1 AND rbo BETWEEN 0 AND 1 AND latency_ratio >= 0),
     CONSTRAINT replay_query_captured_latency_ms_finite CHECK (finite_v1(captured_latency_ms::numeric)),
     CONSTRAINT replay_query_latency_ms_finite CHECK (finite_v1(latency_ms::numeric)),
     CONSTRAINT replay_query_recall_finite CHECK (finite_v1(recall)),

@@ -31,7 +31,7 @@ CREATE TABLE brain_analysis_log (
     CONSTRAINT brain_analysis_log_pkey PRIMARY KEY (analysis_id),
     CONSTRAINT brain_analysis_log_brain_fkey FOREIGN KEY (brain) REFERENCES target (target_id),
     -- production: a real user's request; eval: produced for a harness question.
-    CONSTRAINT brain_analysis_log_origin_known CHECK (origin IN ('production', 'eval')),
+    CONSTRAINT brain_analysis_log_origin_known CHECK (origin::text IN ('production', 'eval')),
     CONSTRAINT brain_analysis_log_prompt_hash_is_sha256 CHECK (system_prompt_hash ~ '^[0-9a-f]{64}$'),
     CONSTRAINT brain_analysis_log_sources_read_is_array CHECK (jsonb_typeof(sources_read) = 'array'),
     CONSTRAINT brain_analysis_log_claims_is_array CHECK (jsonb_typeof(claims) = 'array'),
@@ -47,7 +47,7 @@ CREATE TABLE brain_analysis_log (
         AND (price_input IS NULL) = (price_output IS NULL)
         AND (price_input IS NULL) = (price_as_of IS NULL)),
     CONSTRAINT brain_analysis_log_price_bounded CHECK (
-        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        price_input >= 0 AND price_input <= 1000000 AND price_cached_input BETWEEN 0 AND 1000000
         AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
     CONSTRAINT brain_analysis_log_price_input_finite CHECK (finite_v1(price_input)),

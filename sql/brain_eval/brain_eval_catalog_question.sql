@@ -16,7 +16,7 @@ CREATE TABLE brain_eval_catalog_question (
         REFERENCES brain_eval_catalog (catalog_version),
     CONSTRAINT brain_eval_catalog_question_position_positive CHECK (position >= 1),
     CONSTRAINT brain_eval_catalog_question_id_format CHECK (question_id ~ '^[A-Z][A-Z0-9]*(-[A-Z0-9]+)*$'),
-    CONSTRAINT brain_eval_catalog_question_type_known CHECK (question_type IN (
+    CONSTRAINT brain_eval_catalog_question_type_known CHECK (question_type::text IN (
         'plan_diagnosis', 'coverage_gap', 'play_retrospective', 'forecast_bias', 'churn_diagnosis',
         'expansion_qualification', 'handoff_briefing', 'qbr_narrative')),
     CONSTRAINT brain_eval_catalog_question_text_not_blank CHECK (btrim(question_text) <> ''),

@@ -35,7 +35,7 @@ CREATE TABLE brain_eval_question_score (
     CONSTRAINT brain_eval_question_score_question_once_per_run UNIQUE (eval_run_id, question_id),
     -- An analysis is one question's answer: its cost counts once.
     CONSTRAINT brain_eval_question_score_analysis_once UNIQUE (brain_analysis_id),
-    CONSTRAINT brain_eval_question_score_question_type_known CHECK (question_type IN (
+    CONSTRAINT brain_eval_question_score_question_type_known CHECK (question_type::text IN (
         'plan_diagnosis', 'coverage_gap', 'play_retrospective', 'forecast_bias', 'churn_diagnosis',
         'expansion_qualification', 'handoff_briefing', 'qbr_narrative')),
     CONSTRAINT brain_eval_question_score_citation_rate_range CHECK (citation_rate BETWEEN 0 AND 1),

@@ -158,7 +158,7 @@ rel AS (SELECT c.* FROM pg_class c JOIN ns ON ns.oid = c.relnamespace WHERE NOT 
 SELECT 'function', p.oid::regprocedure::text,
        CASE WHEN p.prokind = 'a' THEN format('aggregate %s', (SELECT a::text FROM pg_aggregate a WHERE a.aggfnoid = p.oid))
             ELSE pg_get_functiondef(p.oid) END
-       || E'\nowner ' || p.proowner::regrole::text || E'\nacl ' || coalesce(p.proacl::text, 'default')
+       || E'\nowner ' || p.proowner::regrole::text || E'\nacl ' || coalesce(nullif(p.proacl, acldefault('f', p.proowner))::text, 'default')
   FROM pg_proc p JOIN ns ON ns.oid = p.pronamespace
 UNION ALL
 SELECT 'trigger', g.tgrelid::regclass::text || '.' || g.tgname, pg_get_triggerdef(g.oid) || E'\nenabled ' || g.tgenabled::text
@@ -176,7 +176,8 @@ SELECT 'policy', y.polrelid::regclass::text || '.' || y.polname,
   FROM pg_policy y JOIN rel c ON c.oid = y.polrelid
 UNION ALL
 SELECT 'relation', c.oid::regclass::text,
-       format('kind %s owner %s acl %s rls %s forced %s columns %s%s', c.relkind, c.relowner::regrole, coalesce(c.relacl::text, 'default'),
+       format('kind %s owner %s acl %s rls %s forced %s columns %s%s', c.relkind, c.relowner::regrole,
+              coalesce(nullif(c.relacl, acldefault((CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END)::"char", c.relowner))::text, 'default'),
               c.relrowsecurity, c.relforcerowsecurity,
               coalesce((SELECT string_agg(a.attname || '=' || a.attacl::text, ', ' ORDER BY a.attname)
                           FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL), 'default'),
@@ -186,7 +187,7 @@ UNION ALL
 SELECT 'constraint', k.conrelid::regclass::text || '.' || k.conname, pg_get_constraintdef(k.oid)
   FROM pg_constraint k JOIN rel c ON c.oid = k.conrelid
 UNION ALL
-SELECT 'schema', ns.nspname::text, format('owner %s acl %s', n.nspowner::regrole, coalesce(n.nspacl::text, 'default'))
+SELECT 'schema', ns.nspname::text, format('owner %s acl %s', n.nspowner::regrole, coalesce(nullif(n.nspacl, acldefault('n', n.nspowner))::text, 'default'))
   FROM ns JOIN pg_namespace n ON n.oid = ns.oid;
 
 -- name: recompute_install_session

@@ -73,7 +73,7 @@ CREATE TABLE replay_query (
         AND ((status = 'replayed') = (sources_lost IS NOT NULL))
         AND (status = 'replayed' OR latency_ratio IS NULL)),
     CONSTRAINT replay_query_measures_in_range CHECK (
-        recall BETWEEN 0 AND 1 AND jaccard BETWEEN 0 AND 1 AND rbo BETWEEN 0 AND 1 AND latency_ratio >= 0),
+        recall >= 0 AND recall <= 1 AND jaccard BETWEEN 0 AND 1 AND rbo BETWEEN 0 AND 1 AND latency_ratio >= 0),
     CONSTRAINT replay_query_captured_latency_ms_finite CHECK (finite_v1(captured_latency_ms::numeric)),
     CONSTRAINT replay_query_latency_ms_finite CHECK (finite_v1(latency_ms::numeric)),
     CONSTRAINT replay_query_recall_finite CHECK (finite_v1(recall)),

@@ -53,7 +53,7 @@ CREATE TABLE replay_run (
     -- A window's bounds, the runner's, are times the project's readers can read back (as
     -- readable_time_v1 says; its end is no later than the database's clock: replay_run_admit_v1).
     CONSTRAINT replay_run_window_readable CHECK (
-        since_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz
+        since_at >= '0001-01-02 00:00:00+00'::timestamptz AND since_at <= '9999-12-30 00:00:00+00'::timestamptz
         AND until_at BETWEEN '0001-01-02 00:00:00+00'::timestamptz AND '9999-12-30 00:00:00+00'::timestamptz),
     CONSTRAINT replay_run_decision_known CHECK (decision IN ('pass', 'fail', 'inconclusive')),
     CONSTRAINT replay_run_completed_after_start CHECK (completed_at IS NULL OR completed_at >= started_at),

@@ -68,7 +68,7 @@ CREATE TABLE eval_work_quality_judge_verdicts (
         AND (price_input IS NULL) = (price_output IS NULL)
         AND (price_input IS NULL) = (price_as_of IS NULL)),
     CONSTRAINT eval_work_quality_judge_verdicts_price_bounded CHECK (
-        price_input BETWEEN 0 AND 1000000 AND price_cached_input BETWEEN 0 AND 1000000
+        price_input >= 0 AND price_input <= 1000000 AND price_cached_input BETWEEN 0 AND 1000000
         AND price_cache_write BETWEEN 0 AND 1000000 AND price_output BETWEEN 0 AND 1000000
         AND price_as_of >= DATE '2020-01-01'),
     CONSTRAINT eval_work_quality_judge_verdicts_price_input_finite CHECK (finite_v1(price_input)),
