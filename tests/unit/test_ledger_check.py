@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import sys
 from decimal import Decimal
@@ -304,3 +305,49 @@ def test_a_reader_refuses_a_rollback_and_a_fork_with_or_without_the_hashes_it_ke
     # Hashes kept past the digest's blocks (a reader stopped while remembering) are not read.
     (tmp_path / "seen.hashes").write_bytes(b"".join(hashes[:9]) + bytes(64))
     assert remember.extends(seen, b"".join(hashes), "here", path) == (frontier, True)
+
+
+def _with_code(digest: dict, code: dict[str, str]) -> dict:
+    return {**digest, "code": code, "code_fingerprint": check.code_fingerprint(code)}
+
+
+CODE = {"function evalledger.decide_v1(uuid)": "a" * 64, "policy evalledger.brain_eval_log.reviewer_reads": "b" * 64,
+        "constraint evalledger.brain_eval_log.decision_known": "c" * 64}
+
+
+def test_a_digests_code_must_be_the_code_its_fingerprint_pins():
+    _, digest = synthetic_proof([{"id": 1, "v": "x"}])
+    pinned = _with_code(digest, CODE)
+    assert check.check_digest(pinned) == []
+    # The fingerprint as docs/ledger.md writes it: the sorted lines `<kind> <name>` TAB `<hash>` LF.
+    lines = sorted(f"{name}\t{h}\n".encode() for name, h in CODE.items())
+    assert pinned["code_fingerprint"] == hashlib.sha256(b"".join(lines)).hexdigest()
+    swapped = {**pinned, "code": {**CODE, "function evalledger.decide_v1(uuid)": "d" * 64}}
+    assert check.check_digest(swapped) == ["the digest's code is not the code its code_fingerprint pins"]
+    assert check.check_digest({**pinned, "code": {**CODE, "trigger x": "A" * 64}})[0].startswith("the digest's code is not a map")
+    assert check.check_digest({k: v for k, v in pinned.items() if k != "code"}) == [
+        "the digest's code is not a map of each definition's name to 64 lowercase hex digits"]
+
+
+def test_check_compares_two_digests_code_naming_each_change(tmp_path, capsys):
+    _, digest = synthetic_proof([{"id": 1, "v": "x"}])
+    old, same = tmp_path / "old.json", tmp_path / "same.json"
+    old.write_text(json.dumps(_with_code(digest, CODE)))
+    same.write_text(json.dumps(_with_code(digest, dict(CODE))))
+    assert check.main(["--code", str(old), str(same)]) == check.EXIT_OK
+    assert capsys.readouterr().out == f"ok: {same} pins the code {old} pinned (3 definitions)\n"
+    changed = dict(CODE)
+    changed["policy evalledger.brain_eval_log.reviewer_reads"] = "e" * 64
+    del changed["constraint evalledger.brain_eval_log.decision_known"]
+    changed["trigger evalledger.brain_eval_log.quiet"] = "f" * 64
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(_with_code(digest, changed)))
+    assert check.main(["--code", str(old), str(new)]) == check.EXIT_FAIL
+    assert capsys.readouterr().out == (
+        "FAIL: constraint evalledger.brain_eval_log.decision_known removed\n"
+        "FAIL: policy evalledger.brain_eval_log.reviewer_reads changed\n"
+        "FAIL: trigger evalledger.brain_eval_log.quiet added\n")
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(digest))
+    assert check.main(["--code", str(old), str(bare)]) == check.EXIT_FAIL
+    assert "pins no code" in capsys.readouterr().out

@@ -3,10 +3,14 @@
     python -m evalledger.ledger.check proof.json digest.json
     python -m evalledger.ledger.check consistency.json old-digest.json new-digest.json
     python -m evalledger.ledger.check --allowed-signers FILE digest.json [...]
+    python -m evalledger.ledger.check --code old-digest.json new-digest.json
 
 With --allowed-signers (OpenSSH's allowed_signers format), every digest given must also carry an
 SSH signature beside it (digest.json.sig, made by `evalledger ledger digest --sign KEY`), which
 ssh-keygen verifies: OpenSSH is the one thing this check runs besides Python.
+
+With --code, the two digests' code fingerprints are compared: each definition of the ledger's code
+changed, added or removed between them is named (a migration changes some; nothing else should).
 
 Exit 0 when everything checks, 1 when something does not (one line per problem, naming the row,
 the path or the block), 3 when a file cannot be read. This module imports only the standard
@@ -302,6 +306,36 @@ def _version(document: dict, kind: str) -> list[str]:
     return []
 
 
+def code_fingerprint(code: dict[str, str]) -> str:
+    """The fingerprint of the ledger's code: SHA-256 of the lines `<kind> <name>` TAB `<hash>` LF of every
+    definition, in bytewise order of the line (docs/ledger.md, "The code fingerprint")."""
+    lines = sorted(f"{name}\t{digest}\n".encode("utf-8") for name, digest in code.items())
+    return hashlib.sha256(b"".join(lines)).hexdigest()
+
+
+def _check_code(digest: dict) -> list[str]:
+    """A digest's code (optional, both fields or neither): each definition's hash, and the fingerprint over them."""
+    if "code" not in digest and "code_fingerprint" not in digest:
+        return []
+    code, pinned = digest.get("code"), digest.get("code_fingerprint")
+    if not isinstance(code, dict) or not code or not all(
+            isinstance(name, str) and isinstance(h, str) and _HEX.fullmatch(h) for name, h in code.items()):
+        return ["the digest's code is not a map of each definition's name to 64 lowercase hex digits"]
+    if not isinstance(pinned, str) or not _HEX.fullmatch(pinned):
+        return ["the digest's code_fingerprint is not 64 lowercase hex digits"]
+    if code_fingerprint(code) != pinned:
+        return ["the digest's code is not the code its code_fingerprint pins"]
+    return []
+
+
+def code_changes(old: dict, new: dict) -> list[str]:
+    """Each definition changed, added or removed between two digests' code, by name, in order."""
+    then, now = old.get("code") or {}, new.get("code") or {}
+    return sorted([f"{name} changed" for name in then.keys() & now.keys() if then[name] != now[name]]
+                  + [f"{name} added" for name in now.keys() - then.keys()]
+                  + [f"{name} removed" for name in then.keys() - now.keys()])
+
+
 def check_digest(digest: dict) -> list[str]:
     """What is wrong with a digest file by itself, field by field (nothing: an empty list)."""
     problems = _version(digest, "ledger_digest")
@@ -326,7 +360,7 @@ def check_digest(digest: dict) -> list[str]:
             problems.append(f"the digest has no {field}")
         elif not good(digest[field]):
             problems.append(f"the digest's {field} {says}")
-    return problems
+    return problems + _check_code(digest)
 
 
 def check_proof(proof: dict, digest: dict) -> tuple[list[str], int]:
@@ -595,6 +629,23 @@ def _load(path: str):
         raise SystemExit(_fail(f"{path}: not JSON: {exc}"))
 
 
+def _compare_code(paths: list[str], digests: list) -> int:
+    problems = []
+    for path, digest in zip(paths, digests):
+        found = check_digest(digest) if isinstance(digest, dict) else ["it is not a JSON object"]
+        if not found and "code" not in digest:
+            found = ["it pins no code (a digest of an evalledger before code fingerprints)"]
+        problems += [f"{path}: {problem}" for problem in found]
+    if not problems:
+        changes = code_changes(*digests)
+        if not changes:
+            print(f"ok: {paths[1]} pins the code {paths[0]} pinned ({len(digests[1]['code'])} definitions)")
+        problems = changes
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    return EXIT_FAIL if problems else EXIT_OK
+
+
 def _fail(message: str) -> int:
     print(f"check: error: {message}", file=sys.stderr)
     return EXIT_ERROR
@@ -614,6 +665,11 @@ def main(argv: list[str] | None = None) -> int:
         del args[at:at + 2]
         if not os.path.isfile(signers):
             return _fail(f"{signers}: cannot read: no such allowed-signers file")
+    if "--code" in args:
+        args.remove("--code")
+        if len(args) != 2:
+            return _fail("--code compares two digests: give the older and the newer")
+        return _compare_code(args, [_load(path) for path in args])
     if len(args) not in (1, 2, 3) or (len(args) == 1 and signers is None):
         return _fail("give a proof and its digest, or a consistency proof and its old and new digests "
                      "(python -m evalledger.ledger.check --help)")

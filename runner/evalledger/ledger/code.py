@@ -18,6 +18,7 @@ import hashlib
 
 import psycopg
 
+from . import check
 from .journal import QUERIES
 
 
@@ -31,9 +32,8 @@ def definitions(conn: psycopg.Connection) -> dict[str, str]:
 
 
 def fingerprint(code: dict[str, str]) -> str:
-    """The fingerprint of a set of definitions (their names and hashes)."""
-    lines = sorted(f"{name}\t{digest}\n".encode("utf-8") for name, digest in code.items())
-    return hashlib.sha256(b"".join(lines)).hexdigest()
+    """The fingerprint of a set of definitions (their names and hashes): check.py's, the one definition."""
+    return check.code_fingerprint(code)
 
 
 def changes(then: dict[str, str], now: dict[str, str]) -> list[tuple[str, str]]:
