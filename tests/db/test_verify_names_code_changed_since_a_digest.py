@@ -42,4 +42,5 @@ def test_an_untouched_ledgers_code_is_the_digests_and_the_cli_prints_its_fingerp
     assert f"code {taken['code_fingerprint']}" in result.out
     assert verified(admin.info.dsn, [("d.json", taken)]).verified
     forged = dict(taken, code={**taken["code"], "function evalledger.ledger_recompute_v3()": "0" * 64})
-    assert [f.kind for f in verified(admin.info.dsn, [("forged.json", forged)]).findings] == ["digest_unreadable"]
+    assert [f.line() for f in verified(admin.info.dsn, [("forged.json", forged)]).findings] == [
+        "digest_unreadable: forged.json: the digest's code is not the code its code_fingerprint pins"]

@@ -160,6 +160,7 @@ def test_adapter_failures_are_recorded_with_stderr_s_last_line(dsn, admin, tmp_p
     assert doc["decision"] == "fail" and "2 of 9 queries failed in the adapter" in doc["rationale"]
 
 
+@pytest.mark.process_timeouts
 def test_a_timeout_is_an_adapter_failure(dsn, admin, tmp_path):
     import_demo(dsn)
     command = scripted_brain(tmp_path, """\
@@ -314,6 +315,7 @@ def test_the_receipt_is_the_json_document(dsn, admin, tmp_path):
 
 
 @pytest.mark.processes
+@pytest.mark.process_timeouts
 def test_a_replay_killed_halfway_resumes_without_asking_a_recorded_query_again(dsn, admin, tmp_path):
     import_demo(dsn)
     gate = tmp_path / "go"
@@ -352,6 +354,7 @@ def test_a_replay_killed_halfway_resumes_without_asking_a_recorded_query_again(d
 
 
 @pytest.mark.processes
+@pytest.mark.process_timeouts
 def test_two_replays_of_the_same_window_at_once_ask_each_query_once(dsn, admin, tmp_path):
     import_demo(dsn)
     until = admin.execute("SELECT clock_timestamp()").fetchone()[0].isoformat()  # one window for both

@@ -341,12 +341,9 @@ def _check_digest(path: str, digest: dict, report: Report, blocks: list[journal.
 
 def _check_code(path: str, digest: dict, now: dict[str, str], findings: list[Finding]) -> None:
     """The ledger's code now against the code a digest pinned: each definition changed, added or removed, by name."""
-    then = digest["code"]
-    if not isinstance(then, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in then.items()) or \
-            code.fingerprint(then) != digest.get("code_fingerprint"):
-        findings.append(Finding("digest_unreadable", f"{path}: its code is not the code its code_fingerprint pins"))
-        return
-    for name, what in code.changes(then, now):
+    if check.check_digest(digest):
+        return  # a code not the one its fingerprint pins, or malformed: _check_digest named it
+    for name, what in code.changes(digest["code"], now):
         findings.append(Finding("code_changed", f"{name} was {what} since {path} was taken"))
 
 
