@@ -169,3 +169,26 @@ no_remember_option = click.option(
     "--no-remember", is_flag=True,
     help="A throwaway reader: check that the ledger still extends the newest digest this user saw (kept under "
          "$EVALLEDGER_HOME/ledger), but do not remember this one.")
+
+
+def window_bound(parser: str, expected: str, *, with_text: bool = False):
+    """A click callback parsing --since or --until with core.windows' parser (parse_since, parse_timestamp),
+    as export and replay both take them; a bad value names what was expected. with_text: (as typed, value)."""
+
+    def callback(ctx, param, value):
+        from datetime import datetime, timezone
+
+        from . import windows
+
+        if value is None:
+            return None
+        try:
+            parsed = getattr(windows, parser)(value)
+        except (ValueError, OverflowError):
+            raise click.BadParameter(f"{value!r} is {expected}") from None
+        duration = getattr(parsed, "duration", None)
+        if duration is not None and datetime.now(timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc) < duration:
+            raise click.BadParameter(f"{value!r} reaches back before 1970")
+        return (value, parsed) if with_text else parsed
+
+    return callback

@@ -21,7 +21,8 @@ import click
 from evalledger.core import db, reader
 from evalledger.core.output import plural
 from evalledger.core import output
-from evalledger.core.options import LIMIT, When, database_option, echo_listing, format_options, read_url_option
+from evalledger.core.options import (LIMIT, When, database_option, echo_listing, format_options, read_url_option,
+                                     window_bound)
 from evalledger.core.errors import EvalledgerError
 
 # Import keys: the same line of the same log always gets the same capture_key, so importing a
@@ -294,30 +295,8 @@ def capture_failures(since, reason, limit, fmt):
                  fmt=fmt, kind="capture_failures", empty="no capture failures match")
 
 
-def _bound(parser: str, expected: str):
-    """A click callback parsing a window bound with export.<parser>; a bad value names what was expected."""
-
-    def callback(ctx, param, value):
-        from . import export
-
-        if value is None:
-            return None
-        from datetime import datetime, timezone
-
-        try:
-            parsed = getattr(export, parser)(value)
-        except (ValueError, OverflowError):
-            raise click.BadParameter(f"{value!r} is {expected}") from None
-        duration = getattr(parsed, "duration", None)
-        if duration is not None and datetime.now(timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc) < duration:
-            raise click.BadParameter(f"{value!r} reaches back before 1970")
-        return parsed
-
-    return callback
-
-
-_since = _bound("parse_since", "neither a duration (45s, 30m, 24h, 7d, 2w) nor an ISO 8601 timestamp")
-_until = _bound("parse_timestamp", "not an ISO 8601 timestamp")
+_since = window_bound("parse_since", "neither a duration (45s, 30m, 24h, 7d, 2w) nor an ISO 8601 timestamp")
+_until = window_bound("parse_timestamp", "not an ISO 8601 timestamp")
 
 
 @click.command("export")

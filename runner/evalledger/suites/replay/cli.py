@@ -10,29 +10,12 @@ import click
 
 from evalledger.core import output
 from evalledger.core.errors import EXIT_FAIL, EXIT_OK
-from evalledger.core.options import Number, database_option
+from evalledger.core.options import Number, database_option, window_bound
 
 
 def _window_bound(parser: str, expected: str):
-    """A click callback parsing --since or --until as export does: (the text as typed, its value)."""
-
-    def callback(ctx, param, value):
-        from datetime import datetime, timezone
-
-        from evalledger.core import windows
-
-        if value is None:
-            return None
-        try:
-            parsed = getattr(windows, parser)(value)
-        except (ValueError, OverflowError):
-            raise click.BadParameter(f"{value!r} is {expected}") from None
-        duration = getattr(parsed, "duration", None)
-        if duration is not None and datetime.now(timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc) < duration:
-            raise click.BadParameter(f"{value!r} reaches back before 1970")
-        return value, parsed
-
-    return callback
+    """--since or --until parsed as export parses them, kept with the text as typed: (text, value)."""
+    return window_bound(parser, expected, with_text=True)
 
 
 @click.command("replay")
