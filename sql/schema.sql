@@ -101,6 +101,8 @@ SET LOCAL check_function_bodies = off;
 \ir core/wilson_interval_v1.sql
 \ir core/mcnemar_exact_v1.sql
 \ir core/paired_difference_v1.sql
+\ir core/paired_object_v1.sql
+\ir takes_quality/takes_quality_paired_v1.sql
 \ir core/min_detectable_effect_v1.sql
 \ir core/sample_size_v1.sql
 \ir core/uncertainty_v1.sql
@@ -184,6 +186,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/run_claim.sql
 \ir replay/replay_run.sql
 \ir replay/replay_query.sql
+\ir core/eval_gate_decision.sql
 \ir brain_eval/brain_eval_runs_by_month.sql
 \ir brain_eval/brain_eval_questions_by_month.sql
 \ir brain_eval/brain_eval_agreement_by_month.sql
@@ -244,6 +247,11 @@ SET LOCAL check_function_bodies = off;
 \ir takes_quality/takes_quality_intervals_v1.sql
 \ir work_quality/work_quality_intervals_v1.sql
 
+-- Issue 36, item 5: paired comparisons, and gates that know noise.
+\ir brain_eval/brain_eval_paired_v1.sql
+\ir work_quality/work_quality_paired_v1.sql
+\ir core/gate_decide_v1.sql
+
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql
 \ir ../triggers/core/run_claim_commit_refused_v1.sql
@@ -285,6 +293,7 @@ SET LOCAL check_function_bodies = off;
 \ir ../triggers/replay/replay_run_admit_v1.sql
 \ir ../triggers/replay/replay_run_decide_v1.sql
 \ir ../triggers/replay/replay_query_admit_v1.sql
+\ir ../triggers/core/eval_gate_decision_admit_v1.sql
 \ir ../triggers/core/retention_clock_v1.sql
 \ir ../triggers/core/call_cost_stamp_v1.sql
 \ir ../triggers/core/retention_purge_log_admit_v1.sql

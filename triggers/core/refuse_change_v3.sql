@@ -63,4 +63,5 @@ CALL guard_append_only_v1(ARRAY[
     'ledger_digest:UPDATE OR DELETE:refuse_change_v3',
     'run_claim:UPDATE OR DELETE:refuse_change_v3',
     'replay_run:DELETE:refuse_change_v3',
-    'replay_query:UPDATE OR DELETE:refuse_change_v3']);
+    'replay_query:UPDATE OR DELETE:refuse_change_v3',
+    'eval_gate_decision:UPDATE OR DELETE:refuse_change_v3']);
