@@ -554,3 +554,7 @@ SELECT f.judge_model, m.unsupported_pairs, m.unsupported_agreement, m.unsupporte
 -- name: dashboard_brain_eval_intervals_v1
 -- The brain_eval_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
 SELECT * FROM evalledger.brain_eval_intervals_v1 ORDER BY completed_at DESC;
+
+-- name: paired
+-- `brain-eval compare A B`: B against A over the questions both have, per measure (brain_eval_paired_v1).
+SELECT evalledger.brain_eval_paired_v1(%(run_a)s, %(run_b)s) AS paired;

@@ -179,9 +179,11 @@ SELECT * FROM evalledger.takes_quality_trend_v1;
 -- The threshold `regress` compares with: the one given, else the database's default (seed 000's 0.5).
 SELECT evalledger.takes_quality_threshold_v1(%(threshold)s::numeric) AS threshold;
 
--- name: regression
--- `regress`: a baseline receipt against a run as the ledger holds it, compared and decided by the database.
-SELECT evalledger.takes_quality_regression_v1(%(baseline)s, %(run_id)s, %(threshold)s::numeric) AS regression;
+-- name: gate
+-- `regress`: a baseline receipt against a run as the ledger holds it, the gate decided and stored by the database (eval_gate_decision, by gate_decide_v1) in the mode asked for; its comparison holds the seed's regression and the paired rows.
+INSERT INTO evalledger.eval_gate_decision (suite, mode, threshold, baseline_ref, current_ref, baseline, run_id)
+VALUES ('takes-quality', %(mode)s, %(threshold)s::numeric, %(baseline_ref)s, %(current_ref)s, %(baseline)s, %(run_id)s)
+RETURNING gate_id, decision, reasons, comparison;
 
 -- name: dashboard_takes_quality_intervals_v1
 -- The takes_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.

@@ -129,6 +129,9 @@ class StandIn:
         self.responder: Responder | None = None
         self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
         self.score: float = 8
+        # A judge with known noise: a model named here answers this score instead of `score` (a test
+        # plants each judge's deviation from the true score, so the noise it measures is known).
+        self.score_by_model: dict[str, float] = {}
         self.latency_s: float = 0.0
         self.fixed_usage: tuple[int, int] | None = None
         # A server that works on `capacity` requests at a time: beyond it, each one's latency grows
@@ -345,20 +348,22 @@ class StandIn:
     def _payload(self, rec: RecordedRequest) -> dict | str:
         if self.responder is not None:
             return self.responder(rec.model, rec.system, rec.user)
+        score = self.score_by_model.get(rec.model, self.score)
         if rec.schema:
-            generated = self._instance(rec.schema, None)
+            generated = self._instance(rec.schema, None, score)
             if isinstance(generated, dict):
                 return generated
         return {
-            "scores": {d: self.score for d in self.dimensions},
+            "scores": {d: score for d in self.dimensions},
             "narrative": "Stand-in verdict.",
             "confidence": 0.8,
         }
 
-    def _instance(self, schema: Any, name: str | None) -> Any:
-        """A value satisfying a (simple) JSON schema, numbers set to `score`."""
+    def _instance(self, schema: Any, name: str | None, score: float | None = None) -> Any:
+        """A value satisfying a (simple) JSON schema, numbers set to `score` (the stand-in's, by default)."""
+        score = self.score if score is None else score
         if not isinstance(schema, dict):
-            return self.score
+            return score
         if "const" in schema:
             return schema["const"]
         if schema.get("enum"):
@@ -367,11 +372,11 @@ class StandIn:
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), None)
         if kind == "object" or "properties" in schema:
-            return {k: self._instance(v, k) for k, v in (schema.get("properties") or {}).items()}
+            return {k: self._instance(v, k, score) for k, v in (schema.get("properties") or {}).items()}
         if kind == "array":
-            return [self._instance(schema.get("items"), name) for _ in range(schema.get("minItems", 1))]
+            return [self._instance(schema.get("items"), name, score) for _ in range(schema.get("minItems", 1))]
         if kind in ("number", "integer"):
-            value = self.score
+            value = score
             if "maximum" in schema:
                 value = min(value, schema["maximum"])
             if "minimum" in schema:

@@ -64,6 +64,33 @@ def interval(label: str, u: dict | None, *, percent: bool, counted: str, places:
     return line
 
 
+def paired(rows: Sequence[dict], *, items: str, places: int = 3) -> list[str]:
+    """Each row of a paired comparison as the database computed it (paired_object_v1, docs/statistics.md),
+    one line a row: `overall -0.667 (stderr 0.333, 95% CI -1.320 to -0.013; 3 shared judges)`, McNemar's
+    exact p for pass/fail items, and then every item one side has and the other has not, by name."""
+    lines = []
+    for row in rows:
+        shared = row["shared"]
+        if not shared:
+            text = f"{row['dimension']} nothing shared"
+        elif row.get("ci95"):
+            lo, hi = row["ci95"]
+            text = (f"{row['dimension']} {row['mean_difference']:+.{places}f} (stderr {row['stderr']:.{places}f}, "
+                    f"95% CI {lo:+.{places}f} to {hi:+.{places}f}; {plural(shared, 'shared ' + items)})")
+        else:
+            text = (f"{row['dimension']} {row['mean_difference']:+.{places}f} (no interval: "
+                    f"{plural(shared, 'shared ' + items)}, an interval needs 2)")
+        if row.get("mcnemar_p") is not None:
+            text += f"; McNemar exact p {row['mcnemar_p']:.3g}"
+        if row.get("regressed"):
+            text += "  regression"
+        lines.append(text)
+        for side, key in (("A", "only_a"), ("B", "only_b")):
+            if row.get(key):
+                lines.append(f"  not shared, only in {side}: {', '.join(row[key])}")
+    return lines
+
+
 def colour_wanted() -> bool:
     """False when NO_COLOR is set to anything but the empty string."""
     return not os.environ.get("NO_COLOR")

@@ -165,49 +165,86 @@ def trend_command(limit, rubric_version, fmt):
 # -- regress ---------------------------------------------------------------------------------
 
 
+GATE_HELP = ("default: the seed's gate, a mean dropped by more than the threshold; significant: only a drop whose "
+             "paired 95% interval lies wholly beyond the threshold; possible: any part of it. [default: default] "
+             "The database decides and stores each (docs/statistics.md).")
+
+
 @click.command("regress")
 @click.option("--against", "against", required=True, type=click.Path(path_type=Path, dir_okay=False),
               metavar="RECEIPT", help="The baseline receipt (e.g. from `run takes-quality --json`).")
 @click.option("--threshold", type=Number(0), default=None,
               help="A dimension mean (or the overall) dropping by more than this is a regression. [default: 0.5, "
                    "seed 000's, held in the database]")
+@click.option("--gate", "mode", type=click.Choice(["default", "significant", "possible"]), default="default",
+              help=GATE_HELP)
 @panel_options
 @click.option("--rerun", "--fresh", "rerun", is_flag=True,
               help="Judge again even when the same eval has a complete run (the baseline's own, say).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print only the gate's decision, the seed's comparison and the paired rows as JSON on stdout.")
 @database_option
-def regress_command(against, threshold, **options):
+def regress_command(against, threshold, mode, as_json, **options):
     """Re-run takes-quality like a baseline receipt; exit 1 on a regression.
 
     Same panel, slug prefix, source, sample size and seed as the baseline. Differences in the
-    corpus, prompt or rubric fingerprints are printed as warnings. Exit 0 no regression,
-    1 regression, 2 a side has no scores to compare (inconclusive), 3 any error. The database
-    compares and decides (takes_quality_regression_v1).
+    corpus, prompt or rubric fingerprints are printed as warnings. Beside the comparison, the
+    paired difference per dimension over the judges both runs share (mean, standard error, 95%
+    interval; judges not shared are listed). Exit 0 no regression, 1 regression, 2 a side has no
+    scores to compare, or (--gate significant or possible) a gated row has no interval
+    (inconclusive), 3 any error. The database compares, decides and stores the gate
+    (eval_gate_decision).
     """
     from evalledger.core import db
 
     from . import receipts, run as takes_quality, store, trend
 
+    say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     baseline = receipts.load(against)
     opts = takes_quality.options_from_receipt(baseline, takes_quality.RunOptions(**options))
     with db.transaction("runner") as conn:
         shown = store.regress_threshold(conn, threshold)
-    click.echo(f"regress against {against} (threshold {shown:g}): panel {', '.join(opts.models)}; "
-               f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {output.plural(opts.limit, 'take')}; seed {opts.seed}")
+    say(f"regress against {against} (threshold {shown:g}): panel {', '.join(opts.models)}; "
+        f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {output.plural(opts.limit, 'take')}; seed {opts.seed}")
     if opts.seed is None:
-        click.echo(output.warning("the baseline receipt has no seed: the sample is drawn at random"))
-    outcome = takes_quality.run(opts, say=click.echo)
-    click.echo(f"receipt   {outcome.path}")
+        say(output.warning("the baseline receipt has no seed: the sample is drawn at random"))
+    outcome = takes_quality.run(opts, say=say)
+    say(f"receipt   {outcome.path}")
     if not outcome.final:
         click.echo(output.warning(f"run {outcome.receipt['run_id']} is not final: some calls failed outside the "
                                   "judges' content; run the same command again to retry them"), err=True)
     with db.transaction("runner") as conn:
-        compared = store.regression(conn, baseline, outcome.receipt["run_id"], threshold)
+        gate = store.gate(conn, baseline, str(against), outcome.receipt["run_id"], threshold, mode)
+    decided = gate["comparison"]
+    compared = decided["seed"]
+    code = _GATE_EXIT[gate["decision"]]
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "takes_quality_regress", "gate_id": gate["gate_id"],
+                                   "run_id": outcome.receipt["run_id"], **decided}), nl=False)
+        sys.exit(code)
     for warning in compared["warnings"]:
         click.echo(output.warning(warning))
     click.echo(trend.comparison_text(compared), nl=False)
-    said, code = _REGRESS_OUTCOMES[compared["outcome"]]
-    click.echo(said(compared["regressed"], f"{compared['threshold']:g}"))
+    click.echo("paired difference (now - baseline) over the judges both runs share (docs/statistics.md)")
+    for line in output.paired(decided["paired"], items="judge", places=2):
+        click.echo(f"  {line}")
+    if mode == "default":
+        said, code = _REGRESS_OUTCOMES[compared["outcome"]]
+        click.echo(said(compared["regressed"], f"{compared['threshold']:g}"))
+    else:
+        click.echo(_gate_line(gate, decided))
     sys.exit(code)
+
+
+_GATE_EXIT = {"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
+
+
+def _gate_line(gate: dict, decided: dict) -> str:
+    """A significant or possible gate's decision as the database stored it, and why."""
+    word = {"pass": "OK", "fail": "REGRESSION", "inconclusive": "INCONCLUSIVE"}[gate["decision"]]
+    why = "; ".join(gate["reasons"]) or f"no paired interval reaches beyond -{decided['threshold']:g}"
+    return (f"gate {decided['mode']} (threshold {decided['threshold']:g}, gate {gate['gate_id']}): "
+            f"{output.verdict(gate['decision'], word)}: {why}")
 
 
 # What `regress` says and how it exits for each outcome the database decided.

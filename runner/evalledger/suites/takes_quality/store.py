@@ -154,11 +154,14 @@ def regress_threshold(conn: psycopg.Connection, threshold: float | None) -> floa
     return float(_one(conn, "regress_threshold", {"threshold": _decimal(threshold)})["threshold"])
 
 
-def regression(conn: psycopg.Connection, baseline: dict, run_id: int, threshold: float | None) -> dict:
-    """The baseline receipt against run_id as the database compares and decides it
-    (takes_quality_regression_v1): threshold, rows, regressed, outcome, warnings."""
-    return _one(conn, "regression", {"baseline": Jsonb(baseline), "run_id": run_id,
-                                     "threshold": _decimal(threshold)})["regression"]
+def gate(conn: psycopg.Connection, baseline: dict, baseline_ref: str, run_id: int, threshold: float | None,
+         mode: str) -> dict:
+    """The baseline receipt against run_id, the gate decided and stored by the database in mode
+    (eval_gate_decision): gate_id, decision, reasons, and comparison (mode, threshold, decision,
+    reasons, seed: takes_quality_regression_v1's threshold, rows, regressed, outcome, warnings;
+    paired: one row per dimension and the overall)."""
+    return _one(conn, "gate", {"mode": mode, "threshold": _decimal(threshold), "baseline_ref": baseline_ref,
+                               "current_ref": f"run {run_id}", "baseline": Jsonb(baseline), "run_id": run_id})
 
 
 def _decimal(number: float | None):

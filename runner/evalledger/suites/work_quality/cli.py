@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from evalledger.core.errors import EXIT_FAIL, EXIT_OK, EvalledgerError
+from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core.options import LIMIT, ROW_ID, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
 from evalledger.judges.options import BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, call_options
@@ -202,31 +202,55 @@ def snapshot_show(ref, as_json, with_uncertainty):
 @click.argument("previous", metavar="A")
 @click.argument("current", metavar="B")
 @click.option("--tolerance", type=Number(0), default=None, metavar="T", help=TOLERANCE_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison (the seed's Delta) and the reasons as JSON.")
+@click.option("--gate", "mode", type=click.Choice(["default", "significant", "possible"]), default="default",
+              help="default: the seed's gate, overall or value_for_money dropped by more than the tolerance; "
+                   "significant: only a drop whose paired 95% interval over the judges lies wholly beyond it; "
+                   "possible: any part of it. [default: default] The database decides and stores each "
+                   "(docs/statistics.md).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the comparison (the seed's Delta), the reasons, the paired rows and the gate as JSON.")
 @database_option
-def snapshot_compare(previous, current, tolerance, as_json):
+def snapshot_compare(previous, current, tolerance, mode, as_json):
     """B compared with A (each a file or a run id), computed by the database.
 
-    Exit 0 no regression, 1 overall or value_for_money dropped by more than the tolerance, 3 any error.
+    Beside the seed's comparison, the paired difference per dimension over the judges both
+    snapshots share (mean, standard error, 95% interval; judges not shared are listed). Exit 0 no
+    regression, 1 overall or value_for_money dropped by more than the tolerance (by the --gate
+    asked for), 2 (--gate significant or possible) a gated dimension has no interval, 3 any error.
+    The database decides and stores the gate (eval_gate_decision).
     """
-    from evalledger.core import db
+    from evalledger.core import db, output
 
-    from . import store
+    from . import go_json, store
 
     a, _ = _load(previous)
     b, _ = _load(current)
     with db.transaction("runner") as conn:
-        found = store.compare(conn, a.aggregate.mean_scores or {}, b.aggregate.mean_scores or {}, a.run_id, tolerance)
-    delta, reasons, tol = found["delta"], list(found["reasons"]), float(found["tolerance"])
+        gate = store.gate(conn, go_json.as_document(a), previous, go_json.as_document(b), current, tolerance, mode)
+    decided = gate["comparison"]
+    found = decided["seed"]
+    delta, reasons, tol = found["comparison"], list(found["reasons"]), float(found["tolerance"])
     if as_json:
         click.echo(json.dumps({"comparison": delta, "tolerance": tol, "regression": bool(reasons),
-                               "reasons": reasons}, indent=2))
+                               "reasons": reasons, "paired": decided["paired"],
+                               "gate": {"gate_id": gate["gate_id"], "mode": mode, "decision": gate["decision"],
+                                        "reasons": list(gate["reasons"])}}, indent=2))
     else:
         click.echo(f"{b.name}: {b.run_id} compared with {a.run_id}: {delta['verdict'].upper()}")
         click.echo(f"{'dimension':<18}{'A':>8}{'B':>8}{'delta':>9}")
         for dim, change in sorted(delta["per_dimension"].items(), key=lambda kv: _order(kv[0])):
             click.echo(f"{dim:<18}{_f((a.aggregate.mean_scores or {}).get(dim)):>8}"
                        f"{_f((b.aggregate.mean_scores or {}).get(dim)):>8}{float(change):>+9.3f}")
+        click.echo("paired difference (B - A) over the judges both snapshots share (docs/statistics.md)")
+        for line in output.paired(decided["paired"], items="judge", places=3):
+            click.echo(f"  {line}")
+    if mode != "default":
+        word = {"pass": "no regression", "fail": "regression", "inconclusive": "inconclusive"}[gate["decision"]]
+        said = f"gate {mode} (tolerance {tol:g}, gate {gate['gate_id']}): {word}"
+        if gate["reasons"]:
+            said += ": " + "; ".join(gate["reasons"])
+        click.echo(said, err=as_json or gate["decision"] != "pass")
+        sys.exit({"pass": EXIT_OK, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}[gate["decision"]])
     if reasons:
         for reason in reasons:
             click.echo(f"regression: {reason} (tolerance {tol:g})", err=True)

@@ -149,6 +149,15 @@ def compare(conn: psycopg.Connection, prev_mean: dict | None, cur_mean: dict | N
                                   "prev_run_id": prev_run_id, "tolerance": tolerance})
 
 
+def gate(conn: psycopg.Connection, baseline: dict, baseline_ref: str, current: dict, current_ref: str,
+         tolerance: float | None, mode: str) -> dict:
+    """Snapshot document current against baseline, the gate decided and stored by the database in mode
+    (eval_gate_decision): gate_id, decision, reasons, and comparison (mode, threshold, decision, reasons,
+    seed: {comparison, reasons, tolerance}, the seed's Compare and IsRegression; paired: per dimension)."""
+    return _one(conn, "gate", {"mode": mode, "threshold": tolerance, "baseline_ref": baseline_ref,
+                               "current_ref": current_ref, "baseline": Jsonb(baseline), "current": Jsonb(current)})
+
+
 def is_regression(conn: psycopg.Connection, delta: dict | None, tolerance: float | None) -> dict:
     """{reasons, tolerance} for a comparison the database computed earlier."""
     return _one(conn, "is_regression", {"delta": None if delta is None else Jsonb(delta), "tolerance": tolerance})

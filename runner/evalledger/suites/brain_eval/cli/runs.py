@@ -138,6 +138,35 @@ def show_command(run_id, as_json):
     finish(decided)
 
 
+@brain_eval_group.command("compare")
+@click.argument("run_a", metavar="RUN_A")
+@click.argument("run_b", metavar="RUN_B")
+@click.option("--json", "as_json", is_flag=True, help="Print the paired rows as JSON.")
+@database_option
+def compare_command(run_a, run_b, as_json):
+    """RUN_B against RUN_A over the questions both have (as an auditor), computed by the database.
+
+    Per measure (question passed, citation rate, hallucination rate, staleness recognised,
+    diagnosis accuracy, levers mapped, confidence in band, narrative coherence): the mean paired
+    difference B - A, its standard error and 95% interval, and McNemar's exact p for pass/fail
+    measures; questions one run has and the other has not are listed (docs/statistics.md). A
+    report, not a gate: exit 0, 3 any error.
+    """
+    first, second = parse_uuid(run_a, "RUN_A"), parse_uuid(run_b, "RUN_B")
+    with db.transaction("auditor") as conn:
+        for run_id in (first, second):
+            brain_eval.read_decision(conn, run_id)  # an unknown run is an error, not an empty comparison
+        rows = conn.execute(brain_eval.QUERIES["paired"], {"run_a": first, "run_b": second}).fetchone()[0]
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "brain_eval_compare", "run_a": first, "run_b": second,
+                                   "paired": rows}), nl=False)
+        return
+    click.echo(f"run {second} against run {first}: paired difference (B - A) over the questions both have "
+               "(docs/statistics.md)")
+    for line in output.paired(rows, items="question", places=3):
+        click.echo(f"  {line}")
+
+
 @brain_eval_group.command("list")
 @click.option("--brain", metavar="TARGET_ID", help="Only runs of this brain.")
 @click.option("--since", type=When(), metavar="DUR|TS", help="Only runs started since: 7d, 24h, or a timestamp.")
