@@ -96,10 +96,10 @@ BEGIN
                 hit := CASE p_mode WHEN 'significant' THEN (row_ -> 'ci95' ->> 1)::numeric < -t
                                    ELSE (row_ -> 'ci95' ->> 0)::numeric < -t END;
                 IF hit THEN
-                    reasons := reasons || format('%s: 95%% CI %s to %s lies %s beyond -%s', row_ ->> 'dimension',
+                    reasons := reasons || format('%s: 95%% CI %s to %s %s beyond -%s', row_ ->> 'dimension',
                                                  round((row_ -> 'ci95' ->> 0)::numeric, 3),
                                                  round((row_ -> 'ci95' ->> 1)::numeric, 3),
-                                                 CASE p_mode WHEN 'significant' THEN 'wholly' ELSE 'partly' END, t);
+                                                 CASE p_mode WHEN 'significant' THEN 'lies wholly' ELSE 'reaches' END, t);
                 END IF;
             END IF;
         END IF;

@@ -66,19 +66,20 @@ def interval(label: str, u: dict | None, *, percent: bool, counted: str, places:
 
 def paired(rows: Sequence[dict], *, items: str, places: int = 3) -> list[str]:
     """Each row of a paired comparison as the database computed it (paired_object_v1, docs/statistics.md),
-    one line a row: `overall -0.667 (stderr 0.333, 95% CI -1.320 to -0.013; 3 shared judges)`, McNemar's
+    one line a row, the names padded to one width: `overall -0.667 (stderr 0.333, 95% CI -1.320 to -0.013; 3 shared judges)`, McNemar's
     exact p for pass/fail items, and then every item one side has and the other has not, by name."""
     lines = []
+    width = max((len(row["dimension"]) for row in rows), default=0)
     for row in rows:
-        shared = row["shared"]
+        shared, name = row["shared"], row["dimension"].ljust(width)
         if not shared:
-            text = f"{row['dimension']} nothing shared"
+            text = f"{name} nothing shared"
         elif row.get("ci95"):
             lo, hi = row["ci95"]
-            text = (f"{row['dimension']} {row['mean_difference']:+.{places}f} (stderr {row['stderr']:.{places}f}, "
+            text = (f"{name} {row['mean_difference']:+.{places}f} (stderr {row['stderr']:.{places}f}, "
                     f"95% CI {lo:+.{places}f} to {hi:+.{places}f}; {plural(shared, 'shared ' + items)})")
         else:
-            text = (f"{row['dimension']} {row['mean_difference']:+.{places}f} (no interval: "
+            text = (f"{name} {row['mean_difference']:+.{places}f} (no interval: "
                     f"{plural(shared, 'shared ' + items)}, an interval needs 2)")
         if row.get("mcnemar_p") is not None:
             text += f"; McNemar exact p {row['mcnemar_p']:.3g}"
