@@ -111,8 +111,8 @@ def table_counts(conn) -> dict[str, int]:
 EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_window", "run_claim"}
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
 # two open runs of one brain, prompt and catalog for 0110 to close, nor of one takes-quality or
-# work-quality subject for 0114; 0131 made replay's).
-MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query"}
+# work-quality subject for 0114; 0131 made replay's, 0139 the gate decisions).
+MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query", "eval_gate_decision"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
