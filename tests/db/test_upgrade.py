@@ -196,6 +196,7 @@ MADE_BY = {
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
     "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
     "0132.constraints-as-reloaded": "SELECT xmin::text FROM pg_constraint WHERE conname = 'brain_analysis_log_origin_known'",
+    "0139.gate-decisions": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.gate_decide_v1(text, text, numeric, jsonb, jsonb, bigint)'::regprocedure",
 }
 
 
