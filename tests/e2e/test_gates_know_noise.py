@@ -13,9 +13,20 @@ from pathlib import Path
 
 import pytest
 
+import jsonschema
+
 from tests.cli import run_cli
 
 pytestmark = pytest.mark.db
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "runner/evalledger/suites"
+
+
+def valid(text: str, suite: str, name: str) -> dict:
+    """stdout as JSON, valid against the schema shipped in the package."""
+    document = json.loads(text)
+    jsonschema.validate(document, json.loads((SCHEMAS / suite / "schemas" / f"{name}.v1.schema.json").read_text()))
+    return document
 
 PANEL = ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro")
 TAKES = [{"slug": f"a/co{n}", "kind": "take", "holder": "ann", "weight": 0.6, "since": "2026-01",
@@ -56,7 +67,7 @@ def test_the_same_work_judged_twice_is_not_a_significant_regression(env, standin
     # Each judge off by its noise again, in another order: the mean is unchanged, the pairs differ.
     judged = regress(env, standin, baseline, (8, 7, 9), "--gate", "significant", "--json")
     assert judged.code == 0, judged.err
-    document = json.loads(judged.out)
+    document = valid(judged.out, "takes_quality", "takes_quality_regress")
     assert (document["mode"], document["decision"], document["reasons"]) == ("significant", "pass", [])
     row = overall(judged)
     # Differences -1, -1, +2 (sorted by judge: claude, gemini, gpt-4o): mean 0, stderr 1 (scipy's sem).
@@ -112,7 +123,8 @@ def test_snapshot_compare_lists_unshared_judges_and_a_gate_without_an_interval_i
     assert "    not shared, only in A: xai:grok-2\n" in compared.out
     assert "    not shared, only in B: anthropic:claude-opus-4-7\n" in compared.out
     assert "inconclusive: value_for_money: no interval (1 shared judge; an interval needs 2)" in compared.err
-    as_json = json.loads(run_cli("snapshot", "compare", str(a), str(b), "--json", env=env).out)
+    as_json = valid(run_cli("snapshot", "compare", str(a), str(b), "--json", env=env).out, "work_quality",
+                    "snapshot_compare")
     assert as_json["gate"]["decision"] == "pass" and as_json["regression"] is False  # the seed's gate: no drop
     row = next(r for r in as_json["paired"] if r["dimension"] == "overall")
     assert (row["only_a"], row["only_b"]) == (["xai:grok-2"], ["anthropic:claude-opus-4-7"])
@@ -135,7 +147,8 @@ def test_brain_eval_compare_lists_the_questions_one_run_lacks(env, connect_as, r
                                "(docs/statistics.md)\n")
     assert "  question_passed      " in text.out and "29 shared questions); McNemar exact p " in text.out
     assert "    not shared, only in A: " in text.out
-    document = json.loads(run_cli("brain-eval", "compare", str(a), str(b), "--json", env=env).out)
+    document = valid(run_cli("brain-eval", "compare", str(a), str(b), "--json", env=env).out, "brain_eval",
+                     "brain_eval_compare")
     coherence = next(r for r in document["paired"] if r["dimension"] == "narrative_coherence")
     assert coherence["shared"] == 29 and len(coherence["only_a"]) == 1 and coherence["only_b"] == []
     assert coherence["mean_difference"] < 0 and coherence["ci95"][1] < 0
