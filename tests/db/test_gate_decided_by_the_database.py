@@ -131,6 +131,12 @@ def test_a_decision_is_never_the_runners(runner, connect_as, admin):
         owner.execute("TRUNCATE eval_gate_decision")
     assert admin.execute("SELECT decision FROM evalledger.eval_gate_decision WHERE gate_id = %s",
                          (gate_id,)).fetchone()[0] == "fail"
+    # Each role reads what its grants say: the auditor and RevOps (the hot tier) read it, a reviewer nothing.
+    for role in ("evalledger_auditor", "evalledger_revops"):
+        assert connect_as(role).execute("SELECT decision FROM eval_gate_decision WHERE gate_id = %s",
+                                        (gate_id,)).fetchone()[0] == "fail"
+    with pytest.raises(errors.InsufficientPrivilege):
+        connect_as("evalledger_reviewer").execute("SELECT decision FROM eval_gate_decision")
     # Journalled like every ledger row.
     assert admin.execute("SELECT count(*) FROM evalledger.ledger_journal WHERE table_name = 'eval_gate_decision'"
                          ).fetchone()[0] >= 1
