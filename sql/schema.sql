@@ -246,6 +246,8 @@ SET LOCAL check_function_bodies = off;
 -- Issue 36, item 4: judge repeats, flaky items and the judges' noise beside the items' variance.
 \ir takes_quality/takes_quality_flaky_v1.sql
 \ir takes_quality/takes_quality_repeat_variance_v1.sql
+\ir work_quality/work_quality_flaky_v1.sql
+\ir work_quality/work_quality_repeat_variance_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql

@@ -77,11 +77,11 @@ def _stands(exc: psycopg.errors.CheckViolation) -> bool:
     return exc.diag.constraint_name == VERDICT_STANDS
 
 
-def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd) -> bool:
+def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd, *, repeat: int = 1) -> bool:
     """A live call about to be sent: if no answer follows, its estimate is what it cost. False when
     the database takes no new row of this judge (its stored verdict stands): the call is not made."""
     try:
-        conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model,
+        conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model, "repeat_no": repeat,
                                          "estimated_cost_usd": estimated_cost_usd})
     except psycopg.errors.CheckViolation as exc:
         if not _stands(exc):
@@ -94,11 +94,13 @@ def previous_for_prompt(conn: psycopg.Connection, snapshot_id: int) -> dict | No
     return _one(conn, "previous_for_prompt", {"snapshot_id": snapshot_id})
 
 
-def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[str]:
-    return {r["model"] for r in _all(conn, "models_answered", {"snapshot_id": snapshot_id})}
+def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[tuple[str, int]]:
+    """The (model, repeat) verdicts the run keeps: a resumed run asks only the others."""
+    return {(r["model"], r["repeat_no"]) for r in _all(conn, "models_answered", {"snapshot_id": snapshot_id})}
 
 
-def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool) -> dict | None:
+def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool, *,
+                   repeat: int = 1) -> dict | None:
     """INSERT one judge's reply or failure; return what the database made of it (None if already there,
     SETTLED when the database takes no new row of this judge: its stored verdict stands)."""
     from evalledger.judges import money
@@ -110,7 +112,8 @@ def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, 
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     try:
         return _one(conn, money.billed_query("record_verdict", usage), {**usage,
-            "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
+            "snapshot_id": snapshot_id, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
+            "structured": call.structured,
             "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
             "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
             "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
