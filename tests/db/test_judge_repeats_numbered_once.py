@@ -183,3 +183,31 @@ def test_an_item_whose_repeats_straddle_the_rubrics_threshold_is_flaky(runner, c
     # The runner reads no BI view.
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         runner.execute("SELECT * FROM evalledger.takes_quality_flaky_v1")
+
+
+# --- work-quality ----------------------------------------------------------------------------
+
+
+def test_work_quality_repeats_are_numbered_once_within_k_and_averaged_per_judge(runner):
+    from tests.db.test_work_quality_db import DIMS as WQ_DIMS, PANEL as WQ_PANEL, complete as wq_complete, reply, start
+    from tests.db.test_work_quality_db import verdict as wq_verdict
+
+    sid = start(runner, repeats=2)
+    for bad in (0, 3):
+        with pytest.raises(psycopg.errors.CheckViolation, match="asks each judge 2 time"):
+            wq_verdict(runner, sid, WQ_PANEL[0], repeat_no=bad)
+    wq_verdict(runner, sid, WQ_PANEL[0], reply(0.6), repeat_no=1)
+    with pytest.raises(psycopg.errors.CheckViolation, match="has its verdict"):
+        wq_verdict(runner, sid, WQ_PANEL[0], reply(0.9), repeat_no=1)
+    wq_verdict(runner, sid, WQ_PANEL[0], reply(0.8), repeat_no=2)
+    wq_verdict(runner, sid, WQ_PANEL[1], reply(0.9), repeat_no=1)
+    with pytest.raises(psycopg.errors.CheckViolation, match="lacks a verdict from anthropic:claude-opus-4-7 repeat 2"):
+        wq_complete(runner, sid)
+    wq_verdict(runner, sid, WQ_PANEL[1], reply(0.9), repeat_no=2)
+    document = wq_complete(runner, sid)
+    # gpt-4o's mean 0.7 and claude's 0.9: the mean 0.8 and the spread 0.2 are over the judges' means.
+    assert document["aggregate"]["mean_scores"] == {d: 0.8 for d in WQ_DIMS}
+    assert document["aggregate"]["disagreement"] == {d: 0.2 for d in WQ_DIMS}
+    assert [v["model"] for v in document["aggregate"]["verdicts"]] == [WQ_PANEL[0]] * 2 + [WQ_PANEL[1]] * 2
+    with pytest.raises(psycopg.errors.CheckViolation):
+        start(runner, run_id="r2", repeats=11)

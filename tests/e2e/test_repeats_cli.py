@@ -5,6 +5,7 @@ asks a stored repeat again."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 
@@ -107,3 +108,68 @@ def test_repeats_out_of_range_are_refused_before_anything(env, corpus, standin, 
         result, _ = tq(env, "--repeats", bad)
         assert result.code == 3 and result.err.startswith("evalledger: error: ") and "--repeats" in result.err
     assert standin.requests == [] and admin.execute("SELECT count(*) FROM eval_takes_quality_runs").fetchone()[0] == 0
+
+
+# --- work-quality ----------------------------------------------------------------------------
+
+
+def test_work_quality_repeats_are_numbered_rows_and_a_straddle_is_flaky(env, standin, admin, tmp_path):
+    from click.testing import CliRunner
+
+    from evalledger.cli import cli
+    from evalledger.suites.work_quality import snapshot as snap_mod
+    from evalledger.suites.work_quality.snapshot import DIMENSIONS
+
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    # Known noise per repeat: gpt-4o's scores run through `noisy` call by call; claude's stay 0.8.
+    noisy = {"gpt-4o": [0.6, 0.8, 0.7, 0.6, 0.7, 0.75]}
+    asked = {"gpt-4o": 0}
+
+    def respond(model, system, user):
+        if model in noisy:
+            score = noisy[model][asked[model]]
+            asked[model] += 1
+        else:
+            score = 0.8
+        body = {d: score for d in DIMENSIONS}
+        body.update(narrative=f"{model} read the diff.", confidence=0.7,
+                    relative_vs_prev={d: "n/a" for d in DIMENSIONS}, relative_narrative="")
+        return body
+
+    standin.responder = respond
+    wq_env = {**env, "EVALLEDGER_WORK_QUALITY_MODELS": None}
+
+    def wq(*args):
+        argv = ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
+                "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7",
+                "--concurrency", "1", "--repeats", "3", "--json", *args]
+        return CliRunner().invoke(cli, argv, env=wq_env, catch_exceptions=False)
+
+    first = wq("--run-id", "run-1")
+    assert first.exit_code == 0, first.stderr
+    snap = snap_mod.loads(first.stdout)
+    assert [v.model for v in snap.aggregate.verdicts] == ["openai:gpt-4o"] * 3 + ["anthropic:claude-opus-4-7"] * 3
+    assert snap.aggregate.mean_scores["overall"] == 0.75  # (mean(0.6, 0.8, 0.7) + 0.8) / 2
+    assert snap.aggregate.disagreement["overall"] == pytest.approx(0.1)
+    assert admin.execute("SELECT model, array_agg(repeat_no ORDER BY repeat_no) FROM eval_work_quality_judge_verdicts "
+                         "WHERE NOT call_started GROUP BY model ORDER BY model").fetchall() == [
+        ("anthropic:claude-opus-4-7", [1, 2, 3]), ("openai:gpt-4o", [1, 2, 3])]
+    # The same run id with another K is refused before a call.
+    before = len(standin.requests)
+    other = CliRunner().invoke(cli, ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
+                                     "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7",
+                                     "--run-id", "run-1", "--repeats", "2"], env=wq_env)
+    assert other.exit_code == 0 and len(standin.requests) == before  # complete: read back, no call
+    second = wq("--run-id", "run-2")
+    assert second.exit_code == 0, second.stderr
+    # gpt-4o's overall 0.6, 0.7, 0.75 straddles the regression line 0.75 - 0.08 = 0.67.
+    assert admin.execute("SELECT dimension, judge_model, repeats, threshold FROM evalledger.work_quality_flaky_v1 "
+                         "ORDER BY dimension").fetchall() == [
+        ("overall", "openai:gpt-4o", 3, Decimal("0.67")), ("value_for_money", "openai:gpt-4o", 3, Decimal("0.67"))]
+    row = admin.execute("SELECT items, max_repeats, judge_variance, flaky_items FROM evalledger.work_quality_repeat_variance_v1 "
+                        "WHERE dimension = 'overall'").fetchone()
+    import statistics
+
+    expected = (2 * statistics.variance([0.6, 0.8, 0.7]) + 2 * 0 + 2 * statistics.variance([0.6, 0.7, 0.75]) + 0) / 8
+    assert row[:2] == (2, 3) and row[2] == pytest.approx(expected) and row[3] == 1
