@@ -186,3 +186,11 @@ SELECT evalledger.takes_quality_regression_v1(%(baseline)s, %(run_id)s, %(thresh
 -- name: dashboard_takes_quality_intervals_v1
 -- The takes_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
 SELECT * FROM evalledger.takes_quality_intervals_v1 ORDER BY completed_at DESC;
+
+-- name: dashboard_takes_quality_repeat_variance_v1
+-- The takes_quality_repeat_variance_v1 panel: the judges' noise beside the items' variance, per rubric epoch and dimension.
+SELECT * FROM evalledger.takes_quality_repeat_variance_v1 ORDER BY rubric_version, dimension;
+
+-- name: dashboard_takes_quality_flaky_v1
+-- The takes_quality_flaky_v1 panel: the runs whose judge repeats straddle a threshold of the rubric, newest first.
+SELECT * FROM evalledger.takes_quality_flaky_v1 ORDER BY started_at DESC, run_id DESC, dimension, judge_model, cycle, rule;

@@ -178,3 +178,11 @@ SELECT evalledger.work_quality_uncertainty_v1(%(doc)s) AS uncertainty;
 -- name: dashboard_work_quality_intervals_v1
 -- The work_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
 SELECT * FROM evalledger.work_quality_intervals_v1 ORDER BY completed_at DESC;
+
+-- name: dashboard_work_quality_repeat_variance_v1
+-- The work_quality_repeat_variance_v1 panel: the judges' noise beside the snapshots' variance, per rubric epoch and dimension.
+SELECT * FROM evalledger.work_quality_repeat_variance_v1 ORDER BY rubric_version, dimension;
+
+-- name: dashboard_work_quality_flaky_v1
+-- The work_quality_flaky_v1 panel: the snapshots whose judge repeats straddle the regression line, newest first.
+SELECT * FROM evalledger.work_quality_flaky_v1 ORDER BY at DESC, snapshot_id DESC, dimension, judge_model;
