@@ -30,7 +30,7 @@ COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.started_at IS 'When the run 
 COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.verdict IS 'The verdict the database computed: pass, fail or inconclusive (unchanged by flakiness).';
 COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.dimension IS 'The rubric dimension whose repeats straddle the threshold.';
 COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.judge_model IS 'The judge model, provider:model (e.g. openai:gpt-4o).';
-COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.cycle IS 'The cycle (1 onwards) whose repeats straddle it.';
+COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.cycle IS 'Count: the cycle (1 onwards) whose repeats straddle it.';
 COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.repeats IS 'Count: the judge''s contributing repeats in that cycle.';
 COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.lowest IS 'The lowest of those scores, on the rubric''s scale (1-10).';
 COMMENT ON COLUMN evalledger.takes_quality_flaky_v1.highest IS 'The highest of those scores, on the rubric''s scale (1-10).';
