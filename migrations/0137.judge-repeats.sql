@@ -32,6 +32,12 @@ ALTER TABLE eval_takes_quality_runs
     ADD CONSTRAINT eval_takes_quality_runs_identity_key
         UNIQUE (corpus_sha8, prompt_sha8, models_sha8, rubric_sha8, scope_sha8, judges, rerun, repeats);
 GRANT INSERT (repeats) ON eval_takes_quality_runs TO evalledger_runner;
+-- The one-open index again, after the identity key: PostgreSQL checks a row's unique indexes in the
+-- order they were made, so a second open run of one identity is still refused by the identity key
+-- first, as it was before (and as a fresh build makes them).
+DROP INDEX eval_takes_quality_runs_one_open_idx;
+CREATE UNIQUE INDEX eval_takes_quality_runs_one_open_idx
+    ON eval_takes_quality_runs ((coalesce(target_id, '')), prompt_sha8, scope_sha8, judges) WHERE completed_at IS NULL;
 
 ALTER TABLE eval_takes_quality_judge_verdicts
     ADD COLUMN repeat_no integer NOT NULL DEFAULT 1,
