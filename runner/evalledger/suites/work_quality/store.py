@@ -46,7 +46,9 @@ def has_completed_snapshot(conn: psycopg.Connection, name: str) -> bool:
 
 def start_or_find_run(conn: psycopg.Connection, values: dict[str, Any]) -> dict:
     """The run's snapshot row: inserted now, or the one an earlier run with this run id left."""
-    row = _one(conn, "start_run", values)
+    # A run of one repeat is written as before repeats (the column's default): a ledger that predates
+    # them takes it too.
+    row = _one(conn, "start_run_repeated" if values.get("repeats", 1) > 1 else "start_run", values)
     if row is None:
         row = _one(conn, "find_run", {"name": values["name"], "run_id": values["run_id"], "judges": values["judges"]})
     if row is None:
@@ -81,7 +83,7 @@ def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimat
     """A live call about to be sent: if no answer follows, its estimate is what it cost. False when
     the database takes no new row of this judge (its stored verdict stands): the call is not made."""
     try:
-        conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model, "repeat_no": repeat,
+        conn.execute(Q["insert_start_repeat" if repeat > 1 else "insert_start"], {"snapshot_id": snapshot_id, "model": model, "repeat_no": repeat,
                                          "estimated_cost_usd": estimated_cost_usd})
     except psycopg.errors.CheckViolation as exc:
         if not _stands(exc):
@@ -111,7 +113,7 @@ def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, 
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     try:
-        return _one(conn, money.billed_query("record_verdict", usage), {**usage,
+        return _one(conn, money.billed_query("record_verdict", usage) + ("_repeat" if repeat > 1 else ""), {**usage,
             "snapshot_id": snapshot_id, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
             "structured": call.structured,
             "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
