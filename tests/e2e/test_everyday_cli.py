@@ -360,6 +360,8 @@ def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
                                    "stale_fixture_by_month_v1", "reviewer_calibration_v2", "cost_by_month_v1",
                                    "prompt_drift_v2", "judge_agreement_v1", "takes_quality_trend_v1",
                                    "brain_eval_intervals_v1", "takes_quality_intervals_v1", "work_quality_intervals_v1",
+                                   "takes_quality_repeat_variance_v1", "takes_quality_flaky_v1",
+                                   "work_quality_repeat_variance_v1", "work_quality_flaky_v1",
                                    "replay_drift_v1", "replay_lost_most_v1"])
 def test_dashboard_prints_each_panel(demo_env, admin, panel):
     columns = [r[0] for r in admin.execute(
