@@ -246,6 +246,11 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_intervals_v1.sql
 \ir takes_quality/takes_quality_intervals_v1.sql
 \ir work_quality/work_quality_intervals_v1.sql
+-- Issue 36, item 4: judge repeats, flaky items and the judges' noise beside the items' variance.
+\ir takes_quality/takes_quality_flaky_v1.sql
+\ir takes_quality/takes_quality_repeat_variance_v1.sql
+\ir work_quality/work_quality_flaky_v1.sql
+\ir work_quality/work_quality_repeat_variance_v1.sql
 
 -- Issue 36, item 5: paired comparisons, and gates that know noise.
 \ir brain_eval/brain_eval_paired_v1.sql

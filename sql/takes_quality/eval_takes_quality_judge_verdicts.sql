@@ -42,9 +42,13 @@ CREATE TABLE eval_takes_quality_judge_verdicts (
     price_cache_write numeric,
     price_output  numeric,
     price_as_of   date,
+    -- Which of the run's repeats this row answers (1 to the run's repeats; --repeats K asks each
+    -- judge K times per cycle): each repeat is a verdict of its own, with its own retries.
+    repeat_no     integer      NOT NULL DEFAULT 1,
     CONSTRAINT eval_takes_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
-    -- Each judge's row once per retry.
-    CONSTRAINT eval_takes_quality_judge_verdicts_once UNIQUE (run_id, cycle, model, retry_no),
+    -- Each judge's row once per repeat and retry.
+    CONSTRAINT eval_takes_quality_judge_verdicts_once UNIQUE (run_id, cycle, model, repeat_no, retry_no),
+    CONSTRAINT eval_takes_quality_judge_verdicts_repeat_positive CHECK (repeat_no >= 1),
     CONSTRAINT eval_takes_quality_judge_verdicts_run_fkey FOREIGN KEY (run_id) REFERENCES eval_takes_quality_runs (id),
     CONSTRAINT eval_takes_quality_judge_verdicts_cycle_positive CHECK (cycle >= 1),
     CONSTRAINT eval_takes_quality_judge_verdicts_error_kind_known CHECK (error_kind IN (
@@ -83,7 +87,7 @@ GRANT SELECT ON eval_takes_quality_judge_verdicts TO evalledger_runner;
 GRANT INSERT (run_id, cycle, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
               input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd,
               cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
-              price_cache_write, price_output, price_as_of)
+              price_cache_write, price_output, price_as_of, repeat_no)
     ON eval_takes_quality_judge_verdicts TO evalledger_runner;
 
 CREATE POLICY eval_takes_quality_judge_verdicts_revops ON eval_takes_quality_judge_verdicts FOR SELECT TO evalledger_revops

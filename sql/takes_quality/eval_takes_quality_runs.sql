@@ -1,7 +1,8 @@
 -- One row per takes-quality run. An eval's identity is the seed's four fingerprints, then where
 -- the sample was drawn from (scope_sha8, the database's), how the run is judged (judges: live or
 -- recorded) and which judging of the eval it is (rerun: 0 the first, one more for each `--rerun`):
--- a second identical run is INSERT ... ON CONFLICT DO NOTHING. A run without completed_at was
+-- and how many times each judge is asked (repeats): a second identical run is INSERT ... ON
+-- CONFLICT DO NOTHING. A run without completed_at was
 -- stopped halfway; at completion the database computes the verdict and writes the whole receipt
 -- (receipt_json). started_at (the receipt's ts, the trend's order) is the database's: no default
 -- to tell apart from a supplied value, so the admission trigger refuses any and stamps now().
@@ -31,9 +32,12 @@ CREATE TABLE eval_takes_quality_runs (
     scope_sha8    char(8),
     judges        text         DEFAULT 'live',
     rerun         integer      DEFAULT 0,
+    -- How many times each judge is asked per cycle (--repeats K): a part of the eval's identity.
+    repeats       integer      NOT NULL DEFAULT 1,
     CONSTRAINT eval_takes_quality_runs_pkey PRIMARY KEY (id),
     CONSTRAINT eval_takes_quality_runs_identity_key
-        UNIQUE (corpus_sha8, prompt_sha8, models_sha8, rubric_sha8, scope_sha8, judges, rerun),
+        UNIQUE (corpus_sha8, prompt_sha8, models_sha8, rubric_sha8, scope_sha8, judges, rerun, repeats),
+    CONSTRAINT eval_takes_quality_runs_repeats_range CHECK (repeats BETWEEN 1 AND 10),
     CONSTRAINT eval_takes_quality_runs_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
     CONSTRAINT eval_takes_quality_runs_target_fkey FOREIGN KEY (target_id) REFERENCES target (target_id),
     CONSTRAINT eval_takes_quality_runs_source_known CHECK (corpus_source IN ('db', 'fs')),
@@ -77,7 +81,7 @@ GRANT SELECT ON eval_takes_quality_runs TO evalledger_runner;
 
 -- No started_at (the database's); the runner says how a run is judged and which judging it is.
 GRANT INSERT (rubric_id, target_id, corpus_source, corpus_path, slug_prefix, sample_limit, seed,
-              n_takes, corpus_sha8, prompt_sha8, models, judges, rerun) ON eval_takes_quality_runs TO evalledger_runner;
+              n_takes, corpus_sha8, prompt_sha8, models, judges, rerun, repeats) ON eval_takes_quality_runs TO evalledger_runner;
 
 CREATE POLICY eval_takes_quality_runs_revops ON eval_takes_quality_runs FOR SELECT TO evalledger_revops
     USING (created_at >= evalledger.hot_tier_start_v1());

@@ -12,7 +12,7 @@ ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_identity_key DO NOTHING
 RETURNING id, completed_at, receipt_json, seed, rerun, true AS created;
 
 -- name: head_run
--- The latest judging of an eval (its highest rerun): same corpus, prompt and rubric fingerprints, the same panel in any order, the same scope (source, path, slug prefix) and the same judges.
+-- The latest judging of an eval (its highest rerun): same corpus, prompt and rubric fingerprints, the same panel in any order, the same scope (source, path, slug prefix), the same judges and the same repeats (read through to_jsonb, so a ledger from before repeats reads as 1).
 SELECT r.id, r.completed_at, r.receipt_json, r.seed, r.rerun, false AS created
   FROM evalledger.eval_takes_quality_runs r
  WHERE r.corpus_sha8 = %(corpus_sha8)s AND r.prompt_sha8 = %(prompt_sha8)s
@@ -21,6 +21,7 @@ SELECT r.id, r.completed_at, r.receipt_json, r.seed, r.rerun, false AS created
      = ARRAY(SELECT m FROM unnest(%(models)s::text[]) m ORDER BY m COLLATE "C")
    AND r.corpus_source = %(corpus_source)s AND r.corpus_path IS NOT DISTINCT FROM %(corpus_path)s
    AND r.slug_prefix IS NOT DISTINCT FROM %(slug_prefix)s AND r.judges = %(judges)s
+   AND coalesce((to_jsonb(r) ->> 'repeats')::int, 1) = %(repeats)s
  ORDER BY r.rerun DESC
  LIMIT 1;
 
@@ -34,10 +35,10 @@ SELECT r.id, r.completed_at, r.receipt_json, r.seed, r.rerun, false AS created
 INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('takes-quality', %(run_id)s);
 
 -- name: current_calls
--- Each judge's current row in one cycle (takes_quality_current_v1): answered, failed outside its content, or started.
-SELECT model, contributes, error_kind, call_started,
+-- Each judge's current row in one cycle, per repeat (takes_quality_current_v1): answered, failed outside its content, or started (repeat_no through to_jsonb: 1 before repeats).
+SELECT model, coalesce((to_jsonb(c) ->> 'repeat_no')::int, 1) AS repeat_no, contributes, error_kind, call_started,
        call_started OR error_kind IN ('provider_error', 'budget_exhausted') AS to_retry
-  FROM evalledger.takes_quality_current_v1(%(run_id)s) WHERE cycle = %(cycle)s;
+  FROM evalledger.takes_quality_current_v1(%(run_id)s) c WHERE cycle = %(cycle)s;
 
 -- name: insert_start
 -- A judge call about to be sent, with the runner's estimate of its cost (counted if no answer follows).
@@ -65,6 +66,48 @@ INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, 
      cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
      price_cache_write, price_output, price_as_of)
 VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores;
+
+-- name: start_run_repeated
+-- start_run for a run that asks each judge more than once (--repeats K, K > 1).
+INSERT INTO evalledger.eval_takes_quality_runs (rubric_id, target_id, corpus_source, corpus_path, slug_prefix,
+                                                sample_limit, seed, n_takes, corpus_sha8, prompt_sha8, models, judges,
+                                                rerun, repeats)
+VALUES (%(rubric_id)s, %(target_id)s, %(corpus_source)s, %(corpus_path)s, %(slug_prefix)s, %(sample_limit)s,
+        %(seed)s, %(n_takes)s, %(corpus_sha8)s, %(prompt_sha8)s, %(models)s, %(judges)s, %(rerun)s, %(repeats)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_runs_identity_key DO NOTHING
+RETURNING id, completed_at, receipt_json, seed, rerun, true AS created;
+
+-- name: insert_start_repeat
+-- insert_start for a repeat after the first (repeat_no > 1).
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, repeat_no, recorded, call_started,
+                                                          estimated_cost_usd)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, %(repeat_no)s, false, true, %(estimated_cost_usd)s);
+
+-- name: insert_verdict_repeat
+-- insert_verdict for a repeat after the first (repeat_no > 1).
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, repeat_no, recorded, structured, response_json,
+                                                          raw_excerpt, error_kind, error_message, input_tokens,
+                                                          output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, %(repeat_no)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s)
+ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores;
+
+-- name: insert_verdict_billed_repeat
+-- insert_verdict_billed for a repeat after the first (repeat_no > 1).
+INSERT INTO evalledger.eval_takes_quality_judge_verdicts (run_id, cycle, model, repeat_no, recorded, structured, response_json,
+                                                          raw_excerpt, error_kind, error_message, input_tokens,
+                                                          output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
+VALUES (%(run_id)s, %(cycle)s, %(model)s, %(repeat_no)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
         %(attempts)s,
         %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
@@ -153,12 +196,12 @@ SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_vers
  LIMIT %(limit)s;
 
 -- name: run_verdicts
--- One run's judge rows, cycle by cycle and retry by retry, with each judge's feedback and why it did not contribute.
-SELECT cycle, model, retry_no, family, same_family, recorded, contributes, call_started, error_kind, error_message,
+-- One run's judge rows, cycle by cycle, repeat by repeat and retry by retry, with each judge's feedback and why it did not contribute.
+SELECT cycle, model, coalesce((to_jsonb(v) ->> 'repeat_no')::int, 1) AS repeat_no, retry_no, family, same_family, recorded, contributes, call_started, error_kind, error_message,
        scores, feedback, improvements, cost_usd, estimated_cost_usd, latency_ms, attempts
-  FROM evalledger.eval_takes_quality_judge_verdicts
+  FROM evalledger.eval_takes_quality_judge_verdicts v
  WHERE run_id = %(run_id)s
- ORDER BY cycle, model, retry_no;
+ ORDER BY cycle, model, repeat_no, retry_no;
 
 -- name: run_by_id
 -- One takes-quality run, its state and deadline (takes_quality_run_state_v1) and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty.
@@ -188,3 +231,11 @@ RETURNING gate_id, decision, reasons, comparison;
 -- name: dashboard_takes_quality_intervals_v1
 -- The takes_quality_intervals_v1 panel: each aggregate's interval beside the verdict, newest first.
 SELECT * FROM evalledger.takes_quality_intervals_v1 ORDER BY completed_at DESC;
+
+-- name: dashboard_takes_quality_repeat_variance_v1
+-- The takes_quality_repeat_variance_v1 panel: the judges' noise beside the items' variance, per rubric epoch and dimension.
+SELECT * FROM evalledger.takes_quality_repeat_variance_v1 ORDER BY rubric_version, dimension;
+
+-- name: dashboard_takes_quality_flaky_v1
+-- The takes_quality_flaky_v1 panel: the runs whose judge repeats straddle a threshold of the rubric, newest first.
+SELECT * FROM evalledger.takes_quality_flaky_v1 ORDER BY started_at DESC, run_id DESC, dimension, judge_model, cycle, rule;

@@ -4,7 +4,10 @@
 -- scores in panel order and per model; the overall score (mean of the dimension means); the
 -- verdict: inconclusive when fewer than the rubric's quorum of the panel contributed, pass when
 -- every dimension mean and every dimension minimum meet the rubric's thresholds, else fail;
--- and a message that says why.
+-- and a message that says why. With repeats (--repeats K) a judge's score of a dimension is its
+-- mean over its contributing repeats in the cycle (exact; shown to 4 decimals), and a judge
+-- contributes when any of its repeats does: the rule then reads the judges' means as it reads
+-- their single scores when K is 1, and a run of one repeat is decided exactly as before.
 CREATE FUNCTION evalledger.takes_quality_cycle_v1(p_run_id bigint, p_cycle integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -35,28 +38,40 @@ BEGIN
     min_mean := (policy -> 'pass_rule' ->> 'every_dim_mean_at_least')::numeric;
     min_min := (policy -> 'pass_rule' ->> 'every_dim_min_at_least')::numeric;
 
-    SELECT count(*), count(*) FILTER (WHERE v.contributes) INTO answered, contributed
+    SELECT count(*), count(DISTINCT v.model) FILTER (WHERE v.contributes) INTO answered, contributed
       FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = p_run_id AND v.cycle = p_cycle;
 
     WITH dim AS (
         SELECT d ->> 'key' AS key, n FROM jsonb_array_elements(policy -> 'dimensions') WITH ORDINALITY x(d, n)
     ), contrib AS (
-        SELECT v.model, array_position(run.models, v.model) AS pos, v.scores
-          FROM evalledger.eval_takes_quality_judge_verdicts v
+        -- Each contributing judge's score of each dimension: its one score, or its mean over its
+        -- contributing repeats (exact, and as shown: 4 decimals).
+        SELECT v.model, array_position(run.models, v.model) AS pos, dim.key,
+               CASE WHEN count(*) = 1 THEN min((v.scores ->> dim.key)::numeric)
+                    ELSE avg((v.scores ->> dim.key)::numeric) END AS score,
+               CASE WHEN count(*) = 1 THEN (array_agg(v.scores -> dim.key))[1]
+                    ELSE to_jsonb(trim_scale(round(avg((v.scores ->> dim.key)::numeric), 4))) END AS shown,
+               CASE WHEN count(*) = 1 THEN min((v.scores ->> dim.key)::numeric)
+                    ELSE trim_scale(round(avg((v.scores ->> dim.key)::numeric), 4)) END AS shown_score
+          FROM evalledger.eval_takes_quality_judge_verdicts v CROSS JOIN dim
          WHERE v.run_id = p_run_id AND v.cycle = p_cycle AND v.contributes
+         GROUP BY v.model, dim.key
     ), agg AS (
         SELECT dim.key, dim.n,
-               round(avg((c.scores ->> dim.key)::numeric), 2) AS mean,
-               avg((c.scores ->> dim.key)::numeric) AS exact_mean,
-               min((c.scores ->> dim.key)::numeric) AS lo,
-               max((c.scores ->> dim.key)::numeric) AS hi,
-               coalesce(jsonb_agg(c.scores -> dim.key ORDER BY c.pos) FILTER (WHERE c.model IS NOT NULL), '[]') AS scores,
-               coalesce(jsonb_object_agg(c.model, c.scores -> dim.key) FILTER (WHERE c.model IS NOT NULL), '{}') AS per_model
-          FROM dim LEFT JOIN contrib c ON true
+               round(avg(c.score), 2) AS mean,
+               avg(c.score) AS exact_mean,
+               min(c.score) AS lo,
+               min(c.shown_score) AS lo_shown,
+               max(c.shown_score) AS hi_shown,
+               coalesce(jsonb_agg(c.shown ORDER BY c.pos) FILTER (WHERE c.model IS NOT NULL), '[]') AS scores,
+               coalesce(jsonb_object_agg(c.model, c.shown) FILTER (WHERE c.model IS NOT NULL), '{}') AS per_model
+          FROM dim LEFT JOIN contrib c ON c.key = dim.key
          GROUP BY dim.key, dim.n
     )
     SELECT jsonb_object_agg(a.key, jsonb_build_object(
-               'mean', trim_scale(a.mean), 'min', a.lo, 'max', a.hi, 'scores', a.scores, 'per_model', a.per_model)),
+               'mean', trim_scale(a.mean),
+               'min', a.lo_shown, 'max', a.hi_shown,
+               'scores', a.scores, 'per_model', a.per_model)),
            trim_scale(round(avg(a.exact_mean), 2)),
            array_remove(array_agg(
                CASE WHEN a.exact_mean < min_mean
@@ -65,7 +80,7 @@ BEGIN
                                 min_mean) END
                ORDER BY a.n), NULL)
            || array_remove(array_agg(
-               CASE WHEN a.lo < min_min THEN format('%s min %s < %s', a.key, trim_scale(a.lo), min_min) END
+               CASE WHEN a.lo < min_min THEN format('%s min %s < %s', a.key, trim_scale(a.lo_shown), min_min) END
                ORDER BY a.n), NULL)
       INTO dims, overall, misses
       FROM agg a;

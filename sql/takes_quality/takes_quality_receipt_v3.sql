@@ -9,7 +9,9 @@
 -- says how to retry), and takes_quality_run_decide_v2 refuses to complete it. Optional fields
 -- (additive at schema_version 1): run_id, seed, judges (live or recorded), final, rerun. Over
 -- takes_quality_receipt_v2 (the caller-checked v1) it asks caller_reads_v1 the same way: a run the
--- caller may not read reads as one that does not exist. Inside a trigger (the completion's decision,
+-- caller may not read reads as one that does not exist. With repeats (--repeats K), each judge's
+-- repeats count once in successes_per_cycle (a judge contributes when any repeat does), an error
+-- line names its repeat when it is not the first, and the optional field repeats says K (K > 1). Inside a trigger (the completion's decision,
 -- which builds the receipt of the run it decides and returns it to no one) it asks nothing: the
 -- database closes an open run past its deadline whatever its age (issue 37, item 2).
 CREATE FUNCTION evalledger.takes_quality_receipt_v3(p_run_id bigint) RETURNS jsonb
@@ -44,7 +46,7 @@ BEGIN
     END IF;
     decided := evalledger.takes_quality_cycle_v1(p_run_id, last_cycle);
     SELECT jsonb_agg(c.n ORDER BY c.cycle) INTO successes FROM (
-        SELECT g.cycle, count(v.*) FILTER (WHERE v.contributes) AS n
+        SELECT g.cycle, count(DISTINCT v.model) FILTER (WHERE v.contributes) AS n
           FROM generate_series(1, last_cycle) g(cycle)
           LEFT JOIN evalledger.eval_takes_quality_judge_verdicts v ON v.run_id = p_run_id AND v.cycle = g.cycle
          GROUP BY g.cycle) c;
@@ -57,28 +59,28 @@ BEGIN
         SELECT v.*, lead(v.retry_no) OVER w IS NULL AS current, coalesce(lead(v.call_started) OVER w, false) AS restarted
           FROM evalledger.eval_takes_quality_judge_verdicts v
          WHERE v.run_id = p_run_id
-        WINDOW w AS (PARTITION BY v.cycle, v.model ORDER BY v.retry_no)
+        WINDOW w AS (PARTITION BY v.cycle, v.model, v.repeat_no ORDER BY v.retry_no)
     ), told AS (
-        SELECT c.cycle, array_position(run.models, c.model) AS pos, c.retry_no,
+        SELECT c.cycle, array_position(run.models, c.model) AS pos, c.repeat_no, c.retry_no,
                -- A started call whose answer follows is not an error: the answer says what happened.
                CASE WHEN c.call_started AND c.current
                     THEN format('cycle %s %s: no reply: the call started at %s and no answer was recorded '
-                                '(estimated $%s counted)', c.cycle, c.model,
+                                '(estimated $%s counted)', c.cycle, c.model || CASE WHEN c.repeat_no = 1 THEN '' ELSE format(' (repeat %s)', c.repeat_no) END,
                                 to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                                 trim_scale(round(c.estimated_cost_usd, 6)))
                     WHEN c.call_started AND c.restarted
                     THEN format('cycle %s %s: no reply: the runner stopped while the call was in flight '
-                                '(estimated $%s counted); retried', c.cycle, c.model,
+                                '(estimated $%s counted); retried', c.cycle, c.model || CASE WHEN c.repeat_no = 1 THEN '' ELSE format(' (repeat %s)', c.repeat_no) END,
                                 trim_scale(round(c.estimated_cost_usd, 6)))
                     WHEN NOT c.call_started AND NOT c.contributes
-                    THEN format('cycle %s %s: %s%s%s', c.cycle, c.model, c.error_kind,
+                    THEN format('cycle %s %s: %s%s%s', c.cycle, c.model || CASE WHEN c.repeat_no = 1 THEN '' ELSE format(' (repeat %s)', c.repeat_no) END, c.error_kind,
                                 CASE WHEN c.error_message IS NULL THEN '' ELSE ': ' || c.error_message END,
                                 CASE WHEN c.current THEN '' ELSE '; retried' END) END AS line,
                CASE WHEN c.call_started AND (c.current OR c.restarted) THEN c.estimated_cost_usd ELSE 0 END
                    + c.cost_usd AS cost
           FROM calls c
     )
-    SELECT coalesce(jsonb_agg(t.line ORDER BY t.cycle, t.pos, t.retry_no) FILTER (WHERE t.line IS NOT NULL), '[]'),
+    SELECT coalesce(jsonb_agg(t.line ORDER BY t.cycle, t.pos, t.repeat_no, t.retry_no) FILTER (WHERE t.line IS NOT NULL), '[]'),
            trim_scale(coalesce(sum(t.cost), 0))
       INTO errors, cost
       FROM told t;
@@ -122,7 +124,9 @@ BEGIN
         'judges', coalesce(run.judges, CASE WHEN recorded = 0 THEN 'live' WHEN recorded = total THEN 'recorded'
                                             ELSE 'mixed' END),
         'final', pending = 0,
-        'rerun', coalesce(run.rerun, 0));
+        'rerun', coalesce(run.rerun, 0))
+        -- Optional, only where each judge was asked more than once per cycle (--repeats K).
+        || CASE WHEN run.repeats > 1 THEN jsonb_build_object('repeats', run.repeats) ELSE '{}'::jsonb END;
 END;
 $$;
 

@@ -7,7 +7,8 @@
 -- rubric's scale; the overall, the mean of the dimension means, is each judge's mean over the
 -- dimensions the same way. Across cycles each dimension also carries "between_call_variance": the
 -- variance of one judge's scores of it from call to call (each judge's sample variance over the
--- cycles it contributed to, pooled with weights n - 1; null when no judge contributed twice) and
+-- cycles and repeats it contributed to, pooled with weights n - 1; null when no judge contributed
+-- twice; with --repeats K a judge's score in the deciding cycle is its mean over its repeats) and
 -- "calls": the contributing calls that variance saw. The interval covers the judges' disagreement
 -- on this one sample; it does not cover which takes were sampled, nor judges outside the panel.
 -- NULL for a run without verdicts.
@@ -31,8 +32,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                   FROM calls c GROUP BY c.key, c.model) j
          GROUP BY j.key),
     deciding AS (
-        SELECT c.key, array_agg(c.score ORDER BY c.model) AS scores
-          FROM calls c, run WHERE c.cycle = run.last_cycle GROUP BY c.key
+        -- A judge's score: its mean over its repeats in the cycle (its one score when K is 1).
+        SELECT j.key, array_agg(j.score ORDER BY j.model) AS scores
+          FROM (SELECT c.key, c.model, avg(c.score) AS score FROM calls c, run WHERE c.cycle = run.last_cycle
+                 GROUP BY c.key, c.model) j
+         GROUP BY j.key
         UNION ALL
         SELECT 'overall', array_agg(o.score ORDER BY o.model)
           FROM (SELECT c.model, avg(c.score) AS score FROM calls c, run WHERE c.cycle = run.last_cycle

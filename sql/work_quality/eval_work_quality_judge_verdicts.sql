@@ -41,9 +41,13 @@ CREATE TABLE eval_work_quality_judge_verdicts (
     price_cache_write  numeric,
     price_output       numeric,
     price_as_of        date,
+    -- Which of the snapshot's repeats this row answers (1 to its repeats; --repeats K asks each
+    -- judge K times): each repeat is a verdict of its own, with its own retries.
+    repeat_no          integer       NOT NULL DEFAULT 1,
     CONSTRAINT eval_work_quality_judge_verdicts_pkey PRIMARY KEY (verdict_id),
-    -- Each judge's row once per retry.
-    CONSTRAINT eval_work_quality_judge_verdicts_once UNIQUE (snapshot_id, model, retry_no),
+    -- Each judge's row once per repeat and retry.
+    CONSTRAINT eval_work_quality_judge_verdicts_once UNIQUE (snapshot_id, model, repeat_no, retry_no),
+    CONSTRAINT eval_work_quality_judge_verdicts_repeat_positive CHECK (repeat_no >= 1),
     CONSTRAINT eval_work_quality_judge_verdicts_snapshot_fkey FOREIGN KEY (snapshot_id)
         REFERENCES eval_work_quality_snapshots (snapshot_id),
     CONSTRAINT eval_work_quality_judge_verdicts_error_kind_known CHECK (error_kind IN (
@@ -83,7 +87,7 @@ GRANT SELECT ON eval_work_quality_judge_verdicts TO evalledger_runner;
 GRANT INSERT (snapshot_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
               input_tokens, output_tokens, cost_usd, latency_ms, attempts, call_started, estimated_cost_usd,
               cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
-              price_cache_write, price_output, price_as_of)
+              price_cache_write, price_output, price_as_of, repeat_no)
     ON eval_work_quality_judge_verdicts TO evalledger_runner;
 
 CREATE POLICY eval_work_quality_judge_verdicts_revops ON eval_work_quality_judge_verdicts FOR SELECT TO evalledger_revops

@@ -40,7 +40,10 @@ CREATE TABLE eval_work_quality_snapshots (
     source_file      text,
     created_at       timestamptz  NOT NULL DEFAULT now(),
     judges           text         DEFAULT 'live',
+    -- How many times each judge is asked (--repeats K; an import's verdicts are its file's, 1).
+    repeats          integer      NOT NULL DEFAULT 1,
     CONSTRAINT eval_work_quality_snapshots_pkey PRIMARY KEY (snapshot_id),
+    CONSTRAINT eval_work_quality_snapshots_repeats_range CHECK (repeats BETWEEN 1 AND 10),
     CONSTRAINT eval_work_quality_snapshots_identity_key UNIQUE (name, run_id, judges),
     CONSTRAINT eval_work_quality_snapshots_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
     CONSTRAINT eval_work_quality_snapshots_origin_known CHECK (origin IN ('run', 'import')),
@@ -106,7 +109,7 @@ CREATE POLICY eval_work_quality_snapshots_runner ON eval_work_quality_snapshots 
 GRANT SELECT ON eval_work_quality_snapshots TO evalledger_runner;
 GRANT INSERT (origin, rubric_id, kind, name, persona, run_id, bot_family, bot_version, iterion_sha, task, outcome,
               evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries,
-              models, snapshot_json, source_file, judges)
+              models, snapshot_json, source_file, judges, repeats)
     ON eval_work_quality_snapshots TO evalledger_runner;
 
 -- RevOps reads the hot tier; auditors read everything. Agents: nothing.

@@ -15,18 +15,21 @@ VALUES ('run', %(rubric_id)s, %(kind)s, %(name)s, %(persona)s, %(run_id)s, %(bot
         %(iterion_sha)s, %(task)s, %(outcome)s, %(evidence_digest)s, %(evidence_sha256)s, %(cost_usd)s, %(tokens)s,
         %(duration_ms)s, %(iterations)s, %(model_calls)s, %(retries)s, %(models)s, %(judges)s)
 ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_identity_key DO NOTHING
-RETURNING snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, true AS created;
+RETURNING snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, 1 AS repeats,
+          true AS created;
 
 -- name: find_run
 -- The row a repeated --run-id names (complete or not), judged the same way.
-SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, false AS created
-  FROM evalledger.eval_work_quality_snapshots
+SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json,
+       coalesce((to_jsonb(s) ->> 'repeats')::int, 1) AS repeats, false AS created
+  FROM evalledger.eval_work_quality_snapshots s
  WHERE name = %(name)s AND run_id = %(run_id)s AND judges = %(judges)s;
 
 -- name: snapshot_state
 -- One snapshot row as a claim finds it: complete or not, and its document.
-SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, false AS created
-  FROM evalledger.eval_work_quality_snapshots WHERE snapshot_id = %(snapshot_id)s;
+SELECT snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json,
+       coalesce((to_jsonb(s) ->> 'repeats')::int, 1) AS repeats, false AS created
+  FROM evalledger.eval_work_quality_snapshots s WHERE snapshot_id = %(snapshot_id)s;
 
 -- name: claim_run
 -- Claim a snapshot's run for this runner until the claim's transaction ends (never committed); waits while another runner holds it.
@@ -46,8 +49,8 @@ SELECT s.run_id, s.at, s.mean_scores, s.cost_usd, s.tokens, s.duration_ms, s.evi
   FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = %(snapshot_id)s;
 
 -- name: models_answered
--- The panel models whose current row is a verdict the run keeps (a resumed run asks only the others): an answer, and a failed one only once another judge contributed.
-SELECT c.model FROM evalledger.work_quality_current_v1(%(snapshot_id)s) c
+-- The (panel model, repeat) pairs whose current row is a verdict the run keeps (a resumed run asks only the others): an answer, and a failed one only once another judge contributed (repeat_no through to_jsonb: 1 before repeats).
+SELECT c.model, coalesce((to_jsonb(c) ->> 'repeat_no')::int, 1) AS repeat_no FROM evalledger.work_quality_current_v1(%(snapshot_id)s) c
  WHERE NOT c.call_started AND c.error_kind IS DISTINCT FROM 'provider_error'
    AND c.error_kind IS DISTINCT FROM 'budget_exhausted'
    AND (c.contributes OR EXISTS (SELECT 1 FROM evalledger.eval_work_quality_judge_verdicts v
@@ -73,6 +76,51 @@ INSERT INTO evalledger.eval_work_quality_judge_verdicts (
      cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
      price_cache_write, price_output, price_as_of)
 VALUES (%(snapshot_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores, same_family;
+
+-- name: start_run_repeated
+-- start_run for a run that asks each judge more than once (--repeats K, K > 1).
+INSERT INTO evalledger.eval_work_quality_snapshots (
+    origin, rubric_id, kind, name, persona, run_id, bot_family, bot_version, iterion_sha, task, outcome,
+    evidence_digest, evidence_sha256, cost_usd, tokens, duration_ms, iterations, model_calls, retries, models, judges,
+    repeats)
+VALUES ('run', %(rubric_id)s, %(kind)s, %(name)s, %(persona)s, %(run_id)s, %(bot_family)s, %(bot_version)s,
+        %(iterion_sha)s, %(task)s, %(outcome)s, %(evidence_digest)s, %(evidence_sha256)s, %(cost_usd)s, %(tokens)s,
+        %(duration_ms)s, %(iterations)s, %(model_calls)s, %(retries)s, %(models)s, %(judges)s, %(repeats)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_snapshots_identity_key DO NOTHING
+RETURNING snapshot_id, origin, completed_at, prev_snapshot_id, evidence_sha256, models, snapshot_json, repeats,
+          true AS created;
+
+-- name: insert_start_repeat
+-- insert_start for a repeat after the first (repeat_no > 1).
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (snapshot_id, model, repeat_no, recorded, call_started,
+                                                         estimated_cost_usd)
+VALUES (%(snapshot_id)s, %(model)s, %(repeat_no)s, false, true, %(estimated_cost_usd)s);
+
+-- name: record_verdict_repeat
+-- record_verdict for a repeat after the first (repeat_no > 1).
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (
+    snapshot_id, model, repeat_no, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+    input_tokens, output_tokens, cost_usd, latency_ms, attempts)
+VALUES (%(snapshot_id)s, %(model)s, %(repeat_no)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s)
+ON CONFLICT ON CONSTRAINT eval_work_quality_judge_verdicts_once DO NOTHING
+RETURNING model, contributes, error_kind, error_message, scores, same_family;
+
+-- name: record_verdict_billed_repeat
+-- record_verdict_billed for a repeat after the first (repeat_no > 1).
+INSERT INTO evalledger.eval_work_quality_judge_verdicts (
+    snapshot_id, model, repeat_no, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+    input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of)
+VALUES (%(snapshot_id)s, %(model)s, %(repeat_no)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
         %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
         %(attempts)s,
         %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
@@ -179,3 +227,10 @@ SELECT * FROM evalledger.work_quality_intervals_v1 ORDER BY completed_at DESC;
 INSERT INTO evalledger.eval_gate_decision (suite, mode, threshold, baseline_ref, current_ref, baseline, current_doc)
 VALUES ('work-quality', %(mode)s, %(threshold)s::numeric, %(baseline_ref)s, %(current_ref)s, %(baseline)s, %(current)s)
 RETURNING gate_id, decision, reasons, comparison;
+-- name: dashboard_work_quality_repeat_variance_v1
+-- The work_quality_repeat_variance_v1 panel: the judges' noise beside the snapshots' variance, per rubric epoch and dimension.
+SELECT * FROM evalledger.work_quality_repeat_variance_v1 ORDER BY rubric_version, dimension;
+
+-- name: dashboard_work_quality_flaky_v1
+-- The work_quality_flaky_v1 panel: the snapshots whose judge repeats straddle the regression line, newest first.
+SELECT * FROM evalledger.work_quality_flaky_v1 ORDER BY at DESC, snapshot_id DESC, dimension, judge_model;

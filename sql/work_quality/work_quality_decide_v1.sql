@@ -8,7 +8,9 @@
 -- (work_quality_document_v1). A closed snapshot's note is its closure's rationale (eval_run_closure:
 -- abandoned or cancelled; issue 37, item 2). The one home of work-quality's decision: its completion trigger
 -- (work_quality_snapshot_decide_v3) and the ledger's recompute (ledger_recompute_work_quality_v2) both
--- call it.
+-- call it. With repeats (--repeats K) a judge's score of a dimension is its mean over its contributing
+-- repeats, and the means and spreads are over the judges' means: a snapshot of one repeat is decided
+-- exactly as before.
 CREATE FUNCTION evalledger.work_quality_decide_v1(snap evalledger.eval_work_quality_snapshots)
 RETURNS evalledger.eval_work_quality_snapshots
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -18,7 +20,7 @@ DECLARE
     contributing integer;
     prev_mean jsonb;
 BEGIN
-    SELECT count(*) INTO contributing FROM evalledger.eval_work_quality_judge_verdicts v
+    SELECT count(DISTINCT v.model) INTO contributing FROM evalledger.eval_work_quality_judge_verdicts v
      WHERE v.snapshot_id = s.snapshot_id AND v.contributes;
     dims := ARRAY(SELECT d ->> 'key' FROM evalledger.rubric r, jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)
                    WHERE r.rubric_id = s.rubric_id ORDER BY n);
@@ -26,25 +28,30 @@ BEGIN
       INTO s.mean_scores, s.disagreement
       FROM unnest(dims) d
      CROSS JOIN LATERAL (
-            SELECT trim_scale(avg((v.scores ->> d)::numeric)) AS mean,
-                   trim_scale(max((v.scores ->> d)::numeric) - min((v.scores ->> d)::numeric)) AS spread
-              FROM evalledger.eval_work_quality_judge_verdicts v
-             WHERE v.snapshot_id = s.snapshot_id AND v.contributes) a;
+            SELECT trim_scale(avg(j.score)) AS mean, trim_scale(max(j.score) - min(j.score)) AS spread
+              FROM (SELECT CASE WHEN count(*) = 1 THEN min((v.scores ->> d)::numeric)
+                                ELSE avg((v.scores ->> d)::numeric) END AS score
+                      FROM evalledger.eval_work_quality_judge_verdicts v
+                     WHERE v.snapshot_id = s.snapshot_id AND v.contributes
+                     GROUP BY v.model) j) a;
     SELECT coalesce(string_agg(line, '; ' ORDER BY p, k), '') INTO s.note
       FROM (SELECT array_position(s.models, v.model) AS p, 1 AS k,
-                   format('judge %s skipped: %s%s', v.model, v.error_kind, coalesce(': ' || v.error_message, '')) AS line
+                   format('judge %s skipped: %s%s',
+                          v.model || CASE WHEN v.repeat_no = 1 THEN '' ELSE format(' (repeat %s)', v.repeat_no) END,
+                          v.error_kind, coalesce(': ' || v.error_message, '')) AS line
               FROM evalledger.work_quality_current_v1(s.snapshot_id) v
              WHERE NOT v.contributes
             UNION ALL
-            SELECT array_position(s.models, v.model), 2,
+            SELECT DISTINCT array_position(s.models, v.model), 2,
                    format('judge %s shares the assessed run''s family (%s)', v.model, v.family)
               FROM evalledger.eval_work_quality_judge_verdicts v
              WHERE v.snapshot_id = s.snapshot_id AND v.contributes AND v.same_family
             UNION ALL
             SELECT 0, 0, 'recorded replies shipped with evalledger, not live calls: '
-                         || string_agg(v.model, ', ' ORDER BY array_position(s.models, v.model))
-              FROM evalledger.eval_work_quality_judge_verdicts v
-             WHERE v.snapshot_id = s.snapshot_id AND v.contributes AND v.recorded
+                         || string_agg(r.model, ', ' ORDER BY r.p)
+              FROM (SELECT DISTINCT v.model, array_position(s.models, v.model) AS p
+                      FROM evalledger.eval_work_quality_judge_verdicts v
+                     WHERE v.snapshot_id = s.snapshot_id AND v.contributes AND v.recorded) r
             HAVING count(*) > 0) notes;
     s.comparison := NULL;
     IF s.prev_snapshot_id IS NOT NULL THEN
@@ -55,7 +62,7 @@ BEGIN
                                                       ELSE 0 END), 0))
       INTO s.judges_cost_usd
       FROM (SELECT v.cost_usd, v.call_started, v.estimated_cost_usd,
-                   coalesce(lead(v.call_started) OVER (PARTITION BY v.model ORDER BY v.retry_no), false) AS restarted
+                   coalesce(lead(v.call_started) OVER (PARTITION BY v.model, v.repeat_no ORDER BY v.retry_no), false) AS restarted
               FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = s.snapshot_id) c;
     IF EXISTS (SELECT 1 FROM evalledger.eval_run_closure c WHERE c.snapshot_id = s.snapshot_id) THEN
         -- No judge answered a dimension: no mean (closed before any answer, an empty object).

@@ -117,7 +117,10 @@ MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "repla
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
 RESHAPED = {"brain_analysis_log", "brain_eval_judge_suggestion", "eval_takes_quality_judge_verdicts",
-            "eval_work_quality_judge_verdicts"}
+            "eval_work_quality_judge_verdicts", "eval_takes_quality_runs", "eval_work_quality_snapshots"}
+# How many post-release migrations reshaped each (0128 the four call tables; 0137 and 0138, judge
+# repeats, the quality suites' runs and verdicts): each gives every row a BASELINE entry.
+RESHAPES = {"eval_takes_quality_judge_verdicts": 2, "eval_work_quality_judge_verdicts": 2}
 # Rows a post-release migration added to a table the release had: 0131's replay rubric and its
 # activation, each journalled.
 ADDED_SINCE = {"rubric": 1, "rubric_activation": 1, "ledger_journal": 2}
@@ -147,7 +150,7 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
         baselines = dict(admin.execute(
             "SELECT table_name, count(*) FROM evalledger.ledger_journal"
             " WHERE operation = 'BASELINE' AND table_name = ANY(%s) GROUP BY table_name", (sorted(RESHAPED),)).fetchall())
-        assert baselines == {t: before[t] for t in RESHAPED}
+        assert baselines == {t: before[t] * RESHAPES.get(t, 1) for t in RESHAPED}
         # 0124 journals a manifest for each run completed before it: one journal entry each.
         completed, = admin.execute("SELECT count(*) FROM evalledger.brain_eval_log WHERE completed_at IS NOT NULL").fetchone()
         assert completed > 0
@@ -190,13 +193,16 @@ MADE_BY = {
                         "double precision, bigint, text, double precision, double precision, double precision, "
                         "double precision)'::regprocedure",
     "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
-    "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc "
-                                      "WHERE oid = 'evalledger.work_quality_decide_v1(evalledger.eval_work_quality_snapshots)'::regprocedure",
+    # 0138 replaced the decision 0121 made; the recompute 0121 pointed at it is still 0121's.
+    "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                      "'evalledger.ledger_recompute_work_quality_v2(evalledger.eval_work_quality_snapshots)'::regprocedure",
     "0124.run-manifest": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_manifest_v1(uuid)'::regprocedure",
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
     "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
     "0132.constraints-as-reloaded": "SELECT xmin::text FROM pg_constraint WHERE conname = 'brain_analysis_log_origin_known'",
     "0139.gate-decisions": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.gate_decide_v1(text, text, numeric, jsonb, jsonb, bigint)'::regprocedure",
+    "0137.judge-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.takes_quality_flaky_v1'::regclass",
+    "0138.work-quality-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.work_quality_flaky_v1'::regclass",
 }
 
 

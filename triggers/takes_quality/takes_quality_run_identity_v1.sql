@@ -4,7 +4,8 @@
 -- corpus and the slug prefix (each is in the receipt, and the prefix is in the judges' prompt), so
 -- a run over files never reads back a run over the database. judges says how the run is judged,
 -- live or recorded, so recorded replies never occupy a live run's identity. rerun numbers the
--- judgings of one eval: 0 the first, N+1 a `--rerun` once judging N is complete.
+-- judgings of one eval: 0 the first, N+1 a `--rerun` once judging N is complete, among the runs
+-- that ask each judge as many times (repeats).
 CREATE FUNCTION evalledger.takes_quality_run_identity_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -13,9 +14,10 @@ BEGIN
     NEW.rerun := coalesce(NEW.rerun, 0);
     IF NEW.rerun > 0 AND NOT EXISTS (
             SELECT 1 FROM evalledger.eval_takes_quality_runs r
-             WHERE (r.corpus_sha8, r.prompt_sha8, r.models_sha8, r.rubric_sha8, r.scope_sha8, r.judges, r.rerun)
+             WHERE (r.corpus_sha8, r.prompt_sha8, r.models_sha8, r.rubric_sha8, r.scope_sha8, r.judges, r.rerun,
+                    r.repeats)
                  = (NEW.corpus_sha8, NEW.prompt_sha8, NEW.models_sha8, NEW.rubric_sha8, NEW.scope_sha8, NEW.judges,
-                    NEW.rerun - 1)
+                    NEW.rerun - 1, NEW.repeats)
                AND r.completed_at IS NOT NULL) THEN
         RAISE EXCEPTION 'evalledger: rerun % of this takes-quality eval needs its judging % complete first',
                 NEW.rerun, NEW.rerun - 1

@@ -7,6 +7,9 @@
 -- sent) carries only the runner's estimate of its cost; if no answer follows it, that estimate is
 -- what the call counts. A run judged live takes only live rows, a recorded run only recorded
 -- ones. A later cycle starts only once every judge's current row in the one before is an answer.
+-- With repeats (the run's repeats, --repeats K) each judge is asked K times per cycle: repeat_no
+-- (1 to K, the caller's) numbers the repeat, and each repeat has its own rows and retries as
+-- above; a repeat outside 1 to K is refused, and a later cycle waits for every repeat's answer.
 CREATE FUNCTION evalledger.takes_quality_verdict_sequence_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -26,8 +29,14 @@ BEGIN
             USING ERRCODE = 'check_violation', COLUMN = 'recorded';
     END IF;
 
+    IF NEW.repeat_no IS NULL OR NEW.repeat_no < 1 OR NEW.repeat_no > run.repeats THEN
+        RAISE EXCEPTION 'evalledger: takes-quality run % asks each judge % time(s) per cycle: repeat % is not one of them',
+                NEW.run_id, run.repeats, NEW.repeat_no
+            USING ERRCODE = 'check_violation', COLUMN = 'repeat_no';
+    END IF;
+
     SELECT * INTO cur FROM evalledger.eval_takes_quality_judge_verdicts v
-     WHERE v.run_id = NEW.run_id AND v.cycle = NEW.cycle AND v.model = NEW.model
+     WHERE v.run_id = NEW.run_id AND v.cycle = NEW.cycle AND v.model = NEW.model AND v.repeat_no = NEW.repeat_no
      ORDER BY v.retry_no DESC LIMIT 1;
     IF NOT FOUND THEN
         NEW.retry_no := 0;
@@ -35,14 +44,17 @@ BEGIN
         NEW.retry_no := cur.retry_no + 1;
     ELSE
         RAISE EXCEPTION 'evalledger: % has its verdict in cycle % of takes-quality run %: nothing to retry',
-                NEW.model, NEW.cycle, NEW.run_id
+                NEW.model, NEW.cycle || CASE WHEN NEW.repeat_no = 1 THEN '' ELSE format(' (repeat %s)', NEW.repeat_no) END,
+                NEW.run_id
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_takes_quality_judge_verdicts_retry_once';
     END IF;
 
     IF NEW.cycle > 1 THEN
-        SELECT string_agg(m, ', ' ORDER BY p) INTO undecided
+        SELECT string_agg(m || CASE WHEN k = 1 THEN '' ELSE format(' repeat %s', k) END, ', ' ORDER BY p, k) INTO undecided
           FROM unnest(run.models) WITH ORDINALITY u(m, p)
-          LEFT JOIN evalledger.takes_quality_current_v1(NEW.run_id) c ON c.cycle = NEW.cycle - 1 AND c.model = u.m
+          CROSS JOIN generate_series(1, run.repeats) k
+          LEFT JOIN evalledger.takes_quality_current_v1(NEW.run_id) c
+                 ON c.cycle = NEW.cycle - 1 AND c.model = u.m AND c.repeat_no = k
          WHERE c.verdict_id IS NULL OR c.call_started OR c.error_kind IN ('provider_error', 'budget_exhausted');
         IF undecided IS NOT NULL THEN
             RAISE EXCEPTION 'evalledger: cycle % of takes-quality run % is not decided (no answer from %): cycle % waits',

@@ -1,6 +1,6 @@
 -- work_quality_snapshot_decide_v3: a run's completion (complete_once_v1 has already refused any
--- other UPDATE), once every panel model's current row (work_quality_current_v1) is an answer or a
--- failure: a call that started with no reply recorded is no verdict yet. The database computes
+-- other UPDATE), once every panel model's current row (work_quality_current_v1; one per repeat
+-- with --repeats K) is an answer or a failure: a call that started with no reply recorded is no verdict yet. The database computes
 -- the aggregate: mean_scores per dimension over the contributing judges; disagreement (max - min)
 -- per dimension when at least two contributed (one judge has no spread to show); the note naming
 -- each judge skipped in its current row (a call retried is not skipped), and each contributing
@@ -33,10 +33,11 @@ BEGIN
                 evalledger.caller_v1(), NEW.created_at);
     END IF;
     SELECT c.* INTO closed FROM evalledger.eval_run_closure c WHERE c.snapshot_id = NEW.snapshot_id;
-    SELECT string_agg(m, ', ' ORDER BY p) INTO gap
+    SELECT string_agg(m || CASE WHEN k = 1 THEN '' ELSE format(' repeat %s', k) END, ', ' ORDER BY p, k) INTO gap
       FROM unnest(NEW.models) WITH ORDINALITY u(m, p)
+     CROSS JOIN generate_series(1, NEW.repeats) k
      WHERE NOT EXISTS (SELECT 1 FROM evalledger.work_quality_current_v1(NEW.snapshot_id) v
-                        WHERE v.model = u.m AND NOT v.call_started);
+                        WHERE v.model = u.m AND v.repeat_no = k AND NOT v.call_started);
     IF gap IS NOT NULL AND closed.closure_id IS NULL THEN
         RAISE EXCEPTION 'evalledger: work-quality snapshot % lacks a verdict from %', NEW.snapshot_id, gap
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_snapshots_complete_has_verdicts';

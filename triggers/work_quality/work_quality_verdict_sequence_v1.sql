@@ -6,7 +6,9 @@
 -- any failure: a run with no verdict at all can never be completed, so its --run-id is judged
 -- again rather than left open for good. A started call carries only the runner's estimate of its
 -- cost, which counts if no answer follows. A live snapshot takes live rows, a recorded one
--- recorded rows. An imported snapshot's rows come from its file, once each.
+-- recorded rows. An imported snapshot's rows come from its file, once each. With repeats (the
+-- snapshot's repeats, --repeats K) each judge is asked K times: repeat_no (1 to K, the caller's)
+-- numbers the repeat, each with its own rows and retries as above; a repeat outside 1 to K is refused.
 CREATE FUNCTION evalledger.work_quality_verdict_sequence_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -27,8 +29,14 @@ BEGIN
             USING ERRCODE = 'check_violation', COLUMN = 'recorded';
     END IF;
 
+    IF NEW.repeat_no IS NULL OR NEW.repeat_no < 1 OR NEW.repeat_no > snap.repeats THEN
+        RAISE EXCEPTION 'evalledger: work-quality snapshot % asks each judge % time(s): repeat % is not one of them',
+                NEW.snapshot_id, snap.repeats, NEW.repeat_no
+            USING ERRCODE = 'check_violation', COLUMN = 'repeat_no';
+    END IF;
+
     SELECT * INTO cur FROM evalledger.eval_work_quality_judge_verdicts v
-     WHERE v.snapshot_id = NEW.snapshot_id AND v.model = NEW.model
+     WHERE v.snapshot_id = NEW.snapshot_id AND v.model = NEW.model AND v.repeat_no = NEW.repeat_no
      ORDER BY v.retry_no DESC LIMIT 1;
     IF NOT FOUND THEN
         NEW.retry_no := 0;
@@ -38,7 +46,8 @@ BEGIN
         NEW.retry_no := cur.retry_no + 1;
     ELSE
         RAISE EXCEPTION 'evalledger: % has its verdict on work-quality snapshot %: nothing to retry',
-                NEW.model, NEW.snapshot_id
+                NEW.model || CASE WHEN NEW.repeat_no = 1 THEN '' ELSE format(' (repeat %s)', NEW.repeat_no) END,
+                NEW.snapshot_id
             USING ERRCODE = 'check_violation', CONSTRAINT = 'eval_work_quality_judge_verdicts_once';
     END IF;
 

@@ -85,6 +85,11 @@ PANELS = {
     "brain_eval_intervals_v1": "evalledger.suites.brain_eval",
     "takes_quality_intervals_v1": "evalledger.suites.takes_quality",
     "work_quality_intervals_v1": "evalledger.suites.work_quality",
+    # Judge repeats (issue 36, item 4): the judges' noise beside the items' variance, and flaky items.
+    "takes_quality_repeat_variance_v1": "evalledger.suites.takes_quality",
+    "takes_quality_flaky_v1": "evalledger.suites.takes_quality",
+    "work_quality_repeat_variance_v1": "evalledger.suites.work_quality",
+    "work_quality_flaky_v1": "evalledger.suites.work_quality",
     # Replay (issue 40): drift over time per brain version, and the queries that lost the most.
     "replay_drift_v1": "evalledger.suites.replay",
     "replay_lost_most_v1": "evalledger.suites.replay",

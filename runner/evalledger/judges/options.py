@@ -19,6 +19,11 @@ TIMEOUT = Number(0, above=True, maximum=86_400)
 RETRIES = Number(0, integer=True, maximum=100)
 DEADLINE = Number(0, maximum=86_400)
 PROMPT_CHARS = Number(1, integer=True, maximum=INT_MAX)
+REPEATS = Number(1, integer=True, maximum=10)
+REPEATS_HELP = ("Ask each judge K times per item (1 to 10): each repeat is a verdict row of its own, numbered 1 "
+                "to K, asked concurrently with the others, priced and budgeted like any call; a judge's score is "
+                "its mean over its repeats, and the database tells judge noise from item variance and marks the "
+                "items whose repeats straddle a threshold (docs/statistics.md).")
 PROMPT_CHARS_HELP = ("Refuse, before any call or row, a judge prompt longer than N characters [default: 400,000, "
                      "about 100,000 tokens]; a prompt over a panel model's context is warned about either way.")
 
@@ -75,6 +80,11 @@ def _say_report(report) -> None:
         click.echo(line, err=True)
 
 
+def repeats_option(command):
+    """--repeats K: how many times each judge is asked per item (every judged suite's `run`)."""
+    return click.option("--repeats", type=REPEATS, default=1, show_default=True, metavar="K", help=REPEATS_HELP)(command)
+
+
 def panel_options(command):
     """How a judge panel is called: shared by every judged suite's `run` and by `regress`.
 
@@ -84,6 +94,7 @@ def panel_options(command):
     options = (
         click.option("--cycles", type=CYCLES, default=1, show_default=True, metavar="N",
                      help="Up to N panel calls; stop early on PASS or INCONCLUSIVE."),
+        repeats_option,
         click.option("--budget-usd", type=BUDGET, default=None, metavar="USD", help=BUDGET_HELP),
         call_options,
         click.option("--max-prompt-chars", "max_prompt_chars", type=PROMPT_CHARS, default=None, metavar="N",

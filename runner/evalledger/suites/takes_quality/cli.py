@@ -398,7 +398,7 @@ def tq_show(run_id, as_json):
             state = output.paint("contributed", "green")
         else:
             state = output.paint(f"{v['error_kind']}: {v['error_message']}", "red")
-        retry = f" retry {v['retry_no']}" if v["retry_no"] else ""
+        retry = (f" repeat {v['repeat_no']}" if v["repeat_no"] > 1 else "") + (f" retry {v['retry_no']}" if v["retry_no"] else "")
         click.echo(f"  cycle {v['cycle']}{retry}  {v['model']} ({v['family']}, {how}"
                    f"{', same family' if v['same_family'] else ''})  {state}")
         if v["scores"]:

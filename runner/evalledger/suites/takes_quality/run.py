@@ -42,6 +42,7 @@ class RunOptions:
     models: str | list[str] = DEFAULT_MODELS
     limit: int = 100
     cycles: int = 1
+    repeats: int = 1
     budget_usd: float | None = None
     source: str = "db"
     path: str | None = None
@@ -69,16 +70,18 @@ class Outcome:
     final: bool = True
 
 
-def _result_line(cycle: int, decided: dict | None, call: JudgeCall, recorded: bool, dims: list[str]) -> str:
+def _result_line(cycle: int, decided: dict | None, call: JudgeCall, recorded: bool, dims: list[str],
+                 repeat: int = 1) -> str:
+    where = f"cycle {cycle}" + (f" repeat {repeat}" if repeat > 1 else "")
     if decided is None:
-        return f"cycle {cycle}  {call.spec.spec}: already recorded"
+        return f"{where}  {call.spec.spec}: already recorded"
     if decided["contributes"]:
         scores = " ".join(f"{k}={receipts.num(decided['scores'][k])}" for k in dims if k in decided["scores"])
         status = f"ok  {scores}"
     else:
         status = decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
     extra = "  recorded" if recorded else f"  {money(call.cost_usd)}  {call.latency_ms} ms"
-    return f"cycle {cycle}  {call.spec.spec}  {status}{extra}"
+    return f"{where}  {call.spec.spec}  {status}{extra}"
 
 
 def _check(opts: RunOptions) -> None:
@@ -86,6 +89,8 @@ def _check(opts: RunOptions) -> None:
         raise EvalledgerError(f"--limit must be at least 1, got {opts.limit}")
     if opts.cycles < 1:
         raise EvalledgerError(f"--cycles must be at least 1, got {opts.cycles}")
+    if not 1 <= opts.repeats <= 10:
+        raise EvalledgerError(f"--repeats must be 1 to 10, got {opts.repeats}")
     if opts.source not in ("db", "fs"):
         raise EvalledgerError(f"--source must be db or fs, got {opts.source!r}")
     if opts.source == "fs" and not opts.path:
@@ -131,7 +136,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                   "corpus_path": opts.path if opts.source == "fs" else None, "slug_prefix": opts.slug_prefix,
                   "sample_limit": opts.limit, "seed": seed, "n_takes": len(sample),
                   "corpus_sha8": corpus_sha8(takes_block(sample)), "prompt_sha8": prompt_sha8(),
-                  "models": panel.models, "judges": panel.judges}
+                  "models": panel.models, "judges": panel.judges, "repeats": opts.repeats}
         row = store.head_run(conn, values)
         if row is None:
             row = store.start_run(conn, values, rerun=0)
@@ -141,7 +146,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         say(f"takes-quality: {plural(len(sample), 'take')} from {opts.source}"
             f"{' ' + opts.path if opts.source == 'fs' else ''}, slug prefix "
             f"{repr(opts.slug_prefix) if opts.slug_prefix else 'none'}, seed {seed}; rubric {rubric.version} "
-            f"({rubric.fingerprint[:8]}); {panel.judges} judges; run {run_id}")
+            f"({rubric.fingerprint[:8]}); {panel.judges} judges"
+            f"{f', each asked {opts.repeats} times' if opts.repeats > 1 else ''}; run {run_id}")
         with claims.claimed(store.QUERIES["claim_run"], run_id, suite="takes-quality",
                             waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
             row = store.run_state(conn, run_id)
@@ -174,26 +180,30 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
     """Every cycle the run still needs; True when it is final (every call answered)."""
     schema = verdict_schema(rubric)
     for cycle in range(1, opts.cycles + 1):
-        todo = store.calls_to_make(conn, run_id, cycle, panel.models)
-        requests = panel.requests(system, user, json_schema=schema, max_output_tokens=MAX_OUTPUT_TOKENS, models=todo,
-                                  key=lambda spec, cycle=cycle: (cycle, spec.spec))
+        todo = store.calls_to_make(conn, run_id, cycle, panel.models, opts.repeats)
+        # Every repeat of every judge goes out at once: the panel's concurrency runs them together.
+        requests = [request for repeat in range(1, opts.repeats + 1)
+                    for request in panel.requests(system, user, json_schema=schema, max_output_tokens=MAX_OUTPUT_TOKENS,
+                                                  models=[m for m, r in todo if r == repeat],
+                                                  key=lambda spec, cycle=cycle, repeat=repeat: (cycle, spec.spec, repeat))]
 
         def on_start(req, projected_usd, cycle=cycle) -> None:
-            store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd)
+            store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd, repeat=req.key[2])
 
         def on_result(call: JudgeCall, recorded: bool, cycle=cycle) -> str:
-            decided = store.record_verdict(conn, run_id, cycle, call, recorded)
-            return _result_line(cycle, decided, call, recorded, rubric.dims)
+            decided = store.record_verdict(conn, run_id, cycle, call, recorded, repeat=call.key[2])
+            return _result_line(cycle, decided, call, recorded, rubric.dims, call.key[2])
 
         if requests:
             panel.judge(requests, label=f"cycle {cycle}/{opts.cycles}", on_result=on_result, on_start=on_start, say=say)
         decided = store.cycle_decision(conn, run_id, cycle)
         say(f"cycle {cycle}: {decided['verdict']} ({decided['contributed']} of {decided['panel']} models "
             f"contributed)")
-        failed = store.calls_to_make(conn, run_id, cycle, panel.models)
+        failed = store.calls_to_make(conn, run_id, cycle, panel.models, opts.repeats)
         if failed:
+            named = [m + (f" repeat {r}" if r > 1 else "") for m, r in failed]
             say(f"cycle {cycle}: {plural(len(failed), 'call')} failed outside the judges' content "
-                f"({', '.join(failed)}): run {run_id} stays open, and running the same command again retries "
+                f"({', '.join(named)}): run {run_id} stays open, and running the same command again retries "
                 f"{'it' if len(failed) == 1 else 'them'}")
             return False
         if decided["verdict"] in ("pass", "inconclusive"):

@@ -47,8 +47,8 @@ def rubric_dims(conn: psycopg.Connection, version: str) -> list[str]:
 
 def identity(values: dict) -> dict:
     """The query parameters that find an eval's judgings (see head_run)."""
-    return {k: values[k] for k in ("rubric_id", "corpus_sha8", "prompt_sha8", "models", "corpus_source",
-                                   "corpus_path", "slug_prefix", "judges")}
+    return {**{k: values[k] for k in ("rubric_id", "corpus_sha8", "prompt_sha8", "models", "corpus_source",
+                                      "corpus_path", "slug_prefix", "judges")}, "repeats": values.get("repeats", 1)}
 
 
 def head_run(conn: psycopg.Connection, values: dict) -> dict | None:
@@ -58,7 +58,9 @@ def head_run(conn: psycopg.Connection, values: dict) -> dict | None:
 
 def start_run(conn: psycopg.Connection, values: dict, rerun: int) -> dict:
     """Insert judging `rerun` of this eval; when another runner inserted it first, that run."""
-    row = _one(conn, "start_run", {**values, "rerun": rerun})
+    # A run of one repeat is written as before repeats (the column's default): a ledger that predates
+    # them takes it too.
+    row = _one(conn, "start_run_repeated" if values.get("repeats", 1) > 1 else "start_run", {**values, "rerun": rerun})
     if row is not None:
         return row
     found = head_run(conn, values)
@@ -72,21 +74,27 @@ def run_state(conn: psycopg.Connection, run_id: int) -> dict:
     return _one(conn, "run_state", {"run_id": run_id})
 
 
-def calls_to_make(conn: psycopg.Connection, run_id: int, cycle: int, models: list[str]) -> list[str]:
-    """The panel models to call in a cycle: those without an answer (none yet, a call that failed
-    outside the judge's content, a call started and never answered)."""
+def calls_to_make(conn: psycopg.Connection, run_id: int, cycle: int, models: list[str],
+                  repeats: int = 1) -> list[tuple[str, int]]:
+    """The (panel model, repeat) calls to make in a cycle: those without an answer (none yet, a call
+    that failed outside the judge's content, a call started and never answered); a repeat stored is
+    never asked again."""
     with conn.cursor(row_factory=dict_row) as cur:
-        current = {r["model"]: r for r in cur.execute(QUERIES["current_calls"], {"run_id": run_id, "cycle": cycle})}
-    return [m for m in models if m not in current or current[m]["to_retry"]]
+        current = {(r["model"], r["repeat_no"]): r
+                   for r in cur.execute(QUERIES["current_calls"], {"run_id": run_id, "cycle": cycle})}
+    return [(m, k) for k in range(1, repeats + 1) for m in models
+            if (m, k) not in current or current[(m, k)]["to_retry"]]
 
 
-def record_start(conn: psycopg.Connection, run_id: int, cycle: int, model: str, estimated_cost_usd) -> None:
+def record_start(conn: psycopg.Connection, run_id: int, cycle: int, model: str, estimated_cost_usd, *,
+                 repeat: int = 1) -> None:
     """A live call about to be sent: if no answer follows, its estimate is what it cost."""
-    conn.execute(QUERIES["insert_start"], {"run_id": run_id, "cycle": cycle, "model": model,
+    conn.execute(QUERIES["insert_start_repeat" if repeat > 1 else "insert_start"], {"run_id": run_id, "cycle": cycle, "model": model, "repeat_no": repeat,
                                            "estimated_cost_usd": estimated_cost_usd})
 
 
-def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: JudgeCall, recorded: bool) -> dict | None:
+def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: JudgeCall, recorded: bool, *,
+                   repeat: int = 1) -> dict | None:
     """INSERT one judge verdict; return what the database made of it (None if already there)."""
     from evalledger.judges import money
     from evalledger.judges import panel
@@ -95,8 +103,8 @@ def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: Judg
     # The usage and its price; the database computes the cost from them (call_cost_v1).
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
-    return _one(conn, money.billed_query("insert_verdict", usage), {**usage,
-        "run_id": run_id, "cycle": cycle, "model": call.spec.spec, "recorded": recorded,
+    return _one(conn, money.billed_query("insert_verdict", usage) + ("_repeat" if repeat > 1 else ""), {**usage,
+        "run_id": run_id, "cycle": cycle, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
         "structured": call.structured,
         "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
         "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),

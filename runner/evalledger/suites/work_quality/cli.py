@@ -15,7 +15,7 @@ import click
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core.options import LIMIT, ROW_ID, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
-from evalledger.judges.options import BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, call_options
+from evalledger.judges.options import BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, call_options, repeats_option
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
                   "regress_tolerance, 0.08, held in the database]")
@@ -55,6 +55,7 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
               help="auto: live judges; a panel model without its API key stops the run before anything is "
                    "written, naming the key. recorded: the replies recorded with evalledger's demo (written for "
                    "the demo's corpus). live: as auto.")
+@repeats_option
 @click.option("--budget-usd", "budget_usd", type=BUDGET, default=None, metavar="USD", help=BUDGET_HELP)
 @call_options
 @click.option("--max-prompt-chars", "max_prompt_chars", type=PROMPT_CHARS, default=None, metavar="N",

@@ -68,6 +68,7 @@ class RunOptions:
     tolerance: float | None = None
     judges: str = "auto"
     budget_usd: float | None = None
+    repeats: int = 1
     concurrency: int = 8
     timeout_s: float = 120.0
     max_retries: int = 3
@@ -167,16 +168,17 @@ def render(rubric: store.Rubric, *, kind: str, name: str, persona: str, task: st
 # --- the run -----------------------------------------------------------------------------
 
 
-def _result_line(decided: dict | None, call: JudgeCall, recorded: bool) -> str:
+def _result_line(decided: dict | None, call: JudgeCall, recorded: bool, repeat: int = 1) -> str:
+    judge = call.spec.spec + (f" (repeat {repeat})" if repeat > 1 else "")
     if decided is None:
-        return f"{call.spec.spec}: already recorded"
+        return f"{judge}: already recorded"
     if decided["contributes"]:
         scores = " ".join(f"{d}={go_json.go_float(float(decided['scores'][d]))}" for d in DIMENSIONS)
         status = f"ok  {scores}" + ("  (same family as the assessed run)" if decided["same_family"] else "")
     else:
         status = "skipped: " + decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
     extra = "  recorded" if recorded else f"  {money(call.cost_usd)}  {call.latency_ms} ms"
-    return f"judge {call.spec.spec}  {status}{extra}"
+    return f"judge {judge}  {status}{extra}"
 
 
 def import_history(conn: psycopg.Connection, history: SnapshotStore, name: str) -> int:
@@ -212,6 +214,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
     family = (opts.family or "").strip().lower() or None
     if family is not None and not _FAMILY.match(family):
         raise EvalledgerError(f"--family: expected a provider family such as anthropic or openai, got {opts.family!r}")
+    if not 1 <= opts.repeats <= 10:
+        raise EvalledgerError(f"--repeats must be 1 to 10, got {opts.repeats}")
     if opts.tolerance is not None and opts.tolerance < 0:
         raise EvalledgerError(f"--tolerance must be 0 or more, got {opts.tolerance:g}")
     metrics = read_metrics(opts.metrics)
@@ -242,10 +246,11 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             "outcome": opts.outcome, "evidence_digest": go_json.portable_text(ev.digest),
             "evidence_sha256": evidence_sha256, "cost_usd": metrics.cost_usd, "tokens": metrics.tokens,
             "duration_ms": metrics.duration_ms, "iterations": metrics.iterations, "model_calls": metrics.model_calls,
-            "retries": metrics.retries, "models": panel.models, "judges": panel.judges})
+            "retries": metrics.retries, "models": panel.models, "judges": panel.judges, "repeats": opts.repeats})
         snapshot_id, created = row["snapshot_id"], row["created"]
         say(f"work-quality: {opts.kind} {name}, run {run_id}; work product {ev.source} ({ev.digest.splitlines()[0]}); "
-            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); {panel.judges} judges; snapshot row {snapshot_id}")
+            f"rubric {rubric.version} ({rubric.fingerprint[:8]}); {panel.judges} judges"
+            f"{f', each asked {opts.repeats} times' if opts.repeats > 1 else ''}; snapshot row {snapshot_id}")
         with claims.claimed(store.Q["claim_run"], snapshot_id, suite="work-quality", url=database_url,
                             waiting=lambda: say(f"run {run_id} is being judged by another runner: waiting for it")):
             row = store.snapshot_state(conn, snapshot_id)
@@ -258,6 +263,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                 if row["evidence_sha256"] != evidence_sha256 or list(row["models"]) != panel.models:
                     raise EvalledgerError(f"--run-id {run_id}: started earlier with another work product or panel; "
                                           f"use a new --run-id")
+                if row["repeats"] != opts.repeats:
+                    raise EvalledgerError(f"--repeats {opts.repeats}: run {run_id} was started with --repeats "
+                                          f"{row['repeats']}; give that, or use a new --run-id")
                 say(f"run {run_id} was started earlier and has no snapshot yet: judging it again, calling only the "
                     "judges without a verdict")
             prev = store.previous_for_prompt(conn, row["prev_snapshot_id"]) if row["prev_snapshot_id"] else None
@@ -271,9 +279,13 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             panel.check_prompt(system, user, max_output_tokens=MAX_OUTPUT_TOKENS, max_chars=opts.max_prompt_chars,
                                warn=warn, what="judge a smaller work product")
             answered = store.models_answered(conn, snapshot_id)
-            # One call per judge: nothing to share with a later call, so no cache write is paid for.
-            requests = panel.requests(system, user, json_schema=verdict_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
-                                      models=[m for m in panel.models if m not in answered], cache=False)
+            # One call per judge and repeat, every repeat at once (the panel's concurrency); with one
+            # repeat nothing is shared with a later call, so no cache write is paid for.
+            requests = [request for repeat in range(1, opts.repeats + 1)
+                        for request in panel.requests(
+                            system, user, json_schema=verdict_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
+                            models=[m for m in panel.models if (m, repeat) not in answered], cache=opts.repeats > 1,
+                            key=lambda spec, repeat=repeat: (spec.spec, repeat))]
 
             # The plan above is what was stored when the run began; each judge's row is admitted by
             # the database against what is stored when it is written (one statement each). A judge
@@ -284,17 +296,17 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                     "since: skipped, not retried")
 
             def on_start(req, projected_usd) -> bool:
-                started = store.record_start(conn, snapshot_id, req.spec.spec, projected_usd)
+                started = store.record_start(conn, snapshot_id, req.spec.spec, projected_usd, repeat=req.key[1])
                 if not started:
                     settled(req.spec.spec)
                 return started
 
             def on_result(call: JudgeCall, recorded: bool) -> str | None:
-                decided = store.record_verdict(conn, snapshot_id, call, recorded)
+                decided = store.record_verdict(conn, snapshot_id, call, recorded, repeat=call.key[1])
                 if decided == store.SETTLED:
                     settled(call.spec.spec)
                     return None
-                return _result_line(decided, call, recorded)
+                return _result_line(decided, call, recorded, call.key[1])
 
             panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
 

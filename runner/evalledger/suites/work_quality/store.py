@@ -46,7 +46,9 @@ def has_completed_snapshot(conn: psycopg.Connection, name: str) -> bool:
 
 def start_or_find_run(conn: psycopg.Connection, values: dict[str, Any]) -> dict:
     """The run's snapshot row: inserted now, or the one an earlier run with this run id left."""
-    row = _one(conn, "start_run", values)
+    # A run of one repeat is written as before repeats (the column's default): a ledger that predates
+    # them takes it too.
+    row = _one(conn, "start_run_repeated" if values.get("repeats", 1) > 1 else "start_run", values)
     if row is None:
         row = _one(conn, "find_run", {"name": values["name"], "run_id": values["run_id"], "judges": values["judges"]})
     if row is None:
@@ -77,11 +79,11 @@ def _stands(exc: psycopg.errors.CheckViolation) -> bool:
     return exc.diag.constraint_name == VERDICT_STANDS
 
 
-def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd) -> bool:
+def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimated_cost_usd, *, repeat: int = 1) -> bool:
     """A live call about to be sent: if no answer follows, its estimate is what it cost. False when
     the database takes no new row of this judge (its stored verdict stands): the call is not made."""
     try:
-        conn.execute(Q["insert_start"], {"snapshot_id": snapshot_id, "model": model,
+        conn.execute(Q["insert_start_repeat" if repeat > 1 else "insert_start"], {"snapshot_id": snapshot_id, "model": model, "repeat_no": repeat,
                                          "estimated_cost_usd": estimated_cost_usd})
     except psycopg.errors.CheckViolation as exc:
         if not _stands(exc):
@@ -94,11 +96,13 @@ def previous_for_prompt(conn: psycopg.Connection, snapshot_id: int) -> dict | No
     return _one(conn, "previous_for_prompt", {"snapshot_id": snapshot_id})
 
 
-def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[str]:
-    return {r["model"] for r in _all(conn, "models_answered", {"snapshot_id": snapshot_id})}
+def models_answered(conn: psycopg.Connection, snapshot_id: int) -> set[tuple[str, int]]:
+    """The (model, repeat) verdicts the run keeps: a resumed run asks only the others."""
+    return {(r["model"], r["repeat_no"]) for r in _all(conn, "models_answered", {"snapshot_id": snapshot_id})}
 
 
-def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool) -> dict | None:
+def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, recorded: bool, *,
+                   repeat: int = 1) -> dict | None:
     """INSERT one judge's reply or failure; return what the database made of it (None if already there,
     SETTLED when the database takes no new row of this judge: its stored verdict stands)."""
     from evalledger.judges import money
@@ -109,8 +113,9 @@ def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, 
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
     try:
-        return _one(conn, money.billed_query("record_verdict", usage), {**usage,
-            "snapshot_id": snapshot_id, "model": call.spec.spec, "recorded": recorded, "structured": call.structured,
+        return _one(conn, money.billed_query("record_verdict", usage) + ("_repeat" if repeat > 1 else ""), {**usage,
+            "snapshot_id": snapshot_id, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
+            "structured": call.structured,
             "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
             "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
             "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
