@@ -563,6 +563,10 @@ SET lock_timeout = '60s';
 -- The exclusive end of a catalog draft's window, as export takes it (in its own statement, read in later ones).
 SELECT evalledger.capture_export_bound_v2();
 
+-- name: draft_whole_plan
+-- The draft's cursor reads every row it selects: plan it for all of them, not for a fast first few (which probes the failures row by row).
+SET LOCAL cursor_tuple_fraction = 1.0;
+
 -- name: draft_candidates
 -- The captured rows a catalog draft picks from, newest first (created_at DESC, id DESC), at most max_rows: those of the window whose brain retrieved something, never one whose scrubbing failed (a scrubber_exception of its capture_key), each marked flagged when a replay run of the ledger's rows found it lost a source or fell below its rubric's every_recall_at_least.
 WITH flagged AS (

@@ -36,6 +36,8 @@ import heapq
 import json
 import re
 import unicodedata
+from itertools import chain
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,6 +66,8 @@ _SOURCE_ID_BAD = re.compile(r"[^A-Za-z0-9._:@-]")
 
 def normalise(text: str) -> str:
     """The normalised text of a query (see the module docstring); '' when it has no letter or digit."""
+    if text.isascii():  # the same result, faster: ASCII is its own NFKC and NFKD, casefold is lower()
+        return " ".join(_TOKEN.findall(text.lower()))
     folded = unicodedata.normalize("NFKC", text).casefold()
     bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
     return " ".join(_TOKEN.findall(bare))
@@ -72,7 +76,7 @@ def normalise(text: str) -> str:
 def trigrams(key: str) -> frozenset[str]:
     """The character trigrams of a normalised text, padded with a space at either end."""
     padded = f" {key} "
-    return frozenset(padded[i:i + 3] for i in range(len(padded) - 2))
+    return frozenset({padded[i:i + 3] for i in range(len(padded) - 2)})
 
 
 def similarity(a: str, b: str) -> float:
@@ -154,20 +158,20 @@ def gather(rows: Iterable[tuple]) -> tuple[dict[str, Candidate], int, int]:
 
 
 class Picker:
-    """The near-duplicate index of the picked questions: trigram -> the questions holding it."""
+    """The picked questions, and an index of their trigrams to find which one a candidate
+    near-duplicates without comparing it with each."""
 
     def __init__(self) -> None:
         self.questions: list[Question] = []
         self.index: dict[str, list[int]] = {}
 
     def nearest(self, grams: frozenset) -> int | None:
-        """The picked question most similar to grams at SIMILAR_AT or more (the earlier on a tie)."""
-        shared: dict[int, int] = {}
-        for gram in grams:
-            for i in self.index.get(gram, ()):
-                shared[i] = shared.get(i, 0) + 1
+        """The picked question most similar to grams at SIMILAR_AT or more (the earlier on a tie).
+        Only a question sharing at least SIMILAR_AT * |grams| trigrams can be (|A & B| >= t |A | B|)."""
+        shared = Counter(chain.from_iterable(filter(None, map(self.index.get, grams))))
+        need = SIMILAR_AT * len(grams)
         best, best_at = None, SIMILAR_AT
-        for i in sorted(shared):
+        for i in sorted(i for i, common in shared.items() if common >= need):
             common = shared[i]
             score = common / (len(grams) + len(self.questions[i].grams) - common)
             if score >= best_at and (best is None or score > best_at):
@@ -294,7 +298,7 @@ def document(questions: list[Question], retrieved: dict[int, tuple], window: dic
         })
     picked = [q["provenance"]["captures"][0]["id"] for q in drafted]
     if version is None:
-        version = "draft-" + hashlib.sha256(json.dumps(picked).encode()).hexdigest()[:8]
+        version = "draft-" + hashlib.sha256(json.dumps(picked, separators=(",", ":")).encode()).hexdigest()[:8]
     return {"schema_version": 1, "version": version,
             "title": f"Drafted from {window['rows']} captured rows: fill every {BLANK} before loading",
             "drafted_from": {**window, "questions": len(drafted), "strata": dict(sorted(strata.items())),
@@ -333,6 +337,7 @@ def draft(conn: psycopg.Connection, window: Window, wanted: int, version: str | 
                               "[since, until) would be empty")
     params = {"since": lower, "until": upper, "tool": window.tool, "remote": window.remote, "max_rows": window.limit}
     with conn.transaction(), conn.cursor(name="catalog_draft") as cur:
+        conn.execute(QUERIES["draft_whole_plan"])
         cur.itersize = FETCH
         cur.execute(QUERIES["draft_candidates"], params)
         groups, read, textless = gather(cur)
