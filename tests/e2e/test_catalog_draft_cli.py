@@ -174,6 +174,11 @@ def test_load_refuses_a_draft_until_its_blanks_are_filled_then_keeps_its_provena
     one = json.loads(run_cli("catalog", "show", "cap-2026w49", "CAP-Q001", "--json", env={"DATABASE_URL": dsn}).out)
     assert [c["id"] for c in one["provenance"]["captures"]] == [c["id"] for c in first["captures"]]
     assert one["provenance"]["captured"] == first["captured"]
+    # The journal holds the provenance rows as the ledger wrote them: sealed, verify finds nothing.
+    env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    assert run_cli("ledger", "seal", env=env).code == 0
+    verified = run_cli("ledger", "verify", "--json", env=env)
+    assert verified.code == 0 and json.loads(verified.out)["findings"] == [], verified.out + verified.err
 
 
 def test_replay_flagged_queries_come_first(dsn, admin, tmp_path):

@@ -256,7 +256,8 @@ def catalog_list(as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the stored document (or the one question) as JSON.")
 @database_option
 def catalog_show(version, question_id, as_json):
-    """Show the questions of catalog VERSION (or only QUESTION_ID): type, stale flag, sources, criteria."""
+    """Show the questions of catalog VERSION (or only QUESTION_ID): type, stale flag, sources, criteria,
+    and, for a question drafted from captured traffic, the captured rows it came from."""
     import json
 
     from .. import catalog
