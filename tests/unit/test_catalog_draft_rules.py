@@ -50,9 +50,18 @@ def test_source_ids_from_slugs():
 
 
 def rows(*specs):
-    """(id, text, tool, detail, remote, flagged) newest first, as draft_candidates gives them."""
-    return [(cid, f"2026-12-01T00:00:{99 - cid:02d}.000000Z", tool, detail, remote, flagged, text)
-            for cid, text, tool, detail, remote, flagged in specs]
+    """draft_candidates' lines of captured rows (id, text, tool, detail, remote, flagged), one per
+    text (lower ids are newer), packed as the query packs them."""
+    by_text: dict[str, list] = {}
+    for cid, text, tool, detail, remote, flagged in specs:
+        by_text.setdefault(text, []).append((cid, f"2026-12-01T00:00:{99 - cid:02d}.000000Z", tool, detail, remote,
+                                             flagged))
+    lines = []
+    for text, found in sorted(by_text.items()):
+        packed = max(f"{int(f)}{int(r)}{at}{cid:020d} {tool} {detail or '-'}" for cid, at, tool, detail, r, f in found)
+        newest = [f"{at} {cid}" for cid, at, *_ in sorted(found, key=lambda x: (x[1], x[0]), reverse=True)]
+        lines.append((text, len(found), packed, newest))
+    return lines
 
 
 def test_round_robin_over_strata_prefers_flagged_then_remote_then_the_most_asked():

@@ -101,7 +101,7 @@ class Candidate:
     key: str
     count: int = 0
     members: list = field(default_factory=list)  # (created_at text, id), newest first
-    rep: tuple = ()  # (flagged, remote, created_at, id, tool_name, detail, query)
+    rep: tuple = ()  # (flagged, remote, created_at, id, tool_name, detail, query, packed)
 
     def rank(self) -> tuple:
         flagged, remote, at, cid = self.rep[:4]
@@ -132,28 +132,30 @@ class Window:
 
 
 def gather(rows: Iterable[tuple]) -> tuple[dict[str, Candidate], int, int]:
-    """Rows (id, created_at text, tool_name, detail, remote, flagged, query), newest first, folded by
-    normalised text; with how many rows were read and how many had no letter or digit."""
+    """draft_candidates' lines (query, rows, representative, newest rows), one per distinct text,
+    folded by normalised text; with how many captured rows they hold and how many of those have no
+    letter or digit. A representative is packed as text that sorts as (flagged, remote, created_at,
+    id) does: flag digit, remote digit, created_at (27 characters), id (20 digits), then ' tool detail'."""
     groups: dict[str, Candidate] = {}
-    keys: dict[str, str] = {}
     read = textless = 0
-    for cid, at, tool, detail, remote, flagged, query in rows:
-        read += 1
-        key = keys.get(query)
-        if key is None:
-            key = keys[query] = normalise(query)
+    for query, count, packed, newest in rows:
+        read += count
+        key = normalise(query)
         if not key:
-            textless += 1
+            textless += count
             continue
+        members = [(m[:27], int(m[28:])) for m in newest]
         group = groups.get(key)
         if group is None:
             group = groups[key] = Candidate(key)
-        group.count += 1
-        if len(group.members) < MAX_CAPTURES:
-            group.members.append((at, cid))
-        rep = (flagged, remote, at, cid, tool, detail, query)
-        if not group.rep or rep[:4] > group.rep[:4]:
-            group.rep = rep
+            group.members = members
+        else:
+            group.members = list(heapq.merge(group.members, members, reverse=True))[:MAX_CAPTURES]
+        group.count += count
+        if not group.rep or packed > group.rep[7]:
+            tool, detail = packed[50:].split(" ")
+            group.rep = (packed[0] == "1", packed[1] == "1", packed[2:29], int(packed[29:49]), tool,
+                         None if detail == "-" else detail, query, packed)
     return groups, read, textless
 
 
@@ -261,7 +263,7 @@ def document(questions: list[Question], retrieved: dict[int, tuple], window: dic
     strata: dict[str, int] = {}
     for n, question in enumerate(questions, 1):
         rep = question.candidate.rep
-        flagged, remote, at, cid, tool, detail, query = rep
+        flagged, remote, at, cid, tool, detail, query = rep[:7]
         slugs, chunk_ids, source_ids = retrieved[cid]
         total, listed = provenance(question)
         stratum = "/".join(question.candidate.stratum())
