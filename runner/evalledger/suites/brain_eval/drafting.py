@@ -1,6 +1,6 @@
 """`evalledger catalog draft --from-capture`: a question catalog drafted from captured traffic.
 
-The database hands over the candidates (draft_candidates: the captured rows of a window whose
+The database hands over the candidates (draft_candidates, one line per distinct query text: the captured rows of a window whose
 brain retrieved something, never one whose scrubbing failed, each marked when a replay run flagged
 it); this module folds near-duplicates, stratifies, picks and writes the draft. Everything here is
 deterministic: the same rows give the same file, byte for byte. docs/replay.md ("A catalog from
