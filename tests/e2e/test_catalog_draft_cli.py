@@ -96,6 +96,11 @@ def test_a_draft_of_1000_rows_is_deterministic_folded_stratified_and_never_unscr
     assert result.code == 0, result.err
     assert draft(dsn, second, "--until", made["until"], "--questions", "30").code == 0
     assert first.read_bytes() == second.read_bytes()
+    # The session's time zone changes nothing: every time is written in UTC.
+    zoned = tmp_path / "zoned.json"
+    assert run_cli("catalog", "draft", "--from-capture", "-o", str(zoned), "--until", made["until"],
+                   env={"DATABASE_URL": dsn, "PGTZ": "Pacific/Chatham"}).code == 0
+    assert zoned.read_bytes() == first.read_bytes()
     doc = json.loads(first.read_text())
     questions = doc["questions"]
     assert len(questions) == 30 and doc["schema_version"] == 1
