@@ -172,6 +172,7 @@ SET LOCAL check_function_bodies = off;
 \ir capture/capture_window.sql
 \ir brain_eval/brain_eval_catalog.sql
 \ir brain_eval/brain_eval_catalog_question.sql
+\ir brain_eval/brain_eval_catalog_provenance.sql
 \ir brain_eval/brain_version.sql
 \ir brain_eval/brain_prompt.sql
 \ir brain_eval/brain_eval_harness_run.sql
@@ -283,6 +284,8 @@ SET LOCAL check_function_bodies = off;
 \ir ../triggers/brain_eval/brain_eval_catalog_admit_v1.sql
 \ir ../triggers/brain_eval/brain_eval_catalog_expand_v1.sql
 \ir ../triggers/brain_eval/brain_eval_catalog_question_admit_v1.sql
+\ir ../triggers/brain_eval/brain_eval_catalog_question_provenance_v1.sql
+\ir ../triggers/brain_eval/brain_eval_catalog_provenance_admit_v1.sql
 \ir ../triggers/brain_eval/brain_version_admit_v2.sql
 \ir ../triggers/brain_eval/brain_eval_harness_run_admit_v2.sql
 \ir ../triggers/brain_eval/brain_eval_harness_answer_admit_v2.sql

@@ -378,3 +378,22 @@ SELECT (SELECT ledger_id FROM evalledger.ledger_identity) AS ledger_id,
        (SELECT count(*) FROM evalledger.ledger_journal j WHERE j.entry_id > coalesce(b.last_entry_id, 0)) AS unsealed
   FROM (SELECT 1) one
   LEFT JOIN LATERAL (SELECT * FROM evalledger.ledger_block ORDER BY block_id DESC LIMIT 1) b ON true;
+
+-- name: drill_catalog_question
+-- One question of a loaded catalog as the reader sees it: its type and text, and how many captured rows it was drafted from (its document's count; NULL for a question written by hand).
+SELECT q.catalog_version, q.question_id, q.question_type, q.question_text, q.position,
+       (c.document -> 'questions' -> (q.position - 1) -> 'provenance' ->> 'captured')::bigint AS captured,
+       (SELECT count(*) FROM evalledger.brain_eval_catalog_provenance p
+         WHERE p.catalog_version = q.catalog_version AND p.question_id = q.question_id) AS listed
+  FROM evalledger.brain_eval_catalog_question q
+  JOIN evalledger.brain_eval_catalog c ON c.catalog_version = q.catalog_version
+ WHERE q.catalog_version = %(catalog_version)s AND q.question_id = %(question_id)s;
+
+-- name: drill_provenance
+-- The captured rows a catalog question was drafted from, in the draft's order, each as the reader's tier shows it (a row it may not read, or one this ledger does not hold, comes back without its fields).
+SELECT p.position, p.capture_id, p.capture_created_at, c.id IS NOT NULL AS readable, c.tool_name, c.query,
+       c.detail, c.remote, c.retrieved_slugs, c.source_ids, c.latency_ms
+  FROM evalledger.brain_eval_catalog_provenance p
+  LEFT JOIN evalledger.eval_candidates c ON c.created_at = p.capture_created_at AND c.id = p.capture_id
+ WHERE p.catalog_version = %(catalog_version)s AND p.question_id = %(question_id)s
+ ORDER BY p.position;

@@ -558,3 +558,59 @@ SELECT * FROM evalledger.brain_eval_intervals_v1 ORDER BY completed_at DESC;
 -- name: paired
 -- `brain-eval compare A B`: B against A over the questions both have, per measure (brain_eval_paired_v1).
 SELECT evalledger.brain_eval_paired_v1(%(run_a)s, %(run_b)s) AS paired;
+-- name: draft_lock_timeout
+-- A capture writer holding the capture window lock for longer than this is stuck, not busy.
+SET lock_timeout = '60s';
+
+-- name: draft_bound
+-- The exclusive end of a catalog draft's window, as export takes it (in its own statement, read in later ones).
+SELECT evalledger.capture_export_bound_v2();
+
+-- name: draft_whole_plan
+-- The draft's cursor reads every row it selects: plan it for all of them, not for a fast first few (which probes the failures row by row).
+SET LOCAL cursor_tuple_fraction = 1.0;
+
+-- name: draft_candidates
+-- The captured rows a catalog draft picks from, one line per distinct query text: those of the window (the newest max_rows of them) whose brain retrieved something, never one whose scrubbing failed (a scrubber_exception of its capture_key); each row flagged when a replay run of the ledger's rows found it lost a source or fell below its rubric's every_recall_at_least. Per text: how many rows, its representative (the greatest flagged, remote, created_at, id, packed as text that sorts so, with its tool and detail after) and its newest 100 rows (created_at and id).
+WITH flagged AS (
+    SELECT DISTINCT q.capture_id
+      FROM evalledger.replay_query q
+      JOIN evalledger.replay_run r ON r.replay_run_id = q.replay_run_id
+      JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
+     WHERE r.source = 'ledger' AND q.status = 'replayed'
+       AND (cardinality(q.sources_lost) > 0
+            OR q.recall < (b.definition #>> '{pass_rule,every_recall_at_least}')::numeric)),
+picked AS (
+    SELECT c.id, c.created_at, to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at,
+           c.tool_name, c.detail, c.remote, f.capture_id IS NOT NULL AS flagged, c.query
+      FROM evalledger.eval_candidates c
+      LEFT JOIN flagged f ON f.capture_id = c.id
+     WHERE (%(since)s::timestamptz IS NULL OR c.created_at >= %(since)s::timestamptz)
+       AND c.created_at < %(until)s::timestamptz
+       AND (%(tool)s::text IS NULL OR c.tool_name = %(tool)s::text)
+       AND (%(remote)s::boolean IS NULL OR c.remote = %(remote)s::boolean)
+       AND cardinality(c.retrieved_slugs) > 0
+       AND NOT EXISTS (SELECT 1 FROM evalledger.eval_capture_failures x
+                        WHERE x.reason = 'scrubber_exception' AND x.capture_key = c.capture_key)
+     ORDER BY c.created_at DESC, c.id DESC
+     LIMIT %(max_rows)s)
+SELECT p.query, count(*) AS rows,
+       max(p.flagged::int::text || p.remote::int::text || p.at || lpad(p.id::text, 20, '0') || ' '
+           || p.tool_name || ' ' || coalesce(p.detail, '-') COLLATE "C") AS rep,
+       (array_agg(p.at || ' ' || p.id ORDER BY p.created_at DESC, p.id DESC))[1:100] AS newest
+  FROM picked p
+ GROUP BY p.query
+ ORDER BY p.query COLLATE "C";
+
+-- name: draft_retrieved
+-- What the brain retrieved for each captured row a draft picked, by its key (created_at, id).
+SELECT c.id, c.retrieved_slugs, c.retrieved_chunk_ids, c.source_ids
+  FROM unnest(%(ids)s::bigint[], %(created)s::timestamptz[]) AS k (id, created_at)
+  JOIN evalledger.eval_candidates c ON c.created_at = k.created_at AND c.id = k.id;
+
+-- name: catalog_provenance
+-- The captured rows each question of a catalog version was drafted from, in the order the draft listed them.
+SELECT p.question_id, p.position, p.capture_id, p.capture_created_at
+  FROM evalledger.brain_eval_catalog_provenance p
+ WHERE p.catalog_version = %(catalog_version)s
+ ORDER BY p.question_id, p.position;

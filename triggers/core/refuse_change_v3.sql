@@ -49,6 +49,7 @@ CALL guard_append_only_v1(ARRAY[
     'eval_capture_failures:UPDATE OR DELETE:refuse_change_v3',
     'brain_eval_catalog:UPDATE OR DELETE:refuse_change_v3',
     'brain_eval_catalog_question:UPDATE OR DELETE:refuse_change_v3',
+    'brain_eval_catalog_provenance:UPDATE OR DELETE:refuse_change_v3',
     'brain_version:UPDATE OR DELETE:refuse_change_v3',
     'brain_eval_harness_run:UPDATE OR DELETE:refuse_change_v3',
     'brain_eval_harness_answer:UPDATE OR DELETE:refuse_change_v3',

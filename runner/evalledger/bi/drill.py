@@ -2,7 +2,8 @@
 (what was tested, the rubric's criteria against the run's exact values, the sign-off, the judges'
 agreement), a question of it (the answer with its claims and the sources given, each judge's draft,
 the reviewer's values with the trail of who entered each, when, and whether the drafts had been
-shown), a question over time, a takes-quality run and a work-quality snapshot. A record the reader
+shown), a question over time, a catalog question and the production traffic it was drafted from,
+a takes-quality run and a work-quality snapshot. A record the reader
 may not see reads as one that does not exist."""
 
 from __future__ import annotations
@@ -94,6 +95,15 @@ def question(conn: psycopg.Connection, run_id: UUID, question_id: str) -> dict:
 def question_history(conn: psycopg.Connection, question_id: str, brain: str | None, catalog: str | None) -> list[dict]:
     """A catalog question's latest 50 scores in completed runs (of a brain, a catalog version)."""
     return dicts(conn, QUERIES["question_history"], {"question_id": question_id, "brain": brain, "catalog": catalog})
+
+
+def catalog_question(conn: psycopg.Connection, catalog_version: str, question_id: str) -> dict:
+    """A catalog question and the captured production rows it was drafted from (`catalog draft
+    --from-capture`), each as the reader's tier shows it."""
+    params = {"catalog_version": catalog_version, "question_id": question_id}
+    found = one(conn, QUERIES["drill_catalog_question"], params,
+                f"no question {question_id} in catalog {catalog_version} that you may see")
+    return {"question": found, "captures": dicts(conn, QUERIES["drill_provenance"], params)}
 
 
 def takes_run(conn: psycopg.Connection, run_id: int) -> dict:

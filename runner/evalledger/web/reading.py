@@ -1,6 +1,7 @@
 """The readers' pages: the dashboards (every signed-in login, each seeing what its tier allows), the
 runs, and the drill-down from a run to a question's answer, sources, judges' drafts and review
-trail, a question over time, a takes-quality run and a work-quality snapshot. Everything is read on
+trail, a question over time, a catalog question's production traffic, a takes-quality run and a
+work-quality snapshot. Everything is read on
 the login's own connection (row-level security decides); the data comes from evalledger.bi."""
 
 from __future__ import annotations
@@ -97,6 +98,13 @@ def routes(site: Site) -> list[Route]:
             "question_id": question_id, "brain": brain, "catalog": catalog, "rows": rows}, session=session)
 
     @site.signed_in()
+    async def catalog_question(request: Request, session: Session, form) -> Response:
+        readers_only(session)
+        version, question_id = request.path_params["catalog_version"], request.path_params["question_id"]
+        view = await site.in_db(session, site.reading(lambda c: drill.catalog_question(c, version, question_id)))
+        return site.page(request, "read_catalog_question.html", view, session=session)
+
+    @site.signed_in()
     async def takes_run(request: Request, session: Session, form) -> Response:
         readers_only(session)
         run_id = _int(request.path_params["run_id"], "takes-quality run")
@@ -119,6 +127,7 @@ def routes(site: Site) -> list[Route]:
         Route("/dashboards", dashboards),
         Route("/read/runs/{run_id}/questions/{question_id}", question),
         Route("/read/questions/{question_id}", question_history),
+        Route("/read/catalogs/{catalog_version}/questions/{question_id}", catalog_question),
         Route("/read/takes-quality/{run_id}", takes_run),
         Route("/read/work-quality/{snapshot_id}", work_snapshot),
         Route("/readers.css", stylesheet),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,22 @@ def _consistency_problems(document: dict) -> list[tuple[tuple, str]]:
                 if sid in seen_sources:
                     problems.append((("questions", i, "sources", j, "id"), f"source id {sid} used twice in this question"))
                 seen_sources.add(sid)
+        captures = (question.get("provenance") or {}).get("captures") if isinstance(question.get("provenance"), dict) else None
+        seen_captures: set[int] = set()
+        for j, capture in enumerate(captures if isinstance(captures, list) else []):
+            cid = capture.get("id") if isinstance(capture, dict) else None
+            if isinstance(cid, int) and not isinstance(cid, bool):
+                if cid in seen_captures:
+                    problems.append((("questions", i, "provenance", "captures", j, "id"),
+                                     f"capture {cid} listed twice in this question"))
+                seen_captures.add(cid)
+            at = capture.get("created_at") if isinstance(capture, dict) else None
+            if isinstance(at, str):
+                try:
+                    datetime.fromisoformat(at)
+                except ValueError:
+                    problems.append((("questions", i, "provenance", "captures", j, "created_at"),
+                                     f"{json.dumps(at)} is not a time"))
         stale_sources = any(isinstance(s, dict) and s.get("stale") is True for s in sources)
         flag = question.get("uses_stale_fixture")
         if flag is True and not stale_sources:
@@ -120,6 +137,30 @@ def _consistency_problems(document: dict) -> list[tuple[tuple, str]]:
     return problems
 
 
+def _refuse_blanks(document: Any, text: str, path: Path) -> None:
+    """A draft (`catalog draft`) still holding a blank a person must fill is refused in one line,
+    naming the file, the first blank's line, question and field, and how many are left."""
+    from .drafting import BLANK, blanks
+
+    found = list(blanks(document))
+    if not found:
+        return
+    where, value = found[0]
+    lines = json_lines(text)
+    at = where
+    while at not in lines:
+        at = at[:-1]
+    question = ""
+    if len(where) >= 2 and where[0] == "questions" and isinstance(document, dict):
+        entry = document["questions"][where[1]]
+        qid = entry.get("id") if isinstance(entry, dict) else None
+        question = f"question {qid if isinstance(qid, str) else '#' + str(where[1] + 1)}: "
+    shown = value if len(value) <= 60 else value[:57] + "..."
+    count = f"{len(found)} blank{'s' if len(found) != 1 else ''}"
+    raise EvalledgerError(f"{path}:{lines[at]}: {question}{json_path(where)} is still blank ({json.dumps(shown)}): "
+                          f"write every field marked \"{BLANK}\" ({count} left); nothing loaded")
+
+
 def check_text(text: str, path: Path) -> dict:
     """The catalog document in text, or CatalogError listing every problem with its line and field."""
     # The door refuses what no catalog field can hold (a key twice, NaN, a NUL, a date that is none).
@@ -129,6 +170,7 @@ def check_text(text: str, path: Path) -> dict:
         if exc.at and exc.at.startswith("column"):  # not JSON: listed like the catalog's other problems
             raise CatalogError(path, [(exc.line, exc.at, exc.detail)]) from None
         raise
+    _refuse_blanks(document, text, path)
     problems = _schema_problems(document)
     if isinstance(document, dict):
         problems += _consistency_problems(document)
@@ -196,3 +238,13 @@ def document(conn: psycopg.Connection, catalog_version: str) -> dict:
     if row is None:
         raise EvalledgerError(f"no catalog {catalog_version} is loaded (evalledger catalog list)")
     return row[0]
+
+
+def provenance(conn: psycopg.Connection, catalog_version: str) -> dict[str, list[dict]]:
+    """question_id -> the captured rows it was drafted from, as the ledger stores them, in the
+    draft's order (empty for a catalog written by hand)."""
+    found: dict[str, list[dict]] = {}
+    with conn.cursor(row_factory=dict_row) as cur:
+        for row in cur.execute(QUERIES["catalog_provenance"], {"catalog_version": catalog_version}):
+            found.setdefault(row["question_id"], []).append(row)
+    return found

@@ -10,7 +10,7 @@ import psycopg
 
 from evalledger.core import db, output
 from evalledger.core.errors import EvalledgerError
-from evalledger.core.options import database_option, echo_listing, format_options
+from evalledger.core.options import LIMIT, database_option, echo_listing, format_options, window_bound
 
 from .. import store as brain_eval
 from .shared import parse_uuid
@@ -153,6 +153,82 @@ def catalog_load(file):
                f"sha256 {loaded.document_sha256}")
 
 
+_since = window_bound("parse_since", "neither a duration (45s, 30m, 24h, 7d, 2w) nor an ISO 8601 timestamp")
+_until = window_bound("parse_timestamp", "not an ISO 8601 timestamp")
+
+
+@catalog_group.command("draft")
+@click.option("--from-capture", "from_capture", is_flag=True,
+              help="Draft from the ledger's captured traffic (the one source of drafts, required).")
+@click.option("--output", "-o", "output_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", help="Write the draft to FILE (atomically: all of it or nothing).")
+@click.option("--since", callback=_since, metavar="DUR|TS",
+              help="Inclusive lower bound: a duration back from now (45s, 30m, 24h, 7d, 2w) or a timestamp.")
+@click.option("--until", callback=_until, metavar="TS",
+              help="Exclusive upper bound (default and latest: now, as the database fixes it, as for export).")
+@click.option("--tool", type=click.Choice(["query", "search"]), help="Only captured rows of this tool.")
+@click.option("--remote/--local", "remote", default=None,
+              help="Only remote callers (agent traffic) or only local ones. [default: both]")
+@click.option("--limit", type=LIMIT, metavar="N", help="Read at most the newest N captured rows of the window.")
+@click.option("--questions", "wanted", type=LIMIT, default=30, show_default=True, metavar="N",
+              help="How many questions to draft (seed 002's harness asks 30).")
+@click.option("--catalog-version", "version", metavar="VERSION",
+              help="The draft's catalog version. [default: draft- and 8 hex digits of the picked rows]")
+@database_option
+def catalog_draft(from_capture, output_file, since, until, tool, remote, limit, wanted, version):
+    """Draft a question catalog from captured production traffic into FILE.
+
+    Reads the captured rows of the window [--since, --until) that retrieved something (never a
+    row whose scrubbing failed), folds near-duplicates (docs/replay.md says exactly how), and
+    picks --questions of them round-robin across strata of tool, detail and remote, preferring
+    queries a replay run flagged (a lost source, a recall below its rubric) and remote agent
+    traffic. Each question keeps its provenance (the captured rows it stands for) and, as its
+    sources, what the brain retrieved for it. The fields a person must write (type, pass
+    criteria, expected findings) are marked "FILL IN": `catalog load` refuses the file until
+    none is left. The same rows give the same file, byte for byte.
+    """
+    from evalledger.core import files
+    from evalledger.core.windows import iso
+
+    from .. import drafting
+
+    if not from_capture:
+        raise EvalledgerError("catalog draft needs --from-capture (captured traffic is the one source of drafts)")
+    if since is not None and since.at is not None and until is not None and since.at >= until:
+        raise EvalledgerError(f"--since {since.at.isoformat()} is not before --until {until.isoformat()}: "
+                              "the window [since, until) would be empty")
+    if wanted > drafting.MAX_QUESTIONS:
+        raise EvalledgerError(f"--questions {wanted}: a catalog drafts at most {drafting.MAX_QUESTIONS} questions")
+    if version is not None:
+        import re
+
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}", version):
+            raise EvalledgerError(f"--catalog-version {version!r}: letters, digits, '.', '_' and '-', at most 32, "
+                                  "starting with a letter or digit")
+    note = lambda line: click.echo(f"draft: {line}", err=True)  # noqa: E731
+    with db.connect(role="runner", autocommit=True) as conn:
+        made = drafting.draft(conn, drafting.Window(since, until, tool, remote, limit), wanted, version, note=note)
+    text = drafting.render(made.document)
+    try:
+        files.write_atomic(output_file, text)
+    except OSError as exc:
+        raise EvalledgerError(f"--output {output_file}: cannot write it ({exc.strerror or exc}); nothing was left "
+                              "in its place") from None
+    questions = made.document["questions"]
+    strata = made.document["drafted_from"]["strata"]
+    flagged = sum(q["provenance"]["flagged_by_replay"] for q in questions)
+    remote_count = sum(q["provenance"]["remote"] for q in questions)
+    left = len(list(drafting.blanks(made.document)))
+    window = (f"created_at >= {iso(made.since)} and < {iso(made.until)}" if made.since
+              else f"created_at < {iso(made.until)}")
+    click.echo(f"drafted catalog {made.document['version']}: {len(questions)} questions from {made.rows} captured "
+               f"rows ({made.candidates} distinct texts), {window}")
+    click.echo(f"  {remote_count} from remote callers, {flagged} flagged by replay; by tool/detail/remote: "
+               + ", ".join(f"{k} {v}" for k, v in strata.items()))
+    click.echo(f"wrote {output_file}: write its {left} fields marked \"{drafting.BLANK}\", then "
+               f"evalledger catalog load {output_file}")
+
+
 @catalog_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogs as JSON (schema: catalogs.v1).")
 @database_option
@@ -180,14 +256,20 @@ def catalog_list(as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the stored document (or the one question) as JSON.")
 @database_option
 def catalog_show(version, question_id, as_json):
-    """Show the questions of catalog VERSION (or only QUESTION_ID): type, stale flag, sources, criteria."""
+    """Show the questions of catalog VERSION (or only QUESTION_ID): type, stale flag, sources, criteria,
+    and, for a question drafted from captured traffic, the captured rows it came from."""
     import json
 
     from .. import catalog
 
+    from evalledger.core.windows import iso
+
     with db.transaction("auditor") as conn:
         questions = catalog.questions(conn, version)
         document = catalog.document(conn, version) if as_json and not question_id else None
+        drawn = catalog.provenance(conn, version)
+        counts = {q.get("id"): (q.get("provenance") or {}).get("captured")
+                  for q in catalog.document(conn, version)["questions"]} if drawn else {}
     if question_id:
         questions = [q for q in questions if q["question_id"] == question_id]
         if not questions:
@@ -197,6 +279,11 @@ def catalog_show(version, question_id, as_json):
             "id": questions[0]["question_id"], "type": questions[0]["question_type"],
             "text": questions[0]["question_text"], "uses_stale_fixture": questions[0]["uses_stale_fixture"],
             "sources": questions[0]["sources"], "pass_criteria": questions[0]["pass_criteria"]}
+        if document is None and questions[0]["question_id"] in drawn:
+            shown["provenance"] = {
+                "captures": [{"id": p["capture_id"], "created_at": iso(p["capture_created_at"])}
+                             for p in drawn[questions[0]["question_id"]]],
+                "captured": counts.get(questions[0]["question_id"])}
         click.echo(json.dumps(shown, indent=2))
         return
     for q in questions:
@@ -208,6 +295,12 @@ def catalog_show(version, question_id, as_json):
         click.echo("  passes when: " + catalog.describe_criteria(q["pass_criteria"]))
         for finding in q["pass_criteria"].get("expected_findings", []):
             click.echo(f"  expects: {finding}")
+        rows = drawn.get(q["question_id"])
+        if rows:
+            total = counts.get(q["question_id"]) or len(rows)
+            listed = ", ".join(f"{p['capture_id']} ({iso(p['capture_created_at'])})" for p in rows[:5])
+            more = f", and {len(rows) - 5} more listed" if len(rows) > 5 else ""
+            click.echo(f"  drawn from: {total} captured row{'s' if total != 1 else ''}: capture {listed}{more}")
 
 
 @click.group("brain")
