@@ -154,8 +154,10 @@ async def attempt(client: Any, spec: ModelSpec, system: str, user: str, *, json_
     return await _attempt_openai(client, spec, system, user, json_schema, max_output_tokens, temperature, cache)
 
 
-async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
-                          max_output_tokens: int, temperature: float | None, cache: bool) -> Reply:
+def openai_request(spec: ModelSpec, system: str, user: str, json_schema: dict | None, max_output_tokens: int,
+                   temperature: float | None, cache: bool) -> dict[str, Any]:
+    """The body of one Chat Completions request (the arguments of client.chat.completions.create):
+    sent as it is, or as one line of a batch (judges/batch.py)."""
     messages = []
     if system:
         messages.append({"role": "system", "content": system})
@@ -174,7 +176,11 @@ async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, 
     if cache and spec.provider == "openai":
         # OpenAI's own parameter: the servers that speak its API (Gemini's, vLLM) may refuse it.
         kwargs["prompt_cache_key"] = prompt_cache_key(system, json_schema)
-    resp = await client.chat.completions.create(**kwargs)
+    return kwargs
+
+
+def openai_reply(resp: Any) -> Reply:
+    """A Chat Completions response (the SDK's ChatCompletion, from a call or a batch's results) as a Reply."""
     message = resp.choices[0].message if resp.choices else None
     text = (message.content or getattr(message, "refusal", None) or "") if message else ""
     usage = resp.usage
@@ -189,6 +195,12 @@ async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, 
         output_tokens=_count(usage.completion_tokens) if usage else 0,
         cached_input_tokens=cached,
     )
+
+
+async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
+                          max_output_tokens: int, temperature: float | None, cache: bool) -> Reply:
+    kwargs = openai_request(spec, system, user, json_schema, max_output_tokens, temperature, cache)
+    return openai_reply(await client.chat.completions.create(**kwargs))
 
 
 async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,

@@ -55,6 +55,8 @@ class RunOptions:
     target: str | None = None
     rerun: bool = False
     max_prompt_chars: int | None = None
+    batch: str = "off"
+    batch_fallback: str = "batch"
 
 
 @dataclass
@@ -149,7 +151,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                 drawn = f" (its sample was drawn with seed {row['seed']})" if row["seed"] != seed else ""
                 say(f"run {run_id} of this eval was recorded earlier{drawn}: reading it back, no calls made"
                     + ("" if opts.rerun else "; --rerun judges it again"))
-                receipt = receipts.ordered(row["receipt_json"], rubric.dims)
+                receipt = _with_calls(conn, run_id, receipts.ordered(row["receipt_json"], rubric.dims))
                 return Outcome(receipt, receipts.save(receipt), already_recorded=True)
             if not created:
                 say(f"run {run_id} of this eval was started earlier and is not final: resuming it, calling only "
@@ -159,9 +161,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                 say(modes_line)
             final = _judge(conn, run_id, opts, panel, rubric, system, user, say)
             if final:
-                receipt = receipts.ordered(store.complete_run(conn, run_id), rubric.dims)
+                receipt = _with_calls(conn, run_id, receipts.ordered(store.complete_run(conn, run_id), rubric.dims))
                 return Outcome(receipt, receipts.save(receipt))
-            receipt = receipts.ordered(store.open_receipt(conn, run_id), rubric.dims)
+            receipt = _with_calls(conn, run_id, receipts.ordered(store.open_receipt(conn, run_id), rubric.dims))
             return Outcome(receipt, receipts.save(receipt), final=False)
     except psycopg.Error as exc:
         raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
@@ -169,10 +171,21 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         conn.close()
 
 
+def _with_calls(conn, run_id: int, receipt: dict) -> dict:
+    """The receipt with `calls` (optional, additive): how many of the run's calls were made one by one
+    and through a batch API, and the prompt tokens the providers' caches served, as the database
+    counts them from the run's rows."""
+    return {**receipt, "calls": store.run_calls(conn, run_id)}
+
+
 def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, user: str,
            say: Callable[[str], None]) -> bool:
     """Every cycle the run still needs; True when it is final (every call answered)."""
+    from evalledger.judges.batch import BatchOptions
+
     schema = verdict_schema(rubric)
+    batching = BatchOptions(opts.batch, opts.batch_fallback)
+    batched = batching.batched(providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
     for cycle in range(1, opts.cycles + 1):
         todo = store.calls_to_make(conn, run_id, cycle, panel.models)
         requests = panel.requests(system, user, json_schema=schema, max_output_tokens=MAX_OUTPUT_TOKENS, models=todo,
@@ -185,8 +198,15 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
             decided = store.record_verdict(conn, run_id, cycle, call, recorded)
             return _result_line(cycle, decided, call, recorded, rubric.dims)
 
-        if requests:
-            panel.judge(requests, label=f"cycle {cycle}/{opts.cycles}", on_result=on_result, on_start=on_start, say=say)
+        def judge(requests: list, cycle=cycle, on_result=on_result, on_start=on_start) -> None:
+            if requests:
+                panel.judge(requests, label=f"cycle {cycle}/{opts.cycles}", on_result=on_result, on_start=on_start,
+                            say=say)
+
+        if batched:
+            _judge_batched(conn, run_id, cycle, requests, panel, batching, rubric, say, judge)
+        else:
+            judge(requests)
         decided = store.cycle_decision(conn, run_id, cycle)
         say(f"cycle {cycle}: {decided['verdict']} ({decided['contributed']} of {decided['panel']} models "
             f"contributed)")
@@ -199,6 +219,34 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
         if decided["verdict"] in ("pass", "inconclusive"):
             break
     return True
+
+
+def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, batching, rubric,
+                   say: Callable[[str], None], judge: Callable[[list], None]) -> None:
+    """A cycle's live calls through the providers' batch APIs (judges/batch.py): the calls that
+    cannot be batched (recorded judges, providers without a batch API) first, one by one; then the
+    batches (the run's submitted ones resumed), each result stored as its verdict; then, with
+    --batch-fallback sync, the requests a batch failed, one by one."""
+    from evalledger.judges import batch, money
+
+    batchable = [r for r in requests if not panel.recorded(r.spec.spec) and r.spec.provider in batch.BATCH_PROVIDERS]
+    judge([r for r in requests if r not in batchable])
+    if not batchable:
+        return
+
+    def on_submit(submitted: list) -> None:
+        for req in submitted:
+            store.record_start(conn, run_id, cycle, req.spec.spec,
+                               money.estimate(req.spec, req.system, req.user, req.max_output_tokens, batch=True))
+
+    def on_result(call) -> str:
+        decided = store.record_verdict(conn, run_id, cycle, call, False)
+        return _result_line(cycle, decided, call, False, rubric.dims)
+
+    runner = batch.BatchRun(batch.Ledger(conn, SUITE, str(run_id)), item=lambda r: f"cycle {cycle} {r.spec.spec}",
+                            on_submit=on_submit, store=on_result, say=say, options=batching,
+                            timeout_s=panel.timeout_s)
+    judge(runner.run(batchable))
 
 
 # --- replay and regress ------------------------------------------------------------------------

@@ -1,0 +1,184 @@
+"""`--batch`: a run's judge calls through OpenAI's Batch API (the real openai SDK against the
+stand-in), recorded in the ledger before the runner waits, resumed by the same command after a
+kill, never submitted twice, failed and expired requests retried once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from decimal import Decimal
+
+import pytest
+
+from tests.cli import SCRIPT, run_cli
+from tests.e2e.test_takes_quality_cli import CORPUS, count, tq, write_jsonl
+
+PANEL = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+
+
+@pytest.fixture
+def env(standin, dsn, tmp_path):
+    return {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+
+
+@pytest.fixture
+def corpus(env, tmp_path):
+    path = write_jsonl(tmp_path / "takes.jsonl", CORPUS)
+    assert run_cli("corpus", "load", str(path), env=env).code == 0
+    return path
+
+
+def batch_lines(standin, model="gpt-4o"):
+    """The stand-in's requests for a model that came as lines of a batch (no HTTP headers of their own)."""
+    return [r for r in standin.requests_for(model) if not r.headers]
+
+
+def sync_calls(standin, model="gpt-4o"):
+    return [r for r in standin.requests_for(model) if r.headers]
+
+
+def verdicts(admin, run_id):
+    return admin.execute(
+        "SELECT model, response_json, contributes, error_kind FROM eval_takes_quality_judge_verdicts "
+        "WHERE run_id = %s AND NOT call_started AND error_kind IS DISTINCT FROM 'provider_error' ORDER BY model",
+        (run_id,)).fetchall()
+
+
+def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corpus, standin, admin):
+    result, synced = tq(env, "--models", PANEL)
+    assert result.code == 0, result.err
+    assert synced["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
+    standin.batch_delay_s = 0.2
+    result, batched = tq(env, "--models", PANEL, "--batch", "--rerun")
+    assert result.code == 0, result.err
+    assert batched["calls"] == {"sync": 2, "batch": 1, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 1 and len(batch_lines(standin)) == 1
+    # The same stored replies, the same decision.
+    assert verdicts(admin, batched["run_id"]) == verdicts(admin, synced["run_id"])
+    for key in ("verdict", "scores", "overall_score", "successes_per_cycle", "verdictMessage"):
+        assert batched[key] == synced[key], key
+    # The batched call is billed at the batch rates (half of gpt-4o's list price), the others at list.
+    rates = admin.execute("SELECT r.id, v.price_input, v.price_output, v.cost_usd FROM eval_takes_quality_judge_verdicts v "
+                          "JOIN eval_takes_quality_runs r ON r.id = v.run_id WHERE v.model = 'openai:gpt-4o' "
+                          "AND NOT v.call_started ORDER BY r.id").fetchall()
+    (_, sync_in, sync_out, sync_cost), (_, batch_in, batch_out, batch_cost) = rates
+    assert (sync_in, sync_out, batch_in, batch_out) == (Decimal("2.5"), Decimal("10.0"), Decimal("1.25"), Decimal("5.0"))
+    assert batch_cost * 2 == sync_cost
+    # The ledger has the batch, its request and outcome, and what the provider said of it.
+    assert admin.execute("SELECT b.provider, b.attempt, b.run_key, q.item, q.model, r.outcome "
+                         "FROM judge_batch b JOIN judge_batch_request q USING (batch_id) "
+                         "JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall() == \
+        [("openai", 1, str(batched["run_id"]), "cycle 1 openai:gpt-4o", "openai:gpt-4o", "succeeded")]
+    statuses = [s for (s,) in admin.execute("SELECT status FROM judge_batch_event ORDER BY event_id")]
+    assert statuses[0] == "submitted" and "completed" in statuses and statuses[-1] == "ended"
+
+
+def test_failed_and_expired_requests_are_retried_once_in_the_next_batch(env, corpus, standin, admin):
+    standin.batch_fail["gpt-4o"] = 1
+    standin.batch_expire["gpt-4o-mini"] = 1
+    models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+    result, receipt = tq(env, "--models", models, "--batch")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True and receipt["successes_per_cycle"] == [4]
+    assert len(standin.batch_creates) == 2  # the first, and the retry of its two failures
+    assert receipt["calls"] == {"sync": 2, "batch": 4, "cached_input_tokens": 0}
+    assert sorted(admin.execute("SELECT q.model, b.attempt, r.outcome FROM judge_batch b JOIN judge_batch_request q "
+                                "USING (batch_id) JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
+        ("openai:gpt-4o", 1, "errored"), ("openai:gpt-4o", 2, "succeeded"),
+        ("openai:gpt-4o-mini", 1, "expired"), ("openai:gpt-4o-mini", 2, "succeeded")]
+
+
+def test_a_request_failing_twice_is_retried_once_and_the_run_stays_open(env, corpus, standin, admin):
+    standin.batch_fail["gpt-4o"] = 5
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 2 or receipt["final"] is False, result.err
+    assert receipt["final"] is False
+    assert len(standin.batch_creates) == 2
+    # The same command again: a new batch for the call still without an answer, and the run is final.
+    standin.batch_fail.clear()
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert receipt["final"] is True and len(standin.batch_creates) == 3
+
+
+def test_batch_fallback_sync_calls_only_what_the_batch_failed(env, corpus, standin, admin):
+    standin.batch_expire["gpt-4o"] = 1
+    models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+    result, receipt = tq(env, "--models", models, "--batch", "--batch-fallback", "sync")
+    assert result.code == 0, result.err
+    assert len(standin.batch_creates) == 1
+    assert len(sync_calls(standin, "gpt-4o")) == 1 and sync_calls(standin, "gpt-4o-mini") == []
+    assert len(batch_lines(standin, "gpt-4o-mini")) == 1
+    assert receipt["calls"] == {"sync": 3, "batch": 2, "cached_input_tokens": 0}
+
+
+# --- a runner killed: the same command resumes the same batch --------------------------------------
+
+
+def _kill_when(env, until, what):
+    proc = subprocess.Popen([str(SCRIPT), "run", "takes-quality", "--seed", "11", "--json", "--models", PANEL,
+                             "--batch"], env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not until():
+            assert time.monotonic() < deadline, f"never {what}"
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _resumed_once(env, standin, admin):
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True
+    assert len(standin.batch_creates) == 1  # one submission
+    assert len(batch_lines(standin)) == 1 and sync_calls(standin) == []  # one request per item
+    assert receipt["calls"] == {"sync": 2, "batch": 1, "cached_input_tokens": 0}
+    # The cost counted once: the answers' costs, no estimate of a started call beside them.
+    answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started")
+    assert receipt["cost_usd"] == pytest.approx(float(answered), abs=0)
+    assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = 'openai:gpt-4o' AND NOT call_started") == 1
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 1
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1
+
+
+@pytest.mark.processes
+def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(env, corpus, standin, admin):
+    hold = threading.Event()
+    standin.batch_hold_create = hold  # the provider has the batch; the runner never hears its id
+    try:
+        _kill_when(env, lambda: standin.batch_creates, "submitted")
+    finally:
+        hold.set()
+    assert count(admin, "SELECT count(*) FROM judge_batch_event") == 0
+    standin.batch_hold_create = None
+    _resumed_once(env, standin, admin)
+
+
+@pytest.mark.processes
+def test_killed_while_polling_the_next_command_resumes_the_batch(env, corpus, standin, admin):
+    standin.batch_delay_s = 3
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'"),
+               "recorded the submission")
+    standin.batch_delay_s = 0
+    _resumed_once(env, standin, admin)
+
+
+@pytest.mark.processes
+def test_killed_while_reading_results_the_next_command_reads_them_once(env, corpus, standin, admin):
+    hold = threading.Event()
+    standin.batch_hold_content = hold
+    try:
+        _kill_when(env, lambda: standin.batch_content_reads, "read the results")
+    finally:
+        hold.set()
+    standin.batch_hold_content = None
+    _resumed_once(env, standin, admin)
