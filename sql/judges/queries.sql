@@ -57,7 +57,8 @@ SELECT b.batch_id, b.suite, b.run_key AS run, b.provider, b.attempt,
            AS failed,
        b.created_at
   FROM evalledger.judge_batch b
- WHERE (%(open)s::boolean IS NOT TRUE OR EXISTS (
+ WHERE (%(batch_id)s::bigint IS NULL OR b.batch_id = %(batch_id)s)
+   AND (%(open)s::boolean IS NOT TRUE OR EXISTS (
            SELECT 1 FROM evalledger.judge_batch_request q WHERE q.batch_id = b.batch_id
               AND NOT EXISTS (SELECT 1 FROM evalledger.judge_batch_result r
                                WHERE (r.batch_id, r.custom_id) = (q.batch_id, q.custom_id))))

@@ -111,8 +111,9 @@ def table_counts(conn) -> dict[str, int]:
 EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_window", "run_claim"}
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
 # two open runs of one brain, prompt and catalog for 0110 to close, nor of one takes-quality or
-# work-quality subject for 0114; 0131 made replay's).
-MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query"}
+# work-quality subject for 0114; 0131 made replay's, 0143 the judge batches').
+MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query", "judge_batch",
+              "judge_batch_request", "judge_batch_event", "judge_batch_result"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
@@ -196,6 +197,7 @@ MADE_BY = {
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
     "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
     "0132.constraints-as-reloaded": "SELECT xmin::text FROM pg_constraint WHERE conname = 'brain_analysis_log_origin_known'",
+    "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
 }
 
 

@@ -182,3 +182,42 @@ def test_killed_while_reading_results_the_next_command_reads_them_once(env, corp
         hold.set()
     standin.batch_hold_content = None
     _resumed_once(env, standin, admin)
+
+
+# --- evalledger batch list | status | cancel -------------------------------------------------------
+
+
+def test_batch_list_and_status_read_the_ledger(env, corpus, standin, admin):
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 0, result.err
+    listed = run_cli("batch", "list", "--format", "json", env=env)
+    assert listed.code == 0, listed.err
+    rows = __import__("json").loads(listed.out)["rows"]
+    assert [(r["batch_id"], r["suite"], r["run"], r["provider"], r["status"], r["requests"], r["succeeded"], r["failed"])
+            for r in rows] == [(1, "takes-quality", str(receipt["run_id"]), "openai", "ended", 1, 1, 0)]
+    assert rows[0]["provider_batch_id"] == standin.batch_creates[0]
+    assert run_cli("batch", "list", "--open", "-q", env=env).out == ""
+    shown = run_cli("batch", "status", "1", env=env)
+    assert shown.code == 0, shown.err
+    assert "submitted" in shown.out and "cycle 1 openai:gpt-4o  succeeded" in shown.out
+    refused = run_cli("batch", "cancel", "1", env=env)
+    assert refused.code == 3 and refused.err.strip() == "evalledger: error: batch 1 is ended already: nothing to cancel"
+    missing = run_cli("batch", "status", "9", env=env)
+    assert missing.code == 3 and "no judge batch 9" in missing.err
+
+
+@pytest.mark.processes
+def test_a_cancelled_batch_is_read_as_cancelled_and_not_retried(env, corpus, standin, admin):
+    standin.batch_delay_s = 60
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'"),
+               "recorded the submission")
+    assert run_cli("batch", "list", "--open", "-q", env=env).out == "1\n"
+    cancelled = run_cli("batch", "cancel", "1", env=env)
+    assert cancelled.code == 0, cancelled.err
+    assert cancelled.out == f"batch 1 ({standin.batch_creates[0]}): cancel asked, the provider says cancelled\n"
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert receipt["final"] is False and len(standin.batch_creates) == 1  # read as cancelled, not retried
+    assert admin.execute("SELECT outcome FROM judge_batch_result").fetchall() == [("cancelled",)]
+    standin.batch_delay_s = 0
+    result, receipt = tq(env, "--models", PANEL, "--batch")  # the same command again judges it anew
+    assert receipt["final"] is True and len(standin.batch_creates) == 2

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
 
-from . import sdks
+from . import money, sdks
 from .pricing import cost_of
 from .providers import PROVIDER_ERROR, JudgeCall, JudgeRequest
 from .specs import ModelSpec, provider_config
@@ -246,13 +246,14 @@ class BatchRun:
     """A run's calls made through batches.
 
     The suite gives the requests it still needs answered and says how each is named in the run
-    (item), and what it stores: on_submit(requests) writes its started-call rows (called inside the
-    transaction that writes the batch), store(call) its row for a result (called inside the
-    transaction that writes the request's outcome) and returns its progress line.
+    (item), and what it stores: on_submit(request, projected cost at the batch rates) writes its
+    started-call row (called inside the transaction that writes the batch), store(call) its row for
+    a result (called inside the transaction that writes the request's outcome) and returns its
+    progress line. Panel.batch is how a suite's run makes one.
     """
 
     def __init__(self, ledger: Ledger, *, item: Callable[[JudgeRequest], str],
-                 on_submit: Callable[[list[JudgeRequest]], Any], store: Callable[[JudgeCall], str | None],
+                 on_submit: Callable[[JudgeRequest, Any], Any], store: Callable[[JudgeCall], str | None],
                  say: Callable[[str], None], options: BatchOptions, timeout_s: float = 120.0,
                  apis: dict[str, Any] | None = None) -> None:
         self.ledger, self.item, self.on_submit, self.store, self.say = ledger, item, on_submit, store, say
@@ -321,7 +322,8 @@ class BatchRun:
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
         batch_id, custom_ids = self.ledger.new_batch(
             provider, attempt, [(self.item(r), r.spec.spec) for r in requests],  # type: ignore[union-attr]
-            before_commit=lambda: self.on_submit(requests))
+            before_commit=lambda: [self.on_submit(r, money.estimate(r.spec, r.system, r.user, r.max_output_tokens,
+                                                                    batch=True)) for r in requests])
         return _Open(batch_id, provider, attempt, None, None, dict(zip(custom_ids, requests)))
 
     async def _finish(self, batches: list[_Open]) -> None:
@@ -371,7 +373,7 @@ class BatchRun:
                 self.ledger.result(batch.batch_id, custom_id, outcome, error)
             if line:
                 self.say(line)
-            if reply is None and batch.attempt == 1:
+            if reply is None and batch.attempt == 1 and outcome != "cancelled":  # a cancel is not retried
                 self.failed.append(req)
         self.ledger.event(batch.batch_id, "ended", None, {"read": len(batch.requests)})
 
@@ -393,3 +395,31 @@ def _call(req: JudgeRequest, reply: sdks.Reply | None, error: str | None, outcom
     call.cost_usd = cost_of(spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
                             call.cache_write_tokens, batch=True)
     return call
+
+
+def cancel(conn: Any, batch_id: int, env: Any = None) -> tuple[str, str]:
+    """Ask the provider to cancel one of the ledger's batches, and record that it was asked:
+    (its provider id, the status the provider answered). What it did not answer is read as
+    cancelled by the run that resumes it, and not retried."""
+    from psycopg.rows import dict_row
+
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(QUERIES["list_batches"], {"open": None, "limit": None, "batch_id": batch_id}).fetchall()
+    if not rows:
+        raise EvalledgerError(f"no judge batch {batch_id} (evalledger batch list)")
+    row = rows[0]
+    if row["provider_batch_id"] is None:
+        raise EvalledgerError(f"batch {batch_id} was never submitted: nothing to cancel at {row['provider']}")
+    if row["status"] in TERMINAL + ("ended",):
+        raise EvalledgerError(f"batch {batch_id} is {row['status']} already: nothing to cancel")
+
+    async def ask() -> str:
+        api = api_for(row["provider"], env=env)
+        try:
+            return await api.cancel(row["provider_batch_id"])
+        finally:
+            await api.client.close()
+
+    status = asyncio.run(ask())
+    Ledger(conn, row["suite"], row["run"]).event(batch_id, "cancel_asked", None, {"provider_status": status})
+    return row["provider_batch_id"], status

@@ -174,7 +174,10 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
 def _with_calls(conn, run_id: int, receipt: dict) -> dict:
     """The receipt with `calls` (optional, additive): how many of the run's calls were made one by one
     and through a batch API, and the prompt tokens the providers' caches served, as the database
-    counts them from the run's rows."""
+    counts them from the run's rows. A run judged by recorded replies made none (and asks nothing of
+    the ledger's batch tables, so it reads the same from a ledger that predates them)."""
+    if receipt.get("judges") == "recorded":
+        return {**receipt, "calls": {"sync": 0, "batch": 0, "cached_input_tokens": 0}}
     return {**receipt, "calls": store.run_calls(conn, run_id)}
 
 
@@ -223,30 +226,26 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
 
 def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, batching, rubric,
                    say: Callable[[str], None], judge: Callable[[list], None]) -> None:
-    """A cycle's live calls through the providers' batch APIs (judges/batch.py): the calls that
-    cannot be batched (recorded judges, providers without a batch API) first, one by one; then the
-    batches (the run's submitted ones resumed), each result stored as its verdict; then, with
+    """A cycle's live calls through the providers' batch APIs (Panel.batch): the calls that cannot
+    be batched (recorded judges, providers without a batch API) first, one by one; then the batches
+    (the run's submitted ones resumed), each result stored as its verdict; then, with
     --batch-fallback sync, the requests a batch failed, one by one."""
-    from evalledger.judges import batch, money
+    from evalledger.judges import batch
 
-    batchable = [r for r in requests if not panel.recorded(r.spec.spec) and r.spec.provider in batch.BATCH_PROVIDERS]
-    judge([r for r in requests if r not in batchable])
-    if not batchable:
-        return
+    judge([r for r in requests if panel.recorded(r.spec.spec) or r.spec.provider not in batch.BATCH_PROVIDERS])
 
-    def on_submit(submitted: list) -> None:
-        for req in submitted:
-            store.record_start(conn, run_id, cycle, req.spec.spec,
-                               money.estimate(req.spec, req.system, req.user, req.max_output_tokens, batch=True))
+    def on_submit(req, projected_usd) -> None:
+        store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd)
 
     def on_result(call) -> str:
         decided = store.record_verdict(conn, run_id, cycle, call, False)
         return _result_line(cycle, decided, call, False, rubric.dims)
 
-    runner = batch.BatchRun(batch.Ledger(conn, SUITE, str(run_id)), item=lambda r: f"cycle {cycle} {r.spec.spec}",
-                            on_submit=on_submit, store=on_result, say=say, options=batching,
-                            timeout_s=panel.timeout_s)
-    judge(runner.run(batchable))
+    left = panel.batch([r for r in requests if not panel.recorded(r.spec.spec)
+                        and r.spec.provider in batch.BATCH_PROVIDERS],
+                       conn=conn, suite=SUITE, run_key=str(run_id), item=lambda r: f"cycle {cycle} {r.spec.spec}",
+                       on_submit=on_submit, on_result=on_result, options=batching, say=say)
+    judge(left)
 
 
 # --- replay and regress ------------------------------------------------------------------------
