@@ -221,3 +221,48 @@ def test_a_cancelled_batch_is_read_as_cancelled_and_not_retried(env, corpus, sta
     standin.batch_delay_s = 0
     result, receipt = tq(env, "--models", PANEL, "--batch")  # the same command again judges it anew
     assert receipt["final"] is True and len(standin.batch_creates) == 2
+
+
+# --- run work-quality --batch --------------------------------------------------------------------
+
+
+def test_a_batched_work_quality_run_stores_what_the_synchronous_run_stores(standin, dsn, tmp_path, admin):
+    from tests.e2e.test_work_quality_cli import Judges, wq
+
+    Judges(standin)
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    wq_env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+              "EVALLEDGER_WORK_QUALITY_MODELS": None}
+    synced = wq(wq_env, work, "--run-id", "r-sync", "--json")
+    assert synced.exit_code == 0, synced.output
+    standin.batch_delay_s = 0.2
+    batched = wq(wq_env, work, "--run-id", "r-batch", "--batch", "--json")
+    assert batched.exit_code == 0, batched.output
+    assert len(standin.batch_creates) == 1 and len(batch_lines(standin)) == 1
+    rows = admin.execute("SELECT s.run_id, v.model, v.response_json, v.price_input FROM eval_work_quality_judge_verdicts v "
+                         "JOIN eval_work_quality_snapshots s USING (snapshot_id) WHERE NOT v.call_started "
+                         "ORDER BY v.model, s.run_id").fetchall()
+    by_model = {}
+    for run_id, model, response, price in rows:
+        by_model.setdefault(model, {})[run_id] = (response, price)
+    assert by_model["openai:gpt-4o"]["r-batch"][0] == by_model["openai:gpt-4o"]["r-sync"][0]
+    assert by_model["openai:gpt-4o"]["r-batch"][1] * 2 == by_model["openai:gpt-4o"]["r-sync"][1]
+    assert admin.execute("SELECT b.suite, q.item FROM judge_batch b JOIN judge_batch_request q USING (batch_id)"
+                         ).fetchall() == [("work-quality", "openai:gpt-4o")]
+
+
+def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
+    from tests.e2e.test_work_quality_cli import Judges, wq
+
+    Judges(standin)
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    wq_env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+              "EVALLEDGER_WORK_QUALITY_MODELS": None}
+    gated = wq(wq_env, work, "--run-id", "r-gate", "--batch", "auto", "--gate")
+    assert gated.exit_code == 0, gated.output
+    assert standin.batch_creates == []
+    auto = wq(wq_env, work, "--run-id", "r-auto", "--batch", "auto")
+    assert auto.exit_code == 0, auto.output
+    assert len(standin.batch_creates) == 1

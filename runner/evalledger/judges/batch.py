@@ -112,21 +112,23 @@ class Ledger:
         """A batch's requests whose outcome is unread."""
         return self._rows("batch_requests", {"batch_id": batch_id})
 
-    def new_batch(self, provider: str, attempt: int, items: Sequence[tuple[str, str]],
-                  before_commit: Callable[[], Any]) -> tuple[int, list[str]]:
-        """Write a batch and its requests ((item, model) each), with what before_commit writes, in one
-        transaction; return its id and the requests' custom_ids."""
+    def new_batch(self, provider: str, attempt: int, requests: Sequence[JudgeRequest],
+                  item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest], Any]) -> tuple[int, dict]:
+        """Write a batch and its requests in one transaction, each request with what on_submit writes
+        for it (False from it: the request is left out, and not sent); return the batch's id and its
+        requests by custom_id."""
         with self.conn.transaction():
             batch_id = self._rows("insert_batch", {"suite": self.suite, "run_key": self.run_key,
                                                    "provider": provider, "attempt": attempt})[0]["batch_id"]
-            custom_ids = []
-            for n, (item, model) in enumerate(items, 1):
+            kept = {}
+            for n, req in enumerate(requests, 1):
+                if on_submit(req) is False:
+                    continue
                 custom_id = f"b{batch_id}-{n}"
                 self.conn.execute(QUERIES["insert_request"], {"batch_id": batch_id, "custom_id": custom_id,
-                                                              "item": item, "model": model})
-                custom_ids.append(custom_id)
-            before_commit()
-        return batch_id, custom_ids
+                                                              "item": item(req), "model": req.spec.spec})
+                kept[custom_id] = req
+        return batch_id, kept
 
     def event(self, batch_id: int, status: str, provider_batch_id: str | None = None,
               detail: dict | None = None) -> None:
@@ -247,7 +249,8 @@ class BatchRun:
 
     The suite gives the requests it still needs answered and says how each is named in the run
     (item), and what it stores: on_submit(request, projected cost at the batch rates) writes its
-    started-call row (called inside the transaction that writes the batch), store(call) its row for
+    started-call row (called inside the transaction that writes the batch; False from it leaves the
+    request out of the batch, unsent), store(call) its row for
     a result (called inside the transaction that writes the request's outcome) and returns its
     progress line. Panel.batch is how a suite's run makes one.
     """
@@ -320,13 +323,14 @@ class BatchRun:
         return opened
 
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
-        batch_id, custom_ids = self.ledger.new_batch(
-            provider, attempt, [(self.item(r), r.spec.spec) for r in requests],  # type: ignore[union-attr]
-            before_commit=lambda: [self.on_submit(r, money.estimate(r.spec, r.system, r.user, r.max_output_tokens,
-                                                                    batch=True)) for r in requests])
-        return _Open(batch_id, provider, attempt, None, None, dict(zip(custom_ids, requests)))
+        def submitted(r: JudgeRequest) -> Any:
+            return self.on_submit(r, money.estimate(r.spec, r.system, r.user, r.max_output_tokens, batch=True))
+
+        batch_id, kept = self.ledger.new_batch(provider, attempt, requests, self.item, submitted)
+        return _Open(batch_id, provider, attempt, None, None, kept)
 
     async def _finish(self, batches: list[_Open]) -> None:
+        batches = [b for b in batches if b.requests]  # every request of it left out: nothing to send
         for batch in batches:
             await self._submit(batch)
         await asyncio.gather(*(self._wait_and_read(b) for b in batches))

@@ -340,6 +340,13 @@ class Panel:
         finally:
             self.progress.finish()
 
+    def batchable(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
+        """The requests a batch may carry: live ones, to a provider with a batch API (judges/batch.py)."""
+        from .batch import BATCH_PROVIDERS
+
+        return [r for r in requests if not self.recorded(r.spec.spec)  # type: ignore[union-attr]
+                and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
+
     def batch(self, requests: Sequence[JudgeRequest], *, conn: Any, suite: str, run_key: str,
               item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest, Decimal], Any],
               on_result: Callable[[JudgeCall], str | None], options: Any,
@@ -350,8 +357,7 @@ class Panel:
         without a batch API, and what a batch failed with --batch-fallback sync."""
         from . import batch
 
-        batchable = [r for r in requests if not self.recorded(r.spec.spec)  # type: ignore[union-attr]
-                     and r.spec.provider in batch.BATCH_PROVIDERS]  # type: ignore[union-attr]
+        batchable = self.batchable(requests)
         rest = [r for r in requests if r not in batchable]
         if not batchable:
             return rest

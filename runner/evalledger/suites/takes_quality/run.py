@@ -230,9 +230,8 @@ def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, 
     be batched (recorded judges, providers without a batch API) first, one by one; then the batches
     (the run's submitted ones resumed), each result stored as its verdict; then, with
     --batch-fallback sync, the requests a batch failed, one by one."""
-    from evalledger.judges import batch
-
-    judge([r for r in requests if panel.recorded(r.spec.spec) or r.spec.provider not in batch.BATCH_PROVIDERS])
+    batchable = panel.batchable(requests)
+    judge([r for r in requests if r not in batchable])
 
     def on_submit(req, projected_usd) -> None:
         store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd)
@@ -241,9 +240,7 @@ def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, 
         decided = store.record_verdict(conn, run_id, cycle, call, False)
         return _result_line(cycle, decided, call, False, rubric.dims)
 
-    left = panel.batch([r for r in requests if not panel.recorded(r.spec.spec)
-                        and r.spec.provider in batch.BATCH_PROVIDERS],
-                       conn=conn, suite=SUITE, run_key=str(run_id), item=lambda r: f"cycle {cycle} {r.spec.spec}",
+    left = panel.batch(batchable, conn=conn, suite=SUITE, run_key=str(run_id), item=lambda r: f"cycle {cycle} {r.spec.spec}",
                        on_submit=on_submit, on_result=on_result, options=batching, say=say)
     judge(left)
 
