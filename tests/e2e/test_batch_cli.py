@@ -54,8 +54,10 @@ def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corp
     standin.batch_delay_s = 0.2
     result, batched = tq(env, "--models", PANEL, "--batch", "--rerun")
     assert result.code == 0, result.err
-    assert batched["calls"] == {"sync": 2, "batch": 1, "cached_input_tokens": 0}
-    assert len(standin.batch_creates) == 1 and len(batch_lines(standin)) == 1
+    assert batched["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}
+    # One batch per provider with a batch API (OpenAI's, Anthropic's); Gemini's call made one by one.
+    assert len(standin.batch_creates) == 2
+    assert len(batch_lines(standin)) == 1 and len(batch_lines(standin, "claude-opus-4-7")) == 1
     # The same stored replies, the same decision.
     assert verdicts(admin, batched["run_id"]) == verdicts(admin, synced["run_id"])
     for key in ("verdict", "scores", "overall_score", "successes_per_cycle", "verdictMessage"):
@@ -67,11 +69,17 @@ def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corp
     (_, sync_in, sync_out, sync_cost), (_, batch_in, batch_out, batch_cost) = rates
     assert (sync_in, sync_out, batch_in, batch_out) == (Decimal("2.5"), Decimal("10.0"), Decimal("1.25"), Decimal("5.0"))
     assert batch_cost * 2 == sync_cost
+    anthropic = admin.execute("SELECT v.price_input, v.price_output FROM eval_takes_quality_judge_verdicts v "
+                              "WHERE v.model = 'anthropic:claude-opus-4-7' AND NOT v.call_started "
+                              "ORDER BY v.run_id").fetchall()
+    assert anthropic[1][0] * 2 == anthropic[0][0] and anthropic[1][1] * 2 == anthropic[0][1]
     # The ledger has the batch, its request and outcome, and what the provider said of it.
     assert admin.execute("SELECT b.provider, b.attempt, b.run_key, q.item, q.model, r.outcome "
                          "FROM judge_batch b JOIN judge_batch_request q USING (batch_id) "
-                         "JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall() == \
-        [("openai", 1, str(batched["run_id"]), "cycle 1 openai:gpt-4o", "openai:gpt-4o", "succeeded")]
+                         "JOIN judge_batch_result r USING (batch_id, custom_id) ORDER BY b.batch_id").fetchall() == \
+        [("openai", 1, str(batched["run_id"]), "cycle 1 openai:gpt-4o", "openai:gpt-4o", "succeeded"),
+         ("anthropic", 1, str(batched["run_id"]), "cycle 1 anthropic:claude-opus-4-7", "anthropic:claude-opus-4-7",
+          "succeeded")]
     statuses = [s for (s,) in admin.execute("SELECT status FROM judge_batch_event ORDER BY event_id")]
     assert statuses[0] == "submitted" and "completed" in statuses and statuses[-1] == "ended"
 
@@ -79,14 +87,16 @@ def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corp
 def test_failed_and_expired_requests_are_retried_once_in_the_next_batch(env, corpus, standin, admin):
     standin.batch_fail["gpt-4o"] = 1
     standin.batch_expire["gpt-4o-mini"] = 1
+    standin.batch_fail["claude-opus-4-7"] = 1
     models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
     result, receipt = tq(env, "--models", models, "--batch")
     assert result.code == 0, result.err
     assert receipt["final"] is True and receipt["successes_per_cycle"] == [4]
-    assert len(standin.batch_creates) == 2  # the first, and the retry of its two failures
-    assert receipt["calls"] == {"sync": 2, "batch": 4, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 4  # each provider's first, and the retry of its failures
+    assert receipt["calls"] == {"sync": 1, "batch": 6, "cached_input_tokens": 0}
     assert sorted(admin.execute("SELECT q.model, b.attempt, r.outcome FROM judge_batch b JOIN judge_batch_request q "
                                 "USING (batch_id) JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
+        ("anthropic:claude-opus-4-7", 1, "errored"), ("anthropic:claude-opus-4-7", 2, "succeeded"),
         ("openai:gpt-4o", 1, "errored"), ("openai:gpt-4o", 2, "succeeded"),
         ("openai:gpt-4o-mini", 1, "expired"), ("openai:gpt-4o-mini", 2, "succeeded")]
 
@@ -96,11 +106,11 @@ def test_a_request_failing_twice_is_retried_once_and_the_run_stays_open(env, cor
     result, receipt = tq(env, "--models", PANEL, "--batch")
     assert result.code == 2 or receipt["final"] is False, result.err
     assert receipt["final"] is False
-    assert len(standin.batch_creates) == 2
+    assert len(standin.batch_creates) == 3  # OpenAI's, Anthropic's, OpenAI's retry
     # The same command again: a new batch for the call still without an answer, and the run is final.
     standin.batch_fail.clear()
     result, receipt = tq(env, "--models", PANEL, "--batch")
-    assert receipt["final"] is True and len(standin.batch_creates) == 3
+    assert receipt["final"] is True and len(standin.batch_creates) == 4
 
 
 def test_batch_fallback_sync_calls_only_what_the_batch_failed(env, corpus, standin, admin):
@@ -108,10 +118,10 @@ def test_batch_fallback_sync_calls_only_what_the_batch_failed(env, corpus, stand
     models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
     result, receipt = tq(env, "--models", models, "--batch", "--batch-fallback", "sync")
     assert result.code == 0, result.err
-    assert len(standin.batch_creates) == 1
+    assert len(standin.batch_creates) == 2
     assert len(sync_calls(standin, "gpt-4o")) == 1 and sync_calls(standin, "gpt-4o-mini") == []
     assert len(batch_lines(standin, "gpt-4o-mini")) == 1
-    assert receipt["calls"] == {"sync": 3, "batch": 2, "cached_input_tokens": 0}
+    assert receipt["calls"] == {"sync": 2, "batch": 3, "cached_input_tokens": 0}
 
 
 # --- a runner killed: the same command resumes the same batch --------------------------------------
@@ -138,16 +148,17 @@ def _resumed_once(env, standin, admin):
     result, receipt = tq(env, "--models", PANEL, "--batch")
     assert result.code == 0, result.err
     assert receipt["final"] is True
-    assert len(standin.batch_creates) == 1  # one submission
-    assert len(batch_lines(standin)) == 1 and sync_calls(standin) == []  # one request per item
-    assert receipt["calls"] == {"sync": 2, "batch": 1, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 2  # one submission of each provider's batch
+    for model in ("gpt-4o", "claude-opus-4-7"):  # one request per item
+        assert len(batch_lines(standin, model)) == 1 and sync_calls(standin, model) == []
+    assert receipt["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}
     # The cost counted once: the answers' costs, no estimate of a started call beside them.
     answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started")
     assert receipt["cost_usd"] == pytest.approx(float(answered), abs=0)
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts "
                         "WHERE model = 'openai:gpt-4o' AND NOT call_started") == 1
-    assert count(admin, "SELECT count(*) FROM judge_batch") == 1
-    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 2
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2
 
 
 @pytest.mark.processes
@@ -166,8 +177,8 @@ def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(e
 @pytest.mark.processes
 def test_killed_while_polling_the_next_command_resumes_the_batch(env, corpus, standin, admin):
     standin.batch_delay_s = 3
-    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'"),
-               "recorded the submission")
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
+               "recorded both submissions")
     standin.batch_delay_s = 0
     _resumed_once(env, standin, admin)
 
@@ -194,8 +205,9 @@ def test_batch_list_and_status_read_the_ledger(env, corpus, standin, admin):
     assert listed.code == 0, listed.err
     rows = __import__("json").loads(listed.out)["rows"]
     assert [(r["batch_id"], r["suite"], r["run"], r["provider"], r["status"], r["requests"], r["succeeded"], r["failed"])
-            for r in rows] == [(1, "takes-quality", str(receipt["run_id"]), "openai", "ended", 1, 1, 0)]
-    assert rows[0]["provider_batch_id"] == standin.batch_creates[0]
+            for r in rows] == [(2, "takes-quality", str(receipt["run_id"]), "anthropic", "ended", 1, 1, 0),
+                               (1, "takes-quality", str(receipt["run_id"]), "openai", "ended", 1, 1, 0)]
+    assert rows[1]["provider_batch_id"] == standin.batch_creates[0]
     assert run_cli("batch", "list", "--open", "-q", env=env).out == ""
     shown = run_cli("batch", "status", "1", env=env)
     assert shown.code == 0, shown.err
@@ -209,18 +221,19 @@ def test_batch_list_and_status_read_the_ledger(env, corpus, standin, admin):
 @pytest.mark.processes
 def test_a_cancelled_batch_is_read_as_cancelled_and_not_retried(env, corpus, standin, admin):
     standin.batch_delay_s = 60
-    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'"),
-               "recorded the submission")
-    assert run_cli("batch", "list", "--open", "-q", env=env).out == "1\n"
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
+               "recorded both submissions")
+    assert run_cli("batch", "list", "--open", "-q", env=env).out == "2\n1\n"
     cancelled = run_cli("batch", "cancel", "1", env=env)
     assert cancelled.code == 0, cancelled.err
     assert cancelled.out == f"batch 1 ({standin.batch_creates[0]}): cancel asked, the provider says cancelled\n"
+    assert run_cli("batch", "cancel", "2", env=env).code == 0  # Anthropic's
     result, receipt = tq(env, "--models", PANEL, "--batch")
-    assert receipt["final"] is False and len(standin.batch_creates) == 1  # read as cancelled, not retried
-    assert admin.execute("SELECT outcome FROM judge_batch_result").fetchall() == [("cancelled",)]
+    assert receipt["final"] is False and len(standin.batch_creates) == 2  # read as cancelled, not retried
+    assert admin.execute("SELECT outcome FROM judge_batch_result").fetchall() == [("cancelled",), ("cancelled",)]
     standin.batch_delay_s = 0
     result, receipt = tq(env, "--models", PANEL, "--batch")  # the same command again judges it anew
-    assert receipt["final"] is True and len(standin.batch_creates) == 2
+    assert receipt["final"] is True and len(standin.batch_creates) == 4
 
 
 # --- run work-quality --batch --------------------------------------------------------------------
@@ -239,7 +252,7 @@ def test_a_batched_work_quality_run_stores_what_the_synchronous_run_stores(stand
     standin.batch_delay_s = 0.2
     batched = wq(wq_env, work, "--run-id", "r-batch", "--batch", "--json")
     assert batched.exit_code == 0, batched.output
-    assert len(standin.batch_creates) == 1 and len(batch_lines(standin)) == 1
+    assert len(standin.batch_creates) == 2 and len(batch_lines(standin)) == 1
     rows = admin.execute("SELECT s.run_id, v.model, v.response_json, v.price_input FROM eval_work_quality_judge_verdicts v "
                          "JOIN eval_work_quality_snapshots s USING (snapshot_id) WHERE NOT v.call_started "
                          "ORDER BY v.model, s.run_id").fetchall()
@@ -248,8 +261,9 @@ def test_a_batched_work_quality_run_stores_what_the_synchronous_run_stores(stand
         by_model.setdefault(model, {})[run_id] = (response, price)
     assert by_model["openai:gpt-4o"]["r-batch"][0] == by_model["openai:gpt-4o"]["r-sync"][0]
     assert by_model["openai:gpt-4o"]["r-batch"][1] * 2 == by_model["openai:gpt-4o"]["r-sync"][1]
-    assert admin.execute("SELECT b.suite, q.item FROM judge_batch b JOIN judge_batch_request q USING (batch_id)"
-                         ).fetchall() == [("work-quality", "openai:gpt-4o")]
+    assert admin.execute("SELECT b.suite, q.item FROM judge_batch b JOIN judge_batch_request q USING (batch_id) "
+                         "ORDER BY b.batch_id").fetchall() == [("work-quality", "openai:gpt-4o"),
+                                                               ("work-quality", "anthropic:claude-opus-4-7")]
 
 
 def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
@@ -265,4 +279,4 @@ def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
     assert standin.batch_creates == []
     auto = wq(wq_env, work, "--run-id", "r-auto", "--batch", "auto")
     assert auto.exit_code == 0, auto.output
-    assert len(standin.batch_creates) == 1
+    assert len(standin.batch_creates) == 2

@@ -577,6 +577,77 @@ class StandIn:
         with self._lock:
             return 200, {}, json.dumps(self._batch_json(batch)).encode()
 
+    # --- Anthropic's Message Batches ------------------------------------------------------------
+
+    def message_batch_post(self, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        """POST /v1/messages/batches, /v1/messages/batches/{id}/cancel."""
+        if path.endswith("/cancel"):
+            batch_id = path.rsplit("/", 2)[-2]
+            with self._lock:
+                batch = self.batches.get(batch_id)
+                if batch is None:
+                    return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
+                if batch["status"] not in ("completed", "failed", "expired", "cancelled"):
+                    batch["status"] = "cancelled"
+                    batch["_cancelled"] = True
+                return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
+        body = json.loads(raw or b"{}")
+        with self._lock:
+            batch_id = f"msgbatch_standin{next(self._ids)}"
+            lines = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body.get("requests") or []]
+            self.batches[batch_id] = {"id": batch_id, "status": "in_progress", "_api": "anthropic", "_lines": lines,
+                                      "_due": time.monotonic() + self.batch_delay_s}
+            self.batch_creates.append(batch_id)
+            answer = json.dumps(self._message_batch_json(self.batches[batch_id])).encode()
+        hold = self.batch_hold_create
+        if hold is not None:
+            hold.wait(60)
+        return 200, {}, answer
+
+    def message_batch_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """GET /v1/messages/batches/{id}, its /results (JSONL)."""
+        if path.endswith("/results"):
+            batch_id = path.rsplit("/", 2)[-2]
+            with self._lock:
+                self.batch_content_reads += 1
+            hold = self.batch_hold_content
+            if hold is not None:
+                hold.wait(60)
+            with self._lock:
+                batch = self.batches.get(batch_id)
+                rows = list(batch.get("_results", [])) if batch else None
+            if rows is None:
+                return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
+            return 200, {}, "".join(json.dumps(r) + "\n" for r in rows).encode()
+        batch_id = path.rsplit("/", 1)[-1]
+        with self._lock:
+            batch = self.batches.get(batch_id)
+            if batch is None:
+                return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
+            due = batch["status"] == "in_progress" and time.monotonic() >= batch["_due"]
+            if not due:
+                return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
+            batch["status"] = "finalizing"
+        self._run_batch(batch)
+        with self._lock:
+            return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
+
+    def _message_batch_json(self, batch: dict) -> dict:
+        results = batch.get("_results", [])
+        ended = batch["status"] in ("completed", "expired", "cancelled")
+        kinds = collections.Counter(r["result"]["type"] for r in results)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return {"id": batch["id"], "type": "message_batch",
+                "processing_status": "ended" if ended else ("canceling" if batch.get("_cancelled") else "in_progress"),
+                "request_counts": {"processing": 0 if ended else len(batch["_lines"]),
+                                   "succeeded": kinds["succeeded"], "errored": kinds["errored"],
+                                   "canceled": kinds["canceled"] + (len(batch["_lines"]) if batch.get("_cancelled")
+                                                                    and not results else 0),
+                                   "expired": kinds["expired"]},
+                "created_at": now, "expires_at": now, "ended_at": now if ended else None, "archived_at": None,
+                "cancel_initiated_at": now if batch.get("_cancelled") else None,
+                "results_url": f"{self.url}/v1/messages/batches/{batch['id']}/results" if ended else None}
+
     def _advance(self, batch: dict) -> None:
         if batch["status"] == "validating":
             batch["status"] = "in_progress"
@@ -584,6 +655,9 @@ class StandIn:
 
     def _run_batch(self, batch: dict) -> None:
         """Serve each line as a request, then write the output and error files."""
+        if batch.get("_api") == "anthropic":
+            self._run_message_batch(batch)
+            return
         out, errors = [], []
         expired = False
         for line in batch["_lines"]:
@@ -623,6 +697,40 @@ class StandIn:
             batch["completed_at" if not expired else "expired_at"] = int(time.time())
             batch["request_counts"] = {"total": len(batch["_lines"]), "completed": len(out),
                                        "failed": len(errors)}
+
+    def _run_message_batch(self, batch: dict) -> None:
+        results = []
+        expired = False
+        for line in batch["_lines"]:
+            body = line["body"]
+            model = str(body.get("model", ""))
+            with self._lock:
+                expire = self.batch_expire[model] > 0
+                fail = not expire and self.batch_fail[model] > 0
+                if expire:
+                    self.batch_expire[model] -= 1
+                elif fail:
+                    self.batch_fail[model] -= 1
+            if expire:
+                expired = True
+                results.append({"custom_id": line["custom_id"], "result": {"type": "expired"}})
+                continue
+            if fail:
+                results.append({"custom_id": line["custom_id"], "result": {
+                    "type": "errored", "error": {"type": "error", "error": {"type": "api_error",
+                                                                            "message": "stand-in batch failure"}}}})
+                continue
+            answer = self.handle("anthropic", "/v1/messages", {}, body)
+            status, _, payload = answer if answer is not None else (500, {}, _error_body("anthropic", 500, "dropped"))
+            if status == 200:
+                results.append({"custom_id": line["custom_id"], "result": {"type": "succeeded",
+                                                                           "message": json.loads(payload)}})
+            else:
+                results.append({"custom_id": line["custom_id"], "result": {"type": "errored",
+                                                                           "error": json.loads(payload)}})
+        with self._lock:
+            batch["_results"] = results
+            batch["status"] = "expired" if expired else "completed"
 
     def _batch_json(self, batch: dict) -> dict:
         shown = {k: v for k, v in batch.items() if not k.startswith("_")}
@@ -697,6 +805,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
+        if "/messages/batches" in path:
+            self._send(*self.server.standin.message_batch_post(path, raw))
+            return
         if path.endswith("/files") or "/batches" in path:
             self._send(*self.server.standin.batch_post(path, self.headers, raw))
             return
@@ -720,6 +831,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        if "/messages/batches" in path:
+            self._send(*self.server.standin.message_batch_get(path))
+            return
         if "/batches" in path or path.endswith("/content"):
             self._send(*self.server.standin.batch_get(path))
             return

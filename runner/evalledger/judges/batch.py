@@ -2,8 +2,8 @@
 provider's window (24 hours) instead of seconds.
 
 A run's live calls to a provider with a batch API (OpenAI's Batch API, through its SDK: a JSONL
-file uploaded, a batch created, polled, its output and error files read) go as one batch per
-provider. Everything is written to the ledger before the runner waits (sql/judges/):
+file uploaded, a batch created, polled, its output and error files read; Anthropic's Message
+Batches, through its SDK) go as one batch per provider. Everything is written to the ledger before the runner waits (sql/judges/):
 
 1. the batch and each request's custom_id and item (judge_batch, judge_batch_request), in one
    transaction with the suite's started-call rows (their estimates at the batch rates);
@@ -16,7 +16,8 @@ provider. Everything is written to the ledger before the runner waits (sql/judge
 So a runner killed at any point resumes the same batch when the same command runs again: a batch
 with requests whose outcome is unread is polled, never submitted again (one found unsubmitted is
 first looked for among the provider's batches by its metadata, in case the runner died between the
-provider's answer and step 2), and a result already stored is never read twice. Requests the batch
+provider's answer and step 2: OpenAI's batches carry it as metadata, Anthropic's carry none), and a
+result already stored is never read twice. Requests the batch
 failed or let expire are retried once, in a second batch or (`--batch-fallback sync`) as ordinary
 calls; a request that fails again stays a provider_error, and the run stays open as after any failed
 call. Providers without a batch API here are called synchronously.
@@ -44,10 +45,10 @@ QUERIES = Queries(__package__)
 BATCH_MODES = ("off", "on", "auto")
 FALLBACKS = ("batch", "sync")
 # The providers whose batch API evalledger calls (the others' calls are made one by one).
-BATCH_PROVIDERS = ("openai",)
+BATCH_PROVIDERS = ("openai", "anthropic")
 # How long a provider may take to answer a batch: a run whose deadline is shorter is not batched
 # by --batch auto.
-WINDOW_S = {"openai": 24 * 3600}
+WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600}
 # The statuses after which a batch changes no more.
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 POLL_FIRST_S = 0.5
@@ -214,16 +215,77 @@ class OpenAIBatches:
         return (await self.client.batches.cancel(provider_batch_id)).status
 
 
-def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches:
+# --- Anthropic's Message Batches ----------------------------------------------------------------
+
+
+class AnthropicBatches:
+    """Anthropic's Message Batches through the anthropic SDK's async client. A Message Batch carries
+    no metadata: one created by a runner that died before it recorded the batch's id cannot be told
+    from the provider's list, so it is submitted again (the window is the provider's answer to the
+    create request)."""
+
+    provider = "anthropic"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.schemas: dict[str, dict | None] = {}
+
+    async def submit(self, batch_id: int, lines: list[dict]) -> str:
+        created = await self.client.messages.batches.create(
+            requests=[{"custom_id": line["custom_id"], "params": line["params"]} for line in lines])
+        return created.id
+
+    async def find(self, batch_id: int) -> str | None:
+        return None
+
+    async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
+        found = await self.client.messages.batches.retrieve(provider_batch_id)
+        counts = found.request_counts
+        detail = {"request_counts": {"processing": counts.processing, "succeeded": counts.succeeded,
+                                     "errored": counts.errored, "canceled": counts.canceled,
+                                     "expired": counts.expired}}
+        status = {"in_progress": "in_progress", "canceling": "cancelling"}.get(found.processing_status)
+        if status is None:  # ended
+            status = ("cancelled" if found.cancel_initiated_at is not None
+                      else "expired" if counts.expired and not counts.succeeded + counts.errored else "completed")
+        return status, detail, found
+
+    async def results(self, found: Any) -> dict[str, tuple[sdks.Reply | None, str | None]]:
+        out: dict[str, tuple[sdks.Reply | None, str | None]] = {}
+        async for row in await self.client.messages.batches.results(found.id):
+            result = row.result
+            if result.type == "succeeded":
+                out[row.custom_id] = (sdks.anthropic_reply(result.message, self.schemas.get(row.custom_id)), None)
+            elif result.type == "errored":
+                error = getattr(result.error, "error", None)
+                out[row.custom_id] = (None, f"{getattr(error, 'type', 'error')}: {getattr(error, 'message', '')}")
+            elif result.type == "expired":
+                out[row.custom_id] = (None, "batch_expired: the request was not processed before the batch expired")
+            else:
+                out[row.custom_id] = (None, f"batch_{result.type}: the batch was cancelled before the request ran")
+        return out
+
+    async def cancel(self, provider_batch_id: str) -> str:
+        found = await self.client.messages.batches.cancel(provider_batch_id)
+        return {"canceling": "cancelling"}.get(found.processing_status, found.processing_status)
+
+
+def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches | AnthropicBatches:
     """The batch API of a provider (one of BATCH_PROVIDERS), its client made from the environment."""
     if provider not in BATCH_PROVIDERS:
         raise EvalledgerError(f"no batch API for provider {provider!r} (batched: {', '.join(BATCH_PROVIDERS)})")
-    return OpenAIBatches(sdks.make_client(provider_config(provider, env), timeout_s))
+    client = sdks.make_client(provider_config(provider, env), timeout_s)
+    return AnthropicBatches(client) if provider == "anthropic" else OpenAIBatches(client)
 
 
 def request_line(custom_id: str, req: JudgeRequest) -> dict:
-    """One request of a batch's JSONL file: the body an ordinary call would send."""
+    """One request of a batch: the body an ordinary call would send (OpenAI's JSONL line, Anthropic's
+    params)."""
     spec: ModelSpec = req.spec  # type: ignore[assignment]
+    if spec.provider == "anthropic":
+        return {"custom_id": custom_id,
+                "params": sdks.anthropic_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens,
+                                                 req.cache)}
     body = sdks.openai_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens, req.temperature,
                                req.cache)
     return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body}
@@ -363,6 +425,8 @@ class BatchRun:
                 break
             await asyncio.sleep(wait)
             wait = min(self.options.poll_max_s, wait * 1.5)
+        if isinstance(api, AnthropicBatches):  # its tool's name is the schema's
+            api.schemas.update({custom_id: req.json_schema for custom_id, req in batch.requests.items()})
         results = await api.results(found)
         latency_ms = round((time.monotonic() - batch.submitted_at) * 1000)
         for custom_id, req in batch.requests.items():

@@ -203,8 +203,10 @@ async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, 
     return openai_reply(await client.chat.completions.create(**kwargs))
 
 
-async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
-                             max_output_tokens: int, cache: bool) -> Reply:
+def anthropic_request(spec: ModelSpec, system: str, user: str, json_schema: dict | None, max_output_tokens: int,
+                      cache: bool) -> dict[str, Any]:
+    """The params of one Messages request (the arguments of client.messages.create): sent as they
+    are, or as one request of a Message Batch (judges/batch.py)."""
     kwargs: dict[str, Any] = {
         "model": spec.model,
         "max_tokens": max_output_tokens,
@@ -217,13 +219,17 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: st
     elif system:
         kwargs["system"] = system
     # No temperature: the Messages API of SDK 2.x has no such parameter any more.
-    name = None
     if json_schema is not None:
         # Anthropic's structured output: one tool whose input is the verdict, forced.
         name = _schema_name(json_schema)
         kwargs["tools"] = [{"name": name, "description": "Record your verdict.", "input_schema": json_schema}]
         kwargs["tool_choice"] = {"type": "tool", "name": name}
-    resp = await client.messages.create(**kwargs)
+    return kwargs
+
+
+def anthropic_reply(resp: Any, json_schema: dict | None) -> Reply:
+    """A Messages response (the SDK's Message, from a call or a batch's results) as a Reply."""
+    name = _schema_name(json_schema) if json_schema is not None else None
     texts: list[str] = []
     parsed = None
     for block in resp.content or ():
@@ -245,6 +251,12 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: st
         cached_input_tokens=read,
         cache_write_tokens=written,
     )
+
+
+async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
+                             max_output_tokens: int, cache: bool) -> Reply:
+    kwargs = anthropic_request(spec, system, user, json_schema, max_output_tokens, cache)
+    return anthropic_reply(await client.messages.create(**kwargs), json_schema)
 
 
 # --- what a failure means --------------------------------------------------------------------
