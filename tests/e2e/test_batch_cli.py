@@ -280,3 +280,49 @@ def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
     auto = wq(wq_env, work, "--run-id", "r-auto", "--batch", "auto")
     assert auto.exit_code == 0, auto.output
     assert len(standin.batch_creates) == 2
+
+
+# --- run brain-eval --batch: the judges' drafts -------------------------------------------------
+
+
+def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(standin, dsn, reviewers, tmp_path,
+                                                                            monkeypatch, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {"DATABASE_URL": dsn}
+    demo_file = tmp_path / "catalog.json"
+    demo_file.write_text(h.DEMO_TEXT)
+    assert run_cli("catalog", "load", str(demo_file), env=env).code == 0
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(h.BRAIN_PROMPT)
+    levers = [arg for lever in h.DEMO_LEVERS for arg in ("--lever", lever)]
+    assert run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                   *levers, env=env).code == 0
+    views = tmp_path / "views"
+    views.mkdir()
+    (views / "accounts.sql").write_text(h.VIEW_FILE)
+    standin.install_env(monkeypatch)
+    answer = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [],
+              "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
+                          "confidence": "high"}]}
+    draft = {"total_claims": 1, "unsupported_claims": [], "diagnosis_accuracy": 1, "staleness_recognised": None,
+             "notes": "Fine."}
+    standin.responder = lambda model, system, user: answer if model == "claude-sonnet-4-6" else draft
+    standin.batch_fail["gpt-4o"] = 1  # one draft failed by the batch: retried once, stored once
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch"), env=env)
+    assert done.code == 0, done.err
+    assert "suggestions: 6 drafted by 3 judges; 6 asked now" in done.out, done.out
+    # OpenAI's and Anthropic's drafts came as batch lines (OpenAI's twice for the failed one), Gemini's one by one.
+    assert len(standin.batch_creates) == 3
+    assert len(batch_lines(standin, "gpt-4o")) == 2 and sync_calls(standin, "gpt-4o") == []
+    assert len(batch_lines(standin, "claude-opus-4-7")) == 2 and len(sync_calls(standin, "gemini-1.5-pro")) == 2
+    rows = admin.execute("SELECT model, count(*), bool_and(contributes), min(price_input), max(price_input) "
+                         "FROM brain_eval_judge_suggestion GROUP BY model ORDER BY model").fetchall()
+    assert rows == [("anthropic:claude-opus-4-7", 2, True, Decimal("2.5"), Decimal("2.5")),
+                    ("google:gemini-1.5-pro", 2, True, Decimal("1.25"), Decimal("1.25")),
+                    ("openai:gpt-4o", 2, True, Decimal("1.25"), Decimal("1.25"))]
+    assert sorted(admin.execute("SELECT q.model, r.outcome FROM judge_batch b JOIN judge_batch_request q USING "
+                                "(batch_id) JOIN judge_batch_result r USING (batch_id, custom_id) "
+                                "WHERE b.suite = 'brain-eval'").fetchall()) == sorted(
+        [("anthropic:claude-opus-4-7", "succeeded")] * 2 + [("openai:gpt-4o", "errored")]
+        + [("openai:gpt-4o", "succeeded")] * 2)

@@ -101,7 +101,9 @@ class Ledger:
     def _rows(self, name: str, params: dict) -> list[dict]:
         from psycopg.rows import dict_row
 
-        with self.conn.cursor(row_factory=dict_row) as cur:
+        # A transaction of its own (or a savepoint of the caller's): on a connection outside
+        # autocommit, a read left open would hold every later write uncommitted.
+        with self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
             cur.execute(QUERIES[name], params)
             return cur.fetchall() if cur.description else []
 
@@ -136,9 +138,10 @@ class Ledger:
         """What the provider said of a batch, as a new row."""
         from psycopg.types.json import Jsonb
 
-        self.conn.execute(QUERIES["insert_event"], {"batch_id": batch_id, "status": status,
-                                                    "provider_batch_id": provider_batch_id,
-                                                    "detail": Jsonb(detail) if detail is not None else None})
+        with self.conn.transaction():
+            self.conn.execute(QUERIES["insert_event"], {"batch_id": batch_id, "status": status,
+                                                        "provider_batch_id": provider_batch_id,
+                                                        "detail": Jsonb(detail) if detail is not None else None})
 
     def result(self, batch_id: int, custom_id: str, outcome: str, error: str | None) -> None:
         """One request's outcome (call it in the transaction that stores the suite's row)."""
@@ -320,8 +323,11 @@ class BatchRun:
     def __init__(self, ledger: Ledger, *, item: Callable[[JudgeRequest], str],
                  on_submit: Callable[[JudgeRequest, Any], Any], store: Callable[[JudgeCall], str | None],
                  say: Callable[[str], None], options: BatchOptions, timeout_s: float = 120.0,
-                 apis: dict[str, Any] | None = None) -> None:
+                 apis: dict[str, Any] | None = None, store_failures: bool = True) -> None:
         self.ledger, self.item, self.on_submit, self.store, self.say = ledger, item, on_submit, store, say
+        # False: a failure that is retried is not stored as the suite's row (a suite whose rows take
+        # one reply per item: its retry's is the one stored), only as the request's outcome.
+        self.store_failures = store_failures
         self.options, self.timeout_s = options, timeout_s
         self.apis: dict[str, Any] = dict(apis or {})
         self.counts = Counts()
@@ -436,12 +442,13 @@ class BatchRun:
                        else "expired" if (error or "").startswith("batch_expired") or (missing and status == "expired")
                        else "cancelled" if missing and status == "cancelled" else "errored")
             call = _call(req, reply, error, outcome, latency_ms)
+            retried = reply is None and batch.attempt == 1 and outcome != "cancelled"  # a cancel is not retried
             with self.ledger.conn.transaction():
-                line = self.store(call)
+                line = self.store(call) if self.store_failures or not retried else None
                 self.ledger.result(batch.batch_id, custom_id, outcome, error)
             if line:
                 self.say(line)
-            if reply is None and batch.attempt == 1 and outcome != "cancelled":  # a cancel is not retried
+            if retried:
                 self.failed.append(req)
         self.ledger.event(batch.batch_id, "ended", None, {"read": len(batch.requests)})
 

@@ -280,6 +280,8 @@ def rebuild_from_db(text: str) -> Outcome:
                 raise EvalledgerError(f"--from-db: no completed takes-quality run {'-'.join(shas)} "
                                       f"({judges} judges) in the database")
         receipt = receipts.ordered(receipt, store.rubric_dims(conn, receipt["rubric_version"]))
+        if isinstance(receipt.get("run_id"), int):  # the disk copy as the run wrote it
+            receipt = _with_calls(conn, receipt["run_id"], receipt)
     return Outcome(receipt, receipts.save(receipt))
 
 
