@@ -72,6 +72,11 @@ VALUES (%(run_id)s, %(cycle)s, %(model)s, %(recorded)s, %(structured)s, %(respon
 ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores;
 
+-- name: run_time_left
+-- Seconds until an open run is abandoned (its rubric's open_run_days after it was recorded), by the database's clock.
+SELECT extract(epoch FROM evalledger.brain_eval_run_deadline_v1(r.created_at, r.rubric_id) - now())::float8 AS left_s
+  FROM evalledger.eval_takes_quality_runs r WHERE r.id = %(run_id)s;
+
 -- name: run_calls
 -- How a run's calls went: made one by one (sync), sent through a provider's batch API (batch), and the prompt tokens the providers' caches served.
 SELECT ((count(*) FILTER (WHERE NOT v.recorded AND NOT v.call_started AND v.attempts > 0))

@@ -11,6 +11,8 @@ import threading
 import time
 from decimal import Decimal
 
+from psycopg.types.json import Jsonb
+
 import pytest
 
 from tests.cli import SCRIPT, run_cli
@@ -326,3 +328,22 @@ def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(stan
                                 "WHERE b.suite = 'brain-eval'").fetchall()) == sorted(
         [("anthropic:claude-opus-4-7", "succeeded")] * 2 + [("openai:gpt-4o", "errored")]
         + [("openai:gpt-4o", "succeeded")] * 2)
+
+
+def test_batch_auto_batches_only_a_run_whose_deadline_outlasts_the_window(env, corpus, standin, admin):
+    result, receipt = tq(env, "--models", PANEL, "--batch", "auto")
+    assert result.code == 0, result.err
+    assert receipt["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}  # 14 days to its deadline
+    # A rubric whose open runs are abandoned after a day: a batch (24 hours) could outlive the run.
+    definition = admin.execute("SELECT definition FROM rubric "
+                               "WHERE rubric_id = active_rubric_v1('takes-quality')").fetchone()[0]
+    admin.execute("SET ROLE evalledger_owner")
+    admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.9', %s)",
+                  (Jsonb({**definition, "version": "v1.9", "open_run_days": 1}),))
+    admin.execute("RESET ROLE")
+    admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'a day' "
+                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.9'")
+    result, receipt = tq(env, "--models", PANEL, "--batch", "auto", "--rubric-version", "v1.9")
+    assert result.code == 0, result.err
+    assert receipt["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 2

@@ -188,7 +188,10 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
 
     schema = verdict_schema(rubric)
     batching = BatchOptions(opts.batch, opts.batch_fallback)
-    batched = batching.batched(providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
+    # --batch auto: not when the run would be abandoned (its rubric's deadline) before a batch's window ends.
+    left_s = store.run_time_left(conn, run_id) if opts.batch == "auto" else None
+    batched = batching.batched(deadline_s=left_s,
+                               providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
     for cycle in range(1, opts.cycles + 1):
         todo = store.calls_to_make(conn, run_id, cycle, panel.models)
         requests = panel.requests(system, user, json_schema=schema, max_output_tokens=MAX_OUTPUT_TOKENS, models=todo,

@@ -105,6 +105,12 @@ def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: Judg
         "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
 
 
+def run_time_left(conn: psycopg.Connection, run_id: int) -> float | None:
+    """Seconds until the open run is abandoned (the rubric's deadline), by the database's clock."""
+    row = _one(conn, "run_time_left", {"run_id": run_id})
+    return None if row is None else row["left_s"]
+
+
 def run_calls(conn: psycopg.Connection, run_id: int) -> dict:
     """How the run's calls went, as the database counts them: {"sync": n, "batch": n,
     "cached_input_tokens": n}."""
