@@ -287,11 +287,10 @@ def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
 # --- run brain-eval --batch: the judges' drafts -------------------------------------------------
 
 
-def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(standin, dsn, reviewers, tmp_path,
-                                                                            monkeypatch, admin):
+def _harness(env, tmp_path):
+    """The demo catalog loaded, AGT-902 registered with the demo levers, a folder of views."""
     from tests.e2e import test_harness_cli as h
 
-    env = {"DATABASE_URL": dsn}
     demo_file = tmp_path / "catalog.json"
     demo_file.write_text(h.DEMO_TEXT)
     assert run_cli("catalog", "load", str(demo_file), env=env).code == 0
@@ -303,6 +302,22 @@ def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(stan
     views = tmp_path / "views"
     views.mkdir()
     (views / "accounts.sql").write_text(h.VIEW_FILE)
+    return views
+
+
+ANSWER = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [],
+          "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
+                      "confidence": "high"}]}
+DRAFT = {"total_claims": 1, "unsupported_claims": [], "diagnosis_accuracy": 1, "staleness_recognised": None,
+         "notes": "Fine."}
+
+
+def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(standin, dsn, reviewers, tmp_path,
+                                                                            monkeypatch, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {"DATABASE_URL": dsn}
+    views = _harness(env, tmp_path)
     standin.install_env(monkeypatch)
     answer = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [],
               "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
@@ -347,3 +362,38 @@ def test_batch_auto_batches_only_a_run_whose_deadline_outlasts_the_window(env, c
     assert result.code == 0, result.err
     assert receipt["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
     assert len(standin.batch_creates) == 2
+
+
+@pytest.mark.processes
+def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(standin, dsn, reviewers, tmp_path,
+                                                                              admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == "claude-sonnet-4-6" else DRAFT
+    standin.batch_delay_s = 4
+    args = h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch")
+    proc = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **env}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") < 2:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion WHERE model <> 'google:gemini-1.5-pro'") == 0
+    done = run_cli(*args, env=env)
+    assert done.code == 0, done.err
+    assert "(resumed)" in done.out and "suggestions: 6 drafted by 3 judges" in done.out, done.out
+    assert len(standin.batch_creates) == 2  # each provider's batch submitted once
+    for model in ("gpt-4o", "claude-opus-4-7"):  # one request per draft
+        assert len(batch_lines(standin, model)) == 2 and sync_calls(standin, model) == []
+    assert len(standin.requests_for("claude-sonnet-4-6")) == 2  # no question asked twice
+    assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model)) FROM brain_eval_judge_suggestion"
+                         ).fetchone() == (6, 6)
