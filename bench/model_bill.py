@@ -1,6 +1,6 @@
 """Bench: the model bill of a 30-question harness run with three judges and of a 12-take takes-quality
-run, at list price with synchronous calls and with the providers' prompt caches, priced at
-pricing.json's rates from the usage the provider stand-in (tests/standin) reports.
+run, at list price with synchronous calls, with the providers' prompt caches, and batched with the
+caches, priced at pricing.json's rates from the usage the provider stand-in (tests/standin) reports.
 
 The prompts are the real ones: the demo catalog's 30 questions asked of the demo brain
 (anthropic:claude-sonnet-4-6, its demo system prompt), each answer judged by the default panel
@@ -17,8 +17,13 @@ output tokens are those of real-sized replies and both columns get the same repl
 The stand-in caches as the providers do (tests/standin/server.py, _cache_usage): OpenAI and Gemini a
 repeated prefix of 1,024 tokens or more, by themselves; Anthropic the prefix a breakpoint ends, when
 it is 1,024 tokens or more. It counts 4 characters a token. A call of the first burst finds no cache
-(the calls go out concurrently, as a run's do). The batch APIs (half price) come with issue 38's
-item 1: pricing.json knows their rates already.
+(the calls go out concurrently, as a run's do).
+
+  batched        the caching column's usage at the batch APIs' rates (pricing.json's batch_input and
+                 batch_output, the cache's rates scaled by the same discount: pricing.Price.batched), as
+                 if every provider's calls went through its batch API
+  openai only    the same, with only OpenAI's calls batched: what `--batch` batches today (Anthropic's
+                 and Gemini's calls stay synchronous, at their caching price)
 
 What-if rows (--what-if): the harness with a brain system prompt of 6,000 characters (a production
 brain's prompt with its views' contracts is longer than the demo's 434), and takes-quality with
@@ -41,6 +46,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evalledger.core.rubric import Rubric  # noqa: E402
+from evalledger.judges.batch import BATCH_PROVIDERS  # noqa: E402
 from evalledger.judges.panel import prompt_sha256, recordings  # noqa: E402
 from evalledger.judges.pricing import cost_of  # noqa: E402
 from evalledger.judges.providers import JudgeCall, JudgeRequest, run_calls  # noqa: E402
@@ -62,6 +68,8 @@ class Bill:
     written: int = 0
     output_tokens: int = 0
     usd: float = 0.0
+    batched_usd: float = 0.0
+    openai_batched_usd: float = 0.0
     replies: list[str] = field(default_factory=list)
 
     def add(self, calls: list[JudgeCall]) -> None:
@@ -74,6 +82,12 @@ class Bill:
             self.output_tokens += call.output_tokens
             self.usd += cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
                                 call.cache_write_tokens) or 0.0
+            batched = cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
+                              call.cache_write_tokens, batch=True) or 0.0
+            self.batched_usd += batched
+            self.openai_batched_usd += batched if call.spec.provider in BATCH_PROVIDERS else (
+                cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
+                        call.cache_write_tokens) or 0.0)
             self.replies.append(f"{call.spec.spec} {call.key} {call.text}")
 
 
@@ -167,7 +181,8 @@ def measure(standin: StandIn, name: str, make) -> tuple[Bill, Bill]:
     same = sorted(listed.replies) == sorted(cached.replies)
     print(f"{name:<46} {listed.calls:>5} {cached.input_tokens:>9,} {cached.cached:>9,} {cached.written:>8,} "
           f"{cached.output_tokens:>8,}  ${listed.usd:>8.4f}  ${cached.usd:>8.4f}  {cached.usd / listed.usd:>5.2f}  "
-          f"{'same' if same else 'DIFFERENT'}")
+          f"${cached.batched_usd:>8.4f}  {cached.batched_usd / listed.usd:>5.2f}  "
+          f"{cached.openai_batched_usd / listed.usd:>6.2f}  {'same' if same else 'DIFFERENT'}")
     return listed, cached
 
 
@@ -180,7 +195,7 @@ def main() -> None:
     print(f"shared prefixes (4 characters a token): brain system prompt {len(BRAIN_PROMPT) // 4} tokens, "
           f"brain-eval judge system text {prefix // 4}, the providers' minimum to cache 1,024")
     print(f"{'run':<46} {'calls':>5} {'input':>9} {'cached':>9} {'written':>8} {'output':>8}  {'list':>9}  "
-          f"{'caching':>9}  {'ratio':>5}  replies")
+          f"{'caching':>9}  {'ratio':>5}  {'batched':>9}  {'ratio':>5}  {'openai':>6}  replies")
     with StandIn() as standin:
         def configured(make):
             def run(cache: bool) -> Bill:
@@ -199,8 +214,9 @@ def main() -> None:
                     configured(lambda cache: harness_bill(standin, cache, long_prompt)))
             measure(standin, "what-if: takes-quality, 3 cycles",
                     configured(lambda cache: takes_bill(standin, cache, 3)))
-    print("input counts every prompt token (cached and written ones included); list and caching are the bill in "
-          "USD at pricing.json's rates; ratio = caching / list; replies: the same replies in both columns")
+    print("input counts every prompt token (cached and written ones included); list, caching and batched are the "
+          "bill in USD at pricing.json's rates; ratio = each / list; openai: the ratio with only OpenAI's calls "
+          "batched (what --batch batches today); replies: the same replies in both runs")
 
 
 if __name__ == "__main__":

@@ -342,6 +342,13 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_manifest_v1.sql
 \ir ../triggers/brain_eval/brain_eval_log_manifest_v1.sql
 \ir core/ledger_heads_v1.sql
+-- Judge calls sent through the providers' batch APIs (issue 38, item 1; migration 0143): each batch,
+-- its requests, what the provider said of it and each request's outcome, written before the runner
+-- waits, so a killed runner resumes the same batch.
+\ir judges/judge_batch.sql
+\ir judges/judge_batch_request.sql
+\ir judges/judge_batch_event.sql
+\ir judges/judge_batch_result.sql
 
 -- Functions: nothing is PUBLIC (the default privileges say so too; this covers any function made
 -- otherwise).

@@ -157,6 +157,7 @@ def _whole_short_help(group: click.Group) -> None:
 def _register() -> None:
     from .bi import cli as bi_cli
     from .core import sealing
+    from .judges import cli as judges_cli
     from .ledger import cli as ledger_cli
     from .ops import cli as ops_cli
     from .suites.brain_eval import cli as brain_eval_cli
@@ -170,7 +171,7 @@ def _register() -> None:
     # ledger's, composed in here.
     sealing.register(ledger_cli.seal_after)
     for module in (ops_cli, brain_eval_cli, takes_quality_cli, capture_cli, work_quality_cli, replay_cli, web_cli,
-                   ledger_cli, bi_cli):
+                   ledger_cli, bi_cli, judges_cli):
         for command in module.COMMANDS:
             cli.add_command(command)
         for command in getattr(module, "RUN_COMMANDS", ()):

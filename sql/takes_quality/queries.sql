@@ -114,6 +114,20 @@ VALUES (%(run_id)s, %(cycle)s, %(model)s, %(repeat_no)s, %(recorded)s, %(structu
         %(price_cache_write)s, %(price_output)s, %(price_as_of)s)
 ON CONFLICT ON CONSTRAINT eval_takes_quality_judge_verdicts_once DO NOTHING
 RETURNING model, contributes, error_kind, error_message, scores;
+-- name: run_time_left
+-- Seconds until an open run is abandoned (its rubric's open_run_days after it was recorded), by the database's clock.
+SELECT extract(epoch FROM evalledger.brain_eval_run_deadline_v1(r.created_at, r.rubric_id) - now())::float8 AS left_s
+  FROM evalledger.eval_takes_quality_runs r WHERE r.id = %(run_id)s;
+
+-- name: run_calls
+-- How a run's calls went: made one by one (sync), sent through a provider's batch API (batch), and the prompt tokens the providers' caches served.
+SELECT ((count(*) FILTER (WHERE NOT v.recorded AND NOT v.call_started AND v.attempts > 0))
+        - (SELECT count(*) FROM evalledger.judge_batch_result r JOIN evalledger.judge_batch b USING (batch_id)
+            WHERE b.suite = 'takes-quality' AND b.run_key = %(run_id)s::text))::integer AS sync,
+       (SELECT count(*) FROM evalledger.judge_batch_request q JOIN evalledger.judge_batch b USING (batch_id)
+         WHERE b.suite = 'takes-quality' AND b.run_key = %(run_id)s::text)::integer AS batch,
+       coalesce(sum(v.cached_input_tokens), 0)::integer AS cached_input_tokens
+  FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = %(run_id)s;
 
 -- name: cycle_decision
 -- What the database decides of one cycle so far (verdict, contributing models, panel size).

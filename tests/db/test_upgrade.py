@@ -112,9 +112,10 @@ EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_w
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
 # two open runs of one brain, prompt and catalog for 0110 to close, nor of one takes-quality or
 # work-quality subject for 0114; 0131 made replay's; 0133 a drafted catalog's provenance, which the
-# release's catalogs, written by hand, have none of; 0139 the gate decisions).
+# release's catalogs, written by hand, have none of; 0139 the gate decisions; 0143 the judge batches').
 MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query",
-              "brain_eval_catalog_provenance", "eval_gate_decision"}
+              "brain_eval_catalog_provenance", "eval_gate_decision", "judge_batch", "judge_batch_request",
+              "judge_batch_event", "judge_batch_result"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
@@ -206,6 +207,7 @@ MADE_BY = {
     "0137.judge-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.takes_quality_flaky_v1'::regclass",
     "0138.work-quality-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.work_quality_flaky_v1'::regclass",
     "0133.catalog-provenance": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_catalog_provenance'::regclass",
+    "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
 }
 
 

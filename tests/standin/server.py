@@ -1,4 +1,5 @@
-"""A local HTTP stand-in for the OpenAI Chat Completions and Anthropic Messages APIs."""
+"""A local HTTP stand-in for the OpenAI Chat Completions and Anthropic Messages APIs, and OpenAI's
+Batch API (files and batches)."""
 
 from __future__ import annotations
 
@@ -146,6 +147,20 @@ class StandIn:
         self.prompt_cache: bool = True
         self._prompts_seen: dict[str, list[str]] = collections.defaultdict(list)
         self._prefixes_cached: dict[str, set[str]] = collections.defaultdict(set)
+        # OpenAI's Batch API (see _batch_post): a batch is answered batch_delay_s after it is created,
+        # each of its lines served as one Chat Completions request (recorded, scripted, cached alike).
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_creates: list[str] = []  # each batch created, in order
+        self.batch_delay_s: float = 0.0
+        # Per model, how many of its batch lines fail (HTTP 500 in the error file) or expire (the
+        # batch ends expired, those lines in the error file as batch_expired), the first ones first.
+        self.batch_fail: collections.Counter[str] = collections.Counter()
+        self.batch_expire: collections.Counter[str] = collections.Counter()
+        # When set, a batch create (after the batch exists) and a file's content wait for it.
+        self.batch_hold_create: threading.Event | None = None
+        self.batch_hold_content: threading.Event | None = None
+        self.batch_content_reads = 0
 
     # --- addresses -------------------------------------------------------------------
 
@@ -490,6 +505,244 @@ class StandIn:
             return 0, tokens
 
 
+    # --- OpenAI's Batch API ------------------------------------------------------------------
+
+    def batch_post(self, path: str, headers: Any, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        """POST /v1/files (multipart, purpose batch), /v1/batches, /v1/batches/{id}/cancel."""
+        if path.endswith("/files"):
+            content = _multipart_file(headers.get("Content-Type", ""), raw)
+            with self._lock:
+                file_id = f"file-standin{next(self._ids)}"
+                self.files[file_id] = content
+            return 200, {}, json.dumps({"id": file_id, "object": "file", "bytes": len(content),
+                                        "created_at": int(time.time()), "filename": "batch.jsonl",
+                                        "purpose": "batch", "status": "processed"}).encode()
+        body = json.loads(raw or b"{}")
+        if path.endswith("/cancel"):
+            batch_id = path.rsplit("/", 2)[-2]
+            with self._lock:
+                batch = self.batches.get(batch_id)
+                if batch is None:
+                    return 404, {}, _error_body("openai", 404, f"no batch {batch_id}")
+                if batch["status"] not in ("completed", "failed", "expired", "cancelled"):
+                    batch["status"] = "cancelled"
+                    batch["cancelled_at"] = int(time.time())
+                return 200, {}, json.dumps(self._batch_json(batch)).encode()
+        with self._lock:
+            if body.get("input_file_id") not in self.files:
+                return 400, {}, _error_body("openai", 400, "input_file_id: no such file")
+            batch_id = f"batch_standin{next(self._ids)}"
+            lines = [json.loads(line) for line in self.files[body["input_file_id"]].decode().splitlines() if line.strip()]
+            self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body.get("endpoint"),
+                                      "input_file_id": body["input_file_id"],
+                                      "completion_window": body.get("completion_window", "24h"),
+                                      "status": "validating", "created_at": int(time.time()),
+                                      "metadata": body.get("metadata"), "_lines": lines,
+                                      "_due": time.monotonic() + self.batch_delay_s}
+            self.batch_creates.append(batch_id)
+            answer = json.dumps(self._batch_json(self.batches[batch_id])).encode()
+        hold = self.batch_hold_create
+        if hold is not None:
+            hold.wait(60)
+        return 200, {}, answer
+
+    def batch_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """GET /v1/batches, /v1/batches/{id}, /v1/files/{id}/content."""
+        if path.endswith("/content"):
+            file_id = path.rsplit("/", 2)[-2]
+            with self._lock:
+                self.batch_content_reads += 1
+            hold = self.batch_hold_content
+            if hold is not None:
+                hold.wait(60)
+            with self._lock:
+                content = self.files.get(file_id)
+            if content is None:
+                return 404, {}, _error_body("openai", 404, f"no file {file_id}")
+            return 200, {}, content
+        if path.endswith("/batches"):
+            with self._lock:
+                for batch in self.batches.values():
+                    self._advance(batch)
+                data = [self._batch_json(b) for b in reversed(list(self.batches.values()))]
+            return 200, {}, json.dumps({"object": "list", "data": data, "has_more": False,
+                                        "first_id": data[0]["id"] if data else None,
+                                        "last_id": data[-1]["id"] if data else None}).encode()
+        batch_id = path.rsplit("/", 1)[-1]
+        with self._lock:
+            batch = self.batches.get(batch_id)
+            if batch is None:
+                return 404, {}, _error_body("openai", 404, f"no batch {batch_id}")
+            due = batch["status"] in ("validating", "in_progress") and time.monotonic() >= batch["_due"]
+            if not due:
+                self._advance(batch)
+                return 200, {}, json.dumps(self._batch_json(batch)).encode()
+            batch["status"] = "finalizing"  # answered below, outside the lock
+        self._run_batch(batch)
+        with self._lock:
+            return 200, {}, json.dumps(self._batch_json(batch)).encode()
+
+    # --- Anthropic's Message Batches ------------------------------------------------------------
+
+    def message_batch_post(self, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        """POST /v1/messages/batches, /v1/messages/batches/{id}/cancel."""
+        if path.endswith("/cancel"):
+            batch_id = path.rsplit("/", 2)[-2]
+            with self._lock:
+                batch = self.batches.get(batch_id)
+                if batch is None:
+                    return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
+                if batch["status"] not in ("completed", "failed", "expired", "cancelled"):
+                    batch["status"] = "cancelled"
+                    batch["_cancelled"] = True
+                return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
+        body = json.loads(raw or b"{}")
+        with self._lock:
+            batch_id = f"msgbatch_standin{next(self._ids)}"
+            lines = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body.get("requests") or []]
+            self.batches[batch_id] = {"id": batch_id, "status": "in_progress", "_api": "anthropic", "_lines": lines,
+                                      "_due": time.monotonic() + self.batch_delay_s}
+            self.batch_creates.append(batch_id)
+            answer = json.dumps(self._message_batch_json(self.batches[batch_id])).encode()
+        hold = self.batch_hold_create
+        if hold is not None:
+            hold.wait(60)
+        return 200, {}, answer
+
+    def message_batch_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """GET /v1/messages/batches/{id}, its /results (JSONL)."""
+        if path.endswith("/results"):
+            batch_id = path.rsplit("/", 2)[-2]
+            with self._lock:
+                self.batch_content_reads += 1
+            hold = self.batch_hold_content
+            if hold is not None:
+                hold.wait(60)
+            with self._lock:
+                batch = self.batches.get(batch_id)
+                rows = list(batch.get("_results", [])) if batch else None
+            if rows is None:
+                return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
+            return 200, {}, "".join(json.dumps(r) + "\n" for r in rows).encode()
+        batch_id = path.rsplit("/", 1)[-1]
+        with self._lock:
+            batch = self.batches.get(batch_id)
+            if batch is None:
+                return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
+            due = batch["status"] == "in_progress" and time.monotonic() >= batch["_due"]
+            if not due:
+                return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
+            batch["status"] = "finalizing"
+        self._run_batch(batch)
+        with self._lock:
+            return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
+
+    def _message_batch_json(self, batch: dict) -> dict:
+        results = batch.get("_results", [])
+        ended = batch["status"] in ("completed", "expired", "cancelled")
+        kinds = collections.Counter(r["result"]["type"] for r in results)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return {"id": batch["id"], "type": "message_batch",
+                "processing_status": "ended" if ended else ("canceling" if batch.get("_cancelled") else "in_progress"),
+                "request_counts": {"processing": 0 if ended else len(batch["_lines"]),
+                                   "succeeded": kinds["succeeded"], "errored": kinds["errored"],
+                                   "canceled": kinds["canceled"] + (len(batch["_lines"]) if batch.get("_cancelled")
+                                                                    and not results else 0),
+                                   "expired": kinds["expired"]},
+                "created_at": now, "expires_at": now, "ended_at": now if ended else None, "archived_at": None,
+                "cancel_initiated_at": now if batch.get("_cancelled") else None,
+                "results_url": f"{self.url}/v1/messages/batches/{batch['id']}/results" if ended else None}
+
+    def _advance(self, batch: dict) -> None:
+        if batch["status"] == "validating":
+            batch["status"] = "in_progress"
+            batch["in_progress_at"] = int(time.time())
+
+    def _run_batch(self, batch: dict) -> None:
+        """Serve each line as a request, then write the output and error files."""
+        if batch.get("_api") == "anthropic":
+            self._run_message_batch(batch)
+            return
+        out, errors = [], []
+        expired = False
+        for line in batch["_lines"]:
+            body = line.get("body") or {}
+            model = str(body.get("model", ""))
+            with self._lock:
+                expire = self.batch_expire[model] > 0
+                fail = not expire and self.batch_fail[model] > 0
+                if expire:
+                    self.batch_expire[model] -= 1
+                elif fail:
+                    self.batch_fail[model] -= 1
+            row_id = f"batch_req_standin{next(self._ids)}"
+            if expire:
+                expired = True
+                errors.append({"id": row_id, "custom_id": line["custom_id"], "response": None,
+                               "error": {"code": "batch_expired", "message": "This request could not be executed "
+                                         "before the completion window expired."}})
+                continue
+            if fail:
+                errors.append({"id": row_id, "custom_id": line["custom_id"], "error": None,
+                               "response": {"status_code": 500, "request_id": "req_standin",
+                                            "body": json.loads(_error_body("openai", 500, "stand-in batch failure"))}})
+                continue
+            answer = self.handle("openai", "/v1/chat/completions", {}, body)
+            status, _, payload = answer if answer is not None else (500, {}, _error_body("openai", 500, "dropped"))
+            row = {"id": row_id, "custom_id": line["custom_id"], "error": None,
+                   "response": {"status_code": status, "request_id": "req_standin", "body": json.loads(payload)}}
+            (out if status == 200 else errors).append(row)
+        with self._lock:
+            for rows, key in ((out, "output_file_id"), (errors, "error_file_id")):
+                if rows:
+                    file_id = f"file-standin{next(self._ids)}"
+                    self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                    batch[key] = file_id
+            batch["status"] = "expired" if expired else "completed"
+            batch["completed_at" if not expired else "expired_at"] = int(time.time())
+            batch["request_counts"] = {"total": len(batch["_lines"]), "completed": len(out),
+                                       "failed": len(errors)}
+
+    def _run_message_batch(self, batch: dict) -> None:
+        results = []
+        expired = False
+        for line in batch["_lines"]:
+            body = line["body"]
+            model = str(body.get("model", ""))
+            with self._lock:
+                expire = self.batch_expire[model] > 0
+                fail = not expire and self.batch_fail[model] > 0
+                if expire:
+                    self.batch_expire[model] -= 1
+                elif fail:
+                    self.batch_fail[model] -= 1
+            if expire:
+                expired = True
+                results.append({"custom_id": line["custom_id"], "result": {"type": "expired"}})
+                continue
+            if fail:
+                results.append({"custom_id": line["custom_id"], "result": {
+                    "type": "errored", "error": {"type": "error", "error": {"type": "api_error",
+                                                                            "message": "stand-in batch failure"}}}})
+                continue
+            answer = self.handle("anthropic", "/v1/messages", {}, body)
+            status, _, payload = answer if answer is not None else (500, {}, _error_body("anthropic", 500, "dropped"))
+            if status == 200:
+                results.append({"custom_id": line["custom_id"], "result": {"type": "succeeded",
+                                                                           "message": json.loads(payload)}})
+            else:
+                results.append({"custom_id": line["custom_id"], "result": {"type": "errored",
+                                                                           "error": json.loads(payload)}})
+        with self._lock:
+            batch["_results"] = results
+            batch["status"] = "expired" if expired else "completed"
+
+    def _batch_json(self, batch: dict) -> dict:
+        shown = {k: v for k, v in batch.items() if not k.startswith("_")}
+        shown.setdefault("request_counts", {"total": len(batch["_lines"]), "completed": 0, "failed": 0})
+        return shown
+
+
 def _common_prefix(a: str, b: str) -> str:
     low, high = 0, min(len(a), len(b))  # a[:low] == b[:low]; the answer is at most high
     while low < high:
@@ -499,6 +752,19 @@ def _common_prefix(a: str, b: str) -> str:
         else:
             high = mid - 1
     return a[:low]
+
+
+def _multipart_file(content_type: str, raw: bytes) -> bytes:
+    """The file part of a multipart/form-data body."""
+    import email.parser
+    import email.policy
+
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    for part in message.iter_parts():
+        if part.get_filename() is not None or part.get_param("name", header="content-disposition") == "file":
+            return part.get_payload(decode=True) or b""
+    return b""
 
 
 def _forced_tool(body: dict) -> dict | None:
@@ -544,6 +810,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
+        if "/messages/batches" in path:
+            self._send(*self.server.standin.message_batch_post(path, raw))
+            return
+        if path.endswith("/files") or "/batches" in path:
+            self._send(*self.server.standin.batch_post(path, self.headers, raw))
+            return
         if path.endswith("/chat/completions"):
             api = "openai"
         elif path.endswith("/messages"):
@@ -561,6 +833,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self._send(*answer)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if "/messages/batches" in path:
+            self._send(*self.server.standin.message_batch_get(path))
+            return
+        if "/batches" in path or path.endswith("/content"):
+            self._send(*self.server.standin.batch_get(path))
+            return
+        self._send(404, {}, b'{"error": {"message": "not found"}}')
 
     def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
         try:

@@ -121,7 +121,8 @@ def test_only_cli_edges_import_click():
 
 # -- the judge layer: specs <- pricing <- money <- context <- limits <- sdks <- providers <- options, panel; repair alone --
 
-JUDGE_ORDER = ("repair", "specs", "pricing", "money", "context", "limits", "sdks", "providers", "options", "panel")
+JUDGE_ORDER = ("repair", "specs", "pricing", "money", "context", "limits", "sdks", "providers", "batch", "options",
+               "panel", "cli")
 SDKS = ("openai", "anthropic", "httpx2")
 
 

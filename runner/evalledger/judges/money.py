@@ -18,10 +18,10 @@ def _dec(value: float) -> Decimal:
 
 
 def cost(spec: ModelSpec | str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
-         cache_write_tokens: int = 0) -> Decimal | None:
+         cache_write_tokens: int = 0, batch: bool = False) -> Decimal | None:
     """USD cost of a call as billed, exactly, or None when the model has no price (see
-    pricing.cost_of for how the prompt tokens are counted)."""
-    price = price_for(spec)
+    pricing.cost_of for how the prompt tokens are counted; batch: at the batch API's rates)."""
+    price = price_for(spec, batch)
     if price is None:
         return None
     rates = _rates(price)
@@ -43,11 +43,12 @@ NO_PRICE = {"price_input": None, "price_cached_input": None, "price_cache_write"
 
 
 def billed(spec: ModelSpec | str, *, input_tokens: int, cached_input_tokens: int, cache_write_tokens: int,
-           output_tokens: int, recorded: bool = False) -> dict[str, Any]:
+           output_tokens: int, recorded: bool = False, batch: bool = False) -> dict[str, Any]:
     """A call's usage and the price it is billed at, as a call row stores them: the database
-    computes the row's cost from them (call_cost_v1). A recorded reply, or a model without a price,
-    stores no price (and its cost is 0)."""
-    price = None if recorded else price_for(spec)
+    computes the row's cost from them (call_cost_v1). A call made through a batch API is billed at
+    its batch rates (pricing.Price.batched). A recorded reply, or a model without a price, stores no
+    price (and its cost is 0)."""
+    price = None if recorded else price_for(spec, batch)
     usage = {"input_tokens": input_tokens, "cached_input_tokens": cached_input_tokens,
              "cache_write_tokens": cache_write_tokens, "output_tokens": output_tokens}
     if price is None:
@@ -63,13 +64,13 @@ def billed_query(name: str, usage: dict[str, Any]) -> str:
     return f"{name}_billed" if billed else name
 
 
-def estimate(spec: ModelSpec | str, system: str, user: str, max_output_tokens: int) -> Decimal:
+def estimate(spec: ModelSpec | str, system: str, user: str, max_output_tokens: int, batch: bool = False) -> Decimal:
     """What a call may cost before it is made: its prompt at 4 characters a token, at the dearer of
     the input and cache-write rates (a cache read only lowers it), and every output token it may use
     (0 for a model without a price: nothing to count it in)."""
-    price = price_for(spec)
+    price = price_for(spec, batch)
     if price is None:
         return Decimal(0)
     prompt = estimate_tokens(system) + estimate_tokens(user)
     written = prompt if price.cache_write > price.input_per_mtok else 0
-    return cost(spec, prompt, max_output_tokens, cache_write_tokens=written)  # type: ignore[return-value]
+    return cost(spec, prompt, max_output_tokens, cache_write_tokens=written, batch=batch)  # type: ignore[return-value]

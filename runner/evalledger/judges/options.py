@@ -107,3 +107,26 @@ def panel_options(command):
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def batch_options(command):
+    """--batch and --batch-fallback: a run's judge calls through the providers' batch APIs
+    (judges/batch.py), checked here before anything is written."""
+    options = (
+        click.option("--batch", "batch", type=click.Choice(["off", "on", "auto"]), default="off", is_flag=False,
+                     flag_value="on", show_default=True,
+                     help="Send the run's live judge calls through the providers' batch APIs (OpenAI's and "
+                          "Anthropic's: half the price, answered within 24 hours); the batch and each request are in "
+                          "the ledger "
+                          "before the runner waits, so the same command again resumes the batch, never sending it "
+                          "twice. --batch alone is on; auto batches when nothing wants the answer sooner than the "
+                          "provider's window (a --gate run calls synchronously). Other providers are called one by "
+                          "one."),
+        click.option("--batch-fallback", "batch_fallback", type=click.Choice(["batch", "sync"]), default="batch",
+                     show_default=True,
+                     help="How requests a batch failed or let expire are retried, once: in a second batch, or as "
+                          "ordinary calls (sync)."),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command

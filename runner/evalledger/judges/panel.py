@@ -339,3 +339,29 @@ class Panel:
             return run_sync(self.calls(requests, on_result=arrived, on_start=started if on_start else None))
         finally:
             self.progress.finish()
+
+    def batchable(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
+        """The requests a batch may carry: live ones, to a provider with a batch API (judges/batch.py)."""
+        from .batch import BATCH_PROVIDERS
+
+        return [r for r in requests if not self.recorded(r.spec.spec)  # type: ignore[union-attr]
+                and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
+
+    def batch(self, requests: Sequence[JudgeRequest], *, conn: Any, suite: str, run_key: str,
+              item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest, Decimal], Any],
+              on_result: Callable[[JudgeCall], str | None], options: Any,
+              say: Callable[[str], None] = lambda line: None, store_failures: bool = True) -> list[JudgeRequest]:
+        """Make the live requests to providers with a batch API through it (judges/batch.py: the run's
+        batches are in the ledger before the runner waits, on conn, and resumed when the same run
+        comes again); return the requests left to `judge` one by one: recorded judges, providers
+        without a batch API, and what a batch failed with --batch-fallback sync (store_failures
+        False: a failure that is retried is not given to on_result, only its retry's outcome)."""
+        from . import batch
+
+        batchable = self.batchable(requests)
+        rest = [r for r in requests if r not in batchable]
+        if not batchable:
+            return rest
+        runner = batch.BatchRun(batch.Ledger(conn, suite, run_key), item=item, on_submit=on_submit, store=on_result,
+                                say=say, options=options, timeout_s=self.timeout_s, store_failures=store_failures)
+        return rest + runner.run(batchable)

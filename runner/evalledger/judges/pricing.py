@@ -49,6 +49,17 @@ class Price:
     def cache_write(self) -> float:
         return self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
 
+    def batched(self) -> "Price":
+        """The rates of a call made through the provider's batch API: batch_input and batch_output
+        (list price when pricing.json has none), and the cache's read and write rates scaled by the
+        same discount as input (the providers' discounts stack: Anthropic bills a cache read in a
+        batch at a tenth of the batch input rate)."""
+        batch_in = self.input_per_mtok if self.batch_input_per_mtok is None else self.batch_input_per_mtok
+        batch_out = self.output_per_mtok if self.batch_output_per_mtok is None else self.batch_output_per_mtok
+        scale = batch_in / self.input_per_mtok if self.input_per_mtok else 1.0
+        return Price(batch_in, batch_out, self.cached_input * scale, self.cache_write * scale,
+                     batch_in, batch_out, self.as_of)
+
 
 def _price(entry: dict) -> Price:
     def rate(name: str) -> float | None:
@@ -110,19 +121,21 @@ def _normalise(spec: ModelSpec | str) -> ModelSpec:
     return parse_model_spec(spec) if isinstance(spec, str) else spec
 
 
-def price_for(spec: ModelSpec | str) -> Price | None:
-    """The price of a model (exact entry, else its provider's '*' entry), or None."""
+def price_for(spec: ModelSpec | str, batch: bool = False) -> Price | None:
+    """The price of a model (exact entry, else its provider's '*' entry), or None; with batch, the
+    rates of its provider's batch API (Price.batched)."""
     ms = _normalise(spec)
     table = _table()
-    return table.get(ms.spec) or table.get(f"{ms.provider}:*")
+    price = table.get(ms.spec) or table.get(f"{ms.provider}:*")
+    return price.batched() if batch and price is not None else price
 
 
 def cost_of(spec: ModelSpec | str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
-            cache_write_tokens: int = 0) -> float | None:
+            cache_write_tokens: int = 0, batch: bool = False) -> float | None:
     """USD cost of a call as billed, or None when the model has no price: of its input_tokens (every
     prompt token), cached_input_tokens at the cached rate, cache_write_tokens at the cache-write
-    rate, the rest at the input rate."""
-    price = price_for(spec)
+    rate, the rest at the input rate (each at its batch rate for a call made in a batch)."""
+    price = price_for(spec, batch)
     if price is None:
         return None
     fresh = max(0, input_tokens - cached_input_tokens - cache_write_tokens)

@@ -132,6 +132,7 @@ class JudgeCall:
     waited_ms: int = 0
     cached_input_tokens: int = 0  # of input_tokens, read from the provider's prompt cache
     cache_write_tokens: int = 0  # of input_tokens, written to it
+    batch: bool = False  # made through the provider's batch API (judges/batch.py), billed at its rates
 
     @property
     def ok(self) -> bool:

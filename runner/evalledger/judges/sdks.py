@@ -154,8 +154,10 @@ async def attempt(client: Any, spec: ModelSpec, system: str, user: str, *, json_
     return await _attempt_openai(client, spec, system, user, json_schema, max_output_tokens, temperature, cache)
 
 
-async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
-                          max_output_tokens: int, temperature: float | None, cache: bool) -> Reply:
+def openai_request(spec: ModelSpec, system: str, user: str, json_schema: dict | None, max_output_tokens: int,
+                   temperature: float | None, cache: bool) -> dict[str, Any]:
+    """The body of one Chat Completions request (the arguments of client.chat.completions.create):
+    sent as it is, or as one line of a batch (judges/batch.py)."""
     messages = []
     if system:
         messages.append({"role": "system", "content": system})
@@ -174,7 +176,11 @@ async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, 
     if cache and spec.provider == "openai":
         # OpenAI's own parameter: the servers that speak its API (Gemini's, vLLM) may refuse it.
         kwargs["prompt_cache_key"] = prompt_cache_key(system, json_schema)
-    resp = await client.chat.completions.create(**kwargs)
+    return kwargs
+
+
+def openai_reply(resp: Any) -> Reply:
+    """A Chat Completions response (the SDK's ChatCompletion, from a call or a batch's results) as a Reply."""
     message = resp.choices[0].message if resp.choices else None
     text = (message.content or getattr(message, "refusal", None) or "") if message else ""
     usage = resp.usage
@@ -191,8 +197,16 @@ async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, 
     )
 
 
-async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
-                             max_output_tokens: int, cache: bool) -> Reply:
+async def _attempt_openai(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
+                          max_output_tokens: int, temperature: float | None, cache: bool) -> Reply:
+    kwargs = openai_request(spec, system, user, json_schema, max_output_tokens, temperature, cache)
+    return openai_reply(await client.chat.completions.create(**kwargs))
+
+
+def anthropic_request(spec: ModelSpec, system: str, user: str, json_schema: dict | None, max_output_tokens: int,
+                      cache: bool) -> dict[str, Any]:
+    """The params of one Messages request (the arguments of client.messages.create): sent as they
+    are, or as one request of a Message Batch (judges/batch.py)."""
     kwargs: dict[str, Any] = {
         "model": spec.model,
         "max_tokens": max_output_tokens,
@@ -205,13 +219,17 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: st
     elif system:
         kwargs["system"] = system
     # No temperature: the Messages API of SDK 2.x has no such parameter any more.
-    name = None
     if json_schema is not None:
         # Anthropic's structured output: one tool whose input is the verdict, forced.
         name = _schema_name(json_schema)
         kwargs["tools"] = [{"name": name, "description": "Record your verdict.", "input_schema": json_schema}]
         kwargs["tool_choice"] = {"type": "tool", "name": name}
-    resp = await client.messages.create(**kwargs)
+    return kwargs
+
+
+def anthropic_reply(resp: Any, json_schema: dict | None) -> Reply:
+    """A Messages response (the SDK's Message, from a call or a batch's results) as a Reply."""
+    name = _schema_name(json_schema) if json_schema is not None else None
     texts: list[str] = []
     parsed = None
     for block in resp.content or ():
@@ -233,6 +251,12 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: st
         cached_input_tokens=read,
         cache_write_tokens=written,
     )
+
+
+async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: str, json_schema: dict | None,
+                             max_output_tokens: int, cache: bool) -> Reply:
+    kwargs = anthropic_request(spec, system, user, json_schema, max_output_tokens, cache)
+    return anthropic_reply(await client.messages.create(**kwargs), json_schema)
 
 
 # --- what a failure means --------------------------------------------------------------------

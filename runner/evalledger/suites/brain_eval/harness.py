@@ -395,18 +395,7 @@ async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = 
     its own to url)."""
     done = Judged()
     with db.connected(url, "runner", conn) as conn:
-        # Read in a transaction of its own: left open, it would make every draft's transaction a
-        # savepoint of it, committed only when the phase ends (a run killed meanwhile lost them all).
-        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            pending = cur.execute(QUERIES["answers_to_judge"], {"eval_run_id": run_id}).fetchall()
-        requests = []
-        for row in pending:
-            question = {k: row[k] for k in ("question_id", "question_type", "question_text", "sources",
-                                            "uses_stale_fixture", "pass_criteria")}
-            system, user = render_judge(question, row)
-            requests += panel.requests(system, user, json_schema=suggestion_schema(),
-                                       models=[m for m in panel.models if m not in row["judged_by"]],
-                                       key=lambda spec, qid=row["question_id"]: (qid, spec.spec))
+        requests = _judge_requests(conn, run_id, panel)
         done.asked = len(requests)
         if progress is not None:
             progress.start("judges", len(requests))
@@ -429,6 +418,49 @@ async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = 
     return done
 
 
+def _judge_requests(conn: psycopg.Connection, run_id: UUID, panel: Panel) -> list[JudgeRequest]:
+    """One request per judge of the panel without a draft on each contract-keeping answer."""
+    # Read in a transaction of its own: left open, it would make every draft's transaction a
+    # savepoint of it, committed only when the phase ends (a run killed meanwhile lost them all).
+    with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+        pending = cur.execute(QUERIES["answers_to_judge"], {"eval_run_id": run_id}).fetchall()
+    requests = []
+    for row in pending:
+        question = {k: row[k] for k in ("question_id", "question_type", "question_text", "sources",
+                                        "uses_stale_fixture", "pass_criteria")}
+        system, user = render_judge(question, row)
+        requests += panel.requests(system, user, json_schema=suggestion_schema(),
+                                   models=[m for m in panel.models if m not in row["judged_by"]],
+                                   key=lambda spec, qid=row["question_id"]: (qid, spec.spec))
+    return requests
+
+
+def judge_batched(run_id: UUID, panel: Panel, options: Any, *, conn: psycopg.Connection,
+                  say: Callable[[str], None]) -> Judged:
+    """The live judges' drafts through the providers' batch APIs (Panel.batch, --batch): the run's
+    submitted batches resumed, each draft stored as its result is read. A failed draft is retried
+    once (in a batch, or left to `judge` with --batch-fallback sync) before it is stored: a judge
+    has one draft per answer. `judge` afterwards asks what is left (recorded judges, providers
+    without a batch API)."""
+    done = Judged()
+    batchable = panel.batchable(_judge_requests(conn, run_id, panel))
+    if not batchable:
+        return done
+    done.asked = len(batchable)
+
+    def on_result(call: JudgeCall) -> None:
+        question_id, model = call.key
+        done.cost_usd += call.cost_usd or 0.0
+        store_suggestion(conn, run_id, question_id, model, False, call)
+        done.stored += 1
+        done.failed += 0 if call.ok else 1
+
+    panel.batch(batchable, conn=conn, suite="brain-eval", run_key=str(run_id),
+                item=lambda r: f"{r.key[0]} {r.key[1]}", on_submit=lambda r, projected: None, on_result=on_result,
+                options=options, say=say, store_failures=False)
+    return done
+
+
 def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, model: str, recorded: bool,
                      call: JudgeCall) -> None:
     """One judge's reply (or failure) in its own transaction; the database reads the draft from it."""
@@ -437,7 +469,8 @@ def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, m
 
     # The usage and its price; the database computes the cost from them (call_cost_v1).
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
-                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
+                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded,
+                         batch=call.batch)
     with conn.transaction():
         conn.execute(QUERIES[money.billed_query("insert_suggestion", usage)], {**usage,
             "eval_run_id": run_id, "question_id": question_id, "model": model, "recorded": recorded,

@@ -13,7 +13,7 @@ from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, Evalle
 from evalledger.core import output
 from evalledger.core.options import (BIGINT_MAX, LIMIT, ROW_ID, Number, When, database_option, echo_listing,
                                      format_options)
-from evalledger.judges.options import panel_options
+from evalledger.judges.options import batch_options, panel_options
 
 from . import DEFAULT_MODELS
 
@@ -58,6 +58,7 @@ def _echo_receipt_json(receipt: dict) -> None:
               help="The registered target (`evalledger target add`) whose takes these are; judges of its "
                    "model family are flagged in their verdict rows.")
 @panel_options
+@batch_options
 @click.option("--rerun", "--fresh", "rerun", is_flag=True,
               help="Judge again even when this eval has a complete run: a new run, the eval's next judging "
                    "(its receipt's rerun field counts them).")
@@ -73,6 +74,10 @@ def run_takes_quality(as_json, **options):
     without a call. A run whose judges failed outside their content (provider errors, time-outs,
     the budget) is not final: it stays open, its receipt says "final": false, and the same
     command again retries exactly the failed calls. --rerun judges a complete eval again.
+
+    With --batch the live calls go through the providers' batch APIs; a runner stopped while it
+    waits resumes the same batch when the same command runs again. The receipt's calls says how
+    many calls went each way.
     """
     from evalledger.core.sealing import sealing
 

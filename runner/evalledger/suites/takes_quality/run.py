@@ -56,6 +56,8 @@ class RunOptions:
     target: str | None = None
     rerun: bool = False
     max_prompt_chars: int | None = None
+    batch: str = "off"
+    batch_fallback: str = "batch"
 
 
 @dataclass
@@ -155,7 +157,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                 drawn = f" (its sample was drawn with seed {row['seed']})" if row["seed"] != seed else ""
                 say(f"run {run_id} of this eval was recorded earlier{drawn}: reading it back, no calls made"
                     + ("" if opts.rerun else "; --rerun judges it again"))
-                receipt = receipts.ordered(row["receipt_json"], rubric.dims)
+                receipt = _with_calls(conn, run_id, receipts.ordered(row["receipt_json"], rubric.dims))
                 return Outcome(receipt, receipts.save(receipt), already_recorded=True)
             if not created:
                 say(f"run {run_id} of this eval was started earlier and is not final: resuming it, calling only "
@@ -165,9 +167,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                 say(modes_line)
             final = _judge(conn, run_id, opts, panel, rubric, system, user, say)
             if final:
-                receipt = receipts.ordered(store.complete_run(conn, run_id), rubric.dims)
+                receipt = _with_calls(conn, run_id, receipts.ordered(store.complete_run(conn, run_id), rubric.dims))
                 return Outcome(receipt, receipts.save(receipt))
-            receipt = receipts.ordered(store.open_receipt(conn, run_id), rubric.dims)
+            receipt = _with_calls(conn, run_id, receipts.ordered(store.open_receipt(conn, run_id), rubric.dims))
             return Outcome(receipt, receipts.save(receipt), final=False)
     except psycopg.Error as exc:
         raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
@@ -175,10 +177,27 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         conn.close()
 
 
+def _with_calls(conn, run_id: int, receipt: dict) -> dict:
+    """The receipt with `calls` (optional, additive): how many of the run's calls were made one by one
+    and through a batch API, and the prompt tokens the providers' caches served, as the database
+    counts them from the run's rows. A run judged by recorded replies made none (and asks nothing of
+    the ledger's batch tables, so it reads the same from a ledger that predates them)."""
+    if receipt.get("judges") == "recorded":
+        return {**receipt, "calls": {"sync": 0, "batch": 0, "cached_input_tokens": 0}}
+    return {**receipt, "calls": store.run_calls(conn, run_id)}
+
+
 def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, user: str,
            say: Callable[[str], None]) -> bool:
     """Every cycle the run still needs; True when it is final (every call answered)."""
+    from evalledger.judges.batch import BatchOptions
+
     schema = verdict_schema(rubric)
+    batching = BatchOptions(opts.batch, opts.batch_fallback)
+    # --batch auto: not when the run would be abandoned (its rubric's deadline) before a batch's window ends.
+    left_s = store.run_time_left(conn, run_id) if opts.batch == "auto" else None
+    batched = batching.batched(deadline_s=left_s,
+                               providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
     for cycle in range(1, opts.cycles + 1):
         todo = store.calls_to_make(conn, run_id, cycle, panel.models, opts.repeats)
         # Every repeat of every judge goes out at once: the panel's concurrency runs them together.
@@ -194,8 +213,15 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
             decided = store.record_verdict(conn, run_id, cycle, call, recorded, repeat=call.key[2])
             return _result_line(cycle, decided, call, recorded, rubric.dims, call.key[2])
 
-        if requests:
-            panel.judge(requests, label=f"cycle {cycle}/{opts.cycles}", on_result=on_result, on_start=on_start, say=say)
+        def judge(requests: list, cycle=cycle, on_result=on_result, on_start=on_start) -> None:
+            if requests:
+                panel.judge(requests, label=f"cycle {cycle}/{opts.cycles}", on_result=on_result, on_start=on_start,
+                            say=say)
+
+        if batched:
+            _judge_batched(conn, run_id, cycle, requests, panel, batching, rubric, say, judge)
+        else:
+            judge(requests)
         decided = store.cycle_decision(conn, run_id, cycle)
         say(f"cycle {cycle}: {decided['verdict']} ({decided['contributed']} of {decided['panel']} models "
             f"contributed)")
@@ -209,6 +235,30 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
         if decided["verdict"] in ("pass", "inconclusive"):
             break
     return True
+
+
+def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, batching, rubric,
+                   say: Callable[[str], None], judge: Callable[[list], None]) -> None:
+    """A cycle's live calls through the providers' batch APIs (Panel.batch): the calls that cannot
+    be batched (recorded judges, providers without a batch API) first, one by one; then the batches
+    (the run's submitted ones resumed), each result stored as its verdict; then, with
+    --batch-fallback sync, the requests a batch failed, one by one."""
+    batchable = panel.batchable(requests)
+    judge([r for r in requests if r not in batchable])
+
+    def on_submit(req, projected_usd) -> None:
+        store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd, repeat=req.key[2])
+
+    def on_result(call) -> str:
+        decided = store.record_verdict(conn, run_id, cycle, call, False, repeat=call.key[2])
+        return _result_line(cycle, decided, call, False, rubric.dims, repeat=call.key[2])
+
+    def item(req) -> str:  # a batch's item names the repeat after the first (a run of one repeat reads as before)
+        return f"cycle {cycle} {req.spec.spec}" + (f" repeat {req.key[2]}" if req.key[2] > 1 else "")
+
+    left = panel.batch(batchable, conn=conn, suite=SUITE, run_key=str(run_id), item=item,
+                       on_submit=on_submit, on_result=on_result, options=batching, say=say)
+    judge(left)
 
 
 # --- replay and regress ------------------------------------------------------------------------
@@ -246,6 +296,8 @@ def rebuild_from_db(text: str) -> Outcome:
                 raise EvalledgerError(f"--from-db: no completed takes-quality run {'-'.join(shas)} "
                                       f"({judges} judges) in the database")
         receipt = receipts.ordered(receipt, store.rubric_dims(conn, receipt["rubric_version"]))
+        if isinstance(receipt.get("run_id"), int):  # the disk copy as the run wrote it
+            receipt = _with_calls(conn, receipt["run_id"], receipt)
     return Outcome(receipt, receipts.save(receipt))
 
 

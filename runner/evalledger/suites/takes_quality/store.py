@@ -102,7 +102,8 @@ def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: Judg
     provider_failed = call.error_kind is not None
     # The usage and its price; the database computes the cost from them (call_cost_v1).
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
-                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
+                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded,
+                         batch=call.batch)
     return _one(conn, money.billed_query("insert_verdict", usage) + ("_repeat" if repeat > 1 else ""), {**usage,
         "run_id": run_id, "cycle": cycle, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
         "structured": call.structured,
@@ -110,6 +111,18 @@ def record_verdict(conn: psycopg.Connection, run_id: int, cycle: int, call: Judg
         "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
         "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
         "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
+
+
+def run_time_left(conn: psycopg.Connection, run_id: int) -> float | None:
+    """Seconds until the open run is abandoned (the rubric's deadline), by the database's clock."""
+    row = _one(conn, "run_time_left", {"run_id": run_id})
+    return None if row is None else row["left_s"]
+
+
+def run_calls(conn: psycopg.Connection, run_id: int) -> dict:
+    """How the run's calls went, as the database counts them: {"sync": n, "batch": n,
+    "cached_input_tokens": n}."""
+    return _one(conn, "run_calls", {"run_id": run_id})
 
 
 def cycle_decision(conn: psycopg.Connection, run_id: int, cycle: int) -> dict:

@@ -15,7 +15,8 @@ import click
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
 from evalledger.core.options import LIMIT, ROW_ID, Number, When, database_option, format_options
 from evalledger.judges import JUDGE_MODES
-from evalledger.judges.options import BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, call_options, repeats_option
+from evalledger.judges.options import (BUDGET, BUDGET_HELP, PROMPT_CHARS, PROMPT_CHARS_HELP, batch_options, call_options,
+                                       repeats_option)
 
 TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than this. [default: the rubric's "
                   "regress_tolerance, 0.08, held in the database]")
@@ -60,6 +61,7 @@ TOLERANCE_HELP = ("Regression when overall or value_for_money drops by more than
 @call_options
 @click.option("--max-prompt-chars", "max_prompt_chars", type=PROMPT_CHARS, default=None, metavar="N",
               help=PROMPT_CHARS_HELP)
+@batch_options
 @click.option("--json", "as_json", is_flag=True, help="Print only the snapshot JSON on stdout.")
 @database_option
 def run_work_quality(gate, as_json, **options):
@@ -75,7 +77,7 @@ def run_work_quality(gate, as_json, **options):
 
     say = (lambda _line: None) if as_json else click.echo
     with sealing("runner"):  # the completed snapshot's entries are sealed before the command returns
-        outcome = wq.run(wq.RunOptions(**options), say=say, stdin=sys.stdin)
+        outcome = wq.run(wq.RunOptions(**options, gate=gate), say=say, stdin=sys.stdin)
     if as_json:
         click.echo(outcome.text, nl=False)
     else:

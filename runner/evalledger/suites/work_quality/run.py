@@ -73,6 +73,9 @@ class RunOptions:
     timeout_s: float = 120.0
     max_retries: int = 3
     max_prompt_chars: int | None = None
+    batch: str = "off"
+    batch_fallback: str = "batch"
+    gate: bool = False  # --gate: a CI gate wants its answer now (--batch auto calls synchronously)
 
 
 @dataclass
@@ -308,6 +311,21 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                     return None
                 return _result_line(decided, call, recorded, call.key[1])
 
+            from evalledger.judges.batch import BatchOptions
+
+            batching = BatchOptions(opts.batch, opts.batch_fallback)
+            if batching.batched(gate=opts.gate, providers=[s.provider for s in panel.specs
+                                                           if not panel.recorded(s.spec)]):
+                # The judges without a batch API first, one by one; then the batch (resumed when the
+                # run's was submitted earlier); then what a batch failed, with --batch-fallback sync.
+                batchable = panel.batchable(requests)
+                panel.judge([r for r in requests if r not in batchable], label="work-quality", on_result=on_result,
+                            on_start=on_start, say=say)
+                left = panel.batch(batchable, conn=conn, suite="work-quality", run_key=str(snapshot_id),
+                                   item=lambda r: r.spec.spec + (f" repeat {r.key[1]}" if r.key[1] > 1 else ""),
+                                   on_submit=on_start,
+                                   on_result=lambda call: on_result(call, False), options=batching, say=say)
+                requests = left
             panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
 
             rows = store.verdicts(conn, snapshot_id)

@@ -83,8 +83,10 @@ def record_start(conn: psycopg.Connection, snapshot_id: int, model: str, estimat
     """A live call about to be sent: if no answer follows, its estimate is what it cost. False when
     the database takes no new row of this judge (its stored verdict stands): the call is not made."""
     try:
-        conn.execute(Q["insert_start_repeat" if repeat > 1 else "insert_start"], {"snapshot_id": snapshot_id, "model": model, "repeat_no": repeat,
-                                         "estimated_cost_usd": estimated_cost_usd})
+        with conn.transaction():  # a savepoint inside a batch's transaction: a refusal leaves it usable
+            conn.execute(Q["insert_start_repeat" if repeat > 1 else "insert_start"],
+                         {"snapshot_id": snapshot_id, "model": model, "repeat_no": repeat,
+                          "estimated_cost_usd": estimated_cost_usd})
     except psycopg.errors.CheckViolation as exc:
         if not _stands(exc):
             raise
@@ -111,15 +113,17 @@ def record_verdict(conn: psycopg.Connection, snapshot_id: int, call: JudgeCall, 
     provider_failed = call.error_kind is not None
     # The usage and its price; the database computes the cost from them (call_cost_v1).
     usage = money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
-                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded)
+                         cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded,
+                         batch=call.batch)
     try:
-        return _one(conn, money.billed_query("record_verdict", usage) + ("_repeat" if repeat > 1 else ""), {**usage,
-            "snapshot_id": snapshot_id, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
-            "structured": call.structured,
-            "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
-            "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
-            "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
-            "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
+        with conn.transaction():  # a savepoint inside a batch result's transaction
+            return _one(conn, money.billed_query("record_verdict", usage) + ("_repeat" if repeat > 1 else ""), {**usage,
+                "snapshot_id": snapshot_id, "model": call.spec.spec, "repeat_no": repeat, "recorded": recorded,
+                "structured": call.structured,
+                "response_json": None if provider_failed or call.parsed is None else Jsonb(panel.json_safe(call.parsed)),
+                "raw_excerpt": None if provider_failed else panel.raw_excerpt(call),
+                "error_kind": call.error_kind, "error_message": call.error_message if provider_failed else None,
+                "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
     except psycopg.errors.CheckViolation as exc:
         if not _stands(exc):
             raise

@@ -11,7 +11,7 @@ from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
 from evalledger.core.options import LIMIT, Number, When, database_option, echo_listing, format_options
 from evalledger.core.sealing import sealing
-from evalledger.judges.options import call_options
+from evalledger.judges.options import batch_options, call_options
 
 from .. import store as brain_eval
 from .registries import read_contracts
@@ -211,11 +211,12 @@ def list_command(brain, since, decision, only_open, state, limit, quiet, fmt):
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
 @click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
 @call_options
+@batch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
                    judge_models, judges_mode, views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s,
-                   max_retries, as_json):
+                   max_retries, batch, batch_fallback, as_json):
     """Call the brain under test for every catalog question and store its answers.
 
     The run is inserted first, then each answer as it arrives, with the automatic scores the
@@ -224,6 +225,10 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     answer (and only the judges without a draft). One process runs a run at a time: a second
     process of the same run stops at once, asking nothing, and says since when the first runs it.
     Exit 0 when every question has an answer, 3 otherwise.
+
+    With --batch the judges' drafts go through the providers' batch APIs once the brain's answers
+    are stored (the brain is asked as without it); a runner stopped while it waits resumes the same
+    batch when the same command runs again.
     """
     import json
 
@@ -260,12 +265,19 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                     if planned.mode == "recorded":
                         click.echo("brain: recorded answers shipped with evalledger, not live calls "
                                    "(no API key in the environment; set it for live answers)")
+                from evalledger.judges.batch import BatchOptions
+
+                batching = BatchOptions(batch, batch_fallback)
+                batched = batching.batched(providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
                 streamed = harness.Judged()
                 outcome = run_sync(harness.execute(
                     planned, run_id, answered, url=None, concurrency=concurrency, timeout_s=timeout_s,
                     max_retries=max_retries, budget=panel.budget,
                     progress=None if as_json else Progress(len(planned.questions)), resumed=resumed, panel=panel,
-                    judged=streamed, conn=conn))
+                    judged=None if batched else streamed, conn=conn))
+                if batched:  # the drafts wait for the batch, not streamed beside the answers
+                    streamed = harness.judge_batched(run_id, panel, batching, conn=conn,
+                                                     say=(lambda _line: None) if as_json else click.echo)
                 judged = run_sync(harness.judge(run_id, panel, url=None,
                                                 progress=None if as_json else panel.progress,
                                                 conn=conn)).plus(streamed)

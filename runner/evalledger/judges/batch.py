@@ -1,0 +1,500 @@
+"""Judge calls through the providers' batch APIs (`--batch`): half the price, answered within the
+provider's window (24 hours) instead of seconds.
+
+A run's live calls to a provider with a batch API (OpenAI's Batch API, through its SDK: a JSONL
+file uploaded, a batch created, polled, its output and error files read; Anthropic's Message
+Batches, through its SDK) go as one batch per provider. Everything is written to the ledger before the runner waits (sql/judges/):
+
+1. the batch and each request's custom_id and item (judge_batch, judge_batch_request), in one
+   transaction with the suite's started-call rows (their estimates at the batch rates);
+2. then the batch is submitted, its metadata naming the ledger's batch id, and the provider's id
+   is written at once (judge_batch_event 'submitted');
+3. the runner polls, writing each status the provider reports when it changes;
+4. each request's result is stored as the suite's row (a verdict, or a provider_error with the
+   provider's reason) in one transaction with its outcome (judge_batch_result).
+
+So a runner killed at any point resumes the same batch when the same command runs again: a batch
+with requests whose outcome is unread is polled, never submitted again (one found unsubmitted is
+first looked for among the provider's batches by its metadata, in case the runner died between the
+provider's answer and step 2: OpenAI's batches carry it as metadata, Anthropic's carry none), and a
+result already stored is never read twice. Requests the batch
+failed or let expire are retried once, in a second batch or (`--batch-fallback sync`) as ordinary
+calls; a request that fails again stays a provider_error, and the run stays open as after any failed
+call. Providers without a batch API here are called synchronously.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from evalledger.core.errors import EvalledgerError
+from evalledger.core.queries import Queries
+
+from . import money, sdks
+from .pricing import cost_of
+from .providers import PROVIDER_ERROR, JudgeCall, JudgeRequest
+from .specs import ModelSpec, provider_config
+
+QUERIES = Queries(__package__)
+
+BATCH_MODES = ("off", "on", "auto")
+FALLBACKS = ("batch", "sync")
+# The providers whose batch API evalledger calls (the others' calls are made one by one).
+BATCH_PROVIDERS = ("openai", "anthropic")
+# How long a provider may take to answer a batch: a run whose deadline is shorter is not batched
+# by --batch auto.
+WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600}
+# The statuses after which a batch changes no more.
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+POLL_FIRST_S = 0.5
+POLL_MAX_S = 60.0
+_METADATA_KEY = "evalledger_batch"
+
+
+@dataclass
+class BatchOptions:
+    """--batch and --batch-fallback: whether a run's calls go as batches, and how what a batch
+    failed is retried."""
+
+    mode: str = "off"
+    fallback: str = "batch"
+    poll_max_s: float = POLL_MAX_S
+
+    def __post_init__(self) -> None:
+        if self.mode not in BATCH_MODES:
+            raise EvalledgerError(f"--batch must be one of {', '.join(BATCH_MODES)}, got {self.mode!r}")
+        if self.fallback not in FALLBACKS:
+            raise EvalledgerError(f"--batch-fallback must be one of {', '.join(FALLBACKS)}, got {self.fallback!r}")
+
+    def batched(self, *, gate: bool = False, deadline_s: float | None = None, providers: Sequence[str] = ()) -> bool:
+        """Whether the run's calls go as batches: --batch on always; --batch auto when the run does
+        not gate (a CI gate wants its answer now) and no deadline of its own is shorter than the
+        providers' window."""
+        if self.mode == "on":
+            return True
+        if self.mode == "off" or gate:
+            return False
+        windows = [WINDOW_S[p] for p in providers if p in WINDOW_S]
+        return bool(windows) and (deadline_s is None or deadline_s >= max(windows))
+
+
+@dataclass
+class Counts:
+    """How a run's calls went: how many through a batch, how many one by one."""
+
+    batch: int = 0
+    sync: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Ledger:
+    """A run's batches in the ledger (sql/judges/queries.sql), on the suite's connection."""
+
+    def __init__(self, conn: Any, suite: str, run_key: str) -> None:
+        self.conn, self.suite, self.run_key = conn, suite, run_key
+
+    def _rows(self, name: str, params: dict) -> list[dict]:
+        from psycopg.rows import dict_row
+
+        # A transaction of its own (or a savepoint of the caller's): on a connection outside
+        # autocommit, a read left open would hold every later write uncommitted.
+        with self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(QUERIES[name], params)
+            return cur.fetchall() if cur.description else []
+
+    def open_batches(self) -> list[dict]:
+        """The run's batches with requests whose outcome is unread."""
+        return self._rows("open_batches", {"suite": self.suite, "run_key": self.run_key})
+
+    def pending(self, batch_id: int) -> list[dict]:
+        """A batch's requests whose outcome is unread."""
+        return self._rows("batch_requests", {"batch_id": batch_id})
+
+    def new_batch(self, provider: str, attempt: int, requests: Sequence[JudgeRequest],
+                  item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest], Any]) -> tuple[int, dict]:
+        """Write a batch and its requests in one transaction, each request with what on_submit writes
+        for it (False from it: the request is left out, and not sent); return the batch's id and its
+        requests by custom_id."""
+        with self.conn.transaction():
+            batch_id = self._rows("insert_batch", {"suite": self.suite, "run_key": self.run_key,
+                                                   "provider": provider, "attempt": attempt})[0]["batch_id"]
+            kept = {}
+            for n, req in enumerate(requests, 1):
+                if on_submit(req) is False:
+                    continue
+                custom_id = f"b{batch_id}-{n}"
+                self.conn.execute(QUERIES["insert_request"], {"batch_id": batch_id, "custom_id": custom_id,
+                                                              "item": item(req), "model": req.spec.spec})
+                kept[custom_id] = req
+        return batch_id, kept
+
+    def event(self, batch_id: int, status: str, provider_batch_id: str | None = None,
+              detail: dict | None = None) -> None:
+        """What the provider said of a batch, as a new row."""
+        from psycopg.types.json import Jsonb
+
+        with self.conn.transaction():
+            self.conn.execute(QUERIES["insert_event"], {"batch_id": batch_id, "status": status,
+                                                        "provider_batch_id": provider_batch_id,
+                                                        "detail": Jsonb(detail) if detail is not None else None})
+
+    def result(self, batch_id: int, custom_id: str, outcome: str, error: str | None) -> None:
+        """One request's outcome (call it in the transaction that stores the suite's row)."""
+        self.conn.execute(QUERIES["insert_result"], {"batch_id": batch_id, "custom_id": custom_id, "outcome": outcome,
+                                                     "error": None if error is None else error[:1000]})
+
+
+# --- OpenAI's Batch API ------------------------------------------------------------------------
+
+
+class OpenAIBatches:
+    """OpenAI's Batch API through the openai SDK's async client."""
+
+    provider = "openai"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def submit(self, batch_id: int, lines: list[dict]) -> str:
+        """Upload the requests as a JSONL file and create the batch; its provider id."""
+        data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).encode("utf-8")
+        uploaded = await self.client.files.create(file=(f"evalledger-batch-{batch_id}.jsonl", io.BytesIO(data)),
+                                                  purpose="batch")
+        created = await self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                                                   completion_window="24h",
+                                                   metadata={_METADATA_KEY: str(batch_id)})
+        return created.id
+
+    async def find(self, batch_id: int) -> str | None:
+        """The provider's id of the batch whose metadata names this ledger batch, if it was created."""
+        async for found in self.client.batches.list(limit=100):
+            if (found.metadata or {}).get(_METADATA_KEY) == str(batch_id):
+                return found.id
+        return None
+
+    async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
+        """(status, what to record of it, the provider's batch object)."""
+        found = await self.client.batches.retrieve(provider_batch_id)
+        counts = found.request_counts
+        detail = {"request_counts": {"total": counts.total, "completed": counts.completed, "failed": counts.failed}
+                  if counts is not None else None}
+        if found.errors is not None and found.errors.data:
+            detail["errors"] = [e.message for e in found.errors.data if e.message][:5]
+        return found.status, detail, found
+
+    async def results(self, found: Any) -> dict[str, tuple[sdks.Reply | None, str | None]]:
+        """Each custom_id's (reply, None) or (None, why it failed), from the output and error files."""
+        from openai.types.chat import ChatCompletion
+
+        out: dict[str, tuple[sdks.Reply | None, str | None]] = {}
+        for file_id in (found.output_file_id, found.error_file_id):
+            if not file_id:
+                continue
+            content = await self.client.files.content(file_id)
+            for line in content.text.splitlines():
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                custom_id = row.get("custom_id")
+                error = row.get("error")
+                response = row.get("response") or {}
+                if error:
+                    out[custom_id] = (None, f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip())
+                elif response.get("status_code") != 200:
+                    body = response.get("body") or {}
+                    message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
+                    out[custom_id] = (None, f"HTTP {response.get('status_code')}: {message or body}")
+                else:
+                    out[custom_id] = (sdks.openai_reply(ChatCompletion.model_validate(response["body"])), None)
+        return out
+
+    async def cancel(self, provider_batch_id: str) -> str:
+        """Ask the provider to cancel the batch; its status then."""
+        return (await self.client.batches.cancel(provider_batch_id)).status
+
+
+# --- Anthropic's Message Batches ----------------------------------------------------------------
+
+
+class AnthropicBatches:
+    """Anthropic's Message Batches through the anthropic SDK's async client. A Message Batch carries
+    no metadata: one created by a runner that died before it recorded the batch's id cannot be told
+    from the provider's list, so it is submitted again (the window is the provider's answer to the
+    create request)."""
+
+    provider = "anthropic"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.schemas: dict[str, dict | None] = {}
+
+    async def submit(self, batch_id: int, lines: list[dict]) -> str:
+        created = await self.client.messages.batches.create(
+            requests=[{"custom_id": line["custom_id"], "params": line["params"]} for line in lines])
+        return created.id
+
+    async def find(self, batch_id: int) -> str | None:
+        return None
+
+    async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
+        found = await self.client.messages.batches.retrieve(provider_batch_id)
+        counts = found.request_counts
+        detail = {"request_counts": {"processing": counts.processing, "succeeded": counts.succeeded,
+                                     "errored": counts.errored, "canceled": counts.canceled,
+                                     "expired": counts.expired}}
+        status = {"in_progress": "in_progress", "canceling": "cancelling"}.get(found.processing_status)
+        if status is None:  # ended
+            status = ("cancelled" if found.cancel_initiated_at is not None
+                      else "expired" if counts.expired and not counts.succeeded + counts.errored else "completed")
+        return status, detail, found
+
+    async def results(self, found: Any) -> dict[str, tuple[sdks.Reply | None, str | None]]:
+        out: dict[str, tuple[sdks.Reply | None, str | None]] = {}
+        async for row in await self.client.messages.batches.results(found.id):
+            result = row.result
+            if result.type == "succeeded":
+                out[row.custom_id] = (sdks.anthropic_reply(result.message, self.schemas.get(row.custom_id)), None)
+            elif result.type == "errored":
+                error = getattr(result.error, "error", None)
+                out[row.custom_id] = (None, f"{getattr(error, 'type', 'error')}: {getattr(error, 'message', '')}")
+            elif result.type == "expired":
+                out[row.custom_id] = (None, "batch_expired: the request was not processed before the batch expired")
+            else:
+                out[row.custom_id] = (None, f"batch_{result.type}: the batch was cancelled before the request ran")
+        return out
+
+    async def cancel(self, provider_batch_id: str) -> str:
+        found = await self.client.messages.batches.cancel(provider_batch_id)
+        return {"canceling": "cancelling"}.get(found.processing_status, found.processing_status)
+
+
+def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches | AnthropicBatches:
+    """The batch API of a provider (one of BATCH_PROVIDERS), its client made from the environment."""
+    if provider not in BATCH_PROVIDERS:
+        raise EvalledgerError(f"no batch API for provider {provider!r} (batched: {', '.join(BATCH_PROVIDERS)})")
+    client = sdks.make_client(provider_config(provider, env), timeout_s)
+    return AnthropicBatches(client) if provider == "anthropic" else OpenAIBatches(client)
+
+
+def request_line(custom_id: str, req: JudgeRequest) -> dict:
+    """One request of a batch: the body an ordinary call would send (OpenAI's JSONL line, Anthropic's
+    params)."""
+    spec: ModelSpec = req.spec  # type: ignore[assignment]
+    if spec.provider == "anthropic":
+        return {"custom_id": custom_id,
+                "params": sdks.anthropic_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens,
+                                                 req.cache)}
+    body = sdks.openai_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens, req.temperature,
+                               req.cache)
+    return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body}
+
+
+# --- a run's batched calls ----------------------------------------------------------------------
+
+
+@dataclass
+class _Open:
+    batch_id: int
+    provider: str
+    attempt: int
+    provider_batch_id: str | None
+    status: str | None
+    requests: dict[str, JudgeRequest]  # by custom_id: what is unread
+    resumed: bool = False  # found in the ledger, written by an earlier runner
+    submitted_at: float = field(default_factory=time.monotonic)
+
+
+class BatchRun:
+    """A run's calls made through batches.
+
+    The suite gives the requests it still needs answered and says how each is named in the run
+    (item), and what it stores: on_submit(request, projected cost at the batch rates) writes its
+    started-call row (called inside the transaction that writes the batch; False from it leaves the
+    request out of the batch, unsent), store(call) its row for
+    a result (called inside the transaction that writes the request's outcome) and returns its
+    progress line. Panel.batch is how a suite's run makes one.
+    """
+
+    def __init__(self, ledger: Ledger, *, item: Callable[[JudgeRequest], str],
+                 on_submit: Callable[[JudgeRequest, Any], Any], store: Callable[[JudgeCall], str | None],
+                 say: Callable[[str], None], options: BatchOptions, timeout_s: float = 120.0,
+                 apis: dict[str, Any] | None = None, store_failures: bool = True) -> None:
+        self.ledger, self.item, self.on_submit, self.store, self.say = ledger, item, on_submit, store, say
+        # False: a failure that is retried is not stored as the suite's row (a suite whose rows take
+        # one reply per item: its retry's is the one stored), only as the request's outcome.
+        self.store_failures = store_failures
+        self.options, self.timeout_s = options, timeout_s
+        self.apis: dict[str, Any] = dict(apis or {})
+        self.counts = Counts()
+        self.failed: list[JudgeRequest] = []  # failed in a first batch: retried once
+
+    def api(self, provider: str) -> Any:
+        if provider not in self.apis:
+            self.apis[provider] = api_for(provider, self.timeout_s)
+        return self.apis[provider]
+
+    def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
+        """Resume the run's open batches, batch what is left, wait, store every result, retry what
+        failed once (in a batch, or left to the caller with --batch-fallback sync); return the
+        requests the caller is to make one by one (providers without a batch API, and the retries
+        with --batch-fallback sync)."""
+        by_item = {self.item(r): r for r in requests}
+        if len(by_item) != len(requests):
+            raise EvalledgerError("batch: two requests of one run share an item")
+        sync = [r for r in requests if r.spec.provider not in BATCH_PROVIDERS]  # type: ignore[union-attr]
+        try:
+            asyncio.run(self._run(by_item))
+        finally:
+            self.apis.clear()
+        if self.failed:
+            sync += self.failed
+        return sync
+
+    async def _run(self, by_item: dict[str, JudgeRequest]) -> None:
+        try:
+            opened = self._resume(by_item)
+            covered = {self.item(r) for b in opened for r in b.requests.values()}
+            todo = [r for item, r in by_item.items() if item not in covered
+                    and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
+            for provider in dict.fromkeys(r.spec.provider for r in todo):  # type: ignore[union-attr]
+                opened.append(self._write(provider, 1, [r for r in todo if r.spec.provider == provider]))  # type: ignore[union-attr]
+            await self._finish(opened)
+            if self.failed and self.options.fallback == "batch":
+                retry, self.failed = self.failed, []
+                for provider in dict.fromkeys(r.spec.provider for r in retry):  # type: ignore[union-attr]
+                    batch = self._write(provider, 2, [r for r in retry if r.spec.provider == provider])  # type: ignore[union-attr]
+                    self.say(f"batch {batch.batch_id}: retrying {len(batch.requests)} request(s) a batch failed or "
+                             "let expire")
+                    await self._finish([batch])
+                self.failed = []  # retried once: what failed again stays a provider_error
+        finally:
+            for api in self.apis.values():
+                await api.client.close()
+
+    def _resume(self, by_item: dict[str, JudgeRequest]) -> list[_Open]:
+        opened = []
+        for row in self.ledger.open_batches():
+            requests = {p["custom_id"]: by_item[p["item"]] for p in self.ledger.pending(row["batch_id"])
+                        if p["item"] in by_item}
+            if not requests:
+                continue
+            self.say(f"batch {row['batch_id']} ({row['provider']}"
+                     f"{', ' + row['provider_batch_id'] if row['provider_batch_id'] else ''}) was submitted earlier: "
+                     f"resuming it, {len(requests)} request(s) to read, nothing sent again")
+            opened.append(_Open(row["batch_id"], row["provider"], row["attempt"], row["provider_batch_id"],
+                                row["status"], requests, resumed=True))
+        return opened
+
+    def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
+        def submitted(r: JudgeRequest) -> Any:
+            return self.on_submit(r, money.estimate(r.spec, r.system, r.user, r.max_output_tokens, batch=True))
+
+        batch_id, kept = self.ledger.new_batch(provider, attempt, requests, self.item, submitted)
+        return _Open(batch_id, provider, attempt, None, None, kept)
+
+    async def _finish(self, batches: list[_Open]) -> None:
+        batches = [b for b in batches if b.requests]  # every request of it left out: nothing to send
+        for batch in batches:
+            await self._submit(batch)
+        await asyncio.gather(*(self._wait_and_read(b) for b in batches))
+
+    async def _submit(self, batch: _Open) -> None:
+        if batch.provider_batch_id is not None:
+            return
+        api = self.api(batch.provider)
+        # Written by a runner that died before it recorded the provider's id: created, or not?
+        found = await api.find(batch.batch_id) if batch.resumed else None
+        if found is None:
+            lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
+            found = await api.submit(batch.batch_id, lines)
+            self.counts.batch += len(lines)
+            self.say(f"batch {batch.batch_id}: {len(lines)} request(s) submitted to {batch.provider} as {found}")
+        else:
+            self.say(f"batch {batch.batch_id}: found submitted to {batch.provider} as {found}")
+        self.ledger.event(batch.batch_id, "submitted", found)
+        batch.provider_batch_id = found
+
+    async def _wait_and_read(self, batch: _Open) -> None:
+        api = self.api(batch.provider)
+        wait = POLL_FIRST_S
+        while True:
+            status, detail, found = await api.status(batch.provider_batch_id)
+            if status != batch.status:
+                self.ledger.event(batch.batch_id, status if status in _KNOWN else "in_progress", None, detail)
+                batch.status = status
+            if status in TERMINAL:
+                break
+            await asyncio.sleep(wait)
+            wait = min(self.options.poll_max_s, wait * 1.5)
+        if isinstance(api, AnthropicBatches):  # its tool's name is the schema's
+            api.schemas.update({custom_id: req.json_schema for custom_id, req in batch.requests.items()})
+        results = await api.results(found)
+        latency_ms = round((time.monotonic() - batch.submitted_at) * 1000)
+        for custom_id, req in batch.requests.items():
+            missing = custom_id not in results
+            reply, error = results.get(custom_id, (None, f"batch {status}: no result for the request"))
+            outcome = ("succeeded" if reply is not None
+                       else "expired" if (error or "").startswith("batch_expired") or (missing and status == "expired")
+                       else "cancelled" if missing and status == "cancelled" else "errored")
+            call = _call(req, reply, error, outcome, latency_ms)
+            retried = reply is None and batch.attempt == 1 and outcome != "cancelled"  # a cancel is not retried
+            with self.ledger.conn.transaction():
+                line = self.store(call) if self.store_failures or not retried else None
+                self.ledger.result(batch.batch_id, custom_id, outcome, error)
+            if line:
+                self.say(line)
+            if retried:
+                self.failed.append(req)
+        self.ledger.event(batch.batch_id, "ended", None, {"read": len(batch.requests)})
+
+
+_KNOWN = ("validating", "in_progress", "finalizing", "completed", "failed", "expired", "cancelling", "cancelled")
+
+
+def _call(req: JudgeRequest, reply: sdks.Reply | None, error: str | None, outcome: str, latency_ms: int) -> JudgeCall:
+    spec: ModelSpec = req.spec  # type: ignore[assignment]
+    call = JudgeCall(spec=spec, key=req.key, latency_ms=latency_ms, attempts=1, batch=True)
+    if reply is None:
+        call.error_kind = PROVIDER_ERROR
+        call.error_message = f"batch request {outcome}: {error}"[:300]
+    else:
+        call.text, call.parsed = reply.text, reply.parsed
+        call.input_tokens, call.output_tokens = reply.input_tokens, reply.output_tokens
+        call.cached_input_tokens, call.cache_write_tokens = reply.cached_input_tokens, reply.cache_write_tokens
+        call.structured = req.json_schema is not None
+    call.cost_usd = cost_of(spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
+                            call.cache_write_tokens, batch=True)
+    return call
+
+
+def cancel(conn: Any, batch_id: int, env: Any = None) -> tuple[str, str]:
+    """Ask the provider to cancel one of the ledger's batches, and record that it was asked:
+    (its provider id, the status the provider answered). What it did not answer is read as
+    cancelled by the run that resumes it, and not retried."""
+    from psycopg.rows import dict_row
+
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(QUERIES["list_batches"], {"open": None, "limit": None, "batch_id": batch_id}).fetchall()
+    if not rows:
+        raise EvalledgerError(f"no judge batch {batch_id} (evalledger batch list)")
+    row = rows[0]
+    if row["provider_batch_id"] is None:
+        raise EvalledgerError(f"batch {batch_id} was never submitted: nothing to cancel at {row['provider']}")
+    if row["status"] in TERMINAL + ("ended",):
+        raise EvalledgerError(f"batch {batch_id} is {row['status']} already: nothing to cancel")
+
+    async def ask() -> str:
+        api = api_for(row["provider"], env=env)
+        try:
+            return await api.cancel(row["provider_batch_id"])
+        finally:
+            await api.client.close()
+
+    status = asyncio.run(ask())
+    Ledger(conn, row["suite"], row["run"]).event(batch_id, "cancel_asked", None, {"provider_status": status})
+    return row["provider_batch_id"], status

@@ -1,0 +1,399 @@
+"""`--batch`: a run's judge calls through OpenAI's Batch API (the real openai SDK against the
+stand-in), recorded in the ledger before the runner waits, resumed by the same command after a
+kill, never submitted twice, failed and expired requests retried once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from decimal import Decimal
+
+from psycopg.types.json import Jsonb
+
+import pytest
+
+from tests.cli import SCRIPT, run_cli
+from tests.e2e.test_takes_quality_cli import CORPUS, count, tq, write_jsonl
+
+PANEL = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+
+
+@pytest.fixture
+def env(standin, dsn, tmp_path):
+    return {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+
+
+@pytest.fixture
+def corpus(env, tmp_path):
+    path = write_jsonl(tmp_path / "takes.jsonl", CORPUS)
+    assert run_cli("corpus", "load", str(path), env=env).code == 0
+    return path
+
+
+def batch_lines(standin, model="gpt-4o"):
+    """The stand-in's requests for a model that came as lines of a batch (no HTTP headers of their own)."""
+    return [r for r in standin.requests_for(model) if not r.headers]
+
+
+def sync_calls(standin, model="gpt-4o"):
+    return [r for r in standin.requests_for(model) if r.headers]
+
+
+def verdicts(admin, run_id):
+    return admin.execute(
+        "SELECT model, response_json, contributes, error_kind FROM eval_takes_quality_judge_verdicts "
+        "WHERE run_id = %s AND NOT call_started AND error_kind IS DISTINCT FROM 'provider_error' ORDER BY model",
+        (run_id,)).fetchall()
+
+
+def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corpus, standin, admin):
+    result, synced = tq(env, "--models", PANEL)
+    assert result.code == 0, result.err
+    assert synced["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
+    standin.batch_delay_s = 0.2
+    result, batched = tq(env, "--models", PANEL, "--batch", "--rerun")
+    assert result.code == 0, result.err
+    assert batched["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}
+    # One batch per provider with a batch API (OpenAI's, Anthropic's); Gemini's call made one by one.
+    assert len(standin.batch_creates) == 2
+    assert len(batch_lines(standin)) == 1 and len(batch_lines(standin, "claude-opus-4-7")) == 1
+    # The same stored replies, the same decision.
+    assert verdicts(admin, batched["run_id"]) == verdicts(admin, synced["run_id"])
+    for key in ("verdict", "scores", "overall_score", "successes_per_cycle", "verdictMessage"):
+        assert batched[key] == synced[key], key
+    # The batched call is billed at the batch rates (half of gpt-4o's list price), the others at list.
+    rates = admin.execute("SELECT r.id, v.price_input, v.price_output, v.cost_usd FROM eval_takes_quality_judge_verdicts v "
+                          "JOIN eval_takes_quality_runs r ON r.id = v.run_id WHERE v.model = 'openai:gpt-4o' "
+                          "AND NOT v.call_started ORDER BY r.id").fetchall()
+    (_, sync_in, sync_out, sync_cost), (_, batch_in, batch_out, batch_cost) = rates
+    assert (sync_in, sync_out, batch_in, batch_out) == (Decimal("2.5"), Decimal("10.0"), Decimal("1.25"), Decimal("5.0"))
+    assert batch_cost * 2 == sync_cost
+    anthropic = admin.execute("SELECT v.price_input, v.price_output FROM eval_takes_quality_judge_verdicts v "
+                              "WHERE v.model = 'anthropic:claude-opus-4-7' AND NOT v.call_started "
+                              "ORDER BY v.run_id").fetchall()
+    assert anthropic[1][0] * 2 == anthropic[0][0] and anthropic[1][1] * 2 == anthropic[0][1]
+    # The ledger has the batch, its request and outcome, and what the provider said of it.
+    assert admin.execute("SELECT b.provider, b.attempt, b.run_key, q.item, q.model, r.outcome "
+                         "FROM judge_batch b JOIN judge_batch_request q USING (batch_id) "
+                         "JOIN judge_batch_result r USING (batch_id, custom_id) ORDER BY b.batch_id").fetchall() == \
+        [("openai", 1, str(batched["run_id"]), "cycle 1 openai:gpt-4o", "openai:gpt-4o", "succeeded"),
+         ("anthropic", 1, str(batched["run_id"]), "cycle 1 anthropic:claude-opus-4-7", "anthropic:claude-opus-4-7",
+          "succeeded")]
+    statuses = [s for (s,) in admin.execute("SELECT status FROM judge_batch_event ORDER BY event_id")]
+    assert statuses[0] == "submitted" and "completed" in statuses and statuses[-1] == "ended"
+
+
+def test_failed_and_expired_requests_are_retried_once_in_the_next_batch(env, corpus, standin, admin):
+    standin.batch_fail["gpt-4o"] = 1
+    standin.batch_expire["gpt-4o-mini"] = 1
+    standin.batch_fail["claude-opus-4-7"] = 1
+    models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+    result, receipt = tq(env, "--models", models, "--batch")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True and receipt["successes_per_cycle"] == [4]
+    assert len(standin.batch_creates) == 4  # each provider's first, and the retry of its failures
+    assert receipt["calls"] == {"sync": 1, "batch": 6, "cached_input_tokens": 0}
+    assert sorted(admin.execute("SELECT q.model, b.attempt, r.outcome FROM judge_batch b JOIN judge_batch_request q "
+                                "USING (batch_id) JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
+        ("anthropic:claude-opus-4-7", 1, "errored"), ("anthropic:claude-opus-4-7", 2, "succeeded"),
+        ("openai:gpt-4o", 1, "errored"), ("openai:gpt-4o", 2, "succeeded"),
+        ("openai:gpt-4o-mini", 1, "expired"), ("openai:gpt-4o-mini", 2, "succeeded")]
+
+
+def test_a_request_failing_twice_is_retried_once_and_the_run_stays_open(env, corpus, standin, admin):
+    standin.batch_fail["gpt-4o"] = 5
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 2 or receipt["final"] is False, result.err
+    assert receipt["final"] is False
+    assert len(standin.batch_creates) == 3  # OpenAI's, Anthropic's, OpenAI's retry
+    # The same command again: a new batch for the call still without an answer, and the run is final.
+    standin.batch_fail.clear()
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert receipt["final"] is True and len(standin.batch_creates) == 4
+
+
+def test_batch_fallback_sync_calls_only_what_the_batch_failed(env, corpus, standin, admin):
+    standin.batch_expire["gpt-4o"] = 1
+    models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+    result, receipt = tq(env, "--models", models, "--batch", "--batch-fallback", "sync")
+    assert result.code == 0, result.err
+    assert len(standin.batch_creates) == 2
+    assert len(sync_calls(standin, "gpt-4o")) == 1 and sync_calls(standin, "gpt-4o-mini") == []
+    assert len(batch_lines(standin, "gpt-4o-mini")) == 1
+    assert receipt["calls"] == {"sync": 2, "batch": 3, "cached_input_tokens": 0}
+
+
+# --- a runner killed: the same command resumes the same batch --------------------------------------
+
+
+def _kill_when(env, until, what):
+    proc = subprocess.Popen([str(SCRIPT), "run", "takes-quality", "--seed", "11", "--json", "--models", PANEL,
+                             "--batch"], env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not until():
+            assert time.monotonic() < deadline, f"never {what}"
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _resumed_once(env, standin, admin):
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True
+    assert len(standin.batch_creates) == 2  # one submission of each provider's batch
+    for model in ("gpt-4o", "claude-opus-4-7"):  # one request per item
+        assert len(batch_lines(standin, model)) == 1 and sync_calls(standin, model) == []
+    assert receipt["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}
+    # The cost counted once: the answers' costs, no estimate of a started call beside them.
+    answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started")
+    assert receipt["cost_usd"] == pytest.approx(float(answered), abs=0)
+    assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = 'openai:gpt-4o' AND NOT call_started") == 1
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 2
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2
+
+
+@pytest.mark.processes
+def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(env, corpus, standin, admin):
+    hold = threading.Event()
+    standin.batch_hold_create = hold  # the provider has the batch; the runner never hears its id
+    try:
+        _kill_when(env, lambda: standin.batch_creates, "submitted")
+    finally:
+        hold.set()
+    assert count(admin, "SELECT count(*) FROM judge_batch_event") == 0
+    standin.batch_hold_create = None
+    _resumed_once(env, standin, admin)
+
+
+@pytest.mark.processes
+def test_killed_while_polling_the_next_command_resumes_the_batch(env, corpus, standin, admin):
+    standin.batch_delay_s = 3
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
+               "recorded both submissions")
+    standin.batch_delay_s = 0
+    _resumed_once(env, standin, admin)
+
+
+@pytest.mark.processes
+def test_killed_while_reading_results_the_next_command_reads_them_once(env, corpus, standin, admin):
+    hold = threading.Event()
+    standin.batch_hold_content = hold
+    try:
+        _kill_when(env, lambda: standin.batch_content_reads, "read the results")
+    finally:
+        hold.set()
+    standin.batch_hold_content = None
+    _resumed_once(env, standin, admin)
+
+
+# --- evalledger batch list | status | cancel -------------------------------------------------------
+
+
+def test_batch_list_and_status_read_the_ledger(env, corpus, standin, admin):
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 0, result.err
+    listed = run_cli("batch", "list", "--format", "json", env=env)
+    assert listed.code == 0, listed.err
+    rows = __import__("json").loads(listed.out)["rows"]
+    assert [(r["batch_id"], r["suite"], r["run"], r["provider"], r["status"], r["requests"], r["succeeded"], r["failed"])
+            for r in rows] == [(2, "takes-quality", str(receipt["run_id"]), "anthropic", "ended", 1, 1, 0),
+                               (1, "takes-quality", str(receipt["run_id"]), "openai", "ended", 1, 1, 0)]
+    assert rows[1]["provider_batch_id"] == standin.batch_creates[0]
+    assert run_cli("batch", "list", "--open", "-q", env=env).out == ""
+    shown = run_cli("batch", "status", "1", env=env)
+    assert shown.code == 0, shown.err
+    assert "submitted" in shown.out and "cycle 1 openai:gpt-4o  succeeded" in shown.out
+    refused = run_cli("batch", "cancel", "1", env=env)
+    assert refused.code == 3 and refused.err.strip() == "evalledger: error: batch 1 is ended already: nothing to cancel"
+    missing = run_cli("batch", "status", "9", env=env)
+    assert missing.code == 3 and "no judge batch 9" in missing.err
+
+
+@pytest.mark.processes
+def test_a_cancelled_batch_is_read_as_cancelled_and_not_retried(env, corpus, standin, admin):
+    standin.batch_delay_s = 60
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
+               "recorded both submissions")
+    assert run_cli("batch", "list", "--open", "-q", env=env).out == "2\n1\n"
+    cancelled = run_cli("batch", "cancel", "1", env=env)
+    assert cancelled.code == 0, cancelled.err
+    assert cancelled.out == f"batch 1 ({standin.batch_creates[0]}): cancel asked, the provider says cancelled\n"
+    assert run_cli("batch", "cancel", "2", env=env).code == 0  # Anthropic's
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert receipt["final"] is False and len(standin.batch_creates) == 2  # read as cancelled, not retried
+    assert admin.execute("SELECT outcome FROM judge_batch_result").fetchall() == [("cancelled",), ("cancelled",)]
+    standin.batch_delay_s = 0
+    result, receipt = tq(env, "--models", PANEL, "--batch")  # the same command again judges it anew
+    assert receipt["final"] is True and len(standin.batch_creates) == 4
+
+
+# --- run work-quality --batch --------------------------------------------------------------------
+
+
+def test_a_batched_work_quality_run_stores_what_the_synchronous_run_stores(standin, dsn, tmp_path, admin):
+    from tests.e2e.test_work_quality_cli import Judges, wq
+
+    Judges(standin)
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    wq_env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+              "EVALLEDGER_WORK_QUALITY_MODELS": None}
+    synced = wq(wq_env, work, "--run-id", "r-sync", "--json")
+    assert synced.exit_code == 0, synced.output
+    standin.batch_delay_s = 0.2
+    batched = wq(wq_env, work, "--run-id", "r-batch", "--batch", "--json")
+    assert batched.exit_code == 0, batched.output
+    assert len(standin.batch_creates) == 2 and len(batch_lines(standin)) == 1
+    rows = admin.execute("SELECT s.run_id, v.model, v.response_json, v.price_input FROM eval_work_quality_judge_verdicts v "
+                         "JOIN eval_work_quality_snapshots s USING (snapshot_id) WHERE NOT v.call_started "
+                         "ORDER BY v.model, s.run_id").fetchall()
+    by_model = {}
+    for run_id, model, response, price in rows:
+        by_model.setdefault(model, {})[run_id] = (response, price)
+    assert by_model["openai:gpt-4o"]["r-batch"][0] == by_model["openai:gpt-4o"]["r-sync"][0]
+    assert by_model["openai:gpt-4o"]["r-batch"][1] * 2 == by_model["openai:gpt-4o"]["r-sync"][1]
+    assert admin.execute("SELECT b.suite, q.item FROM judge_batch b JOIN judge_batch_request q USING (batch_id) "
+                         "ORDER BY b.batch_id").fetchall() == [("work-quality", "openai:gpt-4o"),
+                                                               ("work-quality", "anthropic:claude-opus-4-7")]
+
+
+def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
+    from tests.e2e.test_work_quality_cli import Judges, wq
+
+    Judges(standin)
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    wq_env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+              "EVALLEDGER_WORK_QUALITY_MODELS": None}
+    gated = wq(wq_env, work, "--run-id", "r-gate", "--batch", "auto", "--gate")
+    assert gated.exit_code == 0, gated.output
+    assert standin.batch_creates == []
+    auto = wq(wq_env, work, "--run-id", "r-auto", "--batch", "auto")
+    assert auto.exit_code == 0, auto.output
+    assert len(standin.batch_creates) == 2
+
+
+# --- run brain-eval --batch: the judges' drafts -------------------------------------------------
+
+
+def _harness(env, tmp_path):
+    """The demo catalog loaded, AGT-902 registered with the demo levers, a folder of views."""
+    from tests.e2e import test_harness_cli as h
+
+    demo_file = tmp_path / "catalog.json"
+    demo_file.write_text(h.DEMO_TEXT)
+    assert run_cli("catalog", "load", str(demo_file), env=env).code == 0
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(h.BRAIN_PROMPT)
+    levers = [arg for lever in h.DEMO_LEVERS for arg in ("--lever", lever)]
+    assert run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
+                   *levers, env=env).code == 0
+    views = tmp_path / "views"
+    views.mkdir()
+    (views / "accounts.sql").write_text(h.VIEW_FILE)
+    return views
+
+
+ANSWER = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [],
+          "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
+                      "confidence": "high"}]}
+DRAFT = {"total_claims": 1, "unsupported_claims": [], "diagnosis_accuracy": 1, "staleness_recognised": None,
+         "notes": "Fine."}
+
+
+def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(standin, dsn, reviewers, tmp_path,
+                                                                            monkeypatch, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {"DATABASE_URL": dsn}
+    views = _harness(env, tmp_path)
+    standin.install_env(monkeypatch)
+    answer = {"narrative": "EMEA is at 71% of plan.", "proposed_actions": [],
+              "claims": [{"text": "attainment 71%", "numerical": True, "source_ids": ["quota_attainment_emea"],
+                          "confidence": "high"}]}
+    draft = {"total_claims": 1, "unsupported_claims": [], "diagnosis_accuracy": 1, "staleness_recognised": None,
+             "notes": "Fine."}
+    standin.responder = lambda model, system, user: answer if model == "claude-sonnet-4-6" else draft
+    standin.batch_fail["gpt-4o"] = 1  # one draft failed by the batch: retried once, stored once
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch"), env=env)
+    assert done.code == 0, done.err
+    assert "suggestions: 6 drafted by 3 judges; 6 asked now" in done.out, done.out
+    # OpenAI's and Anthropic's drafts came as batch lines (OpenAI's twice for the failed one), Gemini's one by one.
+    assert len(standin.batch_creates) == 3
+    assert len(batch_lines(standin, "gpt-4o")) == 2 and sync_calls(standin, "gpt-4o") == []
+    assert len(batch_lines(standin, "claude-opus-4-7")) == 2 and len(sync_calls(standin, "gemini-1.5-pro")) == 2
+    rows = admin.execute("SELECT model, count(*), bool_and(contributes), min(price_input), max(price_input) "
+                         "FROM brain_eval_judge_suggestion GROUP BY model ORDER BY model").fetchall()
+    assert rows == [("anthropic:claude-opus-4-7", 2, True, Decimal("2.5"), Decimal("2.5")),
+                    ("google:gemini-1.5-pro", 2, True, Decimal("1.25"), Decimal("1.25")),
+                    ("openai:gpt-4o", 2, True, Decimal("1.25"), Decimal("1.25"))]
+    assert sorted(admin.execute("SELECT q.model, r.outcome FROM judge_batch b JOIN judge_batch_request q USING "
+                                "(batch_id) JOIN judge_batch_result r USING (batch_id, custom_id) "
+                                "WHERE b.suite = 'brain-eval'").fetchall()) == sorted(
+        [("anthropic:claude-opus-4-7", "succeeded")] * 2 + [("openai:gpt-4o", "errored")]
+        + [("openai:gpt-4o", "succeeded")] * 2)
+
+
+def test_batch_auto_batches_only_a_run_whose_deadline_outlasts_the_window(env, corpus, standin, admin):
+    result, receipt = tq(env, "--models", PANEL, "--batch", "auto")
+    assert result.code == 0, result.err
+    assert receipt["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}  # 14 days to its deadline
+    # A rubric whose open runs are abandoned after a day: a batch (24 hours) could outlive the run.
+    definition = admin.execute("SELECT definition FROM rubric "
+                               "WHERE rubric_id = active_rubric_v1('takes-quality')").fetchone()[0]
+    admin.execute("SET ROLE evalledger_owner")
+    admin.execute("INSERT INTO rubric (suite, version, definition) VALUES ('takes-quality', 'v1.9', %s)",
+                  (Jsonb({**definition, "version": "v1.9", "open_run_days": 1}),))
+    admin.execute("RESET ROLE")
+    admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'a day' "
+                  "FROM rubric WHERE suite = 'takes-quality' AND version = 'v1.9'")
+    result, receipt = tq(env, "--models", PANEL, "--batch", "auto", "--rubric-version", "v1.9")
+    assert result.code == 0, result.err
+    assert receipt["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 2
+
+
+@pytest.mark.processes
+def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(standin, dsn, reviewers, tmp_path,
+                                                                              admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == "claude-sonnet-4-6" else DRAFT
+    standin.batch_delay_s = 4
+    args = h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch")
+    proc = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **env}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") < 2:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion WHERE model <> 'google:gemini-1.5-pro'") == 0
+    done = run_cli(*args, env=env)
+    assert done.code == 0, done.err
+    assert "(resumed)" in done.out and "suggestions: 6 drafted by 3 judges" in done.out, done.out
+    assert len(standin.batch_creates) == 2  # each provider's batch submitted once
+    for model in ("gpt-4o", "claude-opus-4-7"):  # one request per draft
+        assert len(batch_lines(standin, model)) == 2 and sync_calls(standin, model) == []
+    assert len(standin.requests_for("claude-sonnet-4-6")) == 2  # no question asked twice
+    assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model)) FROM brain_eval_judge_suggestion"
+                         ).fetchone() == (6, 6)
