@@ -397,3 +397,24 @@ def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(s
     assert len(standin.requests_for("claude-sonnet-4-6")) == 2  # no question asked twice
     assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model)) FROM brain_eval_judge_suggestion"
                          ).fetchone() == (6, 6)
+
+
+def test_each_repeat_is_a_request_of_the_batch_and_a_numbered_verdict(env, corpus, standin, admin):
+    """--batch with --repeats 2: each judge's two repeats are two requests of its provider's batch,
+    each stored as its own numbered verdict row at the batch rates; the receipt counts them."""
+    standin.batch_delay_s = 0.1
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--repeats", "2")
+    assert result.code == 0, result.err
+    assert receipt["calls"] == {"sync": 2, "batch": 4, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 2
+    assert len(batch_lines(standin)) == 2 and len(batch_lines(standin, "claude-opus-4-7")) == 2
+    assert sorted(admin.execute("SELECT q.item, r.outcome FROM judge_batch_request q "
+                                "JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
+        ("cycle 1 anthropic:claude-opus-4-7", "succeeded"), ("cycle 1 anthropic:claude-opus-4-7 repeat 2", "succeeded"),
+        ("cycle 1 openai:gpt-4o", "succeeded"), ("cycle 1 openai:gpt-4o repeat 2", "succeeded")]
+    rows = admin.execute("SELECT model, repeat_no, price_input FROM eval_takes_quality_judge_verdicts "
+                         "WHERE run_id = %s AND NOT call_started ORDER BY model, repeat_no",
+                         (receipt["run_id"],)).fetchall()
+    assert [(m, r) for m, r, _ in rows] == [(m, r) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro",
+                                                             "openai:gpt-4o") for r in (1, 2)]
+    assert {p for m, _, p in rows if m == "openai:gpt-4o"} == {Decimal("1.25")}
