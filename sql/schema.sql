@@ -243,6 +243,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_intervals_v1.sql
 \ir takes_quality/takes_quality_intervals_v1.sql
 \ir work_quality/work_quality_intervals_v1.sql
+\ir core/plan_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql

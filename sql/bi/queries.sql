@@ -378,3 +378,10 @@ SELECT (SELECT ledger_id FROM evalledger.ledger_identity) AS ledger_id,
        (SELECT count(*) FROM evalledger.ledger_journal j WHERE j.entry_id > coalesce(b.last_entry_id, 0)) AS unsealed
   FROM (SELECT 1) one
   LEFT JOIN LATERAL (SELECT * FROM evalledger.ledger_block ORDER BY block_id DESC LIMIT 1) b ON true;
+
+-- -- `evalledger plan` (bi/cli.py, bi/plan.py) ---------------------------------------------------
+
+-- name: plan
+-- Each suite's subject and measure with what the next run can detect at 80 per cent power, its regression threshold and the units a chosen drop needs (plan_v1, from the interval views as this reader may read them).
+SELECT suite, subject, measure, runs, n, sd, mde, threshold, detectable, effect, needed_n
+  FROM evalledger.plan_v1(%(suite)s, %(runs)s, %(effect)s);
