@@ -26,6 +26,11 @@ most_failing_questions_v1 (the RevOps panel issue 22 measured at 10.8x) and two 
 read whole (stale_fixture_pass_rate_v2, cost_per_run_v1), which list every run and so grow with
 them by nature.
 
+Error bars (issue 36): the trend panel with its error bars (its runs' intervals read from
+brain_eval_intervals_v1, as the dashboards read them: panel_trend, then panel_trend_intervals for
+the runs it listed) against the same panel without them, as each role, at both sizes, the two
+timed in turn; the aim is at most 1.25x.
+
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
 inlined by PostgreSQL, so its body is explained with the filters substituted (what its plan runs).
 
@@ -250,10 +255,11 @@ def completions(dsn: str, admin: psycopg.Connection, size: int, setup: dict, cou
     alone (brain_eval_by_month_add_v1 for an already completed run, in a session of its own, rolled
     back): what completion pays for the panels, at this much history."""
     first = 10 * size + 1  # past every size loaded later (n * 7919 stays an integer)
-    load(admin, first, first + count - 1, setup, complete=False)
-    runs = [r[0] for r in admin.execute("SELECT eval_run_id FROM evalledger.brain_eval_log WHERE completed_at IS NULL")]
     whole, part = [], []
-    for run in runs:
+    for n in range(first, first + count):
+        # One at a time: one run of a brain, prompt and catalog is open at a time (docs/guards.md, section 31).
+        load(admin, n, n, setup, complete=False)
+        run = admin.execute("SELECT eval_run_id FROM evalledger.brain_eval_log WHERE completed_at IS NULL").fetchone()[0]
         with psycopg.connect(dsn, autocommit=True) as conn:
             start = time.perf_counter()
             conn.execute("UPDATE evalledger.brain_eval_log SET completed_at = now() WHERE eval_run_id = %s", (run,))
@@ -294,6 +300,31 @@ def paired(small: psycopg.Connection, large: psycopg.Connection, role: str, quer
         a.append(sample(small, role, queries))
         b.append(sample(large, role, queries))
     return a, b
+
+
+def trend_with_bars(conn: psycopg.Connection, role: str, params: dict, bars: bool) -> float:
+    """Milliseconds of reading the trend panel as role, with its error bars (the intervals of the runs
+    it shows, a second query) or without."""
+    act_as(conn, role)
+    try:
+        start = time.perf_counter()
+        rows = conn.execute(QUERIES["panel_trend"], params, prepare=False).fetchall()
+        if bars:
+            conn.execute(QUERIES["panel_trend_intervals"], {"run_ids": [r[2] for r in rows]}, prepare=False).fetchall()
+        return (time.perf_counter() - start) * 1000
+    finally:
+        conn.execute("RESET ROLE")
+
+
+def error_bars(conn: psycopg.Connection, role: str, params: dict, repeat: int) -> tuple[list[float], list[float]]:
+    """The trend panel without and with its error bars, timed in turn repeat times after a warm-up."""
+    trend_with_bars(conn, role, params, False)
+    trend_with_bars(conn, role, params, True)
+    without, with_ = [], []
+    for _ in range(repeat):
+        without.append(trend_with_bars(conn, role, params, False))
+        with_.append(trend_with_bars(conn, role, params, True))
+    return without, with_
 
 
 _CALL = re.compile(r"evalledger\.(\w+)\(([^()]*)\)")
@@ -373,6 +404,8 @@ def main() -> None:
                     plan_of(large, name, QUERIES[q], filters["all"]))})
         for label, (query, params) in DOCUMENTED.items():
             plans[("auditor", label)] = indexes_in(plan_of(large, roles["auditor"], query, params))
+        bars = {(role, n): error_bars(conn, name, filters["all"], args.repeat)
+                for role, name in roles.items() for n, conn in ((small_n, small), (large_n, large))}
 
     print(f"\npanels: PostgreSQL {version}; each panel's queries as the dashboards run them, timed on a "
           f"{small_n}-run and a {large_n}-run ledger in turn, {args.repeat} times each; ms: fastest and median")
@@ -394,6 +427,14 @@ def main() -> None:
                   f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
     print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
           f"(aim: at most 1.5)")
+    print(f"\nthe trend panel with its error bars (brain_eval_intervals_v1) against the same panel without them, "
+          f"{args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
+    worst_bars = 0.0
+    for (role, n), (without, with_) in bars.items():
+        ratio = statistics.median(with_) / statistics.median(without)
+        worst_bars = max(worst_bars, ratio)
+        print(f"  as {role:<9}{n:>7} runs{statistics.median(without):>10.2f}{statistics.median(with_):>10.2f}{ratio:>7.2f}")
+    print(f"worst error-bar ratio: {worst_bars:.2f} (aim: at most 1.25)")
     print("by-month backfill of every loaded run at once: " +
           ", ".join(f"{n} runs {backfills[n]:.1f} s" for n in (small_n, large_n)))
     print("completing one run, each in a session of its own (median ms): " + "; ".join(

@@ -50,6 +50,7 @@ def run(conn: psycopg.Connection, run_id: UUID) -> dict:
     names = reviewer_names(conn)
     return {"run": found, "reviewer": names.get(found["reviewer_user_id"]),
             "criteria": dicts(conn, QUERIES["drill_criteria"], params),
+            "intervals": dicts(conn, QUERIES["drill_intervals"], params) if found["completed_at"] else [],
             "sign_offs": dicts(conn, QUERIES["drill_sign_offs"], params),
             "questions": dicts(conn, QUERIES["drill_questions"], params),
             "agreement": agreement.of_run(conn, run_id) if found["completed_at"] else [], "names": names}
