@@ -164,3 +164,32 @@ def test_a_reviewer_without_a_completed_run_is_told_why_the_panels_are_empty(led
 def admin_module(web_admin):
     return web_admin
 
+
+
+def test_prompt_drift_and_agreement_legends_fit_however_long(browser, tmp_path):
+    """The charts of "Prompt drift" and "Judges against reviewers" with every state and long judge
+    names: each key and legend wraps inside the chart, and two judges' points at the same value are
+    both seen, at 1366 and 390 px."""
+    from evalledger.bi import charts, panels, render
+
+    months = [f"2026-{m:02d}" for m in range(1, 13)]
+    cells = {(r, c): ((r + c) % 3, ("same", "DRIFT", "—")[(r + c) % 3], {}) for r in range(2) for c in range(12)}
+    drift = charts.grid_chart("drift-chart", "Prompt drift by month", "test", ["AGT-901", "AGT-902"], months, cells,
+                              panels.DRIFT_STATES, width=700)
+    judges = [f"{j} (AGT-90{b})" for j in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o")
+              for b in (1, 2)]
+    series = [charts.Series(name, [charts.Point(q, 1.0, f"{name} {q}") for q in range(3)]) for name in judges]
+    agreement = charts.line_chart("agreement-unsupported", "Unsupported claims: Cohen's kappa (bins 0/1/2+)", "test",
+                                  ["2026-Q2", "2026-Q3", "2026-Q4"], series, y_min=-1, y_max=1,
+                                  lines=[charts.Line(0, "chance (0)")], width=420, height=200)
+    page = tmp_path / "charts.html"
+    page.write_text(f"<!doctype html><html><head><meta name='viewport' content='width=device-width'>"
+                    f"<style>{render.stylesheet()}</style></head><body><main><section class='panel'>"
+                    f"<div class='charts charts-1'><figure>{drift}</figure></div>"
+                    f"<div class='charts charts-2'><figure>{agreement}</figure><figure>{agreement}</figure></div>"
+                    f"</section></main></body></html>")
+    browser.get(page.as_uri())
+    assert len(browser.find_elements(By.CSS_SELECTOR, "g.key")) == 3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "g.legend")) == 2 * len(judges)
+    for width in (1366, 390):
+        assert measured(browser, width) == CLEAN, width
