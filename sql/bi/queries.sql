@@ -350,6 +350,14 @@ SELECT q.eval_run_id, l.brain_under_test, l.question_catalog_version, l.started_
  ORDER BY q.created_at DESC
  LIMIT 50;
 
+-- name: takes_intervals
+-- A completed takes-quality run's dimensions and overall, each with its 95 per cent interval over the deciding cycle's judges (takes_quality_intervals_v1).
+SELECT dimension, estimate, stderr, ci95_lo, ci95_hi, judges FROM evalledger.takes_quality_intervals_v1 WHERE run_id = %(run_id)s;
+
+-- name: work_intervals
+-- A completed work-quality snapshot's dimensions, each with its 95 per cent interval over the judges (work_quality_intervals_v1).
+SELECT dimension, estimate, stderr, ci95_lo, ci95_hi, judges FROM evalledger.work_quality_intervals_v1 WHERE snapshot_id = %(snapshot_id)s;
+
 -- name: takes_run
 -- One completed or open takes-quality run as the reader sees it, with its rubric epoch, receipt and state (takes_quality_run_state_v1: an open run past its deadline is abandoned, verdict fail).
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.rubric_sha8, r.corpus_source,

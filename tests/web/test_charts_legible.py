@@ -147,6 +147,17 @@ def test_a_runs_page_shows_each_aggregates_interval(ledger, browser, admin_modul
         cells = row.find_elements(By.TAG_NAME, "td")
         assert cells[1].text == f"{estimate:.4f}" and cells[1].get_attribute("title") == str(estimate)
         assert cells[2].text == f"{lo:.4f} – {hi:.4f}"
+    # A takes-quality run's page: each dimension's interval over the judges, the exact bounds its title.
+    takes = admin_module.execute("SELECT max(run_id) FROM evalledger.takes_quality_intervals_v1").fetchone()[0]
+    browser.get(f"{ledger.base}/read/takes-quality/{takes}")
+    stored = {r[0]: (r[1], r[2]) for r in admin_module.execute(
+        "SELECT dimension, ci95_lo, ci95_hi FROM evalledger.takes_quality_intervals_v1 WHERE run_id = %s", (takes,))}
+    rows = browser.find_elements(By.CSS_SELECTOR, "#dimensions tbody tr")
+    assert {r.get_attribute("data-key") for r in rows} == set(stored) - {"overall"}
+    for row in rows:
+        lo, hi = stored[row.get_attribute("data-key")]
+        cell = row.find_elements(By.TAG_NAME, "td")[2]
+        assert cell.text == f"{lo:.2f} – {hi:.2f}" and cell.get_attribute("title") == f"{lo} – {hi}"
 
 
 def test_a_reviewer_without_a_completed_run_is_told_why_the_panels_are_empty(ledger, browser):
