@@ -361,6 +361,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000", help="the two run counts to compare, smaller first")
     parser.add_argument("--repeat", type=int, default=15, help="timed reads per panel, role and size")
+    parser.add_argument("--error-bars-only", action="store_true",
+                        help="time only the trend panel with and without its error bars (no completions, no other panel)")
     args = parser.parse_args()
     small_n, large_n = (int(s) for s in args.sizes.split(","))
     roles = {"auditor": "evalledger_auditor", "revops": "evalledger_revops", "reviewer": REVIEWERS[0]}
@@ -382,9 +384,10 @@ def main() -> None:
                                   "brain_eval_questions_by_month", "brain_eval_agreement_by_month")}
             print(f"  {n} runs loaded in {time.perf_counter() - start:.0f} s: " +
                   ", ".join(f"{t} {c}" for t, c in sizes[n].items()), flush=True)
-            costs[n] = completions(dsn, conn, n, setup)
+            if not args.error_bars_only:
+                costs[n] = completions(dsn, conn, n, setup)
         results, plans = {}, {}
-        for role, name in roles.items():
+        for role, name in roles.items() if not args.error_bars_only else ():
             for fname, params in filters.items():
                 for panel, names in PANELS.items():
                     if role == "reviewer" and panel in NOT_FOR_REVIEWERS:
@@ -402,33 +405,34 @@ def main() -> None:
                     continue
                 plans[(role, panel)] = sorted({i for q in names for i in indexes_in(
                     plan_of(large, name, QUERIES[q], filters["all"]))})
-        for label, (query, params) in DOCUMENTED.items():
+        for label, (query, params) in DOCUMENTED.items() if not args.error_bars_only else ():
             plans[("auditor", label)] = indexes_in(plan_of(large, roles["auditor"], query, params))
         bars = {(role, n): error_bars(conn, name, filters["all"], args.repeat)
                 for role, name in roles.items() for n, conn in ((small_n, small), (large_n, large))}
 
-    print(f"\npanels: PostgreSQL {version}; each panel's queries as the dashboards run them, timed on a "
-          f"{small_n}-run and a {large_n}-run ledger in turn, {args.repeat} times each; ms: fastest and median")
-    worst = 0.0
-    for role in roles:
-        print(f"\nas {role}")
-        print(f"  {'panel':<44}{'filter':>8}{'fastest':>10}{'':>9}{'ratio':>7}{'median':>10}{'':>9}{'ratio':>7}  "
-              f"indexes in the plan (seed 002's numbered)")
-        print(f"  {'':<44}{'':>8}{small_n:>10}{large_n:>9}{'':>7}{small_n:>10}{large_n:>9}")
-        for (r, fname, panel), (a, b) in results.items():
-            if r != role:
-                continue
-            fast = min(b) / min(a)
-            middle = statistics.median(b) / statistics.median(a)
-            if panel in PANELS:
-                worst = max(worst, fast)
-            used = ", ".join(plans.get((r, panel), [])) if fname == "all" else ""
-            print(f"  {panel:<44}{fname:>8}{min(a):>10.2f}{min(b):>9.2f}{fast:>7.2f}"
-                  f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
-    print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
-          f"(aim: at most 1.5)")
-    print(f"\nthe trend panel with its error bars (brain_eval_intervals_v1) against the same panel without them, "
-          f"{args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
+    if not args.error_bars_only:
+        print(f"\npanels: PostgreSQL {version}; each panel's queries as the dashboards run them, timed on a "
+              f"{small_n}-run and a {large_n}-run ledger in turn, {args.repeat} times each; ms: fastest and median")
+        worst = 0.0
+        for role in roles:
+            print(f"\nas {role}")
+            print(f"  {'panel':<44}{'filter':>8}{'fastest':>10}{'':>9}{'ratio':>7}{'median':>10}{'':>9}{'ratio':>7}  "
+                  f"indexes in the plan (seed 002's numbered)")
+            print(f"  {'':<44}{'':>8}{small_n:>10}{large_n:>9}{'':>7}{small_n:>10}{large_n:>9}")
+            for (r, fname, panel), (a, b) in results.items():
+                if r != role:
+                    continue
+                fast = min(b) / min(a)
+                middle = statistics.median(b) / statistics.median(a)
+                if panel in PANELS:
+                    worst = max(worst, fast)
+                used = ", ".join(plans.get((r, panel), [])) if fname == "all" else ""
+                print(f"  {panel:<44}{fname:>8}{min(a):>10.2f}{min(b):>9.2f}{fast:>7.2f}"
+                      f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
+        print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
+              f"(aim: at most 1.5)")
+    print(f"\nthe trend panel with its error bars (brain_eval_intervals_v1) against the same panel without them "
+          f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
     worst_bars = 0.0
     for (role, n), (without, with_) in bars.items():
         ratio = statistics.median(with_) / statistics.median(without)
@@ -437,9 +441,10 @@ def main() -> None:
     print(f"worst error-bar ratio: {worst_bars:.2f} (aim: at most 1.25)")
     print("by-month backfill of every loaded run at once: " +
           ", ".join(f"{n} runs {backfills[n]:.1f} s" for n in (small_n, large_n)))
-    print("completing one run, each in a session of its own (median ms): " + "; ".join(
-        f"with {n} runs of history: the whole completion {costs[n][0]:.1f}, of which the by-month tables "
-        f"{costs[n][1]:.1f}" for n in (small_n, large_n)))
+    if costs:
+        print("completing one run, each in a session of its own (median ms): " + "; ".join(
+            f"with {n} runs of history: the whole completion {costs[n][0]:.1f}, of which the by-month tables "
+            f"{costs[n][1]:.1f}" for n in (small_n, large_n)))
 
 
 def prepare(admin: psycopg.Connection) -> dict:
