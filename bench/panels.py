@@ -26,6 +26,11 @@ most_failing_questions_v1 (the RevOps panel issue 22 measured at 10.8x) and two 
 read whole (stale_fixture_pass_rate_v2, cost_per_run_v1), which list every run and so grow with
 them by nature.
 
+Error bars (issue 36): the trend panel with its error bars (its runs' intervals read from
+brain_eval_intervals_v1, as the dashboards read them: panel_trend, then panel_trend_intervals for
+the runs it listed) against the same panel without them, as each role, at both sizes, the two
+timed in turn; the aim is at most 1.25x.
+
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
 inlined by PostgreSQL, so its body is explained with the filters substituted (what its plan runs).
 
@@ -250,10 +255,11 @@ def completions(dsn: str, admin: psycopg.Connection, size: int, setup: dict, cou
     alone (brain_eval_by_month_add_v1 for an already completed run, in a session of its own, rolled
     back): what completion pays for the panels, at this much history."""
     first = 10 * size + 1  # past every size loaded later (n * 7919 stays an integer)
-    load(admin, first, first + count - 1, setup, complete=False)
-    runs = [r[0] for r in admin.execute("SELECT eval_run_id FROM evalledger.brain_eval_log WHERE completed_at IS NULL")]
     whole, part = [], []
-    for run in runs:
+    for n in range(first, first + count):
+        # One at a time: one run of a brain, prompt and catalog is open at a time (docs/guards.md, section 31).
+        load(admin, n, n, setup, complete=False)
+        run = admin.execute("SELECT eval_run_id FROM evalledger.brain_eval_log WHERE completed_at IS NULL").fetchone()[0]
         with psycopg.connect(dsn, autocommit=True) as conn:
             start = time.perf_counter()
             conn.execute("UPDATE evalledger.brain_eval_log SET completed_at = now() WHERE eval_run_id = %s", (run,))
@@ -296,6 +302,31 @@ def paired(small: psycopg.Connection, large: psycopg.Connection, role: str, quer
     return a, b
 
 
+def trend_with_bars(conn: psycopg.Connection, role: str, params: dict, bars: bool) -> float:
+    """Milliseconds of reading the trend panel as role, with its error bars (the intervals of the runs
+    it shows, a second query) or without."""
+    act_as(conn, role)
+    try:
+        start = time.perf_counter()
+        rows = conn.execute(QUERIES["panel_trend"], params, prepare=False).fetchall()
+        if bars:
+            conn.execute(QUERIES["panel_trend_intervals"], {"run_ids": [r[2] for r in rows]}, prepare=False).fetchall()
+        return (time.perf_counter() - start) * 1000
+    finally:
+        conn.execute("RESET ROLE")
+
+
+def error_bars(conn: psycopg.Connection, role: str, params: dict, repeat: int) -> tuple[list[float], list[float]]:
+    """The trend panel without and with its error bars, timed in turn repeat times after a warm-up."""
+    trend_with_bars(conn, role, params, False)
+    trend_with_bars(conn, role, params, True)
+    without, with_ = [], []
+    for _ in range(repeat):
+        without.append(trend_with_bars(conn, role, params, False))
+        with_.append(trend_with_bars(conn, role, params, True))
+    return without, with_
+
+
 _CALL = re.compile(r"evalledger\.(\w+)\(([^()]*)\)")
 
 
@@ -330,6 +361,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000", help="the two run counts to compare, smaller first")
     parser.add_argument("--repeat", type=int, default=15, help="timed reads per panel, role and size")
+    parser.add_argument("--error-bars-only", action="store_true",
+                        help="time only the trend panel with and without its error bars (no completions, no other panel)")
     args = parser.parse_args()
     small_n, large_n = (int(s) for s in args.sizes.split(","))
     roles = {"auditor": "evalledger_auditor", "revops": "evalledger_revops", "reviewer": REVIEWERS[0]}
@@ -351,9 +384,10 @@ def main() -> None:
                                   "brain_eval_questions_by_month", "brain_eval_agreement_by_month")}
             print(f"  {n} runs loaded in {time.perf_counter() - start:.0f} s: " +
                   ", ".join(f"{t} {c}" for t, c in sizes[n].items()), flush=True)
-            costs[n] = completions(dsn, conn, n, setup)
+            if not args.error_bars_only:
+                costs[n] = completions(dsn, conn, n, setup)
         results, plans = {}, {}
-        for role, name in roles.items():
+        for role, name in roles.items() if not args.error_bars_only else ():
             for fname, params in filters.items():
                 for panel, names in PANELS.items():
                     if role == "reviewer" and panel in NOT_FOR_REVIEWERS:
@@ -371,34 +405,46 @@ def main() -> None:
                     continue
                 plans[(role, panel)] = sorted({i for q in names for i in indexes_in(
                     plan_of(large, name, QUERIES[q], filters["all"]))})
-        for label, (query, params) in DOCUMENTED.items():
+        for label, (query, params) in DOCUMENTED.items() if not args.error_bars_only else ():
             plans[("auditor", label)] = indexes_in(plan_of(large, roles["auditor"], query, params))
+        bars = {(role, n): error_bars(conn, name, filters["all"], args.repeat)
+                for role, name in roles.items() for n, conn in ((small_n, small), (large_n, large))}
 
-    print(f"\npanels: PostgreSQL {version}; each panel's queries as the dashboards run them, timed on a "
-          f"{small_n}-run and a {large_n}-run ledger in turn, {args.repeat} times each; ms: fastest and median")
-    worst = 0.0
-    for role in roles:
-        print(f"\nas {role}")
-        print(f"  {'panel':<44}{'filter':>8}{'fastest':>10}{'':>9}{'ratio':>7}{'median':>10}{'':>9}{'ratio':>7}  "
-              f"indexes in the plan (seed 002's numbered)")
-        print(f"  {'':<44}{'':>8}{small_n:>10}{large_n:>9}{'':>7}{small_n:>10}{large_n:>9}")
-        for (r, fname, panel), (a, b) in results.items():
-            if r != role:
-                continue
-            fast = min(b) / min(a)
-            middle = statistics.median(b) / statistics.median(a)
-            if panel in PANELS:
-                worst = max(worst, fast)
-            used = ", ".join(plans.get((r, panel), [])) if fname == "all" else ""
-            print(f"  {panel:<44}{fname:>8}{min(a):>10.2f}{min(b):>9.2f}{fast:>7.2f}"
-                  f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
-    print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
-          f"(aim: at most 1.5)")
+    if not args.error_bars_only:
+        print(f"\npanels: PostgreSQL {version}; each panel's queries as the dashboards run them, timed on a "
+              f"{small_n}-run and a {large_n}-run ledger in turn, {args.repeat} times each; ms: fastest and median")
+        worst = 0.0
+        for role in roles:
+            print(f"\nas {role}")
+            print(f"  {'panel':<44}{'filter':>8}{'fastest':>10}{'':>9}{'ratio':>7}{'median':>10}{'':>9}{'ratio':>7}  "
+                  f"indexes in the plan (seed 002's numbered)")
+            print(f"  {'':<44}{'':>8}{small_n:>10}{large_n:>9}{'':>7}{small_n:>10}{large_n:>9}")
+            for (r, fname, panel), (a, b) in results.items():
+                if r != role:
+                    continue
+                fast = min(b) / min(a)
+                middle = statistics.median(b) / statistics.median(a)
+                if panel in PANELS:
+                    worst = max(worst, fast)
+                used = ", ".join(plans.get((r, panel), [])) if fname == "all" else ""
+                print(f"  {panel:<44}{fname:>8}{min(a):>10.2f}{min(b):>9.2f}{fast:>7.2f}"
+                      f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
+        print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
+              f"(aim: at most 1.5)")
+    print(f"\nthe trend panel with its error bars (brain_eval_intervals_v1) against the same panel without them "
+          f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
+    worst_bars = 0.0
+    for (role, n), (without, with_) in bars.items():
+        ratio = statistics.median(with_) / statistics.median(without)
+        worst_bars = max(worst_bars, ratio)
+        print(f"  as {role:<9}{n:>7} runs{statistics.median(without):>10.2f}{statistics.median(with_):>10.2f}{ratio:>7.2f}")
+    print(f"worst error-bar ratio: {worst_bars:.2f} (aim: at most 1.25)")
     print("by-month backfill of every loaded run at once: " +
           ", ".join(f"{n} runs {backfills[n]:.1f} s" for n in (small_n, large_n)))
-    print("completing one run, each in a session of its own (median ms): " + "; ".join(
-        f"with {n} runs of history: the whole completion {costs[n][0]:.1f}, of which the by-month tables "
-        f"{costs[n][1]:.1f}" for n in (small_n, large_n)))
+    if costs:
+        print("completing one run, each in a session of its own (median ms): " + "; ".join(
+            f"with {n} runs of history: the whole completion {costs[n][0]:.1f}, of which the by-month tables "
+            f"{costs[n][1]:.1f}" for n in (small_n, large_n)))
 
 
 def prepare(admin: psycopg.Connection) -> dict:

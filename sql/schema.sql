@@ -257,6 +257,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_paired_v1.sql
 \ir work_quality/work_quality_paired_v1.sql
 \ir core/gate_decide_v1.sql
+\ir core/plan_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.
 \ir ../triggers/core/complete_once_v1.sql

@@ -30,6 +30,10 @@ SELECT has_function_privilege('evalledger.brain_trend_rows_v1(text, date, date, 
            AND NOT pg_has_role(current_user, 'evalledger_auditor', 'MEMBER') AS reviewer_only,
        evalledger.whole_hot_months_from_v1() AS whole_months_from;
 
+-- name: completed_runs_readable
+-- How many brain-eval runs this login may read, and how many of them are completed: with none completed, the panels say that is why they are empty.
+SELECT count(*) AS runs, count(*) FILTER (WHERE completed_at IS NOT NULL) AS completed FROM evalledger.brain_eval_log;
+
 -- name: brains
 -- The brains a filter may name, in order.
 SELECT target_id FROM evalledger.target WHERE kind = 'brain' ORDER BY target_id;
@@ -127,6 +131,24 @@ SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s
                                                  %(trigger)s::text, false)
  ORDER BY brain_under_test, judge_model;
 
+-- name: panel_trend_intervals
+-- The 95 per cent interval of each aggregate of the trend's runs, for its error bars (brain_eval_intervals_v1, as this reader may read it).
+SELECT eval_run_id, aggregate, ci95_lo, ci95_hi
+  FROM evalledger.brain_eval_intervals_v1
+ WHERE eval_run_id = ANY(%(run_ids)s::uuid[]);
+
+-- name: panel_takes_quality_intervals
+-- The 95 per cent interval of the overall score of the trend's takes-quality runs, for its error bars (takes_quality_intervals_v1).
+SELECT run_id, ci95_lo, ci95_hi
+  FROM evalledger.takes_quality_intervals_v1
+ WHERE dimension = 'overall' AND run_id = ANY(%(run_ids)s::bigint[]);
+
+-- name: panel_work_quality_intervals
+-- The 95 per cent interval of the overall score of the history's work-quality snapshots, for its error bars (work_quality_intervals_v1).
+SELECT snapshot_id, ci95_lo, ci95_hi
+  FROM evalledger.work_quality_intervals_v1
+ WHERE dimension = 'overall' AND snapshot_id = ANY(%(snapshot_ids)s::bigint[]);
+
 -- name: panel_takes_quality
 -- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch and state (an open run past its deadline among them, abandoned, verdict fail).
 SELECT t.*, s.state
@@ -222,6 +244,14 @@ SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.
   JOIN evalledger.rubric r USING (rubric_id)
   LEFT JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
  WHERE l.eval_run_id = %(eval_run_id)s;
+
+-- name: drill_intervals
+-- A completed run's aggregates, each with its standard error and 95 per cent interval (brain_eval_intervals_v1, docs/statistics.md), in the order of seed 002.
+SELECT aggregate, estimate, stderr, ci95_lo, ci95_hi, n, clusters, method, criterion_op, criterion_threshold, criterion_bound
+  FROM evalledger.brain_eval_intervals_v1
+ WHERE eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(ARRAY['citation_rate', 'hallucination_rate', 'staleness_recognition_rate', 'diagnosis_accuracy_mean',
+                               'lever_mapping_correctness', 'confidence_calibration_in_band', 'narrative_coherence_mean'], aggregate);
 
 -- name: drill_criteria
 -- A completed run's rubric criteria, each with the run's exact value against its threshold, whether it applies to the run's brain, and whether it was met (criterion_met_v1, as the decision compares: an unmeasurable value is not met).
@@ -320,6 +350,14 @@ SELECT q.eval_run_id, l.brain_under_test, l.question_catalog_version, l.started_
  ORDER BY q.created_at DESC
  LIMIT 50;
 
+-- name: takes_intervals
+-- A completed takes-quality run's dimensions and overall, each with its 95 per cent interval over the deciding cycle's judges (takes_quality_intervals_v1).
+SELECT dimension, estimate, stderr, ci95_lo, ci95_hi, judges FROM evalledger.takes_quality_intervals_v1 WHERE run_id = %(run_id)s;
+
+-- name: work_intervals
+-- A completed work-quality snapshot's dimensions, each with its 95 per cent interval over the judges (work_quality_intervals_v1).
+SELECT dimension, estimate, stderr, ci95_lo, ci95_hi, judges FROM evalledger.work_quality_intervals_v1 WHERE snapshot_id = %(snapshot_id)s;
+
 -- name: takes_run
 -- One completed or open takes-quality run as the reader sees it, with its rubric epoch, receipt and state (takes_quality_run_state_v1: an open run past its deadline is abandoned, verdict fail).
 SELECT r.id, r.target_id, r.started_at, r.completed_at, b.version AS rubric_version, r.rubric_sha8, r.corpus_source,
@@ -397,3 +435,9 @@ SELECT p.position, p.capture_id, p.capture_created_at, c.id IS NOT NULL AS reada
   LEFT JOIN evalledger.eval_candidates c ON c.created_at = p.capture_created_at AND c.id = p.capture_id
  WHERE p.catalog_version = %(catalog_version)s AND p.question_id = %(question_id)s
  ORDER BY p.position;
+-- -- `evalledger plan` (bi/cli.py, bi/plan.py) ---------------------------------------------------
+
+-- name: plan
+-- Each suite's subject and measure with what the next run can detect at 80 per cent power, its regression threshold and the units a chosen drop needs (plan_v1, from the interval views as this reader may read them).
+SELECT suite, subject, measure, runs, n, sd, mde, threshold, detectable, effect, needed_n
+  FROM evalledger.plan_v1(%(suite)s, %(runs)s, %(effect)s);

@@ -362,6 +362,15 @@ SELECT to_regrole(quote_ident(%(role)s)) IS NOT NULL AS role_exists,
 -- A reviewer's login role, in evalledger_reviewer from the start (composed: {role} an identifier, {password} a literal).
 CREATE ROLE {role} LOGIN PASSWORD {password} IN ROLE evalledger_reviewer;
 
+-- name: create_auditor_login
+-- The demo's auditor login, in evalledger_auditor from the start (composed: {role} an identifier, {password} a literal): it reads every panel.
+CREATE ROLE {role} LOGIN PASSWORD {password} IN ROLE evalledger_auditor;
+
+-- name: auditor_login_exists
+-- Whether a role exists and is a member of evalledger_auditor.
+SELECT to_regrole(quote_ident(%(role)s)) IS NOT NULL,
+       coalesce(pg_has_role(to_regrole(quote_ident(%(role)s)), 'evalledger_auditor', 'MEMBER'), false);
+
 -- name: set_role_password
 -- A new password for a login role (composed: {role} an identifier, {password} a literal); the demo's own reviewer only.
 ALTER ROLE {role} LOGIN PASSWORD {password};

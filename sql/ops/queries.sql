@@ -517,3 +517,9 @@ INSERT INTO evalledger.target (target_id, kind, display_name, model_family)
 VALUES (%(target_id)s, %(kind)s, %(display_name)s, %(model_family)s)
 ON CONFLICT ON CONSTRAINT target_pkey DO NOTHING
 RETURNING target_id;
+
+-- name: doctor_undetectable_thresholds
+-- The suites' measures whose latest runs cannot detect the suite's own regression threshold at 80 per cent power (plan_v1 over the last 20 runs of each subject).
+SELECT suite, subject, measure, n, mde, threshold
+  FROM evalledger.plan_v1()
+ WHERE NOT detectable;

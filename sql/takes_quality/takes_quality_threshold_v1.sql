@@ -15,4 +15,5 @@ BEGIN
 END;
 $$;
 
-GRANT EXECUTE ON FUNCTION takes_quality_threshold_v1(numeric) TO evalledger_runner;
+-- plan_v1 reads the default as RevOps and the auditor read the plan (issue 36).
+GRANT EXECUTE ON FUNCTION takes_quality_threshold_v1(numeric) TO evalledger_runner, evalledger_revops, evalledger_auditor;

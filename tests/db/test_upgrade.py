@@ -176,9 +176,10 @@ MADE_BY = {
     "0103.capture-keys": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_keys_v1()'::regprocedure",
     "0104.capture-checks": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_all_distinct_v1(text[])'::regprocedure",
     "0105.completion-clock": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.complete_once_v1()'::regprocedure",
-    # (takes_quality_regression_v1 is 0114's since: it replaced it.)
-    "0106.takes-quality-regression": "SELECT xmin::text FROM pg_proc "
-                                     "WHERE oid = 'evalledger.takes_quality_threshold_v1(numeric)'::regprocedure",
+    # takes_quality_regression_v1 is 0114's since (it replaced it), and 0141's grant rewrote
+    # takes_quality_threshold_v1's row: nothing of 0106's is left to tell it by.
+    "0106.takes-quality-regression": "SELECT xmin::text FROM _yoyo_migration "
+                                     "WHERE migration_id = '0106.takes-quality-regression'",
     "0107.recorded-clocks": "SELECT xmin::text FROM pg_trigger WHERE tgname = 'reviewer_20_clock'",
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
     "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
@@ -208,6 +209,7 @@ MADE_BY = {
     "0138.work-quality-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.work_quality_flaky_v1'::regclass",
     "0133.catalog-provenance": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_catalog_provenance'::regclass",
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
+    "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",
 }
 
 

@@ -76,6 +76,11 @@ def test_takes_quality_show_carries_the_judges_spread_and_a_receipt_every_reader
     path.write_text(json.dumps(receipt))
     assert receipts.load(path) == receipt
     assert receipts.check(reader.parse_json(json.dumps(receipt), "receipt")) == receipt
+    # seed 000's own disk-only reader, `replay`, re-renders it and exits by its verdict; --json keeps the fields.
+    replayed = run_cli("replay", str(path), "--json")
+    assert replayed.code == {"pass": 0, "fail": 1, "inconclusive": 2}[receipt["verdict"]]
+    assert json.loads(replayed.out)["scores"] == receipt["scores"]
+    assert run_cli("replay", str(path)).code == replayed.code
     # The stored receipt is the trigger's, unchanged: no stderr in it.
     stored = admin.execute("SELECT receipt_json FROM evalledger.eval_takes_quality_runs WHERE id = %s",
                            (int(run_id),)).fetchone()[0]

@@ -28,6 +28,9 @@ class Point:
     y: float | None
     text: str
     data: dict = field(default_factory=dict)
+    # The 95% interval drawn as an error bar (the database's, from a suite's intervals view).
+    lo: float | None = None
+    hi: float | None = None
 
 
 @dataclass
@@ -62,6 +65,28 @@ def _attrs(data: dict) -> str:
 
 def _num(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+# The width of a text at the charts' 11 px, generously (an average sans-serif letter is ~6 px), so
+# a legend laid out with it never runs past the chart's edge.
+CHAR_W = 6.6
+
+
+def text_width(text: str) -> float:
+    return CHAR_W * len(text)
+
+
+def _rows_of(items: Sequence[float], width: float, start: float = 4) -> list[list[int]]:
+    """Items of these widths laid out left to right, wrapping before the edge: each row's indices."""
+    rows: list[list[int]] = [[]]
+    x = start
+    for i, w in enumerate(items):
+        if rows[-1] and x + w > width - 4:
+            rows.append([])
+            x = start
+        rows[-1].append(i)
+        x += w
+    return rows
 
 
 def _defs(chart_id: str, count: int) -> str:
@@ -119,7 +144,9 @@ def _frame(chart_id: str, title: str, desc: str, width: int, height: int, body: 
 
 
 def empty(chart_id: str, title: str, message: str, width: int = 640) -> Markup:
-    """A chart with nothing to draw: the reason, written where the marks would be."""
+    """A chart with nothing to draw: the reason, written where the marks would be (in a box no wider
+    than a phone's screen needs)."""
+    width = min(width, max(320, int(text_width(message)) + 40, int(text_width(title) * 12 / 11) + 8))
     body = (f'<rect x="0.5" y="0.5" width="{width - 1}" height="59" fill="#fafbfc" stroke="#d9dde5"/>'
             f'<text x="{width / 2}" y="34" text-anchor="middle" fill="#5d6677">{escape(message)}</text>')
     return _frame(chart_id, title, message, width, 60, body)
@@ -128,17 +155,33 @@ def empty(chart_id: str, title: str, message: str, width: int = 640) -> Markup:
 def line_chart(chart_id: str, title: str, desc: str, x_labels: Sequence[str], series: Sequence[Series], *,
                y_min: float, y_max: float, y_format: Callable[[float], str] = _num, lines: Sequence[Line] = (),
                width: int = 640, height: int = 230, legend: bool = True) -> Markup:
-    """Series over a categorical x axis (runs, months, quarters), with labelled reference lines."""
+    """Series over a categorical x axis (runs, months, quarters), with labelled reference lines.
+
+    A point with an interval (lo, hi) gets an error bar. Series sharing an x are set apart
+    sideways, each a few pixels off the slot's centre, so no series' marks hide another's. The
+    legend and the reference lines' labels sit under the plot, wrapped to the chart's width, never
+    on the data."""
     if not any(p.y is not None for s in series for p in s.points):
         return empty(chart_id, title, "nothing to plot for these filters", width)
     left, right, top = 48, 12, 14
-    bottom = 42 if legend else 26
+    keys = ([(f"legend-{n}", 24 + text_width(s.name)) for n, s in enumerate(series)] if legend else []) + \
+        [(f"line-{n}", 30 + text_width(line.label)) for n, line in enumerate(lines)]
+    key_rows = _rows_of([w for _, w in keys], width, left) if keys else []
+    key_h = 16 * len(key_rows)
+    bottom = 26 + key_h
+    height += key_h - (16 if legend else 0)
     plot_w, plot_h = width - left - right, height - top - bottom
     span = (y_max - y_min) or 1
     count = max(len(x_labels), 1)
+    slot = plot_w / count
+    drawn = [n for n, s in enumerate(series) if any(p.y is not None for p in s.points)]
+    step_off = min(7.0, slot * 0.6 / max(len(drawn), 1))
 
-    def px(i: int) -> float:
-        return left + (plot_w * (i + 0.5) / count)
+    def offset(n: int) -> float:
+        return 0.0 if len(drawn) < 2 else (drawn.index(n) - (len(drawn) - 1) / 2) * step_off
+
+    def px(i: int, n: int | None = None) -> float:
+        return left + (plot_w * (i + 0.5) / count) + (offset(n) if n is not None else 0)
 
     def py(v: float) -> float:
         return top + plot_h * (1 - (min(max(v, y_min), y_max) - y_min) / span)
@@ -148,33 +191,53 @@ def line_chart(chart_id: str, title: str, desc: str, x_labels: Sequence[str], se
         v = y_min + span * tick / 4
         out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#eceff4"/>'
                    f'<text x="{left - 4}" y="{py(v) + 3.5:.1f}" text-anchor="end" fill="#5d6677">{escape(y_format(v))}</text>')
-    step = max(1, count // 12)
+    # Labels of the x axis, as many as fit side by side.
+    widest = max((text_width(label) for label in x_labels), default=1) + 6
+    step = max(1, count // 12, int(widest // max(slot, 1)) + (1 if widest > slot else 0))
     for i, label in enumerate(x_labels):
-        if i % step == 0 or i == count - 1:
+        if i % step == 0 or (i == count - 1 and (count - 1) % step >= step / 2):
             out.append(f'<text x="{px(i):.1f}" y="{top + plot_h + 13}" text-anchor="middle" fill="#5d6677">'
                        f'{escape(label)}</text>')
     for line in lines:
-        out.append(f'<g class="threshold" data-threshold="{escape(line.value)}"><line x1="{left}" x2="{left + plot_w}" '
-                   f'y1="{py(line.value):.1f}" y2="{py(line.value):.1f}" stroke="#b3261e" stroke-dasharray="5 3"/>'
-                   f'<text x="{left + plot_w - 3}" y="{py(line.value) - 3:.1f}" text-anchor="end" fill="#b3261e">'
-                   f'{escape(line.label)}</text></g>')
+        out.append(f'<g class="threshold" data-threshold="{escape(line.value)}"><title>{escape(line.label)}</title>'
+                   f'<line x1="{left}" x2="{left + plot_w}" y1="{py(line.value):.1f}" y2="{py(line.value):.1f}" '
+                   f'stroke="#b3261e" stroke-dasharray="5 3"/></g>')
     for n, s in enumerate(series):
         colour, marker, dash = COLOURS[n % len(COLOURS)], MARKERS[n % len(MARKERS)], DASHES[n % len(DASHES)]
         pts = [p for p in s.points if p.y is not None]
         if len(pts) > 1:
-            path = " ".join(f"{'M' if k == 0 else 'L'}{px(p.x):.1f},{py(p.y):.1f}" for k, p in enumerate(pts))
+            path = " ".join(f"{'M' if k == 0 else 'L'}{px(p.x, n):.1f},{py(p.y):.1f}" for k, p in enumerate(pts))
             dashed = f' stroke-dasharray="{dash}"' if dash else ""
             out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.8"{dashed}/>')
         for p in pts:
-            out.append(f'<g class="point" data-series="{escape(s.name)}" data-value="{escape(p.y)}"{_attrs(p.data)}>'
-                       f'<title>{escape(p.text)}</title>{_marker(marker, px(p.x), py(p.y), colour)}</g>')
-    if legend:
-        x = left
-        for n, s in enumerate(series):
-            colour, marker = COLOURS[n % len(COLOURS)], MARKERS[n % len(MARKERS)]
-            out.append(f'<g class="legend">{_marker(marker, x + 5, height - 10, colour)}'
-                       f'<text x="{x + 14}" y="{height - 6}">{escape(s.name)}</text></g>')
-            x += 24 + 6.2 * len(s.name)
+            x = px(p.x, n)
+            bar, bounds = "", ""
+            if p.lo is not None and p.hi is not None:
+                bounds = f' data-lo="{escape(p.lo)}" data-hi="{escape(p.hi)}"'
+                y_lo, y_hi = py(p.lo), py(p.hi)
+                bar = (f'<path class="error-bar" d="M{x:.1f},{y_lo:.1f} V{y_hi:.1f} M{x - 3:.1f},{y_lo:.1f} H{x + 3:.1f} '
+                       f'M{x - 3:.1f},{y_hi:.1f} H{x + 3:.1f}" stroke="{colour}" stroke-width="1.2" fill="none"/>')
+            out.append(f'<g class="point" data-series="{escape(s.name)}" data-value="{escape(p.y)}"{bounds}{_attrs(p.data)}>'
+                       f'<title>{escape(p.text)}</title>{bar}{_marker(marker, x, py(p.y), colour)}</g>')
+    y = top + plot_h + 26
+    placed = dict(keys)
+    for row in key_rows:
+        x = float(left)
+        for index in row:
+            key, w = keys[index]
+            kind, n = key.split("-")
+            n = int(n)
+            if kind == "legend":
+                colour, marker = COLOURS[n % len(COLOURS)], MARKERS[n % len(MARKERS)]
+                out.append(f'<g class="legend">{_marker(marker, x + 5, y - 4, colour)}'
+                           f'<text x="{x + 14:.1f}" y="{y}">{escape(series[n].name)}</text></g>')
+            else:
+                out.append(f'<g class="threshold-label" data-threshold="{escape(lines[n].value)}">'
+                           f'<line x1="{x:.1f}" x2="{x + 22:.1f}" y1="{y - 4}" y2="{y - 4}" stroke="#b3261e" '
+                           f'stroke-dasharray="5 3"/><text x="{x + 26:.1f}" y="{y}" fill="#b3261e">'
+                           f'{escape(lines[n].label)}</text></g>')
+            x += placed[key]
+        y += 16
     return _frame(chart_id, title, desc, width, height, "".join(out))
 
 
@@ -186,7 +249,7 @@ def bar_chart(chart_id: str, title: str, desc: str, bars: Sequence[Bar], *, max_
     if not bars:
         return empty(chart_id, title, "nothing to plot for these filters", width)
     row, top = 18, 4
-    key_h = 20 if styles else 0
+    key_h = _key_height(styles, width)
     height = top + row * len(bars) + key_h + 4
     plot_w = width - label_width - 180
     out = []
@@ -200,16 +263,27 @@ def bar_chart(chart_id: str, title: str, desc: str, bars: Sequence[Bar], *, max_
                    f'<rect x="{label_width}" y="{y + 2}" width="{max(w, 0.5):.1f}" height="{row - 5}" '
                    f'fill="{fill(chart_id, bar.style)}" stroke="{COLOURS[bar.style % len(COLOURS)]}"/>'
                    f'<text x="{label_width + w + 5:.1f}" y="{y + 12.5}">{escape(bar.text)}{flag}</text></g>')
-    out.append(_key(chart_id, styles, top + row * len(bars) + 4))
+    out.append(_key(chart_id, styles, top + row * len(bars) + 4, width))
     return _frame(chart_id, title, desc, width, height, "".join(out), max(len(styles), 1 + max(b.style for b in bars)))
 
 
-def _key(chart_id: str, styles: Sequence[str], y: float) -> str:
-    out, x = [], 4
-    for n, name in enumerate(styles):
-        out.append(f'<g class="key"><rect x="{x}" y="{y + 3}" width="14" height="11" fill="{fill(chart_id, n)}" '
-                   f'stroke="{COLOURS[n % len(COLOURS)]}"/><text x="{x + 18}" y="{y + 12.5}">{escape(name)}</text></g>')
-        x += 30 + 6.2 * len(name)
+def _key_height(styles: Sequence[str], width: int) -> int:
+    """The height the key of these styles takes, wrapped to the chart's width."""
+    return 20 * len(_rows_of([30 + text_width(name) for name in styles], width)) if styles else 0
+
+
+def _key(chart_id: str, styles: Sequence[str], y: float, width: int = 640) -> str:
+    """A key naming each style, wrapped to the chart's width."""
+    out = []
+    widths = [30 + text_width(name) for name in styles]
+    for row in _rows_of(widths, width):
+        x = 4.0
+        for n in row:
+            name = styles[n]
+            out.append(f'<g class="key"><rect x="{x:.1f}" y="{y + 3}" width="14" height="11" fill="{fill(chart_id, n)}" '
+                       f'stroke="{COLOURS[n % len(COLOURS)]}"/><text x="{x + 18:.1f}" y="{y + 12.5}">{escape(name)}</text></g>')
+            x += widths[n]
+        y += 20
     return "".join(out)
 
 
@@ -220,7 +294,7 @@ def stacked_chart(chart_id: str, title: str, desc: str, rows: Sequence[tuple[str
     if not rows:
         return empty(chart_id, title, "nothing to plot for these filters", width)
     row, top = 22, 4
-    height = top + row * len(rows) + 26
+    height = top + row * len(rows) + 6 + _key_height(categories, width)
     plot_w = width - label_width - 60
     out = []
     for i, (label, counts, data) in enumerate(rows):
@@ -240,7 +314,7 @@ def stacked_chart(chart_id: str, title: str, desc: str, rows: Sequence[tuple[str
                        + "</g>")
             x += w
         out.append(f'<text x="{label_width + plot_w + 6}" y="{y + 14}">{total}</text></g>')
-    out.append(_key(chart_id, categories, top + row * len(rows) + 4))
+    out.append(_key(chart_id, categories, top + row * len(rows) + 4, width))
     return _frame(chart_id, title, desc, width, height, "".join(out), len(categories))
 
 
@@ -252,7 +326,7 @@ def grid_chart(chart_id: str, title: str, desc: str, rows: Sequence[str], column
         return empty(chart_id, title, "nothing to plot for these filters", width)
     label_width, top, row = 80, 4, 26
     cell_w = (width - label_width - 4) / len(columns)
-    height = top + row * len(rows) + 16 + 26
+    height = top + row * len(rows) + 16 + 6 + _key_height(states, width)
     out = []
     for r, name in enumerate(rows):
         y = top + r * row
@@ -266,13 +340,13 @@ def grid_chart(chart_id: str, title: str, desc: str, rows: Sequence[str], column
                        f'<title>{escape(name)} {escape(columns[c])}: {escape(word)}</title>'
                        f'<rect x="{x + 1:.1f}" y="{y + 2}" width="{cell_w - 2:.1f}" height="{row - 4}" '
                        f'fill="{fill(chart_id, state)}" stroke="{COLOURS[state % len(COLOURS)]}"/>'
-                       + (f'<text x="{x + cell_w / 2:.1f}" y="{y + 16}" text-anchor="middle" font-size="9" '
-                          f'stroke="#fff" stroke-width="3" paint-order="stroke">{escape(word)}</text>' if cell_w > 30 else "")
+                       + (f'<text x="{x + cell_w / 2:.1f}" y="{y + 16}" text-anchor="middle" '
+                          f'stroke="#fff" stroke-width="3" paint-order="stroke">{escape(word)}</text>' if cell_w > 44 else "")
                        + "</g>")
     step = max(1, len(columns) // 10)
     for c, name in enumerate(columns):
         if c % step == 0 or c == len(columns) - 1:
             out.append(f'<text x="{label_width + (c + 0.5) * cell_w:.1f}" y="{top + row * len(rows) + 11}" '
                        f'text-anchor="middle" fill="#5d6677">{escape(name)}</text>')
-    out.append(_key(chart_id, states, top + row * len(rows) + 16))
+    out.append(_key(chart_id, states, top + row * len(rows) + 16, width))
     return _frame(chart_id, title, desc, width, height, "".join(out), len(states))

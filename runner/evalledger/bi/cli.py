@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from evalledger.core.options import database_option, format_options, no_remember_option, read_url_option
+from evalledger.core.options import Number, database_option, format_options, no_remember_option, read_url_option
 from evalledger.core.queries import Queries
 
 from .filters import TRIGGERS
@@ -124,4 +124,49 @@ def dashboard_command(panel, as_role, fmt, no_remember):
     click.echo(output.listing(fmt, panel, columns, rows, empty=f"{panel}: no rows yet"), nl=False)
 
 
-COMMANDS = [report_command, dashboard_command]
+# -- plan ----------------------------------------------------------------------------------------
+
+
+@click.command("plan")
+@click.option("--suite", type=click.Choice(["brain-eval", "takes-quality", "work-quality"]),
+              help="Only this suite (default: every suite with completed runs).")
+@click.option("--drop", "effect", type=Number(0, above=True), metavar="X",
+              help="Also print the sample size a drop of X needs (on the measure's own scale: 0-1 for a rate, the "
+                   "rubric's scale for judges' scores).")
+@click.option("--runs", type=Number(2, integer=True, maximum=10_000), default=20, show_default=True,
+              help="Read each subject's last N completed runs.")
+@click.option("--as", "as_role", type=click.Choice(["auditor", "revops"]), default="auditor", show_default=True,
+              help="Read as an auditor (everything retained) or RevOps (the last 24 months).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (schema: core/schemas/plan.v1).")
+@no_remember_option
+@database_option
+@read_url_option
+def plan_command(suite, effect, runs, as_role, as_json, no_remember):
+    """Before a run: the smallest drop it can detect, and the sample a chosen drop needs.
+
+    For each suite's subject (a brain, a takes-quality rubric epoch, a work-quality target) and each
+    measure, from its last completed runs: the spread of one unit (a question, a claim, a judge's
+    score), the smallest drop between two runs of the latest run's size that a two-sided 5% test
+    detects with 80% power, and whether that reaches the suite's own regression threshold. The
+    database computes every number (plan_v1, docs/statistics.md "Planning").
+    """
+    from evalledger.core import db, output
+    from evalledger.ledger import remember
+
+    from . import plan
+
+    with db.transaction(as_role, url=db.read_url()) as conn:
+        remember.check_reader(conn, remember=not no_remember, database=conn.info.dbname)
+        cur = conn.execute(QUERIES["plan"], {"suite": suite, "runs": int(runs), "effect": effect})
+        rows = [dict(zip(plan.COLUMNS, r)) for r in cur]
+    if as_json:
+        click.echo(output.to_json({"schema_version": 1, "kind": "plan", "power": 0.8, "alpha": 0.05, "runs": int(runs),
+                                   "drop": effect, "rows": rows}), nl=False)
+        return
+    if not rows:
+        click.echo(f"no completed {suite or 'run'}{' run' if suite else ''} to plan from, as {db.ROLES[as_role]}")
+        return
+    click.echo(plan.text(rows, effect), nl=False)
+
+
+COMMANDS = [report_command, dashboard_command, plan_command]

@@ -51,6 +51,7 @@ def run(conn: psycopg.Connection, run_id: UUID) -> dict:
     names = reviewer_names(conn)
     return {"run": found, "reviewer": names.get(found["reviewer_user_id"]),
             "criteria": dicts(conn, QUERIES["drill_criteria"], params),
+            "intervals": dicts(conn, QUERIES["drill_intervals"], params) if found["completed_at"] else [],
             "sign_offs": dicts(conn, QUERIES["drill_sign_offs"], params),
             "questions": dicts(conn, QUERIES["drill_questions"], params),
             "agreement": agreement.of_run(conn, run_id) if found["completed_at"] else [], "names": names}
@@ -110,11 +111,13 @@ def takes_run(conn: psycopg.Connection, run_id: int) -> dict:
     """A takes-quality run with each judge's scores and feedback, cycle by cycle."""
     params = {"run_id": run_id}
     return {"run": one(conn, QUERIES["takes_run"], params, f"no takes-quality run {run_id} that you may see"),
-            "verdicts": dicts(conn, QUERIES["takes_verdicts"], params)}
+            "verdicts": dicts(conn, QUERIES["takes_verdicts"], params),
+            "intervals": {i["dimension"]: i for i in dicts(conn, QUERIES["takes_intervals"], params)}}
 
 
 def work_snapshot(conn: psycopg.Connection, snapshot_id: int) -> dict:
     """A work-quality snapshot with each judge's narrative and comparison with the previous one."""
     params = {"snapshot_id": snapshot_id}
     return {"snapshot": one(conn, QUERIES["work_snapshot"], params, f"no work-quality snapshot {snapshot_id} that you may see"),
-            "verdicts": dicts(conn, QUERIES["work_verdicts"], params)}
+            "verdicts": dicts(conn, QUERIES["work_verdicts"], params),
+            "intervals": {i["dimension"]: i for i in dicts(conn, QUERIES["work_intervals"], params)}}

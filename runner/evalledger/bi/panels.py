@@ -79,6 +79,8 @@ class Dashboard:
     brains: list[str]
     panels: list[Panel]
     coverage: str
+    # What an empty table says: why it is empty, when the reason is known.
+    empty: str = "No rows for these filters."
 
 
 def known_brains(conn: psycopg.Connection) -> list[str]:
@@ -98,6 +100,19 @@ def _short(run_id) -> str:
     return str(run_id)[:8]
 
 
+def _n(value, places: int = 3) -> str:
+    """A number as the eye reads it, rounded (the exact one is the table cell's title and data-value)."""
+    if value is None:
+        return "n/a"
+    text = f"{float(value):.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _ci(lo, hi, places: int = 3) -> str:
+    """ ' (95% CI lo–hi)', or nothing without an interval."""
+    return "" if lo is None or hi is None else f" (95% CI {_n(lo, places)}–{_n(hi, places)})"
+
+
 # -- the panels ------------------------------------------------------------------------------------
 
 def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
@@ -106,6 +121,8 @@ def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
     panel = Panel("trend", "Per-brain trend", f"How has each brain scored on each dimension over its last 8 {trigger} "
                   "runs, against the rubric's thresholds?", "brain_quarterly_trend_v1 (brain_trend_rows_v1)")
     criteria = dicts(conn, QUERIES["rubric_criteria"], {"eval_run_id": rows[0]["eval_run_id"]}) if rows else []
+    intervals = {(i["eval_run_id"], i["aggregate"]): (_f(i["ci95_lo"]), _f(i["ci95_hi"])) for i in dicts(
+        conn, QUERIES["panel_trend_intervals"], {"run_ids": [r["eval_run_id"] for r in rows]})} if rows else {}
     brains = sorted({r["brain_under_test"] for r in rows})
     for key, label, low, high in DIMENSIONS:
         series = []
@@ -113,8 +130,10 @@ def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
             mine = sorted((r for r in rows if r["brain_under_test"] == brain), key=lambda r: -r["recency_rank"])
             series.append(charts.Series(brain, [
                 charts.Point(8 - len(mine) + i, _f(r[key]), f"{brain} {r['quarter']} ({_short(r['eval_run_id'])}, "
-                             f"{r['decision']}): {label} {r[key] if r[key] is not None else 'n/a'}",
-                             {"run": r["eval_run_id"], "started": r["started_at"].isoformat()})
+                             f"{r['decision']}): {label} {_n(r[key])}"
+                             + _ci(*intervals.get((r["eval_run_id"], key), (None, None))),
+                             {"run": r["eval_run_id"], "started": r["started_at"].isoformat()},
+                             *intervals.get((r["eval_run_id"], key), (None, None)))
                 for i, r in enumerate(mine)]))
         lines = [charts.Line(float(c["threshold"]), f"{c['kind']} {OPS.get(c['op'], c['op'])} {c['threshold']:g}"
                              + (f" ({', '.join(c['applies_to'])} only)" if c["applies_to"] else ""))
@@ -126,6 +145,9 @@ def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
             width=320, height=170))
     if criteria:
         panel.notes.append(f"Thresholds of rubric {criteria[0]['suite']} {criteria[0]['version']} (the latest run's).")
+    if rows:
+        panel.notes.append("Each point's bar is its 95% interval (brain_eval_intervals_v1: the questions clustered by "
+                           "question_type; docs/statistics.md); the decision uses the point alone.")
     panel.tables.append(Table(None, [
         Column("brain_under_test", "brain"), Column("recency_rank", "rank", "count"), Column("eval_run_id", "run", "run"),
         Column("quarter", "quarter"), Column("decision", "decision"),
@@ -218,7 +240,7 @@ def cost(conn: psycopg.Connection, filters: Filters) -> Panel:
 
     def by_month(key: str, unit: str) -> list[charts.Series]:
         return [charts.Series(brain, [charts.Point(months.index(r["started_month"]), _f(r[key]),
-                                                   f"{brain} {r['started_month']:%Y-%m}: {r[key]} {unit} ({r['runs']} runs)",
+                                                   f"{brain} {r['started_month']:%Y-%m}: {_n(r[key], 4)} {unit} ({r['runs']} runs)",
                                                    {"month": r["started_month"].isoformat(), "brain": brain})
                                       for r in rows if r["brain_under_test"] == brain]) for brain in brains]
 
@@ -230,10 +252,10 @@ def cost(conn: psycopg.Connection, filters: Filters) -> Panel:
                  "bloat.", "cost_by_month_v1 (per run: cost_per_run_v1)",
                  [charts.line_chart("cost-usd", "Token cost per run (USD)", "Mean token cost per run by month started",
                                     labels, by_month("token_cost_per_run_usd", "USD per run"), y_min=0,
-                                    y_max=top_usd * 1.15, y_format=lambda v: f"${v:.3f}", width=460, height=190),
+                                    y_max=top_usd * 1.15, y_format=lambda v: f"${v:.3f}", width=420, height=190),
                   charts.line_chart("cost-hours", "Reviewer hours per run", "Mean reviewer hours per reporting run by month",
                                     labels, by_month("reviewer_hours_per_run", "hours per run"), y_min=0,
-                                    y_max=top_hours * 1.15, y_format=lambda v: f"{v:.1f} h", width=460, height=190)],
+                                    y_max=top_hours * 1.15, y_format=lambda v: f"{v:.1f} h", width=420, height=190)],
                  [Table(None, [Column("started_month", "month", "month"), Column("brain_under_test", "brain"),
                                Column("runs", "runs", "count"), Column("token_cost_usd", "tokens USD", "usd"),
                                Column("token_cost_per_run_usd", "USD per run", "usd"),
@@ -276,7 +298,7 @@ def agreement(conn: psycopg.Connection, filters: Filters) -> Panel:
 
     def kappa_series(key: str) -> list[charts.Series]:
         return [charts.Series(f"{judge} ({brain})", [
-            charts.Point(quarters.index(r["quarter"]), _f(r[key]), f"{judge} on {brain}, {r['quarter']}: {r[key]}",
+            charts.Point(quarters.index(r["quarter"]), _f(r[key]), f"{judge} on {brain}, {r['quarter']}: {_n(r[key])}",
                          {"quarter": r["quarter"], "judge": judge, "brain": brain})
             for r in rows if (r["brain_under_test"], r["judge_model"]) == (brain, judge)]) for brain, judge in groups]
 
@@ -287,18 +309,15 @@ def agreement(conn: psycopg.Connection, filters: Filters) -> Panel:
                   "judge_agreement_v1",
                   [charts.line_chart("agreement-unsupported", "Unsupported claims: Cohen's kappa (bins 0/1/2+)",
                                      "Per judge and quarter", quarters, kappa_series("unsupported_kappa"), y_min=-1,
-                                     y_max=1, lines=chance, width=460, height=200),
+                                     y_max=1, lines=chance, width=420, height=200),
                    charts.line_chart("agreement-diagnosis", "Diagnosis accuracy: weighted kappa",
                                      "Per judge and quarter", quarters, kappa_series("diagnosis_weighted_kappa"),
-                                     y_min=-1, y_max=1, lines=chance, width=460, height=200)])
+                                     y_min=-1, y_max=1, lines=chance, width=420, height=200)])
     for t in totals:
         panel.notes.append(f"{t['judge_model']} on {t['brain_under_test']}, the whole range: unsupported-claims kappa "
-                           f"{t['unsupported_kappa'] if t['unsupported_kappa'] is not None else 'n/a'} "
-                           f"({t['unsupported_pairs']} pairs), diagnosis weighted kappa "
-                           f"{t['diagnosis_weighted_kappa'] if t['diagnosis_weighted_kappa'] is not None else 'n/a'} "
-                           f"({t['diagnosis_pairs']}), claims mean |difference| "
-                           f"{t['claims_mean_abs_difference'] if t['claims_mean_abs_difference'] is not None else 'n/a'} "
-                           f"({t['claims_pairs']}).")
+                           f"{_n(t['unsupported_kappa'])} ({t['unsupported_pairs']} pairs), diagnosis weighted kappa "
+                           f"{_n(t['diagnosis_weighted_kappa'])} ({t['diagnosis_pairs']}), claims mean |difference| "
+                           f"{_n(t['claims_mean_abs_difference'])} ({t['claims_pairs']}).")
     panel.tables.append(Table(None, [
         Column("brain_under_test", "brain"), Column("judge_model", "judge"), Column("quarter", "quarter"),
         Column("unsupported_pairs", "pairs", "count"), Column("unsupported_agreement", "same bin", "rate"),
@@ -333,13 +352,17 @@ def takes_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
     low, high = _scale(rubrics)
     epochs = sorted({(r["rubric_version"], r["rubric_sha8"]) for r in rows}, key=lambda e: min(
         r["started_at"] for r in rows if (r["rubric_version"], r["rubric_sha8"]) == e))
+    intervals = {i["run_id"]: (_f(i["ci95_lo"]), _f(i["ci95_hi"])) for i in dicts(
+        conn, QUERIES["panel_takes_quality_intervals"], {"run_ids": [r["run_id"] for r in rows]})} if rows else {}
     series = [charts.Series(f"rubric {v} ({sha})", [
         charts.Point(i, _f(r["overall_score"]), f"{r['started_at']:%Y-%m-%d} run {r['run_id']}: {r['verdict']}, "
-                     f"overall {r['overall_score']}", {"takes-run": r["run_id"], "started": r["started_at"].isoformat()})
+                     f"overall {_n(r['overall_score'], 2)}" + _ci(*intervals.get(r["run_id"], (None, None)), 2),
+                     {"takes-run": r["run_id"], "started": r["started_at"].isoformat()},
+                     *intervals.get(r["run_id"], (None, None)))
         for i, r in enumerate(ordered) if (r["rubric_version"], r["rubric_sha8"]) == (v, sha)]) for v, sha in epochs]
     for r in rows:
         r["epoch"] = f"{r['rubric_version']} ({r['rubric_sha8']})"
-        r["dimensions"] = ", ".join(f"{k} {v}" for k, v in sorted((r["dimension_means"] or {}).items()))
+        r["dimensions"] = ", ".join(f"{k} {_n(v, 2)}" for k, v in sorted((r["dimension_means"] or {}).items()))
     return Panel("takes-quality", "Takes-quality trend by rubric epoch",
                  "How has the takes layer scored run by run? A stricter rubric is a new epoch, charted apart, never "
                  "read as a drop.", "takes_quality_trend_v1",
@@ -359,11 +382,15 @@ def work_quality(conn: psycopg.Connection, filters: Filters) -> Panel:
     rows = dicts(conn, QUERIES["panel_work_quality"], filters.params())
     ordered = list(reversed(rows))
     names = sorted({r["name"] for r in rows})
+    intervals = {i["snapshot_id"]: (_f(i["ci95_lo"]), _f(i["ci95_hi"])) for i in dicts(
+        conn, QUERIES["panel_work_quality_intervals"], {"snapshot_ids": [r["snapshot_id"] for r in rows]})} if rows else {}
     series = [charts.Series(name, [
-        charts.Point(i, _f(r["overall"]), f"{name} {r['at']:%Y-%m-%d} {r['run_id']}: overall {r['overall']}"
+        charts.Point(i, _f(r["overall"]), f"{name} {r['at']:%Y-%m-%d} {r['run_id']}: overall {_n(r['overall'])}"
+                     + _ci(*intervals.get(r["snapshot_id"], (None, None)))
                      + (f", {r['verdict']} than {r['prev_run_id']}" if r["verdict"] else "")
                      + (" (regression)" if r["regression"] else ""),
-                     {"snapshot": r["snapshot_id"], "at": r["at"].isoformat(), "verdict": r["verdict"]})
+                     {"snapshot": r["snapshot_id"], "at": r["at"].isoformat(), "verdict": r["verdict"]},
+                     *intervals.get(r["snapshot_id"], (None, None)))
         for i, r in enumerate(ordered) if r["name"] == name]) for name in names]
     return Panel("work-quality", "Work-quality history per target",
                  "How has each target's real work product scored, snapshot by snapshot, and was each better, the same "
@@ -435,7 +462,15 @@ def load(conn: psycopg.Connection, filters: Filters) -> Dashboard:
                 f"Aggregates (most-failing, stale-fixture totals, calibration, cost, agreement) count {whose}runs "
                 f"recorded from {whole:%Y-%m} on: the months wholly in the 24-month hot tier. Per-run panels show "
                 f"every run you may read.")
-    return Dashboard(filters, known_brains(conn), panels, coverage)
+    empty = Dashboard.empty
+    if may["failed"]:
+        counted = dicts(conn, QUERIES["completed_runs_readable"])[0]
+        if not counted["completed"]:
+            empty = ("No completed run you may read yet: the panels count completed runs only"
+                     + (f" ({counted['runs']} of yours {'is' if counted['runs'] == 1 else 'are'} still open: review and "
+                        "complete one to see it here)." if may["reviewer_only"] and counted["runs"] else "."))
+            coverage = empty + " " + coverage
+    return Dashboard(filters, known_brains(conn), panels, coverage, empty)
 
 
 TITLES = {"trend": "Per-brain trend", "most-failing": "Most-failing questions", "stale-fixture": "Stale-fixture pass rate",

@@ -83,9 +83,10 @@ def environment() -> jinja2.Environment:
 ENV = environment()
 
 
-def panels_markup(panels: list[Panel], links: bool) -> Markup:
-    """Every panel's section: heading, what it answers, its charts, notes and tables."""
-    return Markup(ENV.get_template("panels.html").render(panels=panels, links=links))
+def panels_markup(panels: list[Panel], links: bool, empty: str = "No rows for these filters.") -> Markup:
+    """Every panel's section: heading, what it answers, its charts, notes and tables; an empty
+    table says empty (why, when the dashboard knows: no completed run to count)."""
+    return Markup(ENV.get_template("panels.html").render(panels=panels, links=links, empty=empty))
 
 
 def stylesheet() -> str:

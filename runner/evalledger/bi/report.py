@@ -37,7 +37,7 @@ def build(conn: psycopg.Connection, filters: Filters, reader: str, where: str) -
     # A standby's report is the primary as replayed so far: whoever reads it should know it may lag.
     state["standby"] = conn.execute(queries.get("in_recovery")).fetchone()[0]
     html = render.ENV.get_template("report.html").render(
-        board=board, panels_html=render.panels_markup(board.panels, links=False), state=state, reader=reader,
+        board=board, panels_html=render.panels_markup(board.panels, links=False, empty=board.empty), state=state, reader=reader,
         where=where, generated=datetime.now(timezone.utc),
         css=read_package_text("static", "report.css", package=render.__package__) + render.stylesheet())
     return html, board, state

@@ -356,6 +356,30 @@ def _pricing(conn: psycopg.Connection) -> list[Finding]:
     today = conn.execute(QUERIES["database_clock"]).fetchone()[0].date()
     fresh, detail = price_age(today)
     return [Finding("ok" if fresh else "warn", "pricing", detail)]
+def _plans(conn: psycopg.Connection) -> list[Finding]:
+    """Issue 36: a suite whose latest runs cannot detect its own regression threshold at 80% power
+    (plan_v1, over each subject's last 20 completed runs; `evalledger plan` shows the whole plan).
+
+    Quiet when every threshold is detectable, when there are no runs to plan from, and when the
+    connecting user may not read the runs."""
+    try:
+        with conn.transaction():
+            rows = conn.execute(QUERIES["doctor_undetectable_thresholds"]).fetchall()
+    except psycopg.errors.InsufficientPrivilege:
+        return []
+    subjects: dict[tuple[str, str], list[tuple]] = {}
+    for suite, subject, measure, n, mde, threshold in rows:
+        subjects.setdefault((suite, subject), []).append((measure, n, mde, threshold))
+    return [Finding("warn", "plan", f"{suite} {subject}: its runs cannot detect its own regression threshold "
+                                    f"{measures[0][3]:g} at 80% power ("
+                                    + ", ".join(f"{m} detects {mde:.3g} with {n} "
+                                                f"{'questions' if suite == 'brain-eval' else 'judges'}"
+                                                for m, n, mde, _ in measures)
+                                    + f"); `evalledger plan --suite {suite} --drop {measures[0][3]:g}` says the sample "
+                                    "it needs")
+            for (suite, subject), measures in subjects.items()]
+
+
 def _duration(seconds: float) -> str:
     """seconds as people read an age: s, min, h or days."""
     for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
@@ -388,4 +412,5 @@ def diagnose(url: str) -> list[Finding]:
         findings += _capture_dropped()
         findings += _replication(conn)
         findings += _pricing(conn)
+        findings += _plans(conn)
     return findings

@@ -47,7 +47,7 @@ def dashboards_view(conn: psycopg.Connection, query) -> dict:
     except EvalledgerError as exc:
         filters, problem = Filters(), f"{exc}: showing every run instead"
     board = panels.load(conn, filters)
-    return {"board": board, "panels_html": render.panels_markup(board.panels, links=True), "problem": problem,
+    return {"board": board, "panels_html": render.panels_markup(board.panels, links=True, empty=board.empty), "problem": problem,
             "triggers": TRIGGERS, "form": filters.query_string()}
 
 

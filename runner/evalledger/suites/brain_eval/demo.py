@@ -17,6 +17,9 @@ from .store import QUERIES
 DEMO_REVIEWER_ROLE = "evalledger_demo_reviewer"
 # The reviewer the person running the demo signs in as, in the browser or the terminal.
 YOUR_REVIEWER_ROLE = "evalledger_demo_you"
+# An auditor's login printed beside it: the reviewer's panels count its completed runs only, so they
+# stay empty until it completes one; the auditor reads every panel.
+DEMO_AUDITOR_ROLE = "evalledger_demo_auditor"
 DEMO_BRAIN = {"target_id": "AGT-902", "model": "anthropic:claude-sonnet-4-6", "version_label": "pipeline_brain_v3",
               "levers": ("add_pipeline_generation", "exec_sponsor_outreach", "expansion_offer", "rep_coaching",
                          "save_play")}
@@ -106,7 +109,33 @@ def your_run(url: str, echo=print) -> None:
     echo(f"your turn: run {run_id} (30 questions) waits for reviewer {YOUR_REVIEWER_ROLE}, "
          f"password {password} (new each demo)")
     echo(f"  in a browser: `evalledger serve`, open http://127.0.0.1:8765/ and sign in as {YOUR_REVIEWER_ROLE}")
+    auditor_password = secrets.token_urlsafe(12)
+    if ensure_demo_auditor(url, auditor_password):
+        echo(f"  to read every dashboard panel, sign in as auditor {DEMO_AUDITOR_ROLE}, password {auditor_password} "
+             "(new each demo): the reviewer's panels count its completed runs only, and stay empty until it "
+             "completes one")
     echo(f"  in the terminal: `evalledger review {run_id} --as {YOUR_REVIEWER_ROLE}`")
+
+
+def ensure_demo_auditor(url: str, password: str) -> bool:
+    """DEMO_AUDITOR_ROLE as an auditor's login with password (created, or its password set anew);
+    False when the connecting user may not (no CREATEROLE, or the role is someone else's and no
+    auditor)."""
+    from psycopg import errors, sql
+
+    try:
+        with db.transaction(None, url) as conn:
+            exists, auditor = conn.execute(QUERIES["auditor_login_exists"], {"role": DEMO_AUDITOR_ROLE}).fetchone()
+            if exists and not auditor:
+                return False
+            if not exists:
+                conn.execute(sql.SQL(QUERIES["create_auditor_login"]).format(
+                    role=sql.Identifier(DEMO_AUDITOR_ROLE), password=sql.Literal(password)))
+            else:
+                brain_eval.set_role_password(conn, DEMO_AUDITOR_ROLE, password)
+    except errors.InsufficientPrivilege:
+        return False
+    return True
 
 
 def brain_eval_demo(url: str, echo=print) -> brain_eval.Decision:
