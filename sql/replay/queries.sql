@@ -98,3 +98,7 @@ SELECT * FROM evalledger.replay_drift_v1;
 -- name: dashboard_replay_lost_most_v1
 -- The replay_lost_most_v1 panel: each run's queries, newest run first, the one that lost the most first.
 SELECT * FROM evalledger.replay_lost_most_v1;
+
+-- name: dashboard_production_beside_eval_v1
+-- The production_beside_eval_v1 panel: per brain, the questions furthest from production first.
+SELECT * FROM evalledger.production_beside_eval_v1 ORDER BY brain_under_test, jaccard, prompt_hash;

@@ -21,3 +21,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
                         FROM generate_series(1::bigint, depth.d) k) END
       FROM depth
 $$;
+
+-- Production beside eval (production_beside_eval_rows_v1) computes it as its reader: RevOps and auditors.
+GRANT EXECUTE ON FUNCTION replay_rbo_v1(bigint[], bigint[], numeric) TO evalledger_revops, evalledger_auditor;

@@ -248,7 +248,7 @@ def check_dashboards(driver, conn, role: str) -> None:
          LIMIT 20""")]
 
     if role == "reviewer":
-        for panel in ("most-failing", "drift", "agreement", "takes-quality", "work-quality"):
+        for panel in ("most-failing", "drift", "beside", "agreement", "takes-quality", "work-quality"):
             assert driver.find_element(By.CSS_SELECTOR, f"#panel-{panel} .unavailable").text.startswith("not shown")
         return
 
