@@ -30,8 +30,9 @@ STATE_VIEWS = ["brain_eval_run_state_v1", "takes_quality_run_state_v1", "work_qu
 # Each verdict's intervals (issue 36; tests/db/test_uncertainty_beside_the_decision.py).
 INTERVAL_VIEWS = ["brain_eval_intervals_v1", "takes_quality_intervals_v1", "work_quality_intervals_v1"]
 # Replay's drift panels (issue 40; tests/db/test_replay_drift_computed_by_the_database.py), and production beside
-# eval (issue 40, item 3; tests/db/test_production_beside_eval_by_prompt_hash.py).
-REPLAY_VIEWS = ["replay_drift_v1", "replay_lost_most_v1", "production_beside_eval_v1"]
+# eval (issue 40, item 3; tests/db/test_production_beside_eval_by_prompt_hash.py) and the replays that outlived their
+# captured rows (tests/db/test_replay_evidence_outlives_its_captured_rows.py).
+REPLAY_VIEWS = ["replay_drift_v1", "replay_lost_most_v1", "production_beside_eval_v1", "replay_capture_purged_v1"]
 NOW = datetime.now(timezone.utc)
 # Older than the 24-month hot tier by a margin, younger than the 7-year purge horizon.
 COLD = NOW - timedelta(days=760)

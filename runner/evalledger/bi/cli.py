@@ -90,6 +90,8 @@ PANELS = {
     "replay_lost_most_v1": "evalledger.suites.replay",
     # Production beside eval (issue 40, item 3): a catalog question production also asked.
     "production_beside_eval_v1": "evalledger.suites.replay",
+    # Replay evidence whose captured rows the retention purge took (the auditor's).
+    "replay_capture_purged_v1": "evalledger.suites.replay",
 }
 
 
