@@ -109,17 +109,17 @@ def main() -> None:
             db.use_database_url(dsn)
             os.environ["EVALLEDGER_HOME"] = tempfile.mkdtemp(prefix="evalledger-bench-replay-")  # the receipts
             recorded = {"seconds": 0.0, "calls": 0}
-            original = store.record
+            original = store.record_many
 
-            def timed(*a, **k):
+            def timed(conn, run_id, answered):
                 start = time.perf_counter()
                 try:
-                    return original(*a, **k)
+                    return original(conn, run_id, answered)
                 finally:
                     recorded["seconds"] += time.perf_counter() - start
-                    recorded["calls"] += 1
+                    recorded["calls"] += len(answered)
 
-            store.record = timed
+            store.record_many = timed
             print(f"{args.queries} captured queries, {args.latency_ms:.0f} ms stand-in brain")
             print(f"{'concurrency':>11} {'replay s':>9} {'bare s':>7} {'bare/replay':>11} {'db ms/q':>8}")
             bare(url, requests[:16], 8)  # warm-up: the server's threads, the first connections
@@ -138,7 +138,7 @@ def main() -> None:
                 best_replay, best_bare = min(replayed), min(baseline)
                 print(f"{level:>11} {best_replay:>9.2f} {best_bare:>7.2f} {best_bare / best_replay:>11.2f} "
                       f"{min(db_ms):>8.2f}")
-            store.record = original
+            store.record_many = original
     finally:
         child.terminate()
 

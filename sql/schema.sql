@@ -216,6 +216,8 @@ SET LOCAL check_function_bodies = off;
 \ir replay/replay_complete_v1.sql
 \ir replay/replay_drift_rows_v1.sql
 \ir replay/replay_lost_most_rows_v1.sql
+\ir replay/production_beside_eval_rows_v1.sql
+\ir replay/replay_capture_purged_rows_v1.sql
 
 -- Views, each over its rows function, with its comments and grants.
 \ir brain_eval/brain_quarterly_trend_v1.sql
@@ -236,6 +238,8 @@ SET LOCAL check_function_bodies = off;
 \ir takes_quality/takes_quality_trend_v1.sql
 \ir replay/replay_drift_v1.sql
 \ir replay/replay_lost_most_v1.sql
+\ir replay/production_beside_eval_v1.sql
+\ir replay/replay_capture_purged_v1.sql
 
 -- Issue 37 (INS-B): takes-quality's regress in SQL.
 \ir takes_quality/takes_quality_threshold_v1.sql

@@ -20,6 +20,7 @@ SELECT has_function_privilege('evalledger.brain_trend_rows_v1(text, date, date, 
        has_function_privilege('evalledger.cost_by_month_rows_v1(text, date, date, text)', 'EXECUTE') AS cost,
        has_function_privilege('evalledger.prompt_drift_rows_v3(text, date, date, text)', 'EXECUTE') AS drift,
        has_function_privilege('evalledger.judge_agreement_rows_v1(text, date, date, text, boolean)', 'EXECUTE') AS agreement,
+       has_function_privilege('evalledger.production_beside_eval_rows_v1(text, date, date, text)', 'EXECUTE') AS beside,
        has_function_privilege('evalledger.takes_quality_trend_rows_v1(text, date, date, integer)', 'EXECUTE') AS takes_quality,
        has_table_privilege('evalledger.work_quality_history_v1', 'SELECT') AS work_quality,
        has_table_privilege('evalledger.brain_eval_log', 'SELECT') AS failed,
@@ -118,6 +119,12 @@ SELECT * FROM evalledger.cost_by_month_rows_v1(%(brain)s::text, %(from_month)s::
 -- Per brain and month: production's latest prompt against the last passing eval's, as of the month's end.
 SELECT * FROM evalledger.prompt_drift_rows_v3(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text)
  ORDER BY brain_under_test, month;
+
+-- name: panel_beside
+-- Production beside eval: per prompt hash and brain version, the latest run's question beside production's captured queries, the furthest from production first.
+SELECT * FROM evalledger.production_beside_eval_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text)
+ ORDER BY jaccard, recall, brain_under_test, prompt_hash, started_at DESC
+ LIMIT 40;
 
 -- name: panel_agreement
 -- Per brain, judge model and quarter: how the judges' drafts agree with the reviewers' final numbers (blind entries only).

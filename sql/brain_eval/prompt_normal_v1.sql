@@ -17,5 +17,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_tem
         NFC)
 $$;
 
--- The owner role registers brain versions, whose index computes it.
-GRANT EXECUTE ON FUNCTION prompt_normal_v1(text) TO evalledger_owner;
+-- The owner role registers brain versions, whose index computes it; the runner captures queries,
+-- whose index computes it too (eval_candidates_prompt_idx); RevOps and auditors read production
+-- beside eval, which matches a question to production's queries by it.
+GRANT EXECUTE ON FUNCTION prompt_normal_v1(text) TO evalledger_owner, evalledger_runner, evalledger_revops, evalledger_auditor;

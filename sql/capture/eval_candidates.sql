@@ -45,6 +45,11 @@ CREATE INDEX eval_candidates_export_idx ON eval_candidates (created_at DESC, id 
 -- Export with --tool.
 CREATE INDEX eval_candidates_tool_export_idx ON eval_candidates (tool_name, created_at DESC, id DESC);
 
+-- Production beside eval (production_beside_eval_rows_v1) looks a catalog question's captured
+-- queries up by the prompt hash of their normal form: one index probe per question, not a hash of
+-- every captured row per read.
+CREATE INDEX eval_candidates_prompt_idx ON eval_candidates (evalledger.prompt_normal_hash_v1(query));
+
 -- The runner captures (INSERT of the input columns only: id and created_at are the database's)
 -- and exports; it records failures. Nobody but the owner touches eval_candidate_keys.
 CREATE POLICY eval_candidates_runner_read ON eval_candidates FOR SELECT TO evalledger_runner

@@ -6,3 +6,6 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      WHERE a.suite = active_rubric_v1.suite
      ORDER BY a.activation_id DESC LIMIT 1;
 $$;
+
+-- Production beside eval reads the replay rubric's rbo_p as its reader: RevOps and auditors.
+GRANT EXECUTE ON FUNCTION active_rubric_v1(text) TO evalledger_revops, evalledger_auditor;

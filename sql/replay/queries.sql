@@ -98,3 +98,11 @@ SELECT * FROM evalledger.replay_drift_v1;
 -- name: dashboard_replay_lost_most_v1
 -- The replay_lost_most_v1 panel: each run's queries, newest run first, the one that lost the most first.
 SELECT * FROM evalledger.replay_lost_most_v1;
+
+-- name: dashboard_production_beside_eval_v1
+-- The production_beside_eval_v1 panel: per brain, the questions furthest from production first.
+SELECT * FROM evalledger.production_beside_eval_v1 ORDER BY brain_under_test, jaccard, prompt_hash;
+
+-- name: dashboard_replay_capture_purged_v1
+-- The replay_capture_purged_v1 panel (the auditor's): replay runs whose captured rows the retention purge took, newest run first.
+SELECT * FROM evalledger.replay_capture_purged_v1;

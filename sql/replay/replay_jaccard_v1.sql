@@ -8,3 +8,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE WHEN (SELECT count(*) FROM u) = 0 THEN 1::numeric
                 ELSE (SELECT count(*) FROM c JOIN r USING (s))::numeric / (SELECT count(*) FROM u) END
 $$;
+
+-- Production beside eval (production_beside_eval_rows_v1) computes it as its reader: RevOps and auditors.
+GRANT EXECUTE ON FUNCTION replay_jaccard_v1(text[], text[]) TO evalledger_revops, evalledger_auditor;

@@ -10,3 +10,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE WHEN (SELECT n FROM k) = 0 THEN 1::numeric
                 ELSE (SELECT count(*) FROM c JOIN top USING (s))::numeric / (SELECT n FROM k) END
 $$;
+
+-- Production beside eval (production_beside_eval_rows_v1) computes it as its reader: RevOps and auditors.
+GRANT EXECUTE ON FUNCTION replay_recall_v1(text[], text[]) TO evalledger_revops, evalledger_auditor;

@@ -29,8 +29,10 @@ BI_VIEWS = ["most_failing_questions_v2", "stale_fixture_pass_rate_v2", "stale_fi
 STATE_VIEWS = ["brain_eval_run_state_v1", "takes_quality_run_state_v1", "work_quality_run_state_v1"]
 # Each verdict's intervals (issue 36; tests/db/test_uncertainty_beside_the_decision.py).
 INTERVAL_VIEWS = ["brain_eval_intervals_v1", "takes_quality_intervals_v1", "work_quality_intervals_v1"]
-# Replay's drift panels (issue 40; tests/db/test_replay_drift_computed_by_the_database.py).
-REPLAY_VIEWS = ["replay_drift_v1", "replay_lost_most_v1"]
+# Replay's drift panels (issue 40; tests/db/test_replay_drift_computed_by_the_database.py), and production beside
+# eval (issue 40, item 3; tests/db/test_production_beside_eval_by_prompt_hash.py) and the replays that outlived their
+# captured rows (tests/db/test_replay_evidence_outlives_its_captured_rows.py).
+REPLAY_VIEWS = ["replay_drift_v1", "replay_lost_most_v1", "production_beside_eval_v1", "replay_capture_purged_v1"]
 # Judge repeats (issue 36, item 4; tests/db/test_judge_repeats_numbered_once.py).
 REPEAT_VIEWS = ["takes_quality_flaky_v1", "takes_quality_repeat_variance_v1", "work_quality_flaky_v1",
                 "work_quality_repeat_variance_v1"]

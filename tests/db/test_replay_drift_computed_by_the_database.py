@@ -139,6 +139,43 @@ def test_rbo_is_the_reference_at_every_p(admin, chunk_pair, p):
     assert close(got, rbo(*chunk_pair, p=Fraction(Decimal(p.numerator) / Decimal(p.denominator))))
 
 
+# replay_rbo_v1 as migration 0131 first wrote it (set-based SQL): 0136 computes it in one pass, and
+# every rbo stored before must recompute to the digit (the ledger's recompute compares them).
+RBO_0131 = """
+CREATE FUNCTION pg_temp.rbo_0131(captured bigint[], replayed bigint[], p numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$
+    WITH s AS (SELECT id, row_number() OVER (ORDER BY min(i)) AS rank
+                 FROM unnest(captured) WITH ORDINALITY u(id, i) GROUP BY id),
+         t AS (SELECT id, row_number() OVER (ORDER BY min(i)) AS rank
+                 FROM unnest(replayed) WITH ORDINALITY u(id, i) GROUP BY id),
+         depth AS (SELECT greatest((SELECT count(*) FROM s), (SELECT count(*) FROM t)) AS d),
+         common AS (SELECT greatest(s.rank, t.rank) AS at FROM s JOIN t USING (id))
+    SELECT CASE WHEN depth.d = 0 THEN 1::numeric
+                ELSE (SELECT sum(p ^ (k - 1) * (SELECT count(*) FROM common WHERE common.at <= k)::numeric / k)
+                           / sum(p ^ (k - 1))
+                        FROM generate_series(1::bigint, depth.d) k) END
+      FROM depth
+$$"""
+
+
+@pytest.fixture
+def rbo_0131(admin):
+    admin.execute(RBO_0131)
+    yield
+    admin.execute("DROP FUNCTION pg_temp.rbo_0131(bigint[], bigint[], numeric)")
+
+
+@given(chunk_pair=pairs(chunks), p=st.fractions(Fraction(1, 1000), Fraction(1), max_denominator=1000))
+@examples(60)
+def test_rbo_is_0131s_to_the_digit(admin, rbo_0131, chunk_pair, p):
+    weight = Decimal(p.numerator) / Decimal(p.denominator)
+    now, then = admin.execute(
+        "SELECT evalledger.replay_rbo_v1(%(a)s::bigint[], %(b)s::bigint[], %(p)s::numeric)::text, "
+        "pg_temp.rbo_0131(%(a)s::bigint[], %(b)s::bigint[], %(p)s::numeric)::text",
+        {"a": chunk_pair[0], "b": chunk_pair[1], "p": weight}).fetchone()
+    assert now == then, (chunk_pair, weight)
+
+
 def test_sources_gained_and_lost_and_the_latency_ratio(runner):
     run_id = file_run(runner)
     row = file_query(runner, run_id, 1, captured=(["a", "b"], [1, 2], ["wiki", "crm"]),

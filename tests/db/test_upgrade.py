@@ -182,7 +182,8 @@ MADE_BY = {
                                      "WHERE migration_id = '0106.takes-quality-regression'",
     "0107.recorded-clocks": "SELECT xmin::text FROM pg_trigger WHERE tgname = 'reviewer_20_clock'",
     "0108.lock-timeouts": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.capture_ensure_partitions_v2(integer)'::regprocedure",
-    "0109.prompt-spelling": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.prompt_normal_v1(text)'::regprocedure",
+    # (0135 granted prompt_normal_v1 to more roles, a change of its row: the index is 0109's still.)
+    "0109.prompt-spelling": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_version_prompt_normal_idx'::regclass",
     "0110.abandoned-runs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_cancel_v1(uuid, text)'::regprocedure",
     # 0120 replaced the one function 0111 made (0111 dropped the other): nothing of 0111's is left to tell it by.
     "0111.one-merkle-root": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0111.one-merkle-root'",
@@ -202,7 +203,8 @@ MADE_BY = {
                                       "'evalledger.ledger_recompute_work_quality_v2(evalledger.eval_work_quality_snapshots)'::regprocedure",
     "0124.run-manifest": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.brain_eval_manifest_v1(uuid)'::regprocedure",
     "0128.billed-costs": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.call_cost_stamp_v1()'::regprocedure",
-    "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_rbo_v1(bigint[], bigint[], numeric)'::regprocedure",
+    # (0136 replaced replay_rbo_v1, and 0135 granted the other measures: the completion is 0131's still.)
+    "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_complete_v1(bigint)'::regprocedure",
     "0132.constraints-as-reloaded": "SELECT xmin::text FROM pg_constraint WHERE conname = 'brain_analysis_log_origin_known'",
     "0139.gate-decisions": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.gate_decide_v1(text, text, numeric, jsonb, jsonb, bigint)'::regprocedure",
     "0137.judge-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.takes_quality_flaky_v1'::regclass",
@@ -210,6 +212,10 @@ MADE_BY = {
     "0133.catalog-provenance": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_catalog_provenance'::regclass",
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
     "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",
+    "0135.production-beside-eval": "SELECT xmin::text FROM pg_proc "
+                                   "WHERE oid = 'evalledger.production_beside_eval_rows_v1(text, date, date, text)'::regprocedure",
+    "0136.replay-outlives-capture": "SELECT xmin::text FROM pg_proc "
+                                    "WHERE oid = 'evalledger.replay_capture_purged_rows_v1(bigint)'::regprocedure",
 }
 
 

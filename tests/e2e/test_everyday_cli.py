@@ -384,9 +384,9 @@ def test_dashboard_prints_each_panel(demo_env, admin, panel):
 def test_dashboard_alone_lists_the_panels_in_the_views_own_words(dsn):
     document = read_json(run_cli("dashboard", "--json", env={"DATABASE_URL": dsn}), "core", "panels")
     # Seed 002's seven views, the readers' side's eight, the three of each verdict's intervals
-    # (issue 36), replay's two and the four of judge repeats (issue 36, item 4), each described by
-    # its own COMMENT.
-    assert len(document["rows"]) == 24 and all(r["shows"] for r in document["rows"])
+    # (issue 36), replay's two, production beside eval and the replays that outlived their captured
+    # rows (issue 40), and the four of judge repeats (issue 36, item 4), each described by its own COMMENT.
+    assert len(document["rows"]) == 26 and all(r["shows"] for r in document["rows"])
     unknown = run_cli("dashboard", "nope", env={"DATABASE_URL": dsn})
     assert unknown.code == 3
     assert unknown.err.startswith("evalledger: error: dashboard: Invalid value for 'PANEL': 'nope' is not one of "

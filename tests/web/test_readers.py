@@ -248,7 +248,7 @@ def check_dashboards(driver, conn, role: str) -> None:
          LIMIT 20""")]
 
     if role == "reviewer":
-        for panel in ("most-failing", "drift", "agreement", "takes-quality", "work-quality"):
+        for panel in ("most-failing", "drift", "beside", "agreement", "takes-quality", "work-quality"):
             assert driver.find_element(By.CSS_SELECTOR, f"#panel-{panel} .unavailable").text.startswith("not shown")
         return
 
@@ -428,7 +428,7 @@ def test_the_report_opens_with_the_network_off_and_fetches_nothing(ledger, brows
                                       "ORDER BY block_id DESC LIMIT 1").fetchone()
     done = run_cli("report", "--out", str(out), env={"DATABASE_URL": ledger.dsn})
     assert done.code == 0, done.err
-    assert done.out.startswith(f"wrote {out}: 10 panels as evalledger_auditor")
+    assert done.out.startswith(f"wrote {out}: 11 panels as evalledger_auditor")
     html = out.read_text("utf-8")
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
     browser.execute_cdp_cmd("Network.enable", {})

@@ -93,6 +93,10 @@ PANELS = {
     # Replay (issue 40): drift over time per brain version, and the queries that lost the most.
     "replay_drift_v1": "evalledger.suites.replay",
     "replay_lost_most_v1": "evalledger.suites.replay",
+    # Production beside eval (issue 40, item 3): a catalog question production also asked.
+    "production_beside_eval_v1": "evalledger.suites.replay",
+    # Replay evidence whose captured rows the retention purge took (the auditor's).
+    "replay_capture_purged_v1": "evalledger.suites.replay",
 }
 
 

@@ -1,5 +1,6 @@
-"""The dashboards' panels: seed 002's six, the judges' agreement with reviewers, the takes-quality
-trend by rubric epoch, work-quality history per target, and the failed runs. Each reads its view's
+"""The dashboards' panels: seed 002's six, production beside eval, the judges' agreement with
+reviewers, the takes-quality trend by rubric epoch, work-quality history per target, and the failed
+runs. Each reads its view's
 function with the filters, as the reader (row-level security decides what it sees), and comes with
 a chart (charts.py) and the table under it. The web app's dashboards and `evalledger report` show
 the same Panel objects."""
@@ -290,6 +291,45 @@ def drift(conn: psycopg.Connection, filters: Filters) -> Panel:
                                Column("prompt_drift", "drift", "bool")], rows)])
 
 
+BESIDE_STYLES = ("the eval passed it", "the eval failed it", "not judged yet (run open)")
+
+
+def beside(conn: psycopg.Connection, filters: Filters) -> Panel:
+    """Production beside eval: each catalog question production also asked (by prompt hash), per
+    brain version, the furthest from production first: the overlap of what production retrieved with
+    the sources the catalog gives, and the eval's verdict where judged."""
+    rows = dicts(conn, QUERIES["panel_beside"], filters.params())
+    for r in rows:
+        r["brain_version"] = f"{r['brain_under_test']} · {r['model_id']} · {r['system_prompt_hash'][:8]}"
+    bars = [charts.Bar(f"{r['question_id']} · {r['brain_under_test']} · {r['system_prompt_hash'][:8]}",
+                       float(r["jaccard"]),
+                       f"Jaccard {float(r['jaccard']):.2f}, recall {float(r['recall']):.2f}, RBO {float(r['rbo']):.2f}; "
+                       f"asked {r['production_asks']}x in production",
+                       2 if r["question_passed"] is None else 0 if r["question_passed"] else 1,
+                       {"run": r["eval_run_id"], "question": r["question_id"], "prompt": r["prompt_hash"]})
+            for r in rows]
+    return Panel("beside", "Production beside eval",
+                 "For a catalog question production also asked (the same prompt hash), does the eval still give the "
+                 "brain what production retrieves for it, per brain version, and did the eval pass it?",
+                 "production_beside_eval_v1",
+                 [charts.bar_chart("beside-chart", "Overlap of production's retrieval with the catalog's sources",
+                                   "Per question and brain version, the furthest from production first: the Jaccard "
+                                   "index of production's slugs and the question's sources", bars, max_value=1,
+                                   styles=BESIDE_STYLES, width=700, label_width=240)],
+                 [Table(None, [Column("question_id", "question", "question"), Column("brain_version", "brain version"),
+                               Column("prompt_hash", "prompt hash", "hash"), Column("question_text", "asked"),
+                               Column("production_asks", "production asks", "count"),
+                               Column("last_asked_at", "last asked", "when"), Column("capture_id", "capture"),
+                               Column("production_slugs", "production retrieved", "list"),
+                               Column("eval_sources", "eval gives", "list"), Column("recall", "recall", "rate"),
+                               Column("jaccard", "Jaccard", "rate"), Column("rbo", "RBO", "rate"),
+                               Column("eval_run_id", "latest run", "run"), Column("run_decision", "decision"),
+                               Column("question_passed", "passed", "bool")], rows)],
+                 ["Matched by prompt hash: the SHA-256 of the question's normal form (prompt_normal_hash_v1), the same "
+                  "for the catalog's text and production's scrubbed query. The overlap is the database's "
+                  "(the replay's recall, Jaccard and rank-biased overlap), against the latest captured row."])
+
+
 def agreement(conn: psycopg.Connection, filters: Filters) -> Panel:
     rows = dicts(conn, QUERIES["panel_agreement"], filters.params())
     totals = dicts(conn, QUERIES["panel_agreement_total"], filters.params())
@@ -430,6 +470,7 @@ def failed(conn: psycopg.Connection, filters: Filters, suites: tuple[str, ...] =
 WHY_NOT = {
     "most-failing": "not shown to a reviewer: it counts other reviewers' runs",
     "drift": "not shown to a reviewer: production traffic is none of a reviewer's",
+    "beside": "not shown to a reviewer: production traffic is none of a reviewer's",
     "agreement": "not shown to a reviewer: it counts the judges' drafts on questions you were never shown",
     "takes-quality": "not shown to this login: it reads no takes-quality runs",
     "work-quality": "not shown to this login: it reads no work-quality snapshots",
@@ -447,6 +488,7 @@ def load(conn: psycopg.Connection, filters: Filters) -> Dashboard:
         ("trend", lambda: trend(conn, filters)), ("most-failing", lambda: most_failing(conn, filters)),
         ("stale-fixture", lambda: stale_fixture(conn, filters)), ("calibration", lambda: calibration(conn, filters, names)),
         ("cost", lambda: cost(conn, filters)), ("drift", lambda: drift(conn, filters)),
+        ("beside", lambda: beside(conn, filters)),
         ("agreement", lambda: agreement(conn, filters)), ("takes-quality", lambda: takes_quality(conn, filters)),
         ("work-quality", lambda: work_quality(conn, filters)),
         ("failed", lambda: failed(conn, filters, ("brain_eval",) + (("takes_quality",) if may["takes_quality"] else ())
@@ -475,6 +517,7 @@ def load(conn: psycopg.Connection, filters: Filters) -> Dashboard:
 
 TITLES = {"trend": "Per-brain trend", "most-failing": "Most-failing questions", "stale-fixture": "Stale-fixture pass rate",
           "calibration": "Reviewer calibration", "cost": "Cost per run over time",
-          "drift": "Production-versus-eval prompt drift", "agreement": "Judges against reviewers",
+          "drift": "Production-versus-eval prompt drift", "beside": "Production beside eval",
+          "agreement": "Judges against reviewers",
           "takes-quality": "Takes-quality trend by rubric epoch", "work-quality": "Work-quality history per target",
           "failed": "Failed runs"}

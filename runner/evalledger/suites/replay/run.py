@@ -172,10 +172,12 @@ BATCH = 50  # answers that arrived together are recorded in one transaction: one
 def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.Captured], concurrency: int,
              say: Callable[[str], None]) -> None:
     """Ask every row (at most `concurrency` at once) and record each answer as it comes, on up to
-    RECORDERS connections (the first the run's own): each recorder takes what has arrived, up to
-    BATCH answers, and records them in one transaction, so a slow commit is paid once for all of
-    them. An answer is asked again only if it never reached the ledger (a kill before its commit).
-    The first error stops the run (what was recorded stays, and the same command again resumes it)."""
+    RECORDERS connections (the first the run's own; each other recorder opens its own while the
+    first questions are asked, not before): each recorder takes what has arrived, up to BATCH
+    answers, and records them in one transaction, their INSERTs sent in one pipeline, so a slow
+    commit and a round trip are paid once for all of them. An answer is asked again only if it
+    never reached the ledger (a kill before its commit). The first error stops the run (what was
+    recorded stays, and the same command again resumes it)."""
     if not todo:
         return
     answers: queue.Queue = queue.Queue()
@@ -184,8 +186,8 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
 
     def record_batch(connection, batch: list) -> None:
         with connection.transaction():
-            decided = [(row, reply, store.record(connection, run_id, row, reply)) for row, reply in batch]
-        for row, reply, found in decided:
+            decided = zip(batch, store.record_many(connection, run_id, batch))
+        for (row, reply), found in decided:
             if found is None:
                 say(f"capture {row.id}: recorded already")
             elif found["status"] == "replayed":
@@ -193,8 +195,14 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
             else:
                 say(f"capture {row.id}: {found['status'].replace('_', ' ')}: {reply.error or 'another mode'}")
 
+    opened: list = []
+
     def recorder(connection) -> None:
         try:
+            if connection is None:  # another recorder's own, opened here while the first questions are asked
+                connection = db.connect(role="runner", autocommit=True)
+                with lock:
+                    opened.append(connection)
             while True:
                 first = answers.get()
                 if first is done:
@@ -215,8 +223,8 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
             errors.append(exc)
 
     recorders = min(RECORDERS, concurrency, len(todo))
-    connections = [conn] + [db.connect(role="runner", autocommit=True) for _ in range(recorders - 1)]
-    threads = [threading.Thread(target=recorder, args=(c,), daemon=True) for c in connections]
+    lock = threading.Lock()
+    threads = [threading.Thread(target=recorder, args=(c,), daemon=True) for c in [conn] + [None] * (recorders - 1)]
     for thread in threads:
         thread.start()
     try:
@@ -232,7 +240,7 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
         answers.put(done)
         for thread in threads:
             thread.join()
-        for other in connections[1:]:
+        for other in opened:
             other.close()
     if errors:
         raise errors[0]

@@ -69,11 +69,26 @@ def window_rows(conn: psycopg.Connection, run: dict) -> list[dict]:
     return _all(conn, "window_rows", {k: run[k] for k in ("since_at", "until_at", "tool", "remote", "max_rows")})
 
 
-def record(conn: psycopg.Connection, run_id: int, captured, reply) -> dict | None:
-    """INSERT one replayed query; what the database made of it (None when it was recorded already)."""
+def record_many(conn: psycopg.Connection, run_id: int, answered: list) -> list[dict | None]:
+    """INSERT each (captured, reply) of answered, one statement per query (the admission trigger
+    checks and measures each) sent together in one pipeline: one round trip for the batch, not one
+    per query. What the database made of each, in order (None: recorded already)."""
+    if not answered:
+        return []
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.executemany(QUERIES["insert_query"], [_query_values(run_id, c, r) for c, r in answered], returning=True)
+        made = []
+        while True:
+            made.append(cur.fetchone())
+            if not cur.nextset():
+                break
+    return made
+
+
+def _query_values(run_id: int, captured, reply) -> dict:
     fields = reply.fields or {}
     results = captured.results or {}
-    return _one(conn, "insert_query", {
+    return {
         "replay_run_id": run_id, "capture_id": captured.id, "capture_created_at": captured.created_at,
         "tool_name": captured.tool_name if captured.results is not None else None,
         "captured_slugs": results.get("captured_slugs"), "captured_chunk_ids": results.get("captured_chunk_ids"),
@@ -85,7 +100,7 @@ def record(conn: psycopg.Connection, run_id: int, captured, reply) -> dict | Non
         "retrieved_slugs": fields.get("retrieved_slugs"), "retrieved_chunk_ids": fields.get("retrieved_chunk_ids"),
         "source_ids": fields.get("source_ids"), "vector_enabled": fields.get("vector_enabled"),
         "expansion_applied": fields.get("expansion_applied"), "detail_resolved": fields.get("detail_resolved"),
-        "latency_ms": None if reply.fields is None else float(fields["latency_ms"]), "error": reply.error})
+        "latency_ms": None if reply.fields is None else float(fields["latency_ms"]), "error": reply.error}
 
 
 def complete_run(conn: psycopg.Connection, run_id: int) -> None:
