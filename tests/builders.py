@@ -292,3 +292,11 @@ def open_harness_run(owner, runner, reviewer_id, questions, brain="AGT-901", pro
                    "question_ids, contracts, answers) VALUES (%s, %s, 'v28-2026Q2', %s, %s, 'live')",
                    (run_id, version_id, list(questions), psycopg.types.json.Jsonb(HARNESS_CONTRACTS)))
     return run_id, version
+
+
+def as_stored(receipt: dict) -> dict:
+    """A takes-quality receipt as `run --json` prints it and its disk copy holds it, less what those add
+    to the receipt stored with the run (receipt_json): `calls`, and each dimension's `stderr` and `ci95`."""
+    scores = {k: {f: v for f, v in s.items() if f not in ("stderr", "ci95")} if isinstance(s, dict) else s
+              for k, s in receipt["scores"].items()}
+    return {**{k: v for k, v in receipt.items() if k != "calls"}, "scores": scores}

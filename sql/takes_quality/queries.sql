@@ -129,6 +129,10 @@ SELECT ((count(*) FILTER (WHERE NOT v.recorded AND NOT v.call_started AND v.atte
        coalesce(sum(v.cached_input_tokens), 0)::integer AS cached_input_tokens
   FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = %(run_id)s;
 
+-- name: receipt_uncertainty
+-- A run's receipt as its disk copy and `--json` carry it: each dimension's optional stderr and ci95 (takes_quality_receipt_uncertainty_v1, as `show`), the stored receipt_json left as it is.
+SELECT evalledger.takes_quality_receipt_uncertainty_v1(%(run_id)s, %(receipt)s::jsonb) AS receipt_json;
+
 -- name: cycle_decision
 -- What the database decides of one cycle so far (verdict, contributing models, panel size).
 SELECT evalledger.takes_quality_cycle_v2(%(run_id)s, %(cycle)s) AS decision;

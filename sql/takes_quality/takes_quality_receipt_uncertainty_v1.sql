@@ -1,7 +1,7 @@
 -- takes_quality_receipt_uncertainty_v1: a takes-quality receipt with each dimension's optional
 -- "stderr" and "ci95" (additive at schema_version 1, seed 000) from takes_quality_uncertainty_v1:
--- what `takes-quality show` prints. The stored receipt_json (what the completion trigger wrote,
--- what `run` prints and writes, and what the ledger re-derives) is left as it was.
+-- what `takes-quality show` prints, and `run --json` and the receipt's disk copy carry. The stored
+-- receipt_json (what the completion trigger wrote, and what the ledger re-derives) is left as it was.
 CREATE FUNCTION evalledger.takes_quality_receipt_uncertainty_v1(p_run_id bigint, receipt jsonb) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE WHEN receipt IS NULL OR jsonb_typeof(receipt -> 'scores') IS DISTINCT FROM 'object' THEN receipt

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalledger.suites.takes_quality import receipts
+from tests.builders import as_stored
 from tests.cli import SCRIPT, run_cli
 from tests.e2e.test_takes_quality_cli import corpus, env  # noqa: F401 (fixtures)
 from tests.e2e.test_takes_quality_cli import CORPUS, PANEL, count, tq, write_jsonl
@@ -76,9 +77,9 @@ def test_an_outage_is_not_a_verdict_and_the_same_command_retries_exactly_the_fai
     assert final["run_id"] == receipt["run_id"] and final["final"] is True and final["verdict"] == "pass"
     assert final["successes_per_cycle"] == [3]
     assert final["errors"] == [e + "; retried" for e in receipt["errors"]]
-    # Stored as the disk copy has it, but for how the calls went (six made, all one by one).
-    assert count(admin, "SELECT receipt_json FROM eval_takes_quality_runs") == \
-        {k: v for k, v in final.items() if k != "calls"}
+    # Stored as the disk copy has it, but for how the calls went (six made, all one by one) and the
+    # dimensions' stderr and ci95.
+    assert count(admin, "SELECT receipt_json FROM eval_takes_quality_runs") == as_stored(final)
     assert final["calls"] == {"sync": 6, "batch": 0, "cached_input_tokens": 0}
     # And the final verdict is read back from then on.
     standin.reset()

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from evalledger.suites.takes_quality import receipts
+from tests.builders import as_stored
 from tests.cli import SCRIPT, run_cli
 from tests.standin import FAKE_KEYS, steps
 
@@ -90,8 +91,10 @@ def test_pass_is_exit_0_with_the_receipt_in_the_database_and_on_disk(env, corpus
     assert len(standin.requests) == 3
     assert receipt["corpus"] == {"source": "db", "n_takes": 6, "slug_prefix": None,
                                  "corpus_sha8": receipt["corpus"]["corpus_sha8"]}
+    # Each dimension with its optional stderr and ci95 (additive at schema_version 1): three judges agreeing.
     assert receipt["scores"]["accuracy"] == {
-        "mean": 8, "min": 8, "max": 8, "scores": [8, 8, 8], "per_model": {m: 8 for m in PANEL}}
+        "mean": 8, "min": 8, "max": 8, "scores": [8, 8, 8], "per_model": {m: 8 for m in PANEL},
+        "stderr": 0, "ci95": [8, 8]}
     assert list(receipt["scores"]) == ["accuracy", "attribution", "weight_calibration", "kind_classification",
                                        "signal_density"]
     assert receipt["overall_score"] == 8 and receipt["errors"] == [] and receipt["judges"] == "live"
@@ -101,8 +104,11 @@ def test_pass_is_exit_0_with_the_receipt_in_the_database_and_on_disk(env, corpus
     disk = tmp_path / "home" / "eval-receipts" / receipts.file_name(receipt)
     assert json.loads(disk.read_text()) == receipt and disk.read_text() == result.out
     stored = count(admin, "SELECT receipt_json FROM eval_takes_quality_runs")
-    # The disk copy and --json add how the calls went (counted by the database from the run's rows).
-    assert stored == {k: v for k, v in receipt.items() if k != "calls"}
+    # The disk copy and --json add how the calls went (counted by the database from the run's rows) and
+    # each dimension's stderr and ci95 (computed by the database, as `show` carries them); the stored
+    # receipt is the completion trigger's, without them.
+    assert stored == as_stored(receipt)
+    assert all("stderr" not in s and "ci95" not in s for s in stored["scores"].values())
     assert receipt["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
     rows = admin.execute("SELECT model, family, same_family, recorded, contributes, cycle, attempts, "
                          "input_tokens > 0, cost_usd > 0 FROM eval_takes_quality_judge_verdicts "
@@ -463,6 +469,39 @@ def test_replay_needs_no_database(env, corpus, standin, tmp_path):
     assert result.out == receipts.render(receipt)
     as_json = run_cli("replay", str(path), "--json", env=offline)
     assert as_json.code == 1 and json.loads(as_json.out) == receipt
+
+
+def test_the_receipt_run_writes_carries_the_databases_stderr_and_ci95_and_every_reader_accepts_it(
+        env, corpus, standin, admin, tmp_path):
+    # Known spread: gpt-4o scores accuracy 5, the other judges 8.
+    standin.script("gpt-4o", steps.with_scores(accuracy=5))
+    result, receipt = tq(env)
+    assert result.code == 0, result.err
+    disk = tmp_path / "home" / "eval-receipts" / receipts.file_name(receipt)
+    assert json.loads(disk.read_text()) == receipt
+    # Each dimension's stderr and ci95 are the database's (takes_quality_uncertainty_v1, as `show` has them).
+    u = count(admin, "SELECT evalledger.takes_quality_uncertainty_v1(%s)", receipt["run_id"])
+    assert set(u) - {"overall"} == set(receipt["scores"])
+    for dim, scores in receipt["scores"].items():
+        assert (scores["stderr"], scores["ci95"]) == (u[dim]["stderr"], u[dim]["ci95"])
+    accuracy = receipt["scores"]["accuracy"]
+    assert sorted(accuracy["scores"]) == [5, 8, 8] and accuracy["stderr"] == pytest.approx(1.0)
+    assert accuracy["ci95"][0] < accuracy["mean"] < accuracy["ci95"][1] <= 10
+    shown = json.loads(run_cli("takes-quality", "show", str(receipt["run_id"]), "--json", env=env).out)
+    assert shown["receipt"]["scores"] == receipt["scores"]
+    # The contract's schema lists them as optional; seed 000's reader (`replay`, no database) accepts them.
+    jsonschema.validate(receipt, SCHEMA)
+    offline = {"DATABASE_URL": NOWHERE, "EVALLEDGER_HOME": str(tmp_path / "elsewhere")}
+    replayed = run_cli("replay", str(disk), "--json", env=offline)
+    assert (replayed.code, replayed.err) == (0, "") and json.loads(replayed.out) == receipt
+    assert run_cli("replay", str(disk), env=offline).out == receipts.render(receipt)
+    # Rebuilt from the database, the disk copy is the same; and it serves as a regress baseline.
+    rebuilt = run_cli("replay", "--from-db", str(receipt["run_id"]), "--json", env=env)
+    assert rebuilt.code == 0 and json.loads(rebuilt.out) == receipt
+    standin.reset()
+    same = run_cli("regress", "--against", str(disk), env=env)
+    assert same.code == 0, same.err
+    assert standin.requests == []  # the same eval, read back
 
 
 @pytest.mark.parametrize("verdict, code", [("pass", 0), ("fail", 1), ("inconclusive", 2)])

@@ -78,6 +78,9 @@ def run_takes_quality(as_json, **options):
     With --batch the live calls go through the providers' batch APIs; a runner stopped while it
     waits resumes the same batch when the same command runs again. The receipt's calls says how
     many calls went each way.
+
+    The receipt printed and written also carries each dimension's stderr and ci95: the judges'
+    spread, computed by the database (docs/statistics.md); the one stored with the run does not.
     """
     from evalledger.core.sealing import sealing
 

@@ -24,7 +24,7 @@ ORDER = ("schema_version", "ts", "rubric_version", "rubric_sha8", "corpus", "pro
          "models", "cycles_run", "successes_per_cycle", "verdict", "scores", "overall_score", "cost_usd",
          "improvements", "errors", "verdictMessage", "judges", "final", "rerun", "seed", "run_id")
 CORPUS_ORDER = ("source", "n_takes", "slug_prefix", "corpus_sha8", "path")
-DIM_ORDER = ("mean", "min", "max", "scores", "per_model")
+DIM_ORDER = ("mean", "min", "max", "scores", "per_model", "stderr", "ci95")
 REQUIRED = ORDER[:17]
 SHA_FIELDS = ("corpus_sha8", "prompt_sha8", "models_sha8", "rubric_sha8")
 

@@ -157,7 +157,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                 drawn = f" (its sample was drawn with seed {row['seed']})" if row["seed"] != seed else ""
                 say(f"run {run_id} of this eval was recorded earlier{drawn}: reading it back, no calls made"
                     + ("" if opts.rerun else "; --rerun judges it again"))
-                receipt = _with_calls(conn, run_id, receipts.ordered(row["receipt_json"], rubric.dims))
+                receipt = _disk_copy(conn, run_id, row["receipt_json"], rubric.dims)
                 return Outcome(receipt, receipts.save(receipt), already_recorded=True)
             if not created:
                 say(f"run {run_id} of this eval was started earlier and is not final: resuming it, calling only "
@@ -167,9 +167,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
                 say(modes_line)
             final = _judge(conn, run_id, opts, panel, rubric, system, user, say)
             if final:
-                receipt = _with_calls(conn, run_id, receipts.ordered(store.complete_run(conn, run_id), rubric.dims))
+                receipt = _disk_copy(conn, run_id, store.complete_run(conn, run_id), rubric.dims)
                 return Outcome(receipt, receipts.save(receipt))
-            receipt = _with_calls(conn, run_id, receipts.ordered(store.open_receipt(conn, run_id), rubric.dims))
+            receipt = _disk_copy(conn, run_id, store.open_receipt(conn, run_id), rubric.dims)
             return Outcome(receipt, receipts.save(receipt), final=False)
     except psycopg.Error as exc:
         raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
@@ -177,14 +177,21 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
         conn.close()
 
 
-def _with_calls(conn, run_id: int, receipt: dict) -> dict:
-    """The receipt with `calls` (optional, additive): how many of the run's calls were made one by one
-    and through a batch API, and the prompt tokens the providers' caches served, as the database
-    counts them from the run's rows. A run judged by recorded replies made none (and asks nothing of
-    the ledger's batch tables, so it reads the same from a ledger that predates them)."""
+def _disk_copy(conn, run_id: int, receipt: dict, dims: list[str]) -> dict:
+    """The receipt as `--json` prints it and its disk copy holds it, in the seed's order, with the
+    optional, additive fields the stored receipt_json leaves out (schema_version 1 still): each
+    dimension's `stderr` and `ci95`, the judges' spread the database computes from the run's verdict
+    rows (takes_quality_receipt_uncertainty_v1, what `show` carries); and `calls`: how many of the
+    run's calls were made one by one and through a batch API, and the prompt tokens the providers'
+    caches served, as the database counts them from the run's rows. A run judged by recorded replies
+    made none (and asks nothing of the ledger's batch tables, so it reads the same from a ledger that
+    predates them)."""
+    receipt = store.receipt_uncertainty(conn, run_id, receipt)
     if receipt.get("judges") == "recorded":
-        return {**receipt, "calls": {"sync": 0, "batch": 0, "cached_input_tokens": 0}}
-    return {**receipt, "calls": store.run_calls(conn, run_id)}
+        calls = {"sync": 0, "batch": 0, "cached_input_tokens": 0}
+    else:
+        calls = store.run_calls(conn, run_id)
+    return receipts.ordered({**receipt, "calls": calls}, dims)
 
 
 def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, user: str,
@@ -295,9 +302,11 @@ def rebuild_from_db(text: str) -> Outcome:
             if receipt is None:
                 raise EvalledgerError(f"--from-db: no completed takes-quality run {'-'.join(shas)} "
                                       f"({judges} judges) in the database")
-        receipt = receipts.ordered(receipt, store.rubric_dims(conn, receipt["rubric_version"]))
+        dims = store.rubric_dims(conn, receipt["rubric_version"])
         if isinstance(receipt.get("run_id"), int):  # the disk copy as the run wrote it
-            receipt = _with_calls(conn, receipt["run_id"], receipt)
+            receipt = _disk_copy(conn, receipt["run_id"], receipt, dims)
+        else:
+            receipt = receipts.ordered(receipt, dims)
     return Outcome(receipt, receipts.save(receipt))
 
 

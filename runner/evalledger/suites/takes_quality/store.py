@@ -125,6 +125,12 @@ def run_calls(conn: psycopg.Connection, run_id: int) -> dict:
     return _one(conn, "run_calls", {"run_id": run_id})
 
 
+def receipt_uncertainty(conn: psycopg.Connection, run_id: int, receipt: dict) -> dict:
+    """The receipt with each dimension's optional stderr and ci95, as the database computes them from
+    the run's verdict rows (takes_quality_receipt_uncertainty_v1, what `show` carries)."""
+    return _one(conn, "receipt_uncertainty", {"run_id": run_id, "receipt": Jsonb(receipt)})["receipt_json"]
+
+
 def cycle_decision(conn: psycopg.Connection, run_id: int, cycle: int) -> dict:
     """The database's decision of one cycle."""
     return _one(conn, "cycle_decision", {"run_id": run_id, "cycle": cycle})["decision"]
