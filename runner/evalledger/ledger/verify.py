@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, code, journal, package, policy, recompute as recomputing
+from . import canon, check, code, journal, manifests, package, policy, recompute as recomputing
 from .journal import QUERIES
 
 
@@ -99,6 +99,7 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     findings = report.findings
     shapes = journal.shapes(conn, _tables_checked(conn, findings))
     facts = policy.Facts()
+    runs = manifests.Runs()
 
     for entry in journal.entries(conn):
         report.entries += 1
@@ -116,6 +117,8 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
             if damage:
                 findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id} (a run's manifest) {damage}",
                                         entry.table, entry=entry.entry_id))
+            else:
+                runs.manifest(entry.entry_id, entry.txid, entry.key)
             continue
         try:
             keys = entry.row_keys()
@@ -163,8 +166,10 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
              for h, run, target, held_from, held_to in conn.execute(QUERIES["holds"])}
     retention = policy.Retention(facts, holds, question_runs)
     for table in sorted(shapes):
-        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, retention, report)
+        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, retention, runs, report)
     for kind, table, key, entry, detail in retention.findings():
+        findings.append(Finding(kind, detail, table, key, entry=entry))
+    for kind, table, key, entry, detail in runs.findings(facts.first):
         findings.append(Finding(kind, detail, table, key, entry=entry))
     for table, key, entry, columns, why in policy.update_findings(facts, question_runs):
         named = ", ".join(columns) if columns else "a column"
@@ -348,7 +353,7 @@ def _check_code(path: str, digest: dict, now: dict[str, str], findings: list[Fin
 
 
 def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped,
-                retention: policy.Retention, report: Report) -> None:
+                retention: policy.Retention, runs: manifests.Runs, report: Report) -> None:
     """One table's rows against their latest journal entries; then the entries whose rows are gone."""
     findings = report.findings
     changed = []
@@ -360,6 +365,7 @@ def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, p
             findings.append(Finding("unwritable", f"holds a value canon-v1 has no form for: {exc}", shape.table))
             continue
         key = shape.key_text(parts)
+        runs.row(shape, parts, key)
         mine = latest.pop(key, None)
         if mine is None:
             findings.append(Finding("row_unjournalled", "has no journal entry: written with the journal's trigger off",
