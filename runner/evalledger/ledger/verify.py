@@ -9,6 +9,8 @@ a database function, and compared, in this order, link by link:
   journal  -> blocks:  each entry's leaf against the leaves its block sealed, each block's root
   blocks   -> chain:   each header's hash, each block's link to the one before, the ledger root
   chain    -> digests: each digest's block hash and ledger root, recomputed
+  runs     -> manifests: each completed brain-eval run's rows against the manifest its completion
+              journalled, both ways (manifests.py)
   --recompute:         every computed column of every completed run against its suite's decision
 
 All of it in one snapshot (REPEATABLE READ, READ ONLY), so writers at work never show as tampering.
