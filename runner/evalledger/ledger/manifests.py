@@ -19,6 +19,7 @@ manifest function.
 from __future__ import annotations
 
 import collections
+import json
 from dataclasses import dataclass
 
 from . import canon, check
@@ -42,22 +43,23 @@ class Manifest:
     items: frozenset
 
 
-def _value(shape: canon.Shape, parts: list[str | None], column: str):
-    """The JSON value of column in a row's canon-v1 parts (None when NULL or no such column)."""
-    try:
-        i = shape.columns.index(column)
-    except ValueError:
+def _raw(shape: canon.Shape, index: int | None, parts: list[str | None]) -> str | None:
+    """The canon-v1 text of a column's value (canonical JSON already), None when NULL or no such column."""
+    if index is None or parts[index] is None:
         return None
-    part = parts[i]
-    return None if part is None else check.parse_json(part[len(shape.prefixes[i]):])
+    return parts[index][len(shape.prefixes[index]):]
 
 
 def _run_named(key: str) -> str | None:
-    try:
-        found = check.parse_json(key)
-    except (ValueError, check.NotCanonical):
+    """The run a key names by its eval_run_id, or None."""
+    if '"eval_run_id"' not in key:
         return None
-    return found.get("eval_run_id") if isinstance(found, dict) else None
+    try:
+        found = json.loads(key)
+    except ValueError:
+        return None
+    run = found.get("eval_run_id") if isinstance(found, dict) else None
+    return run if isinstance(run, str) else None
 
 
 class Runs:
@@ -68,35 +70,52 @@ class Runs:
         self.twice: list[tuple[str, int]] = []
         self.members: dict[str, set] = collections.defaultdict(set)
         self.completed: list[str] = []
+        self._columns: dict[str, tuple] = {}
 
-    def manifest(self, entry_id: int, txid: int, key: str) -> None:
-        """A MANIFEST entry whose form verify found sound (its items canonical, in order, making its root)."""
-        items = frozenset((item["table"], check.canonical_json(item["key"])) for item in check.parse_json(key))
+    def manifest(self, entry_id: int, txid: int, texts: list[str]) -> None:
+        """A MANIFEST entry whose form verify found sound, by its items' canonical texts
+        (`{"key":<key>,"table":"<table>"}`: the table's name last, so the key is what lies between)."""
+        items = set()
+        for text in texts:
+            cut = text.rindex(',"table":"')
+            items.add((text[cut + 10:-2], text[7:cut]))
         runs = [_run_named(k) for t, k in items if t == "brain_eval_log"]
         run = runs[0] if len(runs) == 1 else None
         if run is None:
-            return  # verify's shape check names a manifest not of one run
+            return  # a manifest not of one run (a finding of its own below, as the run's completion has none)
         if run in self.manifests:
             self.twice.append((run, entry_id))
             return
-        self.manifests[run] = Manifest(entry_id, txid, items)
+        self.manifests[run] = Manifest(entry_id, txid, frozenset(items))
 
     def row(self, shape: canon.Shape, parts: list[str | None], key: str) -> None:
         """A row verify read: the run it belongs to, and the shared rows it makes that run's."""
-        table = shape.table
-        if table not in RUN_TABLES:
+        if shape.table not in RUN_TABLES:
             return
-        run = _value(shape, parts, "eval_run_id")
+        where = self._columns.get(shape.table)
+        if where is None:
+            where = self._columns[shape.table] = self._where(shape)
+        run_at, link_at, done_at = where
+        run = _raw(shape, run_at, parts)
         if run is None:
             return
-        self.members[run].add((table, key))
-        if table in LINKS:
-            column, linked, linked_key = LINKS[table]
-            value = _value(shape, parts, column)
-            if value is not None:
-                self.members[run].add((linked, check.canonical_json({linked_key: value})))
-        if table == "brain_eval_log" and _value(shape, parts, "completed_at") is not None:
+        run = run[1:-1]  # a uuid's canonical text: in quotes, nothing escaped
+        members = self.members[run]
+        members.add((shape.table, key))
+        link = _raw(shape, link_at, parts)
+        if link is not None:  # the linked row's key, {"<its key column>":<the value's canonical text>}
+            _, linked, linked_key = LINKS[shape.table]
+            members.add((linked, f'{{"{linked_key}":{link}}}'))
+        if done_at is not None and parts[done_at] is not None:
             self.completed.append(run)
+
+    @staticmethod
+    def _where(shape: canon.Shape) -> tuple[int | None, int | None, int | None]:
+        """Where a run table's eval_run_id, link and completed_at (brain_eval_log's) are among its columns."""
+        index = {name: i for i, name in enumerate(shape.columns)}
+        link = LINKS.get(shape.table)
+        return (index.get("eval_run_id"), index.get(link[0]) if link else None,
+                index.get("completed_at") if shape.table == "brain_eval_log" else None)
 
     def findings(self, first: dict) -> list[tuple]:
         """(kind, table, key, entry, detail) of each mismatch; first maps (table, key) to its first entry (policy.Seen)."""

@@ -115,12 +115,12 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         else:
             sealed[where].append(entry)
         if entry.op == "MANIFEST":  # names a run's rows; it is no row version of its own
-            damage = _manifest_damage(entry)
+            damage, texts = _manifest_damage(entry)
             if damage:
                 findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id} (a run's manifest) {damage}",
                                         entry.table, entry=entry.entry_id))
             else:
-                runs.manifest(entry.entry_id, entry.txid, entry.key)
+                runs.manifest(entry.entry_id, entry.txid, texts)
             continue
         try:
             keys = entry.row_keys()
@@ -246,23 +246,24 @@ def _shape_of(entry: journal.Entry) -> str | None:
     return None
 
 
-def _manifest_damage(entry: journal.Entry) -> str | None:
-    """What is wrong with a run's manifest entry: its items must be {"key","table"} objects in bytewise order,
-    each once, whose leaves are the ones kept and make its root."""
+def _manifest_damage(entry: journal.Entry) -> tuple[str | None, list[str]]:
+    """What is wrong with a run's manifest entry (its items must be {"key","table"} objects in bytewise order,
+    each once, whose leaves are the ones kept and make its root), and its items' canonical texts."""
     try:
         items = check.parse_json(entry.key)
         texts = [check.canonical_json(item) for item in items] if isinstance(items, list) else []
     except (ValueError, check.NotCanonical):
-        return "has a key that is not canonical JSON"
+        return "has a key that is not canonical JSON", []
     if len(texts) != entry.rows or entry.rows < 2 or any(
-            not isinstance(item, dict) or set(item) != {"key", "table"} for item in items):
-        return "does not list as many {key, table} items as it covers"
+            not isinstance(item, dict) or set(item) != {"key", "table"} or not isinstance(item["table"], str)
+            for item in items):
+        return "does not list as many {key, table} items as it covers", texts
     if any(a.encode("utf-8") >= b.encode("utf-8") for a, b in zip(texts, texts[1:])):
-        return "lists its items out of bytewise order"
+        return "lists its items out of bytewise order", texts
     leaves = [check.leaf_hash(t.encode("utf-8")) for t in texts]
     if b"".join(leaves) != (entry.row_leaves or b"") or check.merkle_root(leaves) != entry.rows_root:
-        return "has items that do not make its leaves and root"
-    return None
+        return "has items that do not make its leaves and root", texts
+    return None, texts
 
 
 def _check_blocks(blocks: list[journal.Block], sealed: list[list[journal.Entry]], findings: list[Finding]) -> None:
