@@ -369,7 +369,7 @@ def ledger(admin, connect_as, reviewer_id):
     yield admin, runner, reviewer_id
     # Derandomized (the same examples every run): what was tried, for the log (pytest -s shows it).
     print(f"\ntampering campaign, derandomized, {sum(SEEN[k] for k in KINDS if k in SEEN)} tamperings tried: "
-          + ", ".join(f"{kind} {SEEN.get(kind, 0)}" for kind in KINDS) + "; "
+          + ", ".join(f"{kind} {SEEN[kind]}" for kind in KINDS if kind in SEEN) + "; "
           + ", ".join(f"{what} {SEEN.get(what, 0)}" for what in ("caught", REVIEWERS_RIGHT, ROW_ADDED, TXID_MOVED)))
 
 
