@@ -421,3 +421,22 @@ def campaign(group: list[str], examples: int):
                          ids=["rows", "journal", "blocks", "code"])
 def test_verify_catches_every_single_tampering_or_it_is_a_documented_limit(ledger, dsn, group, examples):
     campaign(group, examples)(ledger, dsn)
+
+
+def test_an_entry_removed_from_a_sealed_block_is_named_by_its_place(ledger, dsn):
+    """The block keeps the removed entry's leaf, not the entry: verify names the block, the place and the entry
+    before it."""
+    admin = ledger[0]
+    digest.seal(admin, 2)
+    admin.commit()
+    with reading(dsn) as conn:
+        block = journal.blocks(conn)[-1]
+        ids = [r[0] for r in conn.execute("SELECT entry_id FROM evalledger.ledger_journal WHERE txid >= %s AND txid < %s "
+                                          "ORDER BY entry_id", (block.lo_txid, block.hi_txid))]
+        set_triggers(conn, ["ledger_journal"], "D")
+        conn.execute("DELETE FROM evalledger.ledger_journal WHERE entry_id = %s", (ids[2],))
+        report = verify.verify(conn, [], own_snapshot=False)
+        conn.rollback()
+    gone = [f.line() for f in report.findings if f.kind == "entry_gone"]
+    assert gone == [f"entry_gone: block {block.block_id} sealed 1 entry the journal no longer has, at position 2 "
+                    f"(after journal entry {ids[1]})"]

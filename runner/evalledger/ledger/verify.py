@@ -307,10 +307,14 @@ def _leaf_differences(b: int, entries: list[journal.Entry], got: list[bytes], st
     found = [Finding("entry_changed", f"journal entry {e.entry_id} ({e.op}) lies in block {b}'s transactions but is not "
                                       "an entry it sealed", e.table, e.key, block=b, entry=e.entry_id)
              for e, leaf in zip(entries, got) if leaf not in kept]
-    gone = len(set(stored) - set(got))
-    if gone:
-        found.append(Finding("entry_gone", f"block {b} sealed {gone} entr{'y' if gone == 1 else 'ies'} the journal no "
-                                           "longer has", block=b))
+    present = {leaf: e for e, leaf in zip(entries, got)}
+    gone = [i for i, leaf in enumerate(stored) if leaf not in present]
+    if gone:  # the block keeps each entry's leaf, not the entry: named by its place, after the entry before it
+        where = ", ".join(f"{i}" + (f" (after journal entry {present[stored[i - 1]].entry_id})"
+                                    if i and stored[i - 1] in present else "") for i in gone[:10])
+        found.append(Finding("entry_gone", f"block {b} sealed {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} the "
+                                           f"journal no longer has, at position{'' if len(gone) == 1 else 's'} {where}"
+                                           f"{', ...' if len(gone) > 10 else ''}", block=b))
     return found
 
 
