@@ -13,10 +13,13 @@ the same run, alternating:
 and, in the journalled database alone:
 
   verify            `ledger verify` over RUNS completed runs of 30 questions (runs, question rows and
-                    analyses bulk-written with the journal on, sealed block by block), as the owner
-                    role, recomputing every row's and entry's hash and every block outside the database
+                    analyses bulk-written with the journal and the manifests on, sealed block by block), as
+                    the owner role, recomputing every row's and entry's hash and every block outside the
+                    database; against baselines in the same run: verify without its manifest check (how
+                    much holding each run to its manifest costs), and `verify --recompute`
   seal              one seal over ENTRIES new journal entries (one transaction's analyses)
-  manifest          what a completion's manifest costs (brain_eval_manifest_v1 over a run of 30 questions)
+  manifest          what a completion's manifest costs (brain_eval_manifest_v1 over a run of 30 questions), and
+                    completion's rate in a third database, journalled but without the manifest trigger
   reader            the check every reader makes before it reads (ledger/remember.py: the block hashes read,
                     the ledger tree of the blocks it saw and of them all hashed), on a ledger of READER_BLOCKS
                     blocks (one per completion, as completions seal), against a baseline measured in the
@@ -78,11 +81,13 @@ def backend_cpu(*conns: psycopg.Connection) -> float | None:
     return total
 
 
-def drop_journal(dsn: str) -> None:
-    """The journal's triggers gone from this database (its event triggers lifted meanwhile)."""
+def drop_journal(dsn: str, manifest_only: bool = False) -> None:
+    """The journal's triggers gone from this database (its event triggers lifted meanwhile); or only the
+    manifest's (manifest_only: every row still journalled, no completion journals a manifest)."""
+    journal_too = "" if manifest_only else "t.tgname LIKE '%\\_90\\_journal%' OR "
     with psycopg.connect(dsn, autocommit=True) as admin:
         names = admin.execute("SELECT format('DROP TRIGGER %I ON %s', t.tgname, t.tgrelid::regclass) FROM pg_trigger t "
-                              "WHERE (t.tgname LIKE '%\\_90\\_journal%' OR t.tgname LIKE '%\\_95\\_manifest%') "
+                              f"WHERE ({journal_too}t.tgname LIKE '%\\_95\\_manifest%') "
                               "AND NOT t.tgisinternal").fetchall()
         with admin.transaction():
             admin.execute("ALTER EVENT TRIGGER evalledger_drop_guard_v1 DISABLE")
@@ -133,11 +138,13 @@ def capture_writes(dsns: dict[str, str], rows: int, home: Path) -> tuple[dict[st
 
 @contextlib.contextmanager
 def guards_lifted(admin, tables: list[str]):
-    """The guards of tables lifted (the journal's triggers left on), so rows can be written in bulk
-    with their computed columns supplied: every row written is still journalled."""
+    """The guards of tables lifted (the journal's triggers and the manifest's left on), so rows can be written
+    in bulk with their computed columns supplied: every row written is still journalled, every run completed
+    has its manifest."""
     names = [f"evalledger.{t}" for t in tables]
     admin.execute("UPDATE pg_catalog.pg_trigger SET tgenabled = 'D' WHERE tgrelid = ANY(%s::regclass[]) "
-                  "AND NOT tgisinternal AND tgname NOT LIKE '%%\\_90\\_journal%%'", (names,))
+                  "AND NOT tgisinternal AND tgname NOT LIKE '%%\\_90\\_journal%%' "
+                  "AND tgname NOT LIKE '%%\\_95\\_manifest%%'", (names,))
     admin.execute("UPDATE pg_catalog.pg_class SET relhastriggers = true WHERE oid = ANY(%s::regclass[])", (names,))
     try:
         yield
@@ -195,15 +202,25 @@ def bulk_runs(dsn: str, runs: int) -> tuple[int, float]:
     return blocks, time.perf_counter() - started
 
 
-def timed_verify(dsn: str) -> tuple[verify.Report, float, float | None]:
-    """verify as the owner role; its report, the CPU seconds this process spent, and its server session's."""
-    with psycopg.connect(dsn) as conn:
-        conn.execute("SET ROLE evalledger_owner")
-        journal.prepare(conn)
-        conn.commit()
-        client, server = time.process_time(), backend_cpu(conn)
-        report = verify.verify(conn, [])
-        return report, time.process_time() - client, None if server is None else backend_cpu(conn) - server
+def timed_verify(dsn: str, recompute: bool = False, manifests: bool = True) -> tuple[verify.Report, float, float | None]:
+    """verify as the owner role (with --recompute; without its manifest check, as a baseline); its report, the
+    CPU seconds this process spent, and its server session's."""
+    from evalledger.ledger import manifests as checking
+
+    kept = checking.Runs.manifest, checking.Runs.row, checking.Runs.findings
+    if not manifests:
+        checking.Runs.manifest = checking.Runs.row = lambda *_: None
+        checking.Runs.findings = lambda *_: []
+    try:
+        with psycopg.connect(dsn) as conn:
+            conn.execute("SET ROLE evalledger_owner")
+            journal.prepare(conn)
+            conn.commit()
+            client, server = time.process_time(), backend_cpu(conn)
+            report = verify.verify(conn, [], recompute=recompute)
+            return report, time.process_time() - client, None if server is None else backend_cpu(conn) - server
+    finally:
+        checking.Runs.manifest, checking.Runs.row, checking.Runs.findings = kept
 
 
 def timed_seal(dsn: str, entries: int) -> tuple[dict, float]:
@@ -300,10 +317,12 @@ def main() -> None:
     started = time.perf_counter()
     home = Path(tempfile.mkdtemp(prefix="evalledger-bench-journal-"))
     with scratch.server() as url, scratch.migrated_database(url, "evalledger_bench_journal") as journalled, \
-            scratch.migrated_database(url, "evalledger_bench_unjournalled") as unjournalled:
+            scratch.migrated_database(url, "evalledger_bench_unjournalled") as unjournalled, \
+            scratch.migrated_database(url, "evalledger_bench_unmanifested") as unmanifested:
         try:
             drop_journal(unjournalled)
-            dsns = {"journal": journalled, "none": unjournalled}
+            drop_journal(unmanifested, manifest_only=True)
+            dsns = {"journal": journalled, "none": unjournalled, "no manifest": unmanifested}
             with psycopg.connect(journalled) as conn:
                 version = conn.execute("SHOW server_version").fetchone()[0]
             print(f"journal bench: PostgreSQL {version}; load average at start {load()}")
@@ -324,10 +343,14 @@ def main() -> None:
                       f"{per_run['none'] / per_run['journal']:>8.2f}")
 
             runs, per_manifest = manifest_cost(journalled)
-            print(f"manifest: {per_manifest:.2f} ms to compute one (over the {runs} runs of 30 questions above; "
-                  "its share of a completion is in the completion row: the other database has no manifest trigger)")
+            print(f"manifest: {per_manifest:.2f} ms to compute one (over the {runs} runs of 30 questions above)")
+            completion = ledger_writes.LIFECYCLE["completion (runner)"]
+            with_, without = (paths[n].runs / paths[n].step_s(*completion) for n in ("journal", "no manifest"))
+            print(f"  completion (its COMMIT, where the manifest is journalled): {with_:.1f} runs/s with the manifest, "
+                  f"{without:.1f} without (journalled alike): ratio {with_ / without:.2f}, "
+                  f"{(1 / with_ - 1 / without) * 1000:+.2f} ms per completion")
 
-            rates, cpu = capture_writes(dsns, args.capture_rows, home)
+            rates, cpu = capture_writes({n: dsns[n] for n in ("journal", "none")}, args.capture_rows, home)
             print(f"capture writer: {args.capture_rows} rows in batches of 1000 on each database; load {load()}")
             print(f"  rows/s  journal {rates['journal']:,.0f}  none {rates['none']:,.0f}  "
                   f"ratio {rates['journal'] / rates['none']:.2f}")
@@ -346,6 +369,19 @@ def main() -> None:
             print(f"  CPU: verify's process {client_cpu:.1f} s"
                   + ("" if server_cpu is None else f", its server session {server_cpu:.1f} s")
                   + " (the wall clock above is what a machine this loaded gave them)")
+            bare, bare_cpu, _ = timed_verify(journalled, manifests=False)
+            print(f"  without the manifest check (baseline): {bare.seconds:.1f} s = {bare.rows / bare.seconds:,.0f} rows/s, "
+                  f"CPU {bare_cpu:.1f} s; with it / without: wall {report.seconds / bare.seconds:.2f}, "
+                  f"CPU {client_cpu / bare_cpu:.2f}")
+            again, _, again_server = timed_verify(journalled, recompute=True)
+            # The bulk runs' decisions are written, not decided (no sign-off, a staleness rate of no stale question):
+            # the recompute names their columns, which costs it nothing to speak of; it re-derives every run either way.
+            named = sum(f.kind == "recomputed" for f in again.findings)
+            print(f"verify --recompute: {again.seconds:.1f} s = {again.rows / again.seconds:,.0f} rows/s "
+                  f"({named:,} computed columns of the bulk runs named, written rather than decided); "
+                  f"/ verify: {again.seconds / report.seconds:.2f}"
+                  + ("" if again_server is None else f"; its server session's CPU {again_server:.1f} s")
+                  + f"; load {load()}")
 
             sealed, seconds = timed_seal(journalled, args.seal_entries)
             print(f"seal: one block of {sealed['entries']:,} entries in {seconds:.2f} s "

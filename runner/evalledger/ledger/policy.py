@@ -69,9 +69,11 @@ def years_before(at: datetime, years: int) -> datetime:
 
 def stamp(text: str) -> datetime | None:
     """A journal entry's canon-v1 time, or None when it is not one (damaged, or ±infinity)."""
-    try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
-    except (TypeError, ValueError):
+    if not isinstance(text, str) or len(text) != 27 or text[10] != "T" or text[19] != "." or text[26] != "Z":
+        return None
+    try:  # fromisoformat, not strptime: verify reads one a journal entry, and strptime took a tenth of its time
+        return datetime.fromisoformat(text)
+    except ValueError:
         return None
 
 

@@ -9,6 +9,8 @@ a database function, and compared, in this order, link by link:
   journal  -> blocks:  each entry's leaf against the leaves its block sealed, each block's root
   blocks   -> chain:   each header's hash, each block's link to the one before, the ledger root
   chain    -> digests: each digest's block hash and ledger root, recomputed
+  runs     -> manifests: each completed brain-eval run's rows against the manifest its completion
+              journalled, both ways (manifests.py)
   --recompute:         every computed column of every completed run against its suite's decision
 
 All of it in one snapshot (REPEATABLE READ, READ ONLY), so writers at work never show as tampering.
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from . import canon, check, code, journal, package, policy, recompute as recomputing
+from . import canon, check, code, journal, manifests, package, policy, recompute as recomputing
 from .journal import QUERIES
 
 
@@ -99,6 +101,7 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
     findings = report.findings
     shapes = journal.shapes(conn, _tables_checked(conn, findings))
     facts = policy.Facts()
+    runs = manifests.Runs()
 
     for entry in journal.entries(conn):
         report.entries += 1
@@ -112,10 +115,12 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
         else:
             sealed[where].append(entry)
         if entry.op == "MANIFEST":  # names a run's rows; it is no row version of its own
-            damage = _manifest_damage(entry)
+            damage, texts = _manifest_damage(entry)
             if damage:
                 findings.append(Finding("entry_damaged", f"journal entry {entry.entry_id} (a run's manifest) {damage}",
                                         entry.table, entry=entry.entry_id))
+            else:
+                runs.manifest(entry.entry_id, entry.txid, texts)
             continue
         try:
             keys = entry.row_keys()
@@ -163,8 +168,10 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
              for h, run, target, held_from, held_to in conn.execute(QUERIES["holds"])}
     retention = policy.Retention(facts, holds, question_runs)
     for table in sorted(shapes):
-        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, retention, report)
+        _check_rows(conn, shapes[table], latest.pop(table, {}), deleted, purges, dropped, retention, runs, report)
     for kind, table, key, entry, detail in retention.findings():
+        findings.append(Finding(kind, detail, table, key, entry=entry))
+    for kind, table, key, entry, detail in runs.findings(facts.first):
         findings.append(Finding(kind, detail, table, key, entry=entry))
     for table, key, entry, columns, why in policy.update_findings(facts, question_runs):
         named = ", ".join(columns) if columns else "a column"
@@ -239,23 +246,24 @@ def _shape_of(entry: journal.Entry) -> str | None:
     return None
 
 
-def _manifest_damage(entry: journal.Entry) -> str | None:
-    """What is wrong with a run's manifest entry: its items must be {"key","table"} objects in bytewise order,
-    each once, whose leaves are the ones kept and make its root."""
+def _manifest_damage(entry: journal.Entry) -> tuple[str | None, list[str]]:
+    """What is wrong with a run's manifest entry (its items must be {"key","table"} objects in bytewise order,
+    each once, whose leaves are the ones kept and make its root), and its items' canonical texts."""
     try:
         items = check.parse_json(entry.key)
         texts = [check.canonical_json(item) for item in items] if isinstance(items, list) else []
     except (ValueError, check.NotCanonical):
-        return "has a key that is not canonical JSON"
+        return "has a key that is not canonical JSON", []
     if len(texts) != entry.rows or entry.rows < 2 or any(
-            not isinstance(item, dict) or set(item) != {"key", "table"} for item in items):
-        return "does not list as many {key, table} items as it covers"
+            not isinstance(item, dict) or set(item) != {"key", "table"} or not isinstance(item["table"], str)
+            for item in items):
+        return "does not list as many {key, table} items as it covers", texts
     if any(a.encode("utf-8") >= b.encode("utf-8") for a, b in zip(texts, texts[1:])):
-        return "lists its items out of bytewise order"
+        return "lists its items out of bytewise order", texts
     leaves = [check.leaf_hash(t.encode("utf-8")) for t in texts]
     if b"".join(leaves) != (entry.row_leaves or b"") or check.merkle_root(leaves) != entry.rows_root:
-        return "has items that do not make its leaves and root"
-    return None
+        return "has items that do not make its leaves and root", texts
+    return None, texts
 
 
 def _check_blocks(blocks: list[journal.Block], sealed: list[list[journal.Entry]], findings: list[Finding]) -> None:
@@ -299,10 +307,14 @@ def _leaf_differences(b: int, entries: list[journal.Entry], got: list[bytes], st
     found = [Finding("entry_changed", f"journal entry {e.entry_id} ({e.op}) lies in block {b}'s transactions but is not "
                                       "an entry it sealed", e.table, e.key, block=b, entry=e.entry_id)
              for e, leaf in zip(entries, got) if leaf not in kept]
-    gone = len(set(stored) - set(got))
-    if gone:
-        found.append(Finding("entry_gone", f"block {b} sealed {gone} entr{'y' if gone == 1 else 'ies'} the journal no "
-                                           "longer has", block=b))
+    present = {leaf: e for e, leaf in zip(entries, got)}
+    gone = [i for i, leaf in enumerate(stored) if leaf not in present]
+    if gone:  # the block keeps each entry's leaf, not the entry: named by its place, after the entry before it
+        where = ", ".join(f"{i}" + (f" (after journal entry {present[stored[i - 1]].entry_id})"
+                                    if i and stored[i - 1] in present else "") for i in gone[:10])
+        found.append(Finding("entry_gone", f"block {b} sealed {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} the "
+                                           f"journal no longer has, at position{'' if len(gone) == 1 else 's'} {where}"
+                                           f"{', ...' if len(gone) > 10 else ''}", block=b))
     return found
 
 
@@ -348,7 +360,7 @@ def _check_code(path: str, digest: dict, now: dict[str, str], findings: list[Fin
 
 
 def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, purges, dropped,
-                retention: policy.Retention, report: Report) -> None:
+                retention: policy.Retention, runs: manifests.Runs, report: Report) -> None:
     """One table's rows against their latest journal entries; then the entries whose rows are gone."""
     findings = report.findings
     changed = []
@@ -360,6 +372,7 @@ def _check_rows(conn, shape: canon.Shape, latest: dict[str, _Latest], deleted, p
             findings.append(Finding("unwritable", f"holds a value canon-v1 has no form for: {exc}", shape.table))
             continue
         key = shape.key_text(parts)
+        runs.row(shape, parts, key)
         mine = latest.pop(key, None)
         if mine is None:
             findings.append(Finding("row_unjournalled", "has no journal entry: written with the journal's trigger off",
