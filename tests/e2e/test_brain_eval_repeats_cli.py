@@ -111,3 +111,25 @@ def test_a_resumed_run_asks_only_the_repeats_not_stored(env, admin, harness, sta
     assert judged(standin) - asked == 18 - drafted
     assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model, repeat_no)) "
                          "FROM brain_eval_judge_suggestion").fetchone() == (18, 18)
+
+
+def test_a_batched_run_asks_each_repeat_as_its_own_item(env, admin, harness, standin, monkeypatch):
+    """--batch with --repeats 2: each judge's two drafts on an answer are two requests of its
+    provider's batch, the second named `repeat 2`, each stored as its own numbered draft."""
+    from tests.e2e.test_batch_cli import batch_lines, sync_calls
+
+    standin.install_env(monkeypatch)
+    standin.batch_delay_s = 0.1
+    standin.responder = lambda model, system, user: DRAFT
+    done = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--repeats", "2", "--batch", judges="auto"), env=env)
+    assert done.code == 0, done.err
+    assert "suggestions: 6 drafted by 3 judges, each 2 times; 6 asked now" in done.out, done.out
+    assert len(batch_lines(standin, "gpt-4o")) == 2 and sync_calls(standin, "gpt-4o") == []
+    assert len(batch_lines(standin, "claude-opus-4-7")) == 2 and len(sync_calls(standin, "gemini-1.5-pro")) == 2
+    assert sorted(admin.execute("SELECT q.item, r.outcome FROM judge_batch_request q "
+                                "JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
+        ("EVAL-Q01 anthropic:claude-opus-4-7", "succeeded"), ("EVAL-Q01 anthropic:claude-opus-4-7 repeat 2", "succeeded"),
+        ("EVAL-Q01 openai:gpt-4o", "succeeded"), ("EVAL-Q01 openai:gpt-4o repeat 2", "succeeded")]
+    assert admin.execute("SELECT model, array_agg(repeat_no ORDER BY repeat_no) FROM brain_eval_judge_suggestion "
+                         "GROUP BY model ORDER BY model").fetchall() == [
+        (m, [1, 2]) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o")]
