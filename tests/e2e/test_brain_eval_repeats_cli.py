@@ -5,13 +5,13 @@ resumption asks only the repeats not yet stored."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import pytest
 
 from tests.cli import run_cli
 from tests.e2e.test_harness_cli import demo_file, env, harness, killed_once_committed, run_args  # noqa: F401
+from tests.e2e.test_harness_json import read_json
 from tests.standin import steps
 
 JUDGES = ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro")
@@ -60,10 +60,9 @@ def test_json_names_each_repeat_and_the_flaky_questions(env, admin, harness, sta
         return {**DRAFT, "diagnosis_accuracy": 0 if model == "claude-opus-4-7" and asked[model] == 1 else 1}
 
     standin.responder = responder
-    done = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", "--repeats", "2", "--json",
-                             judges="auto"), env=env)
-    assert done.code == 0, done.err
-    document = json.loads(done.out)
+    # Valid against run_brain_eval.v1.schema.json, repeats and flaky being its optional fields.
+    document = read_json(run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", "--repeats", "2",
+                                           "--json", judges="auto"), env=env), "run_brain_eval")
     assert document["repeats"] == 2
     assert sorted((s["model"], s["repeat_no"]) for s in document["suggestions"]) == sorted(
         (f"{p}:{m}", n) for p, m in (("openai", "gpt-4o"), ("anthropic", "claude-opus-4-7"),
@@ -76,10 +75,8 @@ def test_json_names_each_repeat_and_the_flaky_questions(env, admin, harness, sta
 def test_one_repeat_is_the_run_as_before(env, admin, harness, standin, monkeypatch):
     standin.install_env(monkeypatch)
     standin.responder = lambda model, system, user: DRAFT
-    done = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", "--json", judges="auto"),
-                   env=env)
-    assert done.code == 0, done.err
-    document = json.loads(done.out)
+    document = read_json(run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", "--json",
+                                           judges="auto"), env=env), "run_brain_eval")
     assert "repeats" not in document and "flaky" not in document
     assert all("repeat_no" not in s for s in document["suggestions"]) and len(document["suggestions"]) == 3
     assert judged(standin) == 3
