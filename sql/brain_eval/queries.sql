@@ -369,6 +369,10 @@ SELECT * FROM evalledger.prompt_drift_v2 ORDER BY brain_under_test, month;
 -- The judge_agreement_v1 panel, by brain, judge and quarter.
 SELECT * FROM evalledger.judge_agreement_v1 ORDER BY brain_under_test, judge_model, quarter;
 
+-- name: dashboard_judge_agreement_v2
+-- The judge_agreement_v2 panel: judge_agreement_v1 with each judge's flaky questions (--repeats K), by brain, judge and quarter.
+SELECT * FROM evalledger.judge_agreement_v2 ORDER BY brain_under_test, judge_model, quarter;
+
 -- -- Reviewer login roles (evalledger reviewer add) -------------------------------------------------
 
 -- name: role_state

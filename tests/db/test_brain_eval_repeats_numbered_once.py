@@ -19,6 +19,8 @@ CONTRACTS = {"brain_view_contracts_hash": "c" * 64, "canonical_form": "canon-v1"
              "views": [{"name": "v", "sha256": "d" * 64}]}
 PROMPT = "You are the action brain. Cite every number, with its source id.\n"
 JUDGE = "openai:gpt-4o"
+# The catalog's stale-fixture questions, which a run must hold to complete: the reviewer's diagnosis, where asked.
+STALE = {"EVAL-Q03": 1, "EVAL-Q06": 1, "EVAL-Q16": 1, "EVAL-Q17": 1, "EVAL-Q30": None}
 
 
 def draft(unsupported=0, diagnosis=0.5):
@@ -35,27 +37,29 @@ def runs(connect_as, reviewer_id):
     runner = connect_as("evalledger_runner")
     made = []
 
-    def start(repeats: int | None):
+    def start(repeats: int | None, questions=("EVAL-Q01",)):
         n = len(made)
         version, _ = brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", PROMPT + f"Run {n}.\n", None, [])
         version_id = owner.execute("SELECT brain_version_id FROM brain_version WHERE target_id = 'AGT-902' "
                                    "ORDER BY version DESC LIMIT 1").fetchone()[0]
         run_id = store.start_run(runner, run_trigger="on_demand", brain_under_test="AGT-902", model_id=version.model_id,
                                  system_prompt_hash=version.system_prompt_hash, brain_view_contracts_hash="c" * 64,
-                                 question_catalog_version="v28-2026Q2", question_count=1, reviewer_user_id=reviewer_id)
+                                 question_catalog_version="v28-2026Q2", question_count=len(questions),
+                                 reviewer_user_id=reviewer_id)
         values = {"eval_run_id": run_id, "brain_version_id": version_id, "catalog_version": "v28-2026Q2",
-                  "question_ids": ["EVAL-Q01"], "contracts": Jsonb(CONTRACTS), "answers": "live"}
+                  "question_ids": list(questions), "contracts": Jsonb(CONTRACTS), "answers": "live"}
         if repeats is not None:
             values["repeats"] = repeats
         runner.execute(f"INSERT INTO brain_eval_harness_run ({', '.join(values)}) "
                        f"VALUES ({', '.join(f'%({k})s' for k in values)})", values)
-        analysis_id = store.record_analysis(
-            runner, brain="AGT-902", model_id=version.model_id, system_prompt_hash=version.system_prompt_hash,
-            question_id="EVAL-Q01", question="q", output="o",
-            claims=[{"text": "x", "numerical": True, "source_ids": ["quota_attainment_emea"], "confidence": "high"}],
-            proposed_actions=None, token_cost_usd=0)
-        runner.execute("INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded) "
-                       "VALUES (%s, 'EVAL-Q01', %s, false)", (run_id, analysis_id))
+        for question in questions:
+            analysis_id = store.record_analysis(
+                runner, brain="AGT-902", model_id=version.model_id, system_prompt_hash=version.system_prompt_hash,
+                question_id=question, question="q", output="o",
+                claims=[{"text": "x", "numerical": True, "source_ids": ["quota_attainment_emea"], "confidence": "high"}],
+                proposed_actions=None, token_cost_usd=0)
+            runner.execute("INSERT INTO brain_eval_harness_answer (eval_run_id, question_id, analysis_id, recorded) "
+                           "VALUES (%s, %s, %s, false)", (run_id, question, analysis_id))
         made.append(run_id)
         return run_id
 
@@ -133,3 +137,35 @@ def test_a_judge_whose_repeats_straddle_a_threshold_is_flagged(runs, connect_as)
     for role in ("evalledger_runner", "evalledger_revops", "evalledger_auditor"):
         conn = runner if role == "evalledger_runner" else connect_as(role)
         assert conn.execute(query).fetchall() == expected, role
+
+
+def test_the_agreement_view_counts_a_judges_flaky_questions(runs, connect_as):
+    """judge_agreement_v2: judge_agreement_v1's columns, and beside them the questions of completed
+    runs on which the judge's repeats straddle a threshold (the steady judge: none)."""
+    from evalledger.suites.brain_eval import store as brain_eval
+    from tests.conftest import REVIEWER_ROLE
+
+    runner, start = runs
+    run_id = start(2, ("EVAL-Q01", *STALE))
+    suggest(runner, run_id, draft(0, 0.5), 1)
+    suggest(runner, run_id, draft(1, 0.5), 2)
+    steady = "anthropic:claude-opus-4-7"
+    suggest(runner, run_id, draft(0, 0.5), 1, model=steady)
+    suggest(runner, run_id, draft(0, 0.5), 2, model=steady)
+    reviewer = connect_as(REVIEWER_ROLE)
+    brain_eval.score_question(reviewer, run_id, "EVAL-Q01", {
+        "hallucinations_detected": 0, "total_claims": 1, "narrative_coherence_rating": 4,
+        "diagnosis_accuracy_score": 0.5})
+    for question, diagnosis in STALE.items():
+        brain_eval.score_question(reviewer, run_id, question, {
+            "hallucinations_detected": 0, "total_claims": 1, "narrative_coherence_rating": 4,
+            "staleness_correctly_recognized": True,
+            **({} if diagnosis is None else {"diagnosis_accuracy_score": diagnosis})})
+    brain_eval.sign_off_run(reviewer, run_id, "1.00")
+    brain_eval.complete_run(runner, run_id)
+    for role in ("evalledger_revops", "evalledger_auditor"):
+        conn = connect_as(role)
+        v1 = conn.execute("SELECT * FROM judge_agreement_v1 ORDER BY judge_model").fetchall()
+        v2 = conn.execute("SELECT * FROM judge_agreement_v2 ORDER BY judge_model").fetchall()
+        assert [r[:-1] for r in v2] == v1 and len(v1) == 2, role
+        assert [(r[1], r[-1]) for r in v2] == [(steady, 0), (JUDGE, 1)], role
