@@ -255,6 +255,8 @@ SET LOCAL check_function_bodies = off;
 \ir takes_quality/takes_quality_flaky_v1.sql
 \ir takes_quality/takes_quality_repeat_variance_v1.sql
 \ir work_quality/work_quality_flaky_v1.sql
+\ir brain_eval/brain_eval_flaky_v1.sql
+\ir brain_eval/judge_agreement_v2.sql
 \ir work_quality/work_quality_repeat_variance_v1.sql
 
 -- Issue 36, item 5: paired comparisons, and gates that know noise.

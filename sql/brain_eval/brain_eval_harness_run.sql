@@ -11,6 +11,9 @@ CREATE TABLE brain_eval_harness_run (
     created_at       timestamptz NOT NULL DEFAULT now(),
     -- The tier clock: the run's own recording time (retention_clock_v1 stamps it).
     run_created_at   timestamptz NOT NULL,
+    -- How many times each judge drafts on each answer (--repeats K, 1 to 10; every run before
+    -- repeats asked each once).
+    repeats          integer     NOT NULL DEFAULT 1,
     CONSTRAINT brain_eval_harness_run_pkey PRIMARY KEY (eval_run_id),
     CONSTRAINT brain_eval_harness_run_run_fkey FOREIGN KEY (eval_run_id) REFERENCES brain_eval_log (eval_run_id),
     CONSTRAINT brain_eval_harness_run_brain_version_fkey FOREIGN KEY (brain_version_id)
@@ -25,7 +28,8 @@ CREATE TABLE brain_eval_harness_run (
     -- What `contracts hash --json` prints: the hash, its canonical form, the source, every view.
     CONSTRAINT brain_eval_harness_run_contracts_shape CHECK (
         jsonb_typeof(contracts) = 'object' AND contracts ?& ARRAY['brain_view_contracts_hash', 'source', 'views']
-        AND jsonb_typeof(contracts -> 'views') = 'array' AND jsonb_array_length(contracts -> 'views') > 0)
+        AND jsonb_typeof(contracts -> 'views') = 'array' AND jsonb_array_length(contracts -> 'views') > 0),
+    CONSTRAINT brain_eval_harness_run_repeats_range CHECK (repeats BETWEEN 1 AND 10)
 );
 
 -- Harness runs as seed 002's role table has runs: the runner inserts (the columns it observes)
@@ -35,6 +39,7 @@ CREATE POLICY brain_eval_harness_run_runner ON brain_eval_harness_run TO evalled
 GRANT SELECT ON brain_eval_harness_run TO evalledger_runner;
 GRANT INSERT (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
     ON brain_eval_harness_run TO evalledger_runner;
+GRANT INSERT (repeats) ON brain_eval_harness_run TO evalledger_runner;
 
 -- A reviewer's: its own runs' (brain_eval_log's own policies decide), in the hot tier.
 CREATE POLICY brain_eval_harness_run_readers ON brain_eval_harness_run FOR SELECT TO evalledger_reviewer

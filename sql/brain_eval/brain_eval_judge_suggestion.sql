@@ -39,8 +39,11 @@ CREATE TABLE brain_eval_judge_suggestion (
     price_cache_write    numeric,
     price_output         numeric,
     price_as_of          date,
+    -- Which of the run's K repeats (--repeats K) this draft is: 1 to K, once each; every draft
+    -- stored before repeats is repeat 1 of a run of 1.
+    repeat_no            integer       NOT NULL DEFAULT 1,
     CONSTRAINT brain_eval_judge_suggestion_pkey PRIMARY KEY (suggestion_id),
-    CONSTRAINT brain_eval_judge_suggestion_once UNIQUE (eval_run_id, question_id, model),
+    CONSTRAINT brain_eval_judge_suggestion_once UNIQUE (eval_run_id, question_id, model, repeat_no),
     CONSTRAINT brain_eval_judge_suggestion_answer_fkey FOREIGN KEY (eval_run_id, question_id)
         REFERENCES brain_eval_harness_answer (eval_run_id, question_id),
     CONSTRAINT brain_eval_judge_suggestion_model_format CHECK (model ~ '^[a-z][a-z0-9_-]*:\S+$'),
@@ -71,7 +74,8 @@ CREATE TABLE brain_eval_judge_suggestion (
     CONSTRAINT brain_eval_judge_suggestion_price_input_finite CHECK (finite_v1(price_input)),
     CONSTRAINT brain_eval_judge_suggestion_price_cached_input_finite CHECK (finite_v1(price_cached_input)),
     CONSTRAINT brain_eval_judge_suggestion_price_cache_write_finite CHECK (finite_v1(price_cache_write)),
-    CONSTRAINT brain_eval_judge_suggestion_price_output_finite CHECK (finite_v1(price_output))
+    CONSTRAINT brain_eval_judge_suggestion_price_output_finite CHECK (finite_v1(price_output)),
+    CONSTRAINT brain_eval_judge_suggestion_repeat_positive CHECK (repeat_no >= 1)
 );
 
 CREATE POLICY brain_eval_judge_suggestion_runner ON brain_eval_judge_suggestion TO evalledger_runner
@@ -82,6 +86,7 @@ GRANT INSERT (eval_run_id, question_id, model, recorded, structured, response_js
               cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
               price_cache_write, price_output, price_as_of)
     ON brain_eval_judge_suggestion TO evalledger_runner;
+GRANT INSERT (repeat_no) ON brain_eval_judge_suggestion TO evalledger_runner;
 
 -- Blind review: a reviewer reads a question's suggestions only once it asked to see them
 -- (brain_eval_show_suggestions_v2 records that), so no value it enters can have seen them

@@ -219,6 +219,18 @@ SELECT h.eval_run_id
  ORDER BY l.started_at DESC
  LIMIT 1;
 
+-- name: open_harness_run_repeat
+-- open_harness_run for a run whose judges each draft K > 1 times per answer (--repeats K): the same identity and K (a run of one repeat reads open_harness_run, as before repeats).
+SELECT h.eval_run_id
+  FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
+ WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
+   AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
+   AND h.answers = %(answers)s AND h.repeats = %(repeats)s
+   AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
+   AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
+ ORDER BY l.started_at DESC
+ LIMIT 1;
+
 -- name: completed_harness_run
 -- The latest completed harness run of a brain version reviewed by a reviewer (the demo reads back its own).
 SELECT h.eval_run_id
@@ -233,6 +245,13 @@ SELECT h.eval_run_id
 INSERT INTO evalledger.brain_eval_harness_run
     (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers)
 VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s, %(answers)s);
+
+-- name: insert_harness_run_repeat
+-- insert_harness_run for a run whose judges each draft K > 1 times per answer (--repeats K); a run of one repeat is written by insert_harness_run, as before repeats.
+INSERT INTO evalledger.brain_eval_harness_run
+    (eval_run_id, brain_version_id, catalog_version, question_ids, contracts, answers, repeats)
+VALUES (%(eval_run_id)s, %(brain_version_id)s, %(catalog_version)s, %(question_ids)s, %(contracts)s, %(answers)s,
+        %(repeats)s);
 
 -- name: claim_run
 -- Claim a harness run for this runner until the claim's transaction ends (never committed): a second runner of it stops at once.
@@ -350,6 +369,10 @@ SELECT * FROM evalledger.prompt_drift_v2 ORDER BY brain_under_test, month;
 -- The judge_agreement_v1 panel, by brain, judge and quarter.
 SELECT * FROM evalledger.judge_agreement_v1 ORDER BY brain_under_test, judge_model, quarter;
 
+-- name: dashboard_judge_agreement_v2
+-- The judge_agreement_v2 panel: judge_agreement_v1 with each judge's flaky questions (--repeats K), by brain, judge and quarter.
+SELECT * FROM evalledger.judge_agreement_v2 ORDER BY brain_under_test, judge_model, quarter;
+
 -- -- Reviewer login roles (evalledger reviewer add) -------------------------------------------------
 
 -- name: role_state
@@ -398,6 +421,19 @@ SELECT a.question_id, q.question_type, q.question_text, q.sources, q.uses_stale_
  WHERE a.eval_run_id = %(eval_run_id)s AND a.contract_error IS NULL
  ORDER BY array_position(h.question_ids, a.question_id::text);
 
+-- name: answers_to_judge_repeat
+-- answers_to_judge for a run of K > 1 repeats: the drafts stored on each answer as 'model repeat_no', so a resumption asks only the repeats missing.
+SELECT a.question_id, q.question_type, q.question_text, q.sources, q.uses_stale_fixture, q.pass_criteria,
+       b.output AS narrative, b.claims, b.proposed_actions,
+       coalesce((SELECT array_agg(s.model || ' ' || s.repeat_no) FROM evalledger.brain_eval_judge_suggestion s
+                  WHERE s.eval_run_id = a.eval_run_id AND s.question_id = a.question_id), '{}') AS judged_by
+  FROM evalledger.brain_eval_harness_answer a
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+  JOIN evalledger.brain_eval_catalog_question q ON q.catalog_version = h.catalog_version AND q.question_id = a.question_id
+  JOIN evalledger.brain_analysis_log b ON b.analysis_id = a.analysis_id
+ WHERE a.eval_run_id = %(eval_run_id)s AND a.contract_error IS NULL
+ ORDER BY array_position(h.question_ids, a.question_id::text);
+
 -- name: insert_suggestion
 -- Store one judge's draft for the reviewer; the database reads it from the reply and decides whether it contributes.
 INSERT INTO evalledger.brain_eval_judge_suggestion
@@ -421,6 +457,28 @@ VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)
         %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
         %(price_cache_write)s, %(price_output)s, %(price_as_of)s);
 
+-- name: insert_suggestion_repeat
+-- insert_suggestion for a repeat after the first (--repeats K): the draft names its repeat; the first is stored by insert_suggestion, as before repeats.
+INSERT INTO evalledger.brain_eval_judge_suggestion
+    (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+     input_tokens, output_tokens, cost_usd, latency_ms, attempts, repeat_no)
+VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s, %(repeat_no)s);
+
+-- name: insert_suggestion_billed_repeat
+-- insert_suggestion_billed for a repeat after the first (--repeats K): the draft names its repeat.
+INSERT INTO evalledger.brain_eval_judge_suggestion
+    (eval_run_id, question_id, model, recorded, structured, response_json, raw_excerpt, error_kind, error_message,
+     input_tokens, output_tokens, cost_usd, latency_ms, attempts,
+     cached_input_tokens, cache_write_tokens, price_input, price_cached_input,
+     price_cache_write, price_output, price_as_of, repeat_no)
+VALUES (%(eval_run_id)s, %(question_id)s, %(model)s, %(recorded)s, %(structured)s, %(response_json)s, %(raw_excerpt)s,
+        %(error_kind)s, %(error_message)s, %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(latency_ms)s,
+        %(attempts)s,
+        %(cached_input_tokens)s, %(cache_write_tokens)s, %(price_input)s, %(price_cached_input)s,
+        %(price_cache_write)s, %(price_output)s, %(price_as_of)s, %(repeat_no)s);
+
 -- name: suggestions
 -- Every judge's suggestion on a harness run's answers, by question then model; disagreement stays visible.
 SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total_claims, s.unsupported_claims,
@@ -429,6 +487,23 @@ SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total
   JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
  WHERE s.eval_run_id = %(eval_run_id)s
  ORDER BY array_position(h.question_ids, s.question_id::text), s.model;
+
+-- name: suggestions_repeat
+-- suggestions for a run of K > 1 repeats: each judge's drafts by question, model and repeat.
+SELECT s.question_id, s.model, s.repeat_no, s.same_family, s.recorded, s.contributes, s.total_claims,
+       s.unsupported_claims, s.diagnosis_accuracy, s.staleness_recognised, s.notes, s.error_kind, s.error_message
+  FROM evalledger.brain_eval_judge_suggestion s
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+ WHERE s.eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(h.question_ids, s.question_id::text), s.model, s.repeat_no;
+
+-- name: flaky_questions
+-- The questions of a run whose judge repeats straddle a pass criterion's threshold (brain_eval_flaky_v1), in the run's order.
+SELECT f.question_id, f.judge_model, f.criterion, f.threshold, f.repeats, f.lowest, f.highest
+  FROM evalledger.brain_eval_flaky_v1 f
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+ WHERE f.eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(h.question_ids, f.question_id::text), f.judge_model, f.criterion;
 
 -- name: review_answers
 -- What a reviewer scores from, per question row of a run, in the run's order: the question, the brain's answer (from a harness answer, or an analysis recorded elsewhere) and the automatic scores.

@@ -33,9 +33,10 @@ INTERVAL_VIEWS = ["brain_eval_intervals_v1", "takes_quality_intervals_v1", "work
 # eval (issue 40, item 3; tests/db/test_production_beside_eval_by_prompt_hash.py) and the replays that outlived their
 # captured rows (tests/db/test_replay_evidence_outlives_its_captured_rows.py).
 REPLAY_VIEWS = ["replay_drift_v1", "replay_lost_most_v1", "production_beside_eval_v1", "replay_capture_purged_v1"]
-# Judge repeats (issue 36, item 4; tests/db/test_judge_repeats_numbered_once.py).
+# Judge repeats (issue 36, item 4; tests/db/test_judge_repeats_numbered_once.py,
+# tests/db/test_brain_eval_repeats_numbered_once.py).
 REPEAT_VIEWS = ["takes_quality_flaky_v1", "takes_quality_repeat_variance_v1", "work_quality_flaky_v1",
-                "work_quality_repeat_variance_v1"]
+                "work_quality_repeat_variance_v1", "brain_eval_flaky_v1", "judge_agreement_v2"]
 NOW = datetime.now(timezone.utc)
 # Older than the 24-month hot tier by a margin, younger than the 7-year purge horizon.
 COLD = NOW - timedelta(days=760)

@@ -119,11 +119,14 @@ MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "repla
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
-RESHAPED = {"brain_analysis_log", "brain_eval_judge_suggestion", "eval_takes_quality_judge_verdicts",
-            "eval_work_quality_judge_verdicts", "eval_takes_quality_runs", "eval_work_quality_snapshots"}
+RESHAPED = {"brain_analysis_log", "brain_eval_judge_suggestion", "brain_eval_harness_run",
+            "eval_takes_quality_judge_verdicts", "eval_work_quality_judge_verdicts", "eval_takes_quality_runs",
+            "eval_work_quality_snapshots"}
 # How many post-release migrations reshaped each (0128 the four call tables; 0137 and 0138, judge
-# repeats, the quality suites' runs and verdicts): each gives every row a BASELINE entry.
-RESHAPES = {"eval_takes_quality_judge_verdicts": 2, "eval_work_quality_judge_verdicts": 2}
+# repeats, the quality suites' runs and verdicts; 0140, brain-eval's, its harness runs and judge
+# drafts): each gives every row a BASELINE entry.
+RESHAPES = {"eval_takes_quality_judge_verdicts": 2, "eval_work_quality_judge_verdicts": 2,
+            "brain_eval_judge_suggestion": 2}
 # Rows a post-release migration added to a table the release had: 0131's replay rubric and its
 # activation, each journalled.
 ADDED_SINCE = {"rubric": 1, "rubric_activation": 1, "ledger_journal": 2}
@@ -209,6 +212,7 @@ MADE_BY = {
     "0139.gate-decisions": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.gate_decide_v1(text, text, numeric, jsonb, jsonb, bigint)'::regprocedure",
     "0137.judge-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.takes_quality_flaky_v1'::regclass",
     "0138.work-quality-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.work_quality_flaky_v1'::regclass",
+    "0140.brain-eval-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_flaky_v1'::regclass",
     "0133.catalog-provenance": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_catalog_provenance'::regclass",
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
     "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",

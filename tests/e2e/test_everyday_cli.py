@@ -362,7 +362,7 @@ def test_after_the_demo_every_list_finds_what_it_recorded(demo_env, admin):
                                    "brain_eval_intervals_v1", "takes_quality_intervals_v1", "work_quality_intervals_v1",
                                    "takes_quality_repeat_variance_v1", "takes_quality_flaky_v1",
                                    "work_quality_repeat_variance_v1", "work_quality_flaky_v1",
-                                   "replay_drift_v1", "replay_lost_most_v1"])
+                                   "judge_agreement_v2", "replay_drift_v1", "replay_lost_most_v1"])
 def test_dashboard_prints_each_panel(demo_env, admin, panel):
     columns = [r[0] for r in admin.execute(
         "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 ORDER BY attnum",
@@ -385,8 +385,8 @@ def test_dashboard_alone_lists_the_panels_in_the_views_own_words(dsn):
     document = read_json(run_cli("dashboard", "--json", env={"DATABASE_URL": dsn}), "core", "panels")
     # Seed 002's seven views, the readers' side's eight, the three of each verdict's intervals
     # (issue 36), replay's two, production beside eval and the replays that outlived their captured
-    # rows (issue 40), and the four of judge repeats (issue 36, item 4), each described by its own COMMENT.
-    assert len(document["rows"]) == 26 and all(r["shows"] for r in document["rows"])
+    # rows (issue 40), and the five of judge repeats (issue 36, item 4), each described by its own COMMENT.
+    assert len(document["rows"]) == 27 and all(r["shows"] for r in document["rows"])
     unknown = run_cli("dashboard", "nope", env={"DATABASE_URL": dsn})
     assert unknown.code == 3
     assert unknown.err.startswith("evalledger: error: dashboard: Invalid value for 'PANEL': 'nope' is not one of "

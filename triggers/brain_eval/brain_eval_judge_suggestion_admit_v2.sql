@@ -5,6 +5,8 @@
 -- accuracy 0, 0.5 or 1 exactly where the question has that criterion, staleness recognised true or
 -- false exactly on a stale-fixture question. Otherwise it records why not (parse_failed,
 -- incomplete, out_of_scale). It derives the judge's family and flags the brain's own family.
+-- With repeats (the run's repeats, --repeats K) a judge drafts K times on each answer: repeat_no
+-- is 1 to K, and each repeat is stored once (brain_eval_judge_suggestion_once refuses a second).
 CREATE FUNCTION evalledger.brain_eval_judge_suggestion_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -18,6 +20,11 @@ BEGIN
         'unsupported_claims', NEW.unsupported_claims, 'diagnosis_accuracy', NEW.diagnosis_accuracy,
         'staleness_recognised', NEW.staleness_recognised, 'contributes', NEW.contributes));
     harness := evalledger.brain_eval_open_harness_v2(NEW.eval_run_id, 'suggestions');
+    IF NEW.repeat_no IS NULL OR NEW.repeat_no < 1 OR NEW.repeat_no > harness.repeats THEN
+        RAISE EXCEPTION 'evalledger: brain-eval run % asks each judge % time(s) per answer: repeat % is not one of them',
+                NEW.eval_run_id, harness.repeats, NEW.repeat_no
+            USING ERRCODE = 'check_violation', COLUMN = 'repeat_no';
+    END IF;
     SELECT q.* INTO question FROM evalledger.brain_eval_catalog_question q
      WHERE q.catalog_version = harness.catalog_version AND q.question_id = NEW.question_id;
     wants_diagnosis := question.pass_criteria ? 'min_diagnosis_accuracy';

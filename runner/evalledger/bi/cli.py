@@ -90,6 +90,7 @@ PANELS = {
     "takes_quality_flaky_v1": "evalledger.suites.takes_quality",
     "work_quality_repeat_variance_v1": "evalledger.suites.work_quality",
     "work_quality_flaky_v1": "evalledger.suites.work_quality",
+    "judge_agreement_v2": "evalledger.suites.brain_eval",
     # Replay (issue 40): drift over time per brain version, and the queries that lost the most.
     "replay_drift_v1": "evalledger.suites.replay",
     "replay_lost_most_v1": "evalledger.suites.replay",

@@ -150,6 +150,7 @@ class Plan:
     trigger: str
     contracts: Contracts
     mode: str
+    repeats: int = 1  # how many times each judge drafts on each answer (--repeats K)
 
     @property
     def spec(self) -> ModelSpec:
@@ -172,10 +173,12 @@ class Outcome:
 
 
 def plan(conn: psycopg.Connection, brain: BrainVersion, catalog_version: str, question_ids: list[str] | None,
-         reviewer_role: str, trigger: str, contracts: Contracts, mode: str) -> Plan:
+         reviewer_role: str, trigger: str, contracts: Contracts, mode: str, repeats: int = 1) -> Plan:
     """Resolve and check everything before any call: brain version, questions, reviewer, answers."""
     if trigger not in TRIGGERS:
         raise EvalledgerError(f"--trigger {trigger!r}: expected one of {', '.join(TRIGGERS)}")
+    if not 1 <= repeats <= 10:
+        raise EvalledgerError(f"--repeats must be 1 to 10, got {repeats}")
     from . import catalog
 
     questions = catalog.questions(conn, catalog_version)
@@ -194,7 +197,7 @@ def plan(conn: psycopg.Connection, brain: BrainVersion, catalog_version: str, qu
                                                             "version": brain.version}).fetchone()[0]
     spec = parse_model_spec(brain.model_spec)
     chosen = answer_mode(spec, catalog_version, [q["question_id"] for q in questions], mode)
-    return Plan(brain, version_id, catalog_version, questions, reviewer_id, trigger, contracts, chosen)
+    return Plan(brain, version_id, catalog_version, questions, reviewer_id, trigger, contracts, chosen, repeats)
 
 
 def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[str]]:
@@ -211,12 +214,17 @@ def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[
     identity = {"brain_version_id": p.brain_version_id, "catalog_version": p.catalog_version, "question_ids": ids,
                 "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger,
                 "answers": p.mode}
+    # A run of one repeat is found and written as before repeats (the column's default): a ledger
+    # that predates them runs it unchanged.
+    repeated = "_repeat" if p.repeats > 1 else ""
+    if p.repeats > 1:
+        identity["repeats"] = p.repeats
     if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
     for attempt in (1, 2):
         try:
             with conn.transaction():
-                found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
+                found = conn.execute(QUERIES["open_harness_run" + repeated], identity).fetchone()
                 if found:
                     answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}
                     return found[0], True, answered
@@ -225,7 +233,7 @@ def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[
                     system_prompt_hash=p.brain.system_prompt_hash, system_prompt_version_label=p.brain.version_label,
                     brain_view_contracts_hash=p.contracts.sha256, question_catalog_version=p.catalog_version,
                     question_count=len(ids), reviewer_user_id=p.reviewer_id)
-                conn.execute(QUERIES["insert_harness_run"], {**identity, "eval_run_id": run_id,
+                conn.execute(QUERIES["insert_harness_run" + repeated], {**identity, "eval_run_id": run_id,
                                                              "contracts": Jsonb(p.contracts.as_json())})
                 return run_id, False, set()
         except psycopg.errors.UniqueViolation as exc:
@@ -316,10 +324,10 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         progress.start("brain", len(requests))
 
     def on_judge_result(call: JudgeCall) -> None:
-        question_id, model = call.key
+        question_id, model, repeat = draft_of(call.key)
         judged.cost_usd += call.cost_usd or 0.0
         try:
-            store_suggestion(conn, run_id, question_id, model, False, call)
+            store_suggestion(conn, run_id, question_id, model, False, call, repeat=repeat)
         except psycopg.Error as exc:
             raise db.explain(exc, next_step=RESUMES) from None
         judged.stored += 1
@@ -348,9 +356,11 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         parsed, _ = check_answer(call)
         system, user = render_judge(by_id[qid], {"narrative": parsed["narrative"], "claims": parsed["claims"],
                                                  "proposed_actions": parsed["proposed_actions"]})
-        judged.asked += len(streamed)
-        return panel.requests(system, user, json_schema=suggestion_schema(), models=[j.spec for j in streamed],
-                              key=lambda spec: (qid, spec.spec))
+        judged.asked += len(streamed) * p.repeats
+        return [request for repeat in range(1, p.repeats + 1)
+                for request in panel.requests(system, user, json_schema=suggestion_schema(),
+                                              models=[j.spec for j in streamed],
+                                              key=lambda spec, repeat=repeat: draft_key(qid, spec.spec, repeat))]
 
     # One connection for the whole run, each answer its own transaction.
     with db.connected(url, "runner", conn) as conn:
@@ -387,26 +397,42 @@ class Judged:
                       self.cost_usd + other.cost_usd)
 
 
+def draft_key(question_id: str, model: str, repeat: int) -> tuple:
+    """A draft's request key: (question, model), and its repeat after the first (--repeats K)."""
+    return (question_id, model) if repeat == 1 else (question_id, model, repeat)
+
+
+def draft_of(key: tuple) -> tuple[str, str, int]:
+    """(question, model, repeat) of a draft's request key (draft_key)."""
+    return (key[0], key[1], key[2] if len(key) > 2 else 1)
+
+
+def draft_label(key: tuple) -> str:
+    """A draft as a batch item or a line names it: the repeat after the first (a run of one repeat reads as before)."""
+    question_id, model, repeat = draft_of(key)
+    return f"{question_id} {model}" + (f" repeat {repeat}" if repeat > 1 else "")
+
+
 async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = None,
-                conn: psycopg.Connection | None = None) -> Judged:
+                conn: psycopg.Connection | None = None, repeats: int = 1) -> Judged:
     """Each judge of the panel drafts its suggestions on every contract-keeping answer it has not judged yet;
     each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored),
     with the others that arrived while the last were being stored (on conn, or a connection of
     its own to url)."""
     done = Judged()
     with db.connected(url, "runner", conn) as conn:
-        requests = _judge_requests(conn, run_id, panel)
+        requests = _judge_requests(conn, run_id, panel, repeats)
         done.asked = len(requests)
         if progress is not None:
             progress.start("judges", len(requests))
 
         def on_result(call: JudgeCall) -> None:
-            question_id, model = call.key
+            question_id, model, repeat = draft_of(call.key)
             if progress is not None:
                 progress.advance(call.cost_usd)
             done.cost_usd += call.cost_usd or 0.0
             try:
-                store_suggestion(conn, run_id, question_id, model, panel.recorded(model), call)
+                store_suggestion(conn, run_id, question_id, model, panel.recorded(model), call, repeat=repeat)
             except psycopg.Error as exc:
                 raise db.explain(exc, next_step=RESUMES) from None
             done.stored += 1
@@ -418,52 +444,62 @@ async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = 
     return done
 
 
-def _judge_requests(conn: psycopg.Connection, run_id: UUID, panel: Panel) -> list[JudgeRequest]:
-    """One request per judge of the panel without a draft on each contract-keeping answer."""
+def _judge_requests(conn: psycopg.Connection, run_id: UUID, panel: Panel, repeats: int = 1) -> list[JudgeRequest]:
+    """One request per judge of the panel (and repeat, --repeats K) without a draft on each
+    contract-keeping answer: a resumption never asks a stored repeat again."""
     # Read in a transaction of its own: left open, it would make every draft's transaction a
     # savepoint of it, committed only when the phase ends (a run killed meanwhile lost them all).
     with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-        pending = cur.execute(QUERIES["answers_to_judge"], {"eval_run_id": run_id}).fetchall()
+        pending = cur.execute(QUERIES["answers_to_judge_repeat" if repeats > 1 else "answers_to_judge"],
+                              {"eval_run_id": run_id}).fetchall()
     requests = []
     for row in pending:
         question = {k: row[k] for k in ("question_id", "question_type", "question_text", "sources",
                                         "uses_stale_fixture", "pass_criteria")}
         system, user = render_judge(question, row)
-        requests += panel.requests(system, user, json_schema=suggestion_schema(),
-                                   models=[m for m in panel.models if m not in row["judged_by"]],
-                                   key=lambda spec, qid=row["question_id"]: (qid, spec.spec))
+        if repeats == 1:
+            requests += panel.requests(system, user, json_schema=suggestion_schema(),
+                                       models=[m for m in panel.models if m not in row["judged_by"]],
+                                       key=lambda spec, qid=row["question_id"]: (qid, spec.spec))
+            continue
+        for repeat in range(1, repeats + 1):
+            requests += panel.requests(system, user, json_schema=suggestion_schema(),
+                                       models=[m for m in panel.models if f"{m} {repeat}" not in row["judged_by"]],
+                                       key=lambda spec, qid=row["question_id"], repeat=repeat:
+                                           draft_key(qid, spec.spec, repeat))
     return requests
 
 
 def judge_batched(run_id: UUID, panel: Panel, options: Any, *, conn: psycopg.Connection,
-                  say: Callable[[str], None]) -> Judged:
+                  say: Callable[[str], None], repeats: int = 1) -> Judged:
     """The live judges' drafts through the providers' batch APIs (Panel.batch, --batch): the run's
     submitted batches resumed, each draft stored as its result is read. A failed draft is retried
     once (in a batch, or left to `judge` with --batch-fallback sync) before it is stored: a judge
-    has one draft per answer. `judge` afterwards asks what is left (recorded judges, providers
-    without a batch API)."""
+    has one draft per answer and repeat (--repeats K: each repeat its own request and item).
+    `judge` afterwards asks what is left (recorded judges, providers without a batch API)."""
     done = Judged()
-    batchable = panel.batchable(_judge_requests(conn, run_id, panel))
+    batchable = panel.batchable(_judge_requests(conn, run_id, panel, repeats))
     if not batchable:
         return done
     done.asked = len(batchable)
 
     def on_result(call: JudgeCall) -> None:
-        question_id, model = call.key
+        question_id, model, repeat = draft_of(call.key)
         done.cost_usd += call.cost_usd or 0.0
-        store_suggestion(conn, run_id, question_id, model, False, call)
+        store_suggestion(conn, run_id, question_id, model, False, call, repeat=repeat)
         done.stored += 1
         done.failed += 0 if call.ok else 1
 
     panel.batch(batchable, conn=conn, suite="brain-eval", run_key=str(run_id),
-                item=lambda r: f"{r.key[0]} {r.key[1]}", on_submit=lambda r, projected: None, on_result=on_result,
+                item=lambda r: draft_label(r.key), on_submit=lambda r, projected: None, on_result=on_result,
                 options=options, say=say, store_failures=False)
     return done
 
 
 def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, model: str, recorded: bool,
-                     call: JudgeCall) -> None:
-    """One judge's reply (or failure) in its own transaction; the database reads the draft from it."""
+                     call: JudgeCall, repeat: int = 1) -> None:
+    """One judge's reply (or failure) in its own transaction; the database reads the draft from it.
+    A repeat after the first (--repeats K) names its number; the first is written as before repeats."""
     from evalledger.judges import money
     from evalledger.judges.panel import json_safe, raw_excerpt
 
@@ -472,7 +508,8 @@ def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, m
                          cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens, recorded=recorded,
                          batch=call.batch)
     with conn.transaction():
-        conn.execute(QUERIES[money.billed_query("insert_suggestion", usage)], {**usage,
+        conn.execute(QUERIES[money.billed_query("insert_suggestion", usage) + ("_repeat" if repeat > 1 else "")], {
+            **usage, "repeat_no": repeat,
             "eval_run_id": run_id, "question_id": question_id, "model": model, "recorded": recorded,
             "structured": call.structured,
             "response_json": Jsonb(json_safe(call.parsed)) if call.parsed is not None else None,
@@ -480,10 +517,17 @@ def store_suggestion(conn: psycopg.Connection, run_id: UUID, question_id: str, m
             "cost_usd": 0, "latency_ms": call.latency_ms, "attempts": call.attempts})
 
 
-def suggestions(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
-    """Every judge's suggestion on a run's answers, by question then model."""
+def suggestions(conn: psycopg.Connection, run_id: UUID, repeats: int = 1) -> list[dict]:
+    """Every judge's suggestion on a run's answers, by question then model (then repeat, --repeats K)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
+        return cur.execute(QUERIES["suggestions_repeat" if repeats > 1 else "suggestions"],
+                           {"eval_run_id": run_id}).fetchall()
+
+
+def flaky(conn: psycopg.Connection, run_id: UUID) -> list[dict]:
+    """The questions of a run whose judge repeats straddle a pass criterion's threshold (brain_eval_flaky_v1)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["flaky_questions"], {"eval_run_id": run_id}).fetchall()
 
 
 def reveal(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None,

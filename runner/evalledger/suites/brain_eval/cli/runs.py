@@ -11,7 +11,7 @@ from evalledger.core import db, output
 from evalledger.core.errors import EXIT_INCONCLUSIVE, EvalledgerError
 from evalledger.core.options import LIMIT, Number, When, database_option, echo_listing, format_options
 from evalledger.core.sealing import sealing
-from evalledger.judges.options import batch_options, call_options
+from evalledger.judges.options import batch_options, call_options, repeats_option
 
 from .. import store as brain_eval
 from .registries import read_contracts
@@ -206,6 +206,7 @@ def list_command(brain, since, decision, only_open, state, limit, quiet, fmt):
                    "anthropic:claude-opus-4-7, google:gemini-1.5-pro]")
 @click.option("--judges", "judges_mode", type=click.Choice(["auto", "live", "recorded"]), default="auto",
               show_default=True, help="auto is live; recorded: the drafts recorded with the demo, for the demo.")
+@repeats_option
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
@@ -215,8 +216,8 @@ def list_command(brain, since, decision, only_open, state, limit, quiet, fmt):
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
 @database_option
 def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, reviewer_role, questions, answers_mode,
-                   judge_models, judges_mode, views_schema, views_url, views_dir, concurrency, budget_usd, timeout_s,
-                   max_retries, batch, batch_fallback, as_json):
+                   judge_models, judges_mode, repeats, views_schema, views_url, views_dir, concurrency, budget_usd,
+                   timeout_s, max_retries, batch, batch_fallback, as_json):
     """Call the brain under test for every catalog question and store its answers.
 
     The run is inserted first, then each answer as it arrives, with the automatic scores the
@@ -225,6 +226,9 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     answer (and only the judges without a draft). One process runs a run at a time: a second
     process of the same run stops at once, asking nothing, and says since when the first runs it.
     Exit 0 when every question has an answer, 3 otherwise.
+
+    With --repeats K each judge drafts K times on each answer, each repeat a numbered draft; the
+    questions whose repeats straddle a pass criterion's threshold are listed as flaky.
 
     With --batch the judges' drafts go through the providers' batch APIs once the brain's answers
     are stored (the brain is asked as without it); a runner stopped while it waits resumes the same
@@ -252,7 +256,7 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             with db.within(conn, harness.RESUMES):
                 brain = brains.resolve(conn, target_id, brain_version)
                 planned = harness.plan(conn, brain, catalog_version, wanted, reviewer_role, run_trigger,
-                                       found_contracts, answers_mode)
+                                       found_contracts, answers_mode, repeats)
             run_id, resumed, answered = harness.start_or_resume(conn, planned)
             # One runner per run: a second process of the same run stops here, having asked nothing.
             with claims.claimed(brain_eval.QUERIES["claim_run"], run_id, suite="brain-eval",
@@ -277,13 +281,15 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                     judged=None if batched else streamed, conn=conn))
                 if batched:  # the drafts wait for the batch, not streamed beside the answers
                     streamed = harness.judge_batched(run_id, panel, batching, conn=conn,
-                                                     say=(lambda _line: None) if as_json else click.echo)
+                                                     say=(lambda _line: None) if as_json else click.echo,
+                                                     repeats=repeats)
                 judged = run_sync(harness.judge(run_id, panel, url=None,
                                                 progress=None if as_json else panel.progress,
-                                                conn=conn)).plus(streamed)
+                                                conn=conn, repeats=repeats)).plus(streamed)
                 with db.within(conn, harness.RESUMES):
                     stored = harness.answers(conn, run_id)
-                    drafts = harness.suggestions(conn, run_id)
+                    drafts = harness.suggestions(conn, run_id, repeats)
+                    flaky = harness.flaky(conn, run_id) if repeats > 1 else []
     except psycopg.Error as exc:
         raise db.explain(exc, next_step=harness.RESUMES) from None
     if as_json:
@@ -295,7 +301,10 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             "asked": outcome.asked, "failed": outcome.failed, "judges_mode": judges_mode,
             "answers": [{**a, "citation_rate": float(a["citation_rate"]), "token_cost_usd": float(a["token_cost_usd"])}
                         for a in stored],
-            "suggestions": drafts}, indent=2, default=str))
+            "suggestions": drafts,
+            **({"repeats": repeats, "flaky": [{**f, "threshold": float(f["threshold"]), "lowest": float(f["lowest"]),
+                                               "highest": float(f["highest"])} for f in flaky]}
+               if repeats > 1 else {})}, indent=2, default=str))
     else:
         click.echo(f"contracts: {found_contracts.sha256} ({len(found_contracts.views)} views, {found_contracts.source})")
         click.echo(f"answers: {len(stored)} of {len(planned.questions)} stored"
@@ -311,9 +320,16 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             click.echo(described)
         failed = [d for d in drafts if d["error_kind"]]
         click.echo(f"suggestions: {len(drafts) - len(failed)} drafted by {len(panel.specs)} judges"
+                   f"{f', each {repeats} times' if repeats > 1 else ''}"
                    f"{f', {len(failed)} failed' if failed else ''}; {judged.asked} asked now, cost ${judged.cost_usd:.4f}")
         for d in failed:
-            click.echo(f"  {d['question_id']} {d['model']}: {d['error_kind']}: {d['error_message'] or ''}".rstrip(": "))
+            repeat = f" repeat {d['repeat_no']}" if d.get("repeat_no", 1) > 1 else ""
+            click.echo(f"  {d['question_id']} {d['model']}{repeat}: {d['error_kind']}: {d['error_message'] or ''}"
+                       .rstrip(": "))
+        for f in flaky:
+            click.echo(f"  flaky: {f['question_id']} {f['judge_model']}: "
+                       f"{f['repeats']} repeats from {f['lowest']:g} to {f['highest']:g} straddle "
+                       f"{f['criterion']} {f['threshold']:g}")
     if len(stored) < len(planned.questions):
         raise EvalledgerError(f"{len(planned.questions) - len(stored)} questions have no answer: run the same "
                               "command again to ask only those")
