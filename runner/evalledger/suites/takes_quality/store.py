@@ -127,8 +127,14 @@ def run_calls(conn: psycopg.Connection, run_id: int) -> dict:
 
 def receipt_uncertainty(conn: psycopg.Connection, run_id: int, receipt: dict) -> dict:
     """The receipt with each dimension's optional stderr and ci95, as the database computes them from
-    the run's verdict rows (takes_quality_receipt_uncertainty_v1, what `show` carries)."""
-    return _one(conn, "receipt_uncertainty", {"run_id": run_id, "receipt": Jsonb(receipt)})["receipt_json"]
+    the run's verdict rows (takes_quality_receipt_uncertainty_v1, what `show` carries). On a ledger
+    whose schema predates the function (0.1.0's, before `db migrate`) the fields are optional: the
+    receipt is left without them, and nothing else of the run is touched."""
+    try:
+        with conn.transaction():
+            return _one(conn, "receipt_uncertainty", {"run_id": run_id, "receipt": Jsonb(receipt)})["receipt_json"]
+    except psycopg.errors.UndefinedFunction:
+        return receipt
 
 
 def cycle_decision(conn: psycopg.Connection, run_id: int, cycle: int) -> dict:
