@@ -241,8 +241,8 @@ SERVER_FIXTURES = {"test_server", "server_url", "postgresql_noproc", "template_d
 CHEAP_MODULE_FIXTURES = {"_built_in_module"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the xdist_group marks
-def pytest_collection_modifyitems(items):
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
     """Mark every test that uses the database `db`, so `-m "not db"` runs the rest without a server.
 
     And keep together what a module builds once for its tests: under `--dist loadgroup` each test
@@ -255,6 +255,24 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.db)
         if item.get_closest_marker("xdist_group") is None and _shares_a_module_build(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    result = yield  # pytest-xdist's worker names each test's group here
+    _groups_hold_under_pytest_9(config, items)
+    return result
+
+
+def _groups_hold_under_pytest_9(config, items) -> None:
+    """pytest-xdist's worker puts a test in its group by suffixing the test's id (`...::test@group`,
+    which `--dist loadgroup` schedules by) in the attribute pytest 8 kept the id in; pytest 9 keeps
+    it elsewhere, so no group held: each grouped test went to whichever worker was free. Here the
+    suffixed id becomes the test's id again (under pytest 8 there is nothing to do)."""
+    if not (config.getvalue("loadgroup") and os.environ.get("PYTEST_XDIST_WORKER")):
+        return
+    for item in items:
+        suffixed = getattr(item, "_nodeid", None)
+        if isinstance(suffixed, str) and suffixed != item.nodeid and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(suffixed)
 
 
 def _shares_a_module_build(item) -> bool:
