@@ -265,7 +265,7 @@ def _groups_hold_under_pytest_9(config, items) -> None:
     which `--dist loadgroup` schedules by) in the attribute pytest 8 kept the id in; pytest 9 keeps
     it elsewhere, so no group held: each grouped test went to whichever worker was free. Here the
     suffixed id becomes the test's id again (under pytest 8 there is nothing to do)."""
-    if not (config.getvalue("loadgroup") and os.environ.get("PYTEST_XDIST_WORKER")):
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and config.getoption("loadgroup", False)):
         return
     for item in items:
         suffixed = getattr(item, "_nodeid", None)
