@@ -236,11 +236,52 @@ def pytest_configure(config):
 SERVER_FIXTURES = {"test_server", "server_url", "postgresql_noproc", "template_db", "clone_pool"}
 
 
-def pytest_collection_modifyitems(items):
-    """Mark every test that uses the database `db`, so `-m "not db"` runs the rest without a server."""
+# Module-scoped fixtures that cost nothing to build twice (shared_rows' dict; the database of
+# shared_db tests is grouped by their mark).
+CHEAP_MODULE_FIXTURES = {"_built_in_module"}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that uses the database `db`, so `-m "not db"` runs the rest without a server.
+
+    And keep together what a module builds once for its tests: under `--dist loadgroup` each test
+    not in a group goes to whichever worker is free, so a module's `shared_db` database and its
+    shared_rows, or a module-scoped fixture (a released ledger upgraded, a cluster), were built on
+    both workers, and again each time a worker came back to the module. Such tests get an
+    xdist_group of their module (a test already in a group keeps it)."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
+        if item.get_closest_marker("xdist_group") is None and _shares_a_module_build(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    result = yield  # pytest-xdist's worker names each test's group here
+    _groups_hold_under_pytest_9(config, items)
+    return result
+
+
+def _groups_hold_under_pytest_9(config, items) -> None:
+    """pytest-xdist's worker puts a test in its group by suffixing the test's id (`...::test@group`,
+    which `--dist loadgroup` schedules by) in the attribute pytest 8 kept the id in; pytest 9 keeps
+    it elsewhere, so no group held: each grouped test went to whichever worker was free. Here the
+    suffixed id becomes the test's id again (under pytest 8 there is nothing to do)."""
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and config.getoption("loadgroup", False)):
+        return
+    for item in items:
+        suffixed = getattr(item, "_nodeid", None)
+        if isinstance(suffixed, str) and suffixed != item.nodeid and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(suffixed)
+
+
+def _shares_a_module_build(item) -> bool:
+    if item.get_closest_marker("shared_db"):
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        definition.scope in ("module", "package", "class") and name not in CHEAP_MODULE_FIXTURES
+        for name, definitions in info.name2fixturedefs.items() for definition in definitions)
 
 
 def pytest_sessionfinish(session):

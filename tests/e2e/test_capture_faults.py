@@ -149,6 +149,7 @@ for _ in range(50):
 '''
 
 
+@pytest.mark.processes
 def test_the_dropped_count_adds_up_across_processes_and_doctor_reads_it(tmp_path, monkeypatch):
     """No root needed: four processes count at once into one home; doctor, another process, reads
     the sum; an unreadable count is a warning, not silence."""
@@ -188,6 +189,7 @@ assert writer.close(0)
 '''
 
 
+@pytest.mark.processes
 def test_a_torn_line_from_a_killed_process_costs_a_later_append_nothing(dsn, admin, tmp_path):
     """A process killed mid-append leaves a torn last line; the next process's append starts a new
     line, so `capture replay` skips the torn record only and writes every later row."""

@@ -160,6 +160,7 @@ def test_adapter_failures_are_recorded_with_stderr_s_last_line(dsn, admin, tmp_p
     assert doc["decision"] == "fail" and "2 of 9 queries failed in the adapter" in doc["rationale"]
 
 
+@pytest.mark.processes
 @pytest.mark.process_timeouts
 def test_a_timeout_is_an_adapter_failure(dsn, admin, tmp_path):
     import_demo(dsn)
