@@ -13,7 +13,7 @@ from statistics import fmean
 
 import pytest
 import statsmodels.api as sm
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.power import NormalIndPower
@@ -241,10 +241,12 @@ def test_paired_pass_fail_carries_mcnemars_exact_test(admin, runs):
 
 @given(st.integers(min_value=0, max_value=3000), st.integers(min_value=0, max_value=3000))
 @examples(150)
+@example(21, 1054)
 def test_mcnemar_is_statsmodels(admin, b, c):
     (p,) = one(admin, "SELECT evalledger.mcnemar_exact_v1(%s, %s)", b, c)
-    # Below 1e-280 scipy's binomial tail rounds to 0 where the sum in logarithms does not.
-    assert close(p, mcnemar([[5, b], [c, 7]], exact=True).pvalue, rel=1e-9, abs_=1e-280)
+    # Far in the tail scipy's binomial rounds to 0 where the sum in logarithms does not (b=21,
+    # c=1054: 0.0 against 3.7e-280): below 1e-250 both are nothing a gate can tell apart from 0.
+    assert close(p, mcnemar([[5, b], [c, 7]], exact=True).pvalue, rel=1e-9, abs_=1e-250)
 
 
 def test_mcnemar_without_discordant_pairs_is_1(admin):
