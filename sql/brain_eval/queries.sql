@@ -642,14 +642,6 @@ SELECT * FROM evalledger.brain_eval_intervals_v1 ORDER BY completed_at DESC;
 -- name: paired
 -- `brain-eval compare A B`: B against A over the questions both have, per measure (brain_eval_paired_v1).
 SELECT evalledger.brain_eval_paired_v1(%(run_a)s, %(run_b)s) AS paired;
--- name: draft_lock_timeout
--- A capture writer holding the capture window lock for longer than this is stuck, not busy.
-SET lock_timeout = '60s';
-
--- name: draft_bound
--- The exclusive end of a catalog draft's window, as export takes it (in its own statement, read in later ones).
-SELECT evalledger.capture_export_bound_v2();
-
 -- name: draft_whole_plan
 -- The draft's cursor reads every row it selects: plan it for all of them, not for a fast first few (which probes the failures row by row).
 SET LOCAL cursor_tuple_fraction = 1.0;

@@ -57,14 +57,6 @@ INSERT INTO evalledger.eval_capture_failures (failure_key, reason, occurred_at, 
 VALUES (%(failure_key)s, %(reason)s, %(occurred_at)s, %(tool_name)s, %(sqlstate)s, %(detail)s, %(capture_key)s)
 ON CONFLICT (failure_key) DO NOTHING;
 
--- name: export_lock_timeout
--- A writer holding the capture window lock for longer than this is stuck, not busy.
-SET lock_timeout = '60s';
-
--- name: export_bound
--- The exclusive upper bound of an export window (taken in its own statement, read in later ones).
-SELECT evalledger.capture_export_bound_v2();
-
 -- name: export_copy
 -- The export lines of a window, as COPY CSV with delimiter and quote bytes no JSON line contains, so each line passes through unchanged.
 COPY (SELECT * FROM evalledger.eval_candidates_export_v1(%(since)s, %(until)s, %(tool)s, %(max_rows)s))

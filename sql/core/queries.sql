@@ -85,3 +85,11 @@ SELECT coalesce(has_table_privilege(to_regclass('_yoyo_migration'), 'SELECT'), f
 -- name: applied_migrations
 -- The ids of the migrations the ledger has applied, in id order (yoyo's record).
 SELECT migration_id FROM _yoyo_migration ORDER BY migration_id;
+
+-- name: capture_window_lock_timeout
+-- A capture writer holding the capture window lock for longer than this is stuck, not busy (export, run replay and catalog draft wait this long for the bound).
+SET lock_timeout = '60s';
+
+-- name: capture_window_bound
+-- The exclusive end of a window over captured rows, as export, run replay and catalog draft take it (in its own statement, read in later ones).
+SELECT evalledger.capture_export_bound_v2();

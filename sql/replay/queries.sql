@@ -1,14 +1,6 @@
 -- replay's named queries. Each starts with a "-- name: <name>" line and a comment that says what it
 -- does (loaded by core/queries.py).
 
--- name: lock_timeout
--- A capture writer holding the capture window lock for longer than this is stuck, not busy.
-SET lock_timeout = '60s';
-
--- name: window_bound
--- The exclusive end of a replay window, as export takes it (in its own statement, read in later ones).
-SELECT evalledger.capture_export_bound_v2();
-
 -- name: open_run
 -- The open run of the same request (brain version, adapter, what was asked for), which a second runner resumes.
 SELECT r.replay_run_id, r.since_at, r.until_at, r.planned, r.completed_at

@@ -8,6 +8,15 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+def capture_bound(conn) -> datetime:
+    """The exclusive end of a window over captured rows, on the database's clock: every row stamped
+    before it is committed (capture_export_bound_v2; export, run replay and catalog draft take it so)."""
+    from evalledger.core import queries
+
+    conn.execute(queries.get("capture_window_lock_timeout"))
+    return conn.execute(queries.get("capture_window_bound")).fetchone()[0]
+
+
 _DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 

@@ -46,6 +46,7 @@ import psycopg
 
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
+from evalledger.core import windows
 from evalledger.core.windows import Since, iso
 
 QUERIES = Queries(__package__)
@@ -330,8 +331,7 @@ def draft(conn: psycopg.Connection, window: Window, wanted: int, version: str | 
     """Read the window's candidates (the runner's connection, autocommit) and draft the catalog."""
     if not 1 <= wanted <= MAX_QUESTIONS:
         raise EvalledgerError(f"--questions {wanted}: between 1 and {MAX_QUESTIONS}")
-    conn.execute(QUERIES["draft_lock_timeout"])
-    bound = conn.execute(QUERIES["draft_bound"]).fetchone()[0]
+    bound = windows.capture_bound(conn)
     upper = min(window.until, bound) if window.until is not None else bound
     lower = window.since.resolve(bound) if window.since is not None else None
     if lower is not None and lower >= upper:

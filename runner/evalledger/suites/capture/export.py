@@ -39,7 +39,7 @@ import psycopg
 
 from pathlib import Path
 
-from evalledger.core import db, files
+from evalledger.core import db, files, windows
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.output import plural
 from evalledger.core.queries import Queries
@@ -65,16 +65,14 @@ def _bound(conn: psycopg.Connection, role: str) -> datetime:
     from evalledger.core import queries
 
     if not conn.execute(queries.get("in_recovery")).fetchone()[0]:
-        conn.execute(QUERIES["export_lock_timeout"])
-        return conn.execute(QUERIES["export_bound"]).fetchone()[0]
+        return windows.capture_bound(conn)
     with db.connect(db.database_url(), role=role, autocommit=True) as primary:
         if primary.execute(queries.get("in_recovery")).fetchone()[0]:
             raise EvalledgerError(
                 "export from a standby takes its window's bound from the primary, and DATABASE_URL (or "
                 "--database-url) names a standby too: name the primary there, the standby in --read-url or "
                 "DATABASE_READ_URL")
-        primary.execute(QUERIES["export_lock_timeout"])
-        bound = primary.execute(QUERIES["export_bound"]).fetchone()[0]
+        bound = windows.capture_bound(primary)
         db.replayed(conn, primary, "export")
     return bound
 

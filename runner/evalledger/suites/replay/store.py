@@ -13,6 +13,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from evalledger.core import windows
 from evalledger.core.queries import Queries
 
 SUITE = "replay"
@@ -31,8 +32,7 @@ def _all(conn: psycopg.Connection, name: str, params: dict) -> list[dict]:
 
 def window_bound(conn: psycopg.Connection) -> datetime:
     """The exclusive end of a window, as export takes it: every row stamped before it is committed."""
-    conn.execute(QUERIES["lock_timeout"])
-    return conn.execute(QUERIES["window_bound"]).fetchone()[0]
+    return windows.capture_bound(conn)
 
 
 def open_run(conn: psycopg.Connection, values: dict) -> dict | None:
