@@ -67,7 +67,7 @@ def test_each_repeat_is_answered_once(runner, admin):
     assert verdict(runner, run_id, PANEL[0], 1) is True
     with pytest.raises(psycopg.errors.CheckViolation, match=r"has its verdict in cycle 1 of"):
         verdict(runner, run_id, PANEL[0], 1)
-    # Racing sessions: the widened unique key holds (run, cycle, model, repeat, retry) once.
+    # The widened unique key holds (run, cycle, model, repeat, retry) once (raced below).
     other = admin.execute("SELECT pg_get_constraintdef(oid) FROM pg_constraint "
                           "WHERE conname = 'eval_takes_quality_judge_verdicts_once'").fetchone()[0]
     assert other == "UNIQUE (run_id, cycle, model, repeat_no, retry_no)"
@@ -75,6 +75,43 @@ def test_each_repeat_is_answered_once(runner, admin):
         runner.execute("UPDATE eval_takes_quality_judge_verdicts SET repeat_no = 3 WHERE run_id = %s", (run_id,))
     assert admin.execute("SELECT array_agg(repeat_no ORDER BY repeat_no) FROM eval_takes_quality_judge_verdicts "
                          "WHERE run_id = %s", (run_id,)).fetchone()[0] == [1, 2]
+
+
+@pytest.mark.parametrize("isolation", ["READ COMMITTED", "REPEATABLE READ"])
+def test_two_sessions_racing_to_answer_one_repeat_store_one(connect_as, admin, isolation):
+    """Two runner sessions, each in its own time zone and at the isolation level named, answer the
+    same repeat at once: the second waits on the first, and once the first commits it is refused;
+    one row is stored, with the first's scores."""
+    import threading
+
+    first, second = connect_as("evalledger_runner"), connect_as("evalledger_runner")
+    run_id = start_run(first, 3)
+    outcome = {}
+    for conn, zone in ((first, "Pacific/Kiritimati"), (second, "America/Adak")):
+        conn.execute(f"SET TimeZone = '{zone}'")
+    with first.transaction():
+        first.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+        verdict(first, run_id, PANEL[0], 2, {d: 9 for d in DIMS})
+
+        def race():
+            try:
+                with second.transaction():
+                    second.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                    verdict(second, run_id, PANEL[0], 2, {d: 2 for d in DIMS})
+                outcome["stored"] = True
+            except psycopg.Error as exc:
+                outcome["refused"] = exc.sqlstate
+
+        thread = threading.Thread(target=race)
+        thread.start()
+        thread.join(1.0)
+        assert thread.is_alive(), "the second answer did not wait for the first"
+    thread.join(30)
+    # Refused as a second answer: the unique key (23505) or, at repeatable read, a serialization failure.
+    assert outcome.get("refused") in ("23505", "40001"), outcome
+    assert admin.execute("SELECT count(*), min((response_json -> 'scores' ->> 'accuracy')::int) "
+                         "FROM eval_takes_quality_judge_verdicts WHERE run_id = %s AND repeat_no = 2",
+                         (run_id,)).fetchone() == (1, 9)
 
 
 def test_rows_stored_before_are_repeat_1_of_a_run_of_1(runner, admin):
