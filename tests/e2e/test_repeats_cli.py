@@ -36,7 +36,7 @@ def rows(admin):
 def test_three_repeats_are_three_numbered_rows_per_judge_asked_at_once(env, corpus, standin, admin):
     # Known noise per repeat: gpt-4o scores accuracy 6, 7 and 8; the others 8 every time.
     standin.script("gpt-4o", *(steps.with_scores(accuracy=a) for a in (6, 7, 8)))
-    standin.latency_s = 0.3
+    standin.rendezvous_by_model = {"gpt-4o": 3, "claude-opus-4-7": 3, "gemini-1.5-pro": 3}
     result, receipt = tq(env, "--repeats", "3", "--concurrency", "8")
     assert result.code == 0, result.err
     assert rows(admin) == [("anthropic:claude-opus-4-7", [1, 2, 3], [8, 8, 8]),

@@ -80,6 +80,7 @@ class StandIn:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
@@ -127,6 +128,7 @@ class StandIn:
             self._last_done_at: float | None = None
             self._throttle: tuple[float, float, random.Random] | None = None
             self._burst: tuple[float, float | None, float | None] | None = None
+            self._met: set[str] = set()
         self.responder: Responder | None = None
         self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
         self.score: float = 8
@@ -143,6 +145,10 @@ class StandIn:
         self.concurrency_retry_after: float = 1.0
         # When set, every request waits for this event before it is answered (at most a minute).
         self.gate: threading.Event | None = None
+        # Per model, hold its requests until this many of them are in flight together (at most
+        # `rendezvous_timeout_s`): a test of concurrency that does not hang on the machine's speed.
+        self.rendezvous_by_model: dict[str, int] = {}
+        self.rendezvous_timeout_s: float = 20.0
         # The providers' prompt caches (see _cache_usage): on unless a test turns them off.
         self.prompt_cache: bool = True
         self._prompts_seen: dict[str, list[str]] = collections.defaultdict(list)
@@ -335,6 +341,7 @@ class StandIn:
             gate = self.gate
             if gate is not None:
                 gate.wait(60)
+            self._rendezvous(rec.model)
             refusal = self._refusal(rec.model)  # a provider's 429 comes at once
             step = refusal or self._next_step(rec.model)
             if step.hang_s:
@@ -359,6 +366,17 @@ class StandIn:
                 if status is not None:
                     self._statuses[status] += 1
                 self._last_done_at = time.monotonic()
+
+    def _rendezvous(self, model: str) -> None:
+        wanted = self.rendezvous_by_model.get(model)
+        if not wanted:
+            return
+        with self._arrived:
+            if self._in_flight_by_model[model] >= wanted:
+                self._met.add(model)
+                self._arrived.notify_all()
+            self._arrived.wait_for(lambda: model in self._met, self.rendezvous_timeout_s)
+            self._met.add(model)  # met or given up: later requests of the model are not held
 
     def _payload(self, rec: RecordedRequest) -> dict | str:
         if self.responder is not None:
