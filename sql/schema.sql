@@ -85,6 +85,7 @@ SET LOCAL check_function_bodies = off;
 \ir work_quality/work_quality_complete_v1.sql
 \ir core/retention_purging_v1.sql
 \ir core/retention_held_v2.sql
+\ir core/retention_gate_pinned_v1.sql
 \ir core/retention_due_v2.sql
 \ir core/retention_purge_v2.sql
 \ir core/retention_rows_v2.sql

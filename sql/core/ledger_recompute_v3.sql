@@ -7,7 +7,9 @@
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
 -- (question_passed), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
 -- work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
--- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo). Values compare
+-- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
+-- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
+-- decides them). Values compare
 -- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
@@ -56,7 +58,26 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                ARRAY['recall', 'jaccard', 'rbo']
           FROM evalledger.replay_run r JOIN evalledger.replay_query q USING (replay_run_id)
           JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
-         WHERE r.completed_at IS NOT NULL AND q.status = 'replayed')
+         WHERE r.completed_at IS NOT NULL AND q.status = 'replayed'
+        UNION ALL
+        -- A gate decision, re-decided from what it was decided on by the function its admission trigger
+        -- calls: a takes-quality gate whose run had completed when it was decided (an open run's receipt
+        -- was provisional; a run the purge took is gone), a work-quality gate (its two documents are its
+        -- own) while the work-quality rubric it was decided under is still the active one.
+        SELECT 'eval_gate_decision', evalledger.journal_key_v1(g), to_jsonb(g),
+               (SELECT jsonb_build_object('decision', x -> 'decision', 'reasons', x -> 'reasons', 'comparison', x)
+                  FROM (SELECT evalledger.gate_decide_v1(g.suite, g.mode, g.threshold, g.baseline, g.current_doc,
+                                                         g.run_id) AS x) decided),
+               ARRAY['decision', 'reasons', 'comparison']
+          FROM evalledger.eval_gate_decision g
+         WHERE CASE g.suite
+                   WHEN 'takes-quality' THEN EXISTS (
+                       SELECT 1 FROM evalledger.eval_takes_quality_runs t
+                        WHERE t.id = g.run_id AND t.completed_at <= g.created_at)
+                   ELSE (SELECT a.rubric_id FROM evalledger.rubric_activation a
+                          WHERE a.suite = 'work-quality' AND a.activated_at <= g.created_at
+                          ORDER BY a.activation_id DESC LIMIT 1)
+                        IS NOT DISTINCT FROM evalledger.active_rubric_v1('work-quality') END)
     SELECT d.table_name, d.row_key, c, (d.was -> c)::text, (d.now_is -> c)::text
       FROM decided d CROSS JOIN LATERAL unnest(d.columns) c
      WHERE (d.was -> c) IS DISTINCT FROM (d.now_is -> c)

@@ -46,6 +46,13 @@ BEGIN
         clock := r ->> 'snapshot_created_at';
     WHEN 'eval_capture_failures' THEN
         clock := r ->> 'recorded_at';
+    WHEN 'eval_gate_decision' THEN
+        -- Its own clock, its takes-quality run's brain; never while that run stays.
+        IF evalledger.retention_gate_pinned_v1((r ->> 'run_id')::bigint) THEN
+            RETURN false;
+        END IF;
+        clock := r ->> 'created_at';
+        SELECT t.target_id INTO brain FROM evalledger.eval_takes_quality_runs t WHERE t.id = (r ->> 'run_id')::bigint;
     WHEN 'legal_hold' THEN
         IF r ->> 'released_at' IS NULL
            AND NOT EXISTS (SELECT 1 FROM evalledger.legal_hold_release x WHERE x.hold_id = (r ->> 'hold_id')::bigint) THEN

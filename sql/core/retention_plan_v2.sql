@@ -65,7 +65,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                             'brain_analysis_log', 'brain_eval_import',
                             'eval_takes_quality_runs', 'eval_takes_quality_judge_verdicts',
                             'eval_work_quality_snapshots', 'eval_work_quality_judge_verdicts', 'eval_run_closure',
-                            'eval_candidates', 'eval_candidate_keys', 'eval_capture_failures'])
+                            'eval_candidates', 'eval_candidate_keys', 'eval_capture_failures',
+                            'eval_gate_decision'])
                WITH ORDINALITY AS t (table_name, n)
     )
     SELECT t.table_name,
@@ -77,7 +78,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                (SELECT string_agg(format('hold %s (%s): %s', v.hold_id, v.scope, v.n), '; ' ORDER BY v.hold_id)
                   FROM covered v WHERE v.table_name = t.table_name),
                CASE WHEN count(*) FILTER (WHERE c.pinned AND c.past) > 0
-                    THEN format('%s referenced by kept rows', count(*) FILTER (WHERE c.pinned AND c.past)) END), '')
+                    THEN format(CASE WHEN t.table_name = 'eval_gate_decision' THEN '%s decided about kept runs'
+                                     ELSE '%s referenced by kept rows' END,
+                                count(*) FILTER (WHERE c.pinned AND c.past)) END), '')
       FROM tables t LEFT JOIN classified c USING (table_name)
      GROUP BY t.table_name, t.n
      ORDER BY t.n

@@ -85,6 +85,19 @@ BEGIN
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'brain_eval_import', count(*) FROM gone HAVING count(*) > 0;
 
+    -- Gate decisions, each by its own clock as it falls due, never while the takes-quality run it decided
+    -- about stays (retention_gate_pinned_v1); before the runs, so a hold of the run's brain still reaches it.
+    WITH gone AS (
+        DELETE FROM evalledger.eval_gate_decision g
+         WHERE g.created_at < horizon
+           AND NOT evalledger.retention_held_v2(
+                   g.created_at,
+                   ARRAY(SELECT t.target_id::text FROM evalledger.eval_takes_quality_runs t WHERE t.id = g.run_id), NULL)
+           AND NOT evalledger.retention_gate_pinned_v1(g.run_id)
+        RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_gate_decision', count(*) FROM gone HAVING count(*) > 0;
+
     -- takes-quality: verdicts, then runs
     SELECT coalesce(array_agg(t.id), '{}') INTO tq_runs
       FROM evalledger.eval_takes_quality_runs t

@@ -70,4 +70,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'eval_candidate_keys', k.created_at, NULL, NULL, false FROM evalledger.eval_candidate_keys k
     UNION ALL
     SELECT 'eval_capture_failures', f.recorded_at, NULL, NULL, false FROM evalledger.eval_capture_failures f
+    UNION ALL
+    -- A gate decision by its own clock, the brain of its takes-quality run, kept while that run stays.
+    SELECT 'eval_gate_decision', g.created_at, CASE WHEN t.id IS NOT NULL THEN ARRAY[t.target_id::text] END, NULL,
+           evalledger.retention_gate_pinned_v1(g.run_id)
+      FROM evalledger.eval_gate_decision g LEFT JOIN evalledger.eval_takes_quality_runs t ON t.id = g.run_id
 $$;
