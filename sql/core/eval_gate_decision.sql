@@ -4,7 +4,9 @@
 -- run, or two Snapshot documents), the mode and the threshold it was given; the database decides
 -- (eval_gate_decision_admit_v1, by gate_decide_v1): the decision, its reasons, the comparison it
 -- rests on (the seed's and the paired one), who asked and when. Supplied, those are refused.
--- Append-only: never updated, never deleted (the retention purge knows it not, so never).
+-- Append-only: never updated; deleted only by the retention purge, by its own clock past 7 years, never
+-- under a hold of its time or its run's brain nor while the takes-quality run it decided about is kept
+-- (retention_gate_pinned_v1, migration 0146).
 CREATE TABLE eval_gate_decision (
     gate_id      bigint      GENERATED ALWAYS AS IDENTITY,
     suite        text        NOT NULL,

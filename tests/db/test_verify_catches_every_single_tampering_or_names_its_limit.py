@@ -1,5 +1,5 @@
 """The tampering campaign (issue 35): Hypothesis grows a random ledger (runs of every suite, passing,
-failing, open, held) and tries one tampering at a time as the server's superuser would: a row
+failing, open, held, and the gate decisions stored of them) and tries one tampering at a time as the server's superuser would: a row
 updated, deleted or inserted with the guards lifted through pg_trigger (the journal lifted too, or
 left on), a journal entry edited, deleted or inserted, a sealed block edited or deleted, or the
 ledger's code changed through the catalog (a function's body or grant, a policy, a trigger, a
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings, strategies as st
 from psycopg import errors, sql
+from psycopg.types.json import Jsonb
 
 from evalledger.ledger import digest, journal, manifests, package, verify
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
@@ -70,6 +71,7 @@ def grow(admin, runner, reviewer_id, step: str, size: int) -> None:
             verdict(runner, run, model, {d: score for d in ("accuracy", "attribution", "weight_calibration",
                                                             "kind_classification", "signal_density")})
         runner.execute("SELECT evalledger.takes_quality_complete_v1(%s)", (run,))
+        gate_decided(runner, run, ["default", "significant", "possible"][number % 3])
     elif step == "work-quality":
         number = admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots").fetchone()[0]
         judged(runner, f"r{number}", {"openai:gpt-4o": 0.7, "anthropic:claude-opus-4-7": size / 10})
@@ -78,6 +80,21 @@ def grow(admin, runner, reviewer_id, step: str, size: int) -> None:
                       "FROM evalledger.brain_eval_log ORDER BY created_at DESC LIMIT 1")
     runner.commit()
     admin.commit()
+
+
+def gate_decided(runner, run: int | None = None, mode: str = "significant") -> None:
+    """A regression gate decided and stored by the database (eval_gate_decision): the takes-quality run against
+    its own receipt, or (no run) two Snapshot documents."""
+    from tests.db.test_gate_decided_by_the_database import BASE, snapshot
+
+    if run is not None:
+        runner.execute("INSERT INTO evalledger.eval_gate_decision (suite, mode, baseline_ref, current_ref, baseline, "
+                       "run_id) SELECT 'takes-quality', %s, 'baseline.json', 'run ' || id, receipt_json, id "
+                       "FROM evalledger.eval_takes_quality_runs WHERE id = %s", (mode, run))
+    else:
+        runner.execute("INSERT INTO evalledger.eval_gate_decision (suite, mode, baseline_ref, current_ref, baseline, "
+                       "current_doc) VALUES ('work-quality', %s, 'a', 'b', %s, %s)",
+                       (mode, Jsonb(snapshot("a", BASE)), Jsonb(snapshot("b", {m: s - 0.2 for m, s in BASE.items()}))))
 
 
 STEPS = st.lists(st.tuples(st.sampled_from(["brain-eval pass", "brain-eval fail", "brain-eval open", "takes-quality",
@@ -364,6 +381,8 @@ def ledger(admin, connect_as, reviewer_id):
         register_prompt(admin, brain, prompt)
     runner = connect_as("evalledger_runner")
     grow(admin, runner, reviewer_id, "brain-eval fail", 2)
+    gate_decided(runner)  # a gate decision in every example's ledger: its table among the tamperable
+    runner.commit()
     SEEN.clear()
     HELD.clear()
     yield admin, runner, reviewer_id
@@ -421,6 +440,12 @@ def campaign(group: list[str], examples: int):
                          ids=["rows", "journal", "blocks", "code"])
 def test_verify_catches_every_single_tampering_or_it_is_a_documented_limit(ledger, dsn, group, examples):
     campaign(group, examples)(ledger, dsn)
+
+
+def test_every_examples_ledger_holds_a_gate_decision_to_tamper_with(ledger, dsn):
+    """The tamperable tables are those with rows: every example's ledger holds a gate decision."""
+    with reading(dsn) as conn:
+        assert "eval_gate_decision" in tables_with_rows(conn)
 
 
 def test_an_entry_removed_from_a_sealed_block_is_named_by_its_place(ledger, dsn):
