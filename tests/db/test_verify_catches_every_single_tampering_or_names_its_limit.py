@@ -168,8 +168,8 @@ def named(table: str, *keys: str):
     return lambda f: f.table == table and f.key in keys
 
 
-def tamper_row(conn, kind: str, pick: int) -> Outcome | None:
-    tables = tables_with_rows(conn)
+def tamper_row(conn, kind: str, pick: int, table: str | None = None) -> Outcome | None:
+    tables = [table] if table else tables_with_rows(conn)
     table = tables[pick % len(tables)]
     ctid, key = a_row(conn, table, pick // len(tables))
     target = sql.SQL("evalledger.{}").format(sql.Identifier(table))
@@ -446,6 +446,34 @@ def test_every_examples_ledger_holds_a_gate_decision_to_tamper_with(ledger, dsn)
     """The tamperable tables are those with rows: every example's ledger holds a gate decision."""
     with reading(dsn) as conn:
         assert "eval_gate_decision" in tables_with_rows(conn)
+
+
+@pytest.mark.parametrize("kind", ROWS)
+def test_every_row_tampering_of_a_gate_decision_is_named_or_a_documented_limit(ledger, dsn, kind):
+    """The campaign's row tamperings aimed at eval_gate_decision (a work-quality gate and a takes-quality one),
+    every column an UPDATE can change, each verified with --recompute: named, or one of the doc's limits."""
+    admin, runner, reviewer_id = ledger
+    grow(admin, runner, reviewer_id, "takes-quality", 3)
+    digest.seal(admin, 2)
+    held = [("held", {k: v for k, v in digest.take(admin, "test")[0].items() if k not in ("code", "code_fingerprint")})]
+    admin.commit()
+    tried = []
+    with reading(dsn) as conn:
+        for pick in range(26 if kind.startswith("row updated") else 2):  # 2 rows x 13 columns, coprime
+            outcome = tamper_row(conn, kind, pick, table="eval_gate_decision")
+            if outcome is None:
+                conn.rollback()
+                continue
+            report = verify.verify(conn, held, recompute=True, own_snapshot=False)
+            conn.rollback()
+            tried.append(outcome.what)
+            if outcome.limit is not None:
+                assert outcome.limit in doc_limits()
+                continue
+            assert any(outcome.matches(f) for f in report.findings), \
+                f"{outcome.what} went unnamed: {[f.line() for f in report.findings]}"
+    print(f"\n{kind} of eval_gate_decision: {len(tried)} tried")
+    assert tried and all("eval_gate_decision" in what for what in tried), tried
 
 
 def test_an_entry_removed_from_a_sealed_block_is_named_by_its_place(ledger, dsn):
