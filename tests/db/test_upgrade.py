@@ -216,6 +216,8 @@ MADE_BY = {
     "0133.catalog-provenance": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_catalog_provenance'::regclass",
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
     "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",
+    "0146.gate-decisions-recomputed-and-aged": "SELECT xmin::text FROM pg_proc "
+                                               "WHERE oid = 'evalledger.retention_gate_pinned_v1(bigint)'::regprocedure",
     "0135.production-beside-eval": "SELECT xmin::text FROM pg_proc "
                                    "WHERE oid = 'evalledger.production_beside_eval_rows_v1(text, date, date, text)'::regprocedure",
     "0136.replay-outlives-capture": "SELECT xmin::text FROM pg_proc "
