@@ -208,24 +208,12 @@ SELECT c.relname::text, pg_get_viewdef(c.oid)
 SELECT brain_version_id FROM evalledger.brain_version WHERE target_id = %(target_id)s AND version = %(version)s;
 
 -- name: open_harness_run
--- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer, trigger, live or recorded answers): the one to resume.
+-- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer, trigger, live or recorded answers, and the same repeats K: a run of another K is another eval, never resumed): the one to resume. repeats is read through to_jsonb, so a ledger from before repeats reads as 1.
 SELECT h.eval_run_id
   FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
  WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
    AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
-   AND h.answers = %(answers)s
-   AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
-   AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
- ORDER BY l.started_at DESC
- LIMIT 1;
-
--- name: open_harness_run_repeat
--- open_harness_run for a run whose judges each draft K > 1 times per answer (--repeats K): the same identity and K (a run of one repeat reads open_harness_run, as before repeats).
-SELECT h.eval_run_id
-  FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
- WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
-   AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
-   AND h.answers = %(answers)s AND h.repeats = %(repeats)s
+   AND h.answers = %(answers)s AND coalesce((to_jsonb(h) ->> 'repeats')::int, 1) = %(repeats)s
    AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
    AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
  ORDER BY l.started_at DESC

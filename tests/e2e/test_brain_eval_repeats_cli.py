@@ -130,3 +130,32 @@ def test_a_batched_run_asks_each_repeat_as_its_own_item(env, admin, harness, sta
     assert admin.execute("SELECT model, array_agg(repeat_no ORDER BY repeat_no) FROM brain_eval_judge_suggestion "
                          "GROUP BY model ORDER BY model").fetchall() == [
         (m, [1, 2]) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o")]
+
+
+def test_a_run_of_another_k_is_another_eval_never_resumed(env, admin, harness, standin, monkeypatch):
+    """K is a part of a run's identity, as in takes-quality (test_repeats_cli.py::test_one_repeat_reads_as_before):
+    the same command with another K (K = 1 included, --repeats left out) does not resume the open run
+    of K = 2; it is another run, refused while that one is open (one open run per brain, prompt and
+    catalog). The same K resumes it."""
+    standin.install_env(monkeypatch)
+    standin.responder = lambda model, system, user: DRAFT
+    args = run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", judges="auto")
+    first = run_cli(*args, "--repeats", "2", env=env)
+    assert first.code == 0, first.err
+    run_id = first.out.split()[1]
+    asked = judged(standin)
+    for other in ((), ("--repeats", "3")):
+        refused = run_cli(*args, *other, env=env)
+        assert refused.code == 3 and f"run {run_id} of AGT-902" in refused.err and "is open" in refused.err, \
+            (other, refused.out, refused.err)
+        assert "(resumed)" not in refused.out
+    assert judged(standin) == asked
+    again = run_cli(*args, "--repeats", "2", env=env)
+    assert again.code == 0 and again.out.startswith(f"run {run_id} (resumed): "), again.out
+    assert admin.execute("SELECT count(*), max(repeats) FROM brain_eval_harness_run").fetchone() == (1, 2)
+    # Once it is cancelled, the command of K = 1 starts a run of its own, and its K again resumes it.
+    assert run_cli("brain-eval", "cancel", run_id, "--reason", "asked twice per judge", env=env).code == 1
+    single = run_cli(*args, env=env)
+    assert single.code == 0 and "(started)" in single.out and single.out.split()[1] != run_id, single.out
+    resumed = run_cli(*args, env=env)
+    assert resumed.out.startswith(f"run {single.out.split()[1]} (resumed): "), resumed.out

@@ -214,17 +214,17 @@ def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[
     identity = {"brain_version_id": p.brain_version_id, "catalog_version": p.catalog_version, "question_ids": ids,
                 "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger,
                 "answers": p.mode}
-    # A run of one repeat is found and written as before repeats (the column's default): a ledger
-    # that predates them runs it unchanged.
+    # K is a part of the identity: a run of another K is another eval, never resumed (open_harness_run
+    # reads a ledger from before repeats as K = 1). A run of one repeat is written as before repeats
+    # (the column's default): a ledger that predates them runs it unchanged.
+    identity["repeats"] = p.repeats
     repeated = "_repeat" if p.repeats > 1 else ""
-    if p.repeats > 1:
-        identity["repeats"] = p.repeats
     if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
     for attempt in (1, 2):
         try:
             with conn.transaction():
-                found = conn.execute(QUERIES["open_harness_run" + repeated], identity).fetchone()
+                found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
                 if found:
                     answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}
                     return found[0], True, answered
