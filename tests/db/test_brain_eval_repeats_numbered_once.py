@@ -66,8 +66,8 @@ def runs(connect_as, reviewer_id):
     return runner, start
 
 
-def suggest(runner, run_id, reply, repeat_no=None, model=JUDGE):
-    values = {"eval_run_id": run_id, "question_id": "EVAL-Q01", "model": model, "recorded": False,
+def suggest(runner, run_id, reply, repeat_no=None, model=JUDGE, question="EVAL-Q01"):
+    values = {"eval_run_id": run_id, "question_id": question, "model": model, "recorded": False,
               "response_json": Jsonb(reply)}
     if repeat_no is not None:
         values["repeat_no"] = repeat_no
@@ -137,6 +137,81 @@ def test_a_judge_whose_repeats_straddle_a_threshold_is_flagged(runs, connect_as)
     for role in ("evalledger_runner", "evalledger_revops", "evalledger_auditor"):
         conn = runner if role == "evalledger_runner" else connect_as(role)
         assert conn.execute(query).fetchall() == expected, role
+
+
+def review_blind_and_complete(connect_as, runner, run_id, hallucinations=0):
+    """The run's reviewer scores EVAL-Q01 and the stale-fixture questions without seeing a draft
+    (every value blind), signs off, and the runner completes the run."""
+    from evalledger.suites.brain_eval import store as brain_eval
+    from tests.conftest import REVIEWER_ROLE
+
+    reviewer = connect_as(REVIEWER_ROLE)
+    brain_eval.score_question(reviewer, run_id, "EVAL-Q01", {
+        "hallucinations_detected": hallucinations, "total_claims": 1, "narrative_coherence_rating": 4,
+        "diagnosis_accuracy_score": 0.5})
+    for question, diagnosis in STALE.items():
+        brain_eval.score_question(reviewer, run_id, question, {
+            "hallucinations_detected": 0, "total_claims": 1, "narrative_coherence_rating": 4,
+            "staleness_correctly_recognized": True,
+            **({} if diagnosis is None else {"diagnosis_accuracy_score": diagnosis})})
+    brain_eval.sign_off_run(reviewer, run_id, "1.00")
+    brain_eval.complete_run(runner, run_id)
+
+
+def test_agreement_counts_a_judge_once_per_question_whatever_its_k(runs, connect_as):
+    """A judge asked 3 times whose repeats agree agrees with the reviewer exactly as a judge asked
+    once (brain_eval_agreement_pairs_v1 folds its repeats by their mean): the same blind pairs, the
+    same cells, the same kappa, and judge_agreement_v1 counts one pair per judge and question."""
+    runner, start = runs
+    questions = ("EVAL-Q01", *STALE)
+    steady = "anthropic:claude-opus-4-7"
+    auditor = connect_as("evalledger_auditor")
+    facts, measures = {}, {}
+    for k in (None, 3):
+        run_id = start(k, questions)
+        for question in questions:
+            for model, unsupported in ((JUDGE, 1 if question == "EVAL-Q01" else 0), (steady, 0)):
+                for n in ((None,) if k is None else (1, 2, 3)):
+                    suggest(runner, run_id, {**draft(unsupported, 1.0), "staleness_recognised": True}, n, model=model,
+                            question=question)
+        review_blind_and_complete(connect_as, runner, run_id)
+        facts[k] = auditor.execute("SELECT * FROM brain_eval_agreement_facts_v1(ARRAY[%s]::uuid[]) "
+                                   "ORDER BY judge_model", (run_id,)).fetchall()
+        measures[k] = auditor.execute(
+            "SELECT f.judge_model, m.* FROM brain_eval_agreement_facts_v1(ARRAY[%s]::uuid[]) f "
+            "CROSS JOIN LATERAL agreement_measures_v1("
+            "ARRAY[f.unsupported_j0_r0, f.unsupported_j0_r1, f.unsupported_j0_r2, f.unsupported_j1_r0,"
+            " f.unsupported_j1_r1, f.unsupported_j1_r2, f.unsupported_j2_r0, f.unsupported_j2_r1, f.unsupported_j2_r2],"
+            "ARRAY[f.diagnosis_j0_r0, f.diagnosis_j0_r1, f.diagnosis_j0_r2, f.diagnosis_j1_r0, f.diagnosis_j1_r1,"
+            " f.diagnosis_j1_r2, f.diagnosis_j2_r0, f.diagnosis_j2_r1, f.diagnosis_j2_r2],"
+            " f.claims_pairs, f.claims_abs_difference) m ORDER BY f.judge_model", (run_id,)).fetchall()
+    assert len(facts[None]) == 2 and facts[3] == facts[None]
+    assert measures[3] == measures[None]
+    # Two runs of 6 questions: 12 blind pairs of each judge's unsupported claims, 10 of diagnosis (5 a run).
+    for role in ("evalledger_revops", "evalledger_auditor"):
+        assert connect_as(role).execute(
+            "SELECT judge_model, unsupported_pairs, diagnosis_pairs, claims_pairs FROM judge_agreement_v1 "
+            "ORDER BY judge_model").fetchall() == [(steady, 12, 10, 12), (JUDGE, 12, 10, 12)], role
+    assert auditor.execute("SELECT * FROM brain_eval_by_month_recount_v1()").fetchall() == []
+
+
+def test_a_judges_repeats_that_differ_are_one_pair_their_mean_on_the_reviewers_scale(runs, connect_as):
+    """Repeats that differ: one pair per judge and question, the judge's mean over its contributing
+    repeats put on the reviewer's scale (a whole count, diagnosis in steps of 0.5, halves up); a
+    repeat that does not contribute counts for nothing."""
+    runner, start = runs
+    run_id = start(4)
+    for n, (unsupported, diagnosis, claims) in enumerate([(0, 0.5, 3), (1, 1.0, 4), (1, 1.0, 4)], 1):
+        suggest(runner, run_id, {**draft(unsupported, diagnosis), "total_claims": claims}, n)
+    suggest(runner, run_id, {"total_claims": "many"}, 4)  # incomplete: no draft
+    other = "anthropic:claude-opus-4-7"
+    suggest(runner, run_id, draft(0, 0.5), 1, model=other)
+    suggest(runner, run_id, draft(1, 1.0), 2, model=other)  # means 0.5 and 0.75: halves up, to 1 and 1.0
+    auditor = connect_as("evalledger_auditor")
+    assert [(m, u, float(d), c) for m, u, d, c in auditor.execute(
+        "SELECT judge_model, judge_unsupported, judge_diagnosis, judge_claims "
+        "FROM brain_eval_agreement_pairs_v1(ARRAY[%s]::uuid[]) ORDER BY judge_model", (run_id,))] == [
+        (other, 1, 1.0, 3), (JUDGE, 1, 1.0, 4)]
 
 
 def test_the_agreement_view_counts_a_judges_flaky_questions(runs, connect_as):
