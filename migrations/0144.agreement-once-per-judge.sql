@@ -87,6 +87,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 GRANT EXECUTE ON FUNCTION brain_eval_agreement_pairs_v1(uuid[]) TO evalledger_revops, evalledger_auditor;
 
+COMMENT ON COLUMN evalledger.judge_agreement_v2.unsupported_pairs IS 'Count of blind (draft, reviewer) pairs for unsupported claims: the draft''s quoted unsupported claims against hallucinations_detected (a judge once per question: with --repeats K its mean over its repeats).';
+
 -- The months whose agreement counted a repeat as a judge, counted again.
 DO $recount$
 DECLARE

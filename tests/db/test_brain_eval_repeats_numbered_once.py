@@ -195,6 +195,33 @@ def test_agreement_counts_a_judge_once_per_question_whatever_its_k(runs, connect
     assert auditor.execute("SELECT * FROM brain_eval_by_month_recount_v1()").fetchall() == []
 
 
+def test_migration_0144_counts_again_the_agreement_a_repeated_run_added(runs, connect_as, admin):
+    """The months whose agreement rows counted each repeat as a judge (before 0144) are counted again
+    by 0144's recount, as the completed runs say."""
+    from pathlib import Path
+
+    runner, start = runs
+    run_id = start(3, ("EVAL-Q01", *STALE))
+    for n in (1, 2, 3):
+        suggest(runner, run_id, draft(0, 0.5), n)
+    review_blind_and_complete(connect_as, runner, run_id)
+    # As the pairs before 0144 counted them: each of the three repeats a pair.
+    admin.execute("SET session_replication_role = replica")  # past the panel table's guards, as a restore is
+    admin.execute("UPDATE evalledger.brain_eval_agreement_by_month SET unsupported_j0_r0 = 3 * unsupported_j0_r0, "
+                  "diagnosis_j1_r1 = 3 * diagnosis_j1_r1, claims_pairs = 3 * claims_pairs, "
+                  "claims_abs_difference = 3 * claims_abs_difference")
+    admin.execute("SET session_replication_role = DEFAULT")
+    auditor = connect_as("evalledger_auditor")
+    assert len(auditor.execute("SELECT * FROM brain_eval_by_month_recount_v1()").fetchall()) == 1
+    text = (Path(__file__).resolve().parents[2] / "migrations/0144.agreement-once-per-judge.sql").read_text("utf-8")
+    recount = text[text.index("DO $recount$"):text.index("$recount$;") + len("$recount$;")]
+    with admin.transaction():
+        admin.execute("SET LOCAL ROLE evalledger_code")
+        admin.execute(recount)
+    assert auditor.execute("SELECT * FROM brain_eval_by_month_recount_v1()").fetchall() == []
+    assert auditor.execute("SELECT unsupported_pairs, diagnosis_pairs FROM judge_agreement_v1").fetchall() == [(1, 1)]
+
+
 def test_a_judges_repeats_that_differ_are_one_pair_their_mean_on_the_reviewers_scale(runs, connect_as):
     """Repeats that differ: one pair per judge and question, the judge's mean over its contributing
     repeats put on the reviewer's scale (a whole count, diagnosis in steps of 0.5, halves up); a
