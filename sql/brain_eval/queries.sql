@@ -485,6 +485,16 @@ SELECT s.question_id, s.model, s.repeat_no, s.same_family, s.recorded, s.contrib
  WHERE s.eval_run_id = %(eval_run_id)s
  ORDER BY array_position(h.question_ids, s.question_id::text), s.model, s.repeat_no;
 
+-- name: review_suggestions
+-- suggestions as the review screens show them: each judge's drafts by question, model and repeat, with the repeat's number and the run's K (read through to_jsonb, so a ledger from before repeats reads 1 of 1).
+SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total_claims, s.unsupported_claims,
+       s.diagnosis_accuracy, s.staleness_recognised, s.notes, s.error_kind, s.error_message,
+       coalesce((to_jsonb(s) ->> 'repeat_no')::int, 1) AS repeat_no, coalesce((to_jsonb(h) ->> 'repeats')::int, 1) AS repeats
+  FROM evalledger.brain_eval_judge_suggestion s
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+ WHERE s.eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(h.question_ids, s.question_id::text), s.model, 13;
+
 -- name: flaky_questions
 -- The questions of a run whose judge repeats straddle a pass criterion's threshold (brain_eval_flaky_v1), in the run's order.
 SELECT f.question_id, f.judge_model, f.criterion, f.threshold, f.repeats, f.lowest, f.highest

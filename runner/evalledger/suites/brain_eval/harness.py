@@ -29,7 +29,7 @@ from evalledger.judges.providers import JudgeCall, JudgeRequest, run_calls
 from evalledger.judges.repair import repair_json
 from evalledger.judges.specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
 
-from . import store
+from . import reviewing, store
 from .brains import BrainVersion
 from .contracts import Contracts
 
@@ -556,7 +556,7 @@ def review(conn: psycopg.Connection, run_id: UUID, question_id: str | None = Non
         db.set_local_role(conn, as_role)
     with conn.cursor(row_factory=dict_row) as cur:
         found = cur.execute(QUERIES["review_answers"], {"eval_run_id": run_id, "question_id": question_id}).fetchall()
-        drafts = cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
+        drafts = reviewing.drafts(conn, run_id)
         shown = {r["question_id"] for r in cur.execute(QUERIES["suggestions_shown"], {"eval_run_id": run_id})}
     for row in found:
         row["suggestions"] = [d for d in drafts if d["question_id"] == row["question_id"]]
