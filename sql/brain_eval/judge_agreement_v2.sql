@@ -19,7 +19,7 @@ COMMENT ON VIEW evalledger.judge_agreement_v2 IS
 COMMENT ON COLUMN evalledger.judge_agreement_v2.brain_under_test IS 'The brain (target_id) whose answers were judged.';
 COMMENT ON COLUMN evalledger.judge_agreement_v2.judge_model IS 'The judge model, provider:model (e.g. openai:gpt-4o).';
 COMMENT ON COLUMN evalledger.judge_agreement_v2.quarter IS 'Text YYYY-QN: the UTC quarter the runs started in.';
-COMMENT ON COLUMN evalledger.judge_agreement_v2.unsupported_pairs IS 'Count of blind (draft, reviewer) pairs for unsupported claims: the draft''s quoted unsupported claims against hallucinations_detected (each repeat a draft).';
+COMMENT ON COLUMN evalledger.judge_agreement_v2.unsupported_pairs IS 'Count of blind (draft, reviewer) pairs for unsupported claims: the draft''s quoted unsupported claims against hallucinations_detected (a judge once per question: with --repeats K its mean over its repeats).';
 COMMENT ON COLUMN evalledger.judge_agreement_v2.unsupported_agreement IS 'Rate, 0-1, four decimals: share of those pairs in the same bin (0, 1, 2 or more unsupported claims).';
 COMMENT ON COLUMN evalledger.judge_agreement_v2.unsupported_kappa IS 'Cohen''s kappa, -1 to 1 (1 = perfect, 0 = chance), four decimals, over the bins 0/1/2+; NULL when undefined (no pairs, or both sides used one same bin).';
 COMMENT ON COLUMN evalledger.judge_agreement_v2.diagnosis_pairs IS 'Count of blind pairs for diagnosis accuracy (questions of a diagnosis type).';

@@ -208,24 +208,12 @@ SELECT c.relname::text, pg_get_viewdef(c.oid)
 SELECT brain_version_id FROM evalledger.brain_version WHERE target_id = %(target_id)s AND version = %(version)s;
 
 -- name: open_harness_run
--- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer, trigger, live or recorded answers): the one to resume.
+-- The latest open harness run started by an identical command (same brain version, catalog, questions, contracts, reviewer, trigger, live or recorded answers, and the same repeats K: a run of another K is another eval, never resumed): the one to resume. repeats is read through to_jsonb, so a ledger from before repeats reads as 1.
 SELECT h.eval_run_id
   FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
  WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
    AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
-   AND h.answers = %(answers)s
-   AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
-   AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
- ORDER BY l.started_at DESC
- LIMIT 1;
-
--- name: open_harness_run_repeat
--- open_harness_run for a run whose judges each draft K > 1 times per answer (--repeats K): the same identity and K (a run of one repeat reads open_harness_run, as before repeats).
-SELECT h.eval_run_id
-  FROM evalledger.brain_eval_harness_run h JOIN evalledger.brain_eval_log l USING (eval_run_id)
- WHERE l.completed_at IS NULL AND h.brain_version_id = %(brain_version_id)s
-   AND h.catalog_version = %(catalog_version)s AND h.question_ids = %(question_ids)s::text[]
-   AND h.answers = %(answers)s AND h.repeats = %(repeats)s
+   AND h.answers = %(answers)s AND coalesce((to_jsonb(h) ->> 'repeats')::int, 1) = %(repeats)s
    AND l.brain_view_contracts_hash = %(contracts_hash)s AND l.reviewer_user_id = %(reviewer_user_id)s
    AND l.run_trigger = %(run_trigger)s::evalledger.eval_run_trigger
  ORDER BY l.started_at DESC
@@ -496,6 +484,16 @@ SELECT s.question_id, s.model, s.repeat_no, s.same_family, s.recorded, s.contrib
   JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
  WHERE s.eval_run_id = %(eval_run_id)s
  ORDER BY array_position(h.question_ids, s.question_id::text), s.model, s.repeat_no;
+
+-- name: review_suggestions
+-- suggestions as the review screens show them: each judge's drafts by question, model and repeat, with the repeat's number and the run's K (read through to_jsonb, so a ledger from before repeats reads 1 of 1).
+SELECT s.question_id, s.model, s.same_family, s.recorded, s.contributes, s.total_claims, s.unsupported_claims,
+       s.diagnosis_accuracy, s.staleness_recognised, s.notes, s.error_kind, s.error_message,
+       coalesce((to_jsonb(s) ->> 'repeat_no')::int, 1) AS repeat_no, coalesce((to_jsonb(h) ->> 'repeats')::int, 1) AS repeats
+  FROM evalledger.brain_eval_judge_suggestion s
+  JOIN evalledger.brain_eval_harness_run h USING (eval_run_id)
+ WHERE s.eval_run_id = %(eval_run_id)s
+ ORDER BY array_position(h.question_ids, s.question_id::text), s.model, 13;
 
 -- name: flaky_questions
 -- The questions of a run whose judge repeats straddle a pass criterion's threshold (brain_eval_flaky_v1), in the run's order.

@@ -13,16 +13,10 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         SELECT (r.definition -> 'scale' ->> 'min')::float8 AS lo, (r.definition -> 'scale' ->> 'max')::float8 AS hi
           FROM evalledger.rubric r WHERE r.rubric_id = evalledger.active_rubric_v1('work-quality')),
     scored AS (
-        -- A judge's score: its mean over its repeats (the verdicts of one model; its one when K is 1).
-        SELECT j.key, array_agg(j.score) AS scores
-          FROM (SELECT e.key, avg(e.value::text::float8) AS score
-                  FROM jsonb_array_elements(CASE WHEN jsonb_typeof(doc -> 'aggregate' -> 'verdicts') = 'array'
-                                                 THEN doc -> 'aggregate' -> 'verdicts' ELSE '[]' END)
-                       WITH ORDINALITY x(v, n)
-                 CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(v -> 'scores') = 'object' THEN v -> 'scores' ELSE '{}' END) e
-                 WHERE jsonb_typeof(e.value) = 'number'
-                 GROUP BY e.key, coalesce(v ->> 'model', n::text)) j
-         GROUP BY j.key)
+        -- A judge's score: its mean over its repeats (work_quality_judge_scores_v1; its one when K is 1).
+        SELECT j.dimension AS key, array_agg(j.score) AS scores
+          FROM evalledger.work_quality_judge_scores_v1(doc) j
+         GROUP BY j.dimension)
     SELECT jsonb_object_agg(s.key, evalledger.uncertainty_v1(m.estimate, m.stderr, m.n, m.n, 'judges', NULL, NULL,
                                                              coalesce(scale.lo, 0), coalesce(scale.hi, 1)))
       FROM scored s

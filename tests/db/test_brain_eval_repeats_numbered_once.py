@@ -66,8 +66,8 @@ def runs(connect_as, reviewer_id):
     return runner, start
 
 
-def suggest(runner, run_id, reply, repeat_no=None, model=JUDGE):
-    values = {"eval_run_id": run_id, "question_id": "EVAL-Q01", "model": model, "recorded": False,
+def suggest(runner, run_id, reply, repeat_no=None, model=JUDGE, question="EVAL-Q01"):
+    values = {"eval_run_id": run_id, "question_id": question, "model": model, "recorded": False,
               "response_json": Jsonb(reply)}
     if repeat_no is not None:
         values["repeat_no"] = repeat_no

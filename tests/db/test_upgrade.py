@@ -215,6 +215,10 @@ MADE_BY = {
     "0140.brain-eval-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_flaky_v1'::regclass",
     "0133.catalog-provenance": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_catalog_provenance'::regclass",
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
+    "0144.agreement-once-per-judge": "SELECT xmin::text FROM pg_proc "
+                                     "WHERE oid = 'evalledger.brain_eval_agreement_pairs_v1(uuid[])'::regprocedure",
+    "0145.work-quality-paired-by-judge": "SELECT xmin::text FROM pg_proc "
+                                         "WHERE oid = 'evalledger.work_quality_judge_scores_v1(jsonb)'::regprocedure",
     "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",
     "0146.gate-decisions-recomputed-and-aged": "SELECT xmin::text FROM pg_proc "
                                                "WHERE oid = 'evalledger.retention_gate_pinned_v1(bigint)'::regprocedure",

@@ -5,7 +5,9 @@ resumption asks only the repeats not yet stored."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +132,71 @@ def test_a_batched_run_asks_each_repeat_as_its_own_item(env, admin, harness, sta
     assert admin.execute("SELECT model, array_agg(repeat_no ORDER BY repeat_no) FROM brain_eval_judge_suggestion "
                          "GROUP BY model ORDER BY model").fetchall() == [
         (m, [1, 2]) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o")]
+
+
+def test_a_run_of_another_k_is_another_eval_never_resumed(env, admin, harness, standin, monkeypatch):
+    """K is a part of a run's identity, as in takes-quality (test_repeats_cli.py::test_one_repeat_reads_as_before):
+    the same command with another K (K = 1 included, --repeats left out) does not resume the open run
+    of K = 2; it is another run, refused while that one is open (one open run per brain, prompt and
+    catalog). The same K resumes it."""
+    standin.install_env(monkeypatch)
+    standin.responder = lambda model, system, user: DRAFT
+    args = run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", judges="auto")
+    first = run_cli(*args, "--repeats", "2", env=env)
+    assert first.code == 0, first.err
+    run_id = first.out.split()[1]
+    asked = judged(standin)
+    for other in ((), ("--repeats", "3")):
+        refused = run_cli(*args, *other, env=env)
+        assert refused.code == 3 and f"run {run_id} of AGT-902" in refused.err and "is open" in refused.err, \
+            (other, refused.out, refused.err)
+        assert "(resumed)" not in refused.out
+    assert judged(standin) == asked
+    again = run_cli(*args, "--repeats", "2", env=env)
+    assert again.code == 0 and again.out.startswith(f"run {run_id} (resumed): "), again.out
+    assert admin.execute("SELECT count(*), max(repeats) FROM brain_eval_harness_run").fetchone() == (1, 2)
+    # Once it is cancelled, the command of K = 1 starts a run of its own, and its K again resumes it.
+    assert run_cli("brain-eval", "cancel", run_id, "--reason", "asked twice per judge", env=env).code == 1
+    single = run_cli(*args, env=env)
+    assert single.code == 0 and "(started)" in single.out and single.out.split()[1] != run_id, single.out
+    resumed = run_cli(*args, env=env)
+    assert resumed.out.startswith(f"run {single.out.split()[1]} (resumed): "), resumed.out
+
+
+def test_the_review_views_say_which_repeat_each_draft_is(env, harness, standin, monkeypatch):
+    """`review show` (text and --json, valid against review_show.v1) names each draft's repeat,
+    "repeat N of K", where K > 1; the walk's lines say it alike. A run of one repeat's drafts name none."""
+    import jsonschema
+
+    from evalledger.suites.brain_eval import harness as harness_module
+    from evalledger.suites.brain_eval.guided import suggestion_lines
+    from tests.conftest import REVIEWER_ROLE
+
+    standin.install_env(monkeypatch)
+    standin.responder = lambda model, system, user: DRAFT
+    done = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", "--repeats", "2",
+                             judges="auto"), env=env)
+    assert done.code == 0, done.err
+    run_id = done.out.split()[1]
+    shown = run_cli("review", "show", run_id, "EVAL-Q01", "--as", REVIEWER_ROLE, "--show-suggestions", env=env)
+    assert shown.code == 0, shown.err
+    judges = [line.split(": 3 claims")[0] for line in shown.out.splitlines() if line.startswith("  judge ")]
+    assert judges == [f"  judge {m} (repeat {n} of 2)" + (" (the brain’s family)" if m.startswith("anthropic") else "")
+                      for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o")
+                      for n in (1, 2)], shown.out
+    document = json.loads(run_cli("review", "show", run_id, "--as", REVIEWER_ROLE, "--json", env=env).out)
+    jsonschema.validate(document, json.loads(
+        (Path(harness_module.__file__).parent / "schemas" / "review_show.v1.schema.json").read_text("utf-8")))
+    assert [(s["model"], s["repeat_no"], s["repeats"]) for s in document[0]["suggestions"]] == [
+        (m, n, 2) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o") for n in (1, 2)]
+    walk = suggestion_lines(document[0]["suggestions"])
+    assert sum(1 for line in walk if "(repeat 2 of 2)" in line) == 3
+
+    # A run of one repeat (after the first is cancelled: one open run per brain, prompt and catalog).
+    assert run_cli("brain-eval", "cancel", run_id, "--reason", "asked twice", env=env).code == 1
+    single = run_cli(*run_args(harness, "--questions", "EVAL-Q01", "--concurrency", "1", judges="auto"), env=env)
+    single_id = single.out.split()[1]
+    shown = run_cli("review", "show", single_id, "EVAL-Q01", "--as", REVIEWER_ROLE, "--show-suggestions", env=env)
+    assert shown.code == 0 and "  judge openai:gpt-4o: " in shown.out and "repeat" not in shown.out, shown.out
+    document = json.loads(run_cli("review", "show", single_id, "--as", REVIEWER_ROLE, "--json", env=env).out)
+    assert all("repeat_no" not in s and "repeats" not in s for s in document[0]["suggestions"])

@@ -130,6 +130,47 @@ def test_snapshot_compare_lists_unshared_judges_and_a_gate_without_an_interval_i
     assert (row["only_a"], row["only_b"]) == (["xai:grok-2"], ["anthropic:claude-opus-4-7"])
 
 
+def snapshot_of(run_id: str, verdicts: list[tuple[str, float]]) -> dict:
+    """A Snapshot document whose aggregate.verdicts are (model, score) in order, a model K times
+    with --repeats K; mean_scores the mean of the judges' means, as the database decides them."""
+    means = {m: sum(s for n, s in verdicts if n == m) / sum(1 for n, _ in verdicts if n == m) for m, _ in verdicts}
+    mean = sum(means.values()) / len(means)
+    return {"schema_version": 1, "kind": "bot", "name": "review-pr", "run_id": run_id, "at": "2026-05-01T00:00:00Z",
+            "metrics": {"cost_usd": 0, "tokens": 0, "duration_ms": 0, "iterations": 0, "model_calls": 0,
+                        "retries": 0},
+            "aggregate": {"verdicts": [{"model": m, "family": m.split(":")[0], "same_family_as_bot": False,
+                                        "scores": {"overall": s, "value_for_money": s}, "narrative": "",
+                                        "confidence": 0.7} for m, s in verdicts],
+                          "mean_scores": {"overall": mean, "value_for_money": mean}}}
+
+
+def test_snapshot_compare_pairs_each_judge_once_by_its_mean_over_its_repeats(env, tmp_path):
+    """Snapshots of --repeats 2 (each judge twice in aggregate.verdicts): one paired row per judge,
+    its mean over its repeats, never a repeat paired as a judge of its own ("model (2)"); against a
+    snapshot of one repeat, the judges are the same two."""
+    gpt, claude = "openai:gpt-4o", "anthropic:claude-opus-4-7"
+    a, b, single = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "single.json"
+    a.write_text(json.dumps(snapshot_of("a", [(gpt, 0.8), (claude, 0.7), (gpt, 0.6), (claude, 0.7)])))
+    b.write_text(json.dumps(snapshot_of("b", [(gpt, 0.5), (claude, 0.6), (gpt, 0.5), (claude, 0.8)])))
+    single.write_text(json.dumps(snapshot_of("single", [(gpt, 0.5), (claude, 0.7)])))
+    compared = valid(run_cli("snapshot", "compare", str(a), str(b), "--json", env=env).out, "work_quality",
+                     "snapshot_compare")
+    row = next(r for r in compared["paired"] if r["dimension"] == "overall")
+    # The judges' means: A gpt-4o 0.7, claude 0.7; B gpt-4o 0.5, claude 0.7. Differences -0.2 and 0.
+    assert (row["shared"], row["only_a"], row["only_b"]) == (2, [], [])
+    assert row["mean_difference"] == pytest.approx(-0.1, abs=1e-12)
+    assert row["stderr"] == pytest.approx(0.1, rel=1e-9)  # scipy's sem of (-0.2, 0.0)
+    # The seed's comparison of mean_scores is as before: 0.6 against 0.7.
+    assert compared["comparison"]["overall_delta"] == pytest.approx(-0.1, abs=1e-12)
+    text = run_cli("snapshot", "compare", str(a), str(b), env=env)
+    assert "2 shared judges" in text.out and "(2)" not in text.out, text.out
+    against_one = valid(run_cli("snapshot", "compare", str(a), str(single), "--json", env=env).out, "work_quality",
+                        "snapshot_compare")
+    row = next(r for r in against_one["paired"] if r["dimension"] == "overall")
+    assert (row["shared"], row["only_a"], row["only_b"]) == (2, [], [])
+    assert row["mean_difference"] == pytest.approx(-0.1, abs=1e-12)
+
+
 def test_brain_eval_compare_lists_the_questions_one_run_lacks(env, connect_as, reviewer_id):
     from tests.builders import record_run
 

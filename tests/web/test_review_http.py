@@ -314,3 +314,59 @@ def test_a_comment_past_a_megabyte_is_refused_with_what_was_typed(web, signed_in
     assert refused.status_code == 400
     assert f"{len(body)} characters: a comment is at most 4000" in refused.text
     assert body in refused.text
+
+
+def repeated_run(web, repeats: int, question: str) -> "UUID":
+    """An open run of reviewer A over one question of the demo catalog whose judges each drafted
+    `repeats` times on its answer (--repeats K), of a version of the demo brain of its own."""
+    from uuid import uuid4
+
+    from psycopg.types.json import Jsonb
+
+    from evalledger.judges.panel import run_sync
+    from evalledger.judges.pricing import Budget
+    from evalledger.suites.brain_eval import brains, contracts, harness
+    from evalledger.suites.brain_eval.demo import DEMO_BRAIN, views_path
+    from tests.web.conftest import add_demo_version
+
+    label = f"demo_{uuid4().hex[:12]}"
+    add_demo_version(web.dsn, label)
+    with db.transaction("runner", web.dsn) as conn:
+        brain = brains.resolve(conn, DEMO_BRAIN["target_id"], label)
+        planned = harness.plan(conn, brain, "v28-2026Q2", [question], REVIEWER_ROLE, "on_demand",
+                               contracts.from_folder(views_path()), "recorded", repeats)
+        run_id, resumed, answered = harness.start_or_resume(conn, planned)
+    run_sync(harness.execute(planned, run_id, answered, url=web.dsn, concurrency=1, timeout_s=60, max_retries=0,
+                             budget=Budget(None), progress=None, resumed=resumed))
+    with db.transaction("runner", web.dsn) as conn:
+        for n in range(1, repeats + 1):
+            conn.execute("INSERT INTO evalledger.brain_eval_judge_suggestion (eval_run_id, question_id, model, recorded, "
+                         "response_json, repeat_no) VALUES (%s, %s, 'openai:gpt-4o', false, %s, %s)",
+                         (run_id, question, Jsonb({"total_claims": 3, "unsupported_claims": ["x"] * (n % 2),
+                                                   "diagnosis_accuracy": 1, "notes": f"asking {n}"}), n))
+    return run_id
+
+
+def test_each_draft_of_a_repeated_run_says_which_repeat_it_is(web, signed_in):
+    """In a run of K > 1 repeats, each judge's draft on the question page (and on the page after a
+    save) says "repeat N of K", in the order asked; a run of one repeat's drafts say nothing new."""
+    question = "EVAL-Q01"
+    run_id = repeated_run(web, 3, question)
+    _, token = signed_in.form_of(path_of(run_id, question))
+    assert signed_in.http.post("/review/suggestions", data={"csrf_token": token, "eval_run_id": str(run_id),
+                                                            "question_id": question}).status_code == 303
+    page = signed_in.http.get(path_of(run_id, question)).text
+    labels = re.findall(r"openai:gpt-4o <span class=\"badge repeat\">repeat (\d) of (\d)</span>", page)
+    assert labels == [("1", "3"), ("2", "3"), ("3", "3")], page
+    assert [html.unescape(n) for n in re.findall(r"asking \d", page)] == ["asking 1", "asking 2", "asking 3"]
+    saved = post_save(signed_in, run_id, question, page, diagnosis_accuracy_score="1")
+    assert saved.status_code == 303
+    after = signed_in.http.get(saved.headers["location"]).text
+    assert after.count("repeat 2 of 3") == 1, after
+    # A run of one repeat: its drafts as before, no repeat named.
+    single = web.another_run()
+    _, token = signed_in.form_of(path_of(single, question))
+    signed_in.http.post("/review/suggestions", data={"csrf_token": token, "eval_run_id": str(single),
+                                                     "question_id": question})
+    page = signed_in.http.get(path_of(single, question)).text
+    assert 'class="suggestion"' in page and "repeat " not in page and 'class="badge repeat"' not in page

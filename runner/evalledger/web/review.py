@@ -78,8 +78,7 @@ def _saved_panel(conn: psycopg.Connection, run_id: UUID, questions: list[dict], 
     row = next((q for q in questions if q["question_id"] == saved), None)
     if row is None:
         return None
-    drafts = [s for s in dicts(conn, BRAIN_EVAL["suggestions"], {"eval_run_id": run_id}) if s["question_id"] == saved] \
-        if row["suggestions_shown"] else []
+    drafts = reviewing.drafts(conn, run_id, saved) if row["suggestions_shown"] else []
     return {"row": row, "reference": reviewing.reference(conn, run_id, saved), "suggestions": drafts}
 
 
@@ -98,8 +97,7 @@ def question_view(conn: psycopg.Connection, run_id: UUID, question_id: str, save
     version = reviewing.versions(conn, run_id, question_id).get(question_id, {"last_entry": 0, "reference_shown": False})
     suggestions = []
     if row["suggestions_shown"]:
-        suggestions = [s for s in dicts(conn, BRAIN_EVAL["suggestions"], {"eval_run_id": run_id})
-                       if s["question_id"] == question_id]
+        suggestions = reviewing.drafts(conn, run_id, question_id)
     reference = reviewing.reference(conn, run_id, question_id) if version["reference_shown"] else None
     levers = conn.execute(BRAIN_EVAL["run_levers"], {"eval_run_id": run_id}).fetchone()
     asked = reviewing.asked_fields(row)

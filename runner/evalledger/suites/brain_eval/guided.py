@@ -191,7 +191,8 @@ def suggestion_lines(drafts: list[dict]) -> list[str]:
         return ["  judges: no suggestions on this question"]
     lines = []
     for s in drafts:
-        who = (f"{s['model']}{' (the brain’s family)' if s['same_family'] else ''}"
+        repeat = reviewing.repeat_label(s)
+        who = (f"{s['model']}{f' ({repeat})' if repeat else ''}{' (the brain’s family)' if s['same_family'] else ''}"
                f"{' (recorded)' if s['recorded'] else ''}")
         if not s["contributes"]:
             lines.append(f"  judge {who}: no draft: {s['error_kind']}: {s['error_message'] or ''}".rstrip(": "))
@@ -348,9 +349,8 @@ class Walk:
         (a transaction after the one that recorded them shown: only then does it show them)."""
         def read():
             with _connect(self.as_role) as conn:
-                drafts = [d for d in dicts(conn, store.QUERIES["suggestions"], {"eval_run_id": self.run_id})
-                          if d["question_id"] == question_id]
-                return drafts, reviewing.reference(conn, self.run_id, question_id)
+                return (reviewing.drafts(conn, self.run_id, question_id),
+                        reviewing.reference(conn, self.run_id, question_id))
         return self._retrying(read, "nothing typed is")
 
     def _show_suggestions(self, question_id: str, when: str) -> None:

@@ -29,7 +29,7 @@ from evalledger.judges.providers import JudgeCall, JudgeRequest, run_calls
 from evalledger.judges.repair import repair_json
 from evalledger.judges.specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
 
-from . import store
+from . import reviewing, store
 from .brains import BrainVersion
 from .contracts import Contracts
 
@@ -214,17 +214,17 @@ def start_or_resume(conn: psycopg.Connection, p: Plan) -> tuple[UUID, bool, set[
     identity = {"brain_version_id": p.brain_version_id, "catalog_version": p.catalog_version, "question_ids": ids,
                 "contracts_hash": p.contracts.sha256, "reviewer_user_id": p.reviewer_id, "run_trigger": p.trigger,
                 "answers": p.mode}
-    # A run of one repeat is found and written as before repeats (the column's default): a ledger
-    # that predates them runs it unchanged.
+    # K is a part of the identity: a run of another K is another eval, never resumed (open_harness_run
+    # reads a ledger from before repeats as K = 1). A run of one repeat is written as before repeats
+    # (the column's default): a ledger that predates them runs it unchanged.
+    identity["repeats"] = p.repeats
     repeated = "_repeat" if p.repeats > 1 else ""
-    if p.repeats > 1:
-        identity["repeats"] = p.repeats
     if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
     for attempt in (1, 2):
         try:
             with conn.transaction():
-                found = conn.execute(QUERIES["open_harness_run" + repeated], identity).fetchone()
+                found = conn.execute(QUERIES["open_harness_run"], identity).fetchone()
                 if found:
                     answered = {r[0] for r in conn.execute(QUERIES["harness_answered"], {"eval_run_id": found[0]})}
                     return found[0], True, answered
@@ -556,7 +556,7 @@ def review(conn: psycopg.Connection, run_id: UUID, question_id: str | None = Non
         db.set_local_role(conn, as_role)
     with conn.cursor(row_factory=dict_row) as cur:
         found = cur.execute(QUERIES["review_answers"], {"eval_run_id": run_id, "question_id": question_id}).fetchall()
-        drafts = cur.execute(QUERIES["suggestions"], {"eval_run_id": run_id}).fetchall()
+        drafts = reviewing.drafts(conn, run_id)
         shown = {r["question_id"] for r in cur.execute(QUERIES["suggestions_shown"], {"eval_run_id": run_id})}
     for row in found:
         row["suggestions"] = [d for d in drafts if d["question_id"] == row["question_id"]]

@@ -226,6 +226,23 @@ def reference(conn: psycopg.Connection, run_id: UUID, question_id: str) -> dict 
                         ).fetchone()[0]
 
 
+def drafts(conn: psycopg.Connection, run_id: UUID, question_id: str | None = None) -> list[dict]:
+    """The judges' drafts on a run's questions (or one) as the review screens show them, by question,
+    model and repeat: in a run of K > 1 repeats (--repeats K) each says its repeat_no and the run's
+    repeats (K); in a run of one repeat neither, as before repeats. Only what the reader may read."""
+    found = [d for d in dicts(conn, store.QUERIES["review_suggestions"], {"eval_run_id": run_id})
+             if question_id is None or d["question_id"] == question_id]
+    for draft in found:
+        if draft["repeats"] == 1:
+            del draft["repeat_no"], draft["repeats"]
+    return found
+
+
+def repeat_label(draft: dict) -> str:
+    """Which of its judge's K drafts a draft is ("repeat 2 of 3"), empty in a run of one repeat."""
+    return f"repeat {draft['repeat_no']} of {draft['repeats']}" if draft.get("repeats", 1) > 1 else ""
+
+
 def _row(path: Path, line: int, values: dict, seen: dict) -> Scored:
     where = f"{path}:{line}"
     question = values.get("question_id")
