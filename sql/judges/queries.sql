@@ -1,6 +1,6 @@
 -- name: open_batches
--- A run's batches with a request whose outcome is not read yet, each with its provider id (NULL: never submitted) and newest status.
-SELECT b.batch_id, b.provider, b.attempt,
+-- A run's batches with a request whose outcome is not read yet, each with its provider id (NULL: never submitted), newest status and when it was written.
+SELECT b.batch_id, b.provider, b.attempt, b.created_at,
        (SELECT e.provider_batch_id FROM evalledger.judge_batch_event e
          WHERE e.batch_id = b.batch_id AND e.status = 'submitted') AS provider_batch_id,
        (SELECT e.status FROM evalledger.judge_batch_event e

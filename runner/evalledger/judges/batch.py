@@ -1,26 +1,30 @@
 """Judge calls through the providers' batch APIs (`--batch`): half the price, answered within the
-provider's window (24 hours) instead of seconds.
+provider's window (24 hours; Gemini's, 48) instead of seconds.
 
 A run's live calls to a provider with a batch API (OpenAI's Batch API, through its SDK: a JSONL
 file uploaded, a batch created, polled, its output and error files read; Anthropic's Message
-Batches, through its SDK) go as one batch per provider. Everything is written to the ledger before the runner waits (sql/judges/):
+Batches, through its SDK; Gemini's batch mode, through Google's google-genai SDK: the requests
+inlined in the create call, the responses inlined in the finished batch) go as one batch per
+provider (per model for Gemini, whose batches are a model's). Everything is written to the ledger
+before the runner waits (sql/judges/):
 
 1. the batch and each request's custom_id and item (judge_batch, judge_batch_request), in one
    transaction with the suite's started-call rows (their estimates at the batch rates);
-2. then the batch is submitted, its metadata naming the ledger's batch id, and the provider's id
-   is written at once (judge_batch_event 'submitted');
+2. then the batch is submitted, naming the ledger's batch id (OpenAI's metadata, Gemini's
+   display_name), and the provider's id is written at once (judge_batch_event 'submitted');
 3. the runner polls, writing each status the provider reports when it changes;
 4. each request's result is stored as the suite's row (a verdict, or a provider_error with the
    provider's reason) in one transaction with its outcome (judge_batch_result).
 
 So a runner killed at any point resumes the same batch when the same command runs again: a batch
 with requests whose outcome is unread is polled, never submitted again (one found unsubmitted is
-first looked for among the provider's batches by its metadata, in case the runner died between the
-provider's answer and step 2: OpenAI's batches carry it as metadata, Anthropic's carry none), and a
-result already stored is never read twice. Requests the batch
-failed or let expire are retried once, in a second batch or (`--batch-fallback sync`) as ordinary
-calls; a request that fails again stays a provider_error, and the run stays open as after any failed
-call. Providers without a batch API here are called synchronously.
+first looked for among the provider's batches by the ledger batch id it carries, in case the runner
+died between the provider's answer and step 2: OpenAI's batches carry it as metadata, Gemini's as
+their display name, Anthropic's carry none), and a result already stored is never read twice.
+Requests the batch failed or let expire are retried once, in a second batch or
+(`--batch-fallback sync`) as ordinary calls; a request that fails again stays a provider_error, and
+the run stays open as after any failed call. Providers without a batch API here are called
+synchronously.
 """
 
 from __future__ import annotations
@@ -38,22 +42,27 @@ from evalledger.core.queries import Queries
 from . import money, sdks
 from .pricing import cost_of
 from .providers import PROVIDER_ERROR, JudgeCall, JudgeRequest
-from .specs import ModelSpec, provider_config
+from .specs import ModelSpec, gemini_native_config, provider_config
 
 QUERIES = Queries(__package__)
 
 BATCH_MODES = ("off", "on", "auto")
 FALLBACKS = ("batch", "sync")
 # The providers whose batch API evalledger calls (the others' calls are made one by one).
-BATCH_PROVIDERS = ("openai", "anthropic")
+BATCH_PROVIDERS = ("openai", "anthropic", "google")
 # How long a provider may take to answer a batch: a run whose deadline is shorter is not batched
-# by --batch auto.
-WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600}
+# by --batch auto. Gemini aims at 24 hours and lets a batch run 48 before it expires.
+WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600, "google": 48 * 3600}
 # The statuses after which a batch changes no more.
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 POLL_FIRST_S = 0.5
 POLL_MAX_S = 60.0
 _METADATA_KEY = "evalledger_batch"
+
+
+def display_name(batch_id: int) -> str:
+    """The name a Gemini batch carries: the ledger's batch id."""
+    return f"evalledger-batch-{batch_id}"
 
 
 @dataclass
@@ -170,12 +179,15 @@ class OpenAIBatches:
                                                    metadata={_METADATA_KEY: str(batch_id)})
         return created.id
 
-    async def find(self, batch_id: int) -> str | None:
+    async def find(self, batch: Any) -> str | None:
         """The provider's id of the batch whose metadata names this ledger batch, if it was created."""
         async for found in self.client.batches.list(limit=100):
-            if (found.metadata or {}).get(_METADATA_KEY) == str(batch_id):
+            if (found.metadata or {}).get(_METADATA_KEY) == str(batch.batch_id):
                 return found.id
         return None
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
         """(status, what to record of it, the provider's batch object)."""
@@ -238,8 +250,11 @@ class AnthropicBatches:
             requests=[{"custom_id": line["custom_id"], "params": line["params"]} for line in lines])
         return created.id
 
-    async def find(self, batch_id: int) -> str | None:
+    async def find(self, batch: Any) -> str | None:
         return None
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
         found = await self.client.messages.batches.retrieve(provider_batch_id)
@@ -273,18 +288,94 @@ class AnthropicBatches:
         return {"canceling": "cancelling"}.get(found.processing_status, found.processing_status)
 
 
-def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches | AnthropicBatches:
+# --- Gemini's batch mode ------------------------------------------------------------------------
+
+# Gemini's job states (the google-genai SDK's JobState) as the statuses the ledger records.
+_GEMINI_STATES = {"JOB_STATE_SUCCEEDED": "completed", "JOB_STATE_PARTIALLY_SUCCEEDED": "completed",
+                  "JOB_STATE_FAILED": "failed", "JOB_STATE_CANCELLED": "cancelled", "JOB_STATE_EXPIRED": "expired",
+                  "JOB_STATE_CANCELLING": "cancelling"}
+
+
+class GeminiBatches:
+    """Gemini's batch mode through Google's google-genai SDK (its async client, client.aio): the
+    requests inlined in the create call (one model's: a Gemini batch is created on its model), each
+    with its custom_id as metadata; the batch's display_name carries the ledger's batch id; the
+    finished batch carries the responses inline, each with its request's metadata. Google's
+    OpenAI-compatible endpoint, which the synchronous calls use, has no batch mode of its own."""
+
+    provider = "google"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def submit(self, batch_id: int, lines: list[dict]) -> str:
+        models = {line["model"] for line in lines}
+        if len(models) != 1:
+            raise EvalledgerError(f"batch {batch_id}: a Gemini batch is one model's, got {sorted(models)}")
+        created = await self.client.aio.batches.create(model=models.pop(), src=[line["request"] for line in lines],
+                                                       config={"display_name": display_name(batch_id)})
+        return created.name
+
+    async def find(self, batch: Any) -> str | None:
+        """The name of the batch whose display_name names this ledger batch, if it was created."""
+        wanted = display_name(batch.batch_id)
+        async for found in await self.client.aio.batches.list(config={"page_size": 100}):
+            if found.display_name == wanted:
+                return found.name
+        return None
+
+    async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
+        found = await self.client.aio.batches.get(name=provider_batch_id)
+        state = found.state.value if found.state is not None else "JOB_STATE_UNSPECIFIED"
+        detail: dict[str, Any] = {"state": state}
+        if found.error is not None and found.error.message:
+            detail["errors"] = [found.error.message]
+        if found.dest is not None and found.dest.inlined_responses is not None:
+            detail["responses"] = len(found.dest.inlined_responses)
+        return _GEMINI_STATES.get(state, "in_progress"), detail, found
+
+    async def results(self, found: Any) -> dict[str, tuple[sdks.Reply | None, str | None]]:
+        """Each custom_id's (reply, None) or (None, why it failed), from the inlined responses (a batch
+        that failed, expired or was cancelled before it ran has none)."""
+        out: dict[str, tuple[sdks.Reply | None, str | None]] = {}
+        for row in (found.dest.inlined_responses or []) if found.dest is not None else []:
+            custom_id = (row.metadata or {}).get("custom_id")
+            if custom_id is None:
+                continue
+            if row.error is not None:
+                out[custom_id] = (None, f"{row.error.code or 'error'}: {row.error.message or ''}".strip())
+            elif row.response is None:
+                out[custom_id] = (None, "error: the batch answered the request with neither a response nor an error")
+            else:
+                out[custom_id] = (sdks.gemini_reply(row.response), None)
+        return out
+
+    async def cancel(self, provider_batch_id: str) -> str:
+        await self.client.aio.batches.cancel(name=provider_batch_id)
+        return (await self.status(provider_batch_id))[0]
+
+    async def aclose(self) -> None:
+        await self.client.aio.aclose()
+
+
+def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches | AnthropicBatches | GeminiBatches:
     """The batch API of a provider (one of BATCH_PROVIDERS), its client made from the environment."""
     if provider not in BATCH_PROVIDERS:
         raise EvalledgerError(f"no batch API for provider {provider!r} (batched: {', '.join(BATCH_PROVIDERS)})")
+    if provider == "google":
+        return GeminiBatches(sdks.make_gemini_client(gemini_native_config(env), timeout_s))
     client = sdks.make_client(provider_config(provider, env), timeout_s)
     return AnthropicBatches(client) if provider == "anthropic" else OpenAIBatches(client)
 
 
 def request_line(custom_id: str, req: JudgeRequest) -> dict:
     """One request of a batch: the body an ordinary call would send (OpenAI's JSONL line, Anthropic's
-    params)."""
+    params, Gemini's inlined request with its custom_id as metadata)."""
     spec: ModelSpec = req.spec  # type: ignore[assignment]
+    if spec.provider == "google":
+        request = sdks.gemini_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens,
+                                      req.temperature)
+        return {"custom_id": custom_id, "model": spec.model, "request": {**request, "metadata": {"custom_id": custom_id}}}
     if spec.provider == "anthropic":
         return {"custom_id": custom_id,
                 "params": sdks.anthropic_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens,
@@ -306,6 +397,7 @@ class _Open:
     status: str | None
     requests: dict[str, JudgeRequest]  # by custom_id: what is unread
     resumed: bool = False  # found in the ledger, written by an earlier runner
+    created_at: Any = None  # when the ledger wrote it (the database's clock)
     submitted_at: float = field(default_factory=time.monotonic)
 
 
@@ -361,20 +453,20 @@ class BatchRun:
             covered = {self.item(r) for b in opened for r in b.requests.values()}
             todo = [r for item, r in by_item.items() if item not in covered
                     and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
-            for provider in dict.fromkeys(r.spec.provider for r in todo):  # type: ignore[union-attr]
-                opened.append(self._write(provider, 1, [r for r in todo if r.spec.provider == provider]))  # type: ignore[union-attr]
+            for provider, group in _groups(todo):
+                opened.append(self._write(provider, 1, group))
             await self._finish(opened)
             if self.failed and self.options.fallback == "batch":
                 retry, self.failed = self.failed, []
-                for provider in dict.fromkeys(r.spec.provider for r in retry):  # type: ignore[union-attr]
-                    batch = self._write(provider, 2, [r for r in retry if r.spec.provider == provider])  # type: ignore[union-attr]
+                for provider, group in _groups(retry):
+                    batch = self._write(provider, 2, group)
                     self.say(f"batch {batch.batch_id}: retrying {len(batch.requests)} request(s) a batch failed or "
                              "let expire")
                     await self._finish([batch])
                 self.failed = []  # retried once: what failed again stays a provider_error
         finally:
             for api in self.apis.values():
-                await api.client.close()
+                await api.aclose()
 
     def _resume(self, by_item: dict[str, JudgeRequest]) -> list[_Open]:
         opened = []
@@ -387,7 +479,7 @@ class BatchRun:
                      f"{', ' + row['provider_batch_id'] if row['provider_batch_id'] else ''}) was submitted earlier: "
                      f"resuming it, {len(requests)} request(s) to read, nothing sent again")
             opened.append(_Open(row["batch_id"], row["provider"], row["attempt"], row["provider_batch_id"],
-                                row["status"], requests, resumed=True))
+                                row["status"], requests, resumed=True, created_at=row["created_at"]))
         return opened
 
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
@@ -408,7 +500,7 @@ class BatchRun:
             return
         api = self.api(batch.provider)
         # Written by a runner that died before it recorded the provider's id: created, or not?
-        found = await api.find(batch.batch_id) if batch.resumed else None
+        found = await api.find(batch) if batch.resumed else None
         if found is None:
             lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
             found = await api.submit(batch.batch_id, lines)
@@ -453,6 +545,16 @@ class BatchRun:
         self.ledger.event(batch.batch_id, "ended", None, {"read": len(batch.requests)})
 
 
+def _groups(requests: Sequence[JudgeRequest]) -> list[tuple[str, list[JudgeRequest]]]:
+    """The batches requests go in, in the order of their first request: one per provider, and one
+    per model for Gemini (a Gemini batch is created on its model)."""
+    groups: dict[tuple[str, str], list[JudgeRequest]] = {}
+    for r in requests:
+        spec: ModelSpec = r.spec  # type: ignore[assignment]
+        groups.setdefault((spec.provider, spec.model if spec.provider == "google" else ""), []).append(r)
+    return [(provider, group) for (provider, _), group in groups.items()]
+
+
 _KNOWN = ("validating", "in_progress", "finalizing", "completed", "failed", "expired", "cancelling", "cancelled")
 
 
@@ -493,7 +595,7 @@ def cancel(conn: Any, batch_id: int, env: Any = None) -> tuple[str, str]:
         try:
             return await api.cancel(row["provider_batch_id"])
         finally:
-            await api.client.close()
+            await api.aclose()
 
     status = asyncio.run(ask())
     Ledger(conn, row["suite"], row["run"]).event(batch_id, "cancel_asked", None, {"provider_status": status})
