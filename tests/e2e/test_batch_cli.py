@@ -180,10 +180,11 @@ LEDGER_PROVIDER = {"openai": "openai", "anthropic": "anthropic", "gemini": "goog
 
 
 @pytest.mark.processes
-@pytest.mark.parametrize("api", ["openai", "gemini"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "gemini"])
 def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(env, corpus, standin, admin, api):
-    """OpenAI's batch carries the ledger's batch id as metadata, Gemini's as its display_name: the
-    next command finds the batch the provider created and adopts it."""
+    """OpenAI's batch carries the ledger's batch id as metadata, Gemini's as its display_name;
+    Anthropic's, which carries none, is told by its size, its time and its results' custom_ids once
+    it ends: the next command finds the batch the provider created and adopts it."""
     hold = threading.Event()
     standin.batch_hold_create = hold  # the provider has the batch; the runner never hears its id
     standin.batch_hold_api = api

@@ -172,7 +172,7 @@ class StandIn:
         self.batch_hold_content: threading.Event | None = None
         self.batch_hold_api: str | None = None
         self.batch_content_reads = 0
-        # Gemini's batches listed (GET batches): how many times.
+        # Gemini's and Anthropic's batches listed (GET batches, GET messages/batches): how many times.
         self.batch_lists = 0
 
     # --- addresses -------------------------------------------------------------------
@@ -646,14 +646,29 @@ class StandIn:
             batch_id = f"msgbatch_standin{next(self._ids)}"
             lines = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body.get("requests") or []]
             self.batches[batch_id] = {"id": batch_id, "status": "in_progress", "_api": "anthropic", "_lines": lines,
-                                      "_due": time.monotonic() + self.batch_delay_s}
+                                      "_created": _rfc3339(), "_due": time.monotonic() + self.batch_delay_s}
             self.batch_creates.append(batch_id)
             answer = json.dumps(self._message_batch_json(self.batches[batch_id])).encode()
         self._hold(self.batch_hold_create, "anthropic")
         return 200, {}, answer
 
-    def message_batch_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
-        """GET /v1/messages/batches/{id}, its /results (JSONL)."""
+    def message_batch_get(self, path: str, query: str = "") -> tuple[int, dict[str, str], bytes]:
+        """GET /v1/messages/batches (newest first; limit, after_id), /v1/messages/batches/{id}, its
+        /results (JSONL)."""
+        if path.endswith("/messages/batches"):
+            import urllib.parse
+
+            params = urllib.parse.parse_qs(query)
+            limit = int((params.get("limit") or ["20"])[0])
+            after = (params.get("after_id") or [None])[0]
+            with self._lock:
+                self.batch_lists += 1
+                mine = [b for b in reversed(list(self.batches.values())) if b.get("_api") == "anthropic"]
+                start = next((n + 1 for n, b in enumerate(mine) if b["id"] == after), 0) if after else 0
+                page = [self._message_batch_json(b) for b in mine[start:start + limit]]
+            return 200, {}, json.dumps({"data": page, "has_more": start + limit < len(mine),
+                                        "first_id": page[0]["id"] if page else None,
+                                        "last_id": page[-1]["id"] if page else None}).encode()
         if path.endswith("/results"):
             batch_id = path.rsplit("/", 2)[-2]
             self._hold(self.batch_hold_content, "anthropic", read=True)
@@ -681,6 +696,7 @@ class StandIn:
         ended = batch["status"] in ("completed", "expired", "cancelled")
         kinds = collections.Counter(r["result"]["type"] for r in results)
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        created = batch.get("_created", now)
         return {"id": batch["id"], "type": "message_batch",
                 "processing_status": "ended" if ended else ("canceling" if batch.get("_cancelled") else "in_progress"),
                 "request_counts": {"processing": 0 if ended else len(batch["_lines"]),
@@ -688,7 +704,7 @@ class StandIn:
                                    "canceled": kinds["canceled"] + (len(batch["_lines"]) if batch.get("_cancelled")
                                                                     and not results else 0),
                                    "expired": kinds["expired"]},
-                "created_at": now, "expires_at": now, "ended_at": now if ended else None, "archived_at": None,
+                "created_at": created, "expires_at": now, "ended_at": now if ended else None, "archived_at": None,
                 "cancel_initiated_at": now if batch.get("_cancelled") else None,
                 "results_url": f"{self.url}/v1/messages/batches/{batch['id']}/results" if ended else None}
 
@@ -1058,7 +1074,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*self.server.standin.gemini_batch_get(path, self.headers, query))
             return
         if "/messages/batches" in path:
-            self._send(*self.server.standin.message_batch_get(path))
+            self._send(*self.server.standin.message_batch_get(path, query))
             return
         if "/batches" in path or path.endswith("/content"):
             self._send(*self.server.standin.batch_get(path))

@@ -20,7 +20,9 @@ So a runner killed at any point resumes the same batch when the same command run
 with requests whose outcome is unread is polled, never submitted again (one found unsubmitted is
 first looked for among the provider's batches by the ledger batch id it carries, in case the runner
 died between the provider's answer and step 2: OpenAI's batches carry it as metadata, Gemini's as
-their display name, Anthropic's carry none), and a result already stored is never read twice.
+their display name; an Anthropic Message Batch carries none, so it is told by its size, its time and,
+once it ends, its results' custom_ids, unique to the ledger batch), and a result already stored is
+never read twice.
 Requests the batch failed or let expire are retried once, in a second batch or
 (`--batch-fallback sync`) as ordinary calls; a request that fails again stays a provider_error, and
 the run stays open as after any failed call. Providers without a batch API here are called
@@ -30,6 +32,7 @@ synchronously.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
 import json
 import time
@@ -57,6 +60,9 @@ WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600, "google": 48 * 3600}
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 POLL_FIRST_S = 0.5
 POLL_MAX_S = 60.0
+# How far the provider's clock may be behind the database's: a batch the provider says it created
+# this long before the ledger wrote it may still be the ledger's (AnthropicBatches.find).
+CLOCK_SKEW_S = 600
 _METADATA_KEY = "evalledger_batch"
 
 
@@ -141,6 +147,11 @@ class Ledger:
                                                               "item": item(req), "model": req.spec.spec})
                 kept[custom_id] = req
         return batch_id, kept
+
+    def known_provider_batches(self, provider: str, since: Any) -> set[str]:
+        """The provider ids recorded for the provider's batches the ledger wrote since `since`."""
+        return {r["provider_batch_id"] for r in self._rows("known_provider_batches", {"provider": provider,
+                                                                                      "since": since})}
 
     def event(self, batch_id: int, status: str, provider_batch_id: str | None = None,
               detail: dict | None = None) -> None:
@@ -235,15 +246,17 @@ class OpenAIBatches:
 
 class AnthropicBatches:
     """Anthropic's Message Batches through the anthropic SDK's async client. A Message Batch carries
-    no metadata: one created by a runner that died before it recorded the batch's id cannot be told
-    from the provider's list, so it is submitted again (the window is the provider's answer to the
-    create request)."""
+    no metadata, so one created by a runner that died before it recorded the batch's id is told from
+    the provider's list by what it has (find): created since the ledger wrote the batch, of the same
+    number of requests, and, once it ends, answering exactly the ledger batch's custom_ids."""
 
     provider = "anthropic"
 
     def __init__(self, client: Any) -> None:
         self.client = client
         self.schemas: dict[str, dict | None] = {}
+        self.say: Callable[[str], None] = lambda line: None
+        self.poll_max_s = POLL_MAX_S
 
     async def submit(self, batch_id: int, lines: list[dict]) -> str:
         created = await self.client.messages.batches.create(
@@ -251,6 +264,41 @@ class AnthropicBatches:
         return created.id
 
     async def find(self, batch: Any) -> str | None:
+        """The id of the Message Batch this ledger batch became, if the provider created it: among
+        the batches created since the ledger wrote it (less CLOCK_SKEW_S), those of as many requests
+        are candidates, and a candidate is this batch when, once it has ended (waited for, polled as
+        a batch is), its results name exactly the ledger batch's custom_ids (b<batch id>-<n>: no
+        other ledger batch has them)."""
+        wanted = set(batch.custom_ids)
+        since = (batch.created_at - datetime.timedelta(seconds=CLOCK_SKEW_S)) if batch.created_at is not None else None
+        candidates = []
+        async for found in self.client.messages.batches.list(limit=100):  # newest first
+            if since is not None and found.created_at < since:
+                break
+            counts = found.request_counts
+            size = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+            if size == len(wanted) and found.id not in batch.known:  # not another ledger batch's
+                candidates.append(found.id)
+        wait, said = POLL_FIRST_S, False
+        while candidates:
+            running = []
+            for candidate in candidates:
+                found = await self.client.messages.batches.retrieve(candidate)
+                if found.processing_status != "ended":
+                    running.append(candidate)
+                    continue
+                named = {row.custom_id async for row in await self.client.messages.batches.results(candidate)}
+                if named == wanted:
+                    return candidate
+            if running and not said:
+                self.say(f"batch {batch.batch_id}: anthropic has {len(running)} batch(es) of its size created since "
+                         f"it was written ({', '.join(running)}): waiting for them to end, to tell by their "
+                         "custom_ids whether one is this batch before sending it again")
+                said = True
+            candidates = running
+            if candidates:
+                await asyncio.sleep(wait)
+                wait = min(self.poll_max_s, wait * 1.5)
         return None
 
     async def aclose(self) -> None:
@@ -398,6 +446,8 @@ class _Open:
     requests: dict[str, JudgeRequest]  # by custom_id: what is unread
     resumed: bool = False  # found in the ledger, written by an earlier runner
     created_at: Any = None  # when the ledger wrote it (the database's clock)
+    custom_ids: frozenset[str] = frozenset()  # every request of it whose outcome is unread (resumed)
+    known: frozenset[str] = frozenset()  # the provider ids other ledger batches were submitted as
     submitted_at: float = field(default_factory=time.monotonic)
 
 
@@ -427,7 +477,9 @@ class BatchRun:
 
     def api(self, provider: str) -> Any:
         if provider not in self.apis:
-            self.apis[provider] = api_for(provider, self.timeout_s)
+            api = self.apis[provider] = api_for(provider, self.timeout_s)
+            if isinstance(api, AnthropicBatches):
+                api.say, api.poll_max_s = self.say, self.options.poll_max_s
         return self.apis[provider]
 
     def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
@@ -471,15 +523,16 @@ class BatchRun:
     def _resume(self, by_item: dict[str, JudgeRequest]) -> list[_Open]:
         opened = []
         for row in self.ledger.open_batches():
-            requests = {p["custom_id"]: by_item[p["item"]] for p in self.ledger.pending(row["batch_id"])
-                        if p["item"] in by_item}
+            pending = self.ledger.pending(row["batch_id"])
+            requests = {p["custom_id"]: by_item[p["item"]] for p in pending if p["item"] in by_item}
             if not requests:
                 continue
             self.say(f"batch {row['batch_id']} ({row['provider']}"
                      f"{', ' + row['provider_batch_id'] if row['provider_batch_id'] else ''}) was submitted earlier: "
                      f"resuming it, {len(requests)} request(s) to read, nothing sent again")
             opened.append(_Open(row["batch_id"], row["provider"], row["attempt"], row["provider_batch_id"],
-                                row["status"], requests, resumed=True, created_at=row["created_at"]))
+                                row["status"], requests, resumed=True, created_at=row["created_at"],
+                                custom_ids=frozenset(p["custom_id"] for p in pending)))
         return opened
 
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
@@ -500,6 +553,9 @@ class BatchRun:
             return
         api = self.api(batch.provider)
         # Written by a runner that died before it recorded the provider's id: created, or not?
+        if batch.resumed and batch.created_at is not None:
+            since = batch.created_at - datetime.timedelta(seconds=CLOCK_SKEW_S)
+            batch.known = frozenset(self.ledger.known_provider_batches(batch.provider, since))
         found = await api.find(batch) if batch.resumed else None
         if found is None:
             lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
