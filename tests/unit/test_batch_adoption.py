@@ -113,3 +113,13 @@ def test_a_gemini_batch_is_found_by_its_display_name_across_pages(standin):
     assert standin.batch_lists == 2  # the second page read
     assert _find(standin, "google", _written(200, 1)) is None
 
+
+
+@pytest.mark.parametrize("provider", ["openai", "google"])
+def test_a_batch_named_for_the_ledger_batch_before_the_ledger_wrote_it_is_not_adopted(standin, provider):
+    """OpenAI's metadata and Gemini's display_name name a ledger batch by its number: one created
+    before the ledger wrote that batch (less the clock skew allowed) is another ledger's batch N."""
+    spec = "openai:gpt-4o" if provider == "openai" else "google:gemini-1.5-pro"
+    created = _submit(standin, provider, 7, _lines(7, 1, spec))
+    assert _find(standin, provider, _written(7, 1, ago_s=-3600)) is None
+    assert _find(standin, provider, _written(7, 1)) == created

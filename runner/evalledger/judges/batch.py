@@ -66,6 +66,13 @@ CLOCK_SKEW_S = 600
 _METADATA_KEY = "evalledger_batch"
 
 
+def _since(batch: Any) -> datetime.datetime | None:
+    """The earliest a provider's clock may say a ledger batch was created: when the ledger wrote it,
+    less CLOCK_SKEW_S (None: not known). A batch created before it is another ledger's of the same
+    number (a ledger made anew, or another one on the same account)."""
+    return batch.created_at - datetime.timedelta(seconds=CLOCK_SKEW_S) if batch.created_at is not None else None
+
+
 def display_name(batch_id: int) -> str:
     """The name a Gemini batch carries: the ledger's batch id."""
     return f"evalledger-batch-{batch_id}"
@@ -191,8 +198,12 @@ class OpenAIBatches:
         return created.id
 
     async def find(self, batch: Any) -> str | None:
-        """The provider's id of the batch whose metadata names this ledger batch, if it was created."""
-        async for found in self.client.batches.list(limit=100):
+        """The provider's id of the batch whose metadata names this ledger batch, if it was created
+        since the ledger wrote it."""
+        since = _since(batch)
+        async for found in self.client.batches.list(limit=100):  # newest first
+            if since is not None and found.created_at < since.timestamp():
+                break
             if (found.metadata or {}).get(_METADATA_KEY) == str(batch.batch_id):
                 return found.id
         return None
@@ -270,7 +281,7 @@ class AnthropicBatches:
         a batch is), its results name exactly the ledger batch's custom_ids (b<batch id>-<n>: no
         other ledger batch has them)."""
         wanted = set(batch.custom_ids)
-        since = (batch.created_at - datetime.timedelta(seconds=CLOCK_SKEW_S)) if batch.created_at is not None else None
+        since = _since(batch)
         candidates = []
         async for found in self.client.messages.batches.list(limit=100):  # newest first
             if since is not None and found.created_at < since:
@@ -365,10 +376,12 @@ class GeminiBatches:
         return created.name
 
     async def find(self, batch: Any) -> str | None:
-        """The name of the batch whose display_name names this ledger batch, if it was created."""
-        wanted = display_name(batch.batch_id)
+        """The name of the batch whose display_name names this ledger batch, if it was created since
+        the ledger wrote it."""
+        wanted, since = display_name(batch.batch_id), _since(batch)
         async for found in await self.client.aio.batches.list(config={"page_size": 100}):
-            if found.display_name == wanted:
+            if found.display_name == wanted and (since is None or found.create_time is None
+                                                 or found.create_time >= since):
                 return found.name
         return None
 
@@ -554,8 +567,7 @@ class BatchRun:
         api = self.api(batch.provider)
         # Written by a runner that died before it recorded the provider's id: created, or not?
         if batch.resumed and batch.created_at is not None:
-            since = batch.created_at - datetime.timedelta(seconds=CLOCK_SKEW_S)
-            batch.known = frozenset(self.ledger.known_provider_batches(batch.provider, since))
+            batch.known = frozenset(self.ledger.known_provider_batches(batch.provider, _since(batch)))
         found = await api.find(batch) if batch.resumed else None
         if found is None:
             lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
