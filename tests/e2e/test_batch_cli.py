@@ -453,3 +453,19 @@ def test_each_repeat_is_a_request_of_the_batch_and_a_numbered_verdict(env, corpu
     assert [(m, r) for m, r, _ in rows] == [(m, r) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro",
                                                              "openai:gpt-4o") for r in (1, 2)]
     assert {p for m, _, p in rows if m == "openai:gpt-4o"} == {Decimal("1.25")}
+
+
+def test_a_provider_that_fails_a_batch_stops_the_run_in_one_line_and_the_same_command_resumes(env, corpus, standin,
+                                                                                             admin):
+    """Gemini's batch API unreachable (GOOGLE_GEMINI_BASE_URL at a closed port): the run stops with
+    one line naming the batch and what failed, the other providers' batches recorded; with the
+    address right, the same command submits Gemini's batch once and finishes."""
+    result, _ = tq({**env, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9/"}, "--models", PANEL, "--batch")
+    assert result.code == 3
+    assert result.err.startswith("evalledger: error: batch 3: google failed while submitting it: connection error: ")
+    assert result.err.strip().endswith("the same command again resumes it") and len(result.err.splitlines()) == 1
+    assert len(standin.batch_creates) == 2 and count(admin, "SELECT count(*) FROM judge_batch") == 3
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True and len(standin.batch_creates) == 3
+    assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}

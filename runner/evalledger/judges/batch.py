@@ -35,6 +35,7 @@ import asyncio
 import datetime
 import io
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -558,8 +559,22 @@ class BatchRun:
     async def _finish(self, batches: list[_Open]) -> None:
         batches = [b for b in batches if b.requests]  # every request of it left out: nothing to send
         for batch in batches:
-            await self._submit(batch)
-        await asyncio.gather(*(self._wait_and_read(b) for b in batches))
+            await self._guarded(batch, "submitting", self._submit(batch))
+        await asyncio.gather(*(self._guarded(b, "waiting for", self._wait_and_read(b)) for b in batches))
+
+    async def _guarded(self, batch: _Open, doing: str, step: Any) -> None:
+        """A step of a batch, what its provider's SDK raised said in one line: the batch stays in the
+        ledger as far as it went, and the same command again resumes it."""
+        try:
+            await step
+        except EvalledgerError:
+            raise
+        except Exception as exc:
+            failure = provider_failure(exc, batch.provider, self.timeout_s)
+            if failure is None:
+                raise
+            raise EvalledgerError(f"batch {batch.batch_id}: {batch.provider} failed while {doing} it: {failure}; "
+                                  "the same command again resumes it") from exc
 
     async def _submit(self, batch: _Open) -> None:
         if batch.provider_batch_id is not None:
@@ -613,6 +628,22 @@ class BatchRun:
         self.ledger.event(batch.batch_id, "ended", None, {"read": len(batch.requests)})
 
 
+def provider_failure(exc: BaseException, provider: str, timeout_s: float) -> str | None:
+    """What a provider's SDK raised over a batch, in one line (None: not a provider's failure)."""
+    if provider == "google":
+        errors = sys.modules.get("google.genai.errors")
+        if errors is not None and isinstance(exc, errors.APIError):
+            return f"HTTP {exc.code}: {exc.message}"
+        httpx2 = sys.modules.get("httpx2")  # the SDK's HTTP stack, loaded with it
+        if httpx2 is not None and isinstance(exc, httpx2.TimeoutException):
+            return f"timeout after {timeout_s:g}s"
+        if httpx2 is not None and isinstance(exc, httpx2.HTTPError):
+            return f"connection error: {type(exc).__name__}: {exc}"
+        return None
+    failure = sdks.classify(exc, provider, timeout_s)
+    return failure.message if failure.status is not None or failure.retryable else None
+
+
 def _groups(requests: Sequence[JudgeRequest]) -> list[tuple[str, list[JudgeRequest]]]:
     """The batches requests go in, in the order of their first request: one per provider, and one
     per model for Gemini (a Gemini batch is created on its model)."""
@@ -662,6 +693,11 @@ def cancel(conn: Any, batch_id: int, env: Any = None) -> tuple[str, str]:
         api = api_for(row["provider"], env=env)
         try:
             return await api.cancel(row["provider_batch_id"])
+        except Exception as exc:
+            failure = provider_failure(exc, row["provider"], 120.0)
+            if failure is None:
+                raise
+            raise EvalledgerError(f"batch {batch_id}: {row['provider']} failed to cancel it: {failure}") from exc
         finally:
             await api.aclose()
 
