@@ -607,9 +607,10 @@ class StandIn:
             return 200, {}, content
         if path.endswith("/batches"):
             with self._lock:
-                for batch in self.batches.values():
+                mine = [b for b in reversed(list(self.batches.values())) if "_api" not in b]  # OpenAI's
+                for batch in mine:
                     self._advance(batch)
-                data = [self._batch_json(b) for b in reversed(list(self.batches.values()))]
+                data = [self._batch_json(b) for b in mine]
             return 200, {}, json.dumps({"object": "list", "data": data, "has_more": False,
                                         "first_id": data[0]["id"] if data else None,
                                         "last_id": data[-1]["id"] if data else None}).encode()
