@@ -6,8 +6,8 @@ a batch done at its first poll), so what a call costs here is evalledger's own w
 synchronous call its started row, the SDK round trip and its verdict row; for a batched one its
 share of the batch's rows (the batch, its request, the started row, the submitted and status
 events, the result row with the verdict in one transaction), the upload, the create, one poll and
-the read of the results. Each run judges 6 takes with 4 models (2 OpenAI, 2 Anthropic: every call
-batchable), alternating synchronous and batched runs of the same eval (`--rerun`) on a scratch
+the read of the results. Each run judges 6 takes with 6 models (2 OpenAI, 2 Anthropic, 2 Gemini,
+each Gemini model a batch of its own through the google-genai SDK: every call batchable), alternating synchronous and batched runs of the same eval (`--rerun`) on a scratch
 database (DATABASE_URL's server, else a throwaway embedded one).
 
     .venv/bin/python bench/batch_calls.py [--runs 8]
@@ -32,7 +32,8 @@ from evalledger.core.scratch import migrated_database, server  # noqa: E402
 from evalledger.suites.takes_quality import corpus as takes, run as tq  # noqa: E402
 from tests.standin import StandIn  # noqa: E402
 
-MODELS = "openai:gpt-4o,anthropic:claude-opus-4-7,openai:gpt-4o-mini,anthropic:claude-sonnet-4-6"
+MODELS = ("openai:gpt-4o,anthropic:claude-opus-4-7,openai:gpt-4o-mini,anthropic:claude-sonnet-4-6,"
+          "google:gemini-1.5-pro,google:gemini-2.0-flash")
 TAKES = [{"slug": f"b/t{i}", "kind": "take", "holder": "ann", "weight": 0.5, "since": "2026-01",
           "source": "notes", "claim": f"Claim number {i} about the market."} for i in range(6)]
 

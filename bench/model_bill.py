@@ -22,8 +22,9 @@ it is 1,024 tokens or more. It counts 4 characters a token. A call of the first 
   batched        the caching column's usage at the batch APIs' rates (pricing.json's batch_input and
                  batch_output, the cache's rates scaled by the same discount: pricing.Price.batched), as
                  if every provider's calls went through its batch API
-  openai only    the same, with only OpenAI's calls batched: what `--batch` batches today (Anthropic's
-                 and Gemini's calls stay synchronous, at their caching price)
+  --batch        the same, with the judges' calls batched (every provider's: OpenAI's, Anthropic's and
+                 Gemini's, BATCH_PROVIDERS) and the harness brain's own answers synchronous, at their
+                 caching price: what `--batch` batches today
 
 What-if rows (--what-if): the harness with a brain system prompt of 6,000 characters (a production
 brain's prompt with its views' contracts is longer than the demo's 434), and takes-quality with
@@ -69,10 +70,10 @@ class Bill:
     output_tokens: int = 0
     usd: float = 0.0
     batched_usd: float = 0.0
-    openai_batched_usd: float = 0.0
+    flag_batched_usd: float = 0.0
     replies: list[str] = field(default_factory=list)
 
-    def add(self, calls: list[JudgeCall]) -> None:
+    def add(self, calls: list[JudgeCall], judges: bool = True) -> None:
         for call in calls:
             assert call.ok, f"{call.spec}: {call.error_message}"
             self.calls += 1
@@ -85,7 +86,7 @@ class Bill:
             batched = cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
                               call.cache_write_tokens, batch=True) or 0.0
             self.batched_usd += batched
-            self.openai_batched_usd += batched if call.spec.provider in BATCH_PROVIDERS else (
+            self.flag_batched_usd += batched if judges and call.spec.provider in BATCH_PROVIDERS else (
                 cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
                         call.cache_write_tokens) or 0.0)
             self.replies.append(f"{call.spec.spec} {call.key} {call.text}")
@@ -124,7 +125,7 @@ def harness_bill(standin: StandIn, cache: bool, brain_prompt: str) -> Bill:
                           max_output_tokens=harness.MAX_OUTPUT_TOKENS, key=q["question_id"], cache=cache)
              for q in questions]
     answered = _run(standin, asked)
-    bill.add(answered)
+    bill.add(answered, judges=False)  # the brain's own answers: --batch asks them synchronously
     judged = []
     for q, call in zip(questions, answered):
         doc = repair_json(call.text)
@@ -182,7 +183,7 @@ def measure(standin: StandIn, name: str, make) -> tuple[Bill, Bill]:
     print(f"{name:<46} {listed.calls:>5} {cached.input_tokens:>9,} {cached.cached:>9,} {cached.written:>8,} "
           f"{cached.output_tokens:>8,}  ${listed.usd:>8.4f}  ${cached.usd:>8.4f}  {cached.usd / listed.usd:>5.2f}  "
           f"${cached.batched_usd:>8.4f}  {cached.batched_usd / listed.usd:>5.2f}  "
-          f"{cached.openai_batched_usd / listed.usd:>6.2f}  {'same' if same else 'DIFFERENT'}")
+          f"{cached.flag_batched_usd / listed.usd:>7.2f}  {'same' if same else 'DIFFERENT'}")
     return listed, cached
 
 
@@ -195,7 +196,7 @@ def main() -> None:
     print(f"shared prefixes (4 characters a token): brain system prompt {len(BRAIN_PROMPT) // 4} tokens, "
           f"brain-eval judge system text {prefix // 4}, the providers' minimum to cache 1,024")
     print(f"{'run':<46} {'calls':>5} {'input':>9} {'cached':>9} {'written':>8} {'output':>8}  {'list':>9}  "
-          f"{'caching':>9}  {'ratio':>5}  {'batched':>9}  {'ratio':>5}  {'openai':>6}  replies")
+          f"{'caching':>9}  {'ratio':>5}  {'batched':>9}  {'ratio':>5}  {'--batch':>7}  replies")
     with StandIn() as standin:
         def configured(make):
             def run(cache: bool) -> Bill:
@@ -215,8 +216,9 @@ def main() -> None:
             measure(standin, "what-if: takes-quality, 3 cycles",
                     configured(lambda cache: takes_bill(standin, cache, 3)))
     print("input counts every prompt token (cached and written ones included); list, caching and batched are the "
-          "bill in USD at pricing.json's rates; ratio = each / list; openai: the ratio with only OpenAI's calls "
-          "batched (what --batch batches today); replies: the same replies in both runs")
+          "bill in USD at pricing.json's rates; ratio = each / list; --batch: the ratio with the judges' calls "
+          "batched and the brain's answers synchronous (what --batch batches today); replies: the same replies in "
+          "both runs")
 
 
 if __name__ == "__main__":

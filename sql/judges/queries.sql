@@ -1,6 +1,6 @@
 -- name: open_batches
--- A run's batches with a request whose outcome is not read yet, each with its provider id (NULL: never submitted) and newest status.
-SELECT b.batch_id, b.provider, b.attempt,
+-- A run's batches with a request whose outcome is not read yet, each with its provider id (NULL: never submitted), newest status and when it was written.
+SELECT b.batch_id, b.provider, b.attempt, b.created_at,
        (SELECT e.provider_batch_id FROM evalledger.judge_batch_event e
          WHERE e.batch_id = b.batch_id AND e.status = 'submitted') AS provider_batch_id,
        (SELECT e.status FROM evalledger.judge_batch_event e
@@ -76,3 +76,9 @@ SELECT q.custom_id, q.item, q.model, r.outcome, r.error
   FROM evalledger.judge_batch_request q
   LEFT JOIN evalledger.judge_batch_result r ON (r.batch_id, r.custom_id) = (q.batch_id, q.custom_id)
  WHERE q.batch_id = %(batch_id)s ORDER BY q.custom_id;
+
+-- name: known_provider_batches
+-- The provider ids the ledger has recorded for a provider's batches written since a moment: batches that are not some other ledger batch's lost submission.
+SELECT e.provider_batch_id
+  FROM evalledger.judge_batch_event e JOIN evalledger.judge_batch b USING (batch_id)
+ WHERE b.provider = %(provider)s AND e.status = 'submitted' AND b.created_at >= %(since)s;

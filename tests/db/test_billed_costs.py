@@ -162,3 +162,47 @@ def test_the_stand_ins_cached_tokens_land_in_the_stored_cost_at_the_cached_price
                         + cached * rates["price_cached_input"] + written * rates["price_cache_write"]
                         + output * rates["price_output"]) / 1_000_000
     assert costs[1][4] < money.cost(spec, second.input_tokens, second.output_tokens)  # cheaper than list
+
+
+def test_a_gemini_batchs_cached_tokens_land_in_the_stored_cost_at_the_batch_cached_price(standin, admin, logins):
+    """Gemini's batch mode (the google-genai SDK against the stand-in): the second request's
+    repeated prefix comes back as cachedContentTokenCount, inside promptTokenCount; stored, the
+    call costs its fresh input, cached input and output at the batch rates (half of list, the
+    cached rate scaled alike)."""
+    from evalledger.judges import batch
+
+    system = "You judge a sample of takes against the rubric.\n" + "".join(
+        f"- rule {n}: a take that breaks rule {n} loses a point.\n" for n in range(120))
+    spec = "google:gemini-1.5-pro"  # on the run's panel
+    requests = [JudgeRequest(spec, system=system, user=item, json_schema=None) for item in ("first", "second")]
+    lines = [batch.request_line(f"b1-{n}", r) for n, r in enumerate(requests, start=1)]
+
+    async def submitted_and_read():
+        api = batch.api_for("google", env=standin.env())
+        try:
+            name = await api.submit(1, lines)
+            status, _, found = await api.status(name)
+            assert status == "completed"
+            return await api.results(found)
+        finally:
+            await api.aclose()
+
+    results = asyncio.run(submitted_and_read())
+    calls = [batch._call(r, results[f"b1-{n}"][0], None, "succeeded", 0) for n, r in enumerate(requests, start=1)]
+    assert calls[0].cached_input_tokens == 0 and calls[1].cached_input_tokens > 1024
+    runner = logins("runner")
+    rates = money.billed(spec, input_tokens=0, cached_input_tokens=0, cache_write_tokens=0, output_tokens=0, batch=True)
+    listed = money.billed(spec, input_tokens=0, cached_input_tokens=0, cache_write_tokens=0, output_tokens=0)
+    assert rates["price_input"] * 2 == listed["price_input"]
+    assert rates["price_cached_input"] * 2 == listed["price_cached_input"]
+    for n, call in enumerate(calls, start=1):
+        run_id = start_run(runner, n)
+        call.parsed = {"scores": {d: 8 for d in DIMS}, "feedback": "fine", "improvements": []}
+        takes_store.record_verdict(runner, run_id, 1, call, recorded=False)
+        input_tokens, cached, output, price_cached, cost = admin.execute(
+            "SELECT input_tokens, cached_input_tokens, output_tokens, price_cached_input, cost_usd"
+            "  FROM evalledger.eval_takes_quality_judge_verdicts WHERE run_id = %s", (run_id,)).fetchone()
+        assert (input_tokens, cached, output) == (call.input_tokens, call.cached_input_tokens, call.output_tokens)
+        assert price_cached == rates["price_cached_input"]
+        assert cost == ((input_tokens - cached) * rates["price_input"] + cached * rates["price_cached_input"]
+                        + output * rates["price_output"]) / 1_000_000

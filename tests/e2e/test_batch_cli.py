@@ -1,6 +1,7 @@
-"""`--batch`: a run's judge calls through OpenAI's Batch API (the real openai SDK against the
-stand-in), recorded in the ledger before the runner waits, resumed by the same command after a
-kill, never submitted twice, failed and expired requests retried once."""
+"""`--batch`: a run's judge calls through OpenAI's Batch API, Anthropic's Message Batches and
+Gemini's batch mode (the real openai, anthropic and google-genai SDKs against the stand-in),
+recorded in the ledger before the runner waits, resumed by the same command after a kill, never
+submitted twice, failed and expired requests retried once."""
 
 from __future__ import annotations
 
@@ -56,10 +57,11 @@ def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corp
     standin.batch_delay_s = 0.2
     result, batched = tq(env, "--models", PANEL, "--batch", "--rerun")
     assert result.code == 0, result.err
-    assert batched["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}
-    # One batch per provider with a batch API (OpenAI's, Anthropic's); Gemini's call made one by one.
-    assert len(standin.batch_creates) == 2
-    assert len(batch_lines(standin)) == 1 and len(batch_lines(standin, "claude-opus-4-7")) == 1
+    assert batched["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}
+    # One batch per provider: OpenAI's, Anthropic's and Gemini's (through its own API), one line each.
+    assert len(standin.batch_creates) == 3
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        assert len(batch_lines(standin, model)) == 1 and len(sync_calls(standin, model)) == 1, model
     # The same stored replies, the same decision.
     assert verdicts(admin, batched["run_id"]) == verdicts(admin, synced["run_id"])
     for key in ("verdict", "scores", "overall_score", "successes_per_cycle", "verdictMessage"):
@@ -71,17 +73,18 @@ def test_a_batched_run_decides_what_the_same_run_decides_synchronously(env, corp
     (_, sync_in, sync_out, sync_cost), (_, batch_in, batch_out, batch_cost) = rates
     assert (sync_in, sync_out, batch_in, batch_out) == (Decimal("2.5"), Decimal("10.0"), Decimal("1.25"), Decimal("5.0"))
     assert batch_cost * 2 == sync_cost
-    anthropic = admin.execute("SELECT v.price_input, v.price_output FROM eval_takes_quality_judge_verdicts v "
-                              "WHERE v.model = 'anthropic:claude-opus-4-7' AND NOT v.call_started "
-                              "ORDER BY v.run_id").fetchall()
-    assert anthropic[1][0] * 2 == anthropic[0][0] and anthropic[1][1] * 2 == anthropic[0][1]
+    for model in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro"):
+        rates = admin.execute("SELECT v.price_input, v.price_output FROM eval_takes_quality_judge_verdicts v "
+                              "WHERE v.model = %s AND NOT v.call_started ORDER BY v.run_id", (model,)).fetchall()
+        assert rates[1][0] * 2 == rates[0][0] and rates[1][1] * 2 == rates[0][1], model
     # The ledger has the batch, its request and outcome, and what the provider said of it.
     assert admin.execute("SELECT b.provider, b.attempt, b.run_key, q.item, q.model, r.outcome "
                          "FROM judge_batch b JOIN judge_batch_request q USING (batch_id) "
                          "JOIN judge_batch_result r USING (batch_id, custom_id) ORDER BY b.batch_id").fetchall() == \
         [("openai", 1, str(batched["run_id"]), "cycle 1 openai:gpt-4o", "openai:gpt-4o", "succeeded"),
          ("anthropic", 1, str(batched["run_id"]), "cycle 1 anthropic:claude-opus-4-7", "anthropic:claude-opus-4-7",
-          "succeeded")]
+          "succeeded"),
+         ("google", 1, str(batched["run_id"]), "cycle 1 google:gemini-1.5-pro", "google:gemini-1.5-pro", "succeeded")]
     statuses = [s for (s,) in admin.execute("SELECT status FROM judge_batch_event ORDER BY event_id")]
     assert statuses[0] == "submitted" and "completed" in statuses and statuses[-1] == "ended"
 
@@ -90,15 +93,21 @@ def test_failed_and_expired_requests_are_retried_once_in_the_next_batch(env, cor
     standin.batch_fail["gpt-4o"] = 1
     standin.batch_expire["gpt-4o-mini"] = 1
     standin.batch_fail["claude-opus-4-7"] = 1
-    models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
+    standin.batch_fail["gemini-1.5-pro"] = 1
+    standin.batch_expire["gemini-2.0-flash"] = 1
+    models = ("openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro,"
+              "google:gemini-2.0-flash")
     result, receipt = tq(env, "--models", models, "--batch")
     assert result.code == 0, result.err
-    assert receipt["final"] is True and receipt["successes_per_cycle"] == [4]
-    assert len(standin.batch_creates) == 4  # each provider's first, and the retry of its failures
-    assert receipt["calls"] == {"sync": 1, "batch": 6, "cached_input_tokens": 0}
+    assert receipt["final"] is True and receipt["successes_per_cycle"] == [5]
+    # Each provider's first (Gemini's one per model), and the retry of its failures.
+    assert len(standin.batch_creates) == 4 + 4
+    assert receipt["calls"] == {"sync": 0, "batch": 10, "cached_input_tokens": 0}
     assert sorted(admin.execute("SELECT q.model, b.attempt, r.outcome FROM judge_batch b JOIN judge_batch_request q "
                                 "USING (batch_id) JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
         ("anthropic:claude-opus-4-7", 1, "errored"), ("anthropic:claude-opus-4-7", 2, "succeeded"),
+        ("google:gemini-1.5-pro", 1, "errored"), ("google:gemini-1.5-pro", 2, "succeeded"),
+        ("google:gemini-2.0-flash", 1, "expired"), ("google:gemini-2.0-flash", 2, "succeeded"),
         ("openai:gpt-4o", 1, "errored"), ("openai:gpt-4o", 2, "succeeded"),
         ("openai:gpt-4o-mini", 1, "expired"), ("openai:gpt-4o-mini", 2, "succeeded")]
 
@@ -108,22 +117,24 @@ def test_a_request_failing_twice_is_retried_once_and_the_run_stays_open(env, cor
     result, receipt = tq(env, "--models", PANEL, "--batch")
     assert result.code == 2 or receipt["final"] is False, result.err
     assert receipt["final"] is False
-    assert len(standin.batch_creates) == 3  # OpenAI's, Anthropic's, OpenAI's retry
+    assert len(standin.batch_creates) == 4  # OpenAI's, Anthropic's, Gemini's, OpenAI's retry
     # The same command again: a new batch for the call still without an answer, and the run is final.
     standin.batch_fail.clear()
     result, receipt = tq(env, "--models", PANEL, "--batch")
-    assert receipt["final"] is True and len(standin.batch_creates) == 4
+    assert receipt["final"] is True and len(standin.batch_creates) == 5
 
 
 def test_batch_fallback_sync_calls_only_what_the_batch_failed(env, corpus, standin, admin):
     standin.batch_expire["gpt-4o"] = 1
+    standin.batch_fail["gemini-1.5-pro"] = 1
     models = "openai:gpt-4o,openai:gpt-4o-mini,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
     result, receipt = tq(env, "--models", models, "--batch", "--batch-fallback", "sync")
     assert result.code == 0, result.err
-    assert len(standin.batch_creates) == 2
+    assert len(standin.batch_creates) == 3
     assert len(sync_calls(standin, "gpt-4o")) == 1 and sync_calls(standin, "gpt-4o-mini") == []
+    assert len(sync_calls(standin, "gemini-1.5-pro")) == 1 and sync_calls(standin, "claude-opus-4-7") == []
     assert len(batch_lines(standin, "gpt-4o-mini")) == 1
-    assert receipt["calls"] == {"sync": 2, "batch": 3, "cached_input_tokens": 0}
+    assert receipt["calls"] == {"sync": 2, "batch": 4, "cached_input_tokens": 0}  # the failed ones stored as failed batch calls
 
 
 # --- a runner killed: the same command resumes the same batch --------------------------------------
@@ -150,28 +161,40 @@ def _resumed_once(env, standin, admin):
     result, receipt = tq(env, "--models", PANEL, "--batch")
     assert result.code == 0, result.err
     assert receipt["final"] is True
-    assert len(standin.batch_creates) == 2  # one submission of each provider's batch
-    for model in ("gpt-4o", "claude-opus-4-7"):  # one request per item
-        assert len(batch_lines(standin, model)) == 1 and sync_calls(standin, model) == []
-    assert receipt["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 3  # one submission of each provider's batch
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):  # one request per item
+        assert len(batch_lines(standin, model)) == 1 and sync_calls(standin, model) == [], model
+    assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}
     # The cost counted once: the answers' costs, no estimate of a started call beside them.
     answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started")
     assert receipt["cost_usd"] == pytest.approx(float(answered), abs=0)
     assert count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts "
                         "WHERE model = 'openai:gpt-4o' AND NOT call_started") == 1
-    assert count(admin, "SELECT count(*) FROM judge_batch") == 2
-    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 3
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 3
+
+
+# The provider's batch ids by API (the stand-in's): what a batch create of each looks like.
+CREATED = {"openai": "batch_", "anthropic": "msgbatch_", "gemini": "batches/"}
+LEDGER_PROVIDER = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
 
 
 @pytest.mark.processes
-def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(env, corpus, standin, admin):
+@pytest.mark.parametrize("api", ["openai", "anthropic", "gemini"])
+def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(env, corpus, standin, admin, api):
+    """OpenAI's batch carries the ledger's batch id as metadata, Gemini's as its display_name;
+    Anthropic's, which carries none, is told by its size, its time and its results' custom_ids once
+    it ends: the next command finds the batch the provider created and adopts it."""
     hold = threading.Event()
     standin.batch_hold_create = hold  # the provider has the batch; the runner never hears its id
+    standin.batch_hold_api = api
     try:
-        _kill_when(env, lambda: standin.batch_creates, "submitted")
+        _kill_when(env, lambda: any(b.startswith(CREATED[api]) for b in standin.batch_creates), "submitted")
     finally:
         hold.set()
-    assert count(admin, "SELECT count(*) FROM judge_batch_event") == 0
+    assert count(admin, "SELECT count(*) FROM judge_batch_event e JOIN judge_batch b USING (batch_id) "
+                        "WHERE b.provider = %s", LEDGER_PROVIDER[api]) == 0
+    assert count(admin, "SELECT count(*) FROM judge_batch WHERE provider = %s", LEDGER_PROVIDER[api]) == 1
     standin.batch_hold_create = None
     _resumed_once(env, standin, admin)
 
@@ -179,16 +202,20 @@ def test_killed_after_the_provider_created_the_batch_the_next_command_finds_it(e
 @pytest.mark.processes
 def test_killed_while_polling_the_next_command_resumes_the_batch(env, corpus, standin, admin):
     standin.batch_delay_s = 3
-    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
-               "recorded both submissions")
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 3,
+               "recorded the three submissions")
     standin.batch_delay_s = 0
     _resumed_once(env, standin, admin)
 
 
 @pytest.mark.processes
-def test_killed_while_reading_results_the_next_command_reads_them_once(env, corpus, standin, admin):
+@pytest.mark.parametrize("api", [None, "gemini"])
+def test_killed_while_reading_results_the_next_command_reads_them_once(env, corpus, standin, admin, api):
+    """Killed while it reads a batch's results (OpenAI's output file, the first to finish; Gemini's
+    finished batch, its responses inlined)."""
     hold = threading.Event()
     standin.batch_hold_content = hold
+    standin.batch_hold_api = api
     try:
         _kill_when(env, lambda: standin.batch_content_reads, "read the results")
     finally:
@@ -207,9 +234,11 @@ def test_batch_list_and_status_read_the_ledger(env, corpus, standin, admin):
     assert listed.code == 0, listed.err
     rows = __import__("json").loads(listed.out)["rows"]
     assert [(r["batch_id"], r["suite"], r["run"], r["provider"], r["status"], r["requests"], r["succeeded"], r["failed"])
-            for r in rows] == [(2, "takes-quality", str(receipt["run_id"]), "anthropic", "ended", 1, 1, 0),
+            for r in rows] == [(3, "takes-quality", str(receipt["run_id"]), "google", "ended", 1, 1, 0),
+                               (2, "takes-quality", str(receipt["run_id"]), "anthropic", "ended", 1, 1, 0),
                                (1, "takes-quality", str(receipt["run_id"]), "openai", "ended", 1, 1, 0)]
-    assert rows[1]["provider_batch_id"] == standin.batch_creates[0]
+    assert rows[2]["provider_batch_id"] == standin.batch_creates[0]
+    assert rows[0]["provider_batch_id"] == standin.batch_creates[2] and rows[0]["provider_batch_id"].startswith("batches/")
     assert run_cli("batch", "list", "--open", "-q", env=env).out == ""
     shown = run_cli("batch", "status", "1", env=env)
     assert shown.code == 0, shown.err
@@ -223,19 +252,21 @@ def test_batch_list_and_status_read_the_ledger(env, corpus, standin, admin):
 @pytest.mark.processes
 def test_a_cancelled_batch_is_read_as_cancelled_and_not_retried(env, corpus, standin, admin):
     standin.batch_delay_s = 60
-    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
-               "recorded both submissions")
-    assert run_cli("batch", "list", "--open", "-q", env=env).out == "2\n1\n"
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 3,
+               "recorded the three submissions")
+    assert run_cli("batch", "list", "--open", "-q", env=env).out == "3\n2\n1\n"
     cancelled = run_cli("batch", "cancel", "1", env=env)
     assert cancelled.code == 0, cancelled.err
     assert cancelled.out == f"batch 1 ({standin.batch_creates[0]}): cancel asked, the provider says cancelled\n"
     assert run_cli("batch", "cancel", "2", env=env).code == 0  # Anthropic's
+    gemini = run_cli("batch", "cancel", "3", env=env)  # Gemini's
+    assert gemini.out == f"batch 3 ({standin.batch_creates[2]}): cancel asked, the provider says cancelled\n"
     result, receipt = tq(env, "--models", PANEL, "--batch")
-    assert receipt["final"] is False and len(standin.batch_creates) == 2  # read as cancelled, not retried
-    assert admin.execute("SELECT outcome FROM judge_batch_result").fetchall() == [("cancelled",), ("cancelled",)]
+    assert receipt["final"] is False and len(standin.batch_creates) == 3  # read as cancelled, not retried
+    assert admin.execute("SELECT outcome FROM judge_batch_result").fetchall() == [("cancelled",)] * 3
     standin.batch_delay_s = 0
     result, receipt = tq(env, "--models", PANEL, "--batch")  # the same command again judges it anew
-    assert receipt["final"] is True and len(standin.batch_creates) == 4
+    assert receipt["final"] is True and len(standin.batch_creates) == 6
 
 
 # --- run work-quality --batch --------------------------------------------------------------------
@@ -329,26 +360,28 @@ def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(stan
     done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch"), env=env)
     assert done.code == 0, done.err
     assert "suggestions: 6 drafted by 3 judges; 6 asked now" in done.out, done.out
-    # OpenAI's and Anthropic's drafts came as batch lines (OpenAI's twice for the failed one), Gemini's one by one.
-    assert len(standin.batch_creates) == 3
+    # Every judge's drafts came as batch lines (OpenAI's batch failed one, its retry answered it).
+    assert len(standin.batch_creates) == 4
     assert len(batch_lines(standin, "gpt-4o")) == 2 and sync_calls(standin, "gpt-4o") == []
-    assert len(batch_lines(standin, "claude-opus-4-7")) == 2 and len(sync_calls(standin, "gemini-1.5-pro")) == 2
+    assert len(batch_lines(standin, "claude-opus-4-7")) == 2 and len(batch_lines(standin, "gemini-1.5-pro")) == 2
+    assert sync_calls(standin, "gemini-1.5-pro") == []
     rows = admin.execute("SELECT model, count(*), bool_and(contributes), min(price_input), max(price_input) "
                          "FROM brain_eval_judge_suggestion GROUP BY model ORDER BY model").fetchall()
     assert rows == [("anthropic:claude-opus-4-7", 2, True, Decimal("2.5"), Decimal("2.5")),
-                    ("google:gemini-1.5-pro", 2, True, Decimal("1.25"), Decimal("1.25")),
+                    ("google:gemini-1.5-pro", 2, True, Decimal("0.625"), Decimal("0.625")),
                     ("openai:gpt-4o", 2, True, Decimal("1.25"), Decimal("1.25"))]
     assert sorted(admin.execute("SELECT q.model, r.outcome FROM judge_batch b JOIN judge_batch_request q USING "
                                 "(batch_id) JOIN judge_batch_result r USING (batch_id, custom_id) "
                                 "WHERE b.suite = 'brain-eval'").fetchall()) == sorted(
-        [("anthropic:claude-opus-4-7", "succeeded")] * 2 + [("openai:gpt-4o", "errored")]
+        [("anthropic:claude-opus-4-7", "succeeded")] * 2 + [("google:gemini-1.5-pro", "succeeded")] * 2
+        + [("openai:gpt-4o", "errored")]
         + [("openai:gpt-4o", "succeeded")] * 2)
 
 
 def test_batch_auto_batches_only_a_run_whose_deadline_outlasts_the_window(env, corpus, standin, admin):
     result, receipt = tq(env, "--models", PANEL, "--batch", "auto")
     assert result.code == 0, result.err
-    assert receipt["calls"] == {"sync": 1, "batch": 2, "cached_input_tokens": 0}  # 14 days to its deadline
+    assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}  # 14 days to its deadline
     # A rubric whose open runs are abandoned after a day: a batch (24 hours) could outlive the run.
     definition = admin.execute("SELECT definition FROM rubric "
                                "WHERE rubric_id = active_rubric_v1('takes-quality')").fetchone()[0]
@@ -361,7 +394,7 @@ def test_batch_auto_batches_only_a_run_whose_deadline_outlasts_the_window(env, c
     result, receipt = tq(env, "--models", PANEL, "--batch", "auto", "--rubric-version", "v1.9")
     assert result.code == 0, result.err
     assert receipt["calls"] == {"sync": 3, "batch": 0, "cached_input_tokens": 0}
-    assert len(standin.batch_creates) == 2
+    assert len(standin.batch_creates) == 3
 
 
 @pytest.mark.processes
@@ -378,7 +411,7 @@ def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(s
                             stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") < 2:
+        while count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") < 3:
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
@@ -387,12 +420,12 @@ def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(s
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
-    assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion WHERE model <> 'google:gemini-1.5-pro'") == 0
+    assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion") == 0
     done = run_cli(*args, env=env)
     assert done.code == 0, done.err
     assert "(resumed)" in done.out and "suggestions: 6 drafted by 3 judges" in done.out, done.out
-    assert len(standin.batch_creates) == 2  # each provider's batch submitted once
-    for model in ("gpt-4o", "claude-opus-4-7"):  # one request per draft
+    assert len(standin.batch_creates) == 3  # each provider's batch submitted once
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):  # one request per draft
         assert len(batch_lines(standin, model)) == 2 and sync_calls(standin, model) == []
     assert len(standin.requests_for("claude-sonnet-4-6")) == 2  # no question asked twice
     assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model)) FROM brain_eval_judge_suggestion"
@@ -405,12 +438,14 @@ def test_each_repeat_is_a_request_of_the_batch_and_a_numbered_verdict(env, corpu
     standin.batch_delay_s = 0.1
     result, receipt = tq(env, "--models", PANEL, "--batch", "--repeats", "2")
     assert result.code == 0, result.err
-    assert receipt["calls"] == {"sync": 2, "batch": 4, "cached_input_tokens": 0}
-    assert len(standin.batch_creates) == 2
-    assert len(batch_lines(standin)) == 2 and len(batch_lines(standin, "claude-opus-4-7")) == 2
+    assert receipt["calls"] == {"sync": 0, "batch": 6, "cached_input_tokens": 0}
+    assert len(standin.batch_creates) == 3
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        assert len(batch_lines(standin, model)) == 2, model
     assert sorted(admin.execute("SELECT q.item, r.outcome FROM judge_batch_request q "
                                 "JOIN judge_batch_result r USING (batch_id, custom_id)").fetchall()) == [
         ("cycle 1 anthropic:claude-opus-4-7", "succeeded"), ("cycle 1 anthropic:claude-opus-4-7 repeat 2", "succeeded"),
+        ("cycle 1 google:gemini-1.5-pro", "succeeded"), ("cycle 1 google:gemini-1.5-pro repeat 2", "succeeded"),
         ("cycle 1 openai:gpt-4o", "succeeded"), ("cycle 1 openai:gpt-4o repeat 2", "succeeded")]
     rows = admin.execute("SELECT model, repeat_no, price_input FROM eval_takes_quality_judge_verdicts "
                          "WHERE run_id = %s AND NOT call_started ORDER BY model, repeat_no",
@@ -418,3 +453,19 @@ def test_each_repeat_is_a_request_of_the_batch_and_a_numbered_verdict(env, corpu
     assert [(m, r) for m, r, _ in rows] == [(m, r) for m in ("anthropic:claude-opus-4-7", "google:gemini-1.5-pro",
                                                              "openai:gpt-4o") for r in (1, 2)]
     assert {p for m, _, p in rows if m == "openai:gpt-4o"} == {Decimal("1.25")}
+
+
+def test_a_provider_that_fails_a_batch_stops_the_run_in_one_line_and_the_same_command_resumes(env, corpus, standin,
+                                                                                             admin):
+    """Gemini's batch API unreachable (GOOGLE_GEMINI_BASE_URL at a closed port): the run stops with
+    one line naming the batch and what failed, the other providers' batches recorded; with the
+    address right, the same command submits Gemini's batch once and finishes."""
+    result, _ = tq({**env, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9/"}, "--models", PANEL, "--batch")
+    assert result.code == 3
+    assert result.err.startswith("evalledger: error: batch 3: google failed while submitting it: connection error: ")
+    assert result.err.strip().endswith("the same command again resumes it") and len(result.err.splitlines()) == 1
+    assert len(standin.batch_creates) == 2 and count(admin, "SELECT count(*) FROM judge_batch") == 3
+    result, receipt = tq(env, "--models", PANEL, "--batch")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True and len(standin.batch_creates) == 3
+    assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}

@@ -36,3 +36,5 @@ def test_a_panel_without_an_anthropic_model_never_imports_anthropic(standin, dsn
     imported = _imported(done.stderr)
     assert "openai" in imported and "evalledger" in imported  # the log is read right
     assert "anthropic" not in imported
+    # Gemini called synchronously goes through the openai SDK: Google's own (its batch mode's) stays unloaded.
+    assert "google" not in imported

@@ -1,5 +1,6 @@
-"""A local HTTP stand-in for the OpenAI Chat Completions and Anthropic Messages APIs, and OpenAI's
-Batch API (files and batches)."""
+"""A local HTTP stand-in for the OpenAI Chat Completions and Anthropic Messages APIs, and the
+providers' batch APIs: OpenAI's Batch API (files and batches), Anthropic's Message Batches and
+Gemini's batch mode (its own API, under /google/: GOOGLE_GEMINI_BASE_URL)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ Responder = Callable[[str, str, str], "dict | str"]
 class RecordedRequest:
     """One request as received; auth header values are replaced by '<redacted>'."""
 
-    api: str  # "openai" or "anthropic"
+    api: str  # "openai", "anthropic" or "gemini" (Gemini's own API: its batches' requests)
     path: str
     model: str
     headers: dict[str, str]
@@ -74,8 +75,9 @@ class StandIn:
 
     Usage is reported the way each provider reports it, its prompt cache included (prompt_cache,
     on by default): OpenAI's (and Gemini's OpenAI-compatible) usage.prompt_tokens_details.cached_tokens
-    inside prompt_tokens, Anthropic's cache_read_input_tokens and cache_creation_input_tokens beside
-    input_tokens (see _cache_usage). Scripted usage (ok(usage=...), fixed_usage) reports no cache.
+    inside prompt_tokens, Gemini's own usageMetadata.cachedContentTokenCount inside promptTokenCount,
+    Anthropic's cache_read_input_tokens and cache_creation_input_tokens beside input_tokens (see
+    _cache_usage). Scripted usage (ok(usage=...), fixed_usage) reports no cache.
     """
 
     def __init__(self) -> None:
@@ -163,10 +165,15 @@ class StandIn:
         # batch ends expired, those lines in the error file as batch_expired), the first ones first.
         self.batch_fail: collections.Counter[str] = collections.Counter()
         self.batch_expire: collections.Counter[str] = collections.Counter()
-        # When set, a batch create (after the batch exists) and a file's content wait for it.
+        # When set, a batch create (after the batch exists) and a file's content wait for it (Gemini's
+        # batch: the poll that answers with its responses inlined). With batch_hold_api set, only
+        # that API's batches wait ("openai", "anthropic" or "gemini"), and only its reads are counted.
         self.batch_hold_create: threading.Event | None = None
         self.batch_hold_content: threading.Event | None = None
+        self.batch_hold_api: str | None = None
         self.batch_content_reads = 0
+        # Gemini's and Anthropic's batches listed (GET batches, GET messages/batches): how many times.
+        self.batch_lists = 0
 
     # --- addresses -------------------------------------------------------------------
 
@@ -184,6 +191,11 @@ class StandIn:
     def anthropic_base_url(self) -> str:
         return self.url
 
+    @property
+    def gemini_base_url(self) -> str:
+        """Gemini's own API (the google-genai SDK's base URL; it adds the API version)."""
+        return f"{self.url}/google/"
+
     def env(self) -> dict[str, str]:
         """Environment variables pointing every provider of evalledger at this server."""
         v1 = self.openai_base_url
@@ -194,6 +206,7 @@ class StandIn:
             "ANTHROPIC_BASE_URL": self.anthropic_base_url,
             "GEMINI_API_KEY": FAKE_KEYS["google"],
             "GEMINI_BASE_URL": v1,
+            "GOOGLE_GEMINI_BASE_URL": self.gemini_base_url,
             "VLLM_BASE_URL": v1,
             "OLLAMA_BASE_URL": v1,
             "COMPAT_BASE_URL": v1,
@@ -299,6 +312,11 @@ class StandIn:
             user = "".join(_text_of(m.get("content")) for m in messages if m.get("role") == "user")
             rf = body.get("response_format") or {}
             schema = (rf.get("json_schema") or {}).get("schema") if rf.get("type") == "json_schema" else None
+        elif api == "gemini":
+            system = "".join(_text_of(p.get("text")) for p in (body.get("systemInstruction") or {}).get("parts") or [])
+            user = "".join(_text_of(p.get("text")) for c in body.get("contents") or [] if c.get("role", "user") == "user"
+                           for p in c.get("parts") or [])
+            schema = (body.get("generationConfig") or {}).get("responseJsonSchema")
         else:
             system = _text_of(body.get("system"))
             user = "".join(_text_of(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
@@ -451,6 +469,17 @@ class StandIn:
         )
         cached, written = (0, 0) if scripted or not self.prompt_cache else self._cache_usage(api, rec, body)
         n = next(self._ids)
+        if api == "gemini":
+            usage_meta: dict[str, Any] = {"promptTokenCount": usage[0], "candidatesTokenCount": usage[1],
+                                          "totalTokenCount": sum(usage)}
+            if cached:
+                # Inside promptTokenCount, as Gemini counts it; left out when nothing was cached.
+                usage_meta["cachedContentTokenCount"] = cached
+            return json.dumps({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                                "index": 0}],
+                "usageMetadata": usage_meta, "modelVersion": rec.model, "responseId": f"standin{n}",
+            }).encode()
         if api == "openai":
             usage_json: dict[str, Any] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
                                           "total_tokens": sum(usage)}
@@ -501,17 +530,21 @@ class StandIn:
         OpenAI (and Gemini through its OpenAI-compatible API) cache by themselves: the longest
         prefix this prompt shares with an earlier prompt to the same model is read from the cache
         when it is 1,024 tokens or more, in steps of 128 tokens; nothing is billed for writing.
+        Gemini's own API (implicit caching) reads the whole shared prefix once it is 1,024 tokens or
+        more.
         Anthropic caches only the prefix a cache_control breakpoint ends (here: the system text),
         when it is 1,024 tokens or more: written by the first request, read by the next ones.
         """
         prompt = rec.system + rec.user
         with self._lock:
-            if api == "openai":
+            if api in ("openai", "gemini"):
                 seen = self._prompts_seen[rec.model]
                 common = max((len(_common_prefix(prompt, earlier)) for earlier in seen), default=0)
                 seen.append(prompt)
                 tokens = common // 4
-                return (tokens // 128 * 128 if tokens >= 1024 else 0), 0
+                if tokens < 1024:
+                    return 0, 0
+                return (tokens // 128 * 128 if api == "openai" else tokens), 0
             system = body.get("system")
             marked = isinstance(system, list) and any(isinstance(b, dict) and b.get("cache_control") for b in system)
             tokens = math.ceil(len(rec.system) / 4)
@@ -559,20 +592,14 @@ class StandIn:
                                       "_due": time.monotonic() + self.batch_delay_s}
             self.batch_creates.append(batch_id)
             answer = json.dumps(self._batch_json(self.batches[batch_id])).encode()
-        hold = self.batch_hold_create
-        if hold is not None:
-            hold.wait(60)
+        self._hold(self.batch_hold_create, "openai")
         return 200, {}, answer
 
     def batch_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
         """GET /v1/batches, /v1/batches/{id}, /v1/files/{id}/content."""
         if path.endswith("/content"):
             file_id = path.rsplit("/", 2)[-2]
-            with self._lock:
-                self.batch_content_reads += 1
-            hold = self.batch_hold_content
-            if hold is not None:
-                hold.wait(60)
+            self._hold(self.batch_hold_content, "openai", read=True)
             with self._lock:
                 content = self.files.get(file_id)
             if content is None:
@@ -580,9 +607,10 @@ class StandIn:
             return 200, {}, content
         if path.endswith("/batches"):
             with self._lock:
-                for batch in self.batches.values():
+                mine = [b for b in reversed(list(self.batches.values())) if "_api" not in b]  # OpenAI's
+                for batch in mine:
                     self._advance(batch)
-                data = [self._batch_json(b) for b in reversed(list(self.batches.values()))]
+                data = [self._batch_json(b) for b in mine]
             return 200, {}, json.dumps({"object": "list", "data": data, "has_more": False,
                                         "first_id": data[0]["id"] if data else None,
                                         "last_id": data[-1]["id"] if data else None}).encode()
@@ -619,23 +647,32 @@ class StandIn:
             batch_id = f"msgbatch_standin{next(self._ids)}"
             lines = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body.get("requests") or []]
             self.batches[batch_id] = {"id": batch_id, "status": "in_progress", "_api": "anthropic", "_lines": lines,
-                                      "_due": time.monotonic() + self.batch_delay_s}
+                                      "_created": _rfc3339(), "_due": time.monotonic() + self.batch_delay_s}
             self.batch_creates.append(batch_id)
             answer = json.dumps(self._message_batch_json(self.batches[batch_id])).encode()
-        hold = self.batch_hold_create
-        if hold is not None:
-            hold.wait(60)
+        self._hold(self.batch_hold_create, "anthropic")
         return 200, {}, answer
 
-    def message_batch_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
-        """GET /v1/messages/batches/{id}, its /results (JSONL)."""
+    def message_batch_get(self, path: str, query: str = "") -> tuple[int, dict[str, str], bytes]:
+        """GET /v1/messages/batches (newest first; limit, after_id), /v1/messages/batches/{id}, its
+        /results (JSONL)."""
+        if path.endswith("/messages/batches"):
+            import urllib.parse
+
+            params = urllib.parse.parse_qs(query)
+            limit = int((params.get("limit") or ["20"])[0])
+            after = (params.get("after_id") or [None])[0]
+            with self._lock:
+                self.batch_lists += 1
+                mine = [b for b in reversed(list(self.batches.values())) if b.get("_api") == "anthropic"]
+                start = next((n + 1 for n, b in enumerate(mine) if b["id"] == after), 0) if after else 0
+                page = [self._message_batch_json(b) for b in mine[start:start + limit]]
+            return 200, {}, json.dumps({"data": page, "has_more": start + limit < len(mine),
+                                        "first_id": page[0]["id"] if page else None,
+                                        "last_id": page[-1]["id"] if page else None}).encode()
         if path.endswith("/results"):
             batch_id = path.rsplit("/", 2)[-2]
-            with self._lock:
-                self.batch_content_reads += 1
-            hold = self.batch_hold_content
-            if hold is not None:
-                hold.wait(60)
+            self._hold(self.batch_hold_content, "anthropic", read=True)
             with self._lock:
                 batch = self.batches.get(batch_id)
                 rows = list(batch.get("_results", [])) if batch else None
@@ -660,6 +697,7 @@ class StandIn:
         ended = batch["status"] in ("completed", "expired", "cancelled")
         kinds = collections.Counter(r["result"]["type"] for r in results)
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        created = batch.get("_created", now)
         return {"id": batch["id"], "type": "message_batch",
                 "processing_status": "ended" if ended else ("canceling" if batch.get("_cancelled") else "in_progress"),
                 "request_counts": {"processing": 0 if ended else len(batch["_lines"]),
@@ -667,11 +705,172 @@ class StandIn:
                                    "canceled": kinds["canceled"] + (len(batch["_lines"]) if batch.get("_cancelled")
                                                                     and not results else 0),
                                    "expired": kinds["expired"]},
-                "created_at": now, "expires_at": now, "ended_at": now if ended else None, "archived_at": None,
+                "created_at": created, "expires_at": now, "ended_at": now if ended else None, "archived_at": None,
                 "cancel_initiated_at": now if batch.get("_cancelled") else None,
                 "results_url": f"{self.url}/v1/messages/batches/{batch['id']}/results" if ended else None}
 
+    def _hold(self, hold: threading.Event | None, api: str, read: bool = False) -> None:
+        """Wait for a test's hold (at most a minute) if it holds this API's batches; count a read of results."""
+        if self.batch_hold_api not in (None, api):
+            return
+        if read:
+            with self._lock:
+                self.batch_content_reads += 1
+        if hold is not None:
+            hold.wait(60)
+
+    # --- Gemini's batch mode (its own API, as the google-genai SDK calls it) ---------------------
+
+    def _gemini_key(self, headers: Any) -> tuple[int, dict[str, str], bytes] | None:
+        if headers.get("x-goog-api-key") != FAKE_KEYS["google"]:
+            return 401, {}, _error_body("gemini", 401, "API key not valid. Please pass a valid API key.")
+        return None
+
+    def gemini_batch_post(self, path: str, headers: Any, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        """POST /google/{version}/models/{model}:batchGenerateContent (the requests inlined),
+        /google/{version}/batches/{id}:cancel."""
+        refused = self._gemini_key(headers)
+        if refused is not None:
+            return refused
+        if path.endswith(":cancel"):
+            name = "batches/" + path.rsplit("/", 1)[-1].removesuffix(":cancel")
+            with self._lock:
+                batch = self.batches.get(name)
+                if batch is None:
+                    return 404, {}, _error_body("gemini", 404, f"no batch {name}")
+                if batch["status"] in ("pending", "running"):
+                    batch["status"] = "cancelled"
+                    batch["_cancelled"] = True
+                    batch["_ended"] = _rfc3339()
+            return 200, {}, b"{}"
+        match = re.search(r"/models/([^/:]+):batchGenerateContent$", path)
+        if match is None:
+            return 404, {}, _error_body("gemini", 404, f"no such method {path}")
+        model = match.group(1)
+        body = json.loads(raw or b"{}")
+        spec = body.get("batch") or {}
+        inline = ((spec.get("inputConfig") or {}).get("requests") or {}).get("requests")
+        if not inline:
+            return 400, {}, _error_body("gemini", 400, "batch.input_config.requests: no requests inlined")
+        with self._lock:
+            name = f"batches/standin{next(self._ids)}"
+            lines = [{"model": model, "metadata": r.get("metadata"), "body": {**(r.get("request") or {}), "model": model}}
+                     for r in inline]
+            self.batches[name] = {"id": name, "status": "pending", "_api": "gemini", "_lines": lines,
+                                  "_model": model, "_display_name": spec.get("displayName"), "_created": _rfc3339(),
+                                  "_due": time.monotonic() + self.batch_delay_s}
+            self.batch_creates.append(name)
+            answer = json.dumps(self._gemini_batch_json(self.batches[name])).encode()
+        self._hold(self.batch_hold_create, "gemini")
+        return 200, {}, answer
+
+    def gemini_batch_get(self, path: str, headers: Any, query: str) -> tuple[int, dict[str, str], bytes]:
+        """GET /google/{version}/batches (pageSize, pageToken), /google/{version}/batches/{id}: a
+        finished batch carries its responses inline."""
+        import urllib.parse
+
+        refused = self._gemini_key(headers)
+        if refused is not None:
+            return refused
+        if path.endswith("/batches"):
+            params = urllib.parse.parse_qs(query)
+            size = int((params.get("pageSize") or ["50"])[0])
+            start = int((params.get("pageToken") or ["0"])[0])
+            with self._lock:
+                self.batch_lists += 1
+                mine = [b for b in reversed(list(self.batches.values())) if b.get("_api") == "gemini"]
+                for batch in mine:
+                    self._advance(batch)
+                page = [self._gemini_batch_json(b) for b in mine[start:start + size]]
+            answer: dict[str, Any] = {"operations": page}
+            if start + size < len(mine):
+                answer["nextPageToken"] = str(start + size)
+            return 200, {}, json.dumps(answer).encode()
+        name = "batches/" + path.rsplit("/", 1)[-1]
+        with self._lock:
+            batch = self.batches.get(name)
+            if batch is None or batch.get("_api") != "gemini":
+                return 404, {}, _error_body("gemini", 404, f"no batch {name}")
+            due = batch["status"] in ("pending", "running") and time.monotonic() >= batch["_due"]
+            if not due:
+                self._advance(batch)
+                ended = batch["status"] not in ("pending", "running")
+                answer_now = None if ended else json.dumps(self._gemini_batch_json(batch)).encode()
+            else:
+                batch["status"] = "finalizing"
+                answer_now = None
+        if answer_now is not None:
+            return 200, {}, answer_now
+        if due:
+            self._run_batch(batch)
+        self._hold(self.batch_hold_content, "gemini", read=True)  # the answer that carries the responses
+        with self._lock:
+            return 200, {}, json.dumps(self._gemini_batch_json(batch)).encode()
+
+    def _gemini_batch_json(self, batch: dict) -> dict:
+        """The batch as Gemini's API answers it: a long-running operation whose metadata is the batch."""
+        state = {"pending": "BATCH_STATE_PENDING", "running": "BATCH_STATE_RUNNING", "finalizing": "BATCH_STATE_RUNNING",
+                 "completed": "BATCH_STATE_SUCCEEDED", "expired": "BATCH_STATE_EXPIRED",
+                 "cancelled": "BATCH_STATE_CANCELLED"}[batch["status"]]
+        results = batch.get("_results")
+        ok = sum(1 for r in results or () if "response" in r)
+        done = state not in ("BATCH_STATE_PENDING", "BATCH_STATE_RUNNING")
+        metadata: dict[str, Any] = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+            "model": f"models/{batch['_model']}", "name": batch["id"], "state": state,
+            "createTime": batch["_created"], "updateTime": batch.get("_ended") or batch["_created"],
+            "batchStats": {"requestCount": str(len(batch["_lines"])),
+                           "successfulRequestCount": str(ok), "failedRequestCount": str(len(results or ()) - ok),
+                           "pendingRequestCount": "0" if done else str(len(batch["_lines"]))}}
+        if batch.get("_display_name") is not None:
+            metadata["displayName"] = batch["_display_name"]
+        if done:
+            metadata["endTime"] = batch.get("_ended") or batch["_created"]
+        if results is not None:
+            metadata["output"] = {"inlinedResponses": {"inlinedResponses": results}}
+        return {"name": batch["id"], "metadata": metadata, "done": done}
+
+    def _run_gemini_batch(self, batch: dict) -> None:
+        """Serve each inlined request as a request of Gemini's own API; a batch with a line drawn to
+        expire ends expired with no responses at all (as Gemini documents: an expired batch has no
+        results to retrieve), its lines not served."""
+        drawn = []
+        with self._lock:
+            for line in batch["_lines"]:
+                model = line["model"]
+                expire = self.batch_expire[model] > 0
+                fail = not expire and self.batch_fail[model] > 0
+                if expire:
+                    self.batch_expire[model] -= 1
+                elif fail:
+                    self.batch_fail[model] -= 1
+                drawn.append((line, expire, fail))
+        if any(expire for _, expire, _ in drawn):
+            with self._lock:
+                batch["status"] = "expired"
+                batch["_ended"] = _rfc3339()
+            return
+        results = []
+        for line, _, fail in drawn:
+            row: dict[str, Any] = {"metadata": line["metadata"]} if line.get("metadata") is not None else {}
+            if fail:
+                row["error"] = json.loads(_error_body("gemini", 500, "stand-in batch failure"))["error"]
+            else:
+                answer = self.handle("gemini", f"/models/{line['model']}:generateContent", {}, line["body"])
+                status, _, payload = answer if answer is not None else (500, {}, _error_body("gemini", 500, "dropped"))
+                if status == 200:
+                    row["response"] = json.loads(payload)
+                else:
+                    row["error"] = json.loads(payload)["error"]
+            results.append(row)
+        with self._lock:
+            batch["_results"] = results
+            batch["status"] = "completed"
+            batch["_ended"] = _rfc3339()
+
     def _advance(self, batch: dict) -> None:
+        if batch["status"] == "pending":  # Gemini's
+            batch["status"] = "running"
         if batch["status"] == "validating":
             batch["status"] = "in_progress"
             batch["in_progress_at"] = int(time.time())
@@ -680,6 +879,9 @@ class StandIn:
         """Serve each line as a request, then write the output and error files."""
         if batch.get("_api") == "anthropic":
             self._run_message_batch(batch)
+            return
+        if batch.get("_api") == "gemini":
+            self._run_gemini_batch(batch)
             return
         out, errors = [], []
         expired = False
@@ -761,6 +963,10 @@ class StandIn:
         return shown
 
 
+def _rfc3339() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+
+
 def _common_prefix(a: str, b: str) -> str:
     low, high = 0, min(len(a), len(b))  # a[:low] == b[:low]; the answer is at most high
     while low < high:
@@ -796,10 +1002,18 @@ _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: 
                 404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}
 
 
+_GOOGLE_STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                    429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+
 def _error_body(api: str, status: int, message: str) -> bytes:
     kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     if api == "openai":
         return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
+    if api == "gemini":
+        return json.dumps({"error": {"code": status, "message": message,
+                                     "status": _GOOGLE_STATUSES.get(status, "INTERNAL" if status >= 500
+                                                                    else "INVALID_ARGUMENT")}}).encode()
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
@@ -828,6 +1042,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
+        if path.startswith("/google/"):
+            self._send(*self.server.standin.gemini_batch_post(path, self.headers, raw))
+            return
         if "/messages/batches" in path:
             self._send(*self.server.standin.message_batch_post(path, raw))
             return
@@ -853,9 +1070,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(*answer)
 
     def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0]
+        path, _, query = self.path.partition("?")
+        if path.startswith("/google/"):
+            self._send(*self.server.standin.gemini_batch_get(path, self.headers, query))
+            return
         if "/messages/batches" in path:
-            self._send(*self.server.standin.message_batch_get(path))
+            self._send(*self.server.standin.message_batch_get(path, query))
             return
         if "/batches" in path or path.endswith("/content"):
             self._send(*self.server.standin.batch_get(path))

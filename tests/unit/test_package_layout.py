@@ -123,7 +123,7 @@ def test_only_cli_edges_import_click():
 
 JUDGE_ORDER = ("repair", "specs", "pricing", "money", "context", "limits", "sdks", "providers", "batch", "options",
                "panel", "cli")
-SDKS = ("openai", "anthropic", "httpx2")
+SDKS = ("openai", "anthropic", "google", "httpx2")
 
 
 def _judge_imports(name: str) -> set[str]:

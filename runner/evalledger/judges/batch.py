@@ -1,33 +1,41 @@
 """Judge calls through the providers' batch APIs (`--batch`): half the price, answered within the
-provider's window (24 hours) instead of seconds.
+provider's window (24 hours; Gemini's, 48) instead of seconds.
 
 A run's live calls to a provider with a batch API (OpenAI's Batch API, through its SDK: a JSONL
 file uploaded, a batch created, polled, its output and error files read; Anthropic's Message
-Batches, through its SDK) go as one batch per provider. Everything is written to the ledger before the runner waits (sql/judges/):
+Batches, through its SDK; Gemini's batch mode, through Google's google-genai SDK: the requests
+inlined in the create call, the responses inlined in the finished batch) go as one batch per
+provider (per model for Gemini, whose batches are a model's). Everything is written to the ledger
+before the runner waits (sql/judges/):
 
 1. the batch and each request's custom_id and item (judge_batch, judge_batch_request), in one
    transaction with the suite's started-call rows (their estimates at the batch rates);
-2. then the batch is submitted, its metadata naming the ledger's batch id, and the provider's id
-   is written at once (judge_batch_event 'submitted');
+2. then the batch is submitted, naming the ledger's batch id (OpenAI's metadata, Gemini's
+   display_name), and the provider's id is written at once (judge_batch_event 'submitted');
 3. the runner polls, writing each status the provider reports when it changes;
 4. each request's result is stored as the suite's row (a verdict, or a provider_error with the
    provider's reason) in one transaction with its outcome (judge_batch_result).
 
 So a runner killed at any point resumes the same batch when the same command runs again: a batch
 with requests whose outcome is unread is polled, never submitted again (one found unsubmitted is
-first looked for among the provider's batches by its metadata, in case the runner died between the
-provider's answer and step 2: OpenAI's batches carry it as metadata, Anthropic's carry none), and a
-result already stored is never read twice. Requests the batch
-failed or let expire are retried once, in a second batch or (`--batch-fallback sync`) as ordinary
-calls; a request that fails again stays a provider_error, and the run stays open as after any failed
-call. Providers without a batch API here are called synchronously.
+first looked for among the provider's batches by the ledger batch id it carries, in case the runner
+died between the provider's answer and step 2: OpenAI's batches carry it as metadata, Gemini's as
+their display name; an Anthropic Message Batch carries none, so it is told by its size, its time and,
+once it ends, its results' custom_ids, unique to the ledger batch), and a result already stored is
+never read twice.
+Requests the batch failed or let expire are retried once, in a second batch or
+(`--batch-fallback sync`) as ordinary calls; a request that fails again stays a provider_error, and
+the run stays open as after any failed call. Providers without a batch API here are called
+synchronously.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -38,22 +46,37 @@ from evalledger.core.queries import Queries
 from . import money, sdks
 from .pricing import cost_of
 from .providers import PROVIDER_ERROR, JudgeCall, JudgeRequest
-from .specs import ModelSpec, provider_config
+from .specs import ModelSpec, gemini_native_config, provider_config
 
 QUERIES = Queries(__package__)
 
 BATCH_MODES = ("off", "on", "auto")
 FALLBACKS = ("batch", "sync")
 # The providers whose batch API evalledger calls (the others' calls are made one by one).
-BATCH_PROVIDERS = ("openai", "anthropic")
+BATCH_PROVIDERS = ("openai", "anthropic", "google")
 # How long a provider may take to answer a batch: a run whose deadline is shorter is not batched
-# by --batch auto.
-WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600}
+# by --batch auto. Gemini aims at 24 hours and lets a batch run 48 before it expires.
+WINDOW_S = {"openai": 24 * 3600, "anthropic": 24 * 3600, "google": 48 * 3600}
 # The statuses after which a batch changes no more.
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 POLL_FIRST_S = 0.5
 POLL_MAX_S = 60.0
+# How far the provider's clock may be behind the database's: a batch the provider says it created
+# this long before the ledger wrote it may still be the ledger's (AnthropicBatches.find).
+CLOCK_SKEW_S = 600
 _METADATA_KEY = "evalledger_batch"
+
+
+def _since(batch: Any) -> datetime.datetime | None:
+    """The earliest a provider's clock may say a ledger batch was created: when the ledger wrote it,
+    less CLOCK_SKEW_S (None: not known). A batch created before it is another ledger's of the same
+    number (a ledger made anew, or another one on the same account)."""
+    return batch.created_at - datetime.timedelta(seconds=CLOCK_SKEW_S) if batch.created_at is not None else None
+
+
+def display_name(batch_id: int) -> str:
+    """The name a Gemini batch carries: the ledger's batch id."""
+    return f"evalledger-batch-{batch_id}"
 
 
 @dataclass
@@ -133,6 +156,11 @@ class Ledger:
                 kept[custom_id] = req
         return batch_id, kept
 
+    def known_provider_batches(self, provider: str, since: Any) -> set[str]:
+        """The provider ids recorded for the provider's batches the ledger wrote since `since`."""
+        return {r["provider_batch_id"] for r in self._rows("known_provider_batches", {"provider": provider,
+                                                                                      "since": since})}
+
     def event(self, batch_id: int, status: str, provider_batch_id: str | None = None,
               detail: dict | None = None) -> None:
         """What the provider said of a batch, as a new row."""
@@ -170,12 +198,19 @@ class OpenAIBatches:
                                                    metadata={_METADATA_KEY: str(batch_id)})
         return created.id
 
-    async def find(self, batch_id: int) -> str | None:
-        """The provider's id of the batch whose metadata names this ledger batch, if it was created."""
-        async for found in self.client.batches.list(limit=100):
-            if (found.metadata or {}).get(_METADATA_KEY) == str(batch_id):
+    async def find(self, batch: Any) -> str | None:
+        """The provider's id of the batch whose metadata names this ledger batch, if it was created
+        since the ledger wrote it."""
+        since = _since(batch)
+        async for found in self.client.batches.list(limit=100):  # newest first
+            if since is not None and found.created_at < since.timestamp():
+                break
+            if (found.metadata or {}).get(_METADATA_KEY) == str(batch.batch_id):
                 return found.id
         return None
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
         """(status, what to record of it, the provider's batch object)."""
@@ -223,23 +258,63 @@ class OpenAIBatches:
 
 class AnthropicBatches:
     """Anthropic's Message Batches through the anthropic SDK's async client. A Message Batch carries
-    no metadata: one created by a runner that died before it recorded the batch's id cannot be told
-    from the provider's list, so it is submitted again (the window is the provider's answer to the
-    create request)."""
+    no metadata, so one created by a runner that died before it recorded the batch's id is told from
+    the provider's list by what it has (find): created since the ledger wrote the batch, of the same
+    number of requests, and, once it ends, answering exactly the ledger batch's custom_ids."""
 
     provider = "anthropic"
 
     def __init__(self, client: Any) -> None:
         self.client = client
         self.schemas: dict[str, dict | None] = {}
+        self.say: Callable[[str], None] = lambda line: None
+        self.poll_max_s = POLL_MAX_S
 
     async def submit(self, batch_id: int, lines: list[dict]) -> str:
         created = await self.client.messages.batches.create(
             requests=[{"custom_id": line["custom_id"], "params": line["params"]} for line in lines])
         return created.id
 
-    async def find(self, batch_id: int) -> str | None:
+    async def find(self, batch: Any) -> str | None:
+        """The id of the Message Batch this ledger batch became, if the provider created it: among
+        the batches created since the ledger wrote it (less CLOCK_SKEW_S), those of as many requests
+        are candidates, and a candidate is this batch when, once it has ended (waited for, polled as
+        a batch is), its results name exactly the ledger batch's custom_ids (b<batch id>-<n>: no
+        other ledger batch has them)."""
+        wanted = set(batch.custom_ids)
+        since = _since(batch)
+        candidates = []
+        async for found in self.client.messages.batches.list(limit=100):  # newest first
+            if since is not None and found.created_at < since:
+                break
+            counts = found.request_counts
+            size = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+            if size == len(wanted) and found.id not in batch.known:  # not another ledger batch's
+                candidates.append(found.id)
+        wait, said = POLL_FIRST_S, False
+        while candidates:
+            running = []
+            for candidate in candidates:
+                found = await self.client.messages.batches.retrieve(candidate)
+                if found.processing_status != "ended":
+                    running.append(candidate)
+                    continue
+                named = {row.custom_id async for row in await self.client.messages.batches.results(candidate)}
+                if named == wanted:
+                    return candidate
+            if running and not said:
+                self.say(f"batch {batch.batch_id}: anthropic has {len(running)} batch(es) of its size created since "
+                         f"it was written ({', '.join(running)}): waiting for them to end, to tell by their "
+                         "custom_ids whether one is this batch before sending it again")
+                said = True
+            candidates = running
+            if candidates:
+                await asyncio.sleep(wait)
+                wait = min(self.poll_max_s, wait * 1.5)
         return None
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
         found = await self.client.messages.batches.retrieve(provider_batch_id)
@@ -273,18 +348,96 @@ class AnthropicBatches:
         return {"canceling": "cancelling"}.get(found.processing_status, found.processing_status)
 
 
-def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches | AnthropicBatches:
+# --- Gemini's batch mode ------------------------------------------------------------------------
+
+# Gemini's job states (the google-genai SDK's JobState) as the statuses the ledger records.
+_GEMINI_STATES = {"JOB_STATE_SUCCEEDED": "completed", "JOB_STATE_PARTIALLY_SUCCEEDED": "completed",
+                  "JOB_STATE_FAILED": "failed", "JOB_STATE_CANCELLED": "cancelled", "JOB_STATE_EXPIRED": "expired",
+                  "JOB_STATE_CANCELLING": "cancelling"}
+
+
+class GeminiBatches:
+    """Gemini's batch mode through Google's google-genai SDK (its async client, client.aio): the
+    requests inlined in the create call (one model's: a Gemini batch is created on its model), each
+    with its custom_id as metadata; the batch's display_name carries the ledger's batch id; the
+    finished batch carries the responses inline, each with its request's metadata. Google's
+    OpenAI-compatible endpoint, which the synchronous calls use, has no batch mode of its own."""
+
+    provider = "google"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def submit(self, batch_id: int, lines: list[dict]) -> str:
+        models = {line["model"] for line in lines}
+        if len(models) != 1:
+            raise EvalledgerError(f"batch {batch_id}: a Gemini batch is one model's, got {sorted(models)}")
+        created = await self.client.aio.batches.create(model=models.pop(), src=[line["request"] for line in lines],
+                                                       config={"display_name": display_name(batch_id)})
+        return created.name
+
+    async def find(self, batch: Any) -> str | None:
+        """The name of the batch whose display_name names this ledger batch, if it was created since
+        the ledger wrote it."""
+        wanted, since = display_name(batch.batch_id), _since(batch)
+        async for found in await self.client.aio.batches.list(config={"page_size": 100}):
+            if found.display_name == wanted and (since is None or found.create_time is None
+                                                 or found.create_time >= since):
+                return found.name
+        return None
+
+    async def status(self, provider_batch_id: str) -> tuple[str, dict, Any]:
+        found = await self.client.aio.batches.get(name=provider_batch_id)
+        state = found.state.value if found.state is not None else "JOB_STATE_UNSPECIFIED"
+        detail: dict[str, Any] = {"state": state}
+        if found.error is not None and found.error.message:
+            detail["errors"] = [found.error.message]
+        if found.dest is not None and found.dest.inlined_responses is not None:
+            detail["responses"] = len(found.dest.inlined_responses)
+        return _GEMINI_STATES.get(state, "in_progress"), detail, found
+
+    async def results(self, found: Any) -> dict[str, tuple[sdks.Reply | None, str | None]]:
+        """Each custom_id's (reply, None) or (None, why it failed), from the inlined responses (a batch
+        that failed, expired or was cancelled before it ran has none)."""
+        out: dict[str, tuple[sdks.Reply | None, str | None]] = {}
+        for row in (found.dest.inlined_responses or []) if found.dest is not None else []:
+            custom_id = (row.metadata or {}).get("custom_id")
+            if custom_id is None:
+                continue
+            if row.error is not None:
+                out[custom_id] = (None, f"{row.error.code or 'error'}: {row.error.message or ''}".strip())
+            elif row.response is None:
+                out[custom_id] = (None, "error: the batch answered the request with neither a response nor an error")
+            else:
+                out[custom_id] = (sdks.gemini_reply(row.response), None)
+        return out
+
+    async def cancel(self, provider_batch_id: str) -> str:
+        await self.client.aio.batches.cancel(name=provider_batch_id)
+        return (await self.status(provider_batch_id))[0]
+
+    async def aclose(self) -> None:
+        await self.client.aio.aclose()
+
+
+def api_for(provider: str, timeout_s: float = 120.0, env: Any = None) -> OpenAIBatches | AnthropicBatches | GeminiBatches:
     """The batch API of a provider (one of BATCH_PROVIDERS), its client made from the environment."""
     if provider not in BATCH_PROVIDERS:
         raise EvalledgerError(f"no batch API for provider {provider!r} (batched: {', '.join(BATCH_PROVIDERS)})")
+    if provider == "google":
+        return GeminiBatches(sdks.make_gemini_client(gemini_native_config(env), timeout_s))
     client = sdks.make_client(provider_config(provider, env), timeout_s)
     return AnthropicBatches(client) if provider == "anthropic" else OpenAIBatches(client)
 
 
 def request_line(custom_id: str, req: JudgeRequest) -> dict:
     """One request of a batch: the body an ordinary call would send (OpenAI's JSONL line, Anthropic's
-    params)."""
+    params, Gemini's inlined request with its custom_id as metadata)."""
     spec: ModelSpec = req.spec  # type: ignore[assignment]
+    if spec.provider == "google":
+        request = sdks.gemini_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens,
+                                      req.temperature)
+        return {"custom_id": custom_id, "model": spec.model, "request": {**request, "metadata": {"custom_id": custom_id}}}
     if spec.provider == "anthropic":
         return {"custom_id": custom_id,
                 "params": sdks.anthropic_request(spec, req.system, req.user, req.json_schema, req.max_output_tokens,
@@ -306,6 +459,9 @@ class _Open:
     status: str | None
     requests: dict[str, JudgeRequest]  # by custom_id: what is unread
     resumed: bool = False  # found in the ledger, written by an earlier runner
+    created_at: Any = None  # when the ledger wrote it (the database's clock)
+    custom_ids: frozenset[str] = frozenset()  # every request of it whose outcome is unread (resumed)
+    known: frozenset[str] = frozenset()  # the provider ids other ledger batches were submitted as
     submitted_at: float = field(default_factory=time.monotonic)
 
 
@@ -335,7 +491,9 @@ class BatchRun:
 
     def api(self, provider: str) -> Any:
         if provider not in self.apis:
-            self.apis[provider] = api_for(provider, self.timeout_s)
+            api = self.apis[provider] = api_for(provider, self.timeout_s)
+            if isinstance(api, AnthropicBatches):
+                api.say, api.poll_max_s = self.say, self.options.poll_max_s
         return self.apis[provider]
 
     def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
@@ -361,33 +519,34 @@ class BatchRun:
             covered = {self.item(r) for b in opened for r in b.requests.values()}
             todo = [r for item, r in by_item.items() if item not in covered
                     and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
-            for provider in dict.fromkeys(r.spec.provider for r in todo):  # type: ignore[union-attr]
-                opened.append(self._write(provider, 1, [r for r in todo if r.spec.provider == provider]))  # type: ignore[union-attr]
+            for provider, group in _groups(todo):
+                opened.append(self._write(provider, 1, group))
             await self._finish(opened)
             if self.failed and self.options.fallback == "batch":
                 retry, self.failed = self.failed, []
-                for provider in dict.fromkeys(r.spec.provider for r in retry):  # type: ignore[union-attr]
-                    batch = self._write(provider, 2, [r for r in retry if r.spec.provider == provider])  # type: ignore[union-attr]
+                for provider, group in _groups(retry):
+                    batch = self._write(provider, 2, group)
                     self.say(f"batch {batch.batch_id}: retrying {len(batch.requests)} request(s) a batch failed or "
                              "let expire")
                     await self._finish([batch])
                 self.failed = []  # retried once: what failed again stays a provider_error
         finally:
             for api in self.apis.values():
-                await api.client.close()
+                await api.aclose()
 
     def _resume(self, by_item: dict[str, JudgeRequest]) -> list[_Open]:
         opened = []
         for row in self.ledger.open_batches():
-            requests = {p["custom_id"]: by_item[p["item"]] for p in self.ledger.pending(row["batch_id"])
-                        if p["item"] in by_item}
+            pending = self.ledger.pending(row["batch_id"])
+            requests = {p["custom_id"]: by_item[p["item"]] for p in pending if p["item"] in by_item}
             if not requests:
                 continue
             self.say(f"batch {row['batch_id']} ({row['provider']}"
                      f"{', ' + row['provider_batch_id'] if row['provider_batch_id'] else ''}) was submitted earlier: "
                      f"resuming it, {len(requests)} request(s) to read, nothing sent again")
             opened.append(_Open(row["batch_id"], row["provider"], row["attempt"], row["provider_batch_id"],
-                                row["status"], requests, resumed=True))
+                                row["status"], requests, resumed=True, created_at=row["created_at"],
+                                custom_ids=frozenset(p["custom_id"] for p in pending)))
         return opened
 
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
@@ -400,15 +559,31 @@ class BatchRun:
     async def _finish(self, batches: list[_Open]) -> None:
         batches = [b for b in batches if b.requests]  # every request of it left out: nothing to send
         for batch in batches:
-            await self._submit(batch)
-        await asyncio.gather(*(self._wait_and_read(b) for b in batches))
+            await self._guarded(batch, "submitting", self._submit(batch))
+        await asyncio.gather(*(self._guarded(b, "waiting for", self._wait_and_read(b)) for b in batches))
+
+    async def _guarded(self, batch: _Open, doing: str, step: Any) -> None:
+        """A step of a batch, what its provider's SDK raised said in one line: the batch stays in the
+        ledger as far as it went, and the same command again resumes it."""
+        try:
+            await step
+        except EvalledgerError:
+            raise
+        except Exception as exc:
+            failure = provider_failure(exc, batch.provider, self.timeout_s)
+            if failure is None:
+                raise
+            raise EvalledgerError(f"batch {batch.batch_id}: {batch.provider} failed while {doing} it: {failure}; "
+                                  "the same command again resumes it") from exc
 
     async def _submit(self, batch: _Open) -> None:
         if batch.provider_batch_id is not None:
             return
         api = self.api(batch.provider)
         # Written by a runner that died before it recorded the provider's id: created, or not?
-        found = await api.find(batch.batch_id) if batch.resumed else None
+        if batch.resumed and batch.created_at is not None:
+            batch.known = frozenset(self.ledger.known_provider_batches(batch.provider, _since(batch)))
+        found = await api.find(batch) if batch.resumed else None
         if found is None:
             lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
             found = await api.submit(batch.batch_id, lines)
@@ -453,6 +628,32 @@ class BatchRun:
         self.ledger.event(batch.batch_id, "ended", None, {"read": len(batch.requests)})
 
 
+def provider_failure(exc: BaseException, provider: str, timeout_s: float) -> str | None:
+    """What a provider's SDK raised over a batch, in one line (None: not a provider's failure)."""
+    if provider == "google":
+        errors = sys.modules.get("google.genai.errors")
+        if errors is not None and isinstance(exc, errors.APIError):
+            return f"HTTP {exc.code}: {exc.message}"
+        httpx2 = sys.modules.get("httpx2")  # the SDK's HTTP stack, loaded with it
+        if httpx2 is not None and isinstance(exc, httpx2.TimeoutException):
+            return f"timeout after {timeout_s:g}s"
+        if httpx2 is not None and isinstance(exc, httpx2.HTTPError):
+            return f"connection error: {type(exc).__name__}: {exc}"
+        return None
+    failure = sdks.classify(exc, provider, timeout_s)
+    return failure.message if failure.status is not None or failure.retryable else None
+
+
+def _groups(requests: Sequence[JudgeRequest]) -> list[tuple[str, list[JudgeRequest]]]:
+    """The batches requests go in, in the order of their first request: one per provider, and one
+    per model for Gemini (a Gemini batch is created on its model)."""
+    groups: dict[tuple[str, str], list[JudgeRequest]] = {}
+    for r in requests:
+        spec: ModelSpec = r.spec  # type: ignore[assignment]
+        groups.setdefault((spec.provider, spec.model if spec.provider == "google" else ""), []).append(r)
+    return [(provider, group) for (provider, _), group in groups.items()]
+
+
 _KNOWN = ("validating", "in_progress", "finalizing", "completed", "failed", "expired", "cancelling", "cancelled")
 
 
@@ -492,8 +693,13 @@ def cancel(conn: Any, batch_id: int, env: Any = None) -> tuple[str, str]:
         api = api_for(row["provider"], env=env)
         try:
             return await api.cancel(row["provider_batch_id"])
+        except Exception as exc:
+            failure = provider_failure(exc, row["provider"], 120.0)
+            if failure is None:
+                raise
+            raise EvalledgerError(f"batch {batch_id}: {row['provider']} failed to cancel it: {failure}") from exc
         finally:
-            await api.client.close()
+            await api.aclose()
 
     status = asyncio.run(ask())
     Ledger(conn, row["suite"], row["run"]).event(batch_id, "cancel_asked", None, {"provider_status": status})

@@ -115,9 +115,9 @@ def batch_options(command):
     options = (
         click.option("--batch", "batch", type=click.Choice(["off", "on", "auto"]), default="off", is_flag=False,
                      flag_value="on", show_default=True,
-                     help="Send the run's live judge calls through the providers' batch APIs (OpenAI's and "
-                          "Anthropic's: half the price, answered within 24 hours); the batch and each request are in "
-                          "the ledger "
+                     help="Send the run's live judge calls through the providers' batch APIs (OpenAI's, "
+                          "Anthropic's and Gemini's: half the price, answered within 24 hours, Gemini's within 48); "
+                          "the batch and each request are in the ledger "
                           "before the runner waits, so the same command again resumes the batch, never sending it "
                           "twice. --batch alone is on; auto batches when nothing wants the answer sooner than the "
                           "provider's window (a --gate run calls synchronously). Other providers are called one by "

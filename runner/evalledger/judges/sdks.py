@@ -1,7 +1,7 @@
 """The provider SDKs, imported only when a run first calls their provider: one attempt each.
 
-Importing `anthropic` costs about 2 s and `openai` about 0.7 s, so nothing imports them at
-module level. A run of calls asks `load` for each provider's client in the order of its first
+Importing `anthropic` costs about 2 s, `openai` about 0.7 s and `google.genai` (Gemini's own API,
+for its batch mode only: judges/batch.py) about 1.3 s, so nothing imports them at module level. A run of calls asks `load` for each provider's client in the order of its first
 request; one background thread imports the SDKs in that order (imports run one at a time, so two
 SDKs sharing pydantic and httpx2 never race over a half-imported module), while the event loop
 keeps serving the providers whose SDK is ready. A panel without an Anthropic model never imports
@@ -57,6 +57,11 @@ def _import_in_order(names: list[str]) -> None:
                 future.set_result(module)
 
 
+# Gemini's own SDK: only Gemini's batch mode goes through it (its synchronous calls go through the
+# OpenAI-compatible endpoint and the openai SDK).
+GEMINI_SDK = "google.genai"
+
+
 def sdk_of(provider: str) -> str:
     """The SDK a provider is called through."""
     return _PROVIDERS[provider].sdk
@@ -70,6 +75,16 @@ def make_client(cfg: ProviderConfig, timeout_s: float) -> Any:
     # max_retries=0: the retry policy and the attempt count are ours, not the SDK's.
     return client_class(api_key=cfg.api_key, base_url=cfg.base_url, max_retries=0, timeout=timeout_s,
                         http_client=sdk.DefaultAsyncHttpxClient(verify=_tls_context()))
+
+
+def make_gemini_client(cfg: ProviderConfig, timeout_s: float) -> Any:
+    """The google-genai SDK's client for Gemini's own API at cfg.base_url (blocks until the SDK is
+    imported: call it in a thread). Its retries are off, as the other SDKs' are."""
+    preload([GEMINI_SDK])
+    genai = _imports[GEMINI_SDK].result()
+    return genai.Client(api_key=cfg.api_key, vertexai=False,
+                        http_options={"base_url": cfg.base_url, "timeout": max(1, round(timeout_s * 1000)),
+                                      "async_client_args": {"verify": _tls_context()}})
 
 
 @functools.cache
@@ -257,6 +272,42 @@ async def _attempt_anthropic(client: Any, spec: ModelSpec, system: str, user: st
                              max_output_tokens: int, cache: bool) -> Reply:
     kwargs = anthropic_request(spec, system, user, json_schema, max_output_tokens, cache)
     return anthropic_reply(await client.messages.create(**kwargs), json_schema)
+
+
+def gemini_request(spec: ModelSpec, system: str, user: str, json_schema: dict | None, max_output_tokens: int,
+                   temperature: float | None) -> dict[str, Any]:
+    """One request to Gemini's own API (an inlined request of its batch mode: the google-genai SDK's
+    InlinedRequest): what an OpenAI-compatible call to Gemini sends (openai_request), in the native
+    API's words. The shared part (system instruction, output schema) comes before the item (the
+    user content), as Gemini's implicit cache reads a repeated prefix."""
+    config: dict[str, Any] = {"max_output_tokens": max_output_tokens}
+    if system:
+        config["system_instruction"] = system
+    if temperature is not None:
+        config["temperature"] = temperature
+    if json_schema is not None:
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = json_schema
+    return {"contents": [{"role": "user", "parts": [{"text": user}]}], "config": config}
+
+
+def gemini_reply(resp: Any) -> Reply:
+    """A GenerateContentResponse of Gemini's own API (the google-genai SDK's, from a batch's inlined
+    responses) as a Reply. Gemini counts cached tokens inside promptTokenCount
+    (cachedContentTokenCount), as OpenAI does; a thinking model's thoughts (thoughtsTokenCount) are
+    billed as output."""
+    candidate = resp.candidates[0] if resp.candidates else None
+    parts = (candidate.content.parts or []) if candidate is not None and candidate.content is not None else []
+    text = "".join(p.text for p in parts if p.text and not p.thought)
+    usage = resp.usage_metadata
+    prompt = _count(usage.prompt_token_count) if usage else 0
+    return Reply(
+        text=text,
+        parsed=repair_json(text),
+        input_tokens=prompt,
+        output_tokens=(_count(usage.candidates_token_count) + _count(usage.thoughts_token_count)) if usage else 0,
+        cached_input_tokens=min(prompt, _count(usage.cached_content_token_count)) if usage else 0,
+    )
 
 
 # --- what a failure means --------------------------------------------------------------------

@@ -10,7 +10,10 @@ from typing import Mapping
 from evalledger.core.errors import EvalledgerError
 
 GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
-
+# Gemini's own API (its batch mode, which the OpenAI-compatible endpoint lacks), through the
+# google-genai SDK; GOOGLE_GEMINI_BASE_URL is the SDK's own variable for it.
+GEMINI_NATIVE_URL_VAR = "GOOGLE_GEMINI_BASE_URL"
+GEMINI_NATIVE_URL = "https://generativelanguage.googleapis.com/"
 
 
 @dataclass(frozen=True)
@@ -113,3 +116,11 @@ def provider_config(provider: str, env: Mapping[str, str] | None = None) -> Prov
             raise MissingCredentialsError(f"provider {provider!r} needs {' or '.join(info.key_vars)}")
         key = _NO_KEY  # the SDK insists on a key; keyless local servers ignore it
     return ProviderConfig(provider=provider, base_url=base_url, api_key=key)
+
+
+def gemini_native_config(env: Mapping[str, str] | None = None) -> ProviderConfig:
+    """Where Gemini's own API is (GOOGLE_GEMINI_BASE_URL, else Google's), with the google provider's
+    key: the batch mode goes there, the synchronous calls to the OpenAI-compatible endpoint."""
+    env = os.environ if env is None else env
+    key = provider_config("google", env).api_key
+    return ProviderConfig(provider="google", base_url=env.get(GEMINI_NATIVE_URL_VAR) or GEMINI_NATIVE_URL, api_key=key)
