@@ -29,7 +29,9 @@ them by nature.
 Error bars (issue 36): the trend panel with its error bars (its runs' intervals read from
 brain_eval_intervals_v1, as the dashboards read them: panel_trend, then panel_trend_intervals for
 the runs it listed) against the same panel without them, as each role, at both sizes, the two
-timed in turn; the aim is at most 1.25x.
+timed in turn; the aim is at most 1.25x. The view reads each run's uncertainty as its completion
+stored it (brain_eval_run_uncertainty, migration 0148), which the load fills for its runs as
+completion would.
 
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
 inlined by PostgreSQL, so its body is explained with the filters substituted (what its plan runs).
@@ -242,9 +244,19 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
         if complete:
             admin.execute("SELECT evalledger.brain_eval_by_month_add_v1(ARRAY(SELECT eval_run_id FROM bench_runs))")
         backfill = time.perf_counter() - start
+        if complete:
+            # What each run's completion stores (brain_eval_uncertainty_complete_v1; migration 0148 for the
+            # runs before it): its uncertainty, which the trend's error bars read.
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_run_uncertainty (eval_run_id, uncertainty, reviewer_user_id, run_created_at)
+                SELECT l.eval_run_id, coalesce(evalledger.brain_eval_uncertainty_v1(l.eval_run_id), '{}'::jsonb),
+                       l.reviewer_user_id, l.created_at
+                  FROM evalledger.brain_eval_log l JOIN bench_runs r USING (eval_run_id)
+                 ORDER BY l.created_at, l.eval_run_id""")
     # VACUUM as well: a ledger's history has long been vacuumed (its cold rows frozen) by the time
     # it is read, and an index-only scan counts on that; a bulk load leaves every page unvisited.
-    for t in TABLES + ["brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month"]:
+    for t in TABLES + ["brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month",
+                       "brain_eval_run_uncertainty"]:
         admin.execute(sql.SQL("VACUUM (ANALYZE) evalledger.{}").format(sql.Identifier(t)))
     return backfill
 
