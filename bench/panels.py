@@ -27,11 +27,10 @@ read whole (stale_fixture_pass_rate_v2, cost_per_run_v1), which list every run a
 them by nature.
 
 Error bars (issue 36): the trend panel with its error bars (panel_trend, as the dashboards read it:
-each run's intervals from brain_eval_intervals_v1 with its row) against the same panel without them
+each run's intervals as its completion stored them, read with its row) against the same panel without them
 (TREND_WITHOUT_BARS: the same query without the intervals), as each role, at both sizes, the two
-timed in turn; the aim is at most 1.25x. The view reads each run's uncertainty as its completion
-stored it (brain_eval_run_uncertainty, migration 0148), which the load fills for its runs as
-completion would.
+timed in turn; the aim is at most 1.25x. What completion stores (brain_eval_run_uncertainty,
+migration 0148; brain_eval_intervals_v1 reads it too) the load fills for its runs as completion would.
 
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
 inlined by PostgreSQL, so its body is explained with the filters substituted (what its plan runs).
@@ -444,7 +443,8 @@ def main() -> None:
                       f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
         print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
               f"(aim: at most 1.5)")
-    print(f"\nthe trend panel with its error bars (brain_eval_intervals_v1) against the same panel without them "
+    print(f"\nthe trend panel with its error bars (each run's stored uncertainty, read with its row) against the same "
+          f"panel without them "
           f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
     worst_bars = 0.0
     for (role, n), (without, with_) in bars.items():
