@@ -26,10 +26,11 @@ most_failing_questions_v1 (the RevOps panel issue 22 measured at 10.8x) and two 
 read whole (stale_fixture_pass_rate_v2, cost_per_run_v1), which list every run and so grow with
 them by nature.
 
-Error bars (issue 36): the trend panel with its error bars (its runs' intervals read from
-brain_eval_intervals_v1, as the dashboards read them: panel_trend, then panel_trend_intervals for
-the runs it listed) against the same panel without them, as each role, at both sizes, the two
-timed in turn; the aim is at most 1.25x.
+Error bars (issue 36): the trend panel with its error bars (panel_trend, as the dashboards read it:
+each run's intervals as its completion stored them, read with its row) against the same panel without them
+(TREND_WITHOUT_BARS: the same query without the intervals), as each role, at both sizes, the two
+timed in turn; the aim is at most 1.25x. What completion stores (brain_eval_run_uncertainty,
+migration 0148; brain_eval_intervals_v1 reads it too) the load fills for its runs as completion would.
 
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
 inlined by PostgreSQL, so its body is explained with the filters substituted (what its plan runs).
@@ -110,6 +111,9 @@ DOCUMENTED = {
     "one question over time (index 4)": (QUERIES["question_history"],
                                          {"question_id": "EVAL-Q07", "brain": None, "catalog": None}),
 }
+# The trend panel without its error bars: panel_trend but the intervals it reads with each run.
+TREND_WITHOUT_BARS = ("SELECT t.* FROM evalledger.brain_trend_rows_v1(%(brain)s::text, %(from_month)s::date, "
+                      "%(to_month)s::date, %(trigger)s::text, 8) t ORDER BY t.brain_under_test, t.recency_rank")
 SCORES = ('jsonb_build_object(\'citation_rate\', 0.9 + (n %% 10) / 100.0, \'hallucination_rate\', (n %% 5) / 100.0, '
           '\'staleness_recognition_rate\', CASE WHEN n %% 50 = 0 THEN 0.8 ELSE 1 END, \'diagnosis_accuracy_mean\', '
           '0.5 + (n %% 6) / 10.0, \'lever_mapping_correctness\', CASE WHEN n %% 2 = 0 THEN 1 END, '
@@ -242,9 +246,19 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
         if complete:
             admin.execute("SELECT evalledger.brain_eval_by_month_add_v1(ARRAY(SELECT eval_run_id FROM bench_runs))")
         backfill = time.perf_counter() - start
+        if complete:
+            # What each run's completion stores (brain_eval_uncertainty_complete_v1; migration 0148 for the
+            # runs before it): its uncertainty, which the trend's error bars read.
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_run_uncertainty (eval_run_id, uncertainty, reviewer_user_id, run_created_at)
+                SELECT l.eval_run_id, coalesce(evalledger.brain_eval_uncertainty_v1(l.eval_run_id), '{}'::jsonb),
+                       l.reviewer_user_id, l.created_at
+                  FROM evalledger.brain_eval_log l JOIN bench_runs r USING (eval_run_id)
+                 ORDER BY l.created_at, l.eval_run_id""")
     # VACUUM as well: a ledger's history has long been vacuumed (its cold rows frozen) by the time
     # it is read, and an index-only scan counts on that; a bulk load leaves every page unvisited.
-    for t in TABLES + ["brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month"]:
+    for t in TABLES + ["brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month",
+                       "brain_eval_run_uncertainty"]:
         admin.execute(sql.SQL("VACUUM (ANALYZE) evalledger.{}").format(sql.Identifier(t)))
     return backfill
 
@@ -304,13 +318,11 @@ def paired(small: psycopg.Connection, large: psycopg.Connection, role: str, quer
 
 def trend_with_bars(conn: psycopg.Connection, role: str, params: dict, bars: bool) -> float:
     """Milliseconds of reading the trend panel as role, with its error bars (the intervals of the runs
-    it shows, a second query) or without."""
+    it shows, read with them) or without."""
     act_as(conn, role)
     try:
         start = time.perf_counter()
-        rows = conn.execute(QUERIES["panel_trend"], params, prepare=False).fetchall()
-        if bars:
-            conn.execute(QUERIES["panel_trend_intervals"], {"run_ids": [r[2] for r in rows]}, prepare=False).fetchall()
+        conn.execute(QUERIES["panel_trend"] if bars else TREND_WITHOUT_BARS, params, prepare=False).fetchall()
         return (time.perf_counter() - start) * 1000
     finally:
         conn.execute("RESET ROLE")
@@ -431,7 +443,8 @@ def main() -> None:
                       f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
         print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
               f"(aim: at most 1.5)")
-    print(f"\nthe trend panel with its error bars (brain_eval_intervals_v1) against the same panel without them "
+    print(f"\nthe trend panel with its error bars (each run's stored uncertainty, read with its row) against the same "
+          f"panel without them "
           f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
     worst_bars = 0.0
     for (role, n), (without, with_) in bars.items():

@@ -250,7 +250,6 @@ SET LOCAL check_function_bodies = off;
 -- Issue 36: each verdict's uncertainty beside it, and a view per suite for BI.
 \ir takes_quality/takes_quality_uncertainty_v1.sql
 \ir takes_quality/takes_quality_receipt_uncertainty_v1.sql
-\ir brain_eval/brain_eval_intervals_v1.sql
 \ir takes_quality/takes_quality_intervals_v1.sql
 \ir work_quality/work_quality_intervals_v1.sql
 -- Issue 36, item 4: judge repeats, flaky items and the judges' noise beside the items' variance.
@@ -346,6 +345,12 @@ SET LOCAL check_function_bodies = off;
 \ir work_quality/work_quality_run_state_v1.sql
 \ir ../triggers/takes_quality/takes_quality_run_one_open_v1.sql
 \ir ../triggers/work_quality/work_quality_snapshot_one_open_v1.sql
+-- Each brain-eval run's uncertainty, stored by the database when the run completes (issue 36, item 3;
+-- migration 0148), and the intervals view that reads it: the trend's error bars cost a read, not the
+-- statistics functions run again for every run shown.
+\ir brain_eval/brain_eval_run_uncertainty.sql
+\ir ../triggers/brain_eval/brain_eval_uncertainty_complete_v1.sql
+\ir brain_eval/brain_eval_intervals_v1.sql
 -- A run's completion journals its manifest, the rows that make it whole (issue 35, item 3;
 -- migration 0124); readers check the ledger still extends the newest digest they saw.
 \ir brain_eval/brain_eval_manifest_v1.sql

@@ -40,9 +40,19 @@ SELECT count(*) AS runs, count(*) FILTER (WHERE completed_at IS NOT NULL) AS com
 SELECT target_id FROM evalledger.target WHERE kind = 'brain' ORDER BY target_id;
 
 -- name: panel_trend
--- Per brain, its last 8 completed runs of the trigger (quarterly unless one is chosen), newest first.
-SELECT * FROM evalledger.brain_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text, 8)
- ORDER BY brain_under_test, recency_rank;
+-- Per brain, its last 8 completed runs of the trigger (quarterly unless one is chosen), newest first, each with its aggregates' 95 per cent intervals for the error bars: ci95_lo and ci95_hi, in seed 002's order (citation, hallucination, staleness, diagnosis, levers, confidence, coherence), as the run's completion stored them (brain_eval_run_uncertainty, which brain_eval_intervals_v1 reads; under the reader's own row-level security).
+SELECT t.*,
+       ARRAY[(u.uncertainty #>> '{citation_rate,ci95,0}')::float8, (u.uncertainty #>> '{hallucination_rate,ci95,0}')::float8,
+             (u.uncertainty #>> '{staleness_recognition_rate,ci95,0}')::float8, (u.uncertainty #>> '{diagnosis_accuracy_mean,ci95,0}')::float8,
+             (u.uncertainty #>> '{lever_mapping_correctness,ci95,0}')::float8, (u.uncertainty #>> '{confidence_calibration_in_band,ci95,0}')::float8,
+             (u.uncertainty #>> '{narrative_coherence_mean,ci95,0}')::float8] AS ci95_lo,
+       ARRAY[(u.uncertainty #>> '{citation_rate,ci95,1}')::float8, (u.uncertainty #>> '{hallucination_rate,ci95,1}')::float8,
+             (u.uncertainty #>> '{staleness_recognition_rate,ci95,1}')::float8, (u.uncertainty #>> '{diagnosis_accuracy_mean,ci95,1}')::float8,
+             (u.uncertainty #>> '{lever_mapping_correctness,ci95,1}')::float8, (u.uncertainty #>> '{confidence_calibration_in_band,ci95,1}')::float8,
+             (u.uncertainty #>> '{narrative_coherence_mean,ci95,1}')::float8] AS ci95_hi
+  FROM evalledger.brain_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text, 8) t
+  LEFT JOIN evalledger.brain_eval_run_uncertainty u ON u.eval_run_id = t.eval_run_id
+ ORDER BY t.brain_under_test, t.recency_rank;
 
 -- name: rubric_criteria
 -- The hard and soft criteria of a rubric, in order: key, label, comparison, threshold, unit, the brains it applies to (NULL: all).
@@ -137,12 +147,6 @@ SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s
 SELECT * FROM evalledger.judge_agreement_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date,
                                                  %(trigger)s::text, false)
  ORDER BY brain_under_test, judge_model;
-
--- name: panel_trend_intervals
--- The 95 per cent interval of each aggregate of the trend's runs, for its error bars (brain_eval_intervals_v1, as this reader may read it).
-SELECT eval_run_id, aggregate, ci95_lo, ci95_hi
-  FROM evalledger.brain_eval_intervals_v1
- WHERE eval_run_id = ANY(%(run_ids)s::uuid[]);
 
 -- name: panel_takes_quality_intervals
 -- The 95 per cent interval of the overall score of the trend's takes-quality runs, for its error bars (takes_quality_intervals_v1).

@@ -1,8 +1,10 @@
 -- brain_eval_intervals_v1: per completed run, one row per aggregate of seed 002 with its
--- uncertainty beside the decision (brain_eval_uncertainty_v1; docs/statistics.md, "brain-eval"):
--- the estimate, its standard error, the 95% interval, what n and the clusters count, the method,
--- and for an aggregate under a hard criterion the bound that matters. An aggregate with nothing to
--- measure has no row. Read under each reader's own row-level security (a reviewer: its own runs).
+-- uncertainty beside the decision (docs/statistics.md, "brain-eval"): the estimate, its standard
+-- error, the 95% interval, what n and the clusters count, the method, and for an aggregate under a
+-- hard criterion the bound that matters. Read from what the run's completion stored
+-- (brain_eval_run_uncertainty: brain_eval_uncertainty_v1 of its question rows, since migration
+-- 0148), not computed at each read. An aggregate with nothing to measure has no row. Read under
+-- each reader's own row-level security (a reviewer: its own runs).
 CREATE VIEW evalledger.brain_eval_intervals_v1 AS
     SELECT l.eval_run_id, l.brain_under_test, l.run_trigger::text AS run_trigger, l.question_catalog_version,
            l.started_at, l.completed_at, l.decision::text AS decision, u.key AS aggregate,
@@ -13,10 +15,11 @@ CREATE VIEW evalledger.brain_eval_intervals_v1 AS
            (u.value -> 'criterion' ->> 'threshold')::float8 AS criterion_threshold,
            (u.value -> 'criterion' ->> 'bound')::float8 AS criterion_bound
       FROM evalledger.brain_eval_log l
-     CROSS JOIN LATERAL jsonb_each(evalledger.brain_eval_uncertainty_v1(l.eval_run_id)) u
+      JOIN evalledger.brain_eval_run_uncertainty r ON r.eval_run_id = l.eval_run_id
+     CROSS JOIN LATERAL jsonb_each(r.uncertainty) u
      WHERE l.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
 COMMENT ON VIEW evalledger.brain_eval_intervals_v1 IS
-    'Per completed brain-eval run and aggregate, the estimate with its standard error and 95% interval (the question clustered by question_type; hallucinations the claims clustered by question), beside the decision, which uses the estimates only (docs/statistics.md).';
+    'Per completed brain-eval run and aggregate, the estimate with its standard error and 95% interval (the question clustered by question_type; hallucinations the claims clustered by question), beside the decision, which uses the estimates only (docs/statistics.md); stored when the run completed (brain_eval_run_uncertainty).';
 COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.eval_run_id IS 'The run (brain_eval_log.eval_run_id).';
 COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.brain_under_test IS 'The brain (target_id), e.g. AGT-902.';
 COMMENT ON COLUMN evalledger.brain_eval_intervals_v1.run_trigger IS 'Why the run happened: pre_launch, quarterly, prompt_change, model_promotion or on_demand.';

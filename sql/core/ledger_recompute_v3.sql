@@ -5,7 +5,8 @@
 -- versions issue 17 replaced): every computed column of every completed run whose value now differs from
 -- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
--- (question_passed), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
+-- (question_passed) and the uncertainty their completion stored (brain_eval_run_uncertainty, by
+-- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
 -- work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
@@ -29,6 +30,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                ARRAY['question_passed']
           FROM evalledger.brain_eval_log l JOIN evalledger.brain_eval_question_score q USING (eval_run_id)
          WHERE l.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'brain_eval_run_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
+               jsonb_build_object('uncertainty', coalesce(evalledger.brain_eval_uncertainty_v1(u.eval_run_id), '{}'::jsonb)),
+               ARRAY['uncertainty']
+          FROM evalledger.brain_eval_run_uncertainty u
         UNION ALL
         SELECT 'eval_takes_quality_runs', evalledger.journal_key_v1(r), to_jsonb(r),
                (SELECT jsonb_build_object('cycles_run', x -> 'cycles_run', 'verdict', x -> 'verdict',

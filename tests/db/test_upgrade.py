@@ -116,6 +116,9 @@ EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_w
 MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query",
               "brain_eval_catalog_provenance", "eval_gate_decision", "judge_batch", "judge_batch_request",
               "judge_batch_event", "judge_batch_result"}
+# Tables a post-release migration made and filled with one row per run completed before it: 0148 each
+# brain-eval run's stored uncertainty (one INSERT entry each in the journal).
+ONE_PER_COMPLETED_RUN = {"brain_eval_run_uncertainty"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
@@ -160,11 +163,15 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
         # 0124 journals a manifest for each run completed before it: one journal entry each.
         completed, = admin.execute("SELECT count(*) FROM evalledger.brain_eval_log WHERE completed_at IS NOT NULL").fetchone()
         assert completed > 0
-        # The journal gains those BASELINE entries, the manifests and the entries of the rows ADDED_SINCE, nothing else.
-        journalled = sum(baselines.values()) + completed + ADDED_SINCE["ledger_journal"]
-        assert {t: n for t, n in after.items() if t not in MADE_SINCE} == {
+        # The journal gains those BASELINE entries, the manifests, the entries of the rows ADDED_SINCE and of
+        # those ONE_PER_COMPLETED_RUN, nothing else.
+        journalled = (sum(baselines.values()) + completed + ADDED_SINCE["ledger_journal"]
+                      + completed * len(ONE_PER_COMPLETED_RUN))
+        made = MADE_SINCE | ONE_PER_COMPLETED_RUN
+        assert {t: n for t, n in after.items() if t not in made} == {
             t: n + (journalled if t == "ledger_journal" else ADDED_SINCE.get(t, 0)) for t, n in before.items()}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
+        assert {t: after[t] for t in ONE_PER_COMPLETED_RUN} == dict.fromkeys(ONE_PER_COMPLETED_RUN, completed)
         upgraded_schema = snapshot(admin, rows=False)
     # The same schema as a ledger migrated from nothing (which the current files build too:
     # tests/db/test_current_schema.py).
@@ -219,6 +226,7 @@ MADE_BY = {
                                      "WHERE oid = 'evalledger.brain_eval_agreement_pairs_v1(uuid[])'::regprocedure",
     "0145.work-quality-paired-by-judge": "SELECT xmin::text FROM pg_proc "
                                          "WHERE oid = 'evalledger.work_quality_judge_scores_v1(jsonb)'::regprocedure",
+    "0148.stored-uncertainty": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_run_uncertainty'::regclass",
     "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",
     "0146.gate-decisions-recomputed-and-aged": "SELECT xmin::text FROM pg_proc "
                                                "WHERE oid = 'evalledger.retention_gate_pinned_v1(bigint)'::regprocedure",

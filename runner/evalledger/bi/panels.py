@@ -122,8 +122,9 @@ def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
     panel = Panel("trend", "Per-brain trend", f"How has each brain scored on each dimension over its last 8 {trigger} "
                   "runs, against the rubric's thresholds?", "brain_quarterly_trend_v1 (brain_trend_rows_v1)")
     criteria = dicts(conn, QUERIES["rubric_criteria"], {"eval_run_id": rows[0]["eval_run_id"]}) if rows else []
-    intervals = {(i["eval_run_id"], i["aggregate"]): (_f(i["ci95_lo"]), _f(i["ci95_hi"])) for i in dicts(
-        conn, QUERIES["panel_trend_intervals"], {"run_ids": [r["eval_run_id"] for r in rows]})} if rows else {}
+    # Each run's ci95_lo and ci95_hi are in DIMENSIONS' order (seed 002's), NULL where nothing was measured.
+    intervals = {(r["eval_run_id"], key): (lo, hi) for r in rows if r["ci95_lo"] is not None
+                 for (key, _, _, _), lo, hi in zip(DIMENSIONS, r["ci95_lo"], r["ci95_hi"])}
     brains = sorted({r["brain_under_test"] for r in rows})
     for key, label, low, high in DIMENSIONS:
         series = []
@@ -147,8 +148,8 @@ def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
     if criteria:
         panel.notes.append(f"Thresholds of rubric {criteria[0]['suite']} {criteria[0]['version']} (the latest run's).")
     if rows:
-        panel.notes.append("Each point's bar is its 95% interval (brain_eval_intervals_v1: the questions clustered by "
-                           "question_type; docs/statistics.md); the decision uses the point alone.")
+        panel.notes.append("Each point's bar is its 95% interval (brain_eval_intervals_v1, as the run's completion stored it: "
+                           "the questions clustered by question_type; docs/statistics.md); the decision uses the point alone.")
     panel.tables.append(Table(None, [
         Column("brain_under_test", "brain"), Column("recency_rank", "rank", "count"), Column("eval_run_id", "run", "run"),
         Column("quarter", "quarter"), Column("decision", "decision"),
