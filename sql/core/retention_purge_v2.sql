@@ -4,7 +4,8 @@
 -- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
 -- released holds;
 -- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
--- verdicts then snapshots (a snapshot a kept one builds on stays); captured-query partitions whose
+-- verdicts then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
+-- captured-query partitions whose
 -- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
 -- released brain and range holds whose release is past the horizon. Each step is a row of
 -- retention_purge_log (who, when, which table, how many rows, which run or partition), and the
@@ -31,6 +32,7 @@ DECLARE
     runs uuid[];
     tq_runs bigint[];
     snapshots bigint[];
+    replays bigint[];
     part record;
     n bigint;
     purged text;
@@ -115,6 +117,18 @@ BEGIN
     WITH gone AS (DELETE FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_work_quality_snapshots', count(*) FROM gone HAVING count(*) > 0;
+
+    -- replay: each run with its queries as the run falls due (their tier clock is the run's
+    -- recording time; a hold on the brain version's label, or a range holding that time, keeps both).
+    SELECT coalesce(array_agg(r.replay_run_id), '{}') INTO replays
+      FROM evalledger.replay_run r
+     WHERE r.created_at < horizon AND NOT evalledger.retention_held_v2(r.created_at, ARRAY[r.brain_version], NULL);
+    WITH gone AS (DELETE FROM evalledger.replay_query q WHERE q.replay_run_id = ANY (replays) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'replay_query', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.replay_run r WHERE r.replay_run_id = ANY (replays) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'replay_run', count(*) FROM gone HAVING count(*) > 0;
 
     -- Captured queries: whole monthly partitions past the horizon that no range hold overlaps
     -- (the drop guard admits them inside the capture purge's marker), then keys and failures.

@@ -70,4 +70,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'eval_candidate_keys', k.created_at, NULL, NULL, false FROM evalledger.eval_candidate_keys k
     UNION ALL
     SELECT 'eval_capture_failures', f.recorded_at, NULL, NULL, false FROM evalledger.eval_capture_failures f
+    UNION ALL
+    SELECT 'replay_run', r.created_at, ARRAY[r.brain_version], NULL, false FROM evalledger.replay_run r
+    UNION ALL
+    SELECT 'replay_query', q.run_created_at, ARRAY[r.brain_version], NULL, false
+      FROM evalledger.replay_query q JOIN evalledger.replay_run r USING (replay_run_id)
 $$;
