@@ -24,6 +24,7 @@ from tests.conftest import capture_times_since, make_capture_partition
 from tests.db.insider_logins import in_thread, logins, wait_until_waiting  # noqa: F401 (fixture)
 from tests.db.test_replay_drift_computed_by_the_database import CAPTURE, ledger_run
 from tests.db.test_retention import purge_as_retention
+from tests.ledger_forge import kinds, verified
 
 REPLAYED = ("INSERT INTO evalledger.replay_query (replay_run_id, capture_id, capture_created_at, outcome, "
             "retrieved_slugs, retrieved_chunk_ids, source_ids, vector_enabled, expansion_applied, latency_ms) "
@@ -59,7 +60,7 @@ def complete_as_runner(connect_as, run_id) -> dict:
     return connect_as("evalledger_runner").execute("SELECT evalledger.replay_complete_v1(%s)", (run_id,)).fetchone()[0]
 
 
-def test_an_open_run_whose_rows_the_purge_took_completes_inconclusive_naming_them(admin, connect_as, planned):
+def test_an_open_run_whose_rows_the_purge_took_completes_inconclusive_naming_them(admin, connect_as, dsn, planned):
     run_id, partition, olds, _ = planned
     # Not whole before the purge: two planned rows not asked.
     with pytest.raises(errors.CheckViolation, match="not whole: 5 of 7"):
@@ -84,6 +85,10 @@ def test_an_open_run_whose_rows_the_purge_took_completes_inconclusive_naming_the
         "the 5 replayed queries alone would pass")
     assert (decided["capture_purged"], decided["asked"], decided["replayed"]) == (2, 5, 5)
     assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
+    # verify finds nothing of the replay's: the purge's rows are journalled inserts like any other
+    # (what it names is the captured rows this test backdated, first journalled today).
+    found = {(kind, table) for kind, table, _, _ in kinds(verified(dsn, recompute=True))}
+    assert found <= {("deleted_too_young", "eval_candidates"), ("deleted_too_young", "eval_candidate_keys")}
 
 
 def test_a_failing_replay_still_fails_and_names_the_purged_rows(admin, connect_as, planned):
