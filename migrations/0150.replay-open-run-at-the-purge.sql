@@ -8,7 +8,9 @@
 -- (capture_purged). Only the purge writes that outcome (its marker); a runner's insert that waited
 -- for the purge's lock and finds its captured row gone and recorded by the purge is skipped, at
 -- read committed, as a row recorded already. The shares of the rubric are of the queries asked; a
--- run without such rows decides and reads exactly as before.
+-- run without such rows decides and reads exactly as before. The admission asks whether the
+-- caller reads the run and the captured row once, not twice (a tenth of its cost per replayed
+-- query), refusing exactly what it refused.
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -63,6 +65,7 @@ DECLARE
     run evalledger.replay_run;
     cap evalledger.eval_candidates;
     purged boolean := NEW.outcome = 'capture_purged';
+    readable boolean;
 BEGIN
     -- FOR SHARE, as takes_quality_verdict_admit_v2: a completion waits for this row, or this row for
     -- the completion (and then sees it), so no query lands after the decision.
@@ -76,8 +79,13 @@ BEGIN
             RETURN NULL;  -- completed whole meanwhile: nothing of it is missing
         END IF;
     END IF;
+    -- Whether the caller may read the run and (a ledger window's) captured row, asked once: what a
+    -- caller reads of a clock it reads of every later one (a tier is a lower bound), so the older of
+    -- the two answers for both; only when it does not is each asked again, for its own refusal.
+    readable := purged OR evalledger.caller_reads_v1(
+        least(run.created_at, CASE WHEN run.source = 'ledger' THEN NEW.capture_created_at END), NULL);
     IF run.replay_run_id IS NULL OR run.completed_at IS NOT NULL
-       OR NOT (purged OR evalledger.caller_reads_v1(run.created_at, NULL)) THEN
+       OR NOT (readable OR evalledger.caller_reads_v1(run.created_at, NULL)) THEN
         RAISE EXCEPTION 'evalledger: no open replay run % takes replayed queries', NEW.replay_run_id
             USING ERRCODE = 'insufficient_privilege', COLUMN = 'replay_run_id';
     END IF;
@@ -100,7 +108,7 @@ BEGIN
          WHERE c.created_at = NEW.capture_created_at AND c.id = NEW.capture_id
            AND (run.since_at IS NULL OR c.created_at >= run.since_at) AND c.created_at < run.until_at
            AND (run.tool IS NULL OR c.tool_name = run.tool) AND (run.remote IS NULL OR c.remote = run.remote)
-           AND (purged OR evalledger.caller_reads_v1(c.created_at, NULL));
+           AND (readable OR evalledger.caller_reads_v1(c.created_at, NULL));
         IF cap.id IS NULL THEN
             -- The purge took it while this insert waited for its lock, and recorded it for the run.
             IF EXISTS (SELECT 1 FROM evalledger.replay_query q

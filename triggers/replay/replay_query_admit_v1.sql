@@ -19,6 +19,7 @@ DECLARE
     run evalledger.replay_run;
     cap evalledger.eval_candidates;
     purged boolean := NEW.outcome = 'capture_purged';
+    readable boolean;
 BEGIN
     -- FOR SHARE, as takes_quality_verdict_admit_v2: a completion waits for this row, or this row for
     -- the completion (and then sees it), so no query lands after the decision.
@@ -32,8 +33,13 @@ BEGIN
             RETURN NULL;  -- completed whole meanwhile: nothing of it is missing
         END IF;
     END IF;
+    -- Whether the caller may read the run and (a ledger window's) captured row, asked once: what a
+    -- caller reads of a clock it reads of every later one (a tier is a lower bound), so the older of
+    -- the two answers for both; only when it does not is each asked again, for its own refusal.
+    readable := purged OR evalledger.caller_reads_v1(
+        least(run.created_at, CASE WHEN run.source = 'ledger' THEN NEW.capture_created_at END), NULL);
     IF run.replay_run_id IS NULL OR run.completed_at IS NOT NULL
-       OR NOT (purged OR evalledger.caller_reads_v1(run.created_at, NULL)) THEN
+       OR NOT (readable OR evalledger.caller_reads_v1(run.created_at, NULL)) THEN
         RAISE EXCEPTION 'evalledger: no open replay run % takes replayed queries', NEW.replay_run_id
             USING ERRCODE = 'insufficient_privilege', COLUMN = 'replay_run_id';
     END IF;
@@ -56,7 +62,7 @@ BEGIN
          WHERE c.created_at = NEW.capture_created_at AND c.id = NEW.capture_id
            AND (run.since_at IS NULL OR c.created_at >= run.since_at) AND c.created_at < run.until_at
            AND (run.tool IS NULL OR c.tool_name = run.tool) AND (run.remote IS NULL OR c.remote = run.remote)
-           AND (purged OR evalledger.caller_reads_v1(c.created_at, NULL));
+           AND (readable OR evalledger.caller_reads_v1(c.created_at, NULL));
         IF cap.id IS NULL THEN
             -- The purge took it while this insert waited for its lock, and recorded it for the run.
             IF EXISTS (SELECT 1 FROM evalledger.replay_query q

@@ -137,11 +137,15 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
     export = capturing.read_export(opts.from_file) if opts.from_file is not None else None
     adapter = adapting.adapter(opts.command, opts.url, opts.python, opts.timeout_s)
     values = _values(opts, adapter, export)
-    conn = db.connect(role="runner", autocommit=True)
+    # The claim's connection is opened while this one finds or starts the run: two connections'
+    # set-up (a server process each) paid at once, not one after the other, before the first query.
+    claim_conn = _Opening()
+    conn = None
     try:
+        conn = db.connect(role="runner", autocommit=True)
         run_row = _find_or_start(conn, opts, values, say)
         run_id = run_row["replay_run_id"]
-        with claims.claimed(store.QUERIES["claim_run"], run_id, suite="replay",
+        with claims.claimed(store.QUERIES["claim_run"], run_id, suite="replay", conn=claim_conn.get(),
                             waiting=lambda: say(f"replay run {run_id} is being replayed by another runner: "
                                                 "waiting for it")):
             state = store.run_state(conn, run_id)
@@ -162,7 +166,41 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
     except psycopg.Error as exc:
         raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
     finally:
-        conn.close()
+        claim_conn.close()
+        if conn is not None:
+            conn.close()
+
+
+class _Opening:
+    """A runner connection being opened in a thread of its own; get() waits for it (and raises
+    what opening it raised), close() closes it unless get() handed it on."""
+
+    def __init__(self):
+        self._done = threading.Event()
+        self._conn = None
+        self._error: BaseException | None = None
+        self._taken = False
+        threading.Thread(target=self._open, daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            self._conn = db.connect(role="runner")
+        except BaseException as exc:  # noqa: BLE001 - raised by get(), in the caller's thread
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def get(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        self._taken = True
+        return self._conn
+
+    def close(self) -> None:
+        self._done.wait()
+        if self._conn is not None and not self._taken:
+            self._conn.close()
 
 
 RECORDERS = 4  # connections recording answers at once, so a fast brain is not kept waiting by one
@@ -209,7 +247,10 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
                     answers.put(done)  # the others' signal too
                     return
                 batch = [first]
-                while len(batch) < BATCH:
+                # What has arrived, shared among the recorders: the last answers of a wave are
+                # recorded side by side, not one after another on one connection.
+                share = min(BATCH, max(1, -(-(answers.qsize() + 1) // recorders)))
+                while len(batch) < share:
                     try:
                         more = answers.get_nowait()
                     except queue.Empty:
