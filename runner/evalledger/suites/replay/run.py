@@ -205,13 +205,16 @@ class _Opening:
 
 RECORDERS = 4  # connections recording answers at once, so a fast brain is not kept waiting by one
 BATCH = 50  # answers that arrived together are recorded in one transaction: one commit's wait, not 50
+BACKLOG = 25  # answers waiting to be recorded that bring in one more recorder (up to RECORDERS)
 
 
 def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.Captured], concurrency: int,
              say: Callable[[str], None]) -> None:
     """Ask every row (at most `concurrency` at once) and record each answer as it comes, on up to
-    RECORDERS connections (the first the run's own; each other recorder opens its own while the
-    first questions are asked, not before): each recorder takes what has arrived, up to BATCH
+    RECORDERS connections: the run's own, and one more (opening its own connection) each time
+    more than BACKLOG answers wait for the ones there are, so a database that keeps pace costs no
+    connection's set-up (a server process, its caches) while the brain is asked, and one that
+    falls behind gets help. Each recorder takes its share of what has arrived, up to BATCH
     answers, and records them in one transaction, their INSERTs sent in one pipeline, so a slow
     commit and a round trip are paid once for all of them. An answer is asked again only if it
     never reached the ledger (a kill before its commit). The first error stops the run (what was
@@ -237,7 +240,7 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
 
     def recorder(connection) -> None:
         try:
-            if connection is None:  # another recorder's own, opened here while the first questions are asked
+            if connection is None:  # another recorder's own, opened here while the brain is asked
                 connection = db.connect(role="runner", autocommit=True)
                 with lock:
                     opened.append(connection)
@@ -249,7 +252,7 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
                 batch = [first]
                 # What has arrived, shared among the recorders: the last answers of a wave are
                 # recorded side by side, not one after another on one connection.
-                share = min(BATCH, max(1, -(-(answers.qsize() + 1) // recorders)))
+                share = min(BATCH, max(1, -(-(answers.qsize() + 1) // len(threads))))
                 while len(batch) < share:
                     try:
                         more = answers.get_nowait()
@@ -263,11 +266,15 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
             errors.append(exc)
 
-    recorders = min(RECORDERS, concurrency, len(todo))
+    most = min(RECORDERS, concurrency, len(todo))
     lock = threading.Lock()
-    threads = [threading.Thread(target=recorder, args=(c,), daemon=True) for c in [conn] + [None] * (recorders - 1)]
-    for thread in threads:
-        thread.start()
+    threads: list[threading.Thread] = []
+
+    def add_recorder(connection) -> None:
+        threads.append(threading.Thread(target=recorder, args=(connection,), daemon=True))
+        threads[-1].start()
+
+    add_recorder(conn)
     try:
         with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking:
             asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
@@ -277,6 +284,8 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
                         pending.cancel()
                     break
                 answers.put((asked[future], future.result()))
+                if len(threads) < most and answers.qsize() > BACKLOG:
+                    add_recorder(None)
     finally:
         answers.put(done)
         for thread in threads:
