@@ -53,6 +53,13 @@ BEGIN
         END IF;
         clock := r ->> 'created_at';
         SELECT t.target_id INTO brain FROM evalledger.eval_takes_quality_runs t WHERE t.id = (r ->> 'run_id')::bigint;
+    WHEN 'replay_run' THEN
+        clock := r ->> 'created_at';
+        brain := r ->> 'brain_version';
+    WHEN 'replay_query' THEN
+        clock := r ->> 'run_created_at';
+        SELECT x.brain_version INTO brain FROM evalledger.replay_run x
+         WHERE x.replay_run_id = (r ->> 'replay_run_id')::bigint;
     WHEN 'legal_hold' THEN
         IF r ->> 'released_at' IS NULL
            AND NOT EXISTS (SELECT 1 FROM evalledger.legal_hold_release x WHERE x.hold_id = (r ->> 'hold_id')::bigint) THEN

@@ -4,7 +4,8 @@
 -- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
 -- released holds;
 -- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
--- verdicts then snapshots (a snapshot a kept one builds on stays); captured-query partitions whose
+-- verdicts then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
+-- captured-query partitions whose
 -- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
 -- released brain and range holds whose release is past the horizon. Each step is a row of
 -- retention_purge_log (who, when, which table, how many rows, which run or partition), and the
@@ -19,7 +20,9 @@
 -- role's INSERT on the hold tables lets it LOCK them ROW EXCLUSIVE and keep its transaction open, so
 -- the purge stops then, naming who holds them, instead of queueing for ever. A captured-query
 -- partition whose DROP (ACCESS EXCLUSIVE on eval_candidates) would wait behind a reader's open
--- transaction, and so queue every capture and read behind it, is left to the next purge.
+-- transaction, and so queue every capture and read behind it, is left to the next purge. Before a
+-- partition goes, every replay run still open over it gets a capture_purged row for each captured
+-- row of the month it planned and has not replayed (never a pass: replay_decision_v1).
 CREATE FUNCTION evalledger.retention_purge_v2()
 RETURNS TABLE (purged_table text, purged_rows bigint, purged_run uuid, purged_partition text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
@@ -29,6 +32,7 @@ DECLARE
     runs uuid[];
     tq_runs bigint[];
     snapshots bigint[];
+    replays bigint[];
     part record;
     n bigint;
     purged text;
@@ -127,6 +131,18 @@ BEGIN
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_work_quality_snapshots', count(*) FROM gone HAVING count(*) > 0;
 
+    -- replay: each run with its queries as the run falls due (their tier clock is the run's
+    -- recording time; a hold on the brain version's label, or a range holding that time, keeps both).
+    SELECT coalesce(array_agg(r.replay_run_id), '{}') INTO replays
+      FROM evalledger.replay_run r
+     WHERE r.created_at < horizon AND NOT evalledger.retention_held_v2(r.created_at, ARRAY[r.brain_version], NULL);
+    WITH gone AS (DELETE FROM evalledger.replay_query q WHERE q.replay_run_id = ANY (replays) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'replay_query', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.replay_run r WHERE r.replay_run_id = ANY (replays) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'replay_run', count(*) FROM gone HAVING count(*) > 0;
+
     -- Captured queries: whole monthly partitions past the horizon that no range hold overlaps
     -- (the drop guard admits them inside the capture purge's marker), then keys and failures.
     INSERT INTO evalledger.capture_purge_marker (txid) VALUES (txid_current());
@@ -148,6 +164,30 @@ BEGIN
          WHERE c.tableoid = ('evalledger.' || quote_ident(part.name))::regclass;
         BEGIN
             PERFORM pg_catalog.set_config('lock_timeout', '100ms', true);
+            -- Open replay runs first: with no reader of the captured rows left (the DROP's lock, taken
+            -- now), each captured row of this month a run planned and has not replayed is recorded
+            -- for it as purged (replay_query_admit_v1 copies its captured fields), so the run is
+            -- still completed whole, and decided without passing on it (replay_decision_v1). What a
+            -- run planned is the newest `planned` rows of its window (the rows its role could read,
+            -- at most max_rows: newest first, as the runner asks them), less those purged before.
+            LOCK TABLE evalledger.eval_candidates IN ACCESS EXCLUSIVE MODE;
+            INSERT INTO evalledger.replay_query (replay_run_id, capture_id, capture_created_at, outcome, error)
+            SELECT r.replay_run_id, w.id, w.created_at, 'capture_purged',
+                   format('captured row purged by retention (%s) before the run replayed it', part.name)
+              FROM evalledger.replay_run r
+             CROSS JOIN LATERAL (
+                    SELECT c.id, c.created_at, c.tableoid FROM evalledger.eval_candidates c
+                     WHERE (r.since_at IS NULL OR c.created_at >= r.since_at) AND c.created_at < r.until_at
+                       AND (r.tool IS NULL OR c.tool_name = r.tool) AND (r.remote IS NULL OR c.remote = r.remote)
+                     ORDER BY c.created_at DESC, c.id DESC
+                     LIMIT greatest(r.planned - (SELECT count(*) FROM evalledger.replay_query p
+                                                  WHERE p.replay_run_id = r.replay_run_id
+                                                    AND p.status = 'capture_purged'), 0)) w
+             WHERE r.source = 'ledger' AND r.completed_at IS NULL
+               AND w.tableoid = ('evalledger.' || quote_ident(part.name))::regclass
+               AND NOT EXISTS (SELECT 1 FROM evalledger.replay_query q
+                                WHERE q.replay_run_id = r.replay_run_id AND q.capture_id = w.id)
+             ORDER BY r.replay_run_id, w.created_at, w.id;
             EXECUTE format('DROP TABLE evalledger.%I', part.name);
             INSERT INTO evalledger.retention_purge_log (table_name, row_count, partition_name)
             VALUES ('eval_candidates', n, part.name);

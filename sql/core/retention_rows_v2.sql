@@ -78,4 +78,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'eval_gate_decision', g.created_at, CASE WHEN t.id IS NOT NULL THEN ARRAY[t.target_id::text] END, NULL,
            evalledger.retention_gate_pinned_v1(g.run_id)
       FROM evalledger.eval_gate_decision g LEFT JOIN evalledger.eval_takes_quality_runs t ON t.id = g.run_id
+    UNION ALL
+    SELECT 'replay_run', r.created_at, ARRAY[r.brain_version], NULL, false FROM evalledger.replay_run r
+    UNION ALL
+    SELECT 'replay_query', q.run_created_at, ARRAY[r.brain_version], NULL, false
+      FROM evalledger.replay_query q JOIN evalledger.replay_run r USING (replay_run_id)
 $$;

@@ -6,9 +6,13 @@
 -- when the mean recall is below mean_recall_at_least, when any query's recall is below
 -- every_recall_at_least (the lowest named, by capture id, up to ten), or when the p95 of the
 -- replayed latencies is more than p95_latency_ratio_at_most times the p95 of their captured
--- latencies (percentile_cont; not compared when the captured p95 is 0 ms); pass otherwise. Figures
--- are stored unrounded; the rationale shows them to three decimals. The decision trigger
--- (replay_run_decide_v1) calls it, and so does the ledger's recompute.
+-- latencies (percentile_cont; not compared when the captured p95 is 0 ms); else inconclusive when
+-- the retention purge took captured rows of the run before they were replayed (status
+-- capture_purged: missing evidence never counts as met; counted and named, the lowest ten capture
+-- ids, in every rationale and in the summary as capture_purged); pass otherwise. Those rows are not
+-- queries asked: the shares above are of the others. Figures are stored unrounded; the rationale
+-- shows them to three decimals. The decision trigger (replay_run_decide_v1) calls it, and so does
+-- the ledger's recompute.
 CREATE FUNCTION evalledger.replay_decision_v1(run evalledger.replay_run) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -21,11 +25,13 @@ DECLARE
     reasons text[] := '{}';
     decision text;
     rationale text;
+    purged text;
 BEGIN
     SELECT r.definition -> 'pass_rule', (r.definition ->> 'min_replayable')::numeric,
            (r.definition ->> 'min_replayable_share')::numeric INTO rule, need, share
       FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
-    SELECT count(*) AS asked,
+    SELECT count(*) FILTER (WHERE q.status <> 'capture_purged') AS asked,
+           count(*) FILTER (WHERE q.status = 'capture_purged') AS capture_purged,
            count(*) FILTER (WHERE q.status = 'replayed') AS replayed,
            count(*) FILTER (WHERE q.status = 'not_replayable') AS not_replayable,
            count(*) FILTER (WHERE q.status = 'adapter_failed') AS adapter_failed,
@@ -39,6 +45,18 @@ BEGIN
            count(*) FILTER (WHERE cardinality(q.sources_lost) > 0) AS losing_a_source
       INTO f
       FROM evalledger.replay_query q WHERE q.replay_run_id = run.replay_run_id;
+    IF f.capture_purged > 0 THEN
+        SELECT format('%s captured %s the run planned %s purged by retention before %s replayed (%s)',
+                      count(*), CASE WHEN count(*) = 1 THEN 'row' ELSE 'rows' END,
+                      CASE WHEN count(*) = 1 THEN 'was' ELSE 'were' END,
+                      CASE WHEN count(*) = 1 THEN 'it was' ELSE 'they were' END,
+                      string_agg('capture ' || x.capture_id, ', ' ORDER BY x.capture_id) FILTER (WHERE x.n <= 10)
+                      || CASE WHEN count(*) > 10 THEN format(' and %s more', count(*) - 10) ELSE '' END)
+          INTO purged
+          FROM (SELECT q.capture_id, row_number() OVER (ORDER BY q.capture_id) AS n
+                  FROM evalledger.replay_query q
+                 WHERE q.replay_run_id = run.replay_run_id AND q.status = 'capture_purged') x;
+    END IF;
 
     failing := f.asked > 0 AND f.adapter_failed::numeric / f.asked > (rule ->> 'adapter_failed_share_at_most')::numeric;
     need := greatest(need, ceil(share * f.asked));
@@ -47,6 +65,9 @@ BEGIN
         rationale := format('Inconclusive: %s of %s queries replayed in their captured mode, at least %s needed '
                             '(%s not replayable, %s adapter failures).',
                             f.replayed, f.asked, need, f.not_replayable, f.adapter_failed);
+        IF purged IS NOT NULL THEN
+            rationale := rationale || format(' %s.', purged);
+        END IF;
     ELSE
         IF f.mean_recall < (rule ->> 'mean_recall_at_least')::numeric THEN
             reasons := reasons || format('mean recall %s below %s', round(f.mean_recall, 3),
@@ -79,6 +100,14 @@ BEGIN
         IF cardinality(reasons) > 0 THEN
             decision := 'fail';
             rationale := 'Fail: ' || array_to_string(reasons, '; ') || '.';
+            IF purged IS NOT NULL THEN
+                rationale := rationale || format(' %s.', purged);
+            END IF;
+        ELSIF purged IS NOT NULL THEN
+            decision := 'inconclusive';
+            rationale := format('Inconclusive: %s, and missing evidence never counts as met; the %s replayed '
+                                'queries alone would pass (mean recall %s, lowest %s).',
+                                purged, f.replayed, round(f.mean_recall, 3), round(f.min_recall, 3));
         ELSE
             decision := 'pass';
             rationale := format('Pass: mean recall %s over %s replayed queries, lowest %s; p95 latency %s.',
@@ -98,6 +127,8 @@ BEGIN
         'mean_recall', f.mean_recall, 'min_recall', f.min_recall, 'mean_jaccard', f.mean_jaccard,
         'mean_rbo', f.mean_rbo, 'p95_latency_ms', f.p95_ms, 'captured_p95_latency_ms', f.captured_p95_ms,
         'p95_latency_ratio', CASE WHEN f.captured_p95_ms > 0 THEN f.p95_ms::numeric / f.captured_p95_ms::numeric END,
-        'queries_losing_a_source', f.losing_a_source);
+        'queries_losing_a_source', f.losing_a_source)
+        || CASE WHEN f.capture_purged > 0 THEN jsonb_build_object('capture_purged', f.capture_purged)
+                ELSE '{}'::jsonb END;
 END;
 $$;

@@ -1,7 +1,8 @@
 -- One captured query asked again in a replay run: what production retrieved (the captured row's
 -- fields; for a ledger window the database copies them from eval_candidates itself), what the
 -- runner observed (outcome: the adapter answered, declined to replay the row in its mode, or
--- failed: a non-zero exit, a time-out, a reply that is not the JSON asked for, with its error),
+-- failed: a non-zero exit, a time-out, a reply that is not the JSON asked for, with its error; or,
+-- the retention purge's alone, the captured row was purged before the run replayed it),
 -- and what the database computes from the two (replay_query_admit_v1): status, recall, jaccard,
 -- rbo, the sources gained and lost and the latency ratio, stored unrounded. Once per captured row
 -- and run: a runner that resumes a killed run never asks a recorded query again.
@@ -41,8 +42,8 @@ CREATE TABLE replay_query (
     CONSTRAINT replay_query_once UNIQUE (replay_run_id, capture_id),
     CONSTRAINT replay_query_run_fkey FOREIGN KEY (replay_run_id) REFERENCES replay_run (replay_run_id),
     CONSTRAINT replay_query_tool_name_known CHECK (tool_name IN ('query', 'search')),
-    CONSTRAINT replay_query_outcome_known CHECK (outcome IN ('answered', 'declined', 'adapter_failed')),
-    CONSTRAINT replay_query_status_known CHECK (status IN ('replayed', 'not_replayable', 'adapter_failed')),
+    CONSTRAINT replay_query_outcome_known CHECK (outcome IN ('answered', 'declined', 'adapter_failed', 'capture_purged')),
+    CONSTRAINT replay_query_status_known CHECK (status IN ('replayed', 'not_replayable', 'adapter_failed', 'capture_purged')),
     CONSTRAINT replay_query_detail_known CHECK (captured_detail IN ('low', 'medium', 'high')
                                                 AND detail_resolved IN ('low', 'medium', 'high')),
     -- An answer carries the result fields; a decline or a failure none of them, and says why.

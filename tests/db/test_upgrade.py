@@ -234,6 +234,11 @@ MADE_BY = {
                                    "WHERE oid = 'evalledger.production_beside_eval_rows_v1(text, date, date, text)'::regprocedure",
     "0136.replay-outlives-capture": "SELECT xmin::text FROM pg_proc "
                                     "WHERE oid = 'evalledger.replay_capture_purged_rows_v1(bigint)'::regprocedure",
+    # (0151 replaced the purge 0150 changed: the decision is 0150's still.)
+    "0150.replay-open-run-at-the-purge": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                         "'evalledger.replay_decision_v1(evalledger.replay_run)'::regprocedure",
+    "0151.replay-ages": "SELECT xmin::text FROM pg_proc "
+                        "WHERE oid = 'evalledger.retention_due_v2(text, jsonb)'::regprocedure",
 }
 
 

@@ -7,18 +7,39 @@
 -- answer in another mode or a decline is not replayable, and a failure is an adapter failure; a
 -- replayed query's recall, jaccard, rbo (with the rubric's rbo_p), sources gained and lost and
 -- latency ratio (NULL when the captured latency was 0) are computed here, unrounded, and refused
--- when supplied. The tier clock is the run's recording time.
+-- when supplied. The tier clock is the run's recording time. Outcome capture_purged is the
+-- retention purge's alone (its marker, capture_purging_v1): a captured row of an open run's window
+-- the run has not replayed, recorded with its captured fields just before the purge drops its
+-- month, so the run can still be completed and decided, never passing on it (replay_decision_v1);
+-- a run completed meanwhile needs no such row (skipped). A runner's row whose captured row the
+-- purge took while the runner waited for it is skipped when the purge recorded that row already.
 CREATE FUNCTION evalledger.replay_query_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     run evalledger.replay_run;
     cap evalledger.eval_candidates;
+    purged boolean := NEW.outcome = 'capture_purged';
+    readable boolean;
 BEGIN
     -- FOR SHARE, as takes_quality_verdict_admit_v2: a completion waits for this row, or this row for
     -- the completion (and then sees it), so no query lands after the decision.
     SELECT * INTO run FROM evalledger.replay_run r WHERE r.replay_run_id = NEW.replay_run_id FOR SHARE;
+    IF purged THEN
+        IF NOT evalledger.capture_purging_v1() OR run.source IS DISTINCT FROM 'ledger' THEN
+            RAISE EXCEPTION 'evalledger: only the retention purge records a captured row it takes (outcome capture_purged)'
+                USING ERRCODE = 'insufficient_privilege', COLUMN = 'outcome';
+        END IF;
+        IF run.completed_at IS NOT NULL THEN
+            RETURN NULL;  -- completed whole meanwhile: nothing of it is missing
+        END IF;
+    END IF;
+    -- Whether the caller may read the run and (a ledger window's) captured row, asked once: what a
+    -- caller reads of a clock it reads of every later one (a tier is a lower bound), so the older of
+    -- the two answers for both; only when it does not is each asked again, for its own refusal.
+    readable := purged OR evalledger.caller_reads_v1(
+        least(run.created_at, CASE WHEN run.source = 'ledger' THEN NEW.capture_created_at END), NULL);
     IF run.replay_run_id IS NULL OR run.completed_at IS NOT NULL
-       OR NOT evalledger.caller_reads_v1(run.created_at, NULL) THEN
+       OR NOT (readable OR evalledger.caller_reads_v1(run.created_at, NULL)) THEN
         RAISE EXCEPTION 'evalledger: no open replay run % takes replayed queries', NEW.replay_run_id
             USING ERRCODE = 'insufficient_privilege', COLUMN = 'replay_run_id';
     END IF;
@@ -41,8 +62,14 @@ BEGIN
          WHERE c.created_at = NEW.capture_created_at AND c.id = NEW.capture_id
            AND (run.since_at IS NULL OR c.created_at >= run.since_at) AND c.created_at < run.until_at
            AND (run.tool IS NULL OR c.tool_name = run.tool) AND (run.remote IS NULL OR c.remote = run.remote)
-           AND evalledger.caller_reads_v1(c.created_at, NULL);
+           AND (readable OR evalledger.caller_reads_v1(c.created_at, NULL));
         IF cap.id IS NULL THEN
+            -- The purge took it while this insert waited for its lock, and recorded it for the run.
+            IF EXISTS (SELECT 1 FROM evalledger.replay_query q
+                        WHERE q.replay_run_id = NEW.replay_run_id AND q.capture_id = NEW.capture_id
+                          AND q.status = 'capture_purged') THEN
+                RETURN NULL;
+            END IF;
             RAISE EXCEPTION 'evalledger: captured row % (at %) is not one of replay run %''s window',
                     NEW.capture_id, NEW.capture_created_at, NEW.replay_run_id
                 USING ERRCODE = 'foreign_key_violation', COLUMN = 'capture_id';
@@ -57,7 +84,8 @@ BEGIN
         NEW.captured_latency_ms := cap.latency_ms;
     END IF;
 
-    NEW.status := CASE WHEN NEW.outcome = 'adapter_failed' THEN 'adapter_failed'
+    NEW.status := CASE WHEN purged THEN 'capture_purged'
+                       WHEN NEW.outcome = 'adapter_failed' THEN 'adapter_failed'
                        WHEN NEW.outcome = 'answered' AND NEW.vector_enabled = NEW.captured_vector_enabled THEN 'replayed'
                        ELSE 'not_replayable' END;
     IF NEW.outcome = 'answered' AND NEW.status = 'not_replayable' THEN

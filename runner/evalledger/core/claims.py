@@ -27,13 +27,15 @@ class Claimed(EvalledgerError):
 
 @contextlib.contextmanager
 def claimed(claim_query: str, run_id, *, suite: str, waiting: Callable[[], None] | None = None,
-            url: str | None = None, next_step: str | None = None) -> Iterator[None]:
+            url: str | None = None, next_step: str | None = None,
+            conn: psycopg.Connection | None = None) -> Iterator[None]:
     """Hold run_id's claim (claim_query: the suite's INSERT of it) inside the block. When another
     runner holds it: with `waiting`, say so through it and wait for it; without, raise Claimed,
     the one line that says since when the other runs and what to do. next_step: what a lost
-    connection says to do."""
+    connection says to do. conn: the runner's connection for the claim, opened already (it is the
+    claim's alone, and closed with it), else one is opened here."""
     names = {"suite": suite, "run_id": str(run_id)}
-    conn = db.connect(url, role="runner")
+    conn = conn if conn is not None else db.connect(url, role="runner")
     try:
         try:
             conn.execute(queries.get("claim_session"))

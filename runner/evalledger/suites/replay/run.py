@@ -137,11 +137,15 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
     export = capturing.read_export(opts.from_file) if opts.from_file is not None else None
     adapter = adapting.adapter(opts.command, opts.url, opts.python, opts.timeout_s)
     values = _values(opts, adapter, export)
-    conn = db.connect(role="runner", autocommit=True)
+    # The claim's connection is opened while this one finds or starts the run: two connections'
+    # set-up (a server process each) paid at once, not one after the other, before the first query.
+    claim_conn = _Opening()
+    conn = None
     try:
+        conn = db.connect(role="runner", autocommit=True)
         run_row = _find_or_start(conn, opts, values, say)
         run_id = run_row["replay_run_id"]
-        with claims.claimed(store.QUERIES["claim_run"], run_id, suite="replay",
+        with claims.claimed(store.QUERIES["claim_run"], run_id, suite="replay", conn=claim_conn.get(),
                             waiting=lambda: say(f"replay run {run_id} is being replayed by another runner: "
                                                 "waiting for it")):
             state = store.run_state(conn, run_id)
@@ -162,18 +166,55 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
     except psycopg.Error as exc:
         raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
     finally:
-        conn.close()
+        claim_conn.close()
+        if conn is not None:
+            conn.close()
+
+
+class _Opening:
+    """A runner connection being opened in a thread of its own; get() waits for it (and raises
+    what opening it raised), close() closes it unless get() handed it on."""
+
+    def __init__(self):
+        self._done = threading.Event()
+        self._conn = None
+        self._error: BaseException | None = None
+        self._taken = False
+        threading.Thread(target=self._open, daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            self._conn = db.connect(role="runner")
+        except BaseException as exc:  # noqa: BLE001 - raised by get(), in the caller's thread
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def get(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        self._taken = True
+        return self._conn
+
+    def close(self) -> None:
+        self._done.wait()
+        if self._conn is not None and not self._taken:
+            self._conn.close()
 
 
 RECORDERS = 4  # connections recording answers at once, so a fast brain is not kept waiting by one
 BATCH = 50  # answers that arrived together are recorded in one transaction: one commit's wait, not 50
+BACKLOG = 25  # answers waiting to be recorded that bring in one more recorder (up to RECORDERS)
 
 
 def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.Captured], concurrency: int,
              say: Callable[[str], None]) -> None:
     """Ask every row (at most `concurrency` at once) and record each answer as it comes, on up to
-    RECORDERS connections (the first the run's own; each other recorder opens its own while the
-    first questions are asked, not before): each recorder takes what has arrived, up to BATCH
+    RECORDERS connections: the run's own, and one more (opening its own connection) each time
+    more than BACKLOG answers wait for the ones there are, so a database that keeps pace costs no
+    connection's set-up (a server process, its caches) while the brain is asked, and one that
+    falls behind gets help. Each recorder takes its share of what has arrived, up to BATCH
     answers, and records them in one transaction, their INSERTs sent in one pipeline, so a slow
     commit and a round trip are paid once for all of them. An answer is asked again only if it
     never reached the ledger (a kill before its commit). The first error stops the run (what was
@@ -199,7 +240,7 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
 
     def recorder(connection) -> None:
         try:
-            if connection is None:  # another recorder's own, opened here while the first questions are asked
+            if connection is None:  # another recorder's own, opened here while the brain is asked
                 connection = db.connect(role="runner", autocommit=True)
                 with lock:
                     opened.append(connection)
@@ -209,7 +250,10 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
                     answers.put(done)  # the others' signal too
                     return
                 batch = [first]
-                while len(batch) < BATCH:
+                # What has arrived, shared among the recorders: the last answers of a wave are
+                # recorded side by side, not one after another on one connection.
+                share = min(BATCH, max(1, -(-(answers.qsize() + 1) // len(threads))))
+                while len(batch) < share:
                     try:
                         more = answers.get_nowait()
                     except queue.Empty:
@@ -222,11 +266,15 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
             errors.append(exc)
 
-    recorders = min(RECORDERS, concurrency, len(todo))
+    most = min(RECORDERS, concurrency, len(todo))
     lock = threading.Lock()
-    threads = [threading.Thread(target=recorder, args=(c,), daemon=True) for c in [conn] + [None] * (recorders - 1)]
-    for thread in threads:
-        thread.start()
+    threads: list[threading.Thread] = []
+
+    def add_recorder(connection) -> None:
+        threads.append(threading.Thread(target=recorder, args=(connection,), daemon=True))
+        threads[-1].start()
+
+    add_recorder(conn)
     try:
         with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking:
             asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
@@ -236,6 +284,8 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
                         pending.cancel()
                     break
                 answers.put((asked[future], future.result()))
+                if len(threads) < most and answers.qsize() > BACKLOG:
+                    add_recorder(None)
     finally:
         answers.put(done)
         for thread in threads:
