@@ -226,7 +226,10 @@ def reviewer_id(reviewers):
 
 def pytest_configure(config):
     """Refuse workers on $DATABASE_URL's server: its roles are the cluster's, shared by every
-    session on it, and the tests make and change login roles by name."""
+    session on it, and the tests make and change login roles by name. And let pytest-xdist hand
+    out the groups in the order the workers collected them (_longest_groups_first), not by size."""
+    if getattr(config.option, "dist", None) == "loadgroup":
+        config.option.loadscopereorder = False
     if os.environ.get("DATABASE_URL") and getattr(config.option, "numprocesses", None) \
             and not os.environ.get("PYTEST_XDIST_WORKER"):
         raise pytest.UsageError("DATABASE_URL is set: its tests run in one process, leave out -n (or give -n 0); "
@@ -257,7 +260,34 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     result = yield  # pytest-xdist's worker names each test's group here
     _groups_hold_under_pytest_9(config, items)
+    _longest_groups_first(config, items)
     return result
+
+
+def _longest_groups_first(config, items) -> None:
+    """Under `--dist loadgroup`, the groups that start clusters of their own (marked slow: minutes
+    each, mostly waiting on the servers and the test runs they start) go first, one to each worker
+    while the other tests fill the gaps; then the other groups, the largest first (pytest-xdist's
+    own order), then every other test as collected. pytest-xdist hands out groups in the order the
+    workers collected them (pytest_configure turns its reordering by size off): ordered by size
+    alone, the dump tests' group started a minute or two into the session and ended last, with the
+    other worker idle."""
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and config.getoption("loadgroup", False)):
+        return
+    groups = {}
+    for item in items:
+        marker = item.get_closest_marker("xdist_group")
+        if marker is not None:
+            name = marker.args[0] if marker.args else marker.kwargs.get("name", "default")
+            groups.setdefault(name, []).append(item)
+
+    def rank(entry):
+        name, members = entry
+        return (not any(item.get_closest_marker("slow") for item in members), -len(members))
+
+    first = [item for _, members in sorted(groups.items(), key=rank) for item in members]
+    grouped = {id(item) for item in first}
+    items[:] = first + [item for item in items if id(item) not in grouped]
 
 
 def _groups_hold_under_pytest_9(config, items) -> None:

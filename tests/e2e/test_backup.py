@@ -27,7 +27,8 @@ from tests.cli import run_cli
 from tests.conftest import TEST_PASSWORD, ensure_login_role
 from tests.clusters import Cluster, assert_the_same_ledger, cluster, dashboards, every_role_sees, ok
 
-# One worker makes the primary both modules share (make test distributes by --dist loadgroup).
+# On one worker (make test distributes by --dist loadgroup), which makes a primary of its own
+# (tests/e2e/test_dump.py, in a group of its own, makes its own on its worker).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
 EVALLEDGER = Path(sys.executable).with_name("evalledger")
 READERS = {"evalledger_test_standby_auditor": "evalledger_auditor", "evalledger_test_standby_revops": "evalledger_revops"}

@@ -29,8 +29,10 @@ from tests.conftest import REVIEWER_ROLE
 from tests.ledger_forge import rewrite
 from tests.provisioning import MEMORY, MEMORY_NEEDED, SERVER_HOME_PREFIX
 
-# One worker makes the primary both modules share (make test distributes by --dist loadgroup).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backup_clusters")]
+# On one worker (make test distributes by --dist loadgroup), which makes a primary of its own: the
+# module shares nothing with tests/e2e/test_backup.py but the way a primary is built, and its guard
+# runs, which take minutes, start while the backup tests run on the other worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dump_clusters")]
 
 ROOT = Path(__file__).resolve().parents[2]
 # The modules that try every guard as every role, and every tampering the journal must make evident:
