@@ -131,6 +131,9 @@ class StandIn:
             self._throttle: tuple[float, float, random.Random] | None = None
             self._burst: tuple[float, float | None, float | None] | None = None
             self._met: set[str] = set()
+            # A request of before the reset (a hanging one it released) must not count down the new
+            # counts: that left a model's peak at 0 for the next test.
+            self._generation = getattr(self, "_generation", 0) + 1
         self.responder: Responder | None = None
         self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
         self.score: float = 8
@@ -345,6 +348,7 @@ class StandIn:
         rec, received_key = self._record(api, path, headers, body)
         wake = self._wake
         with self._lock:
+            generation = self._generation
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             self._in_flight_by_model[rec.model] += 1
@@ -379,11 +383,12 @@ class StandIn:
             # Decrement before the response is written: the client's next request must
             # not see this one still counted, or the bound would look broken.
             with self._lock:
-                self._in_flight -= 1
-                self._in_flight_by_model[rec.model] -= 1
-                if status is not None:
-                    self._statuses[status] += 1
-                self._last_done_at = time.monotonic()
+                if generation == self._generation:
+                    self._in_flight -= 1
+                    self._in_flight_by_model[rec.model] -= 1
+                    if status is not None:
+                        self._statuses[status] += 1
+                    self._last_done_at = time.monotonic()
 
     def _rendezvous(self, model: str) -> None:
         wanted = self.rendezvous_by_model.get(model)

@@ -287,6 +287,19 @@ def test_timeout_is_a_provider_error(standin):
     assert "timeout after 0.3s" in call.error_message
 
 
+def test_a_request_left_hanging_by_a_client_that_gave_up_never_counts_against_the_next_tests(standin):
+    # The client gives up; the stand-in's handler still hangs until reset releases it. What it then
+    # counts down must be the old counts, not the next test's (which read a peak of 0 for gpt-4o).
+    standin.script("gpt-4o", steps.hang(10))
+    [call] = run(standin, [req()], timeout_s=0.3, max_retries=0)
+    assert call.error_kind == "provider_error" and standin.in_flight == 1
+    standin.reset()
+    time.sleep(0.2)  # the released handler's finally has run by now
+    assert standin.in_flight == 0
+    [call] = run(standin, [req()])
+    assert call.ok and standin.max_in_flight_by_model == {"gpt-4o": 1} and standin.in_flight == 0
+
+
 def test_a_timed_out_attempt_is_retried(standin):
     standin.script("claude-opus-4-7", steps.hang(10))
     [call] = run(standin, [req("anthropic:claude-opus-4-7")], timeout_s=0.3, max_retries=1)
