@@ -167,6 +167,7 @@ def test_a_writer_waiting_for_the_purge_finds_its_row_recorded(admin, connect_as
     assert complete_as_runner(connect_as, run_id)["decision"] == "inconclusive"
 
 
+@pytest.mark.server_timeouts
 def test_a_purge_never_waits_for_a_writer_holding_the_month(admin, connect_as, dsn, logins, planned):  # noqa: F811
     """A writer has recorded an answer for one of the month's rows and not committed: the purge does
     not wait for it (nor record that row as purged); it leaves the month to the next purge, which
