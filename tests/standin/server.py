@@ -87,6 +87,7 @@ class StandIn:
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
         self._wake = threading.Event()
+        self._generation = 0
         self.reset()
 
     # --- lifecycle -------------------------------------------------------------------
@@ -133,7 +134,7 @@ class StandIn:
             self._met: set[str] = set()
             # A request of before the reset (a hanging one it released) must not count down the new
             # counts: that left a model's peak at 0 for the next test.
-            self._generation = getattr(self, "_generation", 0) + 1
+            self._generation += 1
         self.responder: Responder | None = None
         self.dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
         self.score: float = 8
