@@ -4,13 +4,16 @@ process itself is the point (a closed pipe, a kill, the console script), as a re
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 SCRIPT = Path(sys.executable).with_name("evalledger")
@@ -96,3 +99,50 @@ def recorded_demo_file(tmp_path, env):
     path = tmp_path / "run.json"
     path.write_text(fixture_path().read_text())
     return path
+
+
+# How long a test waits for a process of the console script to reach the moment the test acts at:
+# a guard against a hang, never a measure of speed. Three dated sessions at once on two cores (CI's
+# `make test-dates`) once kept a runner from its first batch submission for over a minute.
+REACH_S = 300
+
+
+def start_script(*args: str, env: dict | None = None, text: bool = False) -> subprocess.Popen:
+    """`evalledger ARGS` started as a real process, both streams piped; its stack is printed on SIGABRT."""
+    merged = {**os.environ, **_environment(env), "PYTHONFAULTHANDLER": "1"}
+    return subprocess.Popen([str(SCRIPT), *args], env=merged, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=text)
+
+
+def wait_until(proc: subprocess.Popen, until, what: str, timeout: float = REACH_S) -> None:
+    """Poll until() while proc runs. A process that ended first, or one that never got there, fails the
+    test with what it printed; the one that never got there is first made to print every thread's stack
+    (SIGABRT under PYTHONFAULTHANDLER, as start_script runs it), so the failure says where it waited."""
+    deadline = time.monotonic() + timeout
+    while not until():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the process ended (exit {proc.returncode}) before it {what}:\n{_said(out, err)}")
+        if time.monotonic() >= deadline:
+            proc.send_signal(signal.SIGABRT)
+            out, err = proc.communicate()
+            pytest.fail(f"the process never {what} in {timeout:g} s; what it printed, its stack last:\n"
+                        f"{_said(out, err)}")
+        time.sleep(0.02)
+
+
+def kill_when(proc: subprocess.Popen, until, what: str, timeout: float = REACH_S) -> None:
+    """SIGKILL proc once until() holds (see wait_until), and reap it; a process left running is killed."""
+    try:
+        wait_until(proc, until, what, timeout)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _said(out, err) -> str:
+    text = "\n".join(s.decode(errors="replace") if isinstance(s, bytes) else (s or "") for s in (out, err))
+    return text[-6000:]

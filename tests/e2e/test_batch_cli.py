@@ -5,18 +5,14 @@ submitted twice, failed and expired requests retried once."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import threading
-import time
 from decimal import Decimal
 
 from psycopg.types.json import Jsonb
 
 import pytest
 
-from tests.cli import SCRIPT, run_cli
+from tests.cli import kill_when, run_cli, start_script
 from tests.e2e.test_takes_quality_cli import CORPUS, count, tq, write_jsonl
 
 PANEL = "openai:gpt-4o,anthropic:claude-opus-4-7,google:gemini-1.5-pro"
@@ -141,20 +137,8 @@ def test_batch_fallback_sync_calls_only_what_the_batch_failed(env, corpus, stand
 
 
 def _kill_when(env, until, what):
-    proc = subprocess.Popen([str(SCRIPT), "run", "takes-quality", "--seed", "11", "--json", "--models", PANEL,
-                             "--batch"], env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not until():
-            assert time.monotonic() < deadline, f"never {what}"
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    kill_when(start_script("run", "takes-quality", "--seed", "11", "--json", "--models", PANEL, "--batch", env=env),
+              until, what)
 
 
 def _resumed_once(env, standin, admin):
@@ -407,19 +391,9 @@ def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(s
     standin.responder = lambda model, system, user: ANSWER if model == "claude-sonnet-4-6" else DRAFT
     standin.batch_delay_s = 4
     args = h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch")
-    proc = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **env}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") < 3:
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    kill_when(start_script(*args, env=env),
+              lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") >= 3,
+              "recorded the three submissions")
     assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion") == 0
     done = run_cli(*args, env=env)
     assert done.code == 0, done.err

@@ -8,10 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import subprocess
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -19,7 +16,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-from tests.cli import SCRIPT, run_cli
+from tests.cli import kill_when, run_cli, start_script, wait_until
 from tests.conftest import REVIEWER_ROLE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -194,18 +191,9 @@ def test_a_killed_export_leaves_neither_a_file_nor_a_trailer(dsn, admin, tmp_pat
                   "latency_ms, remote, capture_key) SELECT 'query', repeat('q', 2000), true, false, 1, false, "
                   "gen_random_uuid() FROM generate_series(1, 100000)")
     out = tmp_path / "all.ndjson"
-    proc = subprocess.Popen([str(SCRIPT), "export", "--output", str(out)], env={**os.environ, "DATABASE_URL": dsn},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not any(p.name.startswith(".all.ndjson.") and p.stat().st_size > 0 for p in tmp_path.iterdir()):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_when(start_script("export", "--output", str(out), env={"DATABASE_URL": dsn}),
+              lambda: any(p.name.startswith(".all.ndjson.") and p.stat().st_size > 0 for p in tmp_path.iterdir()),
+              "wrote the export's first bytes")
     assert not out.exists() and not (tmp_path / "all.ndjson.complete.json").exists()
 
 
@@ -295,13 +283,10 @@ def test_a_connection_lost_mid_run_says_the_same_command_resumes(dsn, admin, sta
     path = write_jsonl(tmp_path / "takes.jsonl", CORPUS)
     assert run_cli("corpus", "load", str(path), env=env).code == 0
     standin.gate = threading.Event()
-    proc = subprocess.Popen([str(SCRIPT), "run", "takes-quality", "--seed", "3", "--json"], env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_script("run", "takes-quality", "--seed", "3", "--json", env=env, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while admin.execute("SELECT count(*) FROM eval_takes_quality_judge_verdicts").fetchone()[0] < 3:
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
+        wait_until(proc, lambda: admin.execute("SELECT count(*) FROM eval_takes_quality_judge_verdicts").fetchone()[0]
+                   >= 3, "recorded its three calls as started")
         dbname = admin.execute("SELECT current_database()").fetchone()[0]
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
                       "AND pid <> pg_backend_pid()", (dbname,))

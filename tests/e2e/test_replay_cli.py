@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.cli import SCRIPT, run_cli
+from tests.cli import SCRIPT, kill_when, run_cli, start_script
 from tests.conftest import capture_times_since
 
 FIXTURE = Path(__file__).parents[2] / "runner/evalledger/suites/replay/fixtures/captured_demo.jsonl"
@@ -329,15 +327,9 @@ def test_a_replay_killed_halfway_resumes_without_asking_a_recorded_query_again(d
         """)
     args = ["run", "replay", "--brain-version", "v1", "--command", command, "--concurrency", "1"]
     env = {**os.environ, "DATABASE_URL": dsn}
-    proc = subprocess.Popen([str(SCRIPT), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while admin.execute("SELECT count(*) FROM evalledger.replay_query").fetchone()[0] < 4:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-            time.sleep(0.05)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    kill_when(start_script(*args, env=env),
+              lambda: admin.execute("SELECT count(*) FROM evalledger.replay_query").fetchone()[0] >= 4,
+              "recorded four queries")
     recorded = {i for (i,) in admin.execute("SELECT capture_id FROM evalledger.replay_query")}
     assert len(recorded) == 4
     asked_before = asked(tmp_path)

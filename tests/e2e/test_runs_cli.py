@@ -6,16 +6,13 @@ has an fs receipt, --rerun judges again, two identical runs pay once, and work-q
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from evalledger.suites.takes_quality import receipts
 from tests.builders import as_stored
-from tests.cli import SCRIPT, run_cli
+from tests.cli import run_cli, start_script, wait_until
 from tests.e2e.test_takes_quality_cli import corpus, env  # noqa: F401 (fixtures)
 from tests.e2e.test_takes_quality_cli import CORPUS, PANEL, count, tq, write_jsonl
 from tests.standin import steps
@@ -135,22 +132,19 @@ def test_rerun_judges_a_complete_eval_again_as_its_next_judging(env, corpus, sta
     assert third["rerun"] == 2
 
 
-def two_at_once(argv, env, standin, admin, started: str, calls: int, first_only=()) -> tuple[str, str]:
+def two_at_once(args, env, standin, admin, started: str, calls: int, first_only=()) -> tuple[str, str]:
     """The same command twice at once (the first with first_only added): the second starts once the
     first has `calls` calls started (the `started` table's call_started rows), the judges answer only
     once the second says it waits; both must exit 0. The first's stdout, and all the second printed."""
     import threading
 
     standin.gate = threading.Event()
-    full = {**os.environ, **env}
-    first = subprocess.Popen([*argv, *first_only], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = start_script(*args, *first_only, env=env, text=True)
     second = None
     try:
-        deadline = time.monotonic() + 60
-        while count(admin, f"SELECT count(*) FROM {started} WHERE call_started") < calls:
-            assert time.monotonic() < deadline and first.poll() is None, first.communicate()
-            time.sleep(0.05)
-        second = subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until(first, lambda: count(admin, f"SELECT count(*) FROM {started} WHERE call_started") >= calls,
+                   f"started {calls} calls")
+        second = start_script(*args, env=env, text=True)
         said = []
         for line in second.stdout:
             said.append(line)
@@ -171,7 +165,7 @@ def two_at_once(argv, env, standin, admin, started: str, calls: int, first_only=
 @pytest.mark.server_timeouts
 @pytest.mark.processes
 def test_two_identical_runs_at_once_pay_for_each_call_once(env, corpus, standin, admin):
-    out, second_out = two_at_once([str(SCRIPT), "run", "takes-quality", "--seed", "11"], env, standin, admin,
+    out, second_out = two_at_once(["run", "takes-quality", "--seed", "11"], env, standin, admin,
                                   "eval_takes_quality_judge_verdicts", 3, first_only=["--json"])
     assert len(standin.requests) == 3  # not 6
     run_id = json.loads(out)["run_id"]
@@ -281,7 +275,7 @@ def test_two_work_quality_runs_of_one_run_id_at_once_pay_for_each_judge_once(env
     standin.responder = lambda model, system, user: {
         **{d: 0.8 for d in DIMENSIONS}, "narrative": "read it", "confidence": 0.7,
         "relative_vs_prev": {d: "n/a" for d in DIMENSIONS}, "relative_narrative": ""}
-    argv = [str(SCRIPT), "run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
+    argv = ["run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
             "--work-product", str(work), "--models", "openai:gpt-4o,anthropic:claude-opus-4-7", "--retries", "0",
             "--deadline", "0", "--run-id", "build-9"]
     _, second_out = two_at_once(argv, env, standin, admin, "eval_work_quality_judge_verdicts", 2)

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import jsonschema
@@ -16,7 +12,7 @@ import pytest
 
 from evalledger.suites.takes_quality import receipts
 from tests.builders import as_stored
-from tests.cli import SCRIPT, run_cli
+from tests.cli import kill_when, run_cli, start_script
 from tests.standin import FAKE_KEYS, steps
 
 REPO = Path(__file__).resolve().parents[2]
@@ -356,20 +352,10 @@ def test_an_identical_rerun_adds_nothing_and_calls_nobody(env, corpus, standin, 
 @pytest.mark.processes
 def test_a_run_killed_halfway_stays_incomplete_and_a_rerun_finishes_it(env, corpus, standin, admin):
     standin.script("gemini-1.5-pro", steps.hang(60))
-    proc = subprocess.Popen([str(SCRIPT), "run", "takes-quality", "--seed", "11", "--json", "--timeout", "120"],
-                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started") < 2:
-            assert time.monotonic() < deadline, "the two answering judges were never recorded"
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    kill_when(start_script("run", "takes-quality", "--seed", "11", "--json", "--timeout", "120", env=env),
+              lambda: count(admin, "SELECT count(*) FROM eval_takes_quality_judge_verdicts "
+                                   "WHERE NOT call_started") >= 2,
+              "recorded the two answering judges")
     assert admin.execute("SELECT completed_at, verdict, receipt_json FROM eval_takes_quality_runs").fetchall() == \
         [(None, None, None)]
     # The call in flight at the kill was recorded as started, with its estimated cost.
