@@ -645,3 +645,17 @@ def test_a_brain_without_a_batch_api_is_asked_one_by_one_and_the_run_says_so(sta
                     "the judges' drafts batched"]
     assert len(sync_calls(standin, "brain-7b")) == 2 and batch_lines(standin, "brain-7b") == []
     assert len(standin.batch_creates) == 3
+
+
+def test_a_brain_answer_the_budget_cannot_hold_is_left_out_of_the_batch(standin, dsn, reviewers, tmp_path, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == BRAIN_MODEL else DRAFT
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01", "--batch", "--budget-usd", "0"), env=env)
+    assert done.code == 3, done.err
+    assert "EVAL-Q01: no answer: budget_exhausted: skipped: projected cost of anthropic:claude-sonnet-4-6 would pass " \
+           "the budget cap" in done.out, done.out
+    assert standin.batch_creates == [] and standin.requests_for(BRAIN_MODEL) == []
+    assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0

@@ -344,9 +344,9 @@ def answer_batched(p: Plan, run_id: UUID, answered: set[str], options: Any, *, c
     by_id = {q["question_id"]: q for q in todo}
     requests = [_brain_request(p, q) for q in todo]
     outcome.asked = len(requests)
-    held: dict[str, Any] = {}
-    if budget is not None and budget.cap_usd is not None:
-        budget.check_prices([p.spec])  # before anything is written
+    if not requests:
+        return outcome, []
+    held: dict[str, Any] = {}  # a model without a price under a cap: reserve refuses it, nothing sent
 
     def on_submit(request: JudgeRequest, projected: Any) -> Any:
         if budget is None:
