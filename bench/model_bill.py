@@ -22,9 +22,10 @@ it is 1,024 tokens or more. It counts 4 characters a token. A call of the first 
   batched        the caching column's usage at the batch APIs' rates (pricing.json's batch_input and
                  batch_output, the cache's rates scaled by the same discount: pricing.Price.batched), as
                  if every provider's calls went through its batch API
-  --batch        the same, with the judges' calls batched (every provider's: OpenAI's, Anthropic's and
-                 Gemini's, BATCH_PROVIDERS) and the harness brain's own answers synchronous, at their
-                 caching price: what `--batch` batches today
+  --batch        the same, with what `--batch` batches today: every call to a provider with a batch API
+                 (OpenAI's, Anthropic's and Gemini's, BATCH_PROVIDERS), the judges' drafts and the harness
+                 brain's own answers (the demo brain's is Anthropic's); a call to another provider stays at
+                 its caching price. It equals the batched column while every model has a batch API
 
 What-if rows (--what-if): the harness with a brain system prompt of 6,000 characters (a production
 brain's prompt with its views' contracts is longer than the demo's 434), and takes-quality with
@@ -73,7 +74,7 @@ class Bill:
     flag_batched_usd: float = 0.0
     replies: list[str] = field(default_factory=list)
 
-    def add(self, calls: list[JudgeCall], judges: bool = True) -> None:
+    def add(self, calls: list[JudgeCall]) -> None:
         for call in calls:
             assert call.ok, f"{call.spec}: {call.error_message}"
             self.calls += 1
@@ -86,7 +87,7 @@ class Bill:
             batched = cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
                               call.cache_write_tokens, batch=True) or 0.0
             self.batched_usd += batched
-            self.flag_batched_usd += batched if judges and call.spec.provider in BATCH_PROVIDERS else (
+            self.flag_batched_usd += batched if call.spec.provider in BATCH_PROVIDERS else (
                 cost_of(call.spec, call.input_tokens, call.output_tokens, call.cached_input_tokens,
                         call.cache_write_tokens) or 0.0)
             self.replies.append(f"{call.spec.spec} {call.key} {call.text}")
@@ -125,7 +126,7 @@ def harness_bill(standin: StandIn, cache: bool, brain_prompt: str) -> Bill:
                           max_output_tokens=harness.MAX_OUTPUT_TOKENS, key=q["question_id"], cache=cache)
              for q in questions]
     answered = _run(standin, asked)
-    bill.add(answered, judges=False)  # the brain's own answers: --batch asks them synchronously
+    bill.add(answered)  # the brain's own answers: --batch batches them when its provider has a batch API
     judged = []
     for q, call in zip(questions, answered):
         doc = repair_json(call.text)
@@ -216,9 +217,9 @@ def main() -> None:
             measure(standin, "what-if: takes-quality, 3 cycles",
                     configured(lambda cache: takes_bill(standin, cache, 3)))
     print("input counts every prompt token (cached and written ones included); list, caching and batched are the "
-          "bill in USD at pricing.json's rates; ratio = each / list; --batch: the ratio with the judges' calls "
-          "batched and the brain's answers synchronous (what --batch batches today); replies: the same replies in "
-          "both runs")
+          "bill in USD at pricing.json's rates; ratio = each / list; --batch: the ratio with what --batch batches "
+          "today (every call to a provider with a batch API, the harness brain's answers included); replies: the "
+          "same replies in both runs")
 
 
 if __name__ == "__main__":

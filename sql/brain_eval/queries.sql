@@ -249,6 +249,27 @@ INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('brain-eval', %(run_id)
 -- The questions of a harness run that have an answer already.
 SELECT question_id FROM evalledger.brain_eval_harness_answer WHERE eval_run_id = %(eval_run_id)s;
 
+-- name: harness_calls
+-- How a harness run's live calls went, the brain's answers and the judges' drafts: made one by one (sync), sent through a provider's batch API (batch, every request of the run's batches, a retry its own), and the prompt tokens the providers' caches served. A batch's result is a stored row when it succeeded; a judge's failed draft is one when it is not retried (a retry's, or a cancelled one's); a brain's failed answer never is.
+WITH batched AS (
+    SELECT q.item, b.attempt, r.outcome
+      FROM evalledger.judge_batch b JOIN evalledger.judge_batch_request q USING (batch_id)
+      LEFT JOIN evalledger.judge_batch_result r USING (batch_id, custom_id)
+     WHERE b.suite = 'brain-eval' AND b.run_key = %(eval_run_id)s::text)
+SELECT ((SELECT count(*) FROM evalledger.brain_eval_harness_answer a
+          WHERE a.eval_run_id = %(eval_run_id)s AND NOT a.recorded)
+        + (SELECT count(*) FROM evalledger.brain_eval_judge_suggestion s
+            WHERE s.eval_run_id = %(eval_run_id)s AND NOT s.recorded AND s.attempts > 0)
+        - (SELECT count(*) FROM batched
+            WHERE outcome = 'succeeded'
+               OR (outcome IS NOT NULL AND item NOT LIKE 'answer %%' AND (attempt > 1 OR outcome = 'cancelled'))))::integer AS sync,
+       (SELECT count(*) FROM batched)::integer AS batch,
+       ((SELECT coalesce(sum(l.cached_input_tokens), 0) FROM evalledger.brain_eval_harness_answer a
+          JOIN evalledger.brain_analysis_log l USING (analysis_id)
+         WHERE a.eval_run_id = %(eval_run_id)s AND NOT a.recorded)
+        + (SELECT coalesce(sum(s.cached_input_tokens), 0) FROM evalledger.brain_eval_judge_suggestion s
+            WHERE s.eval_run_id = %(eval_run_id)s AND NOT s.recorded))::integer AS cached_input_tokens;
+
 -- name: insert_harness_answer
 -- Store one brain answer of a harness run; the database computes its automatic scores.
 INSERT INTO evalledger.brain_eval_harness_answer

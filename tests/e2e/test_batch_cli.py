@@ -302,8 +302,8 @@ def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
 # --- run brain-eval --batch: the judges' drafts -------------------------------------------------
 
 
-def _harness(env, tmp_path):
-    """The demo catalog loaded, AGT-902 registered with the demo levers, a folder of views."""
+def _harness(env, tmp_path, model="anthropic:claude-sonnet-4-6"):
+    """The demo catalog loaded, AGT-902 registered with the demo levers (its model `model`), a folder of views."""
     from tests.e2e import test_harness_cli as h
 
     demo_file = tmp_path / "catalog.json"
@@ -312,8 +312,8 @@ def _harness(env, tmp_path):
     prompt = tmp_path / "prompt.txt"
     prompt.write_text(h.BRAIN_PROMPT)
     levers = [arg for lever in h.DEMO_LEVERS for arg in ("--lever", lever)]
-    assert run_cli("brain", "add", "AGT-902", "--model", "anthropic:claude-sonnet-4-6", "--prompt-file", str(prompt),
-                   *levers, env=env).code == 0
+    added = run_cli("brain", "add", "AGT-902", "--model", model, "--prompt-file", str(prompt), *levers, env=env)
+    assert added.code == 0, added.err
     views = tmp_path / "views"
     views.mkdir()
     (views / "accounts.sql").write_text(h.VIEW_FILE)
@@ -344,8 +344,10 @@ def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(stan
     done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch"), env=env)
     assert done.code == 0, done.err
     assert "suggestions: 6 drafted by 3 judges; 6 asked now" in done.out, done.out
-    # Every judge's drafts came as batch lines (OpenAI's batch failed one, its retry answered it).
-    assert len(standin.batch_creates) == 4
+    # Every judge's drafts came as batch lines (OpenAI's batch failed one, its retry answered it),
+    # after the brain's answers came as the lines of a batch of their own.
+    assert len(standin.batch_creates) == 1 + 4
+    assert len(batch_lines(standin, "claude-sonnet-4-6")) == 2 and sync_calls(standin, "claude-sonnet-4-6") == []
     assert len(batch_lines(standin, "gpt-4o")) == 2 and sync_calls(standin, "gpt-4o") == []
     assert len(batch_lines(standin, "claude-opus-4-7")) == 2 and len(batch_lines(standin, "gemini-1.5-pro")) == 2
     assert sync_calls(standin, "gemini-1.5-pro") == []
@@ -359,7 +361,7 @@ def test_a_batched_harness_run_stores_the_drafts_the_synchronous_one_stores(stan
                                 "WHERE b.suite = 'brain-eval'").fetchall()) == sorted(
         [("anthropic:claude-opus-4-7", "succeeded")] * 2 + [("google:gemini-1.5-pro", "succeeded")] * 2
         + [("openai:gpt-4o", "errored")]
-        + [("openai:gpt-4o", "succeeded")] * 2)
+        + [("openai:gpt-4o", "succeeded")] * 2 + [("anthropic:claude-sonnet-4-6", "succeeded")] * 2)
 
 
 def test_batch_auto_batches_only_a_run_whose_deadline_outlasts_the_window(env, corpus, standin, admin):
@@ -392,16 +394,17 @@ def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(s
     standin.batch_delay_s = 4
     args = h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch")
     kill_when(start_script(*args, env=env),
-              lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") >= 3,
-              "recorded the three submissions")
+              lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") >= 1 + 3,
+              "recorded the brain's submission and the judges' three")
     assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion") == 0
     done = run_cli(*args, env=env)
     assert done.code == 0, done.err
     assert "(resumed)" in done.out and "suggestions: 6 drafted by 3 judges" in done.out, done.out
-    assert len(standin.batch_creates) == 3  # each provider's batch submitted once
+    assert len(standin.batch_creates) == 1 + 3  # each provider's batch of each round submitted once
     for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):  # one request per draft
         assert len(batch_lines(standin, model)) == 2 and sync_calls(standin, model) == []
     assert len(standin.requests_for("claude-sonnet-4-6")) == 2  # no question asked twice
+    assert sync_calls(standin, "claude-sonnet-4-6") == []
     assert admin.execute("SELECT count(*), count(DISTINCT (question_id, model)) FROM brain_eval_judge_suggestion"
                          ).fetchone() == (6, 6)
 
@@ -443,3 +446,216 @@ def test_a_provider_that_fails_a_batch_stops_the_run_in_one_line_and_the_same_co
     assert result.code == 0, result.err
     assert receipt["final"] is True and len(standin.batch_creates) == 3
     assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}
+
+
+# --- run brain-eval --batch: the brain's own answers ---------------------------------------------
+
+BRAIN_MODEL = "claude-sonnet-4-6"
+QUESTIONS = "EVAL-Q01,EVAL-Q02,EVAL-Q03"
+
+
+def _varied(model, system, user):
+    """The stand-in's replies: the brain's answer differs by question (its claims and what they cite),
+    the judges' drafts by answer; the same in a synchronous run and a batched one."""
+    if model == BRAIN_MODEL:
+        n = len(user) % 3
+        return {"narrative": f"An answer of {len(user)} characters.", "proposed_actions": [],
+                "claims": [{"text": f"claim {i}", "numerical": i == 0,
+                            "source_ids": ["quota_attainment_emea"] if i != n else ["nowhere"],
+                            "confidence": "high"} for i in range(n + 1)]}
+    return {**DRAFT, "total_claims": len(user) % 4, "notes": f"{model} read {len(user)} characters."}
+
+
+def _brain_eval_json(args, env):
+    import json
+
+    done = run_cli(*args, "--json", env=env)
+    assert done.code == 0, done.err
+    return json.loads(done.out)
+
+
+def _same(run):
+    """What a run decides, without what is its own (ids, latency, the price its calls were billed at)."""
+    return ([{k: v for k, v in a.items() if k not in ("latency_ms", "token_cost_usd")} for a in run["answers"]],
+            run["suggestions"])
+
+
+def test_a_batched_harness_run_decides_what_the_same_run_decides_synchronously(standin, dsn, reviewers, tmp_path,
+                                                                               admin):
+    """The brain's answers through Anthropic's Message Batches (no synchronous call), then the judges'
+    drafts through each provider's batch: the same stored answers, scores and drafts as the run
+    made one call at a time, the brain's answers billed at the batch rates; `calls` counts both."""
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = _varied
+    args = h.live_args(views, "--questions", QUESTIONS)
+    synced = _brain_eval_json(args, env)
+    assert synced["calls"] == {"sync": 3 + 9, "batch": 0, "cached_input_tokens": 0}
+    cancelled = run_cli("brain-eval", "cancel", synced["eval_run_id"], "--reason", "asked again, batched", env=env)
+    assert cancelled.code == 1, cancelled.err
+    standin.batch_delay_s = 0.2
+    batched = _brain_eval_json([*args, "--batch"], env)
+    assert batched["eval_run_id"] != synced["eval_run_id"] and batched["failed"] == {}
+    assert _same(batched) == _same(synced)
+    assert len({a["citation_rate"] for a in batched["answers"]}) > 1  # the answers differ: the comparison says something
+    assert batched["calls"] == {"sync": 0, "batch": 3 + 9, "cached_input_tokens": 0}
+    # The synchronous run's three calls, the batched run's three lines; one brain batch, then one per judge.
+    assert len(sync_calls(standin, BRAIN_MODEL)) == 3 and len(batch_lines(standin, BRAIN_MODEL)) == 3
+    assert len(standin.batch_creates) == 1 + 3
+    assert admin.execute("SELECT b.provider, b.attempt, q.item, q.model FROM judge_batch b JOIN judge_batch_request q "
+                         "USING (batch_id) WHERE q.model = 'anthropic:claude-sonnet-4-6' ORDER BY q.item").fetchall() == [
+        ("anthropic", 1, f"answer {q}", "anthropic:claude-sonnet-4-6") for q in QUESTIONS.split(",")]
+    prices = admin.execute("SELECT a.eval_run_id, min(l.price_input), max(l.price_input) FROM brain_eval_harness_answer a "
+                           "JOIN brain_analysis_log l USING (analysis_id) GROUP BY a.eval_run_id").fetchall()
+    by_run = {str(run): (low, high) for run, low, high in prices}
+    (sync_low, sync_high), (batch_low, batch_high) = by_run[synced["eval_run_id"]], by_run[batched["eval_run_id"]]
+    assert sync_low == sync_high and batch_low == batch_high and batch_low * 2 == sync_low
+
+
+def _brain_killed(env, tmp_path, admin, standin, until, what):
+    from tests.e2e import test_harness_cli as h
+
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == BRAIN_MODEL else DRAFT
+    args = h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch")
+    kill_when(start_script(*args, env=env), until, what)
+    assert count(admin, "SELECT count(*) FROM brain_eval_harness_answer") == 0
+    return args
+
+
+def _brain_resumed_once(args, env, standin, admin):
+    standin.batch_delay_s = 0
+    done = _brain_eval_json(args, env)
+    assert done["resumed"] is True and len(done["answers"]) == 2 and len(done["suggestions"]) == 6
+    assert len(standin.batch_creates) == 1 + 3  # the brain's batch once, then each judge provider's
+    assert len(batch_lines(standin, BRAIN_MODEL)) == 2 and sync_calls(standin, BRAIN_MODEL) == []  # one line a question
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        assert len(batch_lines(standin, model)) == 2 and sync_calls(standin, model) == [], model
+    assert done["calls"] == {"sync": 0, "batch": 2 + 6, "cached_input_tokens": 0}
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1 + 3
+    assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 2  # each answer stored (and billed) once
+
+
+@pytest.mark.processes
+def test_a_harness_run_killed_after_the_brain_batch_was_created_adopts_it(standin, dsn, reviewers, tmp_path, admin):
+    """Killed after Anthropic created the brain's batch, before the runner heard its id: the next
+    command finds it (its size, its time, its results' custom_ids) and submits nothing again."""
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    hold = threading.Event()
+    standin.batch_hold_create, standin.batch_hold_api = hold, "anthropic"
+    try:
+        args = _brain_killed(env, tmp_path, admin, standin, lambda: standin.batch_creates, "created the brain's batch")
+    finally:
+        hold.set()
+    standin.batch_hold_create = None
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 1
+    assert count(admin, "SELECT count(*) FROM judge_batch_event") == 0
+    _brain_resumed_once(args, env, standin, admin)
+
+
+@pytest.mark.processes
+def test_a_harness_run_killed_while_polling_the_brain_batch_resumes_it(standin, dsn, reviewers, tmp_path, admin):
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    standin.batch_delay_s = 30
+    args = _brain_killed(env, tmp_path, admin, standin,
+                         lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1,
+                         "recorded the brain's submission")
+    _brain_resumed_once(args, env, standin, admin)
+
+
+@pytest.mark.processes
+def test_a_harness_run_killed_while_reading_the_brain_batch_reads_it_once(standin, dsn, reviewers, tmp_path, admin):
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    hold = threading.Event()
+    standin.batch_hold_content, standin.batch_hold_api = hold, "anthropic"
+    try:
+        args = _brain_killed(env, tmp_path, admin, standin, lambda: standin.batch_content_reads,
+                             "read the brain's results")
+    finally:
+        hold.set()
+    standin.batch_hold_content = None
+    _brain_resumed_once(args, env, standin, admin)
+
+
+def test_a_brain_answer_the_batch_failed_is_retried_once(standin, dsn, reviewers, tmp_path, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == BRAIN_MODEL else DRAFT
+    standin.batch_fail[BRAIN_MODEL] = 1
+    standin.batch_expire[BRAIN_MODEL] = 1
+    done = _brain_eval_json(h.live_args(views, "--questions", QUESTIONS, "--batch"), env)
+    assert done["failed"] == {} and len(done["answers"]) == 3 and len(done["suggestions"]) == 9
+    assert len(standin.batch_creates) == 2 + 3  # the brain's batch and its retry, then the judges'
+    # One line answered a question (the stand-in serves no line it draws to fail or expire).
+    assert sync_calls(standin, BRAIN_MODEL) == [] and len(batch_lines(standin, BRAIN_MODEL)) == 3
+    assert sorted(admin.execute("SELECT b.attempt, r.outcome FROM judge_batch b JOIN judge_batch_request q "
+                                "USING (batch_id) JOIN judge_batch_result r USING (batch_id, custom_id) "
+                                "WHERE q.model = 'anthropic:claude-sonnet-4-6'").fetchall()) == [
+        (1, "errored"), (1, "expired"), (1, "succeeded"), (2, "succeeded"), (2, "succeeded")]
+    assert done["calls"] == {"sync": 0, "batch": 5 + 9, "cached_input_tokens": 0}
+
+
+def test_a_brain_answer_failing_twice_is_not_stored_and_the_same_command_asks_it_again(standin, dsn, reviewers,
+                                                                                     tmp_path, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == BRAIN_MODEL else DRAFT
+    standin.batch_fail[BRAIN_MODEL] = 2
+    args = h.live_args(views, "--questions", "EVAL-Q01", "--batch")
+    failed = run_cli(*args, env=env)
+    assert failed.code == 3 and "EVAL-Q01: no answer: provider_error: batch request errored" in failed.out, failed.out
+    assert len(standin.batch_creates) == 2 and count(admin, "SELECT count(*) FROM brain_eval_harness_answer") == 0
+    done = _brain_eval_json(args, env)
+    assert done["resumed"] is True and len(done["answers"]) == 1 and len(standin.batch_creates) == 3 + 3
+
+
+def test_batch_fallback_sync_asks_only_the_answers_the_batch_failed_one_by_one(standin, dsn, reviewers, tmp_path,
+                                                                             admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == BRAIN_MODEL else DRAFT
+    standin.batch_expire[BRAIN_MODEL] = 1
+    done = _brain_eval_json(h.live_args(views, "--questions", QUESTIONS, "--batch", "--batch-fallback", "sync"), env)
+    assert done["failed"] == {} and len(done["answers"]) == 3
+    assert len(standin.batch_creates) == 1 + 3  # no retry batch for the brain
+    # Two lines answered (the expired one unserved), the third question asked one by one.
+    assert len(sync_calls(standin, BRAIN_MODEL)) == 1 and len(batch_lines(standin, BRAIN_MODEL)) == 2
+    assert done["calls"] == {"sync": 1, "batch": 3 + 9, "cached_input_tokens": 0}
+
+
+def test_a_brain_without_a_batch_api_is_asked_one_by_one_and_the_run_says_so(standin, dsn, reviewers, tmp_path,
+                                                                           admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path, model="compat:brain-7b")
+    standin.responder = lambda model, system, user: ANSWER if model == "brain-7b" else DRAFT
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01,EVAL-Q02", "--batch"), env=env)
+    assert done.code == 0, done.err
+    said = [line for line in done.out.splitlines() if "no batch API" in line]
+    assert said == ["brain: compat:brain-7b has no batch API in evalledger (compat): its answers are asked one by one, "
+                    "the judges' drafts batched"]
+    assert len(sync_calls(standin, "brain-7b")) == 2 and batch_lines(standin, "brain-7b") == []
+    assert len(standin.batch_creates) == 3
+
+
+def test_a_brain_answer_the_budget_cannot_hold_is_left_out_of_the_batch(standin, dsn, reviewers, tmp_path, admin):
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path)
+    standin.responder = lambda model, system, user: ANSWER if model == BRAIN_MODEL else DRAFT
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01", "--batch", "--budget-usd", "0"), env=env)
+    assert done.code == 3, done.err
+    assert "EVAL-Q01: no answer: budget_exhausted: skipped: projected cost of anthropic:claude-sonnet-4-6 would pass " \
+           "the budget cap" in done.out, done.out
+    assert standin.batch_creates == [] and standin.requests_for(BRAIN_MODEL) == []
+    assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0

@@ -110,12 +110,13 @@ def panel_options(command):
 
 
 def batch_options(command):
-    """--batch and --batch-fallback: a run's judge calls through the providers' batch APIs
+    """--batch and --batch-fallback: a run's model calls through the providers' batch APIs
     (judges/batch.py), checked here before anything is written."""
     options = (
         click.option("--batch", "batch", type=click.Choice(["off", "on", "auto"]), default="off", is_flag=False,
                      flag_value="on", show_default=True,
-                     help="Send the run's live judge calls through the providers' batch APIs (OpenAI's, "
+                     help="Send the run's live model calls (the judges', and in run brain-eval the brain's answers "
+                          "first) through the providers' batch APIs (OpenAI's, "
                           "Anthropic's and Gemini's: half the price, answered within 24 hours, Gemini's within 48); "
                           "the batch and each request are in the ledger "
                           "before the runner waits, so the same command again resumes the batch, never sending it "

@@ -171,6 +171,12 @@ class Outcome:
     cost_usd: float = 0.0
     answered_total: int = 0
 
+    def plus(self, other: "Outcome") -> "Outcome":
+        """This (the answers a batch brought) and what `execute` asked after it, together."""
+        return Outcome(self.eval_run_id, other.resumed, self.asked + other.asked, self.stored + other.stored,
+                       self.broken + other.broken, {**self.failed, **other.failed}, self.skipped,
+                       self.cost_usd + other.cost_usd, self.skipped + self.stored + other.stored)
+
 
 def plan(conn: psycopg.Connection, brain: BrainVersion, catalog_version: str, question_ids: list[str] | None,
          reviewer_role: str, trigger: str, contracts: Contracts, mode: str, repeats: int = 1) -> Plan:
@@ -277,7 +283,7 @@ def store_answer(conn: psycopg.Connection, run_id: UUID, p: Plan, question: dict
             # only the run's total is rounded, once, to seed 002's NUMERIC(10,4).
             **money.billed(call.spec, input_tokens=call.input_tokens, cached_input_tokens=call.cached_input_tokens,
                            cache_write_tokens=call.cache_write_tokens, output_tokens=call.output_tokens,
-                           recorded=p.mode == RECORDED),
+                           recorded=p.mode == RECORDED, batch=call.batch),
             token_cost_usd=0)
         conn.execute(QUERIES["insert_harness_answer"], {
             "eval_run_id": run_id, "question_id": question["question_id"], "analysis_id": analysis_id,
@@ -300,23 +306,105 @@ def stored_together(conn: psycopg.Connection, store: Callable[[JudgeCall], Any])
     return batch
 
 
+def _brain_request(p: Plan, question: dict) -> JudgeRequest:
+    """The brain's call for one question: its system prompt first (what every question shares, for
+    the providers' caches), the question last."""
+    return JudgeRequest(spec=p.spec, system=p.brain.system_prompt, user=render_question(question),
+                        json_schema=answer_schema(), max_output_tokens=MAX_OUTPUT_TOKENS, key=question["question_id"])
+
+
+def answer_item(question_id: str) -> str:
+    """A brain's answer as a batch item names it (a judge's draft is '<question> <model>')."""
+    return f"answer {question_id}"
+
+
+def answers_batchable(p: Plan) -> bool:
+    """Whether the brain's answers can go through a provider's batch API: live answers of a model
+    whose provider has one (judges/batch.py, BATCH_PROVIDERS)."""
+    from evalledger.judges.batch import BATCH_PROVIDERS
+
+    return p.mode == LIVE and p.spec.provider in BATCH_PROVIDERS
+
+
+def answer_batched(p: Plan, run_id: UUID, answered: set[str], options: Any, *, conn: psycopg.Connection,
+                   say: Callable[[str], None], budget: Budget | None = None,
+                   timeout_s: float = 120.0) -> tuple[Outcome, list[str]]:
+    """The brain's answers through its provider's batch API (--batch; judges/batch.py's BatchRun,
+    the judges' machinery): the run's submitted answer batches resumed, the others written to the
+    ledger before they are submitted, each answer stored as its result is read (with the scores the
+    database computes). An answer a batch failed or let expire is retried once, in a second batch, or
+    (--batch-fallback sync) left to `execute`. Returns what was done and the questions left to ask one
+    by one. A call the budget cap cannot hold is left out of the batch, unsent, and counted failed."""
+    from evalledger.judges import batch as batches
+    from evalledger.judges.pricing import estimate_tokens
+    from evalledger.judges.providers import BUDGET_EXHAUSTED
+
+    outcome = Outcome(run_id, False, skipped=len(answered))
+    todo = [q for q in p.questions if q["question_id"] not in answered]
+    by_id = {q["question_id"]: q for q in todo}
+    requests = [_brain_request(p, q) for q in todo]
+    outcome.asked = len(requests)
+    if not requests:
+        return outcome, []
+    held: dict[str, Any] = {}  # a model without a price under a cap: reserve refuses it, nothing sent
+
+    def on_submit(request: JudgeRequest, projected: Any) -> Any:
+        if budget is None:
+            return None
+        reservation = budget.reserve(request.spec, estimate_tokens(request.system) + estimate_tokens(request.user),
+                                     request.max_output_tokens)
+        if reservation is None:
+            outcome.failed[request.key] = (f"{BUDGET_EXHAUSTED}: skipped: projected cost of {p.spec.spec} would "
+                                           "pass the budget cap")
+            return False
+        held[request.key] = reservation
+        return None
+
+    def store(call: JudgeCall) -> None:
+        qid = call.key
+        if qid in held:
+            budget.settle(held.pop(qid), call.cost_usd)  # type: ignore[union-attr]
+        if not call.ok:
+            outcome.failed[qid] = f"{call.error_kind}: {call.error_message or ''}".strip(": ")
+            return None
+        outcome.failed.pop(qid, None)
+        outcome.cost_usd += call.cost_usd or 0.0
+        broken = store_answer(conn, run_id, p, by_id[qid], call)
+        outcome.stored += 1
+        if broken:
+            outcome.broken.append(qid)
+        return None
+
+    runner = batches.BatchRun(batches.Ledger(conn, "brain-eval", str(run_id)), item=lambda r: answer_item(r.key),
+                              on_submit=on_submit, store=store, say=say, options=options, timeout_s=timeout_s,
+                              store_failures=False)
+    try:
+        left = runner.run(requests)
+    except psycopg.Error as exc:
+        raise db.explain(exc, next_step=RESUMES) from None
+    for request in left:  # --batch-fallback sync: what a batch failed, asked one by one
+        outcome.failed.pop(request.key, None)
+    outcome.asked -= len(left)
+    return outcome, [r.key for r in left]
+
+
 async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None, concurrency: int,
                   timeout_s: float, max_retries: int, budget: Budget | None, progress: Any = None,
                   resumed: bool = False, panel: Panel | None = None, judged: "Judged | None" = None,
-                  conn: psycopg.Connection | None = None) -> Outcome:
+                  conn: psycopg.Connection | None = None, only: Sequence[str] | None = None) -> Outcome:
     """Ask the brain every question of the run that has no answer yet; store each as it arrives
     (on conn, the runner's connection the caller has open, else on one of its own to url).
 
     With live answers and the panel's live judges, each contract-keeping answer's judge calls join
     the same pool as soon as it is stored (counted in `judged`), instead of waiting for the last
-    answer; `judge` afterwards asks only what is left (recorded judges, and whatever a resumption finds)."""
+    answer; `judge` afterwards asks only what is left (recorded judges, and whatever a resumption finds).
+    only: just these questions (what a batch left to be asked one by one, --batch-fallback sync)."""
     outcome = Outcome(run_id, resumed, skipped=len(answered))
-    todo = [q for q in p.questions if q["question_id"] not in answered]
+    todo = [q for q in p.questions if q["question_id"] not in answered
+            and (only is None or q["question_id"] in only)]
     by_id = {q["question_id"]: q for q in todo}
     spec = p.spec
-    requests = [JudgeRequest(spec=spec, system=p.brain.system_prompt, user=render_question(q),
-                             json_schema=answer_schema(), max_output_tokens=MAX_OUTPUT_TOKENS,
-                             key=q["question_id"]) for q in todo]
+    requests = [_brain_request(p, q) for q in todo]
     outcome.asked = len(requests)
     streamed = [j for j in panel.specs if not panel.recorded(j.spec)] \
         if panel is not None and p.mode != RECORDED and judged is not None else []
@@ -374,6 +462,13 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
         progress.finish()
     outcome.answered_total = outcome.skipped + outcome.stored
     return outcome
+
+
+def calls(conn: psycopg.Connection, run_id: UUID) -> dict:
+    """How the run's live calls went (the brain's answers and the judges' drafts), as the database
+    counts them from its rows: {"sync": n, "batch": n, "cached_input_tokens": n}."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(QUERIES["harness_calls"], {"eval_run_id": run_id}).fetchone()
 
 
 def answers(conn: psycopg.Connection, run_id: UUID) -> list[dict]:

@@ -230,9 +230,10 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     With --repeats K each judge drafts K times on each answer, each repeat a numbered draft; the
     questions whose repeats straddle a pass criterion's threshold are listed as flaky.
 
-    With --batch the judges' drafts go through the providers' batch APIs once the brain's answers
-    are stored (the brain is asked as without it); a runner stopped while it waits resumes the same
-    batch when the same command runs again.
+    With --batch the brain's answers go through its provider's batch API (OpenAI's, Anthropic's or
+    Gemini's; a brain of another provider is asked one by one, and the run says so), then the
+    judges' drafts on them through theirs; a runner stopped while it waits resumes the same batches
+    when the same command runs again. --json's calls says how the run's calls went.
     """
     import json
 
@@ -272,17 +273,30 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                 from evalledger.judges.batch import BatchOptions
 
                 batching = BatchOptions(batch, batch_fallback)
-                batched = batching.batched(providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
+                live_brain = [planned.spec.provider] if planned.mode == "live" else []
+                batched = batching.batched(providers=live_brain + [s.provider for s in panel.specs
+                                                                   if not panel.recorded(s.spec)])
+                say = (lambda _line: None) if as_json else click.echo
+                first, only = None, None
+                if batched and live_brain and harness.answers_batchable(planned):
+                    # The brain's answers first, through its provider's batch API; what it left (the
+                    # failures of a batch, with --batch-fallback sync) is asked one by one below.
+                    first, only = harness.answer_batched(planned, run_id, answered, batching, conn=conn, say=say,
+                                                         budget=panel.budget, timeout_s=timeout_s)
+                elif batched and live_brain:
+                    click.echo(f"brain: {planned.spec.spec} has no batch API in evalledger ({planned.spec.provider}): "
+                               "its answers are asked one by one, the judges' drafts batched",
+                               err=as_json)
                 streamed = harness.Judged()
                 outcome = run_sync(harness.execute(
                     planned, run_id, answered, url=None, concurrency=concurrency, timeout_s=timeout_s,
                     max_retries=max_retries, budget=panel.budget,
-                    progress=None if as_json else Progress(len(planned.questions)), resumed=resumed, panel=panel,
-                    judged=None if batched else streamed, conn=conn))
-                if batched:  # the drafts wait for the batch, not streamed beside the answers
-                    streamed = harness.judge_batched(run_id, panel, batching, conn=conn,
-                                                     say=(lambda _line: None) if as_json else click.echo,
-                                                     repeats=repeats)
+                    progress=None if as_json or only == [] else Progress(len(planned.questions)), resumed=resumed,
+                    panel=panel, judged=None if batched else streamed, conn=conn, only=only))
+                if first is not None:
+                    outcome = first.plus(outcome)
+                if batched:  # the drafts wait for the answers' batch, not streamed beside the answers
+                    streamed = harness.judge_batched(run_id, panel, batching, conn=conn, say=say, repeats=repeats)
                 judged = run_sync(harness.judge(run_id, panel, url=None,
                                                 progress=None if as_json else panel.progress,
                                                 conn=conn, repeats=repeats)).plus(streamed)
@@ -290,6 +304,7 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                     stored = harness.answers(conn, run_id)
                     drafts = harness.suggestions(conn, run_id, repeats)
                     flaky = harness.flaky(conn, run_id) if repeats > 1 else []
+                    calls = harness.calls(conn, run_id)
     except psycopg.Error as exc:
         raise db.explain(exc, next_step=harness.RESUMES) from None
     if as_json:
@@ -301,7 +316,7 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             "asked": outcome.asked, "failed": outcome.failed, "judges_mode": judges_mode,
             "answers": [{**a, "citation_rate": float(a["citation_rate"]), "token_cost_usd": float(a["token_cost_usd"])}
                         for a in stored],
-            "suggestions": drafts,
+            "suggestions": drafts, "calls": calls,
             **({"repeats": repeats, "flaky": [{**f, "threshold": float(f["threshold"]), "lowest": float(f["lowest"]),
                                                "highest": float(f["highest"])} for f in flaky]}
                if repeats > 1 else {})}, indent=2, default=str))
