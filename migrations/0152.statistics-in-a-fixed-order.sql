@@ -15,7 +15,9 @@
 --     work_quality_judge_scores_v1 a judge's repeats in the document's order;
 --     work_quality_uncertainty_v1 the judges by model; plan_v1 the runs from the latest back.
 -- Nothing else changes: the same rows in that order give what they gave (docs/statistics.md, "Order
--- of summation").
+-- of summation"). And the runs completed before migration 0148 made brain_eval_run_uncertainty get
+-- their stored uncertainty here, by the functions as they sum now (0148 left them to this migration:
+-- stored by the functions it had, the recompute could have named them).
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -466,5 +468,15 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      ORDER BY p.suite, p.subject, p.measure
 $$;
 GRANT EXECUTE ON FUNCTION plan_v1(text, integer, double precision) TO evalledger_revops, evalledger_auditor;
+
+-- Every run completed before brain_eval_run_uncertainty was made and without its row: its
+-- uncertainty, computed now by the function its completion would have called, from its question
+-- rows and rubric as stored (journalled as INSERTs).
+INSERT INTO brain_eval_run_uncertainty (eval_run_id, uncertainty, reviewer_user_id, run_created_at)
+SELECT l.eval_run_id, coalesce(brain_eval_uncertainty_v1(l.eval_run_id), '{}'::jsonb), l.reviewer_user_id, l.created_at
+  FROM brain_eval_log l
+ WHERE l.completed_at IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM brain_eval_run_uncertainty u WHERE u.eval_run_id = l.eval_run_id)
+ ORDER BY l.created_at, l.eval_run_id;
 
 RESET ROLE;
