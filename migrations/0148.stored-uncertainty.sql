@@ -5,8 +5,10 @@
 -- in brain_eval_run_uncertainty (append-only, journalled, aged with its run, computed by the
 -- database from the run's question rows and rubric, never input), the view reads it, the ledger's
 -- recompute re-derives it (ledger_recompute_v3), and the retention functions age it with its run.
--- Runs completed before this migration get theirs here, computed by the same function. What each
--- reader may read is unchanged: the same readers as the run's own row.
+-- Runs completed before this migration get theirs in migration 0152, computed by the same function
+-- once it sums in a fixed order (here it summed in its plan's, and the recompute, summing in 0152's,
+-- could have named the rows stored here). What each reader may read is unchanged: the same readers
+-- as the run's own row.
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -667,13 +669,5 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 $$;
 GRANT EXECUTE ON FUNCTION ledger_recompute_v3() TO evalledger_owner, evalledger_auditor;
 
-
--- Every run completed before this migration: its uncertainty, computed now by the function its
--- completion would have called, from its question rows and rubric as stored (journalled as INSERTs).
-INSERT INTO brain_eval_run_uncertainty (eval_run_id, uncertainty, reviewer_user_id, run_created_at)
-SELECT l.eval_run_id, coalesce(brain_eval_uncertainty_v1(l.eval_run_id), '{}'::jsonb), l.reviewer_user_id, l.created_at
-  FROM brain_eval_log l
- WHERE l.completed_at IS NOT NULL
- ORDER BY l.created_at, l.eval_run_id;
 
 RESET ROLE;

@@ -232,14 +232,15 @@ def start_run(conn, registry=None, **fields):
 
 def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, complete=True,
                review=True, hours="2.50", review_conn=None, registry=None, cost="0.0125",
-               **run_overrides):
+               reverse=False, **run_overrides):
     """Record a run of `count` questions; `bend(number, row)` may change any row. The runner inserts
     each row's automatic fields; then (review=True) the run's reviewer enters the reviewer's fields
     and signs off with `hours` (None: no sign-off), on review_conn when given (a session that may
     SET ROLE to the reviewer: a superuser's, where conn is a login's that may not). The analyses carry the run's prompt and are
     produced when it started (now, unless started_at is given), each costing `cost`. The catalog and
     the prompt are registered as the owner on registry (default conn: a session that may SET ROLE
-    evalledger_owner). Returns the Decision when completed, else the run id."""
+    evalledger_owner). reverse=True inserts the question rows last first (their physical order the
+    reverse of their questions'). Returns the Decision when completed, else the run id."""
     hours = run_overrides.pop("reviewer_hours_spent", hours)
     notes = run_overrides.pop("calibration_notes", None)
     rows = []
@@ -260,7 +261,7 @@ def record_run(conn, reviewer_user_id, *, brain="AGT-901", count=30, bend=None, 
     # A backdated run's analyses are produced when it started: recorded with its import, in one transaction.
     with conn.transaction() if backdated(fields.get("started_at")) else contextlib.nullcontext():
         run_id = start_run(conn, question_count=count, reviewer_user_id=reviewer_user_id, registry=registry, **fields)
-        for row in rows:
+        for row in reversed(rows) if reverse else rows:
             add_question(conn, run_id, row, brain=brain, system_prompt_hash=fields["system_prompt_hash"],
                          produced_at=fields.get("started_at"), token_cost_usd=cost)
     scores = {row["question_id"]: {k: row[k] for k in REVIEWER_FIELDS if row.get(k) is not None} for row in rows}

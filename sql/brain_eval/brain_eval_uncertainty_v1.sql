@@ -14,7 +14,10 @@
 -- Intervals are cut to the scale (0-1; 1-5 for narrative coherence). An aggregate measured under a
 -- hard criterion of the run's rubric also carries "criterion": {"op", "threshold", "bound"}, bound
 -- being the interval's side that matters (the upper bound for <=, the lower for >=). An aggregate
--- with nothing to measure is null, as in aggregated_scores.
+-- with nothing to measure is null, as in aggregated_scores. The question rows go to the statistics
+-- functions in the order of their question_id, byte by byte (COLLATE "C"), never in the order a plan
+-- reads them: the same rows give the same bits to the completion, the auditor and the recompute
+-- (docs/statistics.md, "Order of summation").
 CREATE FUNCTION evalledger.brain_eval_uncertainty_v1(run_id uuid) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH run AS (
@@ -32,10 +35,16 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
           FROM evalledger.brain_eval_question_score s, run
          WHERE s.eval_run_id = run_id),
     a AS (
-        SELECT array_agg(q.item) AS items, array_agg(q.kind) AS kinds, array_agg(q.citation) AS citation,
-               array_agg(q.bad) AS bad, array_agg(q.claims) AS claims, array_agg(q.stale) AS stale,
-               array_agg(q.diagnosis) AS diagnosis, array_agg(q.levers) AS levers,
-               array_agg(q.in_band) AS in_band, array_agg(q.coherence) AS coherence
+        SELECT array_agg(q.item ORDER BY q.item COLLATE "C") AS items,
+               array_agg(q.kind ORDER BY q.item COLLATE "C") AS kinds,
+               array_agg(q.citation ORDER BY q.item COLLATE "C") AS citation,
+               array_agg(q.bad ORDER BY q.item COLLATE "C") AS bad,
+               array_agg(q.claims ORDER BY q.item COLLATE "C") AS claims,
+               array_agg(q.stale ORDER BY q.item COLLATE "C") AS stale,
+               array_agg(q.diagnosis ORDER BY q.item COLLATE "C") AS diagnosis,
+               array_agg(q.levers ORDER BY q.item COLLATE "C") AS levers,
+               array_agg(q.in_band ORDER BY q.item COLLATE "C") AS in_band,
+               array_agg(q.coherence ORDER BY q.item COLLATE "C") AS coherence
           FROM q),
     -- One row per aggregate: its key, estimate, standard error, n, clusters, method, successes of
     -- trials (proportions), the scale.
@@ -61,7 +70,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
         UNION ALL
         SELECT 'hallucination_rate', evalledger.uncertainty_v1(
                    r.estimate, r.stderr, r.n, r.cluster_count, 'ratio',
-                   (SELECT sum(b) FROM unnest(a.bad) b), r.n, 0, 1)
+                   (SELECT sum(b.b ORDER BY b.i) FROM unnest(a.bad) WITH ORDINALITY b(b, i)), r.n, 0, 1)
           FROM a CROSS JOIN LATERAL evalledger.ratio_stderr_v1(a.bad, a.claims, a.items) r)
     SELECT jsonb_object_agg(o.key,
                CASE WHEN o.u IS NOT NULL AND h.criterion IS NOT NULL

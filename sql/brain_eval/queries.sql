@@ -72,12 +72,14 @@ SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_s
   FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
 
 -- name: run_decision_uncertainty
--- What the database decided for a run, and beside it each aggregate's uncertainty (brain_eval_uncertainty_v1), once decided.
-SELECT eval_run_id, brain_under_test, question_count, completed_at, aggregated_scores,
-       hard_criteria_passed, soft_criteria_passed_count, decision::text AS decision,
-       decision_rationale, token_cost_usd, reviewer_independence_verified,
-       CASE WHEN decision IS NOT NULL THEN evalledger.brain_eval_uncertainty_v1(eval_run_id) END AS uncertainty
-  FROM evalledger.brain_eval_log WHERE eval_run_id = %(eval_run_id)s;
+-- What the database decided for a run, and beside it each aggregate's uncertainty as the run's completion stored it (brain_eval_run_uncertainty: brain_eval_uncertainty_v1 of its question rows, computed once, never again at a read); null for an open run, which has no decision yet.
+SELECT l.eval_run_id, l.brain_under_test, l.question_count, l.completed_at, l.aggregated_scores,
+       l.hard_criteria_passed, l.soft_criteria_passed_count, l.decision::text AS decision,
+       l.decision_rationale, l.token_cost_usd, l.reviewer_independence_verified,
+       nullif(u.uncertainty, '{}'::jsonb) AS uncertainty
+  FROM evalledger.brain_eval_log l
+  LEFT JOIN evalledger.brain_eval_run_uncertainty u ON u.eval_run_id = l.eval_run_id AND l.completed_at IS NOT NULL
+ WHERE l.eval_run_id = %(eval_run_id)s;
 
 -- name: add_reviewer
 -- Register a human reviewer: a database role and the reviewer_user_id runs will carry.

@@ -5,7 +5,10 @@
 -- section 4) and the 95% interval mean +- z * stderr, z = normal_quantile_v1(0.975). only_a and
 -- only_b list the items one run has and the other has not (never silently dropped). When every
 -- shared value is 0 or 1 (pass/fail), mcnemar_p is mcnemar_exact_v1 of the discordant pairs. An
--- item key given twice in one run is refused. docs/statistics.md, "Paired".
+-- item key given twice in one run is refused. The differences are summed in the order of their
+-- item keys, compared byte by byte (COLLATE "C"), never in the order a join yields them, so the same
+-- items give the same bits whatever the arrays' order. docs/statistics.md, "Paired" and "Order of
+-- summation".
 CREATE FUNCTION evalledger.paired_difference_v1(
     a_items text[], a_values double precision[], b_items text[], b_values double precision[],
     OUT shared bigint, OUT only_a text[], OUT only_b text[], OUT mean_difference double precision,
@@ -27,8 +30,8 @@ BEGIN
     END IF;
     WITH a AS (SELECT t.k, t.v FROM unnest(a_items, a_values) t(k, v) WHERE t.k IS NOT NULL AND t.v IS NOT NULL),
          b AS (SELECT t.k, t.v FROM unnest(b_items, b_values) t(k, v) WHERE t.k IS NOT NULL AND t.v IS NOT NULL),
-         d AS (SELECT a.v AS av, b.v AS bv, b.v - a.v AS d FROM a JOIN b USING (k))
-    SELECT count(*), avg(d.d), stddev_samp(d.d) / sqrt(count(*)),
+         d AS (SELECT k, a.v AS av, b.v AS bv, b.v - a.v AS d FROM a JOIN b USING (k))
+    SELECT count(*), avg(d.d ORDER BY d.k COLLATE "C"), stddev_samp(d.d ORDER BY d.k COLLATE "C") / sqrt(count(*)),
            CASE WHEN bool_and(d.av IN (0, 1) AND d.bv IN (0, 1))
                 THEN evalledger.mcnemar_exact_v1(count(*) FILTER (WHERE d.av = 1 AND d.bv = 0),
                                                  count(*) FILTER (WHERE d.av = 0 AND d.bv = 1)) END

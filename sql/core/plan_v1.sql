@@ -18,7 +18,8 @@
 --   detectable  mde <= threshold (NULL without either)
 --   effect, needed_n  the drop asked about (p_effect) and sample_size_v1(sqrt(2) * sd, p_effect):
 --               the units a run needs to detect it
--- p_suite NULL plans every suite. Nothing is decided or stored.
+-- p_suite NULL plans every suite. Nothing is decided or stored. The runs' variances are summed from
+-- the latest run back, never in a plan's order (docs/statistics.md, "Order of summation").
 CREATE FUNCTION evalledger.plan_v1(p_suite text DEFAULT NULL, p_runs integer DEFAULT 20,
                                    p_effect double precision DEFAULT NULL)
 RETURNS TABLE (suite text, subject text, measure text, runs bigint, n bigint, sd double precision,
@@ -66,7 +67,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
          WHERE i.snapshot_id IN (SELECT snapshot_id FROM work_runs)),
     pooled AS (
         SELECT u.suite, u.subject, u.measure, count(*) AS runs,
-               sum((u.n - 1) * u.n * u.stderr * u.stderr) FILTER (WHERE u.n >= 2 AND u.stderr IS NOT NULL)
+               sum((u.n - 1) * u.n * u.stderr * u.stderr ORDER BY u.completed_at DESC, u.run COLLATE "C" DESC)
+                   FILTER (WHERE u.n >= 2 AND u.stderr IS NOT NULL)
                    / nullif(sum(u.n - 1) FILTER (WHERE u.n >= 2 AND u.stderr IS NOT NULL), 0) AS variance,
                (array_agg(u.n ORDER BY u.completed_at DESC, u.run DESC))[1] AS n,
                max(u.threshold) AS threshold

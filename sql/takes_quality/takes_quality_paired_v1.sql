@@ -3,7 +3,9 @@
 -- hold its score in a dimension's per_model (the contributing judges of each deciding cycle). One
 -- paired_object_v1 per dimension of the baseline (in the rubric's order dims, then by name), then
 -- "overall": each judge's mean over the baseline's dimensions (a judge lacking one has none).
--- Differences are now - baseline. docs/statistics.md, "Paired comparisons and gates".
+-- Differences are now - baseline. A judge's overall sums its dimensions by name, byte by byte
+-- (COLLATE "C"), never in a plan's order. docs/statistics.md, "Paired comparisons and gates" and
+-- "Order of summation".
 CREATE FUNCTION evalledger.takes_quality_paired_v1(baseline jsonb, now_receipt jsonb, dims text[])
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -21,7 +23,7 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     judged AS (
         SELECT side, name, model, v FROM scored
         UNION ALL
-        SELECT side, 'overall', model, avg(v) FROM scored
+        SELECT side, 'overall', model, avg(v ORDER BY name COLLATE "C") FROM scored
          GROUP BY side, model HAVING count(*) = (SELECT count(*) FROM keys)),
     rows AS (SELECT name, n FROM keys UNION ALL SELECT 'overall', (SELECT count(*) FROM keys) + 1)
     SELECT coalesce(jsonb_agg(evalledger.paired_object_v1(r.name, a.items, a.vals, b.items, b.vals) ORDER BY r.n), '[]')

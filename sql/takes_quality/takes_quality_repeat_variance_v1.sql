@@ -7,27 +7,34 @@
 -- mean of all its contributing scores of the dimension), NULL with fewer than two items. When
 -- item_variance is not larger than judge_variance / (judges x repeats), the runs' differences are
 -- within the judges' own noise. flaky_items counts the runs with a straddle (takes_quality_flaky_v1).
+-- Every float8 sum runs in a fixed order, never a plan's: a group's repeats by repeat and retry, the
+-- groups and an item's scores by run, model (byte by byte), cycle, repeat and retry, the items by
+-- run (docs/statistics.md, "Order of summation").
 CREATE VIEW evalledger.takes_quality_repeat_variance_v1 AS
     WITH scored AS (
         SELECT r.id AS run_id, b.version AS rubric_version, d ->> 'key' AS dimension, v.model, v.cycle,
-               (v.scores ->> (d ->> 'key'))::float8 AS score
+               v.repeat_no, v.retry_no, (v.scores ->> (d ->> 'key'))::float8 AS score
           FROM evalledger.eval_takes_quality_runs r
           JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
          CROSS JOIN LATERAL jsonb_array_elements(b.definition -> 'dimensions') d
           JOIN evalledger.eval_takes_quality_judge_verdicts v ON v.run_id = r.id AND v.contributes
          WHERE r.completed_at IS NOT NULL),
     groups AS (
-        SELECT s.rubric_version, s.dimension, count(*) AS n, coalesce(var_samp(s.score), 0) AS var
+        SELECT s.rubric_version, s.dimension, s.run_id, s.model, s.cycle, count(*) AS n,
+               coalesce(var_samp(s.score ORDER BY s.repeat_no, s.retry_no), 0) AS var
           FROM scored s GROUP BY s.rubric_version, s.dimension, s.run_id, s.model, s.cycle),
     within AS (
-        SELECT g.rubric_version, g.dimension, sum((g.n - 1) * g.var) / nullif(sum(g.n - 1), 0) AS judge_variance,
+        SELECT g.rubric_version, g.dimension,
+               sum((g.n - 1) * g.var ORDER BY g.run_id, g.model COLLATE "C", g.cycle) / nullif(sum(g.n - 1), 0)
+                   AS judge_variance,
                sum(g.n) AS calls, max(g.n) AS max_repeats
           FROM groups g GROUP BY g.rubric_version, g.dimension),
     items AS (
-        SELECT s.rubric_version, s.dimension, s.run_id, avg(s.score) AS item_mean
+        SELECT s.rubric_version, s.dimension, s.run_id,
+               avg(s.score ORDER BY s.model COLLATE "C", s.cycle, s.repeat_no, s.retry_no) AS item_mean
           FROM scored s GROUP BY s.rubric_version, s.dimension, s.run_id),
     between_items AS (
-        SELECT i.rubric_version, i.dimension, count(*) AS items, var_samp(i.item_mean) AS item_variance
+        SELECT i.rubric_version, i.dimension, count(*) AS items, var_samp(i.item_mean ORDER BY i.run_id) AS item_variance
           FROM items i GROUP BY i.rubric_version, i.dimension)
     SELECT w.rubric_version, w.dimension, bi.items, w.calls, w.max_repeats, w.judge_variance, bi.item_variance,
            (SELECT count(DISTINCT f.run_id) FROM evalledger.takes_quality_flaky_v1 f

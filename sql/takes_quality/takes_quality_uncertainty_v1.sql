@@ -11,7 +11,9 @@
 -- twice; with --repeats K a judge's score in the deciding cycle is its mean over its repeats) and
 -- "calls": the contributing calls that variance saw. The interval covers the judges' disagreement
 -- on this one sample; it does not cover which takes were sampled, nor judges outside the panel.
--- NULL for a run without verdicts.
+-- NULL for a run without verdicts. Every float8 sum runs in a fixed order, never a plan's: a judge's
+-- calls by cycle, repeat and retry, a judge's dimensions by key, the judges by model, keys and models
+-- byte by byte (COLLATE "C"; docs/statistics.md, "Order of summation").
 CREATE FUNCTION evalledger.takes_quality_uncertainty_v1(p_run_id bigint) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH run AS (
@@ -22,24 +24,28 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     dim AS (
         SELECT d ->> 'key' AS key FROM run, jsonb_array_elements(run.policy -> 'dimensions') d),
     calls AS (
-        SELECT v.cycle, v.model, d.key, (v.scores ->> d.key)::float8 AS score
+        SELECT v.cycle, v.model, v.repeat_no, v.retry_no, d.key, (v.scores ->> d.key)::float8 AS score
           FROM evalledger.eval_takes_quality_judge_verdicts v CROSS JOIN dim d
          WHERE v.run_id = p_run_id AND v.contributes),
     spread AS (
         -- Each judge's variance over its cycles, pooled: sum((n_m - 1) s_m^2) / sum(n_m - 1).
-        SELECT j.key, sum((j.n - 1) * j.var) / nullif(sum(j.n - 1), 0) AS between_call_variance, sum(j.n) AS calls
-          FROM (SELECT c.key, c.model, count(*) AS n, coalesce(var_samp(c.score), 0) AS var
+        SELECT j.key, sum((j.n - 1) * j.var ORDER BY j.model COLLATE "C") / nullif(sum(j.n - 1), 0) AS between_call_variance,
+               sum(j.n) AS calls
+          FROM (SELECT c.key, c.model, count(*) AS n,
+                       coalesce(var_samp(c.score ORDER BY c.cycle, c.repeat_no, c.retry_no), 0) AS var
                   FROM calls c GROUP BY c.key, c.model) j
          GROUP BY j.key),
     deciding AS (
         -- A judge's score: its mean over its repeats in the cycle (its one score when K is 1).
-        SELECT j.key, array_agg(j.score ORDER BY j.model) AS scores
-          FROM (SELECT c.key, c.model, avg(c.score) AS score FROM calls c, run WHERE c.cycle = run.last_cycle
+        SELECT j.key, array_agg(j.score ORDER BY j.model COLLATE "C") AS scores
+          FROM (SELECT c.key, c.model, avg(c.score ORDER BY c.repeat_no, c.retry_no) AS score
+                  FROM calls c, run WHERE c.cycle = run.last_cycle
                  GROUP BY c.key, c.model) j
          GROUP BY j.key
         UNION ALL
-        SELECT 'overall', array_agg(o.score ORDER BY o.model)
-          FROM (SELECT c.model, avg(c.score) AS score FROM calls c, run WHERE c.cycle = run.last_cycle
+        SELECT 'overall', array_agg(o.score ORDER BY o.model COLLATE "C")
+          FROM (SELECT c.model, avg(c.score ORDER BY c.key COLLATE "C", c.repeat_no, c.retry_no) AS score
+                  FROM calls c, run WHERE c.cycle = run.last_cycle
                  GROUP BY c.model) o)
     SELECT jsonb_object_agg(d.key,
                evalledger.uncertainty_v1(m.estimate, m.stderr, m.n, m.n, 'judges', NULL, NULL,

@@ -5,10 +5,12 @@
 -- scored with a number; judge is the verdicts' model, NULL for a verdict that names none (each such
 -- verdict a judge of its own). The one home of the fold for a document: work_quality_uncertainty_v1
 -- and work_quality_paired_v1 read it, so an interval and a paired comparison count each judge once.
+-- A judge's repeats are summed in the document's order, never a plan's (docs/statistics.md, "Order
+-- of summation").
 CREATE FUNCTION evalledger.work_quality_judge_scores_v1(doc jsonb)
 RETURNS TABLE (judge text, dimension text, score float8)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT v ->> 'model', e.key, avg(e.value::text::float8)
+    SELECT v ->> 'model', e.key, avg(e.value::text::float8 ORDER BY x.n)
       FROM jsonb_array_elements(CASE WHEN jsonb_typeof(doc -> 'aggregate' -> 'verdicts') = 'array'
                                      THEN doc -> 'aggregate' -> 'verdicts' ELSE '[]' END) WITH ORDINALITY x(v, n)
      CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(v -> 'scores') = 'object' THEN v -> 'scores' ELSE '{}' END) e

@@ -5,28 +5,35 @@
 -- repeats) pools the groups' sample variances with weights n - 1, NULL when no judge was asked twice;
 -- item_variance (between items) is the sample variance of the snapshots' means (each the mean of all
 -- its contributing scores of the dimension), NULL with fewer than two snapshots. flaky_items counts
--- the snapshots with a straddle (work_quality_flaky_v1).
+-- the snapshots with a straddle (work_quality_flaky_v1). Every float8 sum runs in a fixed order,
+-- never a plan's: a group's repeats by repeat and retry, the groups and a snapshot's scores by
+-- snapshot, model (byte by byte), repeat and retry, the snapshots by id (docs/statistics.md, "Order
+-- of summation").
 CREATE VIEW evalledger.work_quality_repeat_variance_v1 AS
     WITH scored AS (
         SELECT s.snapshot_id, b.version AS rubric_version, d ->> 'key' AS dimension, v.model,
-               (v.scores ->> (d ->> 'key'))::float8 AS score
+               v.repeat_no, v.retry_no, (v.scores ->> (d ->> 'key'))::float8 AS score
           FROM evalledger.eval_work_quality_snapshots s
           JOIN evalledger.rubric b ON b.rubric_id = s.rubric_id
          CROSS JOIN LATERAL jsonb_array_elements(b.definition -> 'dimensions') d
           JOIN evalledger.eval_work_quality_judge_verdicts v ON v.snapshot_id = s.snapshot_id AND v.contributes
          WHERE s.completed_at IS NOT NULL AND s.origin = 'run'),
     groups AS (
-        SELECT s.rubric_version, s.dimension, count(*) AS n, coalesce(var_samp(s.score), 0) AS var
+        SELECT s.rubric_version, s.dimension, s.snapshot_id, s.model, count(*) AS n,
+               coalesce(var_samp(s.score ORDER BY s.repeat_no, s.retry_no), 0) AS var
           FROM scored s GROUP BY s.rubric_version, s.dimension, s.snapshot_id, s.model),
     within AS (
-        SELECT g.rubric_version, g.dimension, sum((g.n - 1) * g.var) / nullif(sum(g.n - 1), 0) AS judge_variance,
+        SELECT g.rubric_version, g.dimension,
+               sum((g.n - 1) * g.var ORDER BY g.snapshot_id, g.model COLLATE "C") / nullif(sum(g.n - 1), 0)
+                   AS judge_variance,
                sum(g.n) AS calls, max(g.n) AS max_repeats
           FROM groups g GROUP BY g.rubric_version, g.dimension),
     items AS (
-        SELECT s.rubric_version, s.dimension, s.snapshot_id, avg(s.score) AS item_mean
+        SELECT s.rubric_version, s.dimension, s.snapshot_id,
+               avg(s.score ORDER BY s.model COLLATE "C", s.repeat_no, s.retry_no) AS item_mean
           FROM scored s GROUP BY s.rubric_version, s.dimension, s.snapshot_id),
     between_items AS (
-        SELECT i.rubric_version, i.dimension, count(*) AS items, var_samp(i.item_mean) AS item_variance
+        SELECT i.rubric_version, i.dimension, count(*) AS items, var_samp(i.item_mean ORDER BY i.snapshot_id) AS item_variance
           FROM items i GROUP BY i.rubric_version, i.dimension)
     SELECT w.rubric_version, w.dimension, bi.items, w.calls, w.max_repeats, w.judge_variance, bi.item_variance,
            (SELECT count(DISTINCT f.snapshot_id) FROM evalledger.work_quality_flaky_v1 f

@@ -6,7 +6,9 @@
 -- interval covers the judges' disagreement on it, not other runs of the bot (docs/statistics.md,
 -- "work-quality"). What `snapshot show` prints, and its optional aggregate.stderr and ci95. It reads
 -- no run, only the document given and the rubric's scale, so it runs as its owner (the active
--- rubric is active_rubric_v1's, which only the writing roles' functions call).
+-- rubric is active_rubric_v1's, which only the writing roles' functions call). The judges' scores
+-- are summed in the order of their models, byte by byte (COLLATE "C"; a judge naming none after
+-- them, by its score), never a plan's (docs/statistics.md, "Order of summation").
 CREATE FUNCTION evalledger.work_quality_uncertainty_v1(doc jsonb) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     WITH scale AS (
@@ -14,7 +16,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
           FROM evalledger.rubric r WHERE r.rubric_id = evalledger.active_rubric_v1('work-quality')),
     scored AS (
         -- A judge's score: its mean over its repeats (work_quality_judge_scores_v1; its one when K is 1).
-        SELECT j.dimension AS key, array_agg(j.score) AS scores
+        SELECT j.dimension AS key, array_agg(j.score ORDER BY j.judge COLLATE "C", j.score) AS scores
           FROM evalledger.work_quality_judge_scores_v1(doc) j
          GROUP BY j.dimension)
     SELECT jsonb_object_agg(s.key, evalledger.uncertainty_v1(m.estimate, m.stderr, m.n, m.n, 'judges', NULL, NULL,

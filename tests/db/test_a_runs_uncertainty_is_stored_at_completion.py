@@ -4,8 +4,9 @@ rows and rubric: what the trend's error bars and a run's page read (brain_eval_i
 running the statistics functions for every run at every read. The stored object is exactly what the
 statistics functions give; no role supplies or alters it (the superuser's UPDATE and DELETE are refused
 too); the recompute (ledger_recompute_v3, and `ledger verify --recompute` with the package's code)
-re-derives it and names a rewritten one. Tried as the real logins (docs/guards.md, "Verdicts with
-their uncertainty")."""
+re-derives it and names a rewritten one. `brain-eval show --json` shows the stored object, never the
+functions asked again (one home: what was decided at completion is what is shown). Tried as the real
+logins (docs/guards.md, "Verdicts with their uncertainty")."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from psycopg import errors
 
 from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+from tests.cli import run_cli
 from tests.db.insider_logins import LOGINS, logins, refused  # noqa: F401 (fixture)
 from tests.db.test_trend_error_bars_are_each_runs_uncertainty import varied
 from tests.ledger_forge import kinds, triggers_lifted, verified
@@ -129,3 +131,32 @@ def test_the_recompute_rederives_it_and_names_a_rewritten_one(admin, dsn, connec
         ("brain_eval_run_uncertainty", key, "uncertainty")]
     report = verified(dsn, recompute=True)  # the package's code, not the database's
     assert ("recomputed", "brain_eval_run_uncertainty", key, ("uncertainty",)) in kinds(report)
+
+
+def test_show_json_reads_the_stored_uncertainty_and_an_open_run_shows_none(admin, dsn, connect_as, reviewer_id):
+    runner = connect_as("evalledger_runner")
+    run = record_run(runner, reviewer_id, bend=varied(1)).eval_run_id
+    open_run = record_run(runner, reviewer_id, brain="AGT-902", bend=varied(2), complete=False)
+    env = {"DATABASE_URL": dsn}
+
+    def shown(run_id) -> dict:
+        return json.loads(run_cli("brain-eval", "show", str(run_id), "--json", env=env).out)["uncertainty"]
+
+    # Exactly the stored row, to the last bit.
+    assert json.dumps(shown(run), sort_keys=True) == json.dumps(stored(admin, run), sort_keys=True)
+    # And it is the stored row that is read, not the functions asked again: a stored row the superuser
+    # rewrote past the guards (restored after) is what show prints, where the functions would say otherwise.
+    original = json.dumps(stored(admin, run))
+    rewrite = ("UPDATE evalledger.brain_eval_run_uncertainty SET uncertainty = %s::jsonb WHERE eval_run_id = %s")
+    marked = dict(stored(admin, run), citation_rate=dict(stored(admin, run)["citation_rate"], stderr=0.125))
+    with admin.transaction(), triggers_lifted(admin, "brain_eval_run_uncertainty"):
+        admin.execute(rewrite, (json.dumps(marked), run))
+    try:
+        assert shown(run)["citation_rate"]["stderr"] == 0.125
+        assert computed(admin, run)["citation_rate"]["stderr"] != 0.125
+    finally:
+        with admin.transaction(), triggers_lifted(admin, "brain_eval_run_uncertainty"):
+            admin.execute(rewrite, (original, run))
+    assert json.dumps(stored(admin, run)) == original
+    # An open run has no decision, and no uncertainty beside it.
+    assert shown(open_run) is None

@@ -83,7 +83,7 @@ def test_a_runs_proof_holds_every_table_that_holds_rows_of_runs(admin):
         "SELECT j.table_name FROM evalledger.journal_tables_v1() j JOIN pg_attribute a ON a.attrelid = j.rel "
         "WHERE a.attname = 'eval_run_id' AND NOT a.attisdropped")}
     # The purge log: of runs gone. A run's stored uncertainty: derived at its completion from the rows the proof
-    # holds (and written after the manifest for a run completed before migration 0148); --recompute re-derives it.
+    # holds (and written after the manifest for a run completed before migration 0152); --recompute re-derives it.
     assert holding - {"retention_purge_log", "brain_eval_run_uncertainty"} == {table for table, _ in RUN_TABLES}
 
 

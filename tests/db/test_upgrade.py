@@ -116,8 +116,9 @@ EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_w
 MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query",
               "brain_eval_catalog_provenance", "eval_gate_decision", "judge_batch", "judge_batch_request",
               "judge_batch_event", "judge_batch_result"}
-# Tables a post-release migration made and filled with one row per run completed before it: 0148 each
-# brain-eval run's stored uncertainty (one INSERT entry each in the journal).
+# Tables a post-release migration made and filled with one row per run completed before it: 0148 made
+# each brain-eval run's stored uncertainty, 0152 filled it once its functions summed in a fixed order
+# (one INSERT entry each in the journal).
 ONE_PER_COMPLETED_RUN = {"brain_eval_run_uncertainty"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
@@ -224,10 +225,13 @@ MADE_BY = {
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
     "0144.agreement-once-per-judge": "SELECT xmin::text FROM pg_proc "
                                      "WHERE oid = 'evalledger.brain_eval_agreement_pairs_v1(uuid[])'::regprocedure",
+    # (0152 replaced the judges' scores 0145 made: the paired comparison 0145 pointed at them is still its.)
     "0145.work-quality-paired-by-judge": "SELECT xmin::text FROM pg_proc "
-                                         "WHERE oid = 'evalledger.work_quality_judge_scores_v1(jsonb)'::regprocedure",
+                                         "WHERE oid = 'evalledger.work_quality_paired_v1(jsonb, jsonb)'::regprocedure",
     "0148.stored-uncertainty": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_run_uncertainty'::regclass",
-    "0141.plan": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.plan_v1(text, integer, double precision)'::regprocedure",
+    # (0152 replaced plan_v1, which 0141 made: its grant of takes_quality_threshold_v1 is still 0141's.)
+    "0141.plan": "SELECT xmin::text FROM pg_proc "
+                 "WHERE oid = 'evalledger.takes_quality_threshold_v1(numeric)'::regprocedure",
     "0146.gate-decisions-recomputed-and-aged": "SELECT xmin::text FROM pg_proc "
                                                "WHERE oid = 'evalledger.retention_gate_pinned_v1(bigint)'::regprocedure",
     "0135.production-beside-eval": "SELECT xmin::text FROM pg_proc "
@@ -239,6 +243,8 @@ MADE_BY = {
                                          "'evalledger.replay_decision_v1(evalledger.replay_run)'::regprocedure",
     "0151.replay-ages": "SELECT xmin::text FROM pg_proc "
                         "WHERE oid = 'evalledger.retention_due_v2(text, jsonb)'::regprocedure",
+    "0152.statistics-in-a-fixed-order": "SELECT xmin::text FROM pg_proc "
+                                        "WHERE oid = 'evalledger.mean_stderr_v1(double precision[])'::regprocedure",
 }
 
 

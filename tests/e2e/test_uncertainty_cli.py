@@ -39,7 +39,11 @@ def test_brain_eval_show_carries_each_aggregates_interval(demo_env, admin):
     document = json.loads(shown.out)
     jsonschema.validate(document, schema("suites/brain_eval", "brain_eval_run"))
     u = document["uncertainty"]
-    # The numbers are the database's own, and the estimates are the aggregates the decision used.
+    # The numbers are the database's own, as the run's completion stored them (to the last bit), which
+    # its functions asked again give too; and the estimates are the aggregates the decision used.
+    assert json.dumps(u, sort_keys=True) == json.dumps(admin.execute(
+        "SELECT uncertainty FROM evalledger.brain_eval_run_uncertainty WHERE eval_run_id = %s", (run_id,)).fetchone()[0],
+        sort_keys=True)
     assert u == admin.execute("SELECT evalledger.brain_eval_uncertainty_v1(%s)", (run_id,)).fetchone()[0]
     for key, value in document["aggregated_scores"].items():
         assert (u[key] is None) == (value is None)

@@ -58,7 +58,7 @@ class Decision:
     token_cost_usd: Decimal | None
     reviewer_independence_verified: bool
     # Beside the decision, never changing it: each aggregate's standard error and 95% interval
-    # (brain_eval_uncertainty_v1), read by `show`; None where not read.
+    # (brain_eval_uncertainty_v1, as the run's completion stored it), read by `show`; None where not read.
     uncertainty: dict | None = None
 
 

@@ -107,7 +107,8 @@ def show_command(run_id, as_json):
     """Show the decision the database computed for RUN_ID (as an auditor).
 
     Beside the decision (never changing it), each aggregate's standard error and 95% interval,
-    computed by the database; under a hard criterion, the bound that matters (docs/statistics.md).
+    computed by the database and stored when the run completed (an open run has none); under a
+    hard criterion, the bound that matters (docs/statistics.md).
 
     For a completed harness run it also shows how each judge's drafts agreed with the reviewer's
     final numbers, counting only values entered before the reviewer saw the drafts: Cohen's
