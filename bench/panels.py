@@ -29,7 +29,9 @@ them by nature.
 Error bars (issue 36): the trend panel with its error bars (panel_trend, as the dashboards read it:
 each run's intervals as its completion stored them, read with its row) against the same panel without them
 (TREND_WITHOUT_BARS: the same query without the intervals), as each role, at both sizes, the two
-timed in turn; the aim is at most 1.25x. What completion stores (brain_eval_run_uncertainty,
+timed in turn; the aim is at most 1.25x. Both the ratio of the medians and that of the fastest are
+printed, with the load average: on a shared machine the other load stretches the longer query more
+than its own cost does, and the fastest is what it adds least to. What completion stores (brain_eval_run_uncertainty,
 migration 0148; brain_eval_intervals_v1 reads it too) the load fills for its runs as completion would.
 
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
@@ -41,6 +43,7 @@ inlined by PostgreSQL, so its body is explained with the filters substituted (wh
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import statistics
@@ -419,6 +422,7 @@ def main() -> None:
                     plan_of(large, name, QUERIES[q], filters["all"]))})
         for label, (query, params) in DOCUMENTED.items() if not args.error_bars_only else ():
             plans[("auditor", label)] = indexes_in(plan_of(large, roles["auditor"], query, params))
+        loads = [f"{os.getloadavg()[0]:.1f}"]
         bars = {(role, n): error_bars(conn, name, filters["all"], args.repeat)
                 for role, name in roles.items() for n, conn in ((small_n, small), (large_n, large))}
 
@@ -445,13 +449,17 @@ def main() -> None:
               f"(aim: at most 1.5)")
     print(f"\nthe trend panel with its error bars (each run's stored uncertainty, read with its row) against the same "
           f"panel without them "
-          f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25)")
-    worst_bars = 0.0
+          f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25), "
+          f"then the fastest of each and their ratio (what the machine's other load adds least to); load average "
+          f"{loads[0]} at the start of the timing, {os.getloadavg()[0]:.1f} at its end")
+    worst_bars = worst_fastest = 0.0
     for (role, n), (without, with_) in bars.items():
         ratio = statistics.median(with_) / statistics.median(without)
-        worst_bars = max(worst_bars, ratio)
-        print(f"  as {role:<9}{n:>7} runs{statistics.median(without):>10.2f}{statistics.median(with_):>10.2f}{ratio:>7.2f}")
-    print(f"worst error-bar ratio: {worst_bars:.2f} (aim: at most 1.25)")
+        fastest = min(with_) / min(without)
+        worst_bars, worst_fastest = max(worst_bars, ratio), max(worst_fastest, fastest)
+        print(f"  as {role:<9}{n:>7} runs{statistics.median(without):>10.2f}{statistics.median(with_):>10.2f}{ratio:>7.2f}"
+              f"{min(without):>10.2f}{min(with_):>10.2f}{fastest:>7.2f}")
+    print(f"worst error-bar ratio: {worst_bars:.2f} of the medians, {worst_fastest:.2f} of the fastest (aim: at most 1.25)")
     print("by-month backfill of every loaded run at once: " +
           ", ".join(f"{n} runs {backfills[n]:.1f} s" for n in (small_n, large_n)))
     if costs:
