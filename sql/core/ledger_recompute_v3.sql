@@ -6,8 +6,9 @@
 -- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
 -- (question_passed) and the uncertainty their completion stored (brain_eval_run_uncertainty, by
--- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
--- work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
+-- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt) and
+-- the uncertainty their completion stored (eval_takes_quality_run_uncertainty, by
+-- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
 -- decides them). Values compare
@@ -43,6 +44,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                   FROM (SELECT evalledger.ledger_recompute_takes_quality_v2(r.id) AS x) receipt),
                ARRAY['cycles_run', 'verdict', 'overall_score', 'cost_usd', 'receipt_json']
           FROM evalledger.eval_takes_quality_runs r WHERE r.completed_at IS NOT NULL
+        UNION ALL
+        SELECT 'eval_takes_quality_run_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
+               jsonb_build_object('uncertainty', coalesce(evalledger.takes_quality_uncertainty_v1(u.run_id), '{}'::jsonb)),
+               ARRAY['uncertainty']
+          FROM evalledger.eval_takes_quality_run_uncertainty u
         UNION ALL
         SELECT 'eval_work_quality_snapshots', evalledger.journal_key_v1(s), to_jsonb(s),
                evalledger.ledger_recompute_work_quality_v2(s),

@@ -3,7 +3,7 @@
 -- purge horizon and that no unreleased hold covers: brain-eval runs with their judge suggestions,
 -- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
 -- released holds;
--- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
+-- analyses and imports no row references any more; takes-quality verdicts, stored uncertainty then runs; work-quality
 -- verdicts then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
 -- captured-query partitions whose
 -- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
@@ -102,13 +102,16 @@ BEGIN
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_gate_decision', count(*) FROM gone HAVING count(*) > 0;
 
-    -- takes-quality: verdicts, then runs
+    -- takes-quality: verdicts, the stored uncertainty, then runs
     SELECT coalesce(array_agg(t.id), '{}') INTO tq_runs
       FROM evalledger.eval_takes_quality_runs t
      WHERE t.created_at < horizon AND NOT evalledger.retention_held_v2(t.created_at, ARRAY[t.target_id::text], NULL);
     WITH gone AS (DELETE FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = ANY (tq_runs) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_takes_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_takes_quality_run_uncertainty u WHERE u.run_id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_takes_quality_run_uncertainty', count(*) FROM gone HAVING count(*) > 0;
     WITH gone AS (DELETE FROM evalledger.eval_run_closure c WHERE c.takes_quality_run_id = ANY (tq_runs) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_run_closure', count(*) FROM gone HAVING count(*) > 0;
