@@ -1,13 +1,16 @@
--- Each takes-quality run's uncertainty stored once, when the run completes (issue 36, item 3), as
--- migration 0148 did for brain-eval's. takes_quality_intervals_v1, `takes-quality show`, the receipt's
--- optional stderr and ci95 and the trend's error bars ran takes_quality_uncertainty_v1 for every run
--- shown at every read. Now the run's completion stores that object in
--- eval_takes_quality_run_uncertainty (append-only, journalled, aged with its run, computed by the
--- database from the run's verdict rows and rubric, never input), its readers read it, the ledger's
--- recompute re-derives it (ledger_recompute_v3), and the retention functions age it with its run.
--- Runs completed before this migration get theirs here, computed by the same function. What each
--- reader may read is unchanged: the same readers as the run's own row. An open run's intervals (a
--- receipt so far) are still computed when read: nothing is stored before completion.
+-- Each takes-quality run's and each work-quality snapshot's uncertainty stored once, when it
+-- completes (issue 36, item 3), as migration 0148 did for brain-eval's. takes_quality_intervals_v1,
+-- `takes-quality show`, the receipt's optional stderr and ci95 and the trend's error bars ran
+-- takes_quality_uncertainty_v1 for every run shown at every read; work_quality_intervals_v1,
+-- `snapshot show RUN_ID` and the history's error bars ran work_quality_uncertainty_v1 for every
+-- snapshot. Now the completion stores that object (eval_takes_quality_run_uncertainty,
+-- eval_work_quality_snapshot_uncertainty: append-only, journalled, aged with its run, computed by the
+-- database from the run's verdict rows or the snapshot's document and the rubric, never input), its
+-- readers read it, the ledger's recompute re-derives it (ledger_recompute_v3), and the retention
+-- functions age it with its run. Runs and snapshots completed before this migration get theirs here,
+-- computed by the same functions. What each reader may read is unchanged: the same readers as the
+-- run's own row. An open run's intervals (a receipt so far) are still computed when read: nothing is
+-- stored before completion.
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -134,6 +137,109 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 GRANT EXECUTE ON FUNCTION takes_quality_receipt_uncertainty_v1(bigint, jsonb) TO evalledger_runner, evalledger_revops, evalledger_auditor;
 
+-- Each completed work-quality snapshot's uncertainty beside its comparison (issue 36, item 3), stored
+-- once when the snapshot completes (a judged run's completion, or an imported history file's
+-- admission, which completes it at once): work_quality_uncertainty_v1's object (per dimension the
+-- judges' mean, its standard error, 95% interval, n, clusters and method), computed by the database
+-- from the snapshot's stored document and the work-quality rubric's scale, never taken from input.
+-- `snapshot show RUN_ID`, the Snapshot JSON's optional stderr and ci95 (`--uncertainty`), the
+-- intervals view (work_quality_intervals_v1) and the history's error bars read it instead of running
+-- the statistics function for every snapshot at every read. Only the completion triggers
+-- (work_quality_uncertainty_complete_v1) write it (no role holds INSERT), and every column is theirs:
+-- append-only, journalled, aged with its snapshot (the snapshot's tier clock, run_created_at as eval_run_closure's), and re-derived by the
+-- ledger's recompute (ledger_recompute_v3).
+CREATE TABLE eval_work_quality_snapshot_uncertainty (
+    snapshot_id         bigint      NOT NULL,
+    uncertainty         jsonb       NOT NULL,
+    created_at          timestamptz NOT NULL DEFAULT now(),
+    run_created_at      timestamptz NOT NULL,
+    CONSTRAINT eval_work_quality_snapshot_uncertainty_pkey PRIMARY KEY (snapshot_id),
+    CONSTRAINT eval_work_quality_snapshot_uncertainty_snapshot_fkey FOREIGN KEY (snapshot_id)
+        REFERENCES eval_work_quality_snapshots (snapshot_id),
+    CONSTRAINT eval_work_quality_snapshot_uncertainty_object CHECK (jsonb_typeof(uncertainty) = 'object')
+);
+
+COMMENT ON TABLE eval_work_quality_snapshot_uncertainty IS
+    'Each completed work-quality snapshot''s uncertainty (work_quality_uncertainty_v1 of its document), computed by the database once at completion; read by work_quality_intervals_v1 and `snapshot show`.';
+
+-- The same readers as the snapshot's own row, by the same tier clock (the snapshot's).
+CREATE POLICY eval_work_quality_snapshot_uncertainty_runner ON eval_work_quality_snapshot_uncertainty FOR SELECT
+    TO evalledger_runner USING (run_created_at >= evalledger.hot_tier_start_v1());
+
+CREATE POLICY eval_work_quality_snapshot_uncertainty_revops ON eval_work_quality_snapshot_uncertainty FOR SELECT
+    TO evalledger_revops USING (run_created_at >= evalledger.hot_tier_start_v1());
+
+CREATE POLICY eval_work_quality_snapshot_uncertainty_auditor ON eval_work_quality_snapshot_uncertainty FOR SELECT
+    TO evalledger_auditor USING (true);
+GRANT SELECT ON eval_work_quality_snapshot_uncertainty TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+CALL guard_append_only_v1(ARRAY['eval_work_quality_snapshot_uncertainty:UPDATE OR DELETE:refuse_change_v3']);
+
+-- work_quality_uncertainty_complete_v1: when a work-quality snapshot completes (a judged run's
+-- completion, its document computed by work_quality_snapshot_decide_v3 before it; or an imported
+-- history file, complete at its admission), store its uncertainty
+-- (eval_work_quality_snapshot_uncertainty): work_quality_uncertainty_v1 of its stored document, in
+-- the same transaction, so every completed snapshot has its intervals and none is computed again at a
+-- read. SECURITY DEFINER: the table takes rows from the code role alone.
+CREATE FUNCTION evalledger.work_quality_uncertainty_complete_v1() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO evalledger.eval_work_quality_snapshot_uncertainty (snapshot_id, uncertainty, run_created_at)
+    VALUES (NEW.snapshot_id, coalesce(evalledger.work_quality_uncertainty_v1(NEW.snapshot_json), '{}'::jsonb),
+            NEW.created_at);
+    RETURN NULL;
+END;
+$$;
+
+-- After the decision (eval_work_quality_snapshots_20_decide, BEFORE) and before the journal (_90_);
+-- an import after its verdicts (_20_import_verdicts).
+CREATE TRIGGER eval_work_quality_snapshots_40_uncertainty AFTER UPDATE OF completed_at ON eval_work_quality_snapshots
+    FOR EACH ROW WHEN (OLD.completed_at IS NULL AND NEW.completed_at IS NOT NULL)
+    EXECUTE FUNCTION work_quality_uncertainty_complete_v1();
+
+CREATE TRIGGER eval_work_quality_snapshots_40_uncertainty_import AFTER INSERT ON eval_work_quality_snapshots
+    FOR EACH ROW WHEN (NEW.completed_at IS NOT NULL)
+    EXECUTE FUNCTION work_quality_uncertainty_complete_v1();
+
+-- work_quality_intervals_v1: per completed work-quality snapshot, one row per dimension with its
+-- uncertainty over the judges (docs/statistics.md, "work-quality"), beside the comparison, which uses
+-- the means only. Read from what the snapshot's completion stored (eval_work_quality_snapshot_uncertainty:
+-- work_quality_uncertainty_v1 of the stored Snapshot document, since migration 0153), not computed at
+-- each read. Read by RevOps and auditors under their own row-level security.
+CREATE OR REPLACE VIEW evalledger.work_quality_intervals_v1 AS
+    SELECT s.snapshot_id, s.name, s.run_id, s.at, s.completed_at, u.key AS dimension,
+           (u.value ->> 'estimate')::float8 AS estimate, (u.value ->> 'stderr')::float8 AS stderr,
+           (u.value -> 'ci95' ->> 0)::float8 AS ci95_lo, (u.value -> 'ci95' ->> 1)::float8 AS ci95_hi,
+           (u.value ->> 'n')::bigint AS judges
+      FROM evalledger.eval_work_quality_snapshots s
+      JOIN evalledger.eval_work_quality_snapshot_uncertainty x ON x.snapshot_id = s.snapshot_id
+     CROSS JOIN LATERAL jsonb_each(x.uncertainty) u
+     WHERE s.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
+COMMENT ON VIEW evalledger.work_quality_intervals_v1 IS
+    'Per completed work-quality snapshot and dimension, the judges'' mean with its standard error and 95% interval; covers the judges'' disagreement on this work product, not other runs of the bot (docs/statistics.md); stored when the snapshot completed (eval_work_quality_snapshot_uncertainty).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.snapshot_id IS 'The snapshot (eval_work_quality_snapshots.snapshot_id).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.name IS 'The target (a bot or feature) the snapshot is of.';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.run_id IS 'The assessed run''s id (the snapshot''s RunID).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.at IS 'When the assessed run happened (timestamptz; the snapshot''s At).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.completed_at IS 'When the snapshot was completed (timestamptz).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.dimension IS 'A dimension of the rubric: efficacy, completeness, output_quality, restraint, reliability, value_for_money or overall.';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.estimate IS 'The judges'' mean score, on the rubric''s scale (0-1).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.stderr IS 'Its standard error over the judges, on the rubric''s scale (0-1); NULL with one judge.';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.ci95_lo IS 'The 95% interval''s lower bound, on the rubric''s scale (0-1).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.ci95_hi IS 'The 95% interval''s upper bound, on the rubric''s scale (0-1).';
+COMMENT ON COLUMN evalledger.work_quality_intervals_v1.judges IS 'Count: the judges whose scores the snapshot holds for the dimension.';
+
+REVOKE ALL ON work_quality_intervals_v1 FROM PUBLIC;
+GRANT SELECT ON work_quality_intervals_v1 TO evalledger_revops, evalledger_auditor;
+
+DO $invoker$
+BEGIN
+    IF current_setting('server_version_num')::int >= 150000 THEN
+        ALTER VIEW evalledger.work_quality_intervals_v1 SET (security_invoker = true);
+    END IF;
+END
+$invoker$;
+
 -- retention_rows_v2: every row of every aging table but the captured queries (which leave by
 -- whole monthly partitions) with its tier clock, the brains and run a hold may name (a brain-eval
 -- row's label and every brain of its prompt), and whether a row that stays still references it (an
@@ -206,6 +312,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'eval_work_quality_judge_verdicts', v.snapshot_created_at, NULL, NULL, false
       FROM evalledger.eval_work_quality_judge_verdicts v
     UNION ALL
+    SELECT 'eval_work_quality_snapshot_uncertainty', u.run_created_at, NULL, NULL, false
+      FROM evalledger.eval_work_quality_snapshot_uncertainty u
+    UNION ALL
     SELECT 'eval_run_closure', c.run_created_at, CASE WHEN t.id IS NOT NULL THEN ARRAY[t.target_id::text] END, NULL, false
       FROM evalledger.eval_run_closure c LEFT JOIN evalledger.eval_takes_quality_runs t ON t.id = c.takes_quality_run_id
     UNION ALL
@@ -270,6 +379,8 @@ BEGIN
          WHERE t.id = (r ->> 'takes_quality_run_id')::bigint;
     WHEN 'eval_work_quality_judge_verdicts' THEN
         clock := r ->> 'snapshot_created_at';
+    WHEN 'eval_work_quality_snapshot_uncertainty' THEN
+        clock := r ->> 'run_created_at';
     WHEN 'eval_capture_failures' THEN
         clock := r ->> 'recorded_at';
     WHEN 'eval_gate_decision' THEN
@@ -377,7 +488,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                             'brain_analysis_log', 'brain_eval_import',
                             'eval_takes_quality_runs', 'eval_takes_quality_judge_verdicts',
                             'eval_takes_quality_run_uncertainty',
-                            'eval_work_quality_snapshots', 'eval_work_quality_judge_verdicts', 'eval_run_closure',
+                            'eval_work_quality_snapshots', 'eval_work_quality_judge_verdicts',
+                            'eval_work_quality_snapshot_uncertainty', 'eval_run_closure',
                             'replay_run', 'replay_query',
                             'eval_candidates', 'eval_candidate_keys', 'eval_capture_failures',
                             'eval_gate_decision'])
@@ -407,7 +519,7 @@ GRANT EXECUTE ON FUNCTION retention_plan_v2() TO evalledger_retention, evalledge
 -- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
 -- released holds;
 -- analyses and imports no row references any more; takes-quality verdicts, stored uncertainty then runs; work-quality
--- verdicts then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
+-- verdicts, stored uncertainty then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
 -- captured-query partitions whose
 -- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
 -- released brain and range holds whose release is past the horizon. Each step is a row of
@@ -522,7 +634,7 @@ BEGIN
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_takes_quality_runs', count(*) FROM gone HAVING count(*) > 0;
 
-    -- work-quality: verdicts, then snapshots, each as it falls due: a snapshot that a kept one
+    -- work-quality: verdicts, the stored uncertainty, then snapshots, each as it falls due: a snapshot that a kept one
     -- compared with does not pin it (the kept one names its run and keeps the comparison).
     SELECT coalesce(array_agg(s.snapshot_id), '{}') INTO snapshots
       FROM evalledger.eval_work_quality_snapshots s
@@ -530,6 +642,10 @@ BEGIN
     WITH gone AS (DELETE FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_work_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_work_quality_snapshot_uncertainty u
+                   WHERE u.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_work_quality_snapshot_uncertainty', count(*) FROM gone HAVING count(*) > 0;
     WITH gone AS (DELETE FROM evalledger.eval_run_closure c WHERE c.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_run_closure', count(*) FROM gone HAVING count(*) > 0;
@@ -642,7 +758,7 @@ GRANT EXECUTE ON FUNCTION retention_purge_v2() TO evalledger_retention;
 CALL seal_tables_v2();
 CALL journal_attach_v2();
 
--- After the journal's attach, which makes the new table's key function the recompute calls.
+-- After the journal's attach, which makes the new tables' key functions the recompute calls.
 -- Compares the suites' runs by the keys the journal gives them (journal_key_v1, made per table by
 -- journal_attach_v2).
 -- ledger_recompute_v3 (issue 18: brain-eval runs by brain_eval_decide_v2 and question rows by
@@ -653,14 +769,18 @@ CALL journal_attach_v2();
 -- (question_passed) and the uncertainty their completion stored (brain_eval_run_uncertainty, by
 -- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt) and
 -- the uncertainty their completion stored (eval_takes_quality_run_uncertainty, by
--- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
+-- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document) and
+-- the uncertainty their completion stored (eval_work_quality_snapshot_uncertainty, by
+-- work_quality_uncertainty_v1, while the work-quality rubric active when it was stored, whose scale
+-- cuts its intervals, is still the active one), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
 -- decides them). Values compare
 -- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
--- imported from history files are the files' own and are not re-derived.
+-- imported from history files are the files' own and are not re-derived (the intervals the database
+-- stored for them are).
 CREATE OR REPLACE FUNCTION evalledger.ledger_recompute_v3()
 RETURNS TABLE (table_name text, row_key text, column_name text, stored text, recomputed text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -699,6 +819,17 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                evalledger.ledger_recompute_work_quality_v2(s),
                ARRAY['mean_scores', 'disagreement', 'note', 'comparison', 'judges_cost_usd', 'snapshot_json']
           FROM evalledger.eval_work_quality_snapshots s WHERE s.completed_at IS NOT NULL AND s.origin = 'run'
+        UNION ALL
+        -- An imported snapshot's too: the file's document is its own, its intervals the database's.
+        SELECT 'eval_work_quality_snapshot_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
+               jsonb_build_object('uncertainty', coalesce(evalledger.work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb)),
+               ARRAY['uncertainty']
+          FROM evalledger.eval_work_quality_snapshot_uncertainty u
+          JOIN evalledger.eval_work_quality_snapshots s USING (snapshot_id)
+         WHERE (SELECT a.rubric_id FROM evalledger.rubric_activation a
+                 WHERE a.suite = 'work-quality' AND a.activated_at <= u.created_at
+                 ORDER BY a.activation_id DESC LIMIT 1)
+               IS NOT DISTINCT FROM evalledger.active_rubric_v1('work-quality')
         UNION ALL
         SELECT 'replay_run', evalledger.journal_key_v1(r), to_jsonb(r),
                (SELECT jsonb_build_object('decision', x -> 'decision', 'rationale', x -> 'rationale', 'summary', x)
@@ -743,12 +874,19 @@ $$;
 GRANT EXECUTE ON FUNCTION ledger_recompute_v3() TO evalledger_owner, evalledger_auditor;
 
 
--- Every run completed before this migration: its uncertainty, computed now by the function its
--- completion would have called, from its verdict rows and rubric as stored (journalled as INSERTs).
+-- Every run and snapshot completed before this migration: its uncertainty, computed now by the
+-- function its completion would have called, from its verdict rows and rubric or its document as
+-- stored (journalled as INSERTs).
 INSERT INTO eval_takes_quality_run_uncertainty (run_id, uncertainty, run_created_at)
 SELECT t.id, coalesce(takes_quality_uncertainty_v1(t.id), '{}'::jsonb), t.created_at
   FROM eval_takes_quality_runs t
  WHERE t.completed_at IS NOT NULL
  ORDER BY t.created_at, t.id;
+
+INSERT INTO eval_work_quality_snapshot_uncertainty (snapshot_id, uncertainty, run_created_at)
+SELECT s.snapshot_id, coalesce(work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb), s.created_at
+  FROM eval_work_quality_snapshots s
+ WHERE s.completed_at IS NOT NULL
+ ORDER BY s.created_at, s.snapshot_id;
 
 RESET ROLE;

@@ -44,6 +44,8 @@ BEGIN
          WHERE t.id = (r ->> 'takes_quality_run_id')::bigint;
     WHEN 'eval_work_quality_judge_verdicts' THEN
         clock := r ->> 'snapshot_created_at';
+    WHEN 'eval_work_quality_snapshot_uncertainty' THEN
+        clock := r ->> 'run_created_at';
     WHEN 'eval_capture_failures' THEN
         clock := r ->> 'recorded_at';
     WHEN 'eval_gate_decision' THEN

@@ -1,9 +1,11 @@
-"""Issue 36, item 3: each takes-quality run's uncertainty is stored once, when the run completes
-(eval_takes_quality_run_uncertainty, migration 0153), computed by the database from the run's stored
-verdict rows and rubric, as brain-eval's is (migration 0148): what `takes-quality show`, the receipt's
-optional stderr and ci95, the intervals view (takes_quality_intervals_v1) and the trend's error bars
-read, instead of running the statistics function for every run at every read. The stored object is
-exactly what takes_quality_uncertainty_v1 gives; no role supplies or alters it (the superuser's UPDATE
+"""Issue 36, item 3: each takes-quality run's and each work-quality snapshot's uncertainty is stored
+once, when it completes (eval_takes_quality_run_uncertainty, eval_work_quality_snapshot_uncertainty;
+migration 0153), computed by the database from the run's stored verdict rows and rubric or the
+snapshot's stored document, as brain-eval's is (migration 0148): what `takes-quality show`, the
+receipt's optional stderr and ci95, `snapshot show RUN_ID`, the intervals views
+(takes_quality_intervals_v1, work_quality_intervals_v1) and the panels' error bars read, instead of
+running the statistics functions for every run at every read. The stored object is exactly what
+takes_quality_uncertainty_v1 (work_quality_uncertainty_v1) gives; no role supplies or alters it (the superuser's UPDATE
 and DELETE are refused too); a run completed before the migration gets its row from the migration; it
 ages with its run (the purge takes it with the run, a hold that keeps the run keeps it); the recompute
 (ledger_recompute_v3, and `ledger verify --recompute` with the package's code) re-derives it and names a
@@ -20,12 +22,16 @@ from evalledger.core.paths import database_root
 from evalledger.suites.takes_quality import store as takes_store
 from tests.db.insider_logins import LOGINS, logins, refused  # noqa: F401 (fixture)
 from tests.db.test_retention import purge_committed, set_clock
+from tests.cli import run_cli
 from tests.db.test_takes_quality_db import DIMS, PANEL, start_run, verdict
+from tests.db.test_work_quality_db import GO_HISTORY, PANEL as WQ_PANEL, go_document, import_doc, judged
+from tests.db.test_work_quality_db import start as wq_start, verdict as wq_verdict, reply as wq_reply
 from tests.ledger_forge import age_unsealed, kinds, seal, take_digest, triggers_lifted, verified
 
 pytestmark = pytest.mark.db
 
 TQ = "eval_takes_quality_run_uncertainty"
+WQ = "eval_work_quality_snapshot_uncertainty"
 UTC_NOW = "timezone('UTC', now())"
 OLD = f"timezone('UTC', {UTC_NOW} - interval '8 years')"
 
@@ -247,6 +253,167 @@ def test_a_takes_quality_runs_uncertainty_ages_with_its_run(admin, logins, held)
         purged = purge_committed(admin)
         assert (TQ, 1, None, None) in purged and ("eval_takes_quality_runs", 1, None, None) in purged
         assert [r for (r,) in admin.execute(f"SELECT run_id FROM evalledger.{TQ} ORDER BY 1")] == [young]
+    seal(admin)
+    report = verified(admin.info.dsn, digest + [("after.json", take_digest(admin))], recompute=True)
+    assert report.verified and report.recomputed, [f.line() for f in report.findings]
+
+
+# -- work-quality ----------------------------------------------------------------------------------
+def wq_snapshot(runner, run_id: str, scores=(0.8, 0.55), name: str = "review-pr") -> int:
+    """A completed work-quality snapshot judged by the panel, each judge at its score on every dimension."""
+    judged(runner, run_id, dict(zip(WQ_PANEL, scores)), name=name)
+    return runner.execute("SELECT snapshot_id FROM evalledger.eval_work_quality_snapshots WHERE run_id = %s "
+                          "AND name = %s", (run_id, name)).fetchone()[0]
+
+
+def wq_stored(admin, snapshot) -> dict | None:
+    found = admin.execute(f"SELECT uncertainty FROM evalledger.{WQ} WHERE snapshot_id = %s", (snapshot,)).fetchone()
+    return found[0] if found else None
+
+
+def wq_computed(admin, snapshot) -> dict:
+    return admin.execute("SELECT coalesce(evalledger.work_quality_uncertainty_v1(snapshot_json), '{}'::jsonb) "
+                         "FROM evalledger.eval_work_quality_snapshots WHERE snapshot_id = %s", (snapshot,)).fetchone()[0]
+
+
+def wq_forge(admin, snapshot, path: str, value) -> None:
+    with admin.transaction(), triggers_lifted(admin, WQ):
+        admin.execute(f"UPDATE evalledger.{WQ} SET uncertainty = jsonb_set(uncertainty, %s, %s) WHERE snapshot_id = %s",
+                      (path, json.dumps(value), snapshot))
+
+
+def test_a_work_quality_snapshot_stores_at_its_completion_exactly_what_the_statistics_function_gives(
+        admin, connect_as, logins):
+    runner = connect_as("evalledger_runner")
+    first = wq_snapshot(runner, "r1")
+    open_one = wq_start(runner, "r2", models=WQ_PANEL)
+    for model, score in zip(WQ_PANEL, (0.9, 0.4)):
+        wq_verdict(runner, open_one, model, wq_reply(score))
+    assert wq_stored(admin, open_one) is None  # nothing before completion
+    with runner.transaction():  # stored in the completion's own transaction
+        runner.execute("SELECT evalledger.work_quality_complete_v1(%s)", (open_one,))
+        assert runner.execute(f"SELECT count(*) FROM evalledger.{WQ} WHERE snapshot_id = %s",
+                              (open_one,)).fetchone()[0] == 1
+    # A history file imported: complete at its admission, its intervals stored then, from its document.
+    imported = import_doc(runner, go_document(sorted(p.name for p in GO_HISTORY.glob("*.json"))[0]))[0]
+    for snapshot in (first, open_one, imported):
+        assert wq_stored(admin, snapshot) == wq_computed(admin, snapshot) != {}, snapshot
+    whole = wq_stored(admin, open_one)
+    assert whole["overall"]["estimate"] == pytest.approx(0.65) and whole["overall"]["n"] == 2
+    stderr = admin.execute("SELECT (evalledger.mean_stderr_v1(ARRAY[0.9, 0.4]::float8[])).stderr").fetchone()[0]
+    assert whole["overall"]["stderr"] == pytest.approx(stderr, rel=1e-12)
+    for reader in ("auditor", "revops"):
+        rows = logins(reader).execute("SELECT dimension, estimate, stderr, ci95_lo, ci95_hi, judges "
+                                      "FROM evalledger.work_quality_intervals_v1 WHERE snapshot_id = %s",
+                                      (open_one,)).fetchall()
+        assert {r[0]: r[1:] for r in rows} == {
+            key: (u["estimate"], u["stderr"], u["ci95"][0], u["ci95"][1], u["n"]) for key, u in whole.items()}, reader
+
+
+def test_every_reader_of_a_completed_snapshots_intervals_reads_the_stored_row(admin, connect_as, logins, dsn):
+    """Forged past the guards, the stored row is what `snapshot show RUN_ID` (its text and the Snapshot JSON's
+    stderr and ci95), the view, the history's error bars and a snapshot's page read. A file's are computed."""
+    runner = connect_as("evalledger_runner")
+    snapshot = wq_snapshot(runner, "r1")
+    wq_forge(admin, snapshot, "{overall,ci95}", [0.125, 0.875])
+    wq_forge(admin, snapshot, "{overall,stderr}", 0.25)
+    shown = run_cli("snapshot", "show", "r1", "--json", "--uncertainty", env={"DATABASE_URL": dsn})
+    assert shown.code == 0, shown.out + shown.err
+    aggregate = json.loads(shown.out)["aggregate"]
+    assert aggregate["ci95"]["overall"] == [0.125, 0.875] and aggregate["stderr"]["overall"] == 0.25
+    text = run_cli("snapshot", "show", "r1", env={"DATABASE_URL": dsn})
+    assert text.code == 0 and "0.125" in text.out and "0.875" in text.out, text.out + text.err
+    for reader in ("auditor", "revops"):
+        conn = logins(reader)
+        assert conn.execute("SELECT ci95_lo, ci95_hi FROM evalledger.work_quality_intervals_v1 "
+                            "WHERE snapshot_id = %s AND dimension = 'overall'", (snapshot,)).fetchone() == (0.125, 0.875)
+        assert conn.execute(_query("bi", "panel_work_quality_intervals"), {"snapshot_ids": [snapshot]}).fetchall() == [
+            (snapshot, 0.125, 0.875)]
+        assert (0.125, 0.875) in [r[3:5] for r in conn.execute(_query("bi", "work_intervals"), {"snapshot_id": snapshot})]
+
+
+@pytest.mark.parametrize("role", ["runner", "reviewer", "revops", "auditor", "owner", "agent", "retention"])
+def test_no_role_supplies_or_alters_a_snapshots_uncertainty(admin, connect_as, logins, role):
+    runner = connect_as("evalledger_runner")
+    snapshot = wq_snapshot(runner, "r1")
+    other = wq_start(runner, "r2", models=WQ_PANEL)
+    conn = logins(role)
+    made_up = json.dumps({"overall": {"estimate": 1, "stderr": 0, "ci95": [1, 1]}})
+    for statement, params in (
+            (f"INSERT INTO evalledger.{WQ} (snapshot_id, uncertainty, run_created_at) VALUES (%s, %s, now())",
+             (other, made_up)),
+            (f"UPDATE evalledger.{WQ} SET uncertainty = %s WHERE snapshot_id = %s", (made_up, snapshot)),
+            (f"DELETE FROM evalledger.{WQ} WHERE snapshot_id = %s", (snapshot,))):
+        with refused(admin, errors.InsufficientPrivilege, rf"permission denied for (table {WQ}|schema evalledger)"):
+            conn.execute(statement, params)
+    assert wq_stored(admin, snapshot) == wq_computed(admin, snapshot)
+    assert wq_stored(admin, other) is None
+
+
+def test_the_superuser_neither_rewrites_nor_deletes_a_snapshots_uncertainty(admin, connect_as):
+    snapshot = wq_snapshot(connect_as("evalledger_runner"), "r1")
+    for statement, says in (
+            (f"UPDATE evalledger.{WQ} SET uncertainty = '{{}}' WHERE snapshot_id = %s", rf"evalledger: {WQ} is append-only: UPDATE refused"),
+            (f"DELETE FROM evalledger.{WQ} WHERE snapshot_id = %s", rf"evalledger: {WQ} is append-only: DELETE refused")):
+        with refused(admin, errors.InsufficientPrivilege, says):
+            admin.execute(statement, (snapshot,))
+    with refused(admin, errors.UniqueViolation, r"duplicate key value violates unique constraint .*", f"{WQ}_pkey"):
+        admin.execute(f"INSERT INTO evalledger.{WQ} (snapshot_id, uncertainty, run_created_at) "
+                      "VALUES (%s, '{}', now())", (snapshot,))
+
+
+def test_the_recompute_rederives_a_snapshots_uncertainty_and_names_a_rewritten_one(admin, dsn, connect_as):
+    runner = connect_as("evalledger_runner")
+    snapshot = wq_snapshot(runner, "r1")
+    wq_snapshot(runner, "r2", scores=(0.7, 0.6))
+    imported = import_doc(runner, go_document(sorted(p.name for p in GO_HISTORY.glob("*.json"))[0]))[0]
+    assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
+    wq_forge(admin, snapshot, "{overall,ci95}", [0.6, 0.61])
+    wq_forge(admin, imported, "{overall,estimate}", 0.99)  # an import's are the database's too
+    keys = [json.dumps({"snapshot_id": s}, separators=(",", ":")) for s in (snapshot, imported)]
+    assert admin.execute("SELECT table_name, row_key, column_name FROM evalledger.ledger_recompute_v3()").fetchall() == [
+        (WQ, key, "uncertainty") for key in sorted(keys)]
+    report = verified(dsn, recompute=True)
+    assert all(("recomputed", WQ, key, ("uncertainty",)) in kinds(report) for key in keys)
+
+
+def test_the_migration_stores_the_uncertainty_of_snapshots_completed_before_it(admin, connect_as):
+    runner = connect_as("evalledger_runner")
+    before = wq_snapshot(runner, "r1")
+    with admin.transaction(), triggers_lifted(admin, WQ):
+        admin.execute(f"DELETE FROM evalledger.{WQ} WHERE snapshot_id = %s", (before,))
+    assert wq_stored(admin, before) is None
+    with admin.transaction():
+        admin.execute("SET LOCAL ROLE evalledger_code")
+        admin.execute("SET LOCAL search_path = evalledger, pg_temp")
+        admin.execute(_backfill(WQ))
+    assert wq_stored(admin, before) == wq_computed(admin, before) != {}
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_snapshots_uncertainty_ages_with_its_snapshot(admin, connect_as, logins, held):
+    """Its tier clock is its snapshot's: past the horizon due with it, and the purge takes it with its snapshot;
+    a range hold over the snapshot's time keeps both until released. The purge verifies clean."""
+    runner, owner, auditor = connect_as("evalledger_runner"), logins("owner"), logins("auditor")
+    young = wq_snapshot(runner, "r1")
+    seal(admin)
+    old = wq_snapshot(runner, "r2", scores=(0.7, 0.6))
+    with admin.transaction():
+        where = f"snapshot_id = {int(old)}"
+        set_clock(admin, "eval_work_quality_snapshots", "created_at", OLD, where)
+        set_clock(admin, "eval_work_quality_judge_verdicts", "snapshot_created_at", OLD, where)
+        set_clock(admin, WQ, "run_created_at", OLD, where)
+    age_unsealed(admin, "8 years")
+    hold = owner.execute(f"INSERT INTO evalledger.legal_hold (held_from, held_to, reason) VALUES ({OLD} - interval '1 hour', "
+                         f"{OLD} + interval '1 hour', 'matter') RETURNING hold_id").fetchone()[0] if held else None
+    assert _plan(auditor, WQ) == ((1, 0, 0, 1) if held else (1, 0, 1, 0))
+    digest = [("before.json", take_digest(admin))]
+    purged = purge_committed(admin)
+    assert ((WQ, 1, None, None) in purged) is not held
+    if held:
+        owner.execute("INSERT INTO evalledger.legal_hold_release (hold_id, reason) VALUES (%s, 'settled')", (hold,))
+        assert (WQ, 1, None, None) in purge_committed(admin)
+    assert [r for (r,) in admin.execute(f"SELECT snapshot_id FROM evalledger.{WQ} ORDER BY 1")] == [young]
     seal(admin)
     report = verified(admin.info.dsn, digest + [("after.json", take_digest(admin))], recompute=True)
     assert report.verified and report.recomputed, [f.line() for f in report.findings]

@@ -50,13 +50,15 @@ RUN_CLOCK = {
         "brain_eval_run_closure", "brain_eval_run_uncertainty")},
     "eval_takes_quality_judge_verdicts": ("eval_takes_quality_runs",),
     "eval_takes_quality_run_uncertainty": ("eval_takes_quality_runs",),
+    "eval_work_quality_snapshot_uncertainty": ("eval_work_quality_snapshots",),
     "eval_run_closure": ("eval_takes_quality_runs", "eval_work_quality_snapshots"),
     "replay_query": ("replay_run",),
 }
 # Rows of RUN_CLOCK whose key names their run: the key's column, and the run's key column in its table.
 # A run's stored uncertainty (migration 0153) was written after the run's completion for the runs completed
 # before the migration, so its run is found by its key, not by when it was written.
-RUN_KEYS = {"eval_takes_quality_run_uncertainty": ("run_id", "id")}
+RUN_KEYS = {"eval_takes_quality_run_uncertainty": ("run_id", "id"),
+            "eval_work_quality_snapshot_uncertainty": ("snapshot_id", "snapshot_id")}
 # The by-month panel tables: aggregates a brain-eval completion adds to and a purge rebuilds.
 BY_MONTH = {"brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month"}
 # A question row changes while its run is open (the reviewer) and at its completion (question_passed).
