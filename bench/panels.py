@@ -258,10 +258,27 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
                        l.reviewer_user_id, l.created_at
                   FROM evalledger.brain_eval_log l JOIN bench_runs r USING (eval_run_id)
                  ORDER BY l.created_at, l.eval_run_id""")
+            # And each takes-quality run's and work-quality snapshot's (migration 0153), which their intervals read.
+            admin.execute("""
+                INSERT INTO evalledger.eval_takes_quality_run_uncertainty (run_id, uncertainty, run_created_at)
+                SELECT t.id, coalesce(evalledger.takes_quality_uncertainty_v1(t.id), '{}'::jsonb), t.created_at
+                  FROM evalledger.eval_takes_quality_runs t
+                 WHERE t.completed_at IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM evalledger.eval_takes_quality_run_uncertainty u WHERE u.run_id = t.id)
+                 ORDER BY t.created_at, t.id""")
+            admin.execute("""
+                INSERT INTO evalledger.eval_work_quality_snapshot_uncertainty (snapshot_id, uncertainty, run_created_at)
+                SELECT s.snapshot_id, coalesce(evalledger.work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb), s.created_at
+                  FROM evalledger.eval_work_quality_snapshots s
+                 WHERE s.completed_at IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM evalledger.eval_work_quality_snapshot_uncertainty u
+                                    WHERE u.snapshot_id = s.snapshot_id)
+                 ORDER BY s.created_at, s.snapshot_id""")
     # VACUUM as well: a ledger's history has long been vacuumed (its cold rows frozen) by the time
     # it is read, and an index-only scan counts on that; a bulk load leaves every page unvisited.
     for t in TABLES + ["brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month",
-                       "brain_eval_run_uncertainty"]:
+                       "brain_eval_run_uncertainty", "eval_takes_quality_run_uncertainty",
+                       "eval_work_quality_snapshot_uncertainty"]:
         admin.execute(sql.SQL("VACUUM (ANALYZE) evalledger.{}").format(sql.Identifier(t)))
     return backfill
 

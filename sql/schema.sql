@@ -250,8 +250,6 @@ SET LOCAL check_function_bodies = off;
 -- Issue 36: each verdict's uncertainty beside it, and a view per suite for BI.
 \ir takes_quality/takes_quality_uncertainty_v1.sql
 \ir takes_quality/takes_quality_receipt_uncertainty_v1.sql
-\ir takes_quality/takes_quality_intervals_v1.sql
-\ir work_quality/work_quality_intervals_v1.sql
 -- Issue 36, item 4: judge repeats, flaky items and the judges' noise beside the items' variance.
 \ir takes_quality/takes_quality_flaky_v1.sql
 \ir takes_quality/takes_quality_repeat_variance_v1.sql
@@ -351,6 +349,16 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_run_uncertainty.sql
 \ir ../triggers/brain_eval/brain_eval_uncertainty_complete_v1.sql
 \ir brain_eval/brain_eval_intervals_v1.sql
+-- The same for each takes-quality run (issue 36, item 3; migration 0153): stored at its completion,
+-- read by the intervals view, `takes-quality show` and the receipt's stderr and ci95.
+\ir takes_quality/eval_takes_quality_run_uncertainty.sql
+\ir ../triggers/takes_quality/takes_quality_uncertainty_complete_v1.sql
+\ir takes_quality/takes_quality_intervals_v1.sql
+-- And for each work-quality snapshot (issue 36, item 3; migration 0153): stored at its completion or
+-- import, read by the intervals view and `snapshot show`.
+\ir work_quality/eval_work_quality_snapshot_uncertainty.sql
+\ir ../triggers/work_quality/work_quality_uncertainty_complete_v1.sql
+\ir work_quality/work_quality_intervals_v1.sql
 -- A run's completion journals its manifest, the rows that make it whole (issue 35, item 3;
 -- migration 0124); readers check the ledger still extends the newest digest they saw.
 \ir brain_eval/brain_eval_manifest_v1.sql

@@ -6,15 +6,20 @@
 -- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
 -- (question_passed) and the uncertainty their completion stored (brain_eval_run_uncertainty, by
--- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt), and
--- work-quality runs (means, spreads, note, comparison, judges' cost, document), and replay runs
+-- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt) and
+-- the uncertainty their completion stored (eval_takes_quality_run_uncertainty, by
+-- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document) and
+-- the uncertainty their completion stored (eval_work_quality_snapshot_uncertainty, by
+-- work_quality_uncertainty_v1, while the work-quality rubric active when it was stored, whose scale
+-- cuts its intervals, is still the active one), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
 -- decides them). Values compare
 -- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
--- imported from history files are the files' own and are not re-derived.
+-- imported from history files are the files' own and are not re-derived (the intervals the database
+-- stored for them are).
 CREATE FUNCTION evalledger.ledger_recompute_v3()
 RETURNS TABLE (table_name text, row_key text, column_name text, stored text, recomputed text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -44,10 +49,26 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                ARRAY['cycles_run', 'verdict', 'overall_score', 'cost_usd', 'receipt_json']
           FROM evalledger.eval_takes_quality_runs r WHERE r.completed_at IS NOT NULL
         UNION ALL
+        SELECT 'eval_takes_quality_run_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
+               jsonb_build_object('uncertainty', coalesce(evalledger.takes_quality_uncertainty_v1(u.run_id), '{}'::jsonb)),
+               ARRAY['uncertainty']
+          FROM evalledger.eval_takes_quality_run_uncertainty u
+        UNION ALL
         SELECT 'eval_work_quality_snapshots', evalledger.journal_key_v1(s), to_jsonb(s),
                evalledger.ledger_recompute_work_quality_v2(s),
                ARRAY['mean_scores', 'disagreement', 'note', 'comparison', 'judges_cost_usd', 'snapshot_json']
           FROM evalledger.eval_work_quality_snapshots s WHERE s.completed_at IS NOT NULL AND s.origin = 'run'
+        UNION ALL
+        -- An imported snapshot's too: the file's document is its own, its intervals the database's.
+        SELECT 'eval_work_quality_snapshot_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
+               jsonb_build_object('uncertainty', coalesce(evalledger.work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb)),
+               ARRAY['uncertainty']
+          FROM evalledger.eval_work_quality_snapshot_uncertainty u
+          JOIN evalledger.eval_work_quality_snapshots s USING (snapshot_id)
+         WHERE (SELECT a.rubric_id FROM evalledger.rubric_activation a
+                 WHERE a.suite = 'work-quality' AND a.activated_at <= u.created_at
+                 ORDER BY a.activation_id DESC LIMIT 1)
+               IS NOT DISTINCT FROM evalledger.active_rubric_v1('work-quality')
         UNION ALL
         SELECT 'replay_run', evalledger.journal_key_v1(r), to_jsonb(r),
                (SELECT jsonb_build_object('decision', x -> 'decision', 'rationale', x -> 'rationale', 'summary', x)

@@ -35,7 +35,7 @@ BEGIN
     WHEN 'eval_takes_quality_runs' THEN
         clock := r ->> 'created_at';
         brain := r ->> 'target_id';
-    WHEN 'eval_takes_quality_judge_verdicts' THEN
+    WHEN 'eval_takes_quality_judge_verdicts', 'eval_takes_quality_run_uncertainty' THEN
         clock := r ->> 'run_created_at';
         SELECT t.target_id INTO brain FROM evalledger.eval_takes_quality_runs t WHERE t.id = (r ->> 'run_id')::bigint;
     WHEN 'eval_run_closure' THEN
@@ -44,6 +44,8 @@ BEGIN
          WHERE t.id = (r ->> 'takes_quality_run_id')::bigint;
     WHEN 'eval_work_quality_judge_verdicts' THEN
         clock := r ->> 'snapshot_created_at';
+    WHEN 'eval_work_quality_snapshot_uncertainty' THEN
+        clock := r ->> 'run_created_at';
     WHEN 'eval_capture_failures' THEN
         clock := r ->> 'recorded_at';
     WHEN 'eval_gate_decision' THEN

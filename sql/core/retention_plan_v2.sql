@@ -65,7 +65,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                             'brain_eval_run_uncertainty',
                             'brain_analysis_log', 'brain_eval_import',
                             'eval_takes_quality_runs', 'eval_takes_quality_judge_verdicts',
-                            'eval_work_quality_snapshots', 'eval_work_quality_judge_verdicts', 'eval_run_closure',
+                            'eval_takes_quality_run_uncertainty',
+                            'eval_work_quality_snapshots', 'eval_work_quality_judge_verdicts',
+                            'eval_work_quality_snapshot_uncertainty', 'eval_run_closure',
                             'replay_run', 'replay_query',
                             'eval_candidates', 'eval_candidate_keys', 'eval_capture_failures',
                             'eval_gate_decision'])

@@ -3,8 +3,8 @@
 -- purge horizon and that no unreleased hold covers: brain-eval runs with their judge suggestions,
 -- harness answers, review entries, suggestions shown, run reviews, question rows, harness runs and
 -- released holds;
--- analyses and imports no row references any more; takes-quality verdicts then runs; work-quality
--- verdicts then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
+-- analyses and imports no row references any more; takes-quality verdicts, stored uncertainty then runs; work-quality
+-- verdicts, stored uncertainty then snapshots (a snapshot a kept one builds on stays); replay queries then runs;
 -- captured-query partitions whose
 -- whole month is past the horizon and that no range hold overlaps, and capture keys and failures;
 -- released brain and range holds whose release is past the horizon. Each step is a row of
@@ -102,13 +102,16 @@ BEGIN
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_gate_decision', count(*) FROM gone HAVING count(*) > 0;
 
-    -- takes-quality: verdicts, then runs
+    -- takes-quality: verdicts, the stored uncertainty, then runs
     SELECT coalesce(array_agg(t.id), '{}') INTO tq_runs
       FROM evalledger.eval_takes_quality_runs t
      WHERE t.created_at < horizon AND NOT evalledger.retention_held_v2(t.created_at, ARRAY[t.target_id::text], NULL);
     WITH gone AS (DELETE FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = ANY (tq_runs) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_takes_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_takes_quality_run_uncertainty u WHERE u.run_id = ANY (tq_runs) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_takes_quality_run_uncertainty', count(*) FROM gone HAVING count(*) > 0;
     WITH gone AS (DELETE FROM evalledger.eval_run_closure c WHERE c.takes_quality_run_id = ANY (tq_runs) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_run_closure', count(*) FROM gone HAVING count(*) > 0;
@@ -116,7 +119,7 @@ BEGIN
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_takes_quality_runs', count(*) FROM gone HAVING count(*) > 0;
 
-    -- work-quality: verdicts, then snapshots, each as it falls due: a snapshot that a kept one
+    -- work-quality: verdicts, the stored uncertainty, then snapshots, each as it falls due: a snapshot that a kept one
     -- compared with does not pin it (the kept one names its run and keeps the comparison).
     SELECT coalesce(array_agg(s.snapshot_id), '{}') INTO snapshots
       FROM evalledger.eval_work_quality_snapshots s
@@ -124,6 +127,10 @@ BEGIN
     WITH gone AS (DELETE FROM evalledger.eval_work_quality_judge_verdicts v WHERE v.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_work_quality_judge_verdicts', count(*) FROM gone HAVING count(*) > 0;
+    WITH gone AS (DELETE FROM evalledger.eval_work_quality_snapshot_uncertainty u
+                   WHERE u.snapshot_id = ANY (snapshots) RETURNING 1)
+    INSERT INTO evalledger.retention_purge_log (table_name, row_count)
+    SELECT 'eval_work_quality_snapshot_uncertainty', count(*) FROM gone HAVING count(*) > 0;
     WITH gone AS (DELETE FROM evalledger.eval_run_closure c WHERE c.snapshot_id = ANY (snapshots) RETURNING 1)
     INSERT INTO evalledger.retention_purge_log (table_name, row_count)
     SELECT 'eval_run_closure', count(*) FROM gone HAVING count(*) > 0;

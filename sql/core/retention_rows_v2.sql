@@ -61,11 +61,17 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'eval_takes_quality_judge_verdicts', v.run_created_at, ARRAY[t.target_id::text], NULL, false
       FROM evalledger.eval_takes_quality_judge_verdicts v JOIN evalledger.eval_takes_quality_runs t ON t.id = v.run_id
     UNION ALL
+    SELECT 'eval_takes_quality_run_uncertainty', u.run_created_at, ARRAY[t.target_id::text], NULL, false
+      FROM evalledger.eval_takes_quality_run_uncertainty u JOIN evalledger.eval_takes_quality_runs t ON t.id = u.run_id
+    UNION ALL
     SELECT 'eval_work_quality_snapshots', s.created_at, NULL, NULL, false
       FROM evalledger.eval_work_quality_snapshots s
     UNION ALL
     SELECT 'eval_work_quality_judge_verdicts', v.snapshot_created_at, NULL, NULL, false
       FROM evalledger.eval_work_quality_judge_verdicts v
+    UNION ALL
+    SELECT 'eval_work_quality_snapshot_uncertainty', u.run_created_at, NULL, NULL, false
+      FROM evalledger.eval_work_quality_snapshot_uncertainty u
     UNION ALL
     SELECT 'eval_run_closure', c.run_created_at, CASE WHEN t.id IS NOT NULL THEN ARRAY[t.target_id::text] END, NULL, false
       FROM evalledger.eval_run_closure c LEFT JOIN evalledger.eval_takes_quality_runs t ON t.id = c.takes_quality_run_id

@@ -222,14 +222,16 @@ SELECT cycle, model, coalesce((to_jsonb(v) ->> 'repeat_no')::int, 1) AS repeat_n
  ORDER BY cycle, model, repeat_no, retry_no;
 
 -- name: run_by_id
--- One takes-quality run, its state and deadline (takes_quality_run_state_v1) and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty.
+-- One takes-quality run, its state and deadline (takes_quality_run_state_v1) and its receipt (NULL while the run is open), each dimension's stderr and ci95 in it, and beside it each dimension's uncertainty: a completed run's as its completion stored it (eval_takes_quality_run_uncertainty), an open run's computed from its verdict rows so far (takes_quality_uncertainty_v1).
 SELECT r.id, r.target_id, r.started_at, r.completed_at, s.deadline_at, s.state, b.version AS rubric_version,
        r.n_takes, r.models, s.verdict, s.verdict_message, r.overall_score, r.cost_usd,
        evalledger.takes_quality_receipt_uncertainty_v1(r.id, r.receipt_json) AS receipt_json,
-       evalledger.takes_quality_uncertainty_v1(r.id) AS uncertainty
+       CASE WHEN r.completed_at IS NULL THEN evalledger.takes_quality_uncertainty_v1(r.id)
+            ELSE nullif(x.uncertainty, '{}'::jsonb) END AS uncertainty
   FROM evalledger.eval_takes_quality_runs r
   JOIN evalledger.rubric b USING (rubric_id)
   JOIN evalledger.takes_quality_run_state_v1 s ON s.run_id = r.id
+  LEFT JOIN evalledger.eval_takes_quality_run_uncertainty x ON x.run_id = r.id
  WHERE r.id = %(run_id)s;
 
 -- name: dashboard_takes_quality_trend_v1

@@ -1,7 +1,9 @@
 -- takes_quality_intervals_v1: per completed takes-quality run, one row per rubric dimension and
--- the overall with its uncertainty over the deciding cycle's judges (takes_quality_uncertainty_v1;
--- docs/statistics.md, "takes-quality"), beside the verdict, which uses the means only. Read by
--- RevOps and auditors under their own row-level security.
+-- the overall with its uncertainty over the deciding cycle's judges (docs/statistics.md,
+-- "takes-quality"), beside the verdict, which uses the means only. Read from what the run's completion
+-- stored (eval_takes_quality_run_uncertainty: takes_quality_uncertainty_v1 of its verdict rows, since
+-- migration 0153), not computed at each read. Read by RevOps and auditors under their own row-level
+-- security.
 CREATE VIEW evalledger.takes_quality_intervals_v1 AS
     SELECT r.id AS run_id, b.version AS rubric_version, r.started_at, r.completed_at, r.verdict, u.key AS dimension,
            (u.value ->> 'estimate')::float8 AS estimate, (u.value ->> 'stderr')::float8 AS stderr,
@@ -10,10 +12,11 @@ CREATE VIEW evalledger.takes_quality_intervals_v1 AS
            (u.value ->> 'calls')::bigint AS calls
       FROM evalledger.eval_takes_quality_runs r
       JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
-     CROSS JOIN LATERAL jsonb_each(evalledger.takes_quality_uncertainty_v1(r.id)) u
+      JOIN evalledger.eval_takes_quality_run_uncertainty x ON x.run_id = r.id
+     CROSS JOIN LATERAL jsonb_each(x.uncertainty) u
      WHERE r.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
 COMMENT ON VIEW evalledger.takes_quality_intervals_v1 IS
-    'Per completed takes-quality run, each rubric dimension and the overall with its standard error and 95% interval over the deciding cycle''s judges, and the variance of a judge''s score between calls; covers the judges'' disagreement on this sample, not the sampling of takes (docs/statistics.md).';
+    'Per completed takes-quality run, each rubric dimension and the overall with its standard error and 95% interval over the deciding cycle''s judges, and the variance of a judge''s score between calls; covers the judges'' disagreement on this sample, not the sampling of takes (docs/statistics.md); stored when the run completed (eval_takes_quality_run_uncertainty).';
 COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.run_id IS 'The run (eval_takes_quality_runs.id).';
 COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.rubric_version IS 'The rubric epoch the run was judged by, e.g. v1.1.';
 COMMENT ON COLUMN evalledger.takes_quality_intervals_v1.started_at IS 'When the run started (timestamptz; the receipt''s ts).';

@@ -145,9 +145,11 @@ SELECT snapshot_json FROM evalledger.eval_work_quality_snapshots
  WHERE snapshot_id = %(snapshot_id)s AND completed_at IS NOT NULL;
 
 -- name: documents_by_run_id
--- `snapshot show RUN_ID`: every completed snapshot with that run id (one per target).
-SELECT name, snapshot_json FROM evalledger.eval_work_quality_snapshots
- WHERE run_id = %(run_id)s AND completed_at IS NOT NULL ORDER BY name;
+-- `snapshot show RUN_ID`: every completed snapshot with that run id (one per target), and its uncertainty as its completion stored it (eval_work_quality_snapshot_uncertainty; NULL when nothing was measured).
+SELECT s.name, s.snapshot_json, nullif(x.uncertainty, '{}'::jsonb) AS uncertainty
+  FROM evalledger.eval_work_quality_snapshots s
+  LEFT JOIN evalledger.eval_work_quality_snapshot_uncertainty x ON x.snapshot_id = s.snapshot_id
+ WHERE s.run_id = %(run_id)s AND s.completed_at IS NOT NULL ORDER BY s.name;
 
 -- name: list_snapshots
 -- `snapshot list NAME`: the target's history, oldest first, as the history view shows it (a cancelled or abandoned snapshot a regression, its note the reason).
@@ -215,7 +217,7 @@ SELECT s.snapshot_id, s.name, s.kind, s.run_id, s.at, s.completed_at, s.origin,
  LIMIT %(limit)s;
 
 -- name: snapshot_uncertainty
--- Each dimension of a Snapshot document with its uncertainty over the judges (work_quality_uncertainty_v1).
+-- Each dimension of a Snapshot document with its uncertainty over the judges (work_quality_uncertainty_v1): a history file's, which the ledger holds no completed snapshot of (`snapshot show PATH`).
 SELECT evalledger.work_quality_uncertainty_v1(%(doc)s) AS uncertainty;
 
 -- name: dashboard_work_quality_intervals_v1

@@ -1,17 +1,19 @@
 -- work_quality_intervals_v1: per completed work-quality snapshot, one row per dimension with its
--- uncertainty over the judges (work_quality_uncertainty_v1 of the stored Snapshot document;
--- docs/statistics.md, "work-quality"), beside the comparison, which uses the means only. Read by
--- RevOps and auditors under their own row-level security.
+-- uncertainty over the judges (docs/statistics.md, "work-quality"), beside the comparison, which uses
+-- the means only. Read from what the snapshot's completion stored (eval_work_quality_snapshot_uncertainty:
+-- work_quality_uncertainty_v1 of the stored Snapshot document, since migration 0153), not computed at
+-- each read. Read by RevOps and auditors under their own row-level security.
 CREATE VIEW evalledger.work_quality_intervals_v1 AS
     SELECT s.snapshot_id, s.name, s.run_id, s.at, s.completed_at, u.key AS dimension,
            (u.value ->> 'estimate')::float8 AS estimate, (u.value ->> 'stderr')::float8 AS stderr,
            (u.value -> 'ci95' ->> 0)::float8 AS ci95_lo, (u.value -> 'ci95' ->> 1)::float8 AS ci95_hi,
            (u.value ->> 'n')::bigint AS judges
       FROM evalledger.eval_work_quality_snapshots s
-     CROSS JOIN LATERAL jsonb_each(evalledger.work_quality_uncertainty_v1(s.snapshot_json)) u
+      JOIN evalledger.eval_work_quality_snapshot_uncertainty x ON x.snapshot_id = s.snapshot_id
+     CROSS JOIN LATERAL jsonb_each(x.uncertainty) u
      WHERE s.completed_at IS NOT NULL AND jsonb_typeof(u.value) = 'object';
 COMMENT ON VIEW evalledger.work_quality_intervals_v1 IS
-    'Per completed work-quality snapshot and dimension, the judges'' mean with its standard error and 95% interval; covers the judges'' disagreement on this work product, not other runs of the bot (docs/statistics.md).';
+    'Per completed work-quality snapshot and dimension, the judges'' mean with its standard error and 95% interval; covers the judges'' disagreement on this work product, not other runs of the bot (docs/statistics.md); stored when the snapshot completed (eval_work_quality_snapshot_uncertainty).';
 COMMENT ON COLUMN evalledger.work_quality_intervals_v1.snapshot_id IS 'The snapshot (eval_work_quality_snapshots.snapshot_id).';
 COMMENT ON COLUMN evalledger.work_quality_intervals_v1.name IS 'The target (a bot or feature) the snapshot is of.';
 COMMENT ON COLUMN evalledger.work_quality_intervals_v1.run_id IS 'The assessed run''s id (the snapshot''s RunID).';

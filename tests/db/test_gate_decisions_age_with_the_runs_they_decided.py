@@ -54,10 +54,11 @@ def work_quality_gate(runner) -> int:
 
 
 def age(admin, clock: str, run: int | None = None, gates=()) -> None:
-    """Within admin's transaction: the run (and its verdicts) and the gates recorded at clock."""
+    """Within admin's transaction: the run (its verdicts and stored uncertainty) and the gates recorded at clock."""
     if run is not None:
         set_clock(admin, "eval_takes_quality_runs", "created_at", clock, f"id = {int(run)}")
         set_clock(admin, "eval_takes_quality_judge_verdicts", "run_created_at", clock, f"run_id = {int(run)}")
+        set_clock(admin, "eval_takes_quality_run_uncertainty", "run_created_at", clock, f"run_id = {int(run)}")
     if gates:
         set_clock(admin, "eval_gate_decision", "created_at", clock,
                   f"gate_id = ANY (ARRAY[{', '.join(str(int(g)) for g in gates)}]::bigint[])")

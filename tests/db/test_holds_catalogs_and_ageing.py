@@ -62,6 +62,7 @@ def age_snapshots(admin, ids, clock=OLD):
         where = f"snapshot_id = ANY (ARRAY{list(ids)}::bigint[])"
         set_clock(admin, "eval_work_quality_snapshots", "created_at", clock, where)
         set_clock(admin, "eval_work_quality_judge_verdicts", "snapshot_created_at", clock, where)
+        set_clock(admin, "eval_work_quality_snapshot_uncertainty", "run_created_at", clock, where)
 
 
 def test_an_active_targets_history_still_ages_out(admin, logins):

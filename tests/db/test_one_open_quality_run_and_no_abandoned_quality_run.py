@@ -380,6 +380,10 @@ def test_an_abandoned_snapshot_is_a_regression_in_the_history_and_no_baseline(ad
     assert closure(admin, "work-quality", overdue)[0] == "abandoned"
 
 
+STORED = {"takes-quality": ("eval_takes_quality_run_uncertainty", "run_id"),
+          "work-quality": ("eval_work_quality_snapshot_uncertainty", "snapshot_id")}
+
+
 @pytest.mark.parametrize("suite", SUITES)
 def test_a_closure_ages_and_is_purged_with_its_run(admin, logins, suite):
     """A cancelled run past the purge horizon goes whole: its closure first (it references the run)."""
@@ -391,9 +395,12 @@ def test_a_closure_ages_and_is_purged_with_its_run(admin, logins, suite):
     with admin.transaction():
         set_clock(admin, table, "created_at", "now() - interval '8 years'", f"{key} = {int(run)}")
         set_clock(admin, "eval_run_closure", "run_created_at", "now() - interval '8 years'", f"{column} = {int(run)}")
+        # The uncertainty its completion stored (migration 0153): nothing measured, a row all the same.
+        stored, stored_key = STORED[suite]
+        set_clock(admin, stored, "run_created_at", "now() - interval '8 years'", f"{stored_key} = {int(run)}")
     with admin.transaction():
         purged = purge_as_retention(admin)
-    assert {t for t, n, *_ in purged} >= {"eval_run_closure", table}
+    assert {t for t, n, *_ in purged} >= {"eval_run_closure", table, stored}
     assert admin.execute("SELECT count(*) FROM evalledger.eval_run_closure").fetchone()[0] == 0
 
 

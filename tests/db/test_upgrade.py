@@ -116,10 +116,13 @@ EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_w
 MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query",
               "brain_eval_catalog_provenance", "eval_gate_decision", "judge_batch", "judge_batch_request",
               "judge_batch_event", "judge_batch_result"}
-# Tables a post-release migration made and filled with one row per run completed before it: 0148 made
-# each brain-eval run's stored uncertainty, 0152 filled it once its functions summed in a fixed order
-# (one INSERT entry each in the journal).
-ONE_PER_COMPLETED_RUN = {"brain_eval_run_uncertainty"}
+# Tables a post-release migration made and filled with one row per run completed before it, and the runs'
+# table: 0148 made each brain-eval run's stored uncertainty and 0152 filled it once its functions summed
+# in a fixed order; 0153 made and filled each takes-quality run's and work-quality snapshot's (one
+# INSERT entry each in the journal).
+ONE_PER_COMPLETED_RUN = {"brain_eval_run_uncertainty": "brain_eval_log",
+                         "eval_takes_quality_run_uncertainty": "eval_takes_quality_runs",
+                         "eval_work_quality_snapshot_uncertainty": "eval_work_quality_snapshots"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
 # prices): the journal takes a BASELINE entry of each row they hold, its canonical form with the new
 # columns (journal_attach_v2), and nothing else changes.
@@ -164,15 +167,17 @@ def test_the_upgrade_applies_the_post_release_migrations_and_keeps_every_row(upg
         # 0124 journals a manifest for each run completed before it: one journal entry each.
         completed, = admin.execute("SELECT count(*) FROM evalledger.brain_eval_log WHERE completed_at IS NOT NULL").fetchone()
         assert completed > 0
+        per_run = {t: admin.execute(sql.SQL("SELECT count(*) FROM evalledger.{} WHERE completed_at IS NOT NULL").format(
+            sql.Identifier(runs))).fetchone()[0] for t, runs in ONE_PER_COMPLETED_RUN.items()}
+        assert all(per_run.values()), per_run
         # The journal gains those BASELINE entries, the manifests, the entries of the rows ADDED_SINCE and of
         # those ONE_PER_COMPLETED_RUN, nothing else.
-        journalled = (sum(baselines.values()) + completed + ADDED_SINCE["ledger_journal"]
-                      + completed * len(ONE_PER_COMPLETED_RUN))
-        made = MADE_SINCE | ONE_PER_COMPLETED_RUN
+        journalled = (sum(baselines.values()) + completed + ADDED_SINCE["ledger_journal"] + sum(per_run.values()))
+        made = MADE_SINCE | set(ONE_PER_COMPLETED_RUN)
         assert {t: n for t, n in after.items() if t not in made} == {
             t: n + (journalled if t == "ledger_journal" else ADDED_SINCE.get(t, 0)) for t, n in before.items()}
         assert {t: after[t] for t in MADE_SINCE} == dict.fromkeys(MADE_SINCE, 0)
-        assert {t: after[t] for t in ONE_PER_COMPLETED_RUN} == dict.fromkeys(ONE_PER_COMPLETED_RUN, completed)
+        assert {t: after[t] for t in ONE_PER_COMPLETED_RUN} == per_run
         upgraded_schema = snapshot(admin, rows=False)
     # The same schema as a ledger migrated from nothing (which the current files build too:
     # tests/db/test_current_schema.py).
@@ -241,10 +246,12 @@ MADE_BY = {
     # (0151 replaced the purge 0150 changed: the decision is 0150's still.)
     "0150.replay-open-run-at-the-purge": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                          "'evalledger.replay_decision_v1(evalledger.replay_run)'::regprocedure",
-    "0151.replay-ages": "SELECT xmin::text FROM pg_proc "
-                        "WHERE oid = 'evalledger.retention_due_v2(text, jsonb)'::regprocedure",
+    # 0153 replaced the four retention functions 0151 replaced, all 0151 made: nothing of 0151's is left.
+    "0151.replay-ages": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0151.replay-ages'",
     "0152.statistics-in-a-fixed-order": "SELECT xmin::text FROM pg_proc "
                                         "WHERE oid = 'evalledger.mean_stderr_v1(double precision[])'::regprocedure",
+    "0153.stored-quality-uncertainty": "SELECT xmin::text FROM pg_class "
+                                       "WHERE oid = 'evalledger.eval_work_quality_snapshot_uncertainty'::regclass",
 }
 
 

@@ -378,6 +378,9 @@ def test_history_view_revops_hot_tier_auditor_everything_agent_nothing(admin, ru
         set_clock(admin, "eval_work_quality_judge_verdicts", "snapshot_created_at", "now() - interval '3 years'",
                   "snapshot_id IN (SELECT snapshot_id FROM evalledger.eval_work_quality_snapshots "
                   "WHERE name = 'old-bot')")
+        set_clock(admin, "eval_work_quality_snapshot_uncertainty", "run_created_at", "now() - interval '3 years'",
+                  "snapshot_id IN (SELECT snapshot_id FROM evalledger.eval_work_quality_snapshots "
+                  "WHERE name = 'old-bot')")
     judged(runner, "r1", {PANEL[0]: 0.8})
     seen = {role: [r[0] for r in connect_as(role).execute("SELECT name FROM work_quality_history_v1 ORDER BY name")]
             for role in ("evalledger_revops", "evalledger_auditor")}

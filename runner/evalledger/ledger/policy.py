@@ -49,9 +49,16 @@ RUN_CLOCK = {
         "brain_eval_review_entry", "brain_eval_run_review", "brain_eval_suggestion_shown", "brain_eval_reference_shown",
         "brain_eval_run_closure", "brain_eval_run_uncertainty")},
     "eval_takes_quality_judge_verdicts": ("eval_takes_quality_runs",),
+    "eval_takes_quality_run_uncertainty": ("eval_takes_quality_runs",),
+    "eval_work_quality_snapshot_uncertainty": ("eval_work_quality_snapshots",),
     "eval_run_closure": ("eval_takes_quality_runs", "eval_work_quality_snapshots"),
     "replay_query": ("replay_run",),
 }
+# Rows of RUN_CLOCK whose key names their run: the key's column, and the run's key column in its table.
+# A run's stored uncertainty (migration 0153) was written after the run's completion for the runs completed
+# before the migration, so its run is found by its key, not by when it was written.
+RUN_KEYS = {"eval_takes_quality_run_uncertainty": ("run_id", "id"),
+            "eval_work_quality_snapshot_uncertainty": ("snapshot_id", "snapshot_id")}
 # The by-month panel tables: aggregates a brain-eval completion adds to and a purge rebuilds.
 BY_MONTH = {"brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month"}
 # A question row changes while its run is open (the reviewer) and at its completion (question_passed).
@@ -164,6 +171,15 @@ def _run_of(key: str) -> str | None:
         return None
 
 
+def _run_key_of(key: str, column: str, run_column: str) -> str | None:
+    """The journal key of the run a row's key names (its column), as the run's table keys it (run_column)."""
+    try:
+        value = check.parse_json(key).get(column)
+    except (ValueError, AttributeError, check.NotCanonical):
+        return None
+    return None if value is None else check.canonical_json({run_column: value})
+
+
 def _hold_of(key: str) -> int | None:
     try:
         return check.parse_json(key).get("hold_id")
@@ -208,6 +224,11 @@ class Retention:
         named = _run_of(key)
         for run_table in RUN_CLOCK[table]:
             candidates = self.deleted_in[seen.txid].get(run_table, [])
+            if table in RUN_KEYS:
+                run_key = _run_key_of(key, *RUN_KEYS[table])
+                if run_key is not None and any(k == run_key for k, _ in candidates):
+                    return run_table, run_key
+                continue
             if named is not None:
                 run_key = check.canonical_json({"eval_run_id": named})
                 if any(k == run_key for k, _ in candidates):

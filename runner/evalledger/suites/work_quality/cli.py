@@ -106,6 +106,14 @@ def snapshot_group():
 
 def _load(ref: str):
     """A snapshot from a file path, else from the ledger by run id: (snapshot, where)."""
+    snap, where, _ = _found(ref)
+    return snap, where
+
+
+def _found(ref: str):
+    """A snapshot from a file path, else from the ledger by run id: (snapshot, where, stored), stored the
+    uncertainty the ledger's snapshot stored at its completion ({} when nothing was measured), None for a
+    file."""
     from evalledger.core import db
 
     from . import snapshot as snap_mod, store
@@ -114,7 +122,7 @@ def _load(ref: str):
     path = Path(ref)
     if path.is_file() or ref.endswith(".json"):
         try:
-            return SnapshotStore.load(path), str(path)
+            return SnapshotStore.load(path), str(path), None
         except snap_mod.SnapshotError as exc:
             raise EvalledgerError(str(exc)) from None
     with db.transaction("runner") as conn:
@@ -124,7 +132,8 @@ def _load(ref: str):
     if len(found) > 1:
         raise EvalledgerError(f"{ref}: run id of snapshots of several targets ({', '.join(r['name'] for r in found)}); "
                               f"name the file instead")
-    return snap_mod.snapshot_from(found[0]["snapshot_json"], ref), f"the ledger ({found[0]['name']})"
+    return (snap_mod.snapshot_from(found[0]["snapshot_json"], ref), f"the ledger ({found[0]['name']})",
+            found[0]["uncertainty"] or {})
 
 
 @snapshot_group.command("list")
@@ -176,18 +185,20 @@ def snapshot_show(ref, as_json, with_uncertainty):
     """One snapshot: PATH|RUN_ID, a history file or a run id in the ledger.
 
     The text shows, beside the scores (never changing them or the comparison), each dimension's
-    mean over the judges with its 95% interval, computed by the database (docs/statistics.md).
+    mean over the judges with its 95% interval, computed by the database (docs/statistics.md): a
+    snapshot of the ledger's, as its completion stored it; a file's, from its document.
     """
     from evalledger.core import db, output
 
     from . import go_json, run as wq, store
 
-    snap, where = _load(ref)
+    snap, where, uncertainty = _found(ref)
     if as_json and not with_uncertainty:
         click.echo(go_json.dumps(snap), nl=False)
         return
-    with db.transaction("runner") as conn:
-        uncertainty = store.uncertainty(conn, go_json.as_document(snap)) or {}
+    if uncertainty is None:  # a file's: the database computes it from the document
+        with db.transaction("runner") as conn:
+            uncertainty = store.uncertainty(conn, go_json.as_document(snap)) or {}
     if as_json:
         snap.aggregate.stderr = {k: u["stderr"] for k, u in uncertainty.items() if u and u["stderr"] is not None}
         snap.aggregate.ci95 = {k: u["ci95"] for k, u in uncertainty.items() if u and u["ci95"] is not None}
