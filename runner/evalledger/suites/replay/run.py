@@ -113,12 +113,27 @@ def _find_or_start(conn, opts: ReplayOptions, values: dict, say) -> dict:
                                   f"{' (--until)' if opts.until is not None and opts.until <= bound else ' (now)'}: "
                                   "the window [since, until) would be empty")
         values = {**values, "since_at": since, "until_at": until}
-    row = store.start_run(conn, values)
+    # A run of this request the runner left open past the hot tier is closed by the start (the
+    # database says so in a notice, shown as it comes).
+    def closed(diag) -> None:
+        if (diag.message_primary or "").startswith("evalledger: "):
+            say(diag.message_primary.removeprefix("evalledger: "))
+
+    conn.add_notice_handler(closed)
+    try:
+        row = store.start_run(conn, values)
+    finally:
+        conn.remove_notice_handler(closed)
     if row is not None:
         return row
     row = store.open_run(conn, values) or store.same_window_run(conn, values)
     if row is None:
-        raise EvalledgerError("a replay run of this window exists but this role cannot read it")
+        # What is left: the same brain and adapter's run of the same window or file, recorded before
+        # the tier this role reads (a run left open so long was closed by the start above).
+        raise EvalledgerError(f"brain {opts.brain_version} through {values['adapter_kind']} {values['adapter']} "
+                              "replayed this window (or file) in a run recorded before the hot tier this role "
+                              "reads: it cannot be read back here (an auditor reads it); replay another window, "
+                              "or name another --brain-version")
     return {**row, "created": False}
 
 
