@@ -7,9 +7,9 @@ the latency, then answers the captured row's own results. Figures, each level be
                  the URL adapter and recorded as it returns, the run completed and read back
   bare s         the same requests POSTed by a thread pool of the same size, nothing recorded
   bare/replay    the issue's aim is >= 0.9: the brain's concurrency, not the ledger, is the limit
-  db ms/q        time per replayed query inside its INSERT (the admission trigger's copy of the
-                 captured row, every measure, the journal), as the runner sees it; answers that
-                 arrive together are committed together, so the commits are not in it
+  db ms/q        time per replayed query of recording its batch (each INSERT: the admission
+                 trigger's copy of the captured row, every measure, the journal; and the batch's
+                 one commit, shared by the answers that arrived together), as the runner sees it
 It starts its own database (DATABASE_URL's server when set, else a throwaway embedded one).
 
     .venv/bin/python bench/replay.py [--queries 200] [--latency-ms 100] [--levels 8,32]

@@ -3,7 +3,7 @@
 
 -- name: open_run
 -- The open run of the same request (brain version, adapter, what was asked for), which a second runner resumes.
-SELECT r.replay_run_id, r.since_at, r.until_at, r.planned, r.completed_at
+SELECT r.replay_run_id, r.since_at, r.until_at, r.tool, r.remote, r.max_rows, r.planned, r.completed_at
   FROM evalledger.replay_run r
  WHERE r.completed_at IS NULL AND r.brain_version = %(brain_version)s AND r.adapter_kind = %(adapter_kind)s
    AND r.adapter = %(adapter)s AND r.source = %(source)s AND r.request = %(request)s::jsonb
@@ -17,11 +17,11 @@ INSERT INTO evalledger.replay_run (brain_version, adapter_kind, adapter, source,
 VALUES (%(brain_version)s, %(adapter_kind)s, %(adapter)s, %(source)s, %(request)s, %(since_at)s, %(until_at)s,
         %(tool)s, %(remote)s, %(max_rows)s, %(file_sha256)s, %(planned)s)
 ON CONFLICT DO NOTHING
-RETURNING replay_run_id, since_at, until_at, planned, completed_at;
+RETURNING replay_run_id, since_at, until_at, tool, remote, max_rows, planned, completed_at;
 
 -- name: same_window_run
 -- The run of the same brain version, adapter and resolved window or file (under the active rubric), complete or not.
-SELECT r.replay_run_id, r.since_at, r.until_at, r.planned, r.completed_at
+SELECT r.replay_run_id, r.since_at, r.until_at, r.tool, r.remote, r.max_rows, r.planned, r.completed_at
   FROM evalledger.replay_run r
  WHERE r.brain_version = %(brain_version)s AND r.adapter_kind = %(adapter_kind)s AND r.adapter = %(adapter)s
    AND r.source = %(source)s AND r.since_at IS NOT DISTINCT FROM %(since_at)s

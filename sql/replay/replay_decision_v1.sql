@@ -10,7 +10,10 @@
 -- the retention purge took captured rows of the run before they were replayed (status
 -- capture_purged: missing evidence never counts as met; counted and named, the lowest ten capture
 -- ids, in every rationale and in the summary as capture_purged); pass otherwise. Those rows are not
--- queries asked: the shares above are of the others. Figures are stored unrounded; the rationale
+-- queries asked: the shares above are of the others. Before all of these, a run closed unfinished
+-- (fewer rows recorded than it planned: only a run left open past the hot tier, closed when a new
+-- run of its request started, replay_run_admit_v1) is inconclusive, the rationale counting what it
+-- recorded of its plan and saying why (the summary counts the rest as unrecorded). Figures are stored unrounded; the rationale
 -- shows them to three decimals. The decision trigger (replay_run_decide_v1) calls it, and so does
 -- the ledger's recompute.
 CREATE FUNCTION evalledger.replay_decision_v1(run evalledger.replay_run) RETURNS jsonb
@@ -26,6 +29,7 @@ DECLARE
     decision text;
     rationale text;
     purged text;
+    unrecorded bigint;
 BEGIN
     SELECT r.definition -> 'pass_rule', (r.definition ->> 'min_replayable')::numeric,
            (r.definition ->> 'min_replayable_share')::numeric INTO rule, need, share
@@ -58,9 +62,16 @@ BEGIN
                  WHERE q.replay_run_id = run.replay_run_id AND q.status = 'capture_purged') x;
     END IF;
 
+    unrecorded := run.planned - f.asked - f.capture_purged;
     failing := f.asked > 0 AND f.adapter_failed::numeric / f.asked > (rule ->> 'adapter_failed_share_at_most')::numeric;
     need := greatest(need, ceil(share * f.asked));
-    IF NOT failing AND f.replayed < need THEN
+    IF unrecorded > 0 THEN
+        decision := 'inconclusive';
+        rationale := format('Inconclusive: closed unfinished, %s of the %s captured rows it planned recorded (%s '
+                            'replayed in their captured mode): the run was left open past the hot tier, where no '
+                            'runner can resume it, and a new run of the same request closed it.',
+                            f.asked + f.capture_purged, run.planned, f.replayed);
+    ELSIF NOT failing AND f.replayed < need THEN
         decision := 'inconclusive';
         rationale := format('Inconclusive: %s of %s queries replayed in their captured mode, at least %s needed '
                             '(%s not replayable, %s adapter failures).',
@@ -129,6 +140,7 @@ BEGIN
         'p95_latency_ratio', CASE WHEN f.captured_p95_ms > 0 THEN f.p95_ms::numeric / f.captured_p95_ms::numeric END,
         'queries_losing_a_source', f.losing_a_source)
         || CASE WHEN f.capture_purged > 0 THEN jsonb_build_object('capture_purged', f.capture_purged)
-                ELSE '{}'::jsonb END;
+                ELSE '{}'::jsonb END
+        || CASE WHEN unrecorded > 0 THEN jsonb_build_object('unrecorded', unrecorded) ELSE '{}'::jsonb END;
 END;
 $$;

@@ -303,6 +303,49 @@ def test_the_same_window_replayed_again_is_read_back_without_a_query(dsn, admin,
     assert again == first
 
 
+def test_a_run_left_open_past_the_hot_tier_is_closed_by_the_next_one(dsn, admin, tmp_path):
+    """The runner's run of the same request, left open (one query recorded) until it aged past the
+    hot tier, where the runner can no longer read or resume it: the same command closes it, says so,
+    and replays the window in a new run; the old one is decided inconclusive, saying why."""
+    from tests.db.test_replay_ages_with_retention import age
+
+    import_demo(dsn)
+    request = json.dumps({"since": None, "until": None, "tool": None, "limit": None, "remote": None})
+    with admin.transaction():
+        admin.execute("SET LOCAL ROLE evalledger_runner")
+        stale = admin.execute(
+            "INSERT INTO evalledger.replay_run (brain_version, adapter_kind, adapter, source, request, until_at) "
+            "VALUES ('v1', 'python', %s, 'ledger', %s, evalledger.capture_export_bound_v2()) RETURNING replay_run_id",
+            (EXAMPLE, request)).fetchone()[0]
+    age(admin, stale, "now() - interval '25 months'")
+    result = replay(dsn, "--brain-version", "v1", "--python", EXAMPLE)
+    assert result.code == 0, result.err
+    assert (f"replay run {stale} of this request, started " in result.out
+            and "was left open past the hot tier, where no runner can resume it: closed unfinished and decided "
+                "inconclusive; a new run starts" in result.out)
+    assert "decision  pass" in result.out
+    assert admin.execute("SELECT decision, rationale FROM evalledger.replay_run WHERE replay_run_id = %s",
+                         (stale,)).fetchone() == (
+        "inconclusive", "Inconclusive: closed unfinished, 0 of the 9 captured rows it planned recorded (0 replayed "
+        "in their captured mode): the run was left open past the hot tier, where no runner can resume it, and a "
+        "new run of the same request closed it.")
+
+
+def test_the_same_window_replayed_past_the_hot_tier_says_why_it_cannot_be_read_back(dsn, admin, tmp_path):
+    from tests.db.test_replay_ages_with_retention import age
+
+    import_demo(dsn)
+    until = admin.execute("SELECT clock_timestamp()").fetchone()[0].isoformat()
+    args = ("--brain-version", "v1", "--python", EXAMPLE, "--until", until)
+    first = as_json(replay(dsn, *args, "--json"))
+    age(admin, first["replay_run_id"], "now() - interval '25 months'")
+    result = replay(dsn, *args)
+    assert result.code == 3
+    assert result.err == (f"evalledger: error: brain v1 through python {EXAMPLE} replayed this window (or file) in "
+                          "a run recorded before the hot tier this role reads: it cannot be read back here (an "
+                          "auditor reads it); replay another window, or name another --brain-version\n")
+
+
 def test_the_receipt_is_the_json_document(dsn, admin, tmp_path):
     import_demo(dsn)
     home = tmp_path / "home"

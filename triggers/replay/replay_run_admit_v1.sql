@@ -5,11 +5,16 @@
 -- no later than now (the runner takes its end from capture_export_bound_v2, so every row stamped
 -- before it is committed and visible) and the database counts what it replays itself: the rows of
 -- [since_at, until_at) of the tool and callers asked for that the caller may read, at most
--- max_rows (planned); a file's rows are counted by the runner, which read them.
+-- max_rows (planned); a file's rows are counted by the runner, which read them. A run of the same
+-- request still open but past what the caller reads (a runner's run left open past the hot tier:
+-- it can neither read nor resume it, and the one open run per request would refuse every new one)
+-- is closed first, unfinished (replay_run_decide_v1; replay_decision_v1 decides it inconclusive and
+-- says why), and the caller told so in a notice; a caller who reads it resumes it instead.
 CREATE FUNCTION evalledger.replay_run_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     readable_from timestamptz;
+    stale record;
 BEGIN
     PERFORM evalledger.require_open_v1('replay run', NEW.completed_at, 'replayed queries');
     PERFORM evalledger.refuse_supplied_v1(
@@ -44,6 +49,16 @@ BEGIN
     NEW.request_sha8 := left(encode(sha256(convert_to(
         jsonb_build_array(NEW.brain_version, NEW.adapter_kind, NEW.adapter, NEW.source, NEW.request)::text,
         'UTF8')), 'hex'), 8);
+    FOR stale IN
+        UPDATE evalledger.replay_run r SET completed_at = now()
+         WHERE r.request_sha8 = NEW.request_sha8 AND r.completed_at IS NULL
+           AND NOT evalledger.caller_reads_v1(r.created_at, NULL)
+        RETURNING r.replay_run_id, r.created_at
+    LOOP
+        RAISE NOTICE 'evalledger: replay run % of this request, started %, was left open past the hot tier, where '
+                     'no runner can resume it: closed unfinished and decided inconclusive; a new run starts',
+                     stale.replay_run_id, to_char(stale.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"');
+    END LOOP;
     NEW.scope_sha8 := left(encode(sha256(convert_to(
         jsonb_build_array(NEW.source, evalledger.journal_timestamp_v1(NEW.since_at),
                           evalledger.journal_timestamp_v1(NEW.until_at), NEW.tool, NEW.remote, NEW.max_rows,

@@ -25,6 +25,20 @@ class Claimed(EvalledgerError):
     """Another process holds the run's claim: this one stopped before calling anything."""
 
 
+def connect(url: str | None = None) -> psycopg.Connection:
+    """A runner connection for a claim, its session set for one (claim_session, committed: a claim's
+    connection idles in its transaction while the run is judged, and no server timeout may end it),
+    so that taking the claim later costs one round trip. For claimed(conn=...)."""
+    conn = db.connect(url, role="runner")
+    try:
+        conn.execute(queries.get("claim_session"))
+        conn.commit()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 @contextlib.contextmanager
 def claimed(claim_query: str, run_id, *, suite: str, waiting: Callable[[], None] | None = None,
             url: str | None = None, next_step: str | None = None,
@@ -32,17 +46,21 @@ def claimed(claim_query: str, run_id, *, suite: str, waiting: Callable[[], None]
     """Hold run_id's claim (claim_query: the suite's INSERT of it) inside the block. When another
     runner holds it: with `waiting`, say so through it and wait for it; without, raise Claimed,
     the one line that says since when the other runs and what to do. next_step: what a lost
-    connection says to do. conn: the runner's connection for the claim, opened already (it is the
-    claim's alone, and closed with it), else one is opened here."""
+    connection says to do. conn: the claim's connection from connect(), opened already (it is the
+    claim's alone, and closed with it), else one is opened here. The claim is asked for in one
+    pipeline (its brief lock timeout, the INSERT and the connection's name: one round trip)."""
     names = {"suite": suite, "run_id": str(run_id)}
-    conn = conn if conn is not None else db.connect(url, role="runner")
+    try:
+        conn = conn if conn is not None else connect(url)
+    except psycopg.Error as exc:
+        raise db.explain(exc, next_step) from None
     try:
         try:
-            conn.execute(queries.get("claim_session"))
-            conn.commit()
             try:
-                conn.execute(queries.get("claim_briefly"))
-                conn.execute(claim_query, {"run_id": run_id})
+                with conn.pipeline():
+                    conn.execute(queries.get("claim_briefly"))
+                    conn.execute(claim_query, {"run_id": run_id})
+                    conn.execute(queries.get("claim_named"), names)
             except psycopg.errors.LockNotAvailable:
                 conn.rollback()
                 if waiting is None:
@@ -54,7 +72,7 @@ def claimed(claim_query: str, run_id, *, suite: str, waiting: Callable[[], None]
                 waiting()
                 conn.execute(queries.get("claim_patiently"))
                 conn.execute(claim_query, {"run_id": run_id})
-            conn.execute(queries.get("claim_named"), names)
+                conn.execute(queries.get("claim_named"), names)
         except psycopg.Error as exc:
             raise db.explain(exc, next_step) from None
         yield  # what the block raises is the block's to explain

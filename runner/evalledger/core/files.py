@@ -37,3 +37,38 @@ def write_atomic(path: Path, text: str) -> None:
     """text written to path whole (replacing)."""
     with replacing(path) as handle:
         handle.write(text)
+
+
+class Staged:
+    """A file written in two steps, for a writer that may overlap the slow half with other work
+    and must not show the file before something else is done: __init__ writes text to a temporary
+    file beside path, flushed and fsynced (OSError is the caller's, nothing left behind); publish()
+    renames it over path and fsyncs the folder (a reader sees the old file or the new one);
+    discard() removes it, path as it was."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = Path(path)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            self.discard()
+            raise
+
+    def publish(self) -> None:
+        try:
+            os.replace(self._tmp, self.path)
+            folder = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._tmp)

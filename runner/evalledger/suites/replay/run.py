@@ -102,11 +102,10 @@ def _values(opts: ReplayOptions, adapter: adapting.Adapter, export: capturing.Ex
 def _find_or_start(conn, opts: ReplayOptions, values: dict, say) -> dict:
     """The open run of this request, else a new one over the window resolved now, else (that window
     replayed already by this brain and adapter) that run."""
-    row = store.open_run(conn, values)
+    row, bound = store.open_run_and_bound(conn, values)
     if row is not None:
         return {**row, "created": False}
     if values["source"] == "ledger":
-        bound = store.window_bound(conn)
         until = min(opts.until, bound) if opts.until is not None else bound
         since = opts.since.resolve(bound) if opts.since is not None else None
         if since is not None and since >= until:
@@ -114,19 +113,28 @@ def _find_or_start(conn, opts: ReplayOptions, values: dict, say) -> dict:
                                   f"{' (--until)' if opts.until is not None and opts.until <= bound else ' (now)'}: "
                                   "the window [since, until) would be empty")
         values = {**values, "since_at": since, "until_at": until}
-    row = store.start_run(conn, values)
+    # A run of this request the runner left open past the hot tier is closed by the start (the
+    # database says so in a notice, shown as it comes).
+    def closed(diag) -> None:
+        if (diag.message_primary or "").startswith("evalledger: "):
+            say(diag.message_primary.removeprefix("evalledger: "))
+
+    conn.add_notice_handler(closed)
+    try:
+        row = store.start_run(conn, values)
+    finally:
+        conn.remove_notice_handler(closed)
     if row is not None:
         return row
     row = store.open_run(conn, values) or store.same_window_run(conn, values)
     if row is None:
-        raise EvalledgerError("a replay run of this window exists but this role cannot read it")
+        # What is left: the same brain and adapter's run of the same window or file, recorded before
+        # the tier this role reads (a run left open so long was closed by the start above).
+        raise EvalledgerError(f"brain {opts.brain_version} through {values['adapter_kind']} {values['adapter']} "
+                              "replayed this window (or file) in a run recorded before the hot tier this role "
+                              "reads: it cannot be read back here (an auditor reads it); replay another window, "
+                              "or name another --brain-version")
     return {**row, "created": False}
-
-
-def _rows_to_ask(conn, run: dict, export: capturing.ExportFile | None) -> list[capturing.Captured]:
-    done = store.replayed_ids(conn, run["replay_run_id"])
-    rows = export.rows if export is not None else [capturing.from_ledger(r) for r in store.window_rows(conn, run)]
-    return [r for r in rows if r.id not in done]
 
 
 def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
@@ -137,9 +145,10 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
     export = capturing.read_export(opts.from_file) if opts.from_file is not None else None
     adapter = adapting.adapter(opts.command, opts.url, opts.python, opts.timeout_s)
     values = _values(opts, adapter, export)
-    # The claim's connection is opened while this one finds or starts the run: two connections'
-    # set-up (a server process each) paid at once, not one after the other, before the first query.
-    claim_conn = _Opening()
+    # The claim's connection is opened (its session set for a claim) while this one finds or
+    # starts the run: two connections' set-up (a server process each) paid at once, not one after
+    # the other, before the first query.
+    claim_conn = _Opening(claims.connect)
     conn = None
     try:
         conn = db.connect(role="runner", autocommit=True)
@@ -148,7 +157,9 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
         with claims.claimed(store.QUERIES["claim_run"], run_id, suite="replay", conn=claim_conn.get(),
                             waiting=lambda: say(f"replay run {run_id} is being replayed by another runner: "
                                                 "waiting for it")):
-            state = store.run_state(conn, run_id)
+            # What the run is, what it recorded and (a ledger window, fixed at its start) what it
+            # replays, read once the claim is held: after any other runner of it is done.
+            state, done, window = store.claimed_run(conn, run_id, run_row if export is None else None)
             if state["completed_at"] is not None:
                 say(f"replay run {run_id} of this window was recorded earlier: reading it back, no query asked")
                 return _outcome(conn, state, already=True)
@@ -156,13 +167,13 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
                      f"the ledger's captured rows of [{iso(state['since_at'])}, {iso(state['until_at'])})")
             say(f"replay: {where}; brain {opts.brain_version} through {adapter.kind} {adapter.identity}; "
                 f"run {run_id}")
-            todo = _rows_to_ask(conn, state, export)
+            rows = export.rows if export is not None else [capturing.from_ledger(r) for r in window]
+            todo = [r for r in rows if r.id not in done]
             if not run_row.get("created", False):
                 say(f"replay run {run_id} was started earlier and is open: resuming it, "
                     f"{plural(len(todo), 'query', 'queries')} not asked yet")
             _ask_all(conn, run_id, adapter, todo, opts.concurrency, say)
-            store.complete_run(conn, run_id)
-            return _outcome(conn, store.run_state(conn, run_id))
+            return _complete(conn, run_id)
     except psycopg.Error as exc:
         raise db.explain(exc, next_step="run the same command again: it resumes the run") from None
     finally:
@@ -172,10 +183,11 @@ def run(opts: ReplayOptions, *, say: Callable[[str], None]) -> Outcome:
 
 
 class _Opening:
-    """A runner connection being opened in a thread of its own; get() waits for it (and raises
-    what opening it raised), close() closes it unless get() handed it on."""
+    """A connection being opened (by `opener`) in a thread of its own; get() waits for it (and
+    raises what opening it raised), close() closes it unless get() handed it on."""
 
-    def __init__(self):
+    def __init__(self, opener: Callable[[], psycopg.Connection]):
+        self._opener = opener
         self._done = threading.Event()
         self._conn = None
         self._error: BaseException | None = None
@@ -184,7 +196,7 @@ class _Opening:
 
     def _open(self) -> None:
         try:
-            self._conn = db.connect(role="runner")
+            self._conn = self._opener()
         except BaseException as exc:  # noqa: BLE001 - raised by get(), in the caller's thread
             self._error = exc
         finally:
@@ -226,9 +238,7 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
     errors: list[BaseException] = []
 
     def record_batch(connection, batch: list) -> None:
-        with connection.transaction():
-            decided = zip(batch, store.record_many(connection, run_id, batch))
-        for (row, reply), found in decided:
+        for (row, reply), found in zip(batch, store.record_many(connection, run_id, batch)):
             if found is None:
                 say(f"capture {row.id}: recorded already")
             elif found["status"] == "replayed":
@@ -275,19 +285,22 @@ def _ask_all(conn, run_id: int, adapter: adapting.Adapter, todo: list[capturing.
         threads[-1].start()
 
     add_recorder(conn)
+    asking = ThreadPoolExecutor(max_workers=min(concurrency, len(todo)))
+    answered = False
     try:
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as asking:
-            asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
-            for future in as_completed(asked):
-                if errors:
-                    for pending in asked:
-                        pending.cancel()
-                    break
-                answers.put((asked[future], future.result()))
-                if len(threads) < most and answers.qsize() > BACKLOG:
-                    add_recorder(None)
+        asked = {asking.submit(adapter.ask, row.request()): row for row in todo}
+        for future in as_completed(asked):
+            if errors:
+                break
+            answers.put((asked[future], future.result()))
+            if len(threads) < most and answers.qsize() > BACKLOG:
+                add_recorder(None)
+        answered = not errors
     finally:
-        answers.put(done)
+        answers.put(done)  # the recorders finish what they have now, while the askers' threads end
+        # Every query answered: the askers' idle threads end on their own. Otherwise the queries
+        # not started are cancelled and those asked are waited for, as before the error.
+        asking.shutdown(wait=not answered, cancel_futures=True)
         for thread in threads:
             thread.join()
         for other in opened:
@@ -324,18 +337,73 @@ def _outcome(conn, state: dict, already: bool = False) -> Outcome:
     return Outcome(doc, save(doc), already_recorded=already)
 
 
+def _complete(conn, run_id: int) -> Outcome:
+    """Complete the run and read it back in one transaction (one round trip), then commit it while
+    its receipt is written beside its place and fsynced; the receipt takes its place (a rename, the
+    folder fsynced) only once the completion is committed, so no receipt shows a decision the
+    ledger does not hold, and both are durable before the command says done."""
+    conn.autocommit = False
+    state, queries = store.complete_run(conn, run_id)
+    doc = document(state, queries)
+    staging: dict = {}
+
+    def stage() -> None:
+        try:
+            staging["file"] = _stage(doc)
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller's thread
+            staging["error"] = exc
+
+    writer = threading.Thread(target=stage, daemon=True)
+    writer.start()
+    try:
+        conn.commit()
+    except BaseException:
+        writer.join()
+        if staging.get("file") is not None:
+            staging["file"].discard()
+        raise
+    writer.join()
+    if "error" in staging:
+        raise staging["error"]
+    staged = staging["file"]
+    try:
+        if staged is not None:
+            staged.publish()
+    except OSError as exc:
+        _cannot_write(staged.path, exc)
+        staged = None
+    return Outcome(doc, staged.path if staged is not None else None)
+
+
 def receipts_dir() -> Path:
     """$EVALLEDGER_HOME/eval-receipts, where every suite's receipts go."""
     return evalledger_home() / "eval-receipts"
 
 
-def save(doc: dict) -> Path | None:
-    """The receipt file replay-<run id>.json (the --json document); None when it cannot be written."""
+def _cannot_write(path: Path, exc: OSError) -> None:
+    print(f"evalledger: warning: receipt {path}: cannot write it ({exc.strerror or exc})", file=sys.stderr)
+
+
+def _stage(doc: dict) -> files.Staged | None:
+    """The receipt replay-<run id>.json written and fsynced beside its place (publish() puts it
+    there); None when it cannot be written."""
     path = receipts_dir() / f"{SUITE}-{doc['replay_run_id']}.json"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        files.write_atomic(path, json.dumps(doc, indent=2) + "\n")
+        return files.Staged(path, json.dumps(doc, indent=2) + "\n")
     except OSError as exc:
-        print(f"evalledger: warning: receipt {path}: cannot write it ({exc.strerror or exc})", file=sys.stderr)
+        _cannot_write(path, exc)
         return None
-    return path
+
+
+def save(doc: dict) -> Path | None:
+    """The receipt file replay-<run id>.json (the --json document); None when it cannot be written."""
+    staged = _stage(doc)
+    if staged is None:
+        return None
+    try:
+        staged.publish()
+    except OSError as exc:
+        _cannot_write(staged.path, exc)
+        return None
+    return staged.path

@@ -13,7 +13,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from evalledger.core import windows
+from evalledger.core import queries
 from evalledger.core.queries import Queries
 
 SUITE = "replay"
@@ -30,14 +30,24 @@ def _all(conn: psycopg.Connection, name: str, params: dict) -> list[dict]:
         return cur.execute(QUERIES[name], params).fetchall()
 
 
-def window_bound(conn: psycopg.Connection) -> datetime:
-    """The exclusive end of a window, as export takes it: every row stamped before it is committed."""
-    return windows.capture_bound(conn)
-
-
 def open_run(conn: psycopg.Connection, values: dict) -> dict | None:
     """The open run of the same request, which this runner resumes."""
     return _one(conn, "open_run", {**values, "request": Jsonb(values["request"])})
+
+
+def open_run_and_bound(conn: psycopg.Connection, values: dict) -> tuple[dict | None, datetime | None]:
+    """The open run of the same request, which this runner resumes, and (a ledger window) the
+    exclusive end of a window as export takes it (windows.capture_bound: every row stamped before
+    it is committed; used when no run is open), asked in one pipeline: one round trip, not three.
+    The bound is its own statement, read by a later one (the run's start)."""
+    ledger = values["source"] == "ledger"
+    with conn.pipeline():
+        found = conn.cursor(row_factory=dict_row).execute(
+            QUERIES["open_run"], {**values, "request": Jsonb(values["request"])})
+        if ledger:
+            conn.execute(queries.get("capture_window_lock_timeout"))
+            bound = conn.execute(queries.get("capture_window_bound"))
+    return found.fetchone(), bound.fetchone()[0] if ledger else None
 
 
 def start_run(conn: psycopg.Connection, values: dict) -> dict | None:
@@ -64,25 +74,43 @@ def replayed_ids(conn: psycopg.Connection, run_id: int) -> set[int]:
     return {row[0] for row in conn.execute(QUERIES["replayed_ids"], {"run_id": run_id})}
 
 
+def _window(run: dict) -> dict:
+    return {k: run[k] for k in ("since_at", "until_at", "tool", "remote", "max_rows")}
+
+
 def window_rows(conn: psycopg.Connection, run: dict) -> list[dict]:
     """The captured rows of a run's ledger window, newest first, at most its max_rows."""
-    return _all(conn, "window_rows", {k: run[k] for k in ("since_at", "until_at", "tool", "remote", "max_rows")})
+    return _all(conn, "window_rows", _window(run))
+
+
+def claimed_run(conn: psycopg.Connection, run_id: int, window: dict | None) -> tuple[dict, set[int], list[dict] | None]:
+    """Once its claim is held: the run as it stands, the captured ids it has recorded, and (window:
+    its ledger window's since_at, until_at, tool, remote and max_rows, which a run keeps from its
+    start) the captured rows of that window; asked in one pipeline (one round trip, not three)."""
+    with conn.pipeline():
+        state = conn.cursor(row_factory=dict_row).execute(QUERIES["run_state"], {"run_id": run_id})
+        done = conn.cursor().execute(QUERIES["replayed_ids"], {"run_id": run_id})
+        rows = (conn.cursor(row_factory=dict_row).execute(QUERIES["window_rows"], _window(window))
+                if window is not None else None)
+    return state.fetchone(), {row[0] for row in done.fetchall()}, rows.fetchall() if rows is not None else None
 
 
 def record_many(conn: psycopg.Connection, run_id: int, answered: list) -> list[dict | None]:
     """INSERT each (captured, reply) of answered, one statement per query (the admission trigger
-    checks and measures each) sent together in one pipeline: one round trip for the batch, not one
-    per query. What the database made of each, in order (None: recorded already)."""
+    checks and measures each), in one transaction sent as one pipeline: conn is in autocommit, so
+    the statements up to the pipeline's one Sync are the server's implicit transaction, committed
+    there together or not at all (one round trip and one commit for the batch, not three round
+    trips, nor one per query). What the database made of each, in order (None: recorded already)."""
     if not answered:
         return []
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.executemany(QUERIES["insert_query"], [_query_values(run_id, c, r) for c, r in answered], returning=True)
-        made = []
-        while True:
-            made.append(cur.fetchone())
-            if not cur.nextset():
-                break
-    return made
+    if not conn.autocommit:
+        raise RuntimeError("record_many: a batch is its own transaction, on a connection in autocommit")
+    cursors = []
+    with conn.pipeline():
+        for captured, reply in answered:
+            cursors.append(conn.cursor(row_factory=dict_row))
+            cursors[-1].execute(QUERIES["insert_query"], _query_values(run_id, captured, reply), prepare=True)
+    return [cur.fetchone() for cur in cursors]
 
 
 def _query_values(run_id: int, captured, reply) -> dict:
@@ -103,9 +131,17 @@ def _query_values(run_id: int, captured, reply) -> dict:
         "latency_ms": None if reply.fields is None else float(fields["latency_ms"]), "error": reply.error}
 
 
-def complete_run(conn: psycopg.Connection, run_id: int) -> None:
-    """Complete the run: the database decides it (a run completed meanwhile stays as it was)."""
-    _one(conn, "complete_run", {"run_id": run_id})
+def complete_run(conn: psycopg.Connection, run_id: int) -> tuple[dict, list[dict]]:
+    """Complete the run (the database decides it; a run completed meanwhile stays as it was) and
+    read it back with its replayed queries, in one pipeline on conn, whose transaction the caller
+    commits."""
+    if conn.autocommit:
+        raise RuntimeError("complete_run: the caller commits the completion, on a connection not in autocommit")
+    with conn.pipeline():
+        conn.execute(QUERIES["complete_run"], {"run_id": run_id})
+        state = conn.cursor(row_factory=dict_row).execute(QUERIES["run_state"], {"run_id": run_id})
+        queries = conn.cursor(row_factory=dict_row).execute(QUERIES["run_queries"], {"run_id": run_id})
+    return state.fetchone(), queries.fetchall()
 
 
 def run_queries(conn: psycopg.Connection, run_id: int) -> list[dict]:

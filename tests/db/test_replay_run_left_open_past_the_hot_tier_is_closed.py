@@ -1,0 +1,133 @@
+"""A replay run left open past the hot tier is closed by the next run of its request (issue 40).
+
+The runner reads replay runs of the hot tier only (24 months of the run's recording time). A run it
+left open longer can no longer be read, so it can neither be resumed nor, while it stays open, let
+another run of the same request start (one open run per request): the runner was stuck until the
+run's purge. Now the admission of a new run of the same request closes it first, unfinished, and
+says so in a notice; the database decides it inconclusive, its rationale counting what it recorded
+of its plan, the rest counted as unrecorded in the summary, and the ledger's recompute agrees. A
+run its caller can read is never closed so: it is resumed, and completed only whole. Every test
+ages rows with the database's clock (set_replay_clock) and acts as the runner."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg import errors
+
+from tests.builders import BRAIN_PROMPTS, register_prompt
+from tests.db.test_replay_ages_with_retention import age
+from tests.db.test_replay_drift_computed_by_the_database import file_query
+from tests.db.test_retention import AUDITOR, RUNNER
+
+PAST_THE_HOT_TIER = "now() - interval '24 months' - interval '1 day'"
+
+
+@pytest.fixture(autouse=True)
+def registered_prompts(admin):
+    for brain, prompt in BRAIN_PROMPTS.items():
+        register_prompt(admin, brain, prompt)
+
+
+def start(conn, planned: int = 3, file: str = "a") -> int:
+    """A replay run of a file (the same request each time: brain v1, the same adapter, request {}),
+    of the file whose SHA-256 is 64 times `file`."""
+    return conn.execute(
+        "INSERT INTO replay_run (brain_version, adapter_kind, adapter, source, request, file_sha256, planned) "
+        "VALUES ('v1', 'python', 'brain:answer', 'file', '{}', repeat(%s, 64), %s) RETURNING replay_run_id",
+        (file, planned)).fetchone()[0]
+
+
+def notices(conn) -> list[str]:
+    said: list[str] = []
+    conn.add_notice_handler(lambda diag: said.append(diag.message_primary))
+    return said
+
+
+def run_row(auditor, run_id: int):
+    return auditor.execute("SELECT completed_at IS NOT NULL, decision, rationale, summary FROM evalledger.replay_run "
+                           "WHERE replay_run_id = %s", (run_id,)).fetchone()
+
+
+def test_a_new_run_of_the_request_closes_the_one_left_open_past_the_hot_tier(admin, connect_as):
+    runner = connect_as(RUNNER)
+    stale = start(runner)
+    file_query(runner, stale, 1)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    assert runner.execute("SELECT count(*) FROM evalledger.replay_run").fetchone()[0] == 0  # cold: unread
+
+    said = notices(runner)
+    fresh = start(runner, file="b")
+    assert fresh != stale
+    assert len(said) == 1 and said[0].startswith(f"evalledger: replay run {stale} of this request, started ")
+    assert "was left open past the hot tier, where no runner can resume it: closed unfinished and decided " \
+           "inconclusive; a new run starts" in said[0]
+
+    closed, decision, rationale, summary = run_row(connect_as(AUDITOR), stale)
+    assert (closed, decision) == (True, "inconclusive")
+    assert rationale == ("Inconclusive: closed unfinished, 1 of the 3 captured rows it planned recorded (1 replayed "
+                         "in their captured mode): the run was left open past the hot tier, where no runner can "
+                         "resume it, and a new run of the same request closed it.")
+    assert (summary["unrecorded"], summary["asked"], summary["replayed"]) == (2, 1, 1)
+    # The decision is the one the database computes again from the stored rows (the recompute's).
+    assert admin.execute("SELECT evalledger.replay_decision_v1(r) = r.summary FROM evalledger.replay_run r "
+                         "WHERE replay_run_id = %s", (stale,)).fetchone()[0]
+    # The new run is the runner's: open, resumed and completed as any.
+    for capture_id in (1, 2, 3):
+        file_query(runner, fresh, capture_id)
+    assert runner.execute("SELECT replay_complete_v1(%s) ->> 'decision'", (fresh,)).fetchone()[0] == "pass"
+
+
+def test_a_run_the_caller_reads_is_not_closed_but_stays_the_open_one(admin, connect_as):
+    """Inside the hot tier the open run is resumed, not closed: a second open run of the request is
+    refused, as before, and nothing is completed."""
+    runner = connect_as(RUNNER)
+    open_run = start(runner)
+    file_query(runner, open_run, 1)
+    age(admin, open_run, "now() - interval '24 months' + interval '1 day'")
+    said = notices(runner)
+    with pytest.raises(errors.UniqueViolation, match="replay_run_one_open_idx"):
+        start(runner, file="b")
+    assert said == []
+    assert run_row(connect_as(AUDITOR), open_run)[:2] == (False, None)
+
+
+def test_a_reader_of_every_tier_resumes_a_cold_run_and_completes_it_only_whole(admin, connect_as):
+    """A login that reads the cold tier is never stuck on it: it resumes the run (its new run of the
+    request is refused as the open one's), and its completion of a run not whole is refused."""
+    runner = connect_as(RUNNER)
+    stale = start(runner)
+    file_query(runner, stale, 1)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    with pytest.raises(errors.UniqueViolation, match="replay_run_one_open_idx"):
+        start(admin, file="b")
+    with pytest.raises(errors.CheckViolation, match="is not whole: 1 of 3 captured rows replayed"):
+        admin.execute("SELECT evalledger.replay_complete_v1(%s)", (stale,))
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (False, None)
+
+
+def test_the_runner_cannot_complete_a_run_not_whole_itself(admin, connect_as):
+    """Completing unfinished is the closing admission's alone: the runner's own completion of its
+    hot run still needs every planned row, and one of a cold run finds no run it may complete."""
+    runner = connect_as(RUNNER)
+    hot = start(runner)
+    file_query(runner, hot, 1)
+    with pytest.raises(errors.CheckViolation, match="is not whole"):
+        runner.execute("SELECT replay_complete_v1(%s)", (hot,))
+    age(admin, hot, PAST_THE_HOT_TIER)
+    assert runner.execute("SELECT replay_complete_v1(%s)", (hot,)).fetchone()[0] is None
+    assert run_row(connect_as(AUDITOR), hot)[:2] == (False, None)
+
+
+def test_a_stale_run_closed_in_a_rolled_back_start_stays_open(admin, connect_as):
+    """The close is part of the new run's admission: a start rolled back leaves the stale run open
+    (and the next start closes it)."""
+    runner = connect_as(RUNNER)
+    stale = start(runner)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    with runner.transaction():
+        start(runner, file="b")
+        raise psycopg.Rollback()
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (False, None)
+    start(runner, file="c")
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")
