@@ -244,14 +244,17 @@ MADE_BY = {
     "0136.replay-outlives-capture": "SELECT xmin::text FROM pg_proc "
                                     "WHERE oid = 'evalledger.replay_capture_purged_rows_v1(bigint)'::regprocedure",
     # (0151 replaced the purge 0150 changed: the decision is 0150's still.)
+    # (0155 replaced the decision 0150 changed: the admission is 0150's still.)
     "0150.replay-open-run-at-the-purge": "SELECT xmin::text FROM pg_proc WHERE oid = "
-                                         "'evalledger.replay_decision_v1(evalledger.replay_run)'::regprocedure",
+                                         "'evalledger.replay_query_admit_v1()'::regprocedure",
     # 0153 replaced the four retention functions 0151 replaced, all 0151 made: nothing of 0151's is left.
     "0151.replay-ages": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0151.replay-ages'",
     "0152.statistics-in-a-fixed-order": "SELECT xmin::text FROM pg_proc "
                                         "WHERE oid = 'evalledger.mean_stderr_v1(double precision[])'::regprocedure",
     "0153.stored-quality-uncertainty": "SELECT xmin::text FROM pg_class "
                                        "WHERE oid = 'evalledger.eval_work_quality_snapshot_uncertainty'::regclass",
+    "0155.replay-cold-open-run-closed": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                        "'evalledger.replay_run_admit_v1()'::regprocedure",
 }
 
 
