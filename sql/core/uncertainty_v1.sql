@@ -8,11 +8,14 @@
 -- 2 clusters) its Wilson interval; otherwise, without a standard error, ci95 is null. method is
 -- the one given, or 'exact' / 'wilson' when the interval came from wilson_interval_v1. NULL when
 -- there is no estimate (nothing to measure). docs/statistics.md, "The uncertainty object".
+-- Its numbers are float8 turned into jsonb, whose digits follow the session's extra_float_digits
+-- (at 0 or below, fewer than it takes to read back the same value): pinned to 1, the shortest exact
+-- digits, so no caller's setting changes what a completion stores or what a recompute compares.
 CREATE FUNCTION evalledger.uncertainty_v1(
     estimate double precision, stderr double precision, n double precision, clusters bigint, method text,
     successes double precision, trials double precision, lo_limit double precision, hi_limit double precision)
 RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $$
     SELECT jsonb_build_object(
                'estimate', estimate, 'stderr', stderr,
                'ci95', CASE WHEN w.method IS NOT NULL THEN jsonb_build_array(w.lo, w.hi)

@@ -14,8 +14,11 @@
 -- NULL for a run without verdicts. Every float8 sum runs in a fixed order, never a plan's: a judge's
 -- calls by cycle, repeat and retry, a judge's dimensions by key, the judges by model, keys and models
 -- byte by byte (COLLATE "C"; docs/statistics.md, "Order of summation").
+-- Its numbers are float8 turned into jsonb, whose digits follow the session's extra_float_digits
+-- (at 0 or below, fewer than it takes to read back the same value): pinned to 1, the shortest exact
+-- digits, so no caller's setting changes what a completion stores or what a recompute compares.
 CREATE FUNCTION evalledger.takes_quality_uncertainty_v1(p_run_id bigint) RETURNS jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $$
     WITH run AS (
         SELECT r.definition AS policy, (SELECT max(v.cycle) FROM evalledger.eval_takes_quality_judge_verdicts v
                                          WHERE v.run_id = p_run_id) AS last_cycle

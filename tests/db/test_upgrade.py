@@ -210,9 +210,9 @@ MADE_BY = {
                           "WHERE oid = 'evalledger.brain_eval_run_review_admit_v1()'::regprocedure",
     "0114.abandoned-quality-runs": "SELECT xmin::text FROM pg_proc "
                                    "WHERE oid = 'evalledger.eval_run_cancel_v1(text, bigint, text)'::regprocedure",
-    "0116.uncertainty": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.uncertainty_v1(double precision, double precision, "
-                        "double precision, bigint, text, double precision, double precision, double precision, "
-                        "double precision)'::regprocedure",
+    # (0156 set extra_float_digits on uncertainty_v1: the quantile is 0116's still.)
+    "0116.uncertainty": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                        "'evalledger.normal_quantile_v1(double precision)'::regprocedure",
     "0120.seal-waits-for-writers": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.ledger_writers_v1()'::regprocedure",
     # 0138 replaced the decision 0121 made; the recompute 0121 pointed at it is still 0121's.
     "0121.one-work-quality-decision": "SELECT xmin::text FROM pg_proc WHERE oid = "
@@ -255,6 +255,8 @@ MADE_BY = {
                                        "WHERE oid = 'evalledger.eval_work_quality_snapshot_uncertainty'::regclass",
     "0155.replay-cold-open-run-closed": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                         "'evalledger.replay_run_admit_v1()'::regprocedure",
+    # 0156 only set extra_float_digits on functions an earlier migration made: its own record names it.
+    "0156.float-digits-pinned": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0156.float-digits-pinned'",
 }
 
 
