@@ -193,6 +193,23 @@ def test_killed_while_polling_the_next_command_resumes_the_batch(env, corpus, st
 
 
 @pytest.mark.processes
+def test_a_run_resumed_without_batch_while_its_batch_is_unread_asks_nothing_again(env, corpus, standin, admin):
+    """The provider bills a submitted batch whether it is read or not: the same run resumed without
+    --batch would ask its calls again one by one and pay twice. It stops, says how to resume, and
+    asks nothing; with --batch it reads the batch once."""
+    standin.batch_delay_s = 3
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 3,
+               "recorded the three submissions")
+    standin.batch_delay_s = 0
+    result, _ = tq(env, "--models", PANEL)
+    assert result.code == 3 and result.out == ""
+    assert result.err.startswith("evalledger: error: run ") and result.err.count("\n") == 1, result.err
+    assert "whose results are not read yet: run the same command with --batch to read them" in result.err
+    assert [r for r in standin.requests if r.headers and r.model] == []  # not one call made one by one
+    _resumed_once(env, standin, admin)
+
+
+@pytest.mark.processes
 @pytest.mark.parametrize("api", [None, "gemini"])
 def test_killed_while_reading_results_the_next_command_reads_them_once(env, corpus, standin, admin, api):
     """Killed while it reads a batch's results (OpenAI's output file, the first to finish; Gemini's
@@ -562,6 +579,22 @@ def test_a_harness_run_killed_while_polling_the_brain_batch_resumes_it(standin, 
     args = _brain_killed(env, tmp_path, admin, standin,
                          lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1,
                          "recorded the brain's submission")
+    _brain_resumed_once(args, env, standin, admin)
+
+
+@pytest.mark.processes
+def test_a_harness_run_resumed_without_batch_while_the_brain_batch_is_unread_asks_nothing_again(
+        standin, dsn, reviewers, tmp_path, admin):
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    standin.batch_delay_s = 30
+    args = _brain_killed(env, tmp_path, admin, standin,
+                         lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1,
+                         "recorded the brain's submission")
+    unbatched = run_cli(*[a for a in args if a != "--batch"], env=env)
+    assert unbatched.code == 3, unbatched.err
+    assert "whose results are not read yet: run the same command with --batch to read them" in unbatched.err
+    assert sync_calls(standin, BRAIN_MODEL) == []
+    assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 0
     _brain_resumed_once(args, env, standin, admin)
 
 

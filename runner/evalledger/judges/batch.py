@@ -177,6 +177,17 @@ class Ledger:
                                                      "error": None if error is None else error[:1000]})
 
 
+def refuse_unbatched(conn: Any, suite: str, run_key: str) -> None:
+    """Stop a run resumed without batching while calls of it wait in a batch whose results are not read:
+    the provider bills that batch whether it is read or not, so asking the same calls again one by one
+    would pay for them twice."""
+    waiting = Ledger(conn, suite, run_key).open_batches()
+    if waiting:
+        ids = ", ".join(str(b["batch_id"]) for b in waiting)
+        raise EvalledgerError(f"run {run_key} has calls in batch {ids} whose results are not read yet: run the same "
+                              f"command with --batch to read them (asked again one by one they would be paid twice)")
+
+
 # --- OpenAI's Batch API ------------------------------------------------------------------------
 
 

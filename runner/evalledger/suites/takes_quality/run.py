@@ -197,7 +197,7 @@ def _disk_copy(conn, run_id: int, receipt: dict, dims: list[str]) -> dict:
 def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, user: str,
            say: Callable[[str], None]) -> bool:
     """Every cycle the run still needs; True when it is final (every call answered)."""
-    from evalledger.judges.batch import BatchOptions
+    from evalledger.judges.batch import BatchOptions, refuse_unbatched
 
     schema = verdict_schema(rubric)
     batching = BatchOptions(opts.batch, opts.batch_fallback)
@@ -205,6 +205,8 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
     left_s = store.run_time_left(conn, run_id) if opts.batch == "auto" else None
     batched = batching.batched(deadline_s=left_s,
                                providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
+    if not batched:
+        refuse_unbatched(conn, SUITE, str(run_id))
     for cycle in range(1, opts.cycles + 1):
         todo = store.calls_to_make(conn, run_id, cycle, panel.models, opts.repeats)
         # Every repeat of every judge goes out at once: the panel's concurrency runs them together.

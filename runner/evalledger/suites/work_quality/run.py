@@ -311,7 +311,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                     return None
                 return _result_line(decided, call, recorded, call.key[1])
 
-            from evalledger.judges.batch import BatchOptions
+            from evalledger.judges.batch import BatchOptions, refuse_unbatched
 
             batching = BatchOptions(opts.batch, opts.batch_fallback)
             if batching.batched(gate=opts.gate, providers=[s.provider for s in panel.specs
@@ -326,6 +326,8 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                                    on_submit=on_start,
                                    on_result=lambda call: on_result(call, False), options=batching, say=say)
                 requests = left
+            else:
+                refuse_unbatched(conn, "work-quality", str(snapshot_id))
             panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
 
             rows = store.verdicts(conn, snapshot_id)

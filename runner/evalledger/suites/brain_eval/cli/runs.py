@@ -271,12 +271,14 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                     if planned.mode == "recorded":
                         click.echo("brain: recorded answers shipped with evalledger, not live calls "
                                    "(no API key in the environment; set it for live answers)")
-                from evalledger.judges.batch import BatchOptions
+                from evalledger.judges.batch import BatchOptions, refuse_unbatched
 
                 batching = BatchOptions(batch, batch_fallback)
                 live_brain = [planned.spec.provider] if planned.mode == "live" else []
                 batched = batching.batched(providers=live_brain + [s.provider for s in panel.specs
                                                                    if not panel.recorded(s.spec)])
+                if not batched:
+                    refuse_unbatched(conn, "brain-eval", str(run_id))
                 say = (lambda _line: None) if as_json else click.echo
                 first, only = None, None
                 if batched and live_brain and harness.answers_batchable(planned):
