@@ -175,17 +175,65 @@ GRANT SELECT ON eval_work_quality_snapshot_uncertainty TO evalledger_runner, eva
 
 CALL guard_append_only_v1(ARRAY['eval_work_quality_snapshot_uncertainty:UPDATE OR DELETE:refuse_change_v3']);
 
+-- work_quality_uncertainty_v2: work_quality_uncertainty_v1's object for a Snapshot document, its 95%
+-- intervals cut to the scale of the rubric given (a stored snapshot's own rubric_id: the one its
+-- verdicts were admitted under), not whichever rubric is active when it is asked. So what a
+-- snapshot's completion stored and what the recompute derives again use the same scale, whatever was
+-- activated since (eval_work_quality_snapshot_uncertainty, ledger_recompute_v3). Each dimension over
+-- the judges whose verdicts the document holds: the judges' mean (their mean over repeats,
+-- work_quality_judge_scores_v1) and mean_stderr_v1's standard error ('judges'; n and clusters the
+-- judges). The judges' scores are summed in the order of their models, byte by byte (COLLATE "C"; a
+-- judge naming none after them, by its score), never a plan's (docs/statistics.md, "Order of
+-- summation"). SECURITY DEFINER: it reads the rubric's scale and nothing else.
+CREATE FUNCTION evalledger.work_quality_uncertainty_v2(doc jsonb, p_rubric_id bigint) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    WITH scale AS (
+        SELECT (r.definition -> 'scale' ->> 'min')::float8 AS lo, (r.definition -> 'scale' ->> 'max')::float8 AS hi
+          FROM evalledger.rubric r WHERE r.rubric_id = p_rubric_id),
+    scored AS (
+        -- A judge's score: its mean over its repeats (work_quality_judge_scores_v1; its one when K is 1).
+        SELECT j.dimension AS key, array_agg(j.score ORDER BY j.judge COLLATE "C", j.score) AS scores
+          FROM evalledger.work_quality_judge_scores_v1(doc) j
+         GROUP BY j.dimension)
+    SELECT jsonb_object_agg(s.key, evalledger.uncertainty_v1(m.estimate, m.stderr, m.n, m.n, 'judges', NULL, NULL,
+                                                             coalesce(scale.lo, 0), coalesce(scale.hi, 1)))
+      FROM scored s
+      CROSS JOIN LATERAL evalledger.mean_stderr_v1(s.scores) m
+      LEFT JOIN scale ON true
+$$;
+GRANT EXECUTE ON FUNCTION work_quality_uncertainty_v2(jsonb, bigint) TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
+-- work_quality_uncertainty_v1: beside a work-quality snapshot (never changing it or its
+-- comparison), each dimension with its uncertainty (uncertainty_v1's object) over the judges whose
+-- verdicts the Snapshot document holds (aggregate.verdicts[].scores): the judges' mean and
+-- mean_stderr_v1's standard error ('judges'; n and clusters the judges, each its own), the 95%
+-- interval cut to the active work-quality rubric's scale. One work product is judged, so the
+-- interval covers the judges' disagreement on it, not other runs of the bot (docs/statistics.md,
+-- "work-quality"). What `snapshot show PATH` prints for a history file the ledger holds no snapshot of
+-- (a stored snapshot's is cut to its own rubric's scale: work_quality_uncertainty_v2). It reads
+-- no run, only the document given and the rubric's scale, so it runs as its owner (the active
+-- rubric is active_rubric_v1's, which only the writing roles' functions call). The judges' scores
+-- are summed in the order of their models, byte by byte (COLLATE "C"; a judge naming none after
+-- them, by its score), never a plan's (docs/statistics.md, "Order of summation").
+-- The one home of the computation is work_quality_uncertainty_v2, given the active rubric.
+CREATE OR REPLACE FUNCTION evalledger.work_quality_uncertainty_v1(doc jsonb) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT evalledger.work_quality_uncertainty_v2(doc, evalledger.active_rubric_v1('work-quality'))
+$$;
+GRANT EXECUTE ON FUNCTION work_quality_uncertainty_v1(jsonb) TO evalledger_runner, evalledger_revops, evalledger_auditor;
+
 -- work_quality_uncertainty_complete_v1: when a work-quality snapshot completes (a judged run's
 -- completion, its document computed by work_quality_snapshot_decide_v3 before it; or an imported
 -- history file, complete at its admission), store its uncertainty
--- (eval_work_quality_snapshot_uncertainty): work_quality_uncertainty_v1 of its stored document, in
+-- (eval_work_quality_snapshot_uncertainty): work_quality_uncertainty_v2 of its stored document cut to
+-- its own rubric's scale, in
 -- the same transaction, so every completed snapshot has its intervals and none is computed again at a
 -- read. SECURITY DEFINER: the table takes rows from the code role alone.
 CREATE FUNCTION evalledger.work_quality_uncertainty_complete_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO evalledger.eval_work_quality_snapshot_uncertainty (snapshot_id, uncertainty, run_created_at)
-    VALUES (NEW.snapshot_id, coalesce(evalledger.work_quality_uncertainty_v1(NEW.snapshot_json), '{}'::jsonb),
+    VALUES (NEW.snapshot_id, coalesce(evalledger.work_quality_uncertainty_v2(NEW.snapshot_json, NEW.rubric_id), '{}'::jsonb),
             NEW.created_at);
     RETURN NULL;
 END;
@@ -771,8 +819,8 @@ CALL journal_attach_v2();
 -- the uncertainty their completion stored (eval_takes_quality_run_uncertainty, by
 -- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document) and
 -- the uncertainty their completion stored (eval_work_quality_snapshot_uncertainty, by
--- work_quality_uncertainty_v1, while the work-quality rubric active when it was stored, whose scale
--- cuts its intervals, is still the active one), and replay runs
+-- work_quality_uncertainty_v2 cut to its snapshot's own rubric's scale, whatever was activated
+-- since), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
 -- decides them). Values compare
@@ -822,14 +870,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         UNION ALL
         -- An imported snapshot's too: the file's document is its own, its intervals the database's.
         SELECT 'eval_work_quality_snapshot_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
-               jsonb_build_object('uncertainty', coalesce(evalledger.work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb)),
+               jsonb_build_object('uncertainty', coalesce(evalledger.work_quality_uncertainty_v2(s.snapshot_json, s.rubric_id),
+                                                          '{}'::jsonb)),
                ARRAY['uncertainty']
           FROM evalledger.eval_work_quality_snapshot_uncertainty u
           JOIN evalledger.eval_work_quality_snapshots s USING (snapshot_id)
-         WHERE (SELECT a.rubric_id FROM evalledger.rubric_activation a
-                 WHERE a.suite = 'work-quality' AND a.activated_at <= u.created_at
-                 ORDER BY a.activation_id DESC LIMIT 1)
-               IS NOT DISTINCT FROM evalledger.active_rubric_v1('work-quality')
         UNION ALL
         SELECT 'replay_run', evalledger.journal_key_v1(r), to_jsonb(r),
                (SELECT jsonb_build_object('decision', x -> 'decision', 'rationale', x -> 'rationale', 'summary', x)
@@ -884,7 +929,7 @@ SELECT t.id, coalesce(takes_quality_uncertainty_v1(t.id), '{}'::jsonb), t.create
  ORDER BY t.created_at, t.id;
 
 INSERT INTO eval_work_quality_snapshot_uncertainty (snapshot_id, uncertainty, run_created_at)
-SELECT s.snapshot_id, coalesce(work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb), s.created_at
+SELECT s.snapshot_id, coalesce(work_quality_uncertainty_v2(s.snapshot_json, s.rubric_id), '{}'::jsonb), s.created_at
   FROM eval_work_quality_snapshots s
  WHERE s.completed_at IS NOT NULL
  ORDER BY s.created_at, s.snapshot_id;

@@ -229,6 +229,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/prompt_drift_v1.sql
 \ir work_quality/work_quality_history_v1.sql
 \ir work_quality/work_quality_judge_scores_v1.sql
+\ir work_quality/work_quality_uncertainty_v2.sql
 \ir work_quality/work_quality_uncertainty_v1.sql
 \ir brain_eval/most_failing_questions_v2.sql
 \ir brain_eval/stale_fixture_pass_rate_v2.sql

@@ -10,8 +10,8 @@
 -- the uncertainty their completion stored (eval_takes_quality_run_uncertainty, by
 -- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document) and
 -- the uncertainty their completion stored (eval_work_quality_snapshot_uncertainty, by
--- work_quality_uncertainty_v1, while the work-quality rubric active when it was stored, whose scale
--- cuts its intervals, is still the active one), and replay runs
+-- work_quality_uncertainty_v2 cut to its snapshot's own rubric's scale, whatever was activated
+-- since), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
 -- decides them). Values compare
@@ -61,14 +61,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         UNION ALL
         -- An imported snapshot's too: the file's document is its own, its intervals the database's.
         SELECT 'eval_work_quality_snapshot_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
-               jsonb_build_object('uncertainty', coalesce(evalledger.work_quality_uncertainty_v1(s.snapshot_json), '{}'::jsonb)),
+               jsonb_build_object('uncertainty', coalesce(evalledger.work_quality_uncertainty_v2(s.snapshot_json, s.rubric_id),
+                                                          '{}'::jsonb)),
                ARRAY['uncertainty']
           FROM evalledger.eval_work_quality_snapshot_uncertainty u
           JOIN evalledger.eval_work_quality_snapshots s USING (snapshot_id)
-         WHERE (SELECT a.rubric_id FROM evalledger.rubric_activation a
-                 WHERE a.suite = 'work-quality' AND a.activated_at <= u.created_at
-                 ORDER BY a.activation_id DESC LIMIT 1)
-               IS NOT DISTINCT FROM evalledger.active_rubric_v1('work-quality')
         UNION ALL
         SELECT 'replay_run', evalledger.journal_key_v1(r), to_jsonb(r),
                (SELECT jsonb_build_object('decision', x -> 'decision', 'rationale', x -> 'rationale', 'summary', x)

@@ -417,3 +417,27 @@ def test_a_snapshots_uncertainty_ages_with_its_snapshot(admin, connect_as, login
     seal(admin)
     report = verified(admin.info.dsn, digest + [("after.json", take_digest(admin))], recompute=True)
     assert report.verified and report.recomputed, [f.line() for f in report.findings]
+
+
+def test_the_recompute_cuts_a_snapshots_intervals_to_its_own_rubrics_scale_whatever_was_activated_since(
+        admin, connect_as):
+    """A snapshot's intervals are cut to the scale of the rubric its verdicts were admitted under (its
+    rubric_id), at its completion and at the recompute alike: a rubric activated since, of another
+    scale, neither makes an honest row look rewritten nor hides a rewritten one (the recompute once
+    guessed the rubric by the activation's clock, and skipped every row stored before the last one)."""
+    runner = connect_as("evalledger_runner")
+    snapshot = wq_snapshot(runner, "r1")
+    stored_before = wq_stored(admin, snapshot)
+    definition = admin.execute("SELECT definition FROM evalledger.rubric r WHERE r.rubric_id = "
+                               "evalledger.active_rubric_v1('work-quality')").fetchone()[0]
+    definition["scale"] = {**definition["scale"], "min": 0.5, "max": 0.9}
+    admin.execute("INSERT INTO evalledger.rubric (suite, version, definition) VALUES ('work-quality', 'narrow', %s)",
+                  (json.dumps(definition),))
+    admin.execute("INSERT INTO evalledger.rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, "
+                  "'narrower scale' FROM evalledger.rubric WHERE suite = 'work-quality' AND version = 'narrow'")
+    # Under the new rubric the same document's intervals are cut otherwise: the scale matters here.
+    assert wq_computed(admin, snapshot) != stored_before
+    assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v3()").fetchall() == []
+    wq_forge(admin, snapshot, "{overall,ci95}", [0.6, 0.61])
+    assert admin.execute("SELECT table_name, row_key, column_name FROM evalledger.ledger_recompute_v3()").fetchall() == [
+        (WQ, json.dumps({"snapshot_id": snapshot}, separators=(",", ":")), "uncertainty")]

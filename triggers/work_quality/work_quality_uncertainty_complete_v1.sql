@@ -1,14 +1,15 @@
 -- work_quality_uncertainty_complete_v1: when a work-quality snapshot completes (a judged run's
 -- completion, its document computed by work_quality_snapshot_decide_v3 before it; or an imported
 -- history file, complete at its admission), store its uncertainty
--- (eval_work_quality_snapshot_uncertainty): work_quality_uncertainty_v1 of its stored document, in
+-- (eval_work_quality_snapshot_uncertainty): work_quality_uncertainty_v2 of its stored document cut to
+-- its own rubric's scale, in
 -- the same transaction, so every completed snapshot has its intervals and none is computed again at a
 -- read. SECURITY DEFINER: the table takes rows from the code role alone.
 CREATE FUNCTION evalledger.work_quality_uncertainty_complete_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO evalledger.eval_work_quality_snapshot_uncertainty (snapshot_id, uncertainty, run_created_at)
-    VALUES (NEW.snapshot_id, coalesce(evalledger.work_quality_uncertainty_v1(NEW.snapshot_json), '{}'::jsonb),
+    VALUES (NEW.snapshot_id, coalesce(evalledger.work_quality_uncertainty_v2(NEW.snapshot_json, NEW.rubric_id), '{}'::jsonb),
             NEW.created_at);
     RETURN NULL;
 END;

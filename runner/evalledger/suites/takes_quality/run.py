@@ -165,7 +165,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], progress_stream=None,
             modes_line = panel.describe()
             if modes_line:
                 say(modes_line)
-            final = _judge(conn, run_id, opts, panel, rubric, system, user, say)
+            final = _judge(conn, run_id, opts, panel, rubric, system, user, say, resumed=not created)
             if final:
                 receipt = _disk_copy(conn, run_id, store.complete_run(conn, run_id), rubric.dims)
                 return Outcome(receipt, receipts.save(receipt))
@@ -195,7 +195,7 @@ def _disk_copy(conn, run_id: int, receipt: dict, dims: list[str]) -> dict:
 
 
 def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, user: str,
-           say: Callable[[str], None]) -> bool:
+           say: Callable[[str], None], resumed: bool) -> bool:
     """Every cycle the run still needs; True when it is final (every call answered)."""
     from evalledger.judges.batch import BatchOptions, refuse_unbatched
 
@@ -205,7 +205,7 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
     left_s = store.run_time_left(conn, run_id) if opts.batch == "auto" else None
     batched = batching.batched(deadline_s=left_s,
                                providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
-    if not batched:
+    if resumed and not batched:  # only a run resumed can have a batch of its calls unread
         refuse_unbatched(conn, SUITE, str(run_id))
     for cycle in range(1, opts.cycles + 1):
         todo = store.calls_to_make(conn, run_id, cycle, panel.models, opts.repeats)

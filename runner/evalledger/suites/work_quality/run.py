@@ -326,7 +326,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                                    on_submit=on_start,
                                    on_result=lambda call: on_result(call, False), options=batching, say=say)
                 requests = left
-            else:
+            elif not created:  # only a run resumed can have a batch of its calls unread
                 refuse_unbatched(conn, "work-quality", str(snapshot_id))
             panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
 

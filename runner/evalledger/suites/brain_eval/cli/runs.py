@@ -277,7 +277,7 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                 live_brain = [planned.spec.provider] if planned.mode == "live" else []
                 batched = batching.batched(providers=live_brain + [s.provider for s in panel.specs
                                                                    if not panel.recorded(s.spec)])
-                if not batched:
+                if resumed and not batched:  # only a run resumed can have a batch of its calls unread
                     refuse_unbatched(conn, "brain-eval", str(run_id))
                 say = (lambda _line: None) if as_json else click.echo
                 first, only = None, None
