@@ -22,11 +22,12 @@ demo: $(STAMP)
 WORKERS = $(if $(DATABASE_URL),0,2)
 
 # The quick loop before each commit: the unit tests, the CLI in-process and the database tests on
-# clones of the session's template; no clusters of their own (slow), no real processes (processes),
-# no fault campaign (faults), no browser (tests/web). Byte-code is written even where
+# clones of the session's template; no clusters of their own (slow), none that runs for seconds
+# (long: a ledger of the release, retries waited out, an in-process campaign), no real processes
+# (processes), no fault campaign (faults), no browser (tests/web). Byte-code is written even where
 # PYTHONDONTWRITEBYTECODE is set, so that the next run reads pytest's rewritten test modules instead
 # of rewriting them (seconds a worker).
-CHECK = -m 'not slow and not processes and not faults' --ignore=tests/web
+CHECK = -m 'not slow and not long and not processes and not faults' --ignore=tests/web
 check: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(CHECK)
 

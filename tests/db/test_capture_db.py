@@ -302,6 +302,7 @@ def ledger_at_release(admin, dsn, tmp_path):
     admin.execute(psycopg.sql.SQL("DROP DATABASE {} WITH (FORCE)").format(psycopg.sql.Identifier(name)))
 
 
+@pytest.mark.long  # a ledger migrated from the release, not a clone of the template
 def test_a_writer_newer_than_its_ledger_captures_into_it_until_it_is_migrated(ledger_at_release, tmp_path):
     """Before migration 0103 the ledger's row trigger skips a key stored before: the writer sends it
     the release's INSERT, and the new one from its first connection to the migrated ledger."""

@@ -93,6 +93,7 @@ TARGETS = ("row text", "row number", "entry root", "entry key", "block leaves", 
            "block link", "digest")
 
 
+@pytest.mark.long  # a tampering campaign: a ledger built and verified per example
 @given(rows=ledgers, target=st.sampled_from(TARGETS), where=st.integers(0, 10**6), byte=st.integers(1, 255))
 @examples(30)
 def test_every_single_byte_tampering_is_caught(probe, dsn, rows, target, where, byte):

@@ -23,6 +23,10 @@ from tests.db.schema_objects import differences, snapshot
 from tests.db.test_privileges import EXPECTED, OPERATIONS, ROLES, TABLES, allowed, attempt
 from tests.released import migrations_of_the_release, post_release_migrations, released_migrations
 
+# A ledger of the release, migrated from its migrations and filled, then upgraded: not a clone of the
+# session's template, and tens of seconds of the server's time (make check leaves it out).
+pytestmark = pytest.mark.long
+
 # Tables no demo writes: filled here, each the way its users write it.
 VIEWS = ["brain_quarterly_trend_v1", "most_failing_questions_v1", "stale_fixture_pass_rate_v1",
          "reviewer_calibration_v1", "cost_per_run_v1", "prompt_drift_v1", "work_quality_history_v1"]

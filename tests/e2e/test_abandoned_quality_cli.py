@@ -126,6 +126,7 @@ def test_work_quality_one_open_run_cancel_and_list_states(env, work, standin, ad
     assert wq(env, work, "--run-id", "b").exit_code == 0
 
 
+@pytest.mark.long  # the 503s are retried until the run gives up, as a real run waits them out
 def test_a_work_quality_run_resumed_past_its_deadline_fails_the_gate(env, work, standin, admin):
     """Leave a run open, and finish it weeks later only if it looks good: it completes abandoned, a
     regression whose reason is the abandonment, and --gate exits 1."""

@@ -187,9 +187,13 @@ def test_export_output_is_atomic_with_a_trailer_only_a_complete_export_writes(ds
 
 @pytest.mark.processes
 def test_a_killed_export_leaves_neither_a_file_nor_a_trailer(dsn, admin, tmp_path):
-    admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
-                  "latency_ms, remote, capture_key) SELECT 'query', repeat('q', 2000), true, false, 1, false, "
-                  "gen_random_uuid() FROM generate_series(1, 100000)")
+    # About 200 MB of export, far more than the export writes before the kill lands (a few MB), carried
+    # by a chunk-id array: a query's bytes go through its normal-form hash index on the way in (a
+    # 2,000-byte query a row took 25 s for as many bytes), an array's are stored as they come.
+    admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, retrieved_chunk_ids, vector_enabled, "
+                  "expansion_applied, latency_ms, remote, capture_key) SELECT 'query', 'q', "
+                  "array_fill(1234567890123::bigint, ARRAY[1500]), true, false, 1, false, gen_random_uuid() "
+                  "FROM generate_series(1, 10000)")
     out = tmp_path / "all.ndjson"
     kill_when(start_script("export", "--output", str(out), env={"DATABASE_URL": dsn}),
               lambda: any(p.name.startswith(".all.ndjson.") and p.stat().st_size > 0 for p in tmp_path.iterdir()),

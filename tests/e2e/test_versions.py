@@ -44,6 +44,7 @@ def test_doctor_says_the_package_and_the_ledger_agree(dsn):
                                         f"{post_release_migrations()[-1]}: they agree")
 
 
+@pytest.mark.long  # a ledger migrated from the release, not a clone of the template
 def test_doctor_on_an_older_ledger_says_to_migrate(ledger_at_release):
     result = run_cli("doctor", env={"DATABASE_URL": ledger_at_release})
     assert version_line(result.out) == (f"warn  version: evalledger {V}, the ledger's last migration "

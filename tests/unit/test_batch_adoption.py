@@ -47,10 +47,17 @@ def _find(standin, provider: str, written: batch._Open, *, before=None) -> str |
 
 
 def _submit(standin, provider: str, batch_id: int, lines: list[dict]) -> str:
+    [created] = _submit_each(standin, provider, {batch_id: lines})
+    return created
+
+
+def _submit_each(standin, provider: str, batches: dict[int, list[dict]]) -> list[str]:
+    """Each batch submitted in turn through one client (a client of the SDK costs more to make than a
+    submission to the stand-in)."""
     async def go():
         api = batch.api_for(provider, env=standin.env())
         try:
-            return await api.submit(batch_id, lines)
+            return [await api.submit(batch_id, lines) for batch_id, lines in batches.items()]
         finally:
             await api.aclose()
 
@@ -106,8 +113,8 @@ def test_a_running_anthropic_candidate_is_waited_for_and_adopted_when_its_result
 def test_a_gemini_batch_is_found_by_its_display_name_across_pages(standin):
     lines = _lines(9, 1, "google:gemini-1.5-pro")
     wanted = _submit(standin, "google", 9, lines)
-    for other in range(10, 115):  # more than a page of the SDK's list (100) after it
-        _submit(standin, "google", other, _lines(other, 1, "google:gemini-1.5-pro"))
+    # More than a page of the SDK's list (100) after it.
+    _submit_each(standin, "google", {other: _lines(other, 1, "google:gemini-1.5-pro") for other in range(10, 115)})
     written = _written(9, 1)
     assert _find(standin, "google", written) == wanted
     assert standin.batch_lists == 2  # the second page read

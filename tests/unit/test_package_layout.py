@@ -5,6 +5,7 @@ products), the judge layer imports in one direction, only CLI edges use click.""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import re
@@ -25,6 +26,16 @@ _SQL_START = re.compile(r"^\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|COPY|S
 CLICK_EDGES = {"cli.py", "demo.py", "options.py"}
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+def _parsed(path: Path) -> ast.Module:
+    """The module's syntax tree, parsed once per text for every test here (they only read it)."""
+    return _parse(path.read_text("utf-8"))
+
+
 def _rel(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
@@ -41,7 +52,7 @@ def _composed(tree: ast.AST) -> set[int]:
 def test_no_sql_statement_is_written_inline_in_python():
     inline = []
     for path in MODULES:
-        tree = ast.parse(path.read_text("utf-8"))
+        tree = _parsed(path)
         allowed = _composed(tree)
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -111,7 +122,7 @@ def test_only_cli_edges_import_click():
     for path in MODULES:
         if path.name in CLICK_EDGES or path.parent.name == "cli":
             continue
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in ast.walk(_parsed(path)):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             if any(n == "click" or n.startswith("click.") for n in names):
@@ -128,7 +139,7 @@ SDKS = ("openai", "anthropic", "google", "httpx2")
 
 def _judge_imports(name: str) -> set[str]:
     """The judges modules one judges module imports (at any depth of its code)."""
-    tree = ast.parse((PACKAGE / "judges" / f"{name}.py").read_text("utf-8"))
+    tree = _parsed(PACKAGE / "judges" / f"{name}.py")
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -277,7 +288,7 @@ def _imported_modules(path: Path, known: set[str]) -> set[str]:
     name = _module_name(path)
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(_parsed(path)):
         if isinstance(node, ast.ImportFrom):
             base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).rstrip(".") \
                 if node.level else node.module
@@ -385,7 +396,7 @@ PANEL_STEPS = {"parse_panel", "resolve_modes", "describe_modes", "run_panel", "c
 
 def _panel_steps_named(path: Path) -> list[str]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(_parsed(path)):
         if isinstance(node, ast.ImportFrom):
             names = [node.module or ""] + [a.name for a in node.names]
         elif isinstance(node, ast.Import):

@@ -355,6 +355,7 @@ def test_a_provider_that_refuses_past_its_own_limit_is_backed_off_from_and_loses
     assert report.waited_s > 0 and all(c.waited_ms > 0 for c in calls if c.rate_limited)
 
 
+@pytest.mark.long  # 160 answers at a second each, waited out in rounds
 def test_rising_latency_cuts_the_limit(standin):
     # Two rounds at 0.1 s (16, then 32 in flight), then ten times slower: the provider queues.
     # Enough slow calls for a whole round at 64, however many the fast rounds took.
