@@ -597,24 +597,17 @@ def test_a_run_whose_connection_is_lost_says_the_same_command_resumes_it(env, ad
     """Issue 39 (what failed, 5): the lost connection's line says what docs/runs.md promises, and
     the same command does resume the run. The server ends every session of the ledger while the
     brain's answers are held at the stand-in's gate."""
-    import os
-    import subprocess
     import threading
-    import time
 
-    from tests.cli import SCRIPT, _environment
+    from tests.cli import start_script, wait_until
 
     standin.install_env(monkeypatch)
     standin.set_default("claude-sonnet-4-6", steps.ok())
     args = live_args(harness, "--questions", "EVAL-Q01,EVAL-Q02", "--judges", "recorded")
     standin.gate = threading.Event()
-    process = subprocess.Popen([str(SCRIPT), *args], env={**os.environ, **_environment(env)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start_script(*args, env=env, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not standin.requests_for("claude-sonnet-4-6"):
-            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-            time.sleep(0.05)
+        wait_until(process, lambda: standin.requests_for("claude-sonnet-4-6"), "asked the brain")
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
         standin.gate.set()
