@@ -16,21 +16,31 @@ def replacing(path: Path, mode: str = "w") -> Iterator[IO]:
     it is flushed, fsynced and renamed over path, and the folder fsynced; on an error it is removed
     and path is as it was. OSError from making it (a folder not there, not writable) is the caller's."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _beside(path)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        _rename_durably(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _beside(path: Path) -> tuple[int, str]:
+    """A new temporary file in path's folder (a rename over path never crosses a file system)."""
+    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+
+
+def _rename_durably(tmp: str, path: Path) -> None:
+    """tmp renamed over path, and the folder fsynced so that the rename survives a crash."""
+    os.replace(tmp, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -48,7 +58,7 @@ class Staged:
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = Path(path)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        fd, self._tmp = _beside(self.path)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -60,12 +70,7 @@ class Staged:
 
     def publish(self) -> None:
         try:
-            os.replace(self._tmp, self.path)
-            folder = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+            _rename_durably(self._tmp, self.path)
         finally:
             self.discard()
 
