@@ -109,7 +109,8 @@ REACH_S = 300
 
 def start_script(*args: str, env: dict | None = None, text: bool = False) -> subprocess.Popen:
     """`evalledger ARGS` started as a real process, both streams piped; its stack is printed on SIGABRT."""
-    merged = {**os.environ, **_environment(env), "PYTHONFAULTHANDLER": "1"}
+    merged = {name: value for name, value in {**os.environ, **_environment(env), "PYTHONFAULTHANDLER": "1"}.items()
+              if value is not None}  # None unsets, as in run_cli
     return subprocess.Popen([str(SCRIPT), *args], env=merged, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=text)
 

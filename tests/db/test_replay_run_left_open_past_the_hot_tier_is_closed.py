@@ -11,6 +11,9 @@ ages rows with the database's clock (set_replay_clock) and acts as the runner.""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import psycopg
 import pytest
 from psycopg import errors
@@ -128,6 +131,109 @@ def test_a_stale_run_closed_in_a_rolled_back_start_stays_open(admin, connect_as)
     with runner.transaction():
         start(runner, file="b")
         raise psycopg.Rollback()
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (False, None)
+    start(runner, file="c")
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")
+
+
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
+def test_two_new_runs_racing_close_the_stale_run_once_and_one_of_them_starts(admin, connect_as, isolation):
+    """Two runners start a new run of the request at once, the second inside its transaction while
+    the first's admission has closed the stale run and not committed: the second waits for it, and
+    is then refused (the request has its open run; under snapshot isolation, the stale run changed
+    under its snapshot). The stale run is closed once, by the first, with one notice and one
+    decision; a rolled-back first leaves the close to the second."""
+    first, second = connect_as(RUNNER), connect_as(RUNNER)
+    stale = start(first)
+    file_query(first, stale, 1)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    told_second = notices(second)
+    second_pid = second.execute("SELECT pg_backend_pid()").fetchone()[0]
+    outcome: list = []
+
+    def start_second():
+        try:
+            with second.transaction():
+                second.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                second.execute("SELECT 1")  # its snapshot, taken before the first commits
+                outcome.append(start(second, file="c"))
+        except psycopg.Error as exc:
+            outcome.append(exc)
+
+    with first.transaction():
+        told_first = notices(first)
+        fresh = start(first, file="b")
+        thread = threading.Thread(target=start_second, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while admin.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                            (second_pid,)).fetchone() != ("Lock",):
+            assert thread.is_alive() and time.monotonic() < deadline, f"the second never waited: {outcome}"
+            time.sleep(0.02)
+    thread.join(30)
+
+    assert len(outcome) == 1 and isinstance(outcome[0], (errors.UniqueViolation, errors.SerializationFailure)), outcome
+    assert len(told_first) == 1 and told_second == []
+    auditor = connect_as(AUDITOR)
+    assert run_row(auditor, stale)[:2] == (True, "inconclusive")
+    assert auditor.execute("SELECT count(*) FROM evalledger.replay_run WHERE completed_at IS NULL").fetchone()[0] == 1
+    assert auditor.execute("SELECT replay_run_id FROM evalledger.replay_run WHERE completed_at IS NULL"
+                           ).fetchone()[0] == fresh
+    assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3() WHERE table_name = 'replay_run'"
+                         ).fetchone()[0] == 0
+
+
+def test_a_racing_start_whose_rival_rolls_back_closes_the_stale_run_itself(admin, connect_as):
+    isolation = "read committed"
+    first, second = connect_as(RUNNER), connect_as(RUNNER)
+    stale = start(first)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    told_second = notices(second)
+    second_pid = second.execute("SELECT pg_backend_pid()").fetchone()[0]
+    outcome: list = []
+
+    def start_second():
+        try:
+            with second.transaction():
+                second.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                second.execute("SELECT 1")
+                outcome.append(start(second, file="c"))
+        except psycopg.Error as exc:
+            outcome.append(exc)
+
+    with first.transaction():
+        start(first, file="b")
+        thread = threading.Thread(target=start_second, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while admin.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                            (second_pid,)).fetchone() != ("Lock",):
+            assert thread.is_alive() and time.monotonic() < deadline, f"the second never waited: {outcome}"
+            time.sleep(0.02)
+        raise psycopg.Rollback()
+    thread.join(30)
+
+    assert len(outcome) == 1 and isinstance(outcome[0], int), outcome
+    assert len(told_second) == 1 and told_second[0].startswith(f"evalledger: replay run {stale} of this request")
+    auditor = connect_as(AUDITOR)
+    assert run_row(auditor, stale)[:2] == (True, "inconclusive")
+    assert [r[0] for r in auditor.execute("SELECT replay_run_id FROM evalledger.replay_run WHERE completed_at IS NULL")
+            ] == [outcome[0]]
+
+
+@pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+def test_a_start_that_would_close_a_stale_run_under_snapshot_isolation_is_refused_and_closes_nothing(
+        admin, connect_as, isolation):
+    """Closing decides the stale run, and a decision is taken under READ COMMITTED only (what the
+    decision reads must be what is committed when it is stored): a start under a snapshot is refused
+    for its isolation, and the stale run stays open for the next start."""
+    runner = connect_as(RUNNER)
+    stale = start(runner)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    with pytest.raises(errors.InvalidTransactionState, match="is completed under READ COMMITTED, not "):
+        with runner.transaction():
+            runner.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+            start(runner, file="b")
     assert run_row(connect_as(AUDITOR), stale)[:2] == (False, None)
     start(runner, file="c")
     assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")

@@ -300,6 +300,37 @@ def test_a_batched_work_quality_run_stores_what_the_synchronous_run_stores(stand
                                                                ("work-quality", "anthropic:claude-opus-4-7")]
 
 
+@pytest.mark.processes
+def test_a_work_quality_run_resumed_without_batch_while_its_batch_is_unread_asks_nothing_again(
+        standin, dsn, tmp_path, admin):
+    """work-quality's twin of the takes-quality test above: killed with both judges' batches
+    submitted and unread, the same command without --batch stops (exit 3) and asks no judge; with
+    --batch it reads the two batches once, submitting nothing again."""
+    from tests.e2e.test_work_quality_cli import PANEL as WQ_PANEL, Judges, wq
+
+    Judges(standin)
+    work = tmp_path / "fix.diff"
+    work.write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-return a - b\n+return a + b\n")
+    wq_env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home"),
+              "EVALLEDGER_WORK_QUALITY_MODELS": None}
+    standin.batch_delay_s = 3
+    kill_when(start_script("run", "work-quality", "--kind", "bot", "--name", "review-pr", "--task", "fix add()",
+                           "--work-product", str(work), "--models", WQ_PANEL, "--retries", "0", "--deadline", "0",
+                           "--run-id", "r-killed", "--batch", env=wq_env),
+              lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 2,
+              "recorded the two submissions")
+    standin.batch_delay_s = 0
+    resumed = wq(wq_env, work, "--run-id", "r-killed")
+    assert resumed.exit_code == 3, resumed.output
+    assert "whose results are not read yet: run the same command with --batch to read them" in resumed.output
+    assert [r for r in standin.requests if r.headers and r.model] == []  # no judge asked one by one
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_snapshots WHERE completed_at IS NOT NULL") == 0
+    read = wq(wq_env, work, "--run-id", "r-killed", "--batch", "--json")
+    assert read.exit_code == 0, read.output
+    assert len(standin.batch_creates) == 2 and [r for r in standin.requests if r.headers and r.model] == []
+    assert count(admin, "SELECT count(*) FROM eval_work_quality_judge_verdicts WHERE NOT call_started") == 2
+
+
 def test_batch_auto_calls_a_gated_run_synchronously(standin, dsn, tmp_path):
     from tests.e2e.test_work_quality_cli import Judges, wq
 
