@@ -15,14 +15,14 @@
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
 -- decides them). Values compare
--- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
+-- as JSON values, rendered with extra_float_digits pinned to 1 whatever the reader's session says, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
 -- imported from history files are the files' own and are not re-derived (the intervals the database
 -- stored for them are).
 CREATE FUNCTION evalledger.ledger_recompute_v3()
 RETURNS TABLE (table_name text, row_key text, column_name text, stored text, recomputed text)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $$
     WITH decided (table_name, row_key, was, now_is, columns) AS (
         SELECT 'brain_eval_log', evalledger.journal_key_v1(l), to_jsonb(l), evalledger.ledger_recompute_brain_eval_v2(l),
                ARRAY['aggregated_scores', 'hard_criteria_passed', 'soft_criteria_passed_count', 'decision',

@@ -30,6 +30,10 @@ SELECT r.rolname, r.rolname = current_user OR r.rolsuper
 -- Wait for the migration lock, held until this transaction ends (by the server if the process dies). EXCLUSIVE conflicts with every lock a privilege grants but ACCESS SHARE, so readers of the table never hold a migration up.
 LOCK TABLE {lock_table} IN EXCLUSIVE MODE;
 
+-- name: pin_migration_session
+-- For the migration's transaction: float8 turned into text or jsonb in the shortest digits that read back the same value, whatever the session said.
+SET LOCAL extra_float_digits = 1;
+
 -- name: reset_session
 -- Back to the login role and default search_path, where yoyo keeps its tables.
 RESET ROLE; RESET search_path;

@@ -20,7 +20,7 @@ ON CONFLICT DO NOTHING
 RETURNING replay_run_id, since_at, until_at, tool, remote, max_rows, planned, completed_at;
 
 -- name: same_window_run
--- The run of the same brain version, adapter and resolved window or file (under the active rubric), complete or not.
+-- The run of the same brain version, adapter and resolved window or file (under the active rubric), complete or not: the one holding that identity before one closed unfinished.
 SELECT r.replay_run_id, r.since_at, r.until_at, r.tool, r.remote, r.max_rows, r.planned, r.completed_at
   FROM evalledger.replay_run r
  WHERE r.brain_version = %(brain_version)s AND r.adapter_kind = %(adapter_kind)s AND r.adapter = %(adapter)s
@@ -28,7 +28,7 @@ SELECT r.replay_run_id, r.since_at, r.until_at, r.tool, r.remote, r.max_rows, r.
    AND r.until_at IS NOT DISTINCT FROM %(until_at)s AND r.tool IS NOT DISTINCT FROM %(tool)s
    AND r.remote IS NOT DISTINCT FROM %(remote)s AND r.max_rows IS NOT DISTINCT FROM %(max_rows)s
    AND r.file_sha256 IS NOT DISTINCT FROM %(file_sha256)s
- ORDER BY r.replay_run_id DESC
+ ORDER BY coalesce(r.summary ? 'unrecorded', false), r.replay_run_id DESC
  LIMIT 1;
 
 -- name: run_state

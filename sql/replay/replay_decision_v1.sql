@@ -13,11 +13,12 @@
 -- queries asked: the shares above are of the others. Before all of these, a run closed unfinished
 -- (fewer rows recorded than it planned: only a run left open past the hot tier, closed when a new
 -- run of its request started, replay_run_admit_v1) is inconclusive, the rationale counting what it
--- recorded of its plan and saying why (the summary counts the rest as unrecorded). Figures are stored unrounded; the rationale
--- shows them to three decimals. The decision trigger (replay_run_decide_v1) calls it, and so does
+-- recorded of its plan and saying why (the summary counts the rest as unrecorded). Figures are stored unrounded, in the shortest digits that read
+-- back the same float8 (extra_float_digits pinned to 1: not the caller's setting, which any role may
+-- change); the rationale shows them to three decimals. The decision trigger (replay_run_decide_v1) calls it, and so does
 -- the ledger's recompute.
 CREATE FUNCTION evalledger.replay_decision_v1(run evalledger.replay_run) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $$
 DECLARE
     rule jsonb;
     need numeric;

@@ -6,7 +6,8 @@
 -- request_sha8 the database's fingerprint of it with the brain version and the adapter: one open
 -- run per request, so a runner killed halfway resumes it. scope_sha8, the database's fingerprint
 -- of the resolved window or file and its filters, is the run's identity with the brain version,
--- the adapter and the rubric: the same window replayed again reads the same run back. planned
+-- the adapter and the rubric: the same window replayed again reads the same run back (a run closed
+-- unfinished, left open past the hot tier, gives its identity up: replay_run_identity_key). planned
 -- (how many captured rows the run replays) is the database's for a ledger window. started_at is
 -- the database's clock; at completion the database decides (replay_run_decide_v1).
 CREATE TABLE replay_run (
@@ -33,7 +34,6 @@ CREATE TABLE replay_run (
     summary       jsonb,
     created_at    timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT replay_run_pkey PRIMARY KEY (replay_run_id),
-    CONSTRAINT replay_run_identity_key UNIQUE (brain_version, adapter_kind, adapter, scope_sha8, rubric_id),
     CONSTRAINT replay_run_rubric_fkey FOREIGN KEY (rubric_id) REFERENCES rubric (rubric_id),
     CONSTRAINT replay_run_brain_version_not_blank CHECK (btrim(brain_version) <> '' AND length(brain_version) <= 200),
     CONSTRAINT replay_run_adapter_kind_known CHECK (adapter_kind IN ('command', 'url', 'python')),
@@ -66,6 +66,13 @@ CREATE TABLE replay_run (
 -- One open run per request (brain version, adapter, what was asked for): a second runner of the
 -- same request finds the open one, whatever the clock resolved its window to.
 CREATE UNIQUE INDEX replay_run_one_open_idx ON replay_run (request_sha8) WHERE completed_at IS NULL;
+
+-- One run per identity (brain version, adapter, resolved window or file, rubric): the same window
+-- replayed again reads its run back. A run closed unfinished (left open past the hot tier and closed
+-- by a new run of its request: replay_run_admit_v1; its summary counts what it left unrecorded) no
+-- longer holds it, so the same file or window can be replayed anew.
+CREATE UNIQUE INDEX replay_run_identity_key ON replay_run (brain_version, adapter_kind, adapter, scope_sha8, rubric_id)
+    WHERE NOT coalesce(summary ? 'unrecorded', false);
 
 -- Drift over time per brain version.
 CREATE INDEX replay_run_brain_idx ON replay_run (brain_version, started_at);

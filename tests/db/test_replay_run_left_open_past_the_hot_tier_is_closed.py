@@ -63,8 +63,8 @@ def test_a_new_run_of_the_request_closes_the_one_left_open_past_the_hot_tier(adm
     fresh = start(runner, file="b")
     assert fresh != stale
     assert len(said) == 1 and said[0].startswith(f"evalledger: replay run {stale} of this request, started ")
-    assert "was left open past the hot tier, where no runner can resume it: closed unfinished and decided " \
-           "inconclusive; a new run starts" in said[0]
+    assert said[0].endswith("was left open past the hot tier, where no runner can resume it: closed unfinished and "
+                            "decided inconclusive")
 
     closed, decision, rationale, summary = run_row(connect_as(AUDITOR), stale)
     assert (closed, decision) == (True, "inconclusive")
@@ -136,13 +136,12 @@ def test_a_stale_run_closed_in_a_rolled_back_start_stays_open(admin, connect_as)
     assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")
 
 
-@pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
-def test_two_new_runs_racing_close_the_stale_run_once_and_one_of_them_starts(admin, connect_as, isolation):
+def test_two_new_runs_racing_close_the_stale_run_once_and_one_of_them_starts(admin, connect_as):
     """Two runners start a new run of the request at once, the second inside its transaction while
     the first's admission has closed the stale run and not committed: the second waits for it, and
-    is then refused (the request has its open run; under snapshot isolation, the stale run changed
-    under its snapshot). The stale run is closed once, by the first, with one notice and one
-    decision; a rolled-back first leaves the close to the second."""
+    is then refused (the request has its open run). The stale run is closed once, by the first, with
+    one notice and one decision; a rolled-back first leaves the close to the second (next test)."""
+    isolation = "read committed"
     first, second = connect_as(RUNNER), connect_as(RUNNER)
     stale = start(first)
     file_query(first, stale, 1)
@@ -172,7 +171,7 @@ def test_two_new_runs_racing_close_the_stale_run_once_and_one_of_them_starts(adm
             time.sleep(0.02)
     thread.join(30)
 
-    assert len(outcome) == 1 and isinstance(outcome[0], (errors.UniqueViolation, errors.SerializationFailure)), outcome
+    assert len(outcome) == 1 and isinstance(outcome[0], errors.UniqueViolation), outcome
     assert len(told_first) == 1 and told_second == []
     auditor = connect_as(AUDITOR)
     assert run_row(auditor, stale)[:2] == (True, "inconclusive")
@@ -226,14 +225,84 @@ def test_a_start_that_would_close_a_stale_run_under_snapshot_isolation_is_refuse
         admin, connect_as, isolation):
     """Closing decides the stale run, and a decision is taken under READ COMMITTED only (what the
     decision reads must be what is committed when it is stored): a start under a snapshot is refused
-    for its isolation, and the stale run stays open for the next start."""
+    for its isolation, in words about starting, and the stale run stays open for the next start. A
+    session whose default is a snapshot (a role's setting, PGOPTIONS) is refused the same way; with
+    no stale run to close, the start under a snapshot is admitted as before."""
     runner = connect_as(RUNNER)
     stale = start(runner)
     age(admin, stale, PAST_THE_HOT_TIER)
-    with pytest.raises(errors.InvalidTransactionState, match="is completed under READ COMMITTED, not "):
+    says = (f"a run of this replay request was left open past the hot tier, and a new run closes it first, "
+            f"a decision taken under READ COMMITTED, not {isolation.upper()}")
+    with pytest.raises(errors.InvalidTransactionState, match=says) as refused:
         with runner.transaction():
             runner.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
             start(runner, file="b")
+    assert refused.value.diag.message_hint == "start the run in a READ COMMITTED transaction, as the runner does"
+    runner.execute(f"SET default_transaction_isolation = '{isolation}'")
+    with pytest.raises(errors.InvalidTransactionState, match=says):
+        start(runner, file="b")
+    runner.execute("RESET default_transaction_isolation")
     assert run_row(connect_as(AUDITOR), stale)[:2] == (False, None)
-    start(runner, file="c")
+    fresh = start(runner, file="c")
     assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")
+    with runner.transaction():
+        runner.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+        other = runner.execute(  # another request (brain v2): nothing to close, admitted
+            "INSERT INTO replay_run (brain_version, adapter_kind, adapter, source, request, file_sha256, planned) "
+            "VALUES ('v2', 'python', 'brain:answer', 'file', '{}', repeat('d', 64), 2) RETURNING replay_run_id"
+        ).fetchone()[0]
+        assert other > fresh
+        raise psycopg.Rollback()
+
+
+def start_as_the_runner_does(conn, file: str = "a", planned: int = 3):
+    """The runner's own start (store.start_run: ON CONFLICT DO NOTHING, no row when the run's identity
+    is held), of the same request as start()."""
+    from evalledger.suites.replay import store
+
+    return conn.execute(store.QUERIES["start_run"], {
+        "brain_version": "v1", "adapter_kind": "python", "adapter": "brain:answer", "source": "file",
+        "request": "{}", "since_at": None, "until_at": None, "tool": None, "remote": None, "max_rows": None,
+        "file_sha256": file * 64, "planned": planned}).fetchone()
+
+
+def test_the_same_file_replayed_again_after_its_run_was_closed_unfinished_starts_anew(admin, connect_as):
+    """A replay of the same file resolves to the same identity (brain version, adapter, scope, rubric)
+    as the run it closes: a run closed unfinished gives that identity up, so the runner's own start
+    (which does nothing on a held identity) starts the new run instead of closing the old one and
+    starting nothing."""
+    runner = connect_as(RUNNER)
+    stale = start(runner)
+    file_query(runner, stale, 1)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    said = notices(runner)
+    row = start_as_the_runner_does(runner)
+    assert row is not None and row[0] != stale and row[-1] is None  # open
+    assert len(said) == 1 and said[0].endswith("closed unfinished and decided inconclusive")
+    auditor = connect_as(AUDITOR)
+    assert auditor.execute("SELECT count(DISTINCT scope_sha8), count(*) FROM evalledger.replay_run").fetchone() == (1, 2)
+    assert run_row(auditor, stale)[:2] == (True, "inconclusive")
+    # The new run holds the identity: the same file once more finds it (nothing started), whole or not.
+    assert start_as_the_runner_does(runner) is None
+    for capture_id in (1, 2, 3):
+        file_query(runner, row[0], capture_id)
+    assert runner.execute("SELECT replay_complete_v1(%s) ->> 'decision'", (row[0],)).fetchone()[0] == "pass"
+    assert start_as_the_runner_does(runner) is None
+    assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3() WHERE table_name = 'replay_run'"
+                         ).fetchone()[0] == 0
+
+
+def test_a_stale_run_that_recorded_its_whole_plan_is_closed_and_decided_on_its_evidence(admin, connect_as):
+    """A run left open past the hot tier after recording every row it planned is closed whole: decided
+    on its rows as any completion, it keeps its identity, so the same file is not replayed again (the
+    runner says the window's run cannot be read back here) and the notice says what it was decided."""
+    runner = connect_as(RUNNER)
+    stale = start(runner, planned=1)
+    file_query(runner, stale, 1)
+    age(admin, stale, PAST_THE_HOT_TIER)
+    said = notices(runner)
+    assert start_as_the_runner_does(runner, planned=1) is None
+    assert len(said) == 1 and said[0].endswith("closed, every row it planned recorded, and decided inconclusive")
+    closed, decision, rationale, summary = run_row(connect_as(AUDITOR), stale)
+    assert (closed, decision, "unrecorded" in summary) == (True, "inconclusive", False)
+    assert rationale.startswith("Inconclusive: 1 of 1 queries replayed in their captured mode, at least ")

@@ -145,10 +145,14 @@ ADDED_SINCE = {"rubric": 1, "rubric_activation": 1, "ledger_journal": 2}
 
 @pytest.fixture(scope="module")
 def upgraded(released_ledger):
-    """(row counts before, the migrations applied, the dsn) of the released ledger upgraded."""
+    """(row counts before, the migrations applied, the dsn) of the released ledger upgraded, by an
+    installer whose session says what any may (PGOPTIONS, the role's or the database's defaults):
+    float8 to 15 digits, a zone of +12:45, day-first dates, SQL-standard intervals. What the
+    migrations' backfills store must not follow it (verify --recompute below re-derives it)."""
     with psycopg.connect(released_ledger, autocommit=True) as admin:
         before = table_counts(admin)
-    applied = migrate(released_ledger)
+    applied = migrate(make_conninfo(released_ledger, options="-c extra_float_digits=0 -c TimeZone=Pacific/Chatham "
+                                                             "-c DateStyle=SQL,DMY -c IntervalStyle=sql_standard"))
     return before, applied, released_ledger
 
 
@@ -257,10 +261,13 @@ MADE_BY = {
                                         "WHERE oid = 'evalledger.mean_stderr_v1(double precision[])'::regprocedure",
     "0153.stored-quality-uncertainty": "SELECT xmin::text FROM pg_class "
                                        "WHERE oid = 'evalledger.eval_work_quality_snapshot_uncertainty'::regclass",
+    # (0160 replaced the admission and set the decision's digits: the decision trigger is 0155's still.)
     "0155.replay-cold-open-run-closed": "SELECT xmin::text FROM pg_proc WHERE oid = "
-                                        "'evalledger.replay_run_admit_v1()'::regprocedure",
+                                        "'evalledger.replay_run_decide_v1()'::regprocedure",
     # 0156 only set extra_float_digits on functions an earlier migration made: its own record names it.
     "0156.float-digits-pinned": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0156.float-digits-pinned'",
+    "0160.replay-identity-and-float-digits": "SELECT xmin::text FROM pg_class "
+                                             "WHERE oid = 'evalledger.replay_run_identity_key'::regclass",
 }
 
 

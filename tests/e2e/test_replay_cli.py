@@ -322,7 +322,7 @@ def test_a_run_left_open_past_the_hot_tier_is_closed_by_the_next_one(dsn, admin,
     assert result.code == 0, result.err
     assert (f"replay run {stale} of this request, started " in result.out
             and "was left open past the hot tier, where no runner can resume it: closed unfinished and decided "
-                "inconclusive; a new run starts" in result.out)
+                "inconclusive" in result.out)
     assert "decision  pass" in result.out
     assert admin.execute("SELECT decision, rationale FROM evalledger.replay_run WHERE replay_run_id = %s",
                          (stale,)).fetchone() == (

@@ -8,8 +8,10 @@
 -- max_rows (planned); a file's rows are counted by the runner, which read them. A run of the same
 -- request still open but past what the caller reads (a runner's run left open past the hot tier:
 -- it can neither read nor resume it, and the one open run per request would refuse every new one)
--- is closed first, unfinished (replay_run_decide_v1; replay_decision_v1 decides it inconclusive and
--- says why), and the caller told so in a notice; a caller who reads it resumes it instead.
+-- is closed first (replay_run_decide_v1; replay_decision_v1 decides it inconclusive and says why when
+-- it recorded less than it planned), under READ COMMITTED as every decision is, and the caller told
+-- so in a notice; a caller who reads it resumes it instead. A run closed unfinished no longer holds
+-- its window's identity (replay_run_identity_key), so the same file or window can be replayed anew.
 CREATE FUNCTION evalledger.replay_run_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -49,20 +51,35 @@ BEGIN
     NEW.request_sha8 := left(encode(sha256(convert_to(
         jsonb_build_array(NEW.brain_version, NEW.adapter_kind, NEW.adapter, NEW.source, NEW.request)::text,
         'UTF8')), 'hex'), 8);
-    FOR stale IN
-        UPDATE evalledger.replay_run r SET completed_at = now()
-         WHERE r.request_sha8 = NEW.request_sha8 AND r.completed_at IS NULL
-           AND NOT evalledger.caller_reads_v1(r.created_at, NULL)
-        RETURNING r.replay_run_id, r.created_at
-    LOOP
-        RAISE NOTICE 'evalledger: replay run % of this request, started %, was left open past the hot tier, where '
-                     'no runner can resume it: closed unfinished and decided inconclusive; a new run starts',
-                     stale.replay_run_id, to_char(stale.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"');
-    END LOOP;
     NEW.scope_sha8 := left(encode(sha256(convert_to(
         jsonb_build_array(NEW.source, evalledger.journal_timestamp_v1(NEW.since_at),
                           evalledger.journal_timestamp_v1(NEW.until_at), NEW.tool, NEW.remote, NEW.max_rows,
                           NEW.file_sha256)::text, 'UTF8')), 'hex'), 8);
+    -- A run of this request left open past what the caller reads is closed before the new one
+    -- starts: a decision (replay_run_decide_v1), so taken under READ COMMITTED only, as every
+    -- completion is, and refused here in words about starting rather than deep in the close.
+    IF current_setting('transaction_isolation') <> 'read committed' AND EXISTS (
+        SELECT 1 FROM evalledger.replay_run r
+         WHERE r.request_sha8 = NEW.request_sha8 AND r.completed_at IS NULL
+           AND NOT evalledger.caller_reads_v1(r.created_at, NULL)) THEN
+        RAISE EXCEPTION 'evalledger: a run of this replay request was left open past the hot tier, and a new run '
+                        'closes it first, a decision taken under READ COMMITTED, not %',
+                        upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'start the run in a READ COMMITTED transaction, as the runner does';
+    END IF;
+    FOR stale IN
+        UPDATE evalledger.replay_run r SET completed_at = now()
+         WHERE r.request_sha8 = NEW.request_sha8 AND r.completed_at IS NULL
+           AND NOT evalledger.caller_reads_v1(r.created_at, NULL)
+        RETURNING r.replay_run_id, r.created_at, r.decision, r.summary ? 'unrecorded' AS unfinished
+    LOOP
+        RAISE NOTICE 'evalledger: replay run % of this request, started %, was left open past the hot tier, where '
+                     'no runner can resume it: %', stale.replay_run_id,
+                     to_char(stale.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'),
+                     CASE WHEN stale.unfinished THEN 'closed unfinished and decided inconclusive'
+                          ELSE format('closed, every row it planned recorded, and decided %s', stale.decision) END;
+    END LOOP;
     NEW.started_at := now();
     NEW.created_at := now();
     RETURN NEW;

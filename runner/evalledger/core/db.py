@@ -155,7 +155,12 @@ def connect(url: str | None = None, *, role: str | None = None, autocommit: bool
     except psycopg.OperationalError as exc:
         raise unreachable(url, exc) from None
     try:
-        conn.execute(sql.SQL("SET search_path = {}, public").format(sql.Identifier(SCHEMA)))
+        # The session as the ledger's functions expect it, whatever PGOPTIONS or the role's defaults
+        # say: float8 in the shortest digits that read back the same value (what an export writes),
+        # and transactions READ COMMITTED unless one asks for more (the ledger's decisions refuse a
+        # snapshot older than the statement). One round trip.
+        conn.execute(sql.SQL("SET search_path = {}, public; SET extra_float_digits = 1; "
+                             "SET default_transaction_isolation = 'read committed'").format(sql.Identifier(SCHEMA)))
         if writes if writes is not None else role not in READING_ROLES:
             refuse_newer_ledger(conn)
         if role:
