@@ -3,7 +3,10 @@
 -- or possible: by the paired interval). The runner names the two sides (a baseline receipt and a
 -- run, or two Snapshot documents), the mode and the threshold it was given; the database decides
 -- (eval_gate_decision_admit_v1, by gate_decide_v1): the decision, its reasons, the comparison it
--- rests on (the seed's and the paired one), who asked and when. Supplied, those are refused.
+-- rests on (the seed's and the paired one), who asked and when, and the work-quality rubric active
+-- then (work_quality_rubric_id, since migration 0158: a work-quality gate's dimensions, same band and
+-- default tolerance are that rubric's, and the ledger's recompute re-decides it under that one,
+-- whatever was activated since). Supplied, those are refused.
 -- Append-only: never updated; deleted only by the retention purge, by its own clock past 7 years, never
 -- under a hold of its time or its run's brain nor while the takes-quality run it decided about is kept
 -- (retention_gate_pinned_v1, migration 0146).
@@ -22,7 +25,12 @@ CREATE TABLE eval_gate_decision (
     comparison   jsonb,
     decided_by   text,
     created_at   timestamptz NOT NULL DEFAULT now(),
+    -- NULL for a gate decided before migration 0158 in a ledger that had by then activated more than
+    -- one work-quality rubric (which one was active then is not known exactly; the recompute leaves
+    -- such a work-quality gate out), or when none was active.
+    work_quality_rubric_id bigint,
     CONSTRAINT eval_gate_decision_pkey PRIMARY KEY (gate_id),
+    CONSTRAINT eval_gate_decision_work_quality_rubric_fkey FOREIGN KEY (work_quality_rubric_id) REFERENCES rubric (rubric_id),
     CONSTRAINT eval_gate_decision_suite_known CHECK (suite IN ('takes-quality', 'work-quality')),
     CONSTRAINT eval_gate_decision_mode_known CHECK (mode IN ('default', 'significant', 'possible')),
     CONSTRAINT eval_gate_decision_threshold_finite CHECK (threshold >= 0 AND finite_v1(threshold)),
