@@ -1,5 +1,5 @@
--- A work-quality gate decision is re-decided under the rubric it was decided under (issue 35's
--- recompute). ledger_recompute_v3 re-decided a work-quality gate (eval_gate_decision) only while
+-- A work-quality gate decision is re-decided under the rubric it was decided under, and a takes-quality
+-- one when its run had completed as it was decided (issue 35's recompute). ledger_recompute_v3 re-decided a work-quality gate (eval_gate_decision) only while
 -- the work-quality rubric it guessed by the clock (the latest activation no later than the gate's
 -- created_at) was still the active one: after any later activation every work-quality gate stored
 -- before it was skipped, so a decision, reasons or comparison rewritten on it went unnamed (and in a
@@ -18,8 +18,15 @@
 -- added), every gate was decided under that one, and each row takes it (as the new column's value
 -- when it is added: the rows are never updated); otherwise which was active when a gate was
 -- decided is not known exactly, the column stays NULL, and the recompute leaves such a work-quality
--- gate out rather than guess. The journal takes a BASELINE entry of each row with the new column
--- (journal_attach_v2).
+-- gate out rather than guess.
+-- A takes-quality gate the same way: the recompute re-derived one when its run's completed_at was no
+-- later than the gate's created_at (each its own transaction's clock), so a gate decided on the
+-- receipt so far while the run's completion was not yet committed was re-derived on the final receipt
+-- and named though honest, and one whose transaction began before the run completed but read it
+-- completed was skipped. The row now stores whether its run had completed as the decision read it
+-- (run_completed, read in the statement that decides, so in its snapshot; refused when supplied),
+-- and the recompute re-derives on that; the gates stored before keep the clock's guess.
+-- The journal takes a BASELINE entry of each row with the new columns (journal_attach_v2).
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -319,12 +326,21 @@ $column$;
 ALTER TABLE eval_gate_decision
     ADD CONSTRAINT eval_gate_decision_work_quality_rubric_fkey FOREIGN KEY (work_quality_rubric_id) REFERENCES rubric (rubric_id);
 
+-- Whether a takes-quality gate's run had completed as its decision read it: NULL for the gates stored
+-- before (the clock cannot say it exactly; the recompute keeps its guess for them), and for
+-- work-quality gates.
+ALTER TABLE eval_gate_decision
+    ADD COLUMN run_completed boolean,
+    ADD CONSTRAINT eval_gate_decision_run_completed_takes_quality CHECK (suite = 'takes-quality' OR run_completed IS NULL);
+
 -- eval_gate_decision_admit_v1: a gate decision is the database's. A decision, reasons, comparison or
 -- decider supplied is refused (refuse_supplied_v1); a takes-quality run the caller may not read is
 -- none to compare; the work-quality rubric active now is stored with the row
 -- (work_quality_rubric_id) and gate_decide_v2 decides under that one, from the two sides, the mode and
 -- the threshold given (one read of the activation, so the rubric stored is the rubric decided under);
--- the row is stamped with the caller and the database's clock.
+-- for a takes-quality gate, whether its run had completed is read in the same statement, so in the one
+-- snapshot the decision reads the run in, and stored (run_completed: the receipt it compared was
+-- final); the row is stamped with the caller and the database's clock.
 CREATE OR REPLACE FUNCTION evalledger.eval_gate_decision_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -333,7 +349,8 @@ BEGIN
     PERFORM evalledger.refuse_supplied_v1(
         'eval_gate_decision',
         jsonb_build_object('decision', NEW.decision, 'reasons', NEW.reasons, 'comparison', NEW.comparison,
-                           'decided_by', NEW.decided_by, 'work_quality_rubric_id', NEW.work_quality_rubric_id));
+                           'decided_by', NEW.decided_by, 'work_quality_rubric_id', NEW.work_quality_rubric_id,
+                           'run_completed', NEW.run_completed));
     IF NEW.suite = 'takes-quality' AND NOT EXISTS (
             SELECT 1 FROM evalledger.eval_takes_quality_runs r
              WHERE r.id = NEW.run_id AND evalledger.caller_reads_v1(r.created_at, NULL)) THEN
@@ -341,8 +358,11 @@ BEGIN
             USING ERRCODE = 'no_data_found', COLUMN = 'run_id';
     END IF;
     NEW.work_quality_rubric_id := evalledger.active_rubric_v1('work-quality');
-    decided := evalledger.gate_decide_v2(NEW.suite, NEW.mode, NEW.threshold, NEW.baseline, NEW.current_doc, NEW.run_id,
-                                         NEW.work_quality_rubric_id);
+    SELECT evalledger.gate_decide_v2(NEW.suite, NEW.mode, NEW.threshold, NEW.baseline, NEW.current_doc, NEW.run_id,
+                                     NEW.work_quality_rubric_id),
+           CASE WHEN NEW.suite = 'takes-quality'
+                THEN (SELECT r.completed_at IS NOT NULL FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id) END
+      INTO decided, NEW.run_completed;
     NEW.decision := decided ->> 'decision';
     NEW.reasons := ARRAY(SELECT jsonb_array_elements_text(decided -> 'reasons'));
     NEW.comparison := decided;
@@ -369,7 +389,7 @@ $$;
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v2, as eval_gate_decision_admit_v1
 -- decides them, a work-quality gate under the rubric it was decided under, whatever was activated
--- since). Values compare
+-- since, a takes-quality gate when its run had completed as it was decided). Values compare
 -- as JSON values, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
@@ -440,11 +460,14 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
          WHERE r.completed_at IS NOT NULL AND q.status = 'replayed'
         UNION ALL
         -- A gate decision, re-decided from what it was decided on by the function its admission trigger
-        -- calls: a takes-quality gate whose run had completed when it was decided (an open run's receipt
-        -- was provisional; a run the purge took is gone), a work-quality gate (its two documents are its
-        -- own) under the work-quality rubric stored with it (the one active when it was decided,
-        -- whatever was activated since); one stored without (decided before migration 0158 in a ledger
-        -- that had activated more than one) is left out, its rubric not known exactly.
+        -- calls: a takes-quality gate whose run had completed as its decision read it (run_completed; an
+        -- open run's receipt was provisional; a run the purge took is gone), or, one stored before
+        -- migration 0158 without that, whose run's completed_at is no later than its created_at (the
+        -- clock's guess, which can be wrong where the two transactions overlapped); a
+        -- work-quality gate (its two documents are its own) under the work-quality rubric stored with it
+        -- (the one active when it was decided, whatever was activated since); one stored without (decided
+        -- before migration 0158 in a ledger that had activated more than one) is left out, its rubric not
+        -- known exactly.
         SELECT 'eval_gate_decision', evalledger.journal_key_v1(g), to_jsonb(g),
                (SELECT jsonb_build_object('decision', x -> 'decision', 'reasons', x -> 'reasons', 'comparison', x)
                   FROM (SELECT evalledger.gate_decide_v2(g.suite, g.mode, g.threshold, g.baseline, g.current_doc,
@@ -454,7 +477,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
          WHERE CASE g.suite
                    WHEN 'takes-quality' THEN EXISTS (
                        SELECT 1 FROM evalledger.eval_takes_quality_runs t
-                        WHERE t.id = g.run_id AND t.completed_at <= g.created_at)
+                        WHERE t.id = g.run_id AND t.completed_at IS NOT NULL
+                          AND coalesce(g.run_completed, t.completed_at <= g.created_at))
                    ELSE g.work_quality_rubric_id IS NOT NULL END)
     SELECT d.table_name, d.row_key, c, (d.was -> c)::text, (d.now_is -> c)::text
       FROM decided d CROSS JOIN LATERAL unnest(d.columns) c
