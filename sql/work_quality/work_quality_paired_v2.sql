@@ -4,9 +4,9 @@
 -- once with its mean over its repeats (work_quality_judge_scores_v1: with --repeats K a model's K
 -- verdicts are one judge, as the snapshot's own mean_scores count it; a verdict naming no model is
 -- left out). One paired_object_v1 per dimension of the policy, in its order; a judge is shared in a
--- dimension when both snapshots hold its finite score there. Differences are B - A.
--- work_quality_paired_v1 is this under the active rubric's policy; a gate decision pairs under its
--- own (gate_decide_v2). docs/statistics.md, "Paired comparisons and gates".
+-- dimension when both snapshots hold its finite score there. Differences are B - A. A gate decision
+-- pairs under the rubric it is decided under (gate_decide_v2; work_quality_paired_v1, which read the
+-- active rubric's, is dropped). docs/statistics.md, "Paired comparisons and gates".
 CREATE FUNCTION evalledger.work_quality_paired_v2(a_doc jsonb, b_doc jsonb, policy jsonb) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH dims AS (
