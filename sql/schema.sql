@@ -79,8 +79,11 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_show_suggestions_v2.sql
 \ir brain_eval/brain_eval_show_reference_v2.sql
 \ir brain_eval/brain_eval_reference_v2.sql
+\ir work_quality/work_quality_policy_v2.sql
 \ir work_quality/work_quality_policy_v1.sql
+\ir work_quality/work_quality_compare_v2.sql
 \ir work_quality/work_quality_compare_v1.sql
+\ir work_quality/work_quality_is_regression_v2.sql
 \ir work_quality/work_quality_is_regression_v1.sql
 \ir work_quality/work_quality_complete_v1.sql
 \ir core/retention_purging_v1.sql
@@ -261,8 +264,8 @@ SET LOCAL check_function_bodies = off;
 
 -- Issue 36, item 5: paired comparisons, and gates that know noise.
 \ir brain_eval/brain_eval_paired_v1.sql
-\ir work_quality/work_quality_paired_v1.sql
-\ir core/gate_decide_v1.sql
+\ir work_quality/work_quality_paired_v2.sql
+\ir core/gate_decide_v2.sql
 \ir core/plan_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.

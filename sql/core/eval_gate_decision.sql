@@ -2,8 +2,13 @@
 -- record one row per gate they decide, in the mode asked for (default: the seed's gate; significant
 -- or possible: by the paired interval). The runner names the two sides (a baseline receipt and a
 -- run, or two Snapshot documents), the mode and the threshold it was given; the database decides
--- (eval_gate_decision_admit_v1, by gate_decide_v1): the decision, its reasons, the comparison it
--- rests on (the seed's and the paired one), who asked and when. Supplied, those are refused.
+-- (eval_gate_decision_admit_v1, by gate_decide_v2): the decision, its reasons, the comparison it
+-- rests on (the seed's and the paired one), who asked and when, and the work-quality rubric active
+-- then (work_quality_rubric_id, since migration 0158: a work-quality gate's dimensions, same band and
+-- default tolerance are that rubric's, and the ledger's recompute re-decides it under that one,
+-- whatever was activated since), and for a takes-quality gate whether its run had completed as the
+-- decision read it (run_completed, since migration 0158: the receipt it compared was final, so the
+-- recompute re-derives it). Supplied, those are refused.
 -- Append-only: never updated; deleted only by the retention purge, by its own clock past 7 years, never
 -- under a hold of its time or its run's brain nor while the takes-quality run it decided about is kept
 -- (retention_gate_pinned_v1, migration 0146).
@@ -22,13 +27,21 @@ CREATE TABLE eval_gate_decision (
     comparison   jsonb,
     decided_by   text,
     created_at   timestamptz NOT NULL DEFAULT now(),
+    -- NULL for a gate decided before migration 0158 in a ledger that had by then activated more than
+    -- one work-quality rubric (which one was active then is not known exactly; the recompute leaves
+    -- such a work-quality gate out), or when none was active.
+    work_quality_rubric_id bigint,
+    -- NULL for a work-quality gate and for a takes-quality gate decided before migration 0158.
+    run_completed boolean,
     CONSTRAINT eval_gate_decision_pkey PRIMARY KEY (gate_id),
+    CONSTRAINT eval_gate_decision_work_quality_rubric_fkey FOREIGN KEY (work_quality_rubric_id) REFERENCES rubric (rubric_id),
     CONSTRAINT eval_gate_decision_suite_known CHECK (suite IN ('takes-quality', 'work-quality')),
     CONSTRAINT eval_gate_decision_mode_known CHECK (mode IN ('default', 'significant', 'possible')),
     CONSTRAINT eval_gate_decision_threshold_finite CHECK (threshold >= 0 AND finite_v1(threshold)),
     CONSTRAINT eval_gate_decision_refs_bounded CHECK (
         btrim(baseline_ref) <> '' AND length(baseline_ref) <= 4000 AND btrim(current_ref) <> ''
         AND length(current_ref) <= 4000),
+    CONSTRAINT eval_gate_decision_run_completed_takes_quality CHECK (suite = 'takes-quality' OR run_completed IS NULL),
     -- takes-quality: a baseline receipt and a run of the ledger; work-quality: two Snapshot documents.
     CONSTRAINT eval_gate_decision_sides_whole CHECK (
         jsonb_typeof(baseline) = 'object'

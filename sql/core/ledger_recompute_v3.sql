@@ -13,9 +13,11 @@
 -- work_quality_uncertainty_v2 cut to its snapshot's own rubric's scale, whatever was activated
 -- since), and replay runs
 -- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
--- gate decisions (decision, reasons, comparison: gate_decide_v1, as eval_gate_decision_admit_v1
--- decides them). Values compare
--- as JSON values, rendered with extra_float_digits pinned to 1 whatever the reader's session says, so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
+-- gate decisions (decision, reasons, comparison: gate_decide_v2, as eval_gate_decision_admit_v1
+-- decides them, a work-quality gate under the rubric it was decided under, whatever was activated
+-- since, a takes-quality gate when its run had completed as it was decided). Values compare
+-- as JSON values, rendered with extra_float_digits pinned to 1 whatever the reader's session says,
+-- so 0.50 and 0.5 are equal and nothing is rounded. It reads through each suite's
 -- one entry point (ledger_recompute_<suite>_v1), which calls the functions the suite's trigger
 -- calls: a rewritten decision shows here even where the journal was rewritten to match it. Runs
 -- imported from history files are the files' own and are not re-derived (the intervals the database
@@ -85,23 +87,26 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET e
          WHERE r.completed_at IS NOT NULL AND q.status = 'replayed'
         UNION ALL
         -- A gate decision, re-decided from what it was decided on by the function its admission trigger
-        -- calls: a takes-quality gate whose run had completed when it was decided (an open run's receipt
-        -- was provisional; a run the purge took is gone), a work-quality gate (its two documents are its
-        -- own) while the work-quality rubric it was decided under is still the active one.
+        -- calls: a takes-quality gate whose run had completed as its decision read it (run_completed; an
+        -- open run's receipt was provisional; a run the purge took is gone), or, one stored before
+        -- migration 0158 without that, whose run's completed_at is no later than its created_at (the
+        -- clock's guess, which can be wrong where the two transactions overlapped); a
+        -- work-quality gate (its two documents are its own) under the work-quality rubric stored with it
+        -- (the one active when it was decided, whatever was activated since); one stored without (decided
+        -- before migration 0158 in a ledger that had activated more than one) is left out, its rubric not
+        -- known exactly.
         SELECT 'eval_gate_decision', evalledger.journal_key_v1(g), to_jsonb(g),
                (SELECT jsonb_build_object('decision', x -> 'decision', 'reasons', x -> 'reasons', 'comparison', x)
-                  FROM (SELECT evalledger.gate_decide_v1(g.suite, g.mode, g.threshold, g.baseline, g.current_doc,
-                                                         g.run_id) AS x) decided),
+                  FROM (SELECT evalledger.gate_decide_v2(g.suite, g.mode, g.threshold, g.baseline, g.current_doc,
+                                                         g.run_id, g.work_quality_rubric_id) AS x) decided),
                ARRAY['decision', 'reasons', 'comparison']
           FROM evalledger.eval_gate_decision g
          WHERE CASE g.suite
                    WHEN 'takes-quality' THEN EXISTS (
                        SELECT 1 FROM evalledger.eval_takes_quality_runs t
-                        WHERE t.id = g.run_id AND t.completed_at <= g.created_at)
-                   ELSE (SELECT a.rubric_id FROM evalledger.rubric_activation a
-                          WHERE a.suite = 'work-quality' AND a.activated_at <= g.created_at
-                          ORDER BY a.activation_id DESC LIMIT 1)
-                        IS NOT DISTINCT FROM evalledger.active_rubric_v1('work-quality') END)
+                        WHERE t.id = g.run_id AND t.completed_at IS NOT NULL
+                          AND coalesce(g.run_completed, t.completed_at <= g.created_at))
+                   ELSE g.work_quality_rubric_id IS NOT NULL END)
     SELECT d.table_name, d.row_key, c, (d.was -> c)::text, (d.now_is -> c)::text
       FROM decided d CROSS JOIN LATERAL unnest(d.columns) c
      WHERE (d.was -> c) IS DISTINCT FROM (d.now_is -> c)

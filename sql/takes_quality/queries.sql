@@ -243,7 +243,7 @@ SELECT * FROM evalledger.takes_quality_trend_v1;
 SELECT evalledger.takes_quality_threshold_v1(%(threshold)s::numeric) AS threshold;
 
 -- name: gate
--- `regress`: a baseline receipt against a run as the ledger holds it, the gate decided and stored by the database (eval_gate_decision, by gate_decide_v1) in the mode asked for; its comparison holds the seed's regression and the paired rows.
+-- `regress`: a baseline receipt against a run as the ledger holds it, the gate decided and stored by the database (eval_gate_decision, by gate_decide_v2) in the mode asked for; its comparison holds the seed's regression and the paired rows.
 INSERT INTO evalledger.eval_gate_decision (suite, mode, threshold, baseline_ref, current_ref, baseline, run_id)
 VALUES ('takes-quality', %(mode)s, %(threshold)s::numeric, %(baseline_ref)s, %(current_ref)s, %(baseline)s, %(run_id)s)
 RETURNING gate_id, decision, reasons, comparison;

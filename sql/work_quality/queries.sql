@@ -225,7 +225,7 @@ SELECT evalledger.work_quality_uncertainty_v1(%(doc)s) AS uncertainty;
 SELECT * FROM evalledger.work_quality_intervals_v1 ORDER BY completed_at DESC;
 
 -- name: gate
--- `snapshot compare`: snapshot B against snapshot A, the gate decided and stored by the database (eval_gate_decision, by gate_decide_v1) in the mode asked for; its comparison holds the seed's Compare and IsRegression and the paired rows.
+-- `snapshot compare`: snapshot B against snapshot A, the gate decided and stored by the database (eval_gate_decision, by gate_decide_v2) in the mode asked for; its comparison holds the seed's Compare and IsRegression and the paired rows.
 INSERT INTO evalledger.eval_gate_decision (suite, mode, threshold, baseline_ref, current_ref, baseline, current_doc)
 VALUES ('work-quality', %(mode)s, %(threshold)s::numeric, %(baseline_ref)s, %(current_ref)s, %(baseline)s, %(current)s)
 RETURNING gate_id, decision, reasons, comparison;

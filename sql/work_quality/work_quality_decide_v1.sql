@@ -3,7 +3,8 @@
 -- when at least two contributed; the note naming each judge skipped in its current row
 -- (work_quality_current_v1: a call retried is not skipped) and each contributing judge of the assessed
 -- run's family, after a label naming the judges whose replies were recorded rather than live; the
--- comparison with the previous snapshot (work_quality_compare_v1); what the judges cost, exactly, a
+-- comparison with the previous snapshot (work_quality_compare_v2 under the policy of the snapshot's own
+-- rubric, its rubric_id, whatever was activated since: migration 0158); what the judges cost, exactly, a
 -- call that started and was never answered counting the runner's estimate of it; and the whole document
 -- (work_quality_document_v1). A closed snapshot's note is its closure's rationale (eval_run_closure:
 -- abandoned or cancelled; issue 37, item 2). The one home of work-quality's decision: its completion trigger
@@ -56,7 +57,8 @@ BEGIN
     s.comparison := NULL;
     IF s.prev_snapshot_id IS NOT NULL THEN
         SELECT p.mean_scores INTO prev_mean FROM evalledger.eval_work_quality_snapshots p WHERE p.snapshot_id = s.prev_snapshot_id;
-        s.comparison := evalledger.work_quality_compare_v1(prev_mean, s.mean_scores, s.prev_run_id);
+        s.comparison := evalledger.work_quality_compare_v2(prev_mean, s.mean_scores, s.prev_run_id,
+                                                           evalledger.work_quality_policy_v2(s.rubric_id));
     END IF;
     SELECT trim_scale(coalesce(sum(c.cost_usd + CASE WHEN c.call_started AND c.restarted THEN c.estimated_cost_usd
                                                       ELSE 0 END), 0))

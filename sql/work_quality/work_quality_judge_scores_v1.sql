@@ -4,7 +4,7 @@
 -- (work_quality_decide_v1; docs/statistics.md, "Judge repeats"). One row per judge and dimension it
 -- scored with a number; judge is the verdicts' model, NULL for a verdict that names none (each such
 -- verdict a judge of its own). The one home of the fold for a document: work_quality_uncertainty_v1
--- and work_quality_paired_v1 read it, so an interval and a paired comparison count each judge once.
+-- and work_quality_paired_v2 read it, so an interval and a paired comparison count each judge once.
 -- A judge's repeats are summed in the document's order, never a plan's (docs/statistics.md, "Order
 -- of summation").
 CREATE FUNCTION evalledger.work_quality_judge_scores_v1(doc jsonb)

@@ -1,15 +1,11 @@
--- work_quality_policy_v1: the comparison policy as data, from the newest work-quality rubric row:
+-- work_quality_policy_v1: the comparison policy as data, from the active work-quality rubric (the one
+-- its latest activation names): work_quality_policy_v2 of active_rubric_v1('work-quality'),
 -- {"same_band": 0.05, "regress_tolerance": 0.08, "dimensions": [...]}. Compare and IsRegression
 -- read their thresholds here, so a new policy is a new rubric row, never an edited function.
 -- SECURITY DEFINER so every reader of the history view gets the same policy whatever it may read.
 CREATE FUNCTION evalledger.work_quality_policy_v1() RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT (r.definition -> 'compare')
-           || jsonb_build_object('dimensions',
-                  (SELECT jsonb_agg(d -> 'key' ORDER BY n)
-                     FROM jsonb_array_elements(r.definition -> 'dimensions') WITH ORDINALITY x(d, n)))
-      FROM evalledger.rubric r
-     WHERE r.rubric_id = evalledger.active_rubric_v1('work-quality')
+    SELECT evalledger.work_quality_policy_v2(evalledger.active_rubric_v1('work-quality'))
 $$;
 
 -- Compare, IsRegression and the policy are for every reader of snapshots (the owner role's

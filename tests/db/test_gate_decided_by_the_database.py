@@ -1,6 +1,6 @@
 """Gates that know noise (issue 36, item 5; docs/statistics.md "Paired comparisons and gates"): a
 regression gate's decision is the database's, in each mode. eval_gate_decision_admit_v1 decides it
-by gate_decide_v1 from the two sides the runner names: default by the seed's own rule, significant
+by gate_decide_v2 from the two sides the runner names: default by the seed's own rule, significant
 only when the paired interval lies wholly beyond the threshold, possible when any part of it does, a
 gated row without an interval inconclusive (never a pass) and saying why. A decision the runner
 supplies is refused (its column is not the runner's to write, and the trigger refuses it from any

@@ -1,11 +1,13 @@
 """`ledger verify --recompute` re-decides every stored gate decision (issue 36, item 5; docs/ledger.md
-"--recompute"): eval_gate_decision's decision, reasons and comparison, by gate_decide_v1 (the function
-its admission trigger decides with) from the sides, mode and threshold the row was decided on. A
+"--recompute"): eval_gate_decision's decision, reasons and comparison, by gate_decide_v2 (the function
+its admission trigger decides with) from the sides, mode and threshold the row was decided on, and a
+work-quality gate under the rubric it was decided under (its work_quality_rubric_id; see
+test_the_recompute_redecides_a_gate_under_its_own_rubric.py). A
 superuser who rewrites a decision with the guards lifted, the journal off or left on, is named by the
 journal and by the recompute; one who rebuilds the journal and the blocks to match is named by the
-recompute alone. An honest ledger of gates in every mode recomputes clean, and so do the two kinds of
-gate it does not re-derive: one decided while its takes-quality run was still open (its receipt was
-then provisional), and a work-quality gate decided under a rubric since replaced."""
+recompute alone. An honest ledger of gates in every mode recomputes clean, and so does a gate it does
+not re-derive: one decided while its takes-quality run was still open (its receipt was then
+provisional); a work-quality gate decided under a rubric since replaced is re-derived under its own."""
 
 from __future__ import annotations
 
@@ -127,10 +129,10 @@ def test_a_gate_rewritten_with_its_journal_and_blocks_is_named_by_the_recompute_
 
 
 def test_a_gate_whose_sides_no_longer_decide_it_is_not_re_derived(admin, runner):
-    """Two gates the recompute leaves as they were decided, so that an honest ledger stays clean: one on a
-    takes-quality run still open (the receipt it compared was provisional; the run completed otherwise),
+    """Two gates an honest ledger keeps clean: one on a takes-quality run still open (the receipt it
+    compared was provisional; the run completed otherwise), which the recompute leaves as it was decided,
     and a work-quality gate decided under the rubric a newer activation replaced (its tolerance was 0.08,
-    the new one's 0.3)."""
+    the new one's 0.3), which it re-decides under its own."""
     first = takes_quality_run(runner, (8, 8, 9), rerun=0)
     open_run = takes_quality_run(runner, (8, 8), rerun=1, complete=False)
     _, decision = takes_quality_gate(runner, receipt(admin, first), open_run, "default")
@@ -144,12 +146,14 @@ def test_a_gate_whose_sides_no_longer_decide_it_is_not_re_derived(admin, runner)
                   (Jsonb(definition),))
     admin.execute("INSERT INTO rubric_activation (suite, rubric_id, reason) SELECT suite, rubric_id, 'looser' "
                   "FROM rubric WHERE suite = 'work-quality' AND version = 'v1.1-gates'")
-    # Decided now, each would differ from what was stored ...
+    # Decided now, under the active rubric, each would differ from what was stored ...
     redecided = admin.execute(
-        "SELECT evalledger.gate_decide_v1(suite, mode, threshold, baseline, current_doc, run_id) ->> 'decision', "
+        "SELECT evalledger.gate_decide_v2(suite, mode, threshold, baseline, current_doc, run_id, "
+        "evalledger.active_rubric_v1('work-quality')) ->> 'decision', "
         "decision FROM evalledger.eval_gate_decision ORDER BY gate_id").fetchall()
     assert redecided == [("fail", decision), ("pass", "fail")] and decision != "fail"
-    # ... and the recompute re-derives neither.
+    # ... and the recompute names neither: the first it does not re-derive, the second it re-decides under
+    # the rubric it was decided under.
     assert admin.execute("SELECT * FROM evalledger.ledger_recompute_v3()").fetchall() == []
     # A work-quality gate decided under the new rubric is re-derived again.
     gate_id, _ = work_quality_gate(runner, snapshot("a", BASE), snapshot("b", DROPPED), "default")

@@ -230,7 +230,8 @@ MADE_BY = {
     # (0136 replaced replay_rbo_v1, and 0135 granted the other measures: the completion is 0131's still.)
     "0131.replay": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.replay_complete_v1(bigint)'::regprocedure",
     "0132.constraints-as-reloaded": "SELECT xmin::text FROM pg_constraint WHERE conname = 'brain_analysis_log_origin_known'",
-    "0139.gate-decisions": "SELECT xmin::text FROM pg_proc WHERE oid = 'evalledger.gate_decide_v1(text, text, numeric, jsonb, jsonb, bigint)'::regprocedure",
+    # (0158 replaced the decision 0139 made and added a column to its table: the table's index is 0139's still.)
+    "0139.gate-decisions": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.eval_gate_decision_created_idx'::regclass",
     "0137.judge-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.takes_quality_flaky_v1'::regclass",
     "0138.work-quality-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.work_quality_flaky_v1'::regclass",
     "0140.brain-eval-repeats": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_flaky_v1'::regclass",
@@ -238,9 +239,10 @@ MADE_BY = {
     "0143.judge-batches": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.judge_batch'::regclass",
     "0144.agreement-once-per-judge": "SELECT xmin::text FROM pg_proc "
                                      "WHERE oid = 'evalledger.brain_eval_agreement_pairs_v1(uuid[])'::regprocedure",
-    # (0152 replaced the judges' scores 0145 made: the paired comparison 0145 pointed at them is still its.)
-    "0145.work-quality-paired-by-judge": "SELECT xmin::text FROM pg_proc "
-                                         "WHERE oid = 'evalledger.work_quality_paired_v1(jsonb, jsonb)'::regprocedure",
+    # 0152 replaced the judges' scores 0145 made, 0153 the intervals 0145 replaced, and 0158 dropped the paired
+    # comparison 0145 replaced: nothing of 0145's is left.
+    "0145.work-quality-paired-by-judge": "SELECT xmin::text FROM _yoyo_migration "
+                                         "WHERE migration_id = '0145.work-quality-paired-by-judge'",
     "0148.stored-uncertainty": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_run_uncertainty'::regclass",
     # (0152 replaced plan_v1, which 0141 made: its grant of takes_quality_threshold_v1 is still 0141's.)
     "0141.plan": "SELECT xmin::text FROM pg_proc "
@@ -266,6 +268,8 @@ MADE_BY = {
                                         "'evalledger.replay_run_decide_v1()'::regprocedure",
     # 0156 only set extra_float_digits on functions an earlier migration made: its own record names it.
     "0156.float-digits-pinned": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0156.float-digits-pinned'",
+    "0158.gate-recompute-rubric": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                  "'evalledger.gate_decide_v2(text, text, numeric, jsonb, jsonb, bigint, bigint)'::regprocedure",
     "0160.replay-identity-and-float-digits": "SELECT xmin::text FROM pg_class "
                                              "WHERE oid = 'evalledger.replay_run_identity_key'::regclass",
 }

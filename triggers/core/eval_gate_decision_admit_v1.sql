@@ -1,7 +1,11 @@
 -- eval_gate_decision_admit_v1: a gate decision is the database's. A decision, reasons, comparison or
 -- decider supplied is refused (refuse_supplied_v1); a takes-quality run the caller may not read is
--- none to compare; gate_decide_v1 decides from the two sides, the mode and the threshold given, and
--- the row is stamped with the caller and the database's clock.
+-- none to compare; the work-quality rubric active now is stored with the row
+-- (work_quality_rubric_id) and gate_decide_v2 decides under that one, from the two sides, the mode and
+-- the threshold given (one read of the activation, so the rubric stored is the rubric decided under);
+-- for a takes-quality gate, whether its run had completed is read in the same statement, so in the one
+-- snapshot the decision reads the run in, and stored (run_completed: the receipt it compared was
+-- final); the row is stamped with the caller and the database's clock.
 CREATE FUNCTION evalledger.eval_gate_decision_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -10,14 +14,20 @@ BEGIN
     PERFORM evalledger.refuse_supplied_v1(
         'eval_gate_decision',
         jsonb_build_object('decision', NEW.decision, 'reasons', NEW.reasons, 'comparison', NEW.comparison,
-                           'decided_by', NEW.decided_by));
+                           'decided_by', NEW.decided_by, 'work_quality_rubric_id', NEW.work_quality_rubric_id,
+                           'run_completed', NEW.run_completed));
     IF NEW.suite = 'takes-quality' AND NOT EXISTS (
             SELECT 1 FROM evalledger.eval_takes_quality_runs r
              WHERE r.id = NEW.run_id AND evalledger.caller_reads_v1(r.created_at, NULL)) THEN
         RAISE EXCEPTION 'evalledger: no takes-quality run % to compare with the baseline', NEW.run_id
             USING ERRCODE = 'no_data_found', COLUMN = 'run_id';
     END IF;
-    decided := evalledger.gate_decide_v1(NEW.suite, NEW.mode, NEW.threshold, NEW.baseline, NEW.current_doc, NEW.run_id);
+    NEW.work_quality_rubric_id := evalledger.active_rubric_v1('work-quality');
+    SELECT evalledger.gate_decide_v2(NEW.suite, NEW.mode, NEW.threshold, NEW.baseline, NEW.current_doc, NEW.run_id,
+                                     NEW.work_quality_rubric_id),
+           CASE WHEN NEW.suite = 'takes-quality'
+                THEN (SELECT r.completed_at IS NOT NULL FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id) END
+      INTO decided, NEW.run_completed;
     NEW.decision := decided ->> 'decision';
     NEW.reasons := ARRAY(SELECT jsonb_array_elements_text(decided -> 'reasons'));
     NEW.comparison := decided;

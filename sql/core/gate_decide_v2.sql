@@ -1,27 +1,34 @@
--- gate_decide_v1: a regression gate's decision, by one of three modes, with what it rests on
+-- gate_decide_v2: a regression gate's decision, by one of three modes, with what it rests on
 -- (docs/statistics.md, "Paired comparisons and gates"). The two sides: for takes-quality a baseline
 -- receipt and run p_run_id as the ledger holds it; for work-quality two Snapshot documents.
 --   default: the seed's own gate, unchanged: takes_quality_regression_v1 (a dimension mean, or the
 --     overall, dropped by more than the threshold: fail; a side with no mean: inconclusive; a run
---     cancelled or abandoned: fail) and work_quality_compare_v1 with work_quality_is_regression_v1
+--     cancelled or abandoned: fail) and work_quality_compare_v2 with work_quality_is_regression_v2
 --     (overall or value_for_money dropped by more than the tolerance: fail);
 --   significant: fail only when a gated row's paired interval lies wholly beyond the threshold
 --     (its upper end below -threshold);
 --   possible: fail when any part of it does (its lower end below -threshold).
 -- The gated rows: every dimension and the overall for takes-quality, overall and value_for_money for
 -- work-quality (the rows the seeds' gates read); the paired rows are takes_quality_paired_v1's and
--- work_quality_paired_v1's. In significant and possible a gated row without an interval (fewer than
+-- work_quality_paired_v2's. In significant and possible a gated row without an interval (fewer than
 -- two shared judges) is unmeasurable: no row regressed and one unmeasurable is inconclusive, never a
 -- pass, and the reasons name each and why. A takes-quality run cancelled or abandoned fails in every
 -- mode. The threshold is the seed's default when NULL (takes_quality_threshold_v1; the work-quality
--- rubric's regress_tolerance, as the seed's tol <= 0). Returns {"mode", "threshold", "decision",
+-- rubric's regress_tolerance, as the seed's tol <= 0). A work-quality gate is decided under the
+-- work-quality rubric given (p_rubric_id: its dimensions, same band and tolerance, by
+-- work_quality_policy_v2), never whichever is active when it is asked: the admission trigger gives
+-- the one active then and stores it (eval_gate_decision.work_quality_rubric_id), and the ledger's
+-- recompute re-decides under that stored one, whatever was activated since. A takes-quality gate
+-- reads its run's own rubric and ignores p_rubric_id. Returns {"mode", "threshold", "decision",
 -- "reasons", "seed", "paired"}, each paired row with "gated" and "regressed".
-CREATE FUNCTION evalledger.gate_decide_v1(
-    p_suite text, p_mode text, p_threshold numeric, baseline jsonb, current_doc jsonb, p_run_id bigint)
+CREATE FUNCTION evalledger.gate_decide_v2(
+    p_suite text, p_mode text, p_threshold numeric, baseline jsonb, current_doc jsonb, p_run_id bigint,
+    p_rubric_id bigint)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     seed jsonb;
+    policy jsonb;
     paired jsonb;
     gated text[];
     t numeric;
@@ -71,14 +78,15 @@ BEGIN
             RAISE EXCEPTION 'evalledger: a work-quality gate compares two Snapshot documents'
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
+        policy := evalledger.work_quality_policy_v2(p_rubric_id);
         t := CASE WHEN p_threshold IS NULL OR p_threshold <= 0
-                  THEN (evalledger.work_quality_policy_v1() ->> 'regress_tolerance')::numeric ELSE p_threshold END;
-        delta := evalledger.work_quality_compare_v1(coalesce(baseline -> 'aggregate' -> 'mean_scores', '{}'),
+                  THEN (policy ->> 'regress_tolerance')::numeric ELSE p_threshold END;
+        delta := evalledger.work_quality_compare_v2(coalesce(baseline -> 'aggregate' -> 'mean_scores', '{}'),
                                                     coalesce(current_doc -> 'aggregate' -> 'mean_scores', '{}'),
-                                                    baseline ->> 'run_id');
-        seed_reasons := evalledger.work_quality_is_regression_v1(delta, t);
+                                                    baseline ->> 'run_id', policy);
+        seed_reasons := evalledger.work_quality_is_regression_v2(delta, t, policy);
         seed := jsonb_build_object('comparison', delta, 'reasons', to_jsonb(seed_reasons), 'tolerance', t);
-        paired := evalledger.work_quality_paired_v1(baseline, current_doc);
+        paired := evalledger.work_quality_paired_v2(baseline, current_doc, policy);
         gated := ARRAY['overall', 'value_for_money'];
         seed_fails := cardinality(seed_reasons) > 0;
     ELSE
@@ -125,5 +133,5 @@ BEGIN
                               'seed', seed, 'paired', marked);
 END;
 $$;
-GRANT EXECUTE ON FUNCTION gate_decide_v1(text, text, numeric, jsonb, jsonb, bigint)
+GRANT EXECUTE ON FUNCTION gate_decide_v2(text, text, numeric, jsonb, jsonb, bigint, bigint)
     TO evalledger_runner, evalledger_revops, evalledger_auditor;
