@@ -692,3 +692,57 @@ def test_a_brain_answer_the_budget_cannot_hold_is_left_out_of_the_batch(standin,
            "the budget cap" in done.out, done.out
     assert standin.batch_creates == [] and standin.requests_for(BRAIN_MODEL) == []
     assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
+
+
+# --- a resumed batch is charged to the budget before anything more is asked ------------------------
+
+
+def _killed_with_gemini_failing(env, admin, standin):
+    """A run killed while it polls its three batches, Gemini's failing its request: the resumed run
+    reads two verdicts and one failure, and the failure's retry is a new request to submit."""
+    standin.batch_delay_s = 3
+    standin.batch_fail["gemini-1.5-pro"] = 1
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 3,
+               "recorded the three submissions")
+    standin.batch_delay_s = 0
+    # What the retry is projected to cost: the started row's estimate (the same prompt, the batch rates).
+    return count(admin, "SELECT cost_usd FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = 'google:gemini-1.5-pro' AND call_started")
+
+
+@pytest.mark.processes
+def test_a_resumed_batch_is_charged_to_the_budget_before_anything_more_is_asked(env, corpus, standin, admin):
+    """The batch an earlier, killed command submitted is billed whether read or not: the command
+    that resumes and reads it pays for it out of its --budget-usd before it asks anything more. Here
+    the cap holds the failed request's retry alone, not with the two verdicts the resumed batch
+    brought: the retry is not submitted, and the run ends as any run its budget stopped does."""
+    retry = _killed_with_gemini_failing(env, admin, standin)
+    cap = retry * Decimal("1.2")
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", str(cap))
+    assert result.code in (0, 1, 2), result.err
+    assert len(standin.batch_creates) == 3  # the three resumed, nothing submitted since
+    assert [r for r in standin.requests if r.headers and r.model] == []  # and nothing asked one by one
+    read = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started "
+                        "AND error_kind IS NULL")
+    assert read + retry > cap  # what the resumed batch cost is what left no room for the retry
+    assert receipt["final"] is False
+    assert any(e.startswith("cycle 1 google:gemini-1.5-pro: budget_exhausted: skipped: projected cost of "
+                            "google:gemini-1.5-pro would pass the budget cap") for e in receipt["errors"]), \
+        receipt["errors"]
+    assert "call(s) not made: the budget cap would have been passed; not final" in receipt["verdictMessage"]
+    assert "is not final: some calls failed outside the judges' content" in result.err  # as a run out of budget
+    # With a budget that holds both, the same command retries it in a batch of its own, as before.
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "5")
+    assert receipt["final"] is True, result.err
+    assert len(standin.batch_creates) == 4
+
+
+@pytest.mark.processes
+def test_a_resumed_batch_within_the_budget_is_read_and_retried_as_before(env, corpus, standin, admin):
+    _killed_with_gemini_failing(env, admin, standin)
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "5")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True and receipt["successes_per_cycle"] == [3]
+    assert len(standin.batch_creates) == 4  # the three resumed, and the failed request's retry
+    assert receipt["calls"] == {"sync": 0, "batch": 4, "cached_input_tokens": 0}
+    assert 0 < receipt["cost_usd"] <= 5

@@ -363,5 +363,6 @@ class Panel:
         if not batchable:
             return rest
         runner = batch.BatchRun(batch.Ledger(conn, suite, run_key), item=item, on_submit=on_submit, store=on_result,
-                                say=say, options=options, timeout_s=self.timeout_s, store_failures=store_failures)
+                                say=say, options=options, timeout_s=self.timeout_s, store_failures=store_failures,
+                                budget=self.budget)
         return rest + runner.run(batchable)
