@@ -746,3 +746,18 @@ def test_a_resumed_batch_within_the_budget_is_read_and_retried_as_before(env, co
     assert len(standin.batch_creates) == 4  # the three resumed, and the failed request's retry
     assert receipt["calls"] == {"sync": 0, "batch": 4, "cached_input_tokens": 0}
     assert 0 < receipt["cost_usd"] <= 5
+
+
+def test_a_batched_run_submits_nothing_its_budget_cannot_hold(env, corpus, standin, admin):
+    """A batched request is held against --budget-usd at the batch rates before it is written: with a
+    zero budget nothing is submitted, and the run ends as the same run made one by one does."""
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "0")
+    assert standin.batch_creates == [] and standin.requests == []
+    assert result.code == 2 and receipt["final"] is False
+    assert sorted(receipt["errors"]) == [f"cycle 1 {m}: budget_exhausted: skipped: projected cost of {m} would pass the budget cap"
+                                 for m in sorted(PANEL.split(","))], receipt["errors"]
+    assert receipt["verdictMessage"].endswith(  # as tests/e2e/test_takes_quality_cli.py's zero budget without --batch
+        "; 3 call(s) not made: the budget cap would have been passed; not final: 3 call(s) failed outside the judges' "
+        "content, and running the same eval again retries them")
+    assert receipt["calls"] == {"sync": 0, "batch": 0, "cached_input_tokens": 0}
+    assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
