@@ -706,7 +706,7 @@ def _killed_with_gemini_failing(env, admin, standin):
                "recorded the three submissions")
     standin.batch_delay_s = 0
     # What the retry is projected to cost: the started row's estimate (the same prompt, the batch rates).
-    return count(admin, "SELECT cost_usd FROM eval_takes_quality_judge_verdicts "
+    return count(admin, "SELECT estimated_cost_usd FROM eval_takes_quality_judge_verdicts "
                         "WHERE model = 'google:gemini-1.5-pro' AND call_started")
 
 
@@ -718,6 +718,7 @@ def test_a_resumed_batch_is_charged_to_the_budget_before_anything_more_is_asked(
     brought: the retry is not submitted, and the run ends as any run its budget stopped does."""
     retry = _killed_with_gemini_failing(env, admin, standin)
     cap = retry * Decimal("1.2")
+    assert cap > 0
     result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", str(cap))
     assert result.code in (0, 1, 2), result.err
     assert len(standin.batch_creates) == 3  # the three resumed, nothing submitted since
