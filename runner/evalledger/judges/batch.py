@@ -516,26 +516,30 @@ class BatchRun:
                 api.say, api.poll_max_s = self.say, self.options.poll_max_s
         return self.apis[provider]
 
-    def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
+    def run(self, requests: Sequence[JudgeRequest], before: Callable[[], Any] | None = None) -> list[JudgeRequest]:
         """Resume the run's open batches, batch what is left, wait, store every result, retry what
         failed once (in a batch, or left to the caller with --batch-fallback sync); return the
         requests the caller is to make one by one (providers without a batch API, and the retries
-        with --batch-fallback sync)."""
+        with --batch-fallback sync). before: what the caller asks one by one before the batches are
+        waited for (the calls no batch can carry), called once the resumed batches are held against
+        the budget, so that it is asked only as far as the budget holds beside them."""
         by_item = {self.item(r): r for r in requests}
         if len(by_item) != len(requests):
             raise EvalledgerError("batch: two requests of one run share an item")
         sync = [r for r in requests if r.spec.provider not in BATCH_PROVIDERS]  # type: ignore[union-attr]
         try:
-            asyncio.run(self._run(by_item))
+            opened = self._resume(by_item)
+            if before is not None:
+                before()
+            asyncio.run(self._run(by_item, opened))
         finally:
             self.apis.clear()
         if self.failed:
             sync += self.failed
         return sync
 
-    async def _run(self, by_item: dict[str, JudgeRequest]) -> None:
+    async def _run(self, by_item: dict[str, JudgeRequest], opened: list[_Open]) -> None:
         try:
-            opened = self._resume(by_item)
             covered = {self.item(r) for b in opened for r in b.requests.values()}
             todo = [r for item, r in by_item.items() if item not in covered
                     and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
