@@ -762,3 +762,29 @@ def test_a_batched_run_submits_nothing_its_budget_cannot_hold(env, corpus, stand
         "content, and running the same eval again retries them")
     assert receipt["calls"] == {"sync": 0, "batch": 0, "cached_input_tokens": 0}
     assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
+
+
+@pytest.mark.processes
+def test_a_harness_run_resumed_past_its_budget_reads_the_brain_batch_and_asks_no_judge(standin, dsn, reviewers,
+                                                                                      tmp_path, admin):
+    """The brain's batch, submitted by a killed command, is billed whether read or not: the command
+    that resumes it with a budget it already passes reads and stores its answers, and asks no judge
+    (each draft stored as budget_exhausted, unsent, as the harness stores a judge call its budget
+    refuses one by one)."""
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    standin.batch_delay_s = 30
+    args = _brain_killed(env, tmp_path, admin, standin,
+                         lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1,
+                         "recorded the brain's submission")
+    standin.batch_delay_s = 0
+    capped = run_cli(*args, "--budget-usd", "0", env=env)
+    assert capped.code == 0, capped.err
+    assert len(standin.batch_creates) == 1  # the brain's, resumed; no judge's
+    assert [r for r in standin.requests if r.headers and r.model] == []  # nothing asked one by one
+    assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 2  # the answers read and stored
+    assert "answers: 2 of 2 stored (0 before this resumption); 2 asked now" in capped.out
+    assert "suggestions: 0 drafted by 3 judges, 6 failed; 6 asked now, cost $0.0000" in capped.out
+    for question in ("EVAL-Q01", "EVAL-Q02"):
+        for judge in PANEL.split(","):
+            assert (f"  {question} {judge}: budget_exhausted: skipped: projected cost of {judge} would pass the "
+                    "budget cap") in capped.out, capped.out
