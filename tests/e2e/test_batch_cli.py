@@ -788,3 +788,19 @@ def test_a_harness_run_resumed_past_its_budget_reads_the_brain_batch_and_asks_no
         for judge in PANEL.split(","):
             assert (f"  {question} {judge}: budget_exhausted: skipped: projected cost of {judge} would pass the "
                     "budget cap") in capped.out, capped.out
+
+
+@pytest.mark.parametrize("batch", [(), ("--batch",)])
+def test_a_brain_without_a_price_under_a_budget_is_refused_before_any_call(standin, dsn, reviewers, tmp_path, admin,
+                                                                           batch):
+    """A cap needs every model's price, batched or not: a brain whose model has none stops the run
+    before its answers are asked (one line, exit 3)."""
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path, model="anthropic:claude-without-a-price")
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01", *batch, "--budget-usd", "1"), env=env)
+    assert done.code == 3, (done.out, done.err)
+    assert "no price for model 'anthropic:claude-without-a-price' in pricing.json" in done.err, done.err
+    assert standin.batch_creates == [] and standin.requests_for("claude-without-a-price") == []
+    assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 0

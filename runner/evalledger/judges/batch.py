@@ -527,6 +527,8 @@ class BatchRun:
         if len(by_item) != len(requests):
             raise EvalledgerError("batch: two requests of one run share an item")
         sync = [r for r in requests if r.spec.provider not in BATCH_PROVIDERS]  # type: ignore[union-attr]
+        if self.budget is not None and self.budget.cap_usd is not None:  # a cap needs every model's price
+            self.budget.check_prices(dict.fromkeys(r.spec for r in requests))  # type: ignore[misc]
         try:
             opened = self._resume(by_item)
             if before is not None:
