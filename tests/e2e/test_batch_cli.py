@@ -723,3 +723,115 @@ def test_a_brain_answer_the_budget_cannot_hold_is_left_out_of_the_batch(standin,
            "the budget cap" in done.out, done.out
     assert standin.batch_creates == [] and standin.requests_for(BRAIN_MODEL) == []
     assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
+
+
+# --- a resumed batch is charged to the budget before anything more is asked ------------------------
+
+
+def _killed_with_gemini_failing(env, admin, standin):
+    """A run killed while it polls its three batches, Gemini's failing its request: the resumed run
+    reads two verdicts and one failure, and the failure's retry is a new request to submit."""
+    standin.batch_delay_s = 3
+    standin.batch_fail["gemini-1.5-pro"] = 1
+    _kill_when(env, lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 3,
+               "recorded the three submissions")
+    standin.batch_delay_s = 0
+    # What the retry is projected to cost: the started row's estimate (the same prompt, the batch rates).
+    return count(admin, "SELECT estimated_cost_usd FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = 'google:gemini-1.5-pro' AND call_started")
+
+
+@pytest.mark.processes
+def test_a_resumed_batch_is_charged_to_the_budget_before_anything_more_is_asked(env, corpus, standin, admin):
+    """The batch an earlier, killed command submitted is billed whether read or not: the command
+    that resumes and reads it pays for it out of its --budget-usd before it asks anything more. Here
+    the cap holds the failed request's retry alone, not with the two verdicts the resumed batch
+    brought: the retry is not submitted, and the run ends as any run its budget stopped does."""
+    retry = _killed_with_gemini_failing(env, admin, standin)
+    cap = retry * Decimal("1.2")
+    assert cap > 0
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", str(cap))
+    assert result.code in (0, 1, 2), result.err
+    assert len(standin.batch_creates) == 3  # the three resumed, nothing submitted since
+    assert [r for r in standin.requests if r.headers and r.model] == []  # and nothing asked one by one
+    read = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started "
+                        "AND error_kind IS NULL")
+    assert read + retry > cap  # what the resumed batch cost is what left no room for the retry
+    assert receipt["final"] is False
+    assert any(e.startswith("cycle 1 google:gemini-1.5-pro: budget_exhausted: skipped: projected cost of "
+                            "google:gemini-1.5-pro would pass the budget cap") for e in receipt["errors"]), \
+        receipt["errors"]
+    assert "call(s) not made: the budget cap would have been passed; not final" in receipt["verdictMessage"]
+    assert "is not final: some calls failed outside the judges' content" in result.err  # as a run out of budget
+    # With a budget that holds both, the same command retries it in a batch of its own, as before.
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "5")
+    assert receipt["final"] is True, result.err
+    assert len(standin.batch_creates) == 4
+
+
+@pytest.mark.processes
+def test_a_resumed_batch_within_the_budget_is_read_and_retried_as_before(env, corpus, standin, admin):
+    _killed_with_gemini_failing(env, admin, standin)
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "5")
+    assert result.code == 0, result.err
+    assert receipt["final"] is True and receipt["successes_per_cycle"] == [3]
+    assert len(standin.batch_creates) == 4  # the three resumed, and the failed request's retry
+    assert receipt["calls"] == {"sync": 0, "batch": 4, "cached_input_tokens": 0}
+    assert 0 < receipt["cost_usd"] <= 5
+
+
+def test_a_batched_run_submits_nothing_its_budget_cannot_hold(env, corpus, standin, admin):
+    """A batched request is held against --budget-usd at the batch rates before it is written: with a
+    zero budget nothing is submitted, and the run ends as the same run made one by one does."""
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "0")
+    assert standin.batch_creates == [] and standin.requests == []
+    assert result.code == 2 and receipt["final"] is False
+    assert sorted(receipt["errors"]) == [f"cycle 1 {m}: budget_exhausted: skipped: projected cost of {m} would pass the budget cap"
+                                 for m in sorted(PANEL.split(","))], receipt["errors"]
+    assert receipt["verdictMessage"].endswith(  # as tests/e2e/test_takes_quality_cli.py's zero budget without --batch
+        "; 3 call(s) not made: the budget cap would have been passed; not final: 3 call(s) failed outside the judges' "
+        "content, and running the same eval again retries them")
+    assert receipt["calls"] == {"sync": 0, "batch": 0, "cached_input_tokens": 0}
+    assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
+
+
+@pytest.mark.processes
+def test_a_harness_run_resumed_past_its_budget_reads_the_brain_batch_and_asks_no_judge(standin, dsn, reviewers,
+                                                                                      tmp_path, admin):
+    """The brain's batch, submitted by a killed command, is billed whether read or not: the command
+    that resumes it with a budget it already passes reads and stores its answers, and asks no judge
+    (each draft stored as budget_exhausted, unsent, as the harness stores a judge call its budget
+    refuses one by one)."""
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    standin.batch_delay_s = 30
+    args = _brain_killed(env, tmp_path, admin, standin,
+                         lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 1,
+                         "recorded the brain's submission")
+    standin.batch_delay_s = 0
+    capped = run_cli(*args, "--budget-usd", "0", env=env)
+    assert capped.code == 0, capped.err
+    assert len(standin.batch_creates) == 1  # the brain's, resumed; no judge's
+    assert [r for r in standin.requests if r.headers and r.model] == []  # nothing asked one by one
+    assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 2  # the answers read and stored
+    assert "answers: 2 of 2 stored (0 before this resumption); 2 asked now" in capped.out
+    assert "suggestions: 0 drafted by 3 judges, 6 failed; 6 asked now, cost $0.0000" in capped.out
+    for question in ("EVAL-Q01", "EVAL-Q02"):
+        for judge in PANEL.split(","):
+            assert (f"  {question} {judge}: budget_exhausted: skipped: projected cost of {judge} would pass the "
+                    "budget cap") in capped.out, capped.out
+
+
+@pytest.mark.parametrize("batch", [(), ("--batch",)])
+def test_a_brain_without_a_price_under_a_budget_is_refused_before_any_call(standin, dsn, reviewers, tmp_path, admin,
+                                                                           batch):
+    """A cap needs every model's price, batched or not: a brain whose model has none stops the run
+    before its answers are asked (one line, exit 3)."""
+    from tests.e2e import test_harness_cli as h
+
+    env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
+    views = _harness(env, tmp_path, model="anthropic:claude-without-a-price")
+    done = run_cli(*h.live_args(views, "--questions", "EVAL-Q01", *batch, "--budget-usd", "1"), env=env)
+    assert done.code == 3, (done.out, done.err)
+    assert "no price for model 'anthropic:claude-without-a-price' in pricing.json" in done.err, done.err
+    assert standin.batch_creates == [] and standin.requests_for("claude-without-a-price") == []
+    assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 0

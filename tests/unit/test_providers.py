@@ -663,6 +663,18 @@ def test_a_failed_call_releases_its_reservation(standin):
     assert calls[0].error_kind == "provider_error" and calls[1].ok
 
 
+def test_a_cost_owed_is_held_past_the_cap_and_leaves_no_room_for_more():
+    """A batch an earlier command submitted is owed whatever the cap says (judges/batch.py): held in
+    full even past the cap, so that nothing after it is allowed, and settled at what it cost."""
+    budget = Budget(0.01)
+    owed = budget.hold(0.02, owed=True)
+    assert owed is not None and budget.reserved_usd == pytest.approx(0.02)
+    assert budget.hold(0.001) is None  # nothing more
+    budget.settle(owed, 0.004)  # it cost less than its estimate: room again
+    assert budget.spent_usd == pytest.approx(0.004) and budget.reserved_usd == 0
+    assert budget.hold(0.006) is not None and budget.hold(0.0001) is None
+
+
 def test_budget_rejects_nonsense_caps():
     with pytest.raises(EvalledgerError):
         Budget(-1)

@@ -44,8 +44,8 @@ from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
 
 from . import money, sdks
-from .pricing import cost_of
-from .providers import PROVIDER_ERROR, JudgeCall, JudgeRequest
+from .pricing import Budget, Reservation, cost_of
+from .providers import BUDGET_EXHAUSTED, PROVIDER_ERROR, JudgeCall, JudgeRequest
 from .specs import ModelSpec, gemini_native_config, provider_config
 
 QUERIES = Queries(__package__)
@@ -485,13 +485,22 @@ class BatchRun:
     request out of the batch, unsent), store(call) its row for
     a result (called inside the transaction that writes the request's outcome) and returns its
     progress line. Panel.batch is how a suite's run makes one.
+
+    With a budget (--budget-usd), each request is held against it at its estimate at the batch rates
+    before it is written, and settled at what its result cost when read. A request the cap cannot
+    hold is left out of the batch, unsent, and stored as a call the budget did not allow
+    (budget_exhausted), as a call made one by one is. The requests of a batch an earlier command
+    submitted are held first, cap or no cap: the provider bills them whether they are read or not,
+    so the command that resumes them pays for them before it asks anything more.
     """
 
     def __init__(self, ledger: Ledger, *, item: Callable[[JudgeRequest], str],
                  on_submit: Callable[[JudgeRequest, Any], Any], store: Callable[[JudgeCall], str | None],
                  say: Callable[[str], None], options: BatchOptions, timeout_s: float = 120.0,
-                 apis: dict[str, Any] | None = None, store_failures: bool = True) -> None:
+                 apis: dict[str, Any] | None = None, store_failures: bool = True, budget: Budget | None = None) -> None:
         self.ledger, self.item, self.on_submit, self.store, self.say = ledger, item, on_submit, store, say
+        self.budget = budget
+        self.held: dict[str, Reservation] = {}  # by item: what a request's cost holds of the budget
         # False: a failure that is retried is not stored as the suite's row (a suite whose rows take
         # one reply per item: its retry's is the one stored), only as the request's outcome.
         self.store_failures = store_failures
@@ -507,26 +516,32 @@ class BatchRun:
                 api.say, api.poll_max_s = self.say, self.options.poll_max_s
         return self.apis[provider]
 
-    def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeRequest]:
+    def run(self, requests: Sequence[JudgeRequest], before: Callable[[], Any] | None = None) -> list[JudgeRequest]:
         """Resume the run's open batches, batch what is left, wait, store every result, retry what
         failed once (in a batch, or left to the caller with --batch-fallback sync); return the
         requests the caller is to make one by one (providers without a batch API, and the retries
-        with --batch-fallback sync)."""
+        with --batch-fallback sync). before: what the caller asks one by one before the batches are
+        waited for (the calls no batch can carry), called once the resumed batches are held against
+        the budget, so that it is asked only as far as the budget holds beside them."""
         by_item = {self.item(r): r for r in requests}
         if len(by_item) != len(requests):
             raise EvalledgerError("batch: two requests of one run share an item")
         sync = [r for r in requests if r.spec.provider not in BATCH_PROVIDERS]  # type: ignore[union-attr]
+        if self.budget is not None and self.budget.cap_usd is not None:  # a cap needs every model's price
+            self.budget.check_prices(dict.fromkeys(r.spec for r in requests))  # type: ignore[misc]
         try:
-            asyncio.run(self._run(by_item))
+            opened = self._resume(by_item)
+            if before is not None:
+                before()
+            asyncio.run(self._run(by_item, opened))
         finally:
             self.apis.clear()
         if self.failed:
             sync += self.failed
         return sync
 
-    async def _run(self, by_item: dict[str, JudgeRequest]) -> None:
+    async def _run(self, by_item: dict[str, JudgeRequest], opened: list[_Open]) -> None:
         try:
-            opened = self._resume(by_item)
             covered = {self.item(r) for b in opened for r in b.requests.values()}
             todo = [r for item, r in by_item.items() if item not in covered
                     and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
@@ -552,6 +567,7 @@ class BatchRun:
             requests = {p["custom_id"]: by_item[p["item"]] for p in pending if p["item"] in by_item}
             if not requests:
                 continue
+            self._hold_owed(requests.values())
             self.say(f"batch {row['batch_id']} ({row['provider']}"
                      f"{', ' + row['provider_batch_id'] if row['provider_batch_id'] else ''}) was submitted earlier: "
                      f"resuming it, {len(requests)} request(s) to read, nothing sent again")
@@ -560,11 +576,40 @@ class BatchRun:
                                 custom_ids=frozenset(p["custom_id"] for p in pending)))
         return opened
 
+    def _hold_owed(self, requests: Any) -> None:
+        """Hold what the requests of a batch an earlier command submitted cost, cap or no cap."""
+        if self.budget is None:
+            return
+        for r in requests:
+            if self.item(r) not in self.held:
+                self.held[self.item(r)] = self.budget.hold(float(_estimate(r)), owed=True)  # type: ignore[assignment]
+
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
+        refused: list[JudgeRequest] = []
+
         def submitted(r: JudgeRequest) -> Any:
-            return self.on_submit(r, money.estimate(r.spec, r.system, r.user, r.max_output_tokens, batch=True))
+            projected = _estimate(r)
+            held = self.budget.hold(float(projected)) if self.budget is not None else None
+            if self.budget is not None and held is None:
+                refused.append(r)
+                return False
+            written = self.on_submit(r, projected)
+            if held is not None:
+                if written is False:
+                    self.budget.settle(held, 0.0)  # type: ignore[union-attr]
+                else:
+                    self.held[self.item(r)] = held
+            return written
 
         batch_id, kept = self.ledger.new_batch(provider, attempt, requests, self.item, submitted)
+        for r in refused:  # stored as a call the budget did not allow, as one made one by one is
+            spec: ModelSpec = r.spec  # type: ignore[assignment]
+            call = JudgeCall(spec=spec, key=r.key, error_kind=BUDGET_EXHAUSTED,
+                             error_message=f"skipped: projected cost of {spec.spec} would pass the budget cap")
+            with self.ledger.conn.transaction():
+                line = self.store(call)
+            if line:
+                self.say(line)
         return _Open(batch_id, provider, attempt, None, None, kept)
 
     async def _finish(self, batches: list[_Open]) -> None:
@@ -628,6 +673,9 @@ class BatchRun:
                        else "expired" if (error or "").startswith("batch_expired") or (missing and status == "expired")
                        else "cancelled" if missing and status == "cancelled" else "errored")
             call = _call(req, reply, error, outcome, latency_ms)
+            held = self.held.pop(self.item(req), None)
+            if held is not None:
+                self.budget.settle(held, call.cost_usd)  # type: ignore[union-attr]
             retried = reply is None and batch.attempt == 1 and outcome != "cancelled"  # a cancel is not retried
             with self.ledger.conn.transaction():
                 line = self.store(call) if self.store_failures or not retried else None
@@ -653,6 +701,11 @@ def provider_failure(exc: BaseException, provider: str, timeout_s: float) -> str
         return None
     failure = sdks.classify(exc, provider, timeout_s)
     return failure.message if failure.status is not None or failure.retryable else None
+
+
+def _estimate(r: JudgeRequest) -> Any:
+    """What a request may cost through a batch (money.estimate at the batch rates)."""
+    return money.estimate(r.spec, r.system, r.user, r.max_output_tokens, batch=True)  # type: ignore[arg-type]
 
 
 def _groups(requests: Sequence[JudgeRequest]) -> list[tuple[str, list[JudgeRequest]]]:

@@ -27,7 +27,8 @@ REPEATS_HELP = ("Ask each judge K times per item (1 to 10): each repeat is a ver
 PROMPT_CHARS_HELP = ("Refuse, before any call or row, a judge prompt longer than N characters [default: 400,000, "
                      "about 100,000 tokens]; a prompt over a panel model's context is warned about either way.")
 
-BUDGET_HELP = ("Spend cap in USD: no call is made whose projected cost would pass it, and every panel model "
+BUDGET_HELP = ("Spend cap in USD for this command: no call is made (or batched) whose projected cost would pass "
+               "it, a batch an earlier command submitted and this one resumes counting first; every panel model "
                "needs a price in pricing.json. 0 is a zero budget (nothing that costs money is called), "
                "not 'no cap'; leave the flag out for no cap.")
 

@@ -350,18 +350,24 @@ class Panel:
     def batch(self, requests: Sequence[JudgeRequest], *, conn: Any, suite: str, run_key: str,
               item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest, Decimal], Any],
               on_result: Callable[[JudgeCall], str | None], options: Any,
-              say: Callable[[str], None] = lambda line: None, store_failures: bool = True) -> list[JudgeRequest]:
+              say: Callable[[str], None] = lambda line: None, store_failures: bool = True,
+              before: Callable[[], Any] | None = None) -> list[JudgeRequest]:
         """Make the live requests to providers with a batch API through it (judges/batch.py: the run's
         batches are in the ledger before the runner waits, on conn, and resumed when the same run
         comes again); return the requests left to `judge` one by one: recorded judges, providers
         without a batch API, and what a batch failed with --batch-fallback sync (store_failures
-        False: a failure that is retried is not given to on_result, only its retry's outcome)."""
+        False: a failure that is retried is not given to on_result, only its retry's outcome).
+        before: the caller's calls that go one by one anyway, made once the run's resumed batches are
+        held against the budget (BatchRun.run), before the batches are waited for."""
         from . import batch
 
         batchable = self.batchable(requests)
         rest = [r for r in requests if r not in batchable]
         if not batchable:
+            if before is not None:
+                before()
             return rest
         runner = batch.BatchRun(batch.Ledger(conn, suite, run_key), item=item, on_submit=on_submit, store=on_result,
-                                say=say, options=options, timeout_s=self.timeout_s, store_failures=store_failures)
-        return rest + runner.run(batchable)
+                                say=say, options=options, timeout_s=self.timeout_s, store_failures=store_failures,
+                                budget=self.budget)
+        return rest + runner.run(batchable, before=before)

@@ -207,6 +207,18 @@ class Budget:
             self._reserved += projected
             return Reservation(projected)
 
+    def hold(self, amount_usd: float, *, owed: bool = False) -> Reservation | None:
+        """Hold a cost already projected (a batch request's, at the batch rates), or return None if
+        it could pass the cap. owed: a cost the run pays whatever the cap says (a request an earlier
+        command submitted, which the provider bills whether it is read or not), held all the same, so
+        that no call after it is made that the cap cannot hold beside it."""
+        with self._lock:
+            if (not owed and self.cap_usd is not None
+                    and self._spent + self._reserved + amount_usd > self.cap_usd + _EPSILON_USD):
+                return None
+            self._reserved += amount_usd
+            return Reservation(amount_usd)
+
     def settle(self, reservation: Reservation, actual_usd: float | None) -> None:
         """Replace a reservation by what the call really cost (once)."""
         with self._lock:

@@ -336,8 +336,6 @@ def answer_batched(p: Plan, run_id: UUID, answered: set[str], options: Any, *, c
     (--batch-fallback sync) left to `execute`. Returns what was done and the questions left to ask one
     by one. A call the budget cap cannot hold is left out of the batch, unsent, and counted failed."""
     from evalledger.judges import batch as batches
-    from evalledger.judges.pricing import estimate_tokens
-    from evalledger.judges.providers import BUDGET_EXHAUSTED
 
     outcome = Outcome(run_id, False, skipped=len(answered))
     todo = [q for q in p.questions if q["question_id"] not in answered]
@@ -346,24 +344,9 @@ def answer_batched(p: Plan, run_id: UUID, answered: set[str], options: Any, *, c
     outcome.asked = len(requests)
     if not requests:
         return outcome, []
-    held: dict[str, Any] = {}  # a model without a price under a cap: reserve refuses it, nothing sent
-
-    def on_submit(request: JudgeRequest, projected: Any) -> Any:
-        if budget is None:
-            return None
-        reservation = budget.reserve(request.spec, estimate_tokens(request.system) + estimate_tokens(request.user),
-                                     request.max_output_tokens)
-        if reservation is None:
-            outcome.failed[request.key] = (f"{BUDGET_EXHAUSTED}: skipped: projected cost of {p.spec.spec} would "
-                                           "pass the budget cap")
-            return False
-        held[request.key] = reservation
-        return None
 
     def store(call: JudgeCall) -> None:
         qid = call.key
-        if qid in held:
-            budget.settle(held.pop(qid), call.cost_usd)  # type: ignore[union-attr]
         if not call.ok:
             outcome.failed[qid] = f"{call.error_kind}: {call.error_message or ''}".strip(": ")
             return None
@@ -376,8 +359,8 @@ def answer_batched(p: Plan, run_id: UUID, answered: set[str], options: Any, *, c
         return None
 
     runner = batches.BatchRun(batches.Ledger(conn, "brain-eval", str(run_id)), item=lambda r: answer_item(r.key),
-                              on_submit=on_submit, store=store, say=say, options=options, timeout_s=timeout_s,
-                              store_failures=False)
+                              on_submit=lambda request, projected: None, store=store, say=say, options=options,
+                              timeout_s=timeout_s, store_failures=False, budget=budget)
     try:
         left = runner.run(requests)
     except psycopg.Error as exc:

@@ -249,11 +249,11 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
 def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, batching, rubric,
                    say: Callable[[str], None], judge: Callable[[list], None]) -> None:
     """A cycle's live calls through the providers' batch APIs (Panel.batch): the calls that cannot
-    be batched (recorded judges, providers without a batch API) first, one by one; then the batches
-    (the run's submitted ones resumed), each result stored as its verdict; then, with
-    --batch-fallback sync, the requests a batch failed, one by one."""
+    be batched (recorded judges, providers without a batch API) first, one by one, once the run's
+    submitted batches are held against the budget; then the batches (those resumed, and the new ones),
+    each result stored as its verdict; then, with --batch-fallback sync, the requests a batch failed,
+    one by one."""
     batchable = panel.batchable(requests)
-    judge([r for r in requests if r not in batchable])
 
     def on_submit(req, projected_usd) -> None:
         store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd, repeat=req.key[2])
@@ -266,7 +266,8 @@ def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, 
         return f"cycle {cycle} {req.spec.spec}" + (f" repeat {req.key[2]}" if req.key[2] > 1 else "")
 
     left = panel.batch(batchable, conn=conn, suite=SUITE, run_key=str(run_id), item=item,
-                       on_submit=on_submit, on_result=on_result, options=batching, say=say)
+                       on_submit=on_submit, on_result=on_result, options=batching, say=say,
+                       before=lambda: judge([r for r in requests if r not in batchable]))
     judge(left)
 
 

@@ -316,15 +316,17 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             batching = BatchOptions(opts.batch, opts.batch_fallback)
             if batching.batched(gate=opts.gate, providers=[s.provider for s in panel.specs
                                                            if not panel.recorded(s.spec)]):
-                # The judges without a batch API first, one by one; then the batch (resumed when the
-                # run's was submitted earlier); then what a batch failed, with --batch-fallback sync.
+                # The judges without a batch API first, one by one (once the run's submitted batch is
+                # held against the budget); then the batch (resumed when the run's was submitted
+                # earlier); then what a batch failed, with --batch-fallback sync.
                 batchable = panel.batchable(requests)
-                panel.judge([r for r in requests if r not in batchable], label="work-quality", on_result=on_result,
-                            on_start=on_start, say=say)
                 left = panel.batch(batchable, conn=conn, suite="work-quality", run_key=str(snapshot_id),
                                    item=lambda r: r.spec.spec + (f" repeat {r.key[1]}" if r.key[1] > 1 else ""),
                                    on_submit=on_start,
-                                   on_result=lambda call: on_result(call, False), options=batching, say=say)
+                                   on_result=lambda call: on_result(call, False), options=batching, say=say,
+                                   before=lambda: panel.judge([r for r in requests if r not in batchable],
+                                                              label="work-quality", on_result=on_result,
+                                                              on_start=on_start, say=say))
                 requests = left
             elif not created:  # only a run resumed can have a batch of its calls unread
                 refuse_unbatched(conn, "work-quality", str(snapshot_id))
