@@ -12,7 +12,6 @@ ages rows with the database's clock (set_replay_clock) and acts as the runner.""
 from __future__ import annotations
 
 import threading
-import time
 
 import psycopg
 import pytest
@@ -21,6 +20,7 @@ from psycopg import errors
 from tests.builders import BRAIN_PROMPTS, register_prompt
 from tests.db.test_replay_ages_with_retention import age
 from tests.db.test_replay_drift_computed_by_the_database import file_query
+from tests.db.test_one_runner_per_run import wait_until_blocked
 from tests.db.test_retention import AUDITOR, RUNNER
 
 PAST_THE_HOT_TIER = "now() - interval '24 months' - interval '1 day'"
@@ -136,79 +136,59 @@ def test_a_stale_run_closed_in_a_rolled_back_start_stays_open(admin, connect_as)
     assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")
 
 
+def start_waiting(admin, runner) -> tuple[threading.Thread, list]:
+    """runner starts a new run of the request (file c) in a thread, and this returns once that start
+    waits on a lock: (the thread, what the start returned or raised, once the thread is joined)."""
+    pid = runner.execute("SELECT pg_backend_pid()").fetchone()[0]
+    outcome: list = []
+
+    def start_it():
+        try:
+            with runner.transaction():
+                outcome.append(start(runner, file="c"))
+        except psycopg.Error as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=start_it, daemon=True)
+    thread.start()
+    wait_until_blocked(admin, pid)
+    return thread, outcome
+
+
 def test_two_new_runs_racing_close_the_stale_run_once_and_one_of_them_starts(admin, connect_as):
-    """Two runners start a new run of the request at once, the second inside its transaction while
-    the first's admission has closed the stale run and not committed: the second waits for it, and
-    is then refused (the request has its open run). The stale run is closed once, by the first, with
-    one notice and one decision; a rolled-back first leaves the close to the second (next test)."""
-    isolation = "read committed"
+    """Two runners start a new run of the request at once, the second while the first's admission
+    has closed the stale run and not committed: the second waits for it, and is then refused (the
+    request has its open run). The stale run is closed once, by the first, with one notice and one
+    decision; a rolled-back first leaves the close to the second (next test)."""
     first, second = connect_as(RUNNER), connect_as(RUNNER)
     stale = start(first)
     file_query(first, stale, 1)
     age(admin, stale, PAST_THE_HOT_TIER)
     told_second = notices(second)
-    second_pid = second.execute("SELECT pg_backend_pid()").fetchone()[0]
-    outcome: list = []
-
-    def start_second():
-        try:
-            with second.transaction():
-                second.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
-                second.execute("SELECT 1")  # its snapshot, taken before the first commits
-                outcome.append(start(second, file="c"))
-        except psycopg.Error as exc:
-            outcome.append(exc)
-
     with first.transaction():
         told_first = notices(first)
         fresh = start(first, file="b")
-        thread = threading.Thread(target=start_second, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while admin.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
-                            (second_pid,)).fetchone() != ("Lock",):
-            assert thread.is_alive() and time.monotonic() < deadline, f"the second never waited: {outcome}"
-            time.sleep(0.02)
+        thread, outcome = start_waiting(admin, second)
     thread.join(30)
 
     assert len(outcome) == 1 and isinstance(outcome[0], errors.UniqueViolation), outcome
     assert len(told_first) == 1 and told_second == []
     auditor = connect_as(AUDITOR)
     assert run_row(auditor, stale)[:2] == (True, "inconclusive")
-    assert auditor.execute("SELECT count(*) FROM evalledger.replay_run WHERE completed_at IS NULL").fetchone()[0] == 1
-    assert auditor.execute("SELECT replay_run_id FROM evalledger.replay_run WHERE completed_at IS NULL"
-                           ).fetchone()[0] == fresh
+    assert [r[0] for r in auditor.execute("SELECT replay_run_id FROM evalledger.replay_run WHERE completed_at IS NULL")
+            ] == [fresh]
     assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3() WHERE table_name = 'replay_run'"
                          ).fetchone()[0] == 0
 
 
 def test_a_racing_start_whose_rival_rolls_back_closes_the_stale_run_itself(admin, connect_as):
-    isolation = "read committed"
     first, second = connect_as(RUNNER), connect_as(RUNNER)
     stale = start(first)
     age(admin, stale, PAST_THE_HOT_TIER)
     told_second = notices(second)
-    second_pid = second.execute("SELECT pg_backend_pid()").fetchone()[0]
-    outcome: list = []
-
-    def start_second():
-        try:
-            with second.transaction():
-                second.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
-                second.execute("SELECT 1")
-                outcome.append(start(second, file="c"))
-        except psycopg.Error as exc:
-            outcome.append(exc)
-
     with first.transaction():
         start(first, file="b")
-        thread = threading.Thread(target=start_second, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while admin.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
-                            (second_pid,)).fetchone() != ("Lock",):
-            assert thread.is_alive() and time.monotonic() < deadline, f"the second never waited: {outcome}"
-            time.sleep(0.02)
+        thread, outcome = start_waiting(admin, second)
         raise psycopg.Rollback()
     thread.join(30)
 
@@ -306,3 +286,20 @@ def test_a_stale_run_that_recorded_its_whole_plan_is_closed_and_decided_on_its_e
     closed, decision, rationale, summary = run_row(connect_as(AUDITOR), stale)
     assert (closed, decision, "unrecorded" in summary) == (True, "inconclusive", False)
     assert rationale.startswith("Inconclusive: 1 of 1 queries replayed in their captured mode, at least ")
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "Etc/GMT+12", "Pacific/Chatham"])
+def test_the_runners_time_zone_moves_no_run_across_the_hot_tiers_edge(admin, connect_as, zone):
+    """Whether a run is past the hot tier is the database's clock in UTC, not the caller's zone (+14,
+    -12, +12:45): a run a second inside the edge stays the open one whatever the runner's zone, one a
+    second past it is closed."""
+    runner = connect_as(RUNNER)
+    runner.execute(f"SET TimeZone = '{zone}'")
+    stale = start(runner)
+    age(admin, stale, "evalledger.hot_tier_start_v1() + interval '1 second'")
+    with pytest.raises(errors.UniqueViolation, match="replay_run_one_open_idx"):
+        start(runner, file="b")
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (False, None)
+    age(admin, stale, "evalledger.hot_tier_start_v1() - interval '1 second'")
+    start(runner, file="b")
+    assert run_row(connect_as(AUDITOR), stale)[:2] == (True, "inconclusive")

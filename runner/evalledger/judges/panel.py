@@ -351,23 +351,26 @@ class Panel:
               item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest, Decimal], Any],
               on_result: Callable[[JudgeCall], str | None], options: Any,
               say: Callable[[str], None] = lambda line: None, store_failures: bool = True,
-              before: Callable[[], Any] | None = None) -> list[JudgeRequest]:
+              one_by_one: Callable[[list[JudgeRequest]], Any] | None = None) -> list[JudgeRequest]:
         """Make the live requests to providers with a batch API through it (judges/batch.py: the run's
         batches are in the ledger before the runner waits, on conn, and resumed when the same run
-        comes again); return the requests left to `judge` one by one: recorded judges, providers
-        without a batch API, and what a batch failed with --batch-fallback sync (store_failures
-        False: a failure that is retried is not given to on_result, only its retry's outcome).
-        before: the caller's calls that go one by one anyway, made once the run's resumed batches are
-        held against the budget (BatchRun.run), before the batches are waited for."""
+        comes again); return the requests left to `judge` one by one: what a batch failed with
+        --batch-fallback sync (store_failures False: a failure that is retried is not given to
+        on_result, only its retry's outcome), and the requests no batch carries (recorded judges,
+        providers without a batch API) unless one_by_one asks those itself: it is given them once the
+        run's resumed batches are held against the budget (BatchRun.run), before the batches are
+        waited for, so that they are asked only as far as the budget holds beside them."""
         from . import batch
 
         batchable = self.batchable(requests)
         rest = [r for r in requests if r not in batchable]
+        first = (lambda: one_by_one(rest)) if one_by_one is not None else None
+        left = [] if one_by_one is not None else rest
         if not batchable:
-            if before is not None:
-                before()
-            return rest
+            if first is not None:
+                first()
+            return left
         runner = batch.BatchRun(batch.Ledger(conn, suite, run_key), item=item, on_submit=on_submit, store=on_result,
                                 say=say, options=options, timeout_s=self.timeout_s, store_failures=store_failures,
                                 budget=self.budget)
-        return rest + runner.run(batchable, before=before)
+        return left + runner.run(batchable, before=first)

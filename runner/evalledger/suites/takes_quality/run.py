@@ -253,7 +253,6 @@ def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, 
     submitted batches are held against the budget; then the batches (those resumed, and the new ones),
     each result stored as its verdict; then, with --batch-fallback sync, the requests a batch failed,
     one by one."""
-    batchable = panel.batchable(requests)
 
     def on_submit(req, projected_usd) -> None:
         store.record_start(conn, run_id, cycle, req.spec.spec, projected_usd, repeat=req.key[2])
@@ -265,9 +264,8 @@ def _judge_batched(conn, run_id: int, cycle: int, requests: list, panel: Panel, 
     def item(req) -> str:  # a batch's item names the repeat after the first (a run of one repeat reads as before)
         return f"cycle {cycle} {req.spec.spec}" + (f" repeat {req.key[2]}" if req.key[2] > 1 else "")
 
-    left = panel.batch(batchable, conn=conn, suite=SUITE, run_key=str(run_id), item=item,
-                       on_submit=on_submit, on_result=on_result, options=batching, say=say,
-                       before=lambda: judge([r for r in requests if r not in batchable]))
+    left = panel.batch(requests, conn=conn, suite=SUITE, run_key=str(run_id), item=item,
+                       on_submit=on_submit, on_result=on_result, options=batching, say=say, one_by_one=judge)
     judge(left)
 
 

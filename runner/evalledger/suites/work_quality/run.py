@@ -319,15 +319,13 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                 # The judges without a batch API first, one by one (once the run's submitted batch is
                 # held against the budget); then the batch (resumed when the run's was submitted
                 # earlier); then what a batch failed, with --batch-fallback sync.
-                batchable = panel.batchable(requests)
-                left = panel.batch(batchable, conn=conn, suite="work-quality", run_key=str(snapshot_id),
-                                   item=lambda r: r.spec.spec + (f" repeat {r.key[1]}" if r.key[1] > 1 else ""),
-                                   on_submit=on_start,
-                                   on_result=lambda call: on_result(call, False), options=batching, say=say,
-                                   before=lambda: panel.judge([r for r in requests if r not in batchable],
-                                                              label="work-quality", on_result=on_result,
-                                                              on_start=on_start, say=say))
-                requests = left
+                requests = panel.batch(requests, conn=conn, suite="work-quality", run_key=str(snapshot_id),
+                                       item=lambda r: r.spec.spec + (f" repeat {r.key[1]}" if r.key[1] > 1 else ""),
+                                       on_submit=on_start, on_result=lambda call: on_result(call, False),
+                                       options=batching, say=say,
+                                       one_by_one=lambda rest: panel.judge(rest, label="work-quality",
+                                                                           on_result=on_result, on_start=on_start,
+                                                                           say=say))
             elif not created:  # only a run resumed can have a batch of its calls unread
                 refuse_unbatched(conn, "work-quality", str(snapshot_id))
             panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
