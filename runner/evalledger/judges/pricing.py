@@ -197,15 +197,11 @@ class Budget:
         # At the dearer of the input and cache-write rates: a call may write its prompt to the cache.
         written = input_tokens if price is not None and price.cache_write > price.input_per_mtok else 0
         projected = cost_of(spec, input_tokens, output_tokens, cache_write_tokens=written)
-        with self._lock:
-            if projected is None:
-                if self.cap_usd is not None:
-                    raise PricingNotFoundError(f"no price for model {_normalise(spec).spec!r} in pricing.json")
-                projected = 0.0
-            if self.cap_usd is not None and self._spent + self._reserved + projected > self.cap_usd + _EPSILON_USD:
-                return None
-            self._reserved += projected
-            return Reservation(projected)
+        if projected is None:
+            if self.cap_usd is not None:
+                raise PricingNotFoundError(f"no price for model {_normalise(spec).spec!r} in pricing.json")
+            projected = 0.0
+        return self.hold(projected)
 
     def hold(self, amount_usd: float, *, owed: bool = False) -> Reservation | None:
         """Hold a cost already projected (a batch request's, at the batch rates), or return None if
