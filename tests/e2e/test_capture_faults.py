@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -81,6 +82,16 @@ def test_the_spool_says_once_when_it_refuses_and_once_when_it_takes_rows_again(t
     for i in range(40):
         writer.write([dict(ROW, query=f"{i} " + "y" * 4000)])
     assert writer.stats.dropped > 0 and writer.stats.spooled > 0
+    assert len(lines_of(caplog, REFUSES)) == 1 and lines_of(caplog, KEPT_AGAIN) == []
+    # One page more: a small row fits, the large ones still do not. The same outage, not a new one.
+    disk = os.statvfs(home)
+    subprocess.run(["mount", "-o", f"remount,size={(disk.f_blocks - disk.f_bfree + 1) * disk.f_frsize}",
+                    str(home)], check=True)
+    spooled = writer.stats.spooled
+    writer.write([dict(ROW, query="small")])
+    assert writer.stats.spooled == spooled + 1
+    writer.write([dict(ROW, query="large " + "y" * 4000)])
+    assert writer.stats.spooled == spooled + 1
     assert len(lines_of(caplog, REFUSES)) == 1 and lines_of(caplog, KEPT_AGAIN) == []
     subprocess.run(["mount", "-o", "remount,size=1m", str(home)], check=True)
     for i in range(5):

@@ -44,10 +44,10 @@ class Spool:
         """Append records (each a JSON object) durably, all or none; return how many.
 
         OSError when the disk refuses; the spool is then as it was before the call."""
-        lines = [json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records]
+        lines = encoded(records)
         if not lines:
             return 0
-        data = "".join(lines).encode("utf-8")
+        data = b"".join(lines)
         with self._lock:
             fd = self._open(os.O_RDWR | os.O_APPEND)
             try:
@@ -73,6 +73,14 @@ class Spool:
             finally:
                 os.close(fd)
         return len(lines)
+
+    def room(self) -> int | None:
+        """Bytes the spool's filesystem would take now, or None where it cannot say."""
+        try:
+            stats = os.statvfs(self.path.parent)
+        except OSError:
+            return None
+        return stats.f_bavail * stats.f_frsize
 
     def pending(self) -> int:
         """How many lines wait in the spool."""
@@ -152,6 +160,11 @@ def has_content(path: Path) -> bool:
         return path.stat().st_size > 0
     except OSError:
         return False
+
+
+def encoded(records: Iterable[dict]) -> list[bytes]:
+    """The spool's lines for records, as appended."""
+    return [(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8") for r in records]
 
 
 def refusal(exc: OSError) -> str:

@@ -19,6 +19,7 @@ Per batch it
 from __future__ import annotations
 
 import collections
+import errno
 import logging
 import os
 import threading
@@ -37,7 +38,7 @@ from .failures import REASONS, DatabaseDown, Failure, ScrubberFailed, classify, 
 from .rows import COLUMNS, RowError, batch_json, json_row, normalize, row_from_json
 from .scrub import scrub_pii
 from .settings import spool_path
-from .spool import Spool, has_content, refusal
+from .spool import Spool, encoded, has_content, refusal
 
 log = logging.getLogger("evalledger.capture")
 QUERIES = Queries(__package__)
@@ -146,6 +147,7 @@ class CaptureWriter:
         self._queue_overflow = 0  # rows the full queue turned away, not yet recorded as a failure
         self._spool_refusal: str | None = None  # why the spool refuses, while it does
         self._dropped_in_outage = 0
+        self._refused_bytes = 0  # the largest write a full spool refused in this outage
         self._dropped_unrecorded = 0  # dropped by a refusing spool, not yet recorded in the ledger
         self.last_spool_refusal = ""  # why the spool last refused rows (a line of refusal())
         self._dropped_count_ready = False
@@ -465,7 +467,7 @@ class CaptureWriter:
         try:
             self.spool.append(records)
         except OSError as exc:
-            self._spool_refused(exc, len(rows), len(failures))
+            self._spool_refused(exc, len(rows), len(failures), sum(map(len, encoded(records))))
             return
         self.stats.spooled += len(rows)
         if not self._dropped_count_ready:
@@ -474,10 +476,20 @@ class CaptureWriter:
                 self._dropped_count_ready = True
             except OSError:
                 pass
-        if self._spool_refusal is not None and records:
+        if self._spool_refusal is not None and records and self._spool_has_room_again():
             self._kept_again("the spool takes them")
 
-    def _spool_refused(self, exc: OSError, rows: int, failures: int) -> None:
+    def _spool_has_room_again(self) -> bool:
+        """Whether a spool that refused for want of space would now take the largest write it refused.
+
+        A nearly full disk takes a small batch between refusals of larger ones: that is still the
+        same outage, not an end and a new start to log each time."""
+        if not self._refused_bytes:
+            return True
+        room = self.spool.room()
+        return room is None or room >= self._refused_bytes
+
+    def _spool_refused(self, exc: OSError, rows: int, failures: int, size: int) -> None:
         """The spool's disk refused rows that the database could not take: they are dropped."""
         self.stats.dropped += rows
         self.stats.undeliverable_failures += failures
@@ -486,11 +498,14 @@ class CaptureWriter:
         if self._spool_refusal is None:
             self._spool_refusal = refusal(exc)
             self._dropped_in_outage = 0
+            self._refused_bytes = 0
             # Once per outage: a full disk under a busy application would log every row.
             log.error("evalledger capture: the spool %s refuses writes (%s): captured rows the database cannot take "
                       "are dropped until it takes them again; `evalledger doctor` counts them",
                       self.spool.path, self._spool_refusal)
         self._dropped_in_outage += rows
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            self._refused_bytes = max(self._refused_bytes, size)
         if rows:
             try:
                 self.spool.dropped.add(rows, self._spool_refusal)
