@@ -723,6 +723,7 @@ def test_a_brain_answer_the_budget_cannot_hold_is_left_out_of_the_batch(standin,
            "the budget cap" in done.out, done.out
     assert standin.batch_creates == [] and standin.requests_for(BRAIN_MODEL) == []
     assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 0  # no batch with nothing to send
 
 
 # --- a resumed batch is charged to the budget before anything more is asked ------------------------
@@ -754,6 +755,8 @@ def test_a_resumed_batch_is_charged_to_the_budget_before_anything_more_is_asked(
     assert result.code in (0, 1, 2), result.err
     assert len(standin.batch_creates) == 3  # the three resumed, nothing submitted since
     assert [r for r in standin.requests if r.headers and r.model] == []  # and nothing asked one by one
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 3  # no retry batch with nothing to send
+    assert "retrying" not in result.out + result.err
     read = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started "
                         "AND error_kind IS NULL")
     assert read + retry > cap  # what the resumed batch cost is what left no room for the retry
@@ -793,6 +796,7 @@ def test_a_batched_run_submits_nothing_its_budget_cannot_hold(env, corpus, stand
         "content, and running the same eval again retries them")
     assert receipt["calls"] == {"sync": 0, "batch": 0, "cached_input_tokens": 0}
     assert count(admin, "SELECT count(*) FROM judge_batch_request") == 0
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 0  # no batch with nothing to send
 
 
 @pytest.mark.processes

@@ -139,17 +139,19 @@ class Ledger:
         return self._rows("batch_requests", {"batch_id": batch_id})
 
     def new_batch(self, provider: str, attempt: int, requests: Sequence[JudgeRequest],
-                  item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest], Any]) -> tuple[int, dict]:
+                  item: Callable[[JudgeRequest], str], on_submit: Callable[[JudgeRequest], Any]) -> tuple[int | None, dict]:
         """Write a batch and its requests in one transaction, each request with what on_submit writes
         for it (False from it: the request is left out, and not sent); return the batch's id and its
-        requests by custom_id."""
+        requests by custom_id. A batch whose every request is left out is not written (its id is None):
+        it would stand in the ledger as a batch with nothing to send."""
         with self.conn.transaction():
+            numbered = [(n, req) for n, req in enumerate(requests, 1) if on_submit(req) is not False]
+            if not numbered:
+                return None, {}
             batch_id = self._rows("insert_batch", {"suite": self.suite, "run_key": self.run_key,
                                                    "provider": provider, "attempt": attempt})[0]["batch_id"]
             kept = {}
-            for n, req in enumerate(requests, 1):
-                if on_submit(req) is False:
-                    continue
+            for n, req in numbered:
                 custom_id = f"b{batch_id}-{n}"
                 self.conn.execute(QUERIES["insert_request"], {"batch_id": batch_id, "custom_id": custom_id,
                                                               "item": item(req), "model": req.spec.spec})
@@ -463,7 +465,7 @@ def request_line(custom_id: str, req: JudgeRequest) -> dict:
 
 @dataclass
 class _Open:
-    batch_id: int
+    batch_id: int | None  # None: every request left out, no batch written
     provider: str
     attempt: int
     provider_batch_id: str | None
@@ -552,6 +554,8 @@ class BatchRun:
                 retry, self.failed = self.failed, []
                 for provider, group in _groups(retry):
                     batch = self._write(provider, 2, group)
+                    if not batch.requests:  # the budget held none of them
+                        continue
                     self.say(f"batch {batch.batch_id}: retrying {len(batch.requests)} request(s) a batch failed or "
                              "let expire")
                     await self._finish([batch])
