@@ -98,12 +98,24 @@ class BatchOptions:
         """Whether the run's calls go as batches: --batch on always; --batch auto when the run does
         not gate (a CI gate wants its answer now) and no deadline of its own is shorter than the
         providers' window."""
+        return not self.unbatched_because(gate=gate, deadline_s=deadline_s, providers=providers)
+
+    def unbatched_because(self, *, gate: bool = False, deadline_s: float | None = None,
+                          providers: Sequence[str] = ()) -> str:
+        """Why the run's calls go one by one, in a few words; empty when they go as batches."""
         if self.mode == "on":
-            return True
-        if self.mode == "off" or gate:
-            return False
+            return ""
+        if self.mode == "off":
+            return "--batch off"
+        if gate:
+            return "a gate wants its answer now"
         windows = [WINDOW_S[p] for p in providers if p in WINDOW_S]
-        return bool(windows) and (deadline_s is None or deadline_s >= max(windows))
+        if not windows:
+            return "no model the run asks has a batch API"
+        if deadline_s is not None and deadline_s < max(windows):
+            return (f"its rubric abandons it in {deadline_s / 3600:.1f} h, before a batch's "
+                    f"{max(windows) // 3600} h window ends")
+        return ""
 
 
 @dataclass
@@ -179,15 +191,17 @@ class Ledger:
                                                      "error": None if error is None else error[:1000]})
 
 
-def refuse_unbatched(conn: Any, suite: str, run_key: str) -> None:
-    """Stop a run resumed without batching while calls of it wait in a batch whose results are not read:
-    the provider bills that batch whether it is read or not, so asking the same calls again one by one
-    would pay for them twice."""
+def refuse_unbatched(conn: Any, suite: str, run_key: str, options: BatchOptions, because: str) -> None:
+    """Stop a run resumed without batching (because: why not, BatchOptions.unbatched_because) while
+    calls of it wait in a batch whose results are not read: the provider bills that batch whether it
+    is read or not, so asking the same calls again one by one would pay for them twice."""
     waiting = Ledger(conn, suite, run_key).open_batches()
     if waiting:
         ids = ", ".join(str(b["batch_id"]) for b in waiting)
+        auto = f"; --batch auto does not batch it now: {because}" if options.mode == "auto" else ""
         raise EvalledgerError(f"run {run_key} has calls in batch {ids} whose results are not read yet: run the same "
-                              f"command with --batch to read them (asked again one by one they would be paid twice)")
+                              f"command with --batch to read them (asked again one by one they would be paid "
+                              f"twice{auto})")
 
 
 # --- OpenAI's Batch API ------------------------------------------------------------------------

@@ -203,10 +203,11 @@ def _judge(conn, run_id, opts: RunOptions, panel: Panel, rubric, system: str, us
     batching = BatchOptions(opts.batch, opts.batch_fallback)
     # --batch auto: not when the run would be abandoned (its rubric's deadline) before a batch's window ends.
     left_s = store.run_time_left(conn, run_id) if opts.batch == "auto" else None
-    batched = batching.batched(deadline_s=left_s,
-                               providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
+    because = batching.unbatched_because(deadline_s=left_s,
+                                         providers=[s.provider for s in panel.specs if not panel.recorded(s.spec)])
+    batched = not because
     if resumed and not batched:  # only a run resumed can have a batch of its calls unread
-        refuse_unbatched(conn, SUITE, str(run_id))
+        refuse_unbatched(conn, SUITE, str(run_id), batching, because)
     for cycle in range(1, opts.cycles + 1):
         todo = store.calls_to_make(conn, run_id, cycle, panel.models, opts.repeats)
         # Every repeat of every judge goes out at once: the panel's concurrency runs them together.

@@ -314,8 +314,9 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
             from evalledger.judges.batch import BatchOptions, refuse_unbatched
 
             batching = BatchOptions(opts.batch, opts.batch_fallback)
-            if batching.batched(gate=opts.gate, providers=[s.provider for s in panel.specs
-                                                           if not panel.recorded(s.spec)]):
+            because = batching.unbatched_because(gate=opts.gate, providers=[s.provider for s in panel.specs
+                                                                            if not panel.recorded(s.spec)])
+            if not because:
                 # The judges without a batch API first, one by one (once the run's submitted batch is
                 # held against the budget); then the batch (resumed when the run's was submitted
                 # earlier); then what a batch failed, with --batch-fallback sync.
@@ -327,7 +328,7 @@ def run(opts: RunOptions, *, say: Callable[[str], None], stdin: TextIO | None = 
                                                                            on_result=on_result, on_start=on_start,
                                                                            say=say))
             elif not created:  # only a run resumed can have a batch of its calls unread
-                refuse_unbatched(conn, "work-quality", str(snapshot_id))
+                refuse_unbatched(conn, "work-quality", str(snapshot_id), batching, because)
             panel.judge(requests, label="work-quality", on_result=on_result, on_start=on_start, say=say)
 
             rows = store.verdicts(conn, snapshot_id)

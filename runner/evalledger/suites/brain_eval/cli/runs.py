@@ -275,10 +275,11 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
 
                 batching = BatchOptions(batch, batch_fallback)
                 live_brain = [planned.spec.provider] if planned.mode == "live" else []
-                batched = batching.batched(providers=live_brain + [s.provider for s in panel.specs
-                                                                   if not panel.recorded(s.spec)])
+                because = batching.unbatched_because(providers=live_brain + [s.provider for s in panel.specs
+                                                                             if not panel.recorded(s.spec)])
+                batched = not because
                 if resumed and not batched:  # only a run resumed can have a batch of its calls unread
-                    refuse_unbatched(conn, "brain-eval", str(run_id))
+                    refuse_unbatched(conn, "brain-eval", str(run_id), batching, because)
                 say = (lambda _line: None) if as_json else click.echo
                 first, only = None, None
                 if batched and live_brain and harness.answers_batchable(planned):
