@@ -67,6 +67,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/prompt_drift_rows_v1.sql
 \ir takes_quality/takes_quality_cycle_v1.sql
 \ir takes_quality/takes_quality_cycle_v2.sql
+\ir takes_quality/takes_quality_receipt_built_v3.sql
 \ir takes_quality/takes_quality_receipt_v3.sql
 \ir takes_quality/takes_quality_complete_v1.sql
 \ir capture/capture_purging_v1.sql
@@ -340,6 +341,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/eval_run_closure.sql
 \ir core/eval_run_close_v1.sql
 \ir core/eval_run_cancel_v1.sql
+\ir takes_quality/takes_quality_receipt_built_v4.sql
 \ir takes_quality/takes_quality_receipt_v4.sql
 \ir takes_quality/takes_quality_run_state_rows_v1.sql
 \ir takes_quality/takes_quality_run_state_v1.sql

@@ -272,6 +272,8 @@ MADE_BY = {
                                   "'evalledger.gate_decide_v2(text, text, numeric, jsonb, jsonb, bigint, bigint)'::regprocedure",
     "0160.replay-identity-and-float-digits": "SELECT xmin::text FROM pg_class "
                                              "WHERE oid = 'evalledger.replay_run_identity_key'::regclass",
+    "0161.guards-without-trigger-depth": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                         "'evalledger.takes_quality_receipt_built_v3(bigint)'::regprocedure",
 }
 
 

@@ -10,7 +10,8 @@
 -- it can neither read nor resume it, and the one open run per request would refuse every new one)
 -- is closed first (replay_run_decide_v1; replay_decision_v1 decides it inconclusive and says why when
 -- it recorded less than it planned), under READ COMMITTED as every decision is, and the caller told
--- so in a notice; a caller who reads it resumes it instead. A run closed unfinished no longer holds
+-- so in a notice that names the run (for an auditor to read) and nothing the caller may not read of
+-- it (its start, its decision); a caller who reads it resumes it instead. A run closed unfinished no longer holds
 -- its window's identity (replay_run_identity_key), so the same file or window can be replayed anew.
 CREATE FUNCTION evalledger.replay_run_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -72,13 +73,11 @@ BEGIN
         UPDATE evalledger.replay_run r SET completed_at = now()
          WHERE r.request_sha8 = NEW.request_sha8 AND r.completed_at IS NULL
            AND NOT evalledger.caller_reads_v1(r.created_at, NULL)
-        RETURNING r.replay_run_id, r.created_at, r.decision, r.summary ? 'unrecorded' AS unfinished
+        RETURNING r.replay_run_id
     LOOP
-        RAISE NOTICE 'evalledger: replay run % of this request, started %, was left open past the hot tier, where '
-                     'no runner can resume it: %', stale.replay_run_id,
-                     to_char(stale.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'),
-                     CASE WHEN stale.unfinished THEN 'closed unfinished and decided inconclusive'
-                          ELSE format('closed, every row it planned recorded, and decided %s', stale.decision) END;
+        RAISE NOTICE 'evalledger: replay run % of this request was left open past the hot tier, where no runner can '
+                     'resume it: the database closed it and decided it on what it recorded (an auditor reads the '
+                     'decision)', stale.replay_run_id;
     END LOOP;
     NEW.started_at := now();
     NEW.created_at := now();

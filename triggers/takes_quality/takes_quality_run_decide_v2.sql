@@ -4,7 +4,8 @@
 -- run whose calls failed outside the judges' content (a provider error, a call the budget did not
 -- allow, a call started with no reply) is not a final verdict, so it stays open and the same eval
 -- run again retries exactly those calls. The database then writes what it decided: cycles_run,
--- verdict, overall_score, cost_usd and the whole receipt (takes_quality_receipt_v4). A run past its
+-- verdict, overall_score, cost_usd and the whole receipt (takes_quality_receipt_built_v4: the
+-- receipt takes_quality_receipt_v4 gives, whatever the run's age). A run past its
 -- rubric's deadline (brain_eval_run_deadline_v1, open_run_days from its created_at) is closed as
 -- abandoned instead (its closure recorded here), and a closed run (eval_run_closure: abandoned or
 -- cancelled) is decided fail, "Abandoned: ...", whole or not (issue 37, item 2).
@@ -52,7 +53,7 @@ BEGIN
                       HINT = 'running the same eval again retries exactly those calls';
         END IF;
     END IF;
-    receipt := evalledger.takes_quality_receipt_v4(NEW.id);
+    receipt := evalledger.takes_quality_receipt_built_v4(NEW.id);
     NEW.cycles_run := (receipt ->> 'cycles_run')::int;
     NEW.verdict := receipt ->> 'verdict';
     NEW.overall_score := (receipt ->> 'overall_score')::numeric;

@@ -5,7 +5,11 @@
 -- out_of_scale, off_contract) and the judge is skipped with a note at completion. The judge's
 -- family is its provider, and a judge of the assessed run's family is flagged. The relative
 -- judgement (better/same/worse per dimension) is kept only when there is a previous snapshot.
--- Rows of an imported snapshot come from its own file (inserted by work_quality_import_verdicts_v1).
+-- Rows of an imported snapshot come from its own file (inserted by work_quality_import_verdicts_v1):
+-- only in the transaction that recorded the snapshot (its created_at is that transaction's now()),
+-- and only as one of the file's own verdict entries, under that entry's model. Not by trigger depth:
+-- any login reaches a depth of 2 through a trigger of its own on a temporary table, and so could
+-- add a verdict the file never held to any imported snapshot, long after its import.
 -- The snapshot is locked FOR SHARE, so a completion (work_quality_snapshot_decide_v3) waits for this
 -- verdict or this verdict for it; one that does not exist, is complete, or is one the runner may
 -- not read (caller_reads_v1: a cold one) is refused in one way.
@@ -20,7 +24,10 @@ DECLARE
 BEGIN
     SELECT * INTO snap FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id FOR SHARE;
     IF snap.snapshot_id IS NULL
-       OR (snap.origin = 'import' AND pg_trigger_depth() < 2)
+       OR (snap.origin = 'import' AND (snap.created_at <> now() OR NOT EXISTS (
+              SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(snap.snapshot_json #> '{aggregate,verdicts}') = 'array'
+                                                      THEN snap.snapshot_json #> '{aggregate,verdicts}' END) v
+               WHERE v = NEW.response_json AND v ->> 'model' = NEW.model)))
        OR (snap.origin = 'run' AND (snap.completed_at IS NOT NULL OR NOT evalledger.caller_reads_v1(snap.created_at, NULL))) THEN
         RAISE EXCEPTION 'evalledger: no open work-quality run % takes verdicts', NEW.snapshot_id
             USING ERRCODE = 'insufficient_privilege', COLUMN = 'snapshot_id',
