@@ -17,6 +17,10 @@
 -- A new replay run that closes the run of its request left open past the hot tier told its caller,
 -- who may not read that run, when it started and what it was decided; the notice now names the run
 -- (for an auditor to read) and nothing more (replay_run_admit_v1).
+-- A lock anyone can take: two registrations of one prompt's spellings waited on an advisory key
+-- derived from the prompt, which any login that knew the prompt could hold, stalling the owner's
+-- registration; they wait on the brains' target rows instead, which no login may lock
+-- (brain_version_admit_v2).
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -446,4 +450,41 @@ BEGIN
 END;
 $$;
 
-
+-- brain_version_admit_v2: registrations wait on the brains' target rows, which no login can lock, not
+-- on an advisory key any login that knows the prompt could hold.
+CREATE OR REPLACE FUNCTION evalledger.brain_version_admit_v2() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    normal varchar;
+    other varchar;
+BEGIN
+    PERFORM evalledger.refuse_supplied_v1('brain_version', jsonb_build_object(
+        'version', NEW.version, 'system_prompt_hash', NEW.system_prompt_hash));
+    PERFORM evalledger.require_read_committed_v2('a brain version''s registration (one prompt per spelling)');
+    PERFORM 1 FROM evalledger.target t WHERE t.kind = 'brain' ORDER BY t.target_id FOR UPDATE;
+    IF NOT EXISTS (SELECT 1 FROM evalledger.target t WHERE t.target_id = NEW.target_id AND t.kind = 'brain') THEN
+        RAISE EXCEPTION 'evalledger: % is not a registered brain', NEW.target_id
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'target_id',
+                  CONSTRAINT = 'brain_version_target_fkey';
+    END IF;
+    NEW.version := coalesce((SELECT max(v.version) FROM evalledger.brain_version v
+                              WHERE v.target_id = NEW.target_id), 0) + 1;
+    NEW.system_prompt_hash := encode(sha256(convert_to(NEW.system_prompt, 'UTF8')), 'hex');
+    normal := evalledger.prompt_normal_hash_v1(NEW.system_prompt);
+    SELECT v.target_id INTO other FROM evalledger.brain_version v
+     WHERE evalledger.prompt_normal_hash_v1(v.system_prompt) = normal
+       AND v.target_id <> NEW.target_id AND v.system_prompt_hash <> NEW.system_prompt_hash
+     ORDER BY v.target_id LIMIT 1;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'evalledger: %''s system prompt is %''s spelt differently (the same once normalised)',
+                NEW.target_id, other
+            USING ERRCODE = 'check_violation', COLUMN = 'system_prompt',
+                  CONSTRAINT = 'brain_version_one_spelling_per_prompt',
+                  HINT = format('register %s''s exact text to share the prompt, or a prompt of its own', other);
+    END IF;
+    NEW.levers := ARRAY(SELECT DISTINCT l FROM unnest(NEW.levers) AS l ORDER BY l);
+    PERFORM evalledger.brain_prompt_claim_v1(NEW.target_id, NEW.system_prompt_hash, 'version');
+    NEW.created_at := now();
+    RETURN NEW;
+END;
+$$;

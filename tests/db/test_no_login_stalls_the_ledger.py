@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from psycopg import errors
 
+from evalledger.suites.brain_eval import brains
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
 from tests.conftest import REVIEWER_ROLE
 from tests.db.insider_logins import (  # noqa: F401 (fixture)
@@ -109,6 +110,22 @@ def test_no_role_locks_the_rows_of_a_run(admin, logins, role):
     application role holds UPDATE on a run table."""
     assert locks_taken(logins(role, autocommit=False), {
         (table, lock): f"SELECT 1 FROM evalledger.{table} {lock}" for table in RUN_TABLES for lock in ROW_LOCKS}) == []
+
+
+def test_no_login_stalls_a_prompts_registration_by_a_key_derived_from_it(admin, logins):
+    """Two registrations of one prompt's spellings once waited on an advisory key derived from the
+    prompt, which any login that knew the prompt could hold: they wait on the brains' target rows
+    now, which no role may lock (brain_version_admit_v2, migration 0161)."""
+    prompt = "You are AGT-902, the action brain.\n"
+    normal = admin.execute("SELECT evalledger.prompt_normal_hash_v1(%s)", (prompt,)).fetchone()[0]
+    agent = logins("agent")  # a role with no grants at all
+    agent.execute("SELECT pg_advisory_lock(hashtext('evalledger.prompt_normal'), hashtext(%s))", (normal,))
+    owner = logins("owner")
+    owner.execute("SET statement_timeout = '5s'")
+    brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", prompt)
+    assert admin.execute("SELECT array_agg(target_id) FROM evalledger.brain_version").fetchone()[0] == ["AGT-902"]
+    assert locks_taken(logins("owner", autocommit=False), {
+        ("target", lock): f"SELECT 1 FROM evalledger.target {lock}" for lock in ROW_LOCKS}) == []
 
 
 COMPLETE = "SELECT evalledger.brain_eval_complete_v1(%s, NULL)"
