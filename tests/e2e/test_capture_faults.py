@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -101,6 +102,81 @@ def test_the_spool_says_once_when_it_refuses_and_once_when_it_takes_rows_again(t
     assert len(lines_of(caplog, REFUSES)) == 1
     assert writer.flush(1) is False  # the rows lost before still count: True never hides them
     writer.close(0)
+
+
+def test_an_outage_that_refused_a_write_larger_than_the_disk_ends_once_the_disk_is_no_longer_nearly_full(
+        tmp_path, mounted, caplog):
+    """A write larger than the whole filesystem is never taken: its outage ends when the spool takes
+    rows on a disk at least half free, and a later outage is said again."""
+    home = mounted(tmp_path / "home", "size=64k")
+    caplog.set_level(logging.INFO, logger="evalledger.capture")
+    writer = CaptureWriter(unreachable(tmp_path), home=home, background=False)
+    writer.write([dict(ROW, query=f"{i} " + "y" * 4000) for i in range(20)])  # about 80 KB at once
+    assert writer.stats.dropped == 20 and writer.stats.spooled == 0
+    assert len(lines_of(caplog, REFUSES)) == 1
+    writer.write([dict(ROW, query="small")])
+    assert writer.stats.spooled == 1
+    [again] = lines_of(caplog, KEPT_AGAIN)
+    assert "(the spool takes them); 20 were dropped while the spool" in again
+    for i in range(40):  # the disk fills: a second outage, said once
+        writer.write([dict(ROW, query=f"again {i:02} " + "y" * 4000)])
+    assert writer.stats.dropped > 20
+    assert len(lines_of(caplog, REFUSES)) == 2 and len(lines_of(caplog, KEPT_AGAIN)) == 1
+    writer.close(0)
+
+
+@pytest.fixture
+def ext4(tmp_path):
+    """A 4 MB ext4 filesystem whose half is reserved for root, loop-mounted; unmounted after the test."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting an ext4 image needs root (CI runs as root)")
+    if shutil.which("mkfs.ext4") is None:
+        pytest.skip("mkfs.ext4 is not installed (e2fsprogs)")
+    image, home = tmp_path / "ext4.img", tmp_path / "home"
+    home.mkdir()
+    with open(image, "wb") as out:
+        out.truncate(4 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "50", str(image)], check=True, capture_output=True)
+    mount = subprocess.run(["mount", "-o", "loop", str(image), str(home)], capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot loop-mount an ext4 image here: {mount.stderr.strip()}")
+    try:
+        yield home
+    finally:
+        if subprocess.run(["umount", str(home)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(home)], check=False)
+
+
+def test_a_root_writer_ends_its_outage_in_the_blocks_reserved_for_root(tmp_path, ext4, caplog):
+    """Root writes into the blocks ext4 reserves for it, where f_bavail still says 0 bytes free: a
+    writer running as root that takes rows again there ends its outage, and says so once."""
+    caplog.set_level(logging.INFO, logger="evalledger.capture")
+    writer = CaptureWriter(unreachable(tmp_path), home=ext4, background=False)
+    try:
+        writer.write([dict(ROW, query="first")])  # the spool and the count beside it exist
+        filler = ext4 / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:  # root fills every block, the reserved ones too
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        os.sync()
+        writer.write([dict(ROW, query=f"{i} " + "y" * 4000) for i in range(2)])
+        assert writer.stats.dropped == 2 and len(lines_of(caplog, REFUSES)) == 1
+        os.truncate(filler, os.path.getsize(filler) - (256 << 10))
+        disk = os.statvfs(ext4)
+        assert disk.f_bavail == 0 < disk.f_bfree, "the room freed is all in the blocks reserved for root"
+        spooled = writer.stats.spooled
+        for i in range(5):
+            writer.write([dict(ROW, query=f"later {i} " + "y" * 4000)])
+        assert writer.stats.spooled == spooled + 5
+        [again] = lines_of(caplog, KEPT_AGAIN)
+        assert "(the spool takes them); 2 were dropped while the spool" in again
+    finally:
+        writer.close(0)
 
 
 def test_a_read_only_home_drops_rows_and_the_ledger_hears_of_it_when_it_answers(dsn, admin, tmp_path, mounted,

@@ -241,3 +241,36 @@ def test_a_queued_capture_leaves_nothing_for_the_garbage_collector_to_scan(tmp_p
     assert len(queued) == 1 and not gc.is_tracked(queued[0])
     row = normalize(dict(zip(COLUMNS, queued[0])))  # as the writer reads a queued row
     assert (row["retrieved_slugs"], row["retrieved_chunk_ids"], row["source_ids"]) == (["doc/a", "doc/b"], [7, 8], ["s"])
+
+
+def test_a_quota_outage_ends_only_when_a_write_as_large_as_the_largest_refused_is_taken(tmp_path, monkeypatch,
+                                                                                       caplog):
+    """A quota (EDQUOT) does not show in statvfs: a home on a half-empty disk says nothing of it, so
+    small rows taken under the quota do not end the outage; a write as large as the one refused does."""
+    import errno
+    import logging
+    import os
+
+    writer = CaptureWriter(f"postgresql://nobody@/nodb?host={tmp_path}", home=tmp_path, background=False)
+    caplog.set_level(logging.INFO, logger="evalledger.capture")
+    quota = [1000]  # bytes the quota lets one append take
+    taken = writer.spool.append_lines
+
+    def append_lines(lines):
+        if sum(map(len, lines)) > quota[0]:
+            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+        return taken(lines)
+
+    monkeypatch.setattr(writer.spool, "append_lines", append_lines)
+    writer.write([dict(ROW, query="first")])  # the db_down failure and this row: taken
+    writer.write([dict(ROW, query="y" * 2000)])
+    assert writer.stats.dropped == 1
+    for i in range(3):
+        writer.write([dict(ROW, query=f"small {i}")])
+    assert writer.stats.spooled == 4
+    assert [r.getMessage() for r in caplog.records if "kept again" in r.getMessage()] == []
+    quota[0] = 1 << 20
+    writer.write([dict(ROW, query="z" * 2000)])
+    [again] = [r.getMessage() for r in caplog.records if "kept again" in r.getMessage()]
+    assert "(the spool takes them); 1 were dropped while the spool" in again
+    writer.close(0)

@@ -17,6 +17,14 @@ from pathlib import Path
 log = logging.getLogger("evalledger.capture")
 
 
+@dataclass(frozen=True)
+class Room:
+    """Bytes free on a filesystem (for the process that asked) and bytes it holds in all."""
+
+    free: int
+    size: int
+
+
 class Spool:
     """Append-only JSON lines on local disk for what the database could not take yet.
 
@@ -44,7 +52,10 @@ class Spool:
         """Append records (each a JSON object) durably, all or none; return how many.
 
         OSError when the disk refuses; the spool is then as it was before the call."""
-        lines = encoded(records)
+        return self.append_lines(encoded(records))
+
+    def append_lines(self, lines: list[bytes]) -> int:
+        """append() for records already encoded(), a line each."""
         if not lines:
             return 0
         data = b"".join(lines)
@@ -74,13 +85,16 @@ class Spool:
                 os.close(fd)
         return len(lines)
 
-    def room(self) -> int | None:
-        """Bytes the spool's filesystem would take now, or None where it cannot say."""
+    def room(self) -> Room | None:
+        """What the spool's filesystem would take now from this process, and its size; None where
+        it cannot say. Root may write into the blocks a filesystem reserves for it (ext4's 5%):
+        for root they count as free. A quota (EDQUOT) is not seen here."""
         try:
             stats = os.statvfs(self.path.parent)
         except OSError:
             return None
-        return stats.f_bavail * stats.f_frsize
+        free = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail
+        return Room(free * stats.f_frsize, stats.f_blocks * stats.f_frsize)
 
     def pending(self) -> int:
         """How many lines wait in the spool."""

@@ -148,6 +148,7 @@ class CaptureWriter:
         self._spool_refusal: str | None = None  # why the spool refuses, while it does
         self._dropped_in_outage = 0
         self._refused_bytes = 0  # the largest write a full spool refused in this outage
+        self._refused_by_quota = False  # some refusal of this outage was a quota's (EDQUOT)
         self._dropped_unrecorded = 0  # dropped by a refusing spool, not yet recorded in the ledger
         self.last_spool_refusal = ""  # why the spool last refused rows (a line of refusal())
         self._dropped_count_ready = False
@@ -464,10 +465,12 @@ class CaptureWriter:
     def _spool(self, rows: list[dict], failures: list[Failure]) -> None:
         records = [{"kind": "candidate", "row": json_row(r)} for r in rows]
         records += [{"kind": "failure", "failure": asdict(f)} for f in failures]
+        lines = encoded(records)
+        size = sum(map(len, lines))
         try:
-            self.spool.append(records)
+            self.spool.append_lines(lines)
         except OSError as exc:
-            self._spool_refused(exc, len(rows), len(failures), sum(map(len, encoded(records))))
+            self._spool_refused(exc, len(rows), len(failures), size)
             return
         self.stats.spooled += len(rows)
         if not self._dropped_count_ready:
@@ -476,18 +479,24 @@ class CaptureWriter:
                 self._dropped_count_ready = True
             except OSError:
                 pass
-        if self._spool_refusal is not None and records and self._spool_has_room_again():
+        if self._spool_refusal is not None and records and self._outage_ends_with(size):
             self._kept_again("the spool takes them")
 
-    def _spool_has_room_again(self) -> bool:
-        """Whether a spool that refused for want of space would now take the largest write it refused.
+    def _outage_ends_with(self, appended: int) -> bool:
+        """Whether the spool, which just took a write of `appended` bytes, is out of its outage.
 
-        A nearly full disk takes a small batch between refusals of larger ones: that is still the
-        same outage, not an end and a new start to log each time."""
-        if not self._refused_bytes:
+        An outage for want of space (ENOSPC, EDQUOT) ends when the write taken is at least as large
+        as the largest one refused, or the filesystem has room for that one, or is at least half
+        free: a nearly full disk that takes a small batch between refusals of larger ones is still
+        the same outage, not an end and a new start to log each time. Where the room is not seen
+        (a quota: statvfs does not show it), only the first holds. Any other refusal (read-only,
+        EIO, ...) ends at the first write taken.
+        """
+        largest = self._refused_bytes
+        if appended >= largest:
             return True
-        room = self.spool.room()
-        return room is None or room >= self._refused_bytes
+        room = None if self._refused_by_quota else self.spool.room()
+        return room is not None and (room.free >= largest or 2 * room.free >= room.size)
 
     def _spool_refused(self, exc: OSError, rows: int, failures: int, size: int) -> None:
         """The spool's disk refused rows that the database could not take: they are dropped."""
@@ -499,6 +508,7 @@ class CaptureWriter:
             self._spool_refusal = refusal(exc)
             self._dropped_in_outage = 0
             self._refused_bytes = 0
+            self._refused_by_quota = False
             # Once per outage: a full disk under a busy application would log every row.
             log.error("evalledger capture: the spool %s refuses writes (%s): captured rows the database cannot take "
                       "are dropped until it takes them again; `evalledger doctor` counts them",
@@ -506,6 +516,7 @@ class CaptureWriter:
         self._dropped_in_outage += rows
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             self._refused_bytes = max(self._refused_bytes, size)
+            self._refused_by_quota |= exc.errno == errno.EDQUOT
         if rows:
             try:
                 self.spool.dropped.add(rows, self._spool_refusal)
