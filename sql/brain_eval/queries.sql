@@ -252,12 +252,13 @@ INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('brain-eval', %(run_id)
 SELECT question_id FROM evalledger.brain_eval_harness_answer WHERE eval_run_id = %(eval_run_id)s;
 
 -- name: harness_calls
--- How a harness run's live calls went, the brain's answers and the judges' drafts: made one by one (sync), sent through a provider's batch API (batch, every request of the run's batches, a retry its own), and the prompt tokens the providers' caches served. A batch's result is a stored row when it succeeded; a judge's failed draft is one when it is not retried (a retry's, or a cancelled one's); a brain's failed answer never is.
+-- How a harness run's live calls went, the brain's answers and the judges' drafts: made one by one (sync), sent through a provider's batch API (batch, every request of the run's batches the provider has, a retry its own; a batch written but never submitted sent nothing), and the prompt tokens the providers' caches served. A batch's result is a stored row when it succeeded; a judge's failed draft is one when it is not retried (a retry's, or a cancelled one's); a brain's failed answer never is.
 WITH batched AS (
     SELECT q.item, b.attempt, r.outcome
       FROM evalledger.judge_batch b JOIN evalledger.judge_batch_request q USING (batch_id)
       LEFT JOIN evalledger.judge_batch_result r USING (batch_id, custom_id)
-     WHERE b.suite = 'brain-eval' AND b.run_key = %(eval_run_id)s::text)
+     WHERE b.suite = 'brain-eval' AND b.run_key = %(eval_run_id)s::text
+       AND EXISTS (SELECT 1 FROM evalledger.judge_batch_event e WHERE e.batch_id = b.batch_id AND e.status = 'submitted'))
 SELECT ((SELECT count(*) FROM evalledger.brain_eval_harness_answer a
           WHERE a.eval_run_id = %(eval_run_id)s AND NOT a.recorded)
         + (SELECT count(*) FROM evalledger.brain_eval_judge_suggestion s

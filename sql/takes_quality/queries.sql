@@ -120,12 +120,14 @@ SELECT extract(epoch FROM evalledger.brain_eval_run_deadline_v1(r.created_at, r.
   FROM evalledger.eval_takes_quality_runs r WHERE r.id = %(run_id)s;
 
 -- name: run_calls
--- How a run's calls went: made one by one (sync), sent through a provider's batch API (batch), and the prompt tokens the providers' caches served.
+-- How a run's calls went: made one by one (sync), sent through a provider's batch API (batch: the requests of the run's batches the provider has, a batch written but never submitted sent nothing), and the prompt tokens the providers' caches served.
 SELECT ((count(*) FILTER (WHERE NOT v.recorded AND NOT v.call_started AND v.attempts > 0))
         - (SELECT count(*) FROM evalledger.judge_batch_result r JOIN evalledger.judge_batch b USING (batch_id)
             WHERE b.suite = 'takes-quality' AND b.run_key = %(run_id)s::text))::integer AS sync,
        (SELECT count(*) FROM evalledger.judge_batch_request q JOIN evalledger.judge_batch b USING (batch_id)
-         WHERE b.suite = 'takes-quality' AND b.run_key = %(run_id)s::text)::integer AS batch,
+         WHERE b.suite = 'takes-quality' AND b.run_key = %(run_id)s::text
+           AND EXISTS (SELECT 1 FROM evalledger.judge_batch_event e
+                        WHERE e.batch_id = b.batch_id AND e.status = 'submitted'))::integer AS batch,
        coalesce(sum(v.cached_input_tokens), 0)::integer AS cached_input_tokens
   FROM evalledger.eval_takes_quality_judge_verdicts v WHERE v.run_id = %(run_id)s;
 

@@ -839,3 +839,89 @@ def test_a_brain_without_a_price_under_a_budget_is_refused_before_any_call(stand
     assert "no price for model 'anthropic:claude-without-a-price' in pricing.json" in done.err, done.err
     assert standin.batch_creates == [] and standin.requests_for("claude-without-a-price") == []
     assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 0
+
+
+# --- a batch written but never submitted is this command's own spend ------------------------------
+
+REFUSED = "http://127.0.0.1:9"  # nothing listens: every provider call is refused
+
+
+def _written_never_submitted(env, admin, standin):
+    """A batched run whose every provider refuses the connection: its three batches are written to the
+    ledger, none submitted (the provider has none of them), and the command stops saying the same
+    command again resumes them."""
+    down = {**env, "OPENAI_BASE_URL": REFUSED + "/v1", "ANTHROPIC_BASE_URL": REFUSED,
+            "GOOGLE_GEMINI_BASE_URL": REFUSED, "GEMINI_BASE_URL": REFUSED + "/v1"}
+    first, _ = tq(down, "--models", PANEL, "--batch", "--timeout", "2", "--retries", "0", json_out=False)
+    assert first.code == 3 and first.err.strip().endswith("the same command again resumes it"), first.err
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 3
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 0
+    assert standin.batch_creates == []
+
+
+def _estimate(admin, model):
+    return count(admin, "SELECT estimated_cost_usd FROM eval_takes_quality_judge_verdicts "
+                        "WHERE model = %s AND call_started", model)
+
+
+def test_a_batch_never_submitted_is_not_submitted_past_a_zero_budget(env, corpus, standin, admin):
+    """The provider bills a batch it has, read or not: one an earlier command wrote and never
+    submitted it does not have (looked for first, as a batch whose id the ledger never heard is), so
+    resuming it is this command's own spend, under its --budget-usd. A zero budget submits none of
+    them: the run ends as a zero budget's run does, each request stored as budget_exhausted and left
+    pending in its batch; the same command with a budget that holds them submits each once."""
+    _written_never_submitted(env, admin, standin)
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "0")
+    assert standin.batch_creates == [], "a zero budget submitted batches (spent money)"
+    assert [r for r in standin.requests if r.headers and r.model] == []  # nor asked one by one
+    assert result.code == 2 and receipt["final"] is False, result.err
+    assert sorted(receipt["errors"]) == [f"cycle 1 {m}: budget_exhausted: skipped: projected cost of {m} would pass "
+                                         "the budget cap" for m in sorted(PANEL.split(","))], receipt["errors"]
+    assert "3 call(s) not made: the budget cap would have been passed; not final" in receipt["verdictMessage"]
+    assert receipt["calls"] == {"sync": 0, "batch": 0, "cached_input_tokens": 0} and receipt["cost_usd"] == 0
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 3  # the same three batches, no new one
+    assert count(admin, "SELECT count(*) FROM judge_batch_result") == 0  # every request still pending
+    assert count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") == 0
+    # A budget that holds them: each batch submitted once, read, its cost counted once.
+    lists = standin.batch_lists
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "5")
+    assert result.code == 0 and receipt["final"] is True, result.err
+    assert len(standin.batch_creates) == 3
+    assert standin.batch_lists - lists == 2  # Anthropic's and Gemini's looked for once each, not again to submit
+    assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}
+    for model in ("gpt-4o", "claude-opus-4-7", "gemini-1.5-pro"):
+        assert len(batch_lines(standin, model)) == 1 and sync_calls(standin, model) == [], model
+    answered = count(admin, "SELECT sum(cost_usd) FROM eval_takes_quality_judge_verdicts WHERE NOT call_started "
+                            "AND error_kind IS NULL")
+    assert 0 < answered and receipt["cost_usd"] == pytest.approx(float(answered), abs=0)
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 3
+    assert count(admin, "SELECT count(*) FROM judge_batch_result WHERE outcome = 'succeeded'") == 3
+
+
+def test_a_batch_never_submitted_is_submitted_only_when_the_budget_holds_it_whole(env, corpus, standin, admin):
+    """A budget that holds OpenAI's never-submitted batch and not the others': OpenAI's is submitted
+    once and read, cost counted once; the others stay pending, unsent, their requests stored as
+    budget_exhausted. With a larger budget, the same command submits the other two, not OpenAI's again."""
+    _written_never_submitted(env, admin, standin)
+    gpt = _estimate(admin, "openai:gpt-4o")
+    cap = gpt * Decimal("1.01")
+    assert _estimate(admin, "anthropic:claude-opus-4-7") > cap - gpt
+    assert _estimate(admin, "google:gemini-1.5-pro") > cap - gpt
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", str(cap))
+    assert result.code in (0, 1, 2), result.err
+    assert len(standin.batch_creates) == 1 and standin.batch_creates[0].startswith(CREATED["openai"])
+    assert receipt["final"] is False and receipt["calls"] == {"sync": 0, "batch": 1, "cached_input_tokens": 0}
+    assert sorted(receipt["errors"]) == [f"cycle 1 {m}: budget_exhausted: skipped: projected cost of {m} would pass "
+                                         "the budget cap" for m in ("anthropic:claude-opus-4-7",
+                                                                    "google:gemini-1.5-pro")], receipt["errors"]
+    read = count(admin, "SELECT cost_usd FROM eval_takes_quality_judge_verdicts WHERE model = 'openai:gpt-4o' "
+                        "AND NOT call_started")
+    assert 0 < read <= cap and receipt["cost_usd"] == pytest.approx(float(read), abs=0)
+    assert count(admin, "SELECT count(*) FROM judge_batch_request q WHERE NOT EXISTS (SELECT 1 FROM "
+                        "judge_batch_result r WHERE (r.batch_id, r.custom_id) = (q.batch_id, q.custom_id))") == 2
+    result, receipt = tq(env, "--models", PANEL, "--batch", "--budget-usd", "5")
+    assert result.code == 0 and receipt["final"] is True, result.err
+    assert len(standin.batch_creates) == 3 and len(batch_lines(standin, "gpt-4o")) == 1
+    assert receipt["calls"] == {"sync": 0, "batch": 3, "cached_input_tokens": 0}  # the run's, the first included
+    assert count(admin, "SELECT count(*) FROM judge_batch") == 3
+    assert count(admin, "SELECT count(*) FROM judge_batch_result WHERE outcome = 'succeeded'") == 3

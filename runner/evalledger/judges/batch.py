@@ -21,8 +21,8 @@ with requests whose outcome is unread is polled, never submitted again (one foun
 first looked for among the provider's batches by the ledger batch id it carries, in case the runner
 died between the provider's answer and step 2: OpenAI's batches carry it as metadata, Gemini's as
 their display name; an Anthropic Message Batch carries none, so it is told by its size, its time and,
-once it ends, its results' custom_ids, unique to the ledger batch), and a result already stored is
-never read twice.
+once it ends, its results' custom_ids, unique to the ledger batch; one the provider does not have is
+submitted only as far as --budget-usd holds it), and a result already stored is never read twice.
 Requests the batch failed or let expire are retried once, in a second batch or
 (`--batch-fallback sync`) as ordinary calls; a request that fails again stays a provider_error, and
 the run stays open as after any failed call. Providers without a batch API here are called
@@ -489,6 +489,7 @@ class _Open:
     created_at: Any = None  # when the ledger wrote it (the database's clock)
     custom_ids: frozenset[str] = frozenset()  # every request of it whose outcome is unread (resumed)
     known: frozenset[str] = frozenset()  # the provider ids other ledger batches were submitted as
+    withheld: bool = False  # resumed, never submitted, and the budget cannot hold it: not sent now
     submitted_at: float = field(default_factory=time.monotonic)
 
 
@@ -505,9 +506,12 @@ class BatchRun:
     With a budget (--budget-usd), each request is held against it at its estimate at the batch rates
     before it is written, and settled at what its result cost when read. A request the cap cannot
     hold is left out of the batch, unsent, and stored as a call the budget did not allow
-    (budget_exhausted), as a call made one by one is. The requests of a batch an earlier command
-    submitted are held first, cap or no cap: the provider bills them whether they are read or not,
-    so the command that resumes them pays for them before it asks anything more.
+    (budget_exhausted), as a call made one by one is. The requests of a batch the provider has (an
+    earlier command submitted it, or it is found among the provider's batches) are held first, cap or
+    no cap: the provider bills them whether they are read or not, so the command that resumes them
+    pays for them before it asks anything more. A batch an earlier command wrote but never submitted
+    (and the provider does not have) is this command's own spend, held under the cap whole or not at
+    all (_hold_resumed).
     """
 
     def __init__(self, ledger: Ledger, *, item: Callable[[JudgeRequest], str],
@@ -547,6 +551,13 @@ class BatchRun:
             self.budget.check_prices(dict.fromkeys(r.spec for r in requests))  # type: ignore[misc]
         try:
             opened = self._resume(by_item)
+            unsent = [b for b in opened if b.provider_batch_id is None]
+            if unsent:  # asked before anything is held: whether the provider has them decides who pays
+                try:
+                    asyncio.run(self._look_for(unsent))
+                finally:
+                    self.apis.clear()  # closed in their loop; the next loop makes its own clients
+            self._hold_resumed(opened)
             if before is not None:
                 before()
             asyncio.run(self._run(by_item, opened))
@@ -558,9 +569,10 @@ class BatchRun:
 
     async def _run(self, by_item: dict[str, JudgeRequest], opened: list[_Open]) -> None:
         try:
-            covered = {self.item(r) for b in opened for r in b.requests.values()}
+            covered = {self.item(r) for b in opened for r in b.requests.values()}  # the withheld included
             todo = [r for item, r in by_item.items() if item not in covered
                     and r.spec.provider in BATCH_PROVIDERS]  # type: ignore[union-attr]
+            opened = [b for b in opened if not b.withheld]
             for provider, group in _groups(todo):
                 opened.append(self._write(provider, 1, group))
             await self._finish(opened)
@@ -579,28 +591,98 @@ class BatchRun:
                 await api.aclose()
 
     def _resume(self, by_item: dict[str, JudgeRequest]) -> list[_Open]:
+        """The run's batches with requests whose outcome is unread, as far as the suite still needs them."""
         opened = []
         for row in self.ledger.open_batches():
             pending = self.ledger.pending(row["batch_id"])
             requests = {p["custom_id"]: by_item[p["item"]] for p in pending if p["item"] in by_item}
             if not requests:
                 continue
-            self._hold_owed(requests.values())
-            self.say(f"batch {row['batch_id']} ({row['provider']}"
-                     f"{', ' + row['provider_batch_id'] if row['provider_batch_id'] else ''}) was submitted earlier: "
-                     f"resuming it, {len(requests)} request(s) to read, nothing sent again")
             opened.append(_Open(row["batch_id"], row["provider"], row["attempt"], row["provider_batch_id"],
                                 row["status"], requests, resumed=True, created_at=row["created_at"],
                                 custom_ids=frozenset(p["custom_id"] for p in pending)))
         return opened
 
+    async def _look_for(self, batches: list[_Open]) -> None:
+        """Ask each provider whether it has the resumed batches the ledger never heard its id for (a
+        runner that died between the provider's answer and recording it): one it has is recorded
+        submitted, as if its id had been heard; one it has not stays unsubmitted, for _hold_resumed."""
+        try:
+            for batch in batches:
+                await self._guarded(batch, "looking for", self._find(batch))
+        finally:
+            for api in self.apis.values():
+                await api.aclose()
+
+    async def _find(self, batch: _Open) -> None:
+        if batch.created_at is not None:  # the ids other ledger batches were submitted as are not its
+            batch.known = frozenset(self.ledger.known_provider_batches(batch.provider, _since(batch)))
+        found = await self.api(batch.provider).find(batch)
+        if found is not None:
+            self.say(f"batch {batch.batch_id}: found submitted to {batch.provider} as {found}")
+            self.ledger.event(batch.batch_id, "submitted", found)
+            batch.provider_batch_id = found
+
+    def _hold_resumed(self, opened: list[_Open]) -> None:
+        """Hold the resumed batches against the budget before anything else is asked. A batch the
+        provider has (submitted earlier, or found just now) is billed whether it is read or not: its
+        requests are held first, cap or no cap. A batch written but never submitted is this command's
+        own spend: held under the cap, whole or not at all (a batch is sent as the ledger wrote it, the
+        requests its custom_ids name: an Anthropic batch lost in a kill is told by them and by its
+        size). One the cap cannot hold is not submitted: its requests are stored as calls the budget
+        did not allow and stay pending in the ledger's batch, for the same command with a larger
+        budget to submit."""
+        for batch in opened:
+            if batch.provider_batch_id is not None:
+                self._hold_owed(batch.requests.values())
+                self.say(f"batch {batch.batch_id} ({batch.provider}, {batch.provider_batch_id}) was submitted "
+                         f"earlier: resuming it, {len(batch.requests)} request(s) to read, nothing sent again")
+        for batch in opened:
+            if batch.provider_batch_id is not None:
+                continue
+            if self._hold_capped(batch.requests.values()):
+                self.say(f"batch {batch.batch_id} ({batch.provider}) was written but never submitted: submitting "
+                         f"its {len(batch.requests)} request(s) now")
+                continue
+            batch.withheld = True
+            self.say(f"batch {batch.batch_id} ({batch.provider}) was written but never submitted: not submitted now, "
+                     f"its {len(batch.requests)} request(s) would pass the budget cap; it stays in the ledger "
+                     "for the same command with a larger budget")
+            for r in batch.requests.values():
+                self._refuse(r)
+
     def _hold_owed(self, requests: Any) -> None:
-        """Hold what the requests of a batch an earlier command submitted cost, cap or no cap."""
+        """Hold what the requests of a batch the provider has cost, cap or no cap."""
         if self.budget is None:
             return
         for r in requests:
             if self.item(r) not in self.held:
                 self.held[self.item(r)] = self.budget.hold(float(_estimate(r)), owed=True)  # type: ignore[assignment]
+
+    def _hold_capped(self, requests: Any) -> bool:
+        """Hold what the requests cost under the cap, all of them or none; whether they were held."""
+        if self.budget is None:
+            return True
+        held: dict[str, Reservation] = {}
+        for r in requests:
+            reservation = self.budget.hold(float(_estimate(r)))
+            if reservation is None:
+                for reservation in held.values():
+                    self.budget.settle(reservation, 0.0)
+                return False
+            held[self.item(r)] = reservation
+        self.held.update(held)
+        return True
+
+    def _refuse(self, r: JudgeRequest) -> None:
+        """Store a request the budget did not allow, unsent, as a call made one by one is stored."""
+        spec: ModelSpec = r.spec  # type: ignore[assignment]
+        call = JudgeCall(spec=spec, key=r.key, error_kind=BUDGET_EXHAUSTED,
+                         error_message=f"skipped: projected cost of {spec.spec} would pass the budget cap")
+        with self.ledger.conn.transaction():
+            line = self.store(call)
+        if line:
+            self.say(line)
 
     def _write(self, provider: str, attempt: int, requests: list[JudgeRequest]) -> _Open:
         refused: list[JudgeRequest] = []
@@ -620,14 +702,8 @@ class BatchRun:
             return written
 
         batch_id, kept = self.ledger.new_batch(provider, attempt, requests, self.item, submitted)
-        for r in refused:  # stored as a call the budget did not allow, as one made one by one is
-            spec: ModelSpec = r.spec  # type: ignore[assignment]
-            call = JudgeCall(spec=spec, key=r.key, error_kind=BUDGET_EXHAUSTED,
-                             error_message=f"skipped: projected cost of {spec.spec} would pass the budget cap")
-            with self.ledger.conn.transaction():
-                line = self.store(call)
-            if line:
-                self.say(line)
+        for r in refused:
+            self._refuse(r)
         return _Open(batch_id, provider, attempt, None, None, kept)
 
     async def _finish(self, batches: list[_Open]) -> None:
@@ -653,18 +729,11 @@ class BatchRun:
     async def _submit(self, batch: _Open) -> None:
         if batch.provider_batch_id is not None:
             return
-        api = self.api(batch.provider)
-        # Written by a runner that died before it recorded the provider's id: created, or not?
-        if batch.resumed and batch.created_at is not None:
-            batch.known = frozenset(self.ledger.known_provider_batches(batch.provider, _since(batch)))
-        found = await api.find(batch) if batch.resumed else None
-        if found is None:
-            lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
-            found = await api.submit(batch.batch_id, lines)
-            self.counts.batch += len(lines)
-            self.say(f"batch {batch.batch_id}: {len(lines)} request(s) submitted to {batch.provider} as {found}")
-        else:
-            self.say(f"batch {batch.batch_id}: found submitted to {batch.provider} as {found}")
+        # A resumed batch without the provider's id was looked for already (_look_for): not there.
+        lines = [request_line(custom_id, req) for custom_id, req in batch.requests.items()]
+        found = await self.api(batch.provider).submit(batch.batch_id, lines)
+        self.counts.batch += len(lines)
+        self.say(f"batch {batch.batch_id}: {len(lines)} request(s) submitted to {batch.provider} as {found}")
         self.ledger.event(batch.batch_id, "submitted", found)
         batch.provider_batch_id = found
 

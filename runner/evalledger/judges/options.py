@@ -28,7 +28,8 @@ PROMPT_CHARS_HELP = ("Refuse, before any call or row, a judge prompt longer than
                      "about 100,000 tokens]; a prompt over a panel model's context is warned about either way.")
 
 BUDGET_HELP = ("Spend cap in USD for this command: no call is made (or batched) whose projected cost would pass "
-               "it, a batch an earlier command submitted and this one resumes counting first; every panel model "
+               "it, a batch the provider already has (submitted by an earlier command this one resumes) counting "
+               "first; a batch written but never submitted is sent only if the cap holds it. Every panel model "
                "needs a price in pricing.json. 0 is a zero budget (nothing that costs money is called), "
                "not 'no cap'; leave the flag out for no cap.")
 
