@@ -588,6 +588,14 @@ def test_an_unpriced_live_judge_shows_no_made_up_cost():
     assert work_line(refused, call, False).endswith("  cost unknown (no price in pricing.json)  12 ms")
     priced = JudgeCall(spec=parse_spec("openai:gpt-4o"), latency_ms=12, cost_usd=0.00125)
     assert takes_line(1, refused, priced, False, []).endswith("  $0.0013  12 ms")
+    # A call the budget kept unsent cost nothing and is not said to have an unknown price.
+    held_back = JudgeCall(spec=parse_spec("openai:gpt-4o"), error_kind="budget_exhausted",
+                          error_message="skipped: projected cost of openai:gpt-4o would pass the budget cap")
+    skipped = {"contributes": False, "error_kind": "budget_exhausted", "error_message": held_back.error_message}
+    assert takes_line(1, skipped, held_back, False, []) == (
+        "cycle 1  openai:gpt-4o  budget_exhausted: skipped: projected cost of openai:gpt-4o would pass the budget "
+        "cap  not sent: the budget cap")
+    assert work_line(skipped, held_back, False).endswith("would pass the budget cap  not sent: the budget cap")
 
 
 def test_hold_list_shows_what_a_hold_keeps(demo_env, admin):

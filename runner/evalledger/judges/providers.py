@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from evalledger.core.errors import EvalledgerError
+from evalledger.core.output import money
 from . import DEFAULT_DEADLINE_S
 from . import sdks
 from .limits import ADAPTIVE_CEILING, ADAPTIVE_START, CONGESTION_STATUSES, AdaptiveLimit, CallReport, Gate
@@ -137,6 +138,15 @@ class JudgeCall:
     @property
     def ok(self) -> bool:
         return self.error_kind is None
+
+    def spent(self, recorded: bool = False) -> str:
+        """How a progress line ends: recorded, not sent (the budget cap held it back), or what the
+        call cost (never a made-up $0) and took."""
+        if recorded:
+            return "recorded"
+        if self.error_kind == BUDGET_EXHAUSTED:
+            return "not sent: the budget cap"
+        return f"{money(self.cost_usd)}  {self.latency_ms} ms"
 
 
 class CallResults(list):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable
 import psycopg
 
 from evalledger.core import db
-from evalledger.core.output import money, plural
+from evalledger.core.output import plural
 from evalledger.core.errors import EvalledgerError
 
 from . import DEFAULT_MODELS, corpus as takes, receipts, store
@@ -82,7 +82,7 @@ def _result_line(cycle: int, decided: dict | None, call: JudgeCall, recorded: bo
         status = f"ok  {scores}"
     else:
         status = decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
-    extra = "  recorded" if recorded else f"  {money(call.cost_usd)}  {call.latency_ms} ms"
+    extra = "  " + call.spent(recorded)
     return f"{where}  {call.spec.spec}  {status}{extra}"
 
 

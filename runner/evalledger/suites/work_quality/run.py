@@ -27,7 +27,6 @@ import jinja2
 import psycopg
 
 from evalledger.core import db
-from evalledger.core.output import money
 from evalledger.core import reader
 from evalledger.core.errors import EvalledgerError
 
@@ -180,7 +179,7 @@ def _result_line(decided: dict | None, call: JudgeCall, recorded: bool, repeat: 
         status = f"ok  {scores}" + ("  (same family as the assessed run)" if decided["same_family"] else "")
     else:
         status = "skipped: " + decided["error_kind"] + (f": {decided['error_message']}" if decided["error_message"] else "")
-    extra = "  recorded" if recorded else f"  {money(call.cost_usd)}  {call.latency_ms} ms"
+    extra = "  " + call.spent(recorded)
     return f"judge {judge}  {status}{extra}"
 
 
