@@ -272,6 +272,8 @@ MADE_BY = {
                                   "'evalledger.gate_decide_v2(text, text, numeric, jsonb, jsonb, bigint, bigint)'::regprocedure",
     "0160.replay-identity-and-float-digits": "SELECT xmin::text FROM pg_class "
                                              "WHERE oid = 'evalledger.replay_run_identity_key'::regclass",
+    "0163.gate-scores-out-of-range": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                     "'evalledger.gate_scores_in_range_v1(text, jsonb, text, jsonb, text)'::regprocedure",
 }
 
 
