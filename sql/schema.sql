@@ -106,6 +106,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/wilson_interval_v1.sql
 \ir core/mcnemar_exact_v1.sql
 \ir core/paired_difference_v1.sql
+\ir core/score_float8_v1.sql
 \ir core/paired_object_v1.sql
 \ir takes_quality/takes_quality_paired_v1.sql
 \ir core/min_detectable_effect_v1.sql
@@ -267,6 +268,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_paired_v1.sql
 \ir work_quality/work_quality_paired_v2.sql
 \ir core/gate_decide_v2.sql
+\ir core/gate_scores_in_range_v1.sql
 \ir core/plan_v1.sql
 
 -- Trigger functions, each with its CREATE TRIGGER bindings.

@@ -5,7 +5,8 @@
 -- "overall": each judge's mean over the baseline's dimensions (a judge lacking one has none).
 -- Differences are now - baseline. A judge's overall sums its dimensions by name, byte by byte
 -- (COLLATE "C"), never in a plan's order. docs/statistics.md, "Paired comparisons and gates" and
--- "Order of summation".
+-- "Order of summation". A score past float8's range is refused naming the receipt, the judge and
+-- the dimension (score_float8_v1), never cast to a bare "out of range".
 CREATE FUNCTION evalledger.takes_quality_paired_v1(baseline jsonb, now_receipt jsonb, dims text[])
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -14,7 +15,10 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
           FROM jsonb_object_keys(CASE WHEN jsonb_typeof(baseline -> 'scores') = 'object'
                                       THEN baseline -> 'scores' ELSE '{}' END) k(name)),
     scored AS (
-        SELECT s.side, k.name, m.key AS model, (m.value::text)::float8 AS v
+        SELECT s.side, k.name, m.key AS model,
+               evalledger.score_float8_v1(m.value, format('the %s, judge %s, dimension %s',
+                                                          CASE s.side WHEN 'a' THEN 'baseline receipt' ELSE 'run''s receipt' END,
+                                                          m.key, k.name)) AS v
           FROM keys k
          CROSS JOIN (VALUES ('a', baseline), ('b', now_receipt)) s(side, doc)
          CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.doc -> 'scores' -> k.name -> 'per_model') = 'object'

@@ -274,6 +274,8 @@ MADE_BY = {
                                              "WHERE oid = 'evalledger.replay_run_identity_key'::regclass",
     "0161.guards-without-trigger-depth": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                          "'evalledger.takes_quality_receipt_built_v3(bigint)'::regprocedure",
+    "0163.gate-scores-out-of-range": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                     "'evalledger.gate_scores_in_range_v1(text, jsonb, text, jsonb, text)'::regprocedure",
 }
 
 

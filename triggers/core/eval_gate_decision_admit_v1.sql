@@ -1,8 +1,10 @@
 -- eval_gate_decision_admit_v1: a gate decision is the database's. A decision, reasons, comparison or
 -- decider supplied is refused (refuse_supplied_v1); a takes-quality run the caller may not read is
--- none to compare; the work-quality rubric active now is stored with the row
--- (work_quality_rubric_id) and gate_decide_v2 decides under that one, from the two sides, the mode and
--- the threshold given (one read of the activation, so the rubric stored is the rubric decided under);
+-- none to compare; a judge's score past float8's range in a side is refused naming the side, its
+-- ref, the judge and the dimension (gate_scores_in_range_v1), before anything is decided; the
+-- work-quality rubric active now is stored with the row (work_quality_rubric_id) and gate_decide_v2
+-- decides under that one, from the two sides, the mode and the threshold given (one read of the
+-- activation, so the rubric stored is the rubric decided under);
 -- for a takes-quality gate, whether its run had completed is read in the same statement, so in the one
 -- snapshot the decision reads the run in, and stored (run_completed: the receipt it compared was
 -- final); the row is stamped with the caller and the database's clock.
@@ -22,6 +24,8 @@ BEGIN
         RAISE EXCEPTION 'evalledger: no takes-quality run % to compare with the baseline', NEW.run_id
             USING ERRCODE = 'no_data_found', COLUMN = 'run_id';
     END IF;
+    PERFORM evalledger.gate_scores_in_range_v1(NEW.suite, NEW.baseline, NEW.baseline_ref, NEW.current_doc,
+                                               NEW.current_ref);
     NEW.work_quality_rubric_id := evalledger.active_rubric_v1('work-quality');
     SELECT evalledger.gate_decide_v2(NEW.suite, NEW.mode, NEW.threshold, NEW.baseline, NEW.current_doc, NEW.run_id,
                                      NEW.work_quality_rubric_id),
