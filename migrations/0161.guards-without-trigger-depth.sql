@@ -8,7 +8,7 @@
 --   any imported snapshot, completed or cold, long after its import, and nothing the auditor runs
 --   named it. A verdict on an imported snapshot is now admitted only in the transaction that
 --   recorded the snapshot (its created_at is that transaction's now()) and only as one of the
---   file's own verdict entries under that entry's model.
+--   file's own verdict entries under that entry's model, as the first repeat's first call.
 -- - takes_quality_receipt_v3 and _v4 answered for any run, cold ones included, at any depth above
 --   0, so a runner or RevOps read a cold run's receipt through such a trigger. They now ask
 --   caller_reads_v1 at every depth and build the receipt through takes_quality_receipt_built_v3 and
@@ -19,8 +19,9 @@
 -- (for an auditor to read) and nothing more (replay_run_admit_v1).
 -- A lock anyone can take: two registrations of one prompt's spellings waited on an advisory key
 -- derived from the prompt, which any login that knew the prompt could hold, stalling the owner's
--- registration; they wait on the brains' target rows instead, which no login may lock
--- (brain_version_admit_v2).
+-- registration; they wait on a table of their own instead, which holds no rows and which no role may
+-- lock (brain_version_registration, as capture_window is the capture writers', but journalled as
+-- every table is: it has a key, and never a row to journal; brain_version_admit_v2).
 
 SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
@@ -294,7 +295,7 @@ DECLARE
 BEGIN
     SELECT * INTO snap FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id FOR SHARE;
     IF snap.snapshot_id IS NULL
-       OR (snap.origin = 'import' AND (snap.created_at <> now() OR NOT EXISTS (
+       OR (snap.origin = 'import' AND (snap.created_at <> now() OR NEW.repeat_no <> 1 OR NEW.retry_no <> 0 OR NOT EXISTS (
               SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(snap.snapshot_json #> '{aggregate,verdicts}') = 'array'
                                                       THEN snap.snapshot_json #> '{aggregate,verdicts}' END) v
                WHERE v = NEW.response_json AND v ->> 'model' = NEW.model)))
@@ -450,8 +451,27 @@ BEGIN
 END;
 $$;
 
--- brain_version_admit_v2: registrations wait on the brains' target rows, which no login can lock, not
--- on an advisory key any login that knows the prompt could hold.
+-- brain_version_admit_v2: registrations wait on a lock of their own, which no login can take, not on
+-- an advisory key any login that knows the prompt could hold.
+-- The lock of brain versions' registrations (brain_version_admit_v2): a registration takes it
+-- EXCLUSIVE, so two registrations at once (two brains registering two spellings of one prompt)
+-- wait for each other and the second, under READ COMMITTED, sees the first. It never holds a row.
+-- Only the code role's functions lock it: the auditor and the owner role may read it (as every
+-- journalled table: verify reads them all), which takes ACCESS SHARE, the one mode that does not
+-- conflict with EXCLUSIVE, and no role holds a privilege that takes another. So no login can stall a
+-- registration, as any login that knew a prompt could hold the advisory key once taken on it, and a
+-- registration waits for nothing else (a lock on every brain's target row would have waited for
+-- every open transaction that had written a run, a hold or any row naming a brain).
+CREATE TABLE brain_version_registration (
+    nothing boolean,
+    CONSTRAINT brain_version_registration_pkey PRIMARY KEY (nothing),
+    CONSTRAINT brain_version_registration_holds_no_rows CHECK (false)
+);
+
+CREATE POLICY brain_version_registration_auditor ON brain_version_registration FOR SELECT TO evalledger_auditor
+    USING (true);
+GRANT SELECT ON brain_version_registration TO evalledger_auditor;
+
 CREATE OR REPLACE FUNCTION evalledger.brain_version_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -460,9 +480,9 @@ DECLARE
 BEGIN
     PERFORM evalledger.refuse_supplied_v1('brain_version', jsonb_build_object(
         'version', NEW.version, 'system_prompt_hash', NEW.system_prompt_hash));
-    PERFORM evalledger.require_read_committed_v2('a brain version''s registration (one prompt per spelling)');
-    PERFORM 1 FROM evalledger.target t WHERE t.kind = 'brain' ORDER BY t.target_id FOR UPDATE;
-    IF NOT EXISTS (SELECT 1 FROM evalledger.target t WHERE t.target_id = NEW.target_id AND t.kind = 'brain') THEN
+    -- Locking the target serialises two versions of one brain added at once.
+    PERFORM 1 FROM evalledger.target t WHERE t.target_id = NEW.target_id AND t.kind = 'brain' FOR UPDATE;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'evalledger: % is not a registered brain', NEW.target_id
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'target_id',
                   CONSTRAINT = 'brain_version_target_fkey';
@@ -471,6 +491,8 @@ BEGIN
                               WHERE v.target_id = NEW.target_id), 0) + 1;
     NEW.system_prompt_hash := encode(sha256(convert_to(NEW.system_prompt, 'UTF8')), 'hex');
     normal := evalledger.prompt_normal_hash_v1(NEW.system_prompt);
+    PERFORM evalledger.require_read_committed_v2('a brain version''s registration (one prompt per spelling)');
+    LOCK TABLE evalledger.brain_version_registration IN EXCLUSIVE MODE;
     SELECT v.target_id INTO other FROM evalledger.brain_version v
      WHERE evalledger.prompt_normal_hash_v1(v.system_prompt) = normal
        AND v.target_id <> NEW.target_id AND v.system_prompt_hash <> NEW.system_prompt_hash
@@ -488,3 +510,7 @@ BEGIN
     RETURN NEW;
 END;
 $$;
+
+-- The new table sealed and journalled as every table is (it never holds a row to journal).
+CALL seal_tables_v2();
+CALL journal_attach_v2();

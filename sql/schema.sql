@@ -180,6 +180,7 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_catalog_question.sql
 \ir brain_eval/brain_eval_catalog_provenance.sql
 \ir brain_eval/brain_version.sql
+\ir brain_eval/brain_version_registration.sql
 \ir brain_eval/brain_prompt.sql
 \ir brain_eval/brain_eval_harness_run.sql
 \ir brain_eval/brain_eval_harness_answer.sql

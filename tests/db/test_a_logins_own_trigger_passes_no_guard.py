@@ -66,16 +66,18 @@ def test_even_the_files_own_entry_is_taken_only_in_the_transaction_that_imported
 
 
 def test_an_import_takes_only_its_files_entries_in_its_own_transaction(runner, admin):
-    """Within the importing transaction too, a verdict the file does not hold, or one of its entries
-    under another model, is refused: the import's verdict rows are exactly the file's."""
+    """Within the importing transaction too, a verdict the file does not hold, one of its entries
+    under another model, or one of its entries a second time (as another repeat) is refused: the
+    import's verdict rows are exactly the file's, each once."""
     doc = go_document(sorted(p.name for p in GO_HISTORY.glob("*.json"))[0])
     entry = doc["aggregate"]["verdicts"][0]
     with runner.transaction():
         (snapshot_id,) = import_doc(runner, doc)
-        for model, response in ((entry["model"], reply(0.01)), ("openai/gpt-4o", entry)):
+        for model, response, repeat in ((entry["model"], reply(0.01), 1), ("openai/gpt-4o", entry, 1),
+                                        (entry["model"], entry, 5)):
             with pytest.raises(errors.InsufficientPrivilege, match=IMPORTED_ONLY):
                 with runner.transaction():
-                    verdict(runner, snapshot_id, model, response=response, repeat_no=3)
+                    verdict(runner, snapshot_id, model, response=response, repeat_no=repeat)
     assert [(m, r) for m, r in verdicts_of(admin, snapshot_id)] == [
         (v["model"], v) for v in doc["aggregate"]["verdicts"]]
 

@@ -11,11 +11,12 @@ import pytest
 from psycopg import errors
 
 from evalledger.suites.brain_eval import brains
-from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
+from tests.builders import BRAIN_PROMPTS, record_run, register_prompt, run_fields, start_run
 from tests.conftest import REVIEWER_ROLE
 from tests.db.insider_logins import (  # noqa: F401 (fixture)
     LOGINS, in_thread, logins, set_zone, wait_until_waiting, zone_that_moves)
 from tests.db.test_retention import age_run
+from tests.db.test_takes_quality_db import start_run as start_takes_quality_run
 
 CAPTURE = ("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, latency_ms, "
            "remote, capture_key) VALUES ('query', 'q', true, false, 1, false, gen_random_uuid()) RETURNING created_at")
@@ -114,18 +115,50 @@ def test_no_role_locks_the_rows_of_a_run(admin, logins, role):
 
 def test_no_login_stalls_a_prompts_registration_by_a_key_derived_from_it(admin, logins):
     """Two registrations of one prompt's spellings once waited on an advisory key derived from the
-    prompt, which any login that knew the prompt could hold: they wait on the brains' target rows
-    now, which no role may lock (brain_version_admit_v2, migration 0161)."""
+    prompt, which any login that knew the prompt could hold: they wait on a table of their own now,
+    which no role may lock (brain_version_registration, migration 0161)."""
     prompt = "You are AGT-902, the action brain.\n"
     normal = admin.execute("SELECT evalledger.prompt_normal_hash_v1(%s)", (prompt,)).fetchone()[0]
     agent = logins("agent")  # a role with no grants at all
     agent.execute("SELECT pg_advisory_lock(hashtext('evalledger.prompt_normal'), hashtext(%s))", (normal,))
+    # The strongest lock any role may take on the registrations' own: ACCESS SHARE (a read), by the
+    # roles that read every journalled table; it is held open here, and waits for nothing.
+    for role in ROLES:
+        assert set(locks_taken(logins(role, autocommit=False), {
+            ("brain_version_registration", mode): f"LOCK TABLE evalledger.brain_version_registration IN {mode} MODE"
+            for mode in ("ACCESS SHARE", "ROW SHARE", "ROW EXCLUSIVE", "SHARE", "EXCLUSIVE")})) <= {
+            "ACCESS SHARE on brain_version_registration"}
+    auditor = logins("auditor", autocommit=False)
+    auditor.execute("LOCK TABLE evalledger.brain_version_registration IN ACCESS SHARE MODE")
     owner = logins("owner")
     owner.execute("SET statement_timeout = '5s'")
     brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", prompt)
+    auditor.rollback()
     assert admin.execute("SELECT array_agg(target_id) FROM evalledger.brain_version").fetchone()[0] == ["AGT-902"]
-    assert locks_taken(logins("owner", autocommit=False), {
-        ("target", lock): f"SELECT 1 FROM evalledger.target {lock}" for lock in ROW_LOCKS}) == []
+
+
+@pytest.mark.parametrize("holder", ["a run", "a takes-quality run", "a legal hold"])
+def test_an_open_write_naming_one_brain_stalls_no_other_brains_registration(admin, logins, reviewers, holder):
+    """A registration waits only on its own brain's target row and the registrations' lock: an open
+    transaction that wrote a row naming AGT-901 (which locks AGT-901's target row, FOR SHARE or by its
+    foreign key) leaves AGT-902's registration alone."""
+    register_prompt(admin, "AGT-901", BRAIN_PROMPTS["AGT-901"])
+    writer = logins("owner" if holder == "a legal hold" else "runner", autocommit=False)
+    if holder == "a run":
+        start_run(writer, registry=admin, **run_fields("AGT-901"), question_count=3,
+                  reviewer_user_id=reviewers[REVIEWER_ROLE])
+    elif holder == "a takes-quality run":
+        writer.execute("SET search_path = evalledger, public")
+        start_takes_quality_run(writer, target_id="AGT-901")
+    else:
+        writer.execute("INSERT INTO evalledger.legal_hold (target_id, reason) VALUES ('AGT-901', 'matter')")
+    try:
+        owner = logins("owner")
+        owner.execute("SET statement_timeout = '5s'")
+        brains.add(owner, "AGT-902", "anthropic:claude-sonnet-4-6", "You are AGT-902, another prompt.\n")
+    finally:
+        writer.rollback()
+    assert "AGT-902" in admin.execute("SELECT array_agg(target_id) FROM evalledger.brain_version").fetchone()[0]
 
 
 COMPLETE = "SELECT evalledger.brain_eval_complete_v1(%s, NULL)"

@@ -116,10 +116,11 @@ EMPTY_UNTIL_USED = {"capture_purge_marker", "retention_purge_marker", "capture_w
 # Tables a post-release migration made (empty after the upgrade: the released ledger's runs held no
 # two open runs of one brain, prompt and catalog for 0110 to close, nor of one takes-quality or
 # work-quality subject for 0114; 0131 made replay's; 0133 a drafted catalog's provenance, which the
-# release's catalogs, written by hand, have none of; 0139 the gate decisions; 0143 the judge batches').
+# release's catalogs, written by hand, have none of; 0139 the gate decisions; 0143 the judge batches';
+# 0161 the registrations' lock, which never holds a row).
 MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "replay_query",
               "brain_eval_catalog_provenance", "eval_gate_decision", "judge_batch", "judge_batch_request",
-              "judge_batch_event", "judge_batch_result"}
+              "judge_batch_event", "judge_batch_result", "brain_version_registration"}
 # Tables a post-release migration made and filled with one row per run completed before it, and the runs'
 # table: 0148 made each brain-eval run's stored uncertainty and 0152 filled it once its functions summed
 # in a fixed order; 0153 made and filled each takes-quality run's and work-quality snapshot's (one

@@ -5,12 +5,11 @@
 -- identity however it is spelt (issue 37, item 1): a text whose normal form (prompt_normal_v1) is
 -- another brain's prompt spelt differently is refused, naming both brains, so every rule that reads
 -- the registry by the exact hash (independence, levers, holds) reads one spelling per normal form
--- across brains. The same text registered by two brains stays one prompt both own, as before. Every
--- brain's target row, locked in one order, makes two versions registered at once (of one brain, or
--- two spellings of one prompt by two brains) wait for each other, and the second, under READ
--- COMMITTED, sees the first. Row locks on the ledger's own table, which no login can take (no role
--- holds UPDATE on target), not an advisory key on the prompt: any login that knew the prompt could
--- hold that key and stall its registration.
+-- across brains. The same text registered by two brains stays one prompt both own, as before. The
+-- registrations' own lock (brain_version_registration, a table no role may lock) makes two versions
+-- registered at once wait for each other, and the second, under READ COMMITTED, sees the first: not
+-- an advisory key on the prompt, which any login that knew the prompt could hold to stall its
+-- registration.
 CREATE FUNCTION evalledger.brain_version_admit_v2() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -19,9 +18,9 @@ DECLARE
 BEGIN
     PERFORM evalledger.refuse_supplied_v1('brain_version', jsonb_build_object(
         'version', NEW.version, 'system_prompt_hash', NEW.system_prompt_hash));
-    PERFORM evalledger.require_read_committed_v2('a brain version''s registration (one prompt per spelling)');
-    PERFORM 1 FROM evalledger.target t WHERE t.kind = 'brain' ORDER BY t.target_id FOR UPDATE;
-    IF NOT EXISTS (SELECT 1 FROM evalledger.target t WHERE t.target_id = NEW.target_id AND t.kind = 'brain') THEN
+    -- Locking the target serialises two versions of one brain added at once.
+    PERFORM 1 FROM evalledger.target t WHERE t.target_id = NEW.target_id AND t.kind = 'brain' FOR UPDATE;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'evalledger: % is not a registered brain', NEW.target_id
             USING ERRCODE = 'foreign_key_violation', COLUMN = 'target_id',
                   CONSTRAINT = 'brain_version_target_fkey';
@@ -30,6 +29,8 @@ BEGIN
                               WHERE v.target_id = NEW.target_id), 0) + 1;
     NEW.system_prompt_hash := encode(sha256(convert_to(NEW.system_prompt, 'UTF8')), 'hex');
     normal := evalledger.prompt_normal_hash_v1(NEW.system_prompt);
+    PERFORM evalledger.require_read_committed_v2('a brain version''s registration (one prompt per spelling)');
+    LOCK TABLE evalledger.brain_version_registration IN EXCLUSIVE MODE;
     SELECT v.target_id INTO other FROM evalledger.brain_version v
      WHERE evalledger.prompt_normal_hash_v1(v.system_prompt) = normal
        AND v.target_id <> NEW.target_id AND v.system_prompt_hash <> NEW.system_prompt_hash

@@ -7,7 +7,8 @@
 -- judgement (better/same/worse per dimension) is kept only when there is a previous snapshot.
 -- Rows of an imported snapshot come from its own file (inserted by work_quality_import_verdicts_v1):
 -- only in the transaction that recorded the snapshot (its created_at is that transaction's now()),
--- and only as one of the file's own verdict entries, under that entry's model. Not by trigger depth:
+-- and only as one of the file's own verdict entries, under that entry's model, as the first repeat's
+-- first call (so the once-constraint takes each entry once). Not by trigger depth:
 -- any login reaches a depth of 2 through a trigger of its own on a temporary table, and so could
 -- add a verdict the file never held to any imported snapshot, long after its import.
 -- The snapshot is locked FOR SHARE, so a completion (work_quality_snapshot_decide_v3) waits for this
@@ -24,7 +25,7 @@ DECLARE
 BEGIN
     SELECT * INTO snap FROM evalledger.eval_work_quality_snapshots s WHERE s.snapshot_id = NEW.snapshot_id FOR SHARE;
     IF snap.snapshot_id IS NULL
-       OR (snap.origin = 'import' AND (snap.created_at <> now() OR NOT EXISTS (
+       OR (snap.origin = 'import' AND (snap.created_at <> now() OR NEW.repeat_no <> 1 OR NEW.retry_no <> 0 OR NOT EXISTS (
               SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(snap.snapshot_json #> '{aggregate,verdicts}') = 'array'
                                                       THEN snap.snapshot_json #> '{aggregate,verdicts}' END) v
                WHERE v = NEW.response_json AND v ->> 'model' = NEW.model)))
