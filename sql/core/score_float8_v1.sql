@@ -20,10 +20,12 @@ BEGIN
                    OR abs(n) * power(2::numeric, 1075) <= 1) THEN
         -- Shown short, as its significant digits and a power of ten (1e400, not its 401 digits).
         e := floor(log(abs(n)))::integer;
-        m := trim_scale(round(n / power(10::numeric, e), 16));
+        -- Scaled by a positive power of ten only: PostgreSQL 15's numeric power of ten to a large
+        -- negative exponent is 0.
+        m := trim_scale(round(CASE WHEN e >= 0 THEN n / power(10::numeric, e) ELSE n * power(10::numeric, -e) END, 16));
         IF abs(m) >= 10 THEN
             e := e + 1;
-            m := trim_scale(round(n / power(10::numeric, e), 16));
+            m := trim_scale(round(CASE WHEN e >= 0 THEN n / power(10::numeric, e) ELSE n * power(10::numeric, -e) END, 16));
         END IF;
         RAISE EXCEPTION 'evalledger: %: the score %e% is past the range of a double precision number (float8)',
                         what, m, e
