@@ -12,6 +12,7 @@ import json
 
 import pytest
 from psycopg import errors
+from psycopg.types.json import Jsonb
 
 from tests.db.test_gate_decisions_age_with_the_runs_they_decided import aged, takes_quality_run
 from tests.db.test_takes_quality_db import runner  # noqa: F401 (fixture)
@@ -55,14 +56,48 @@ def test_a_runners_trigger_adds_no_verdict_to_an_imported_snapshot(runner, admin
     assert admin.execute("SELECT count(*) FROM evalledger.ledger_recompute_v3()").fetchone()[0] == 0
 
 
-def test_even_the_files_own_entry_is_taken_only_in_the_transaction_that_imported_it(runner, admin):
+@pytest.mark.parametrize(("isolation", "zone"), [("read committed", "Pacific/Kiritimati"),
+                                                  ("repeatable read", "Etc/GMT+12"),
+                                                  ("serializable", "Pacific/Chatham")])
+def test_even_the_files_own_entry_is_taken_only_in_the_transaction_that_imported_it(runner, admin, isolation,
+                                                                                   zone):
     """After its import, not even an entry the file holds is taken again (here under another repeat,
-    which the once-constraint alone would let in)."""
+    which the once-constraint alone would let in), whatever the session's isolation and zone: the
+    rule compares the snapshot's stored time with the transaction's own, both the database's."""
     snapshot_id, doc = imported(runner)
     entry = doc["aggregate"]["verdicts"][0]
     with pytest.raises(errors.InsufficientPrivilege, match=IMPORTED_ONLY):
-        verdict(runner, snapshot_id, entry["model"], response=entry, repeat_no=2)
+        with runner.transaction():
+            runner.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+            runner.execute(f"SET LOCAL TimeZone = '{zone}'")
+            verdict(runner, snapshot_id, entry["model"], response=entry, repeat_no=2)
     assert len(verdicts_of(admin, snapshot_id)) == 2
+
+
+def test_a_time_supplied_with_the_import_is_refused(runner, admin):
+    """The snapshot's recording time is the database's alone (its admission stamps now(), and the
+    runner holds no INSERT on created_at): no one can date an import into another transaction's
+    now(), and nothing is stored."""
+    doc = go_document(sorted(p.name for p in GO_HISTORY.glob("*.json"))[0])
+    with pytest.raises(errors.InsufficientPrivilege, match="permission denied for table eval_work_quality_snapshots"):
+        runner.execute("INSERT INTO eval_work_quality_snapshots (origin, snapshot_json, source_file, models, created_at) "
+                       "VALUES ('import', %s, 'f.json', '{}', '2020-01-01T00:00:00Z')", (Jsonb(doc),))
+    assert admin.execute("SELECT count(*) FROM evalledger.eval_work_quality_snapshots").fetchone()[0] == 0
+
+
+def test_another_session_adds_nothing_to_an_import_not_yet_committed(runner, admin, connect_as):
+    """Two sessions racing: a second runner session's verdict on an import still open in the first
+    finds no snapshot it may add to (the row is not yet visible to it), and the import commits
+    exactly its file's verdicts."""
+    doc = go_document(sorted(p.name for p in GO_HISTORY.glob("*.json"))[0])
+    entry = doc["aggregate"]["verdicts"][0]
+    other = connect_as("evalledger_runner")
+    with runner.transaction():
+        (snapshot_id,) = import_doc(runner, doc)
+        with pytest.raises(errors.InsufficientPrivilege, match=IMPORTED_ONLY):
+            verdict(other, snapshot_id, entry["model"], response=entry, repeat_no=2)
+    assert [(m, r) for m, r in verdicts_of(admin, snapshot_id)] == [
+        (v["model"], v) for v in doc["aggregate"]["verdicts"]]
 
 
 def test_an_import_takes_only_its_files_entries_in_its_own_transaction(runner, admin):
@@ -88,6 +123,7 @@ def test_no_cold_receipt_is_read_through_a_logins_own_trigger(admin, connect_as,
     run = takes_quality_run(runner, rerun=0)
     aged(admin, COLD, run)
     conn = connect_as(role)
+    conn.execute("SET TimeZone = 'Pacific/Kiritimati'")  # the tier's edge is the database's, in UTC
     with pytest.raises(errors.NoDataFound, match=f"no takes-quality run {run}"):  # asked directly
         conn.execute(f"SELECT evalledger.{receipt}(%s)", (run,))
     with pytest.raises(errors.NoDataFound, match=f"no takes-quality run {run}"):  # nor from a trigger of its own
