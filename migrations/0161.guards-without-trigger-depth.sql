@@ -27,6 +27,28 @@ SET LOCAL ROLE evalledger_code;
 SET LOCAL search_path = evalledger, pg_temp;
 
 -- takes_quality_receipt_built_v3 and _v4: the receipts, built for any run, granted to no role.
+-- What a receipt says of its run, built in one place for both (it was written in each).
+CREATE FUNCTION evalledger.takes_quality_receipt_identity_v1(run evalledger.eval_takes_quality_runs,
+                                                             rub evalledger.rubric) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT jsonb_build_object(
+        'schema_version', 1,
+        'ts', to_char(run.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'rubric_version', rub.version,
+        'rubric_sha8', run.rubric_sha8,
+        'corpus', jsonb_build_object('source', run.corpus_source, 'n_takes', run.n_takes,
+                                     'slug_prefix', run.slug_prefix, 'corpus_sha8', run.corpus_sha8)
+                  || CASE WHEN run.corpus_path IS NULL THEN '{}'::jsonb
+                          ELSE jsonb_build_object('path', run.corpus_path) END,
+        'prompt_sha8', run.prompt_sha8,
+        'models_sha8', run.models_sha8,
+        'models', to_jsonb(run.models),
+        -- Optional fields (additive at schema_version 1).
+        'run_id', run.id,
+        'seed', run.seed,
+        'rerun', coalesce(run.rerun, 0))
+$$;
+
 
 CREATE FUNCTION evalledger.takes_quality_receipt_built_v3(p_run_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -111,18 +133,7 @@ BEGIN
                                      'and running the same eval again retries them', pending);
     END IF;
 
-    RETURN jsonb_build_object(
-        'schema_version', 1,
-        'ts', to_char(run.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-        'rubric_version', rub.version,
-        'rubric_sha8', run.rubric_sha8,
-        'corpus', jsonb_build_object('source', run.corpus_source, 'n_takes', run.n_takes,
-                                     'slug_prefix', run.slug_prefix, 'corpus_sha8', run.corpus_sha8)
-                  || CASE WHEN run.corpus_path IS NULL THEN '{}'::jsonb
-                          ELSE jsonb_build_object('path', run.corpus_path) END,
-        'prompt_sha8', run.prompt_sha8,
-        'models_sha8', run.models_sha8,
-        'models', to_jsonb(run.models),
+    RETURN evalledger.takes_quality_receipt_identity_v1(run, rub) || jsonb_build_object(
         'cycles_run', last_cycle,
         'successes_per_cycle', successes,
         'verdict', decided ->> 'verdict',
@@ -133,12 +144,9 @@ BEGIN
         'errors', errors,
         'verdictMessage', message,
         -- Optional fields (additive at schema_version 1).
-        'run_id', run.id,
-        'seed', run.seed,
         'judges', coalesce(run.judges, CASE WHEN recorded = 0 THEN 'live' WHEN recorded = total THEN 'recorded'
                                             ELSE 'mixed' END),
-        'final', pending = 0,
-        'rerun', coalesce(run.rerun, 0))
+        'final', pending = 0)
         -- Optional, only where each judge was asked more than once per cycle (--repeats K).
         || CASE WHEN run.repeats > 1 THEN jsonb_build_object('repeats', run.repeats) ELSE '{}'::jsonb END;
 END;
@@ -166,18 +174,7 @@ BEGIN
             RAISE EXCEPTION 'evalledger: no takes-quality run %', p_run_id USING ERRCODE = 'no_data_found';
         END IF;
         SELECT * INTO rub FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
-        receipt := jsonb_build_object(
-            'schema_version', 1,
-            'ts', to_char(run.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-            'rubric_version', rub.version,
-            'rubric_sha8', run.rubric_sha8,
-            'corpus', jsonb_build_object('source', run.corpus_source, 'n_takes', run.n_takes,
-                                         'slug_prefix', run.slug_prefix, 'corpus_sha8', run.corpus_sha8)
-                      || CASE WHEN run.corpus_path IS NULL THEN '{}'::jsonb
-                              ELSE jsonb_build_object('path', run.corpus_path) END,
-            'prompt_sha8', run.prompt_sha8,
-            'models_sha8', run.models_sha8,
-            'models', to_jsonb(run.models),
+        receipt := evalledger.takes_quality_receipt_identity_v1(run, rub) || jsonb_build_object(
             'cycles_run', 0,
             'successes_per_cycle', '[]'::jsonb,
             'scores', '{}'::jsonb,
@@ -185,10 +182,7 @@ BEGIN
             'cost_usd', 0,
             'improvements', '[]'::jsonb,
             'errors', '[]'::jsonb,
-            'run_id', run.id,
-            'seed', run.seed,
-            'judges', coalesce(run.judges, 'live'),
-            'rerun', coalesce(run.rerun, 0));
+            'judges', coalesce(run.judges, 'live'));
     END IF;
     RETURN receipt || jsonb_build_object(
         'verdict', 'fail',

@@ -171,6 +171,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/legal_hold_release.sql
 \ir takes_quality/take.sql
 \ir takes_quality/eval_takes_quality_runs.sql
+\ir takes_quality/takes_quality_receipt_identity_v1.sql
 \ir takes_quality/eval_takes_quality_judge_verdicts.sql
 \ir capture/eval_candidates.sql
 \ir capture/eval_candidate_keys.sql

@@ -87,18 +87,7 @@ BEGIN
                                      'and running the same eval again retries them', pending);
     END IF;
 
-    RETURN jsonb_build_object(
-        'schema_version', 1,
-        'ts', to_char(run.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-        'rubric_version', rub.version,
-        'rubric_sha8', run.rubric_sha8,
-        'corpus', jsonb_build_object('source', run.corpus_source, 'n_takes', run.n_takes,
-                                     'slug_prefix', run.slug_prefix, 'corpus_sha8', run.corpus_sha8)
-                  || CASE WHEN run.corpus_path IS NULL THEN '{}'::jsonb
-                          ELSE jsonb_build_object('path', run.corpus_path) END,
-        'prompt_sha8', run.prompt_sha8,
-        'models_sha8', run.models_sha8,
-        'models', to_jsonb(run.models),
+    RETURN evalledger.takes_quality_receipt_identity_v1(run, rub) || jsonb_build_object(
         'cycles_run', last_cycle,
         'successes_per_cycle', successes,
         'verdict', decided ->> 'verdict',
@@ -109,12 +98,9 @@ BEGIN
         'errors', errors,
         'verdictMessage', message,
         -- Optional fields (additive at schema_version 1).
-        'run_id', run.id,
-        'seed', run.seed,
         'judges', coalesce(run.judges, CASE WHEN recorded = 0 THEN 'live' WHEN recorded = total THEN 'recorded'
                                             ELSE 'mixed' END),
-        'final', pending = 0,
-        'rerun', coalesce(run.rerun, 0))
+        'final', pending = 0)
         -- Optional, only where each judge was asked more than once per cycle (--repeats K).
         || CASE WHEN run.repeats > 1 THEN jsonb_build_object('repeats', run.repeats) ELSE '{}'::jsonb END;
 END;

@@ -23,18 +23,7 @@ BEGIN
             RAISE EXCEPTION 'evalledger: no takes-quality run %', p_run_id USING ERRCODE = 'no_data_found';
         END IF;
         SELECT * INTO rub FROM evalledger.rubric r WHERE r.rubric_id = run.rubric_id;
-        receipt := jsonb_build_object(
-            'schema_version', 1,
-            'ts', to_char(run.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-            'rubric_version', rub.version,
-            'rubric_sha8', run.rubric_sha8,
-            'corpus', jsonb_build_object('source', run.corpus_source, 'n_takes', run.n_takes,
-                                         'slug_prefix', run.slug_prefix, 'corpus_sha8', run.corpus_sha8)
-                      || CASE WHEN run.corpus_path IS NULL THEN '{}'::jsonb
-                              ELSE jsonb_build_object('path', run.corpus_path) END,
-            'prompt_sha8', run.prompt_sha8,
-            'models_sha8', run.models_sha8,
-            'models', to_jsonb(run.models),
+        receipt := evalledger.takes_quality_receipt_identity_v1(run, rub) || jsonb_build_object(
             'cycles_run', 0,
             'successes_per_cycle', '[]'::jsonb,
             'scores', '{}'::jsonb,
@@ -42,10 +31,7 @@ BEGIN
             'cost_usd', 0,
             'improvements', '[]'::jsonb,
             'errors', '[]'::jsonb,
-            'run_id', run.id,
-            'seed', run.seed,
-            'judges', coalesce(run.judges, 'live'),
-            'rerun', coalesce(run.rerun, 0));
+            'judges', coalesce(run.judges, 'live'));
     END IF;
     RETURN receipt || jsonb_build_object(
         'verdict', 'fail',
