@@ -87,6 +87,9 @@ PANEL_INDEXES = {
     "brain_eval_log_brain_recorded_idx": "runs recorded",
     "brain_analysis_log_production_late_idx": "production late",
     "brain_eval_log_brain_late_idx": "runs late",
+    # The trend's (migration 0164): each run's trend row newest first, and the open runs past their deadline.
+    "brain_eval_trend_brain_trigger_started_idx": "trend rows",
+    "brain_eval_log_open_trend_idx": "open runs",
 }
 # Each panel: the named queries it reads (in bi/panels.py's order).
 PANELS = {
@@ -114,9 +117,17 @@ DOCUMENTED = {
     "one question over time (index 4)": (QUERIES["question_history"],
                                          {"question_id": "EVAL-Q07", "brain": None, "catalog": None}),
 }
-# The trend panel without its error bars: panel_trend but the intervals it reads with each run.
-TREND_WITHOUT_BARS = ("SELECT t.* FROM evalledger.brain_trend_rows_v1(%(brain)s::text, %(from_month)s::date, "
-                      "%(to_month)s::date, %(trigger)s::text, 8) t ORDER BY t.brain_under_test, t.recency_rank")
+# The trend panel without its error bars: panel_trend's function, every column but the intervals (what
+# the panel reads of each run's trend row, less the bars) ...
+TREND_COLUMNS = ("brain_under_test, recency_rank, eval_run_id, run_trigger, quarter, started_at, completed_at, model_id, "
+                 "system_prompt_hash, question_catalog_version, decision, citation_rate, hallucination_rate, "
+                 "staleness_recognition_rate, diagnosis_accuracy_mean, lever_mapping_correctness, "
+                 "confidence_calibration_in_band, narrative_coherence_mean")
+TREND_WITHOUT_BARS = (f"SELECT {TREND_COLUMNS} FROM evalledger.brain_trend_rows_v2(%(brain)s::text, %(from_month)s::date, "
+                      "%(to_month)s::date, %(trigger)s::text, 8) ORDER BY brain_under_test, recency_rank")
+# ... and the panel as it was before it had any (brain_trend_rows_v1, which reads the runs' own rows).
+TREND_BEFORE_BARS = ("SELECT t.* FROM evalledger.brain_trend_rows_v1(%(brain)s::text, %(from_month)s::date, "
+                     "%(to_month)s::date, %(trigger)s::text, 8) t ORDER BY t.brain_under_test, t.recency_rank")
 SCORES = ('jsonb_build_object(\'citation_rate\', 0.9 + (n %% 10) / 100.0, \'hallucination_rate\', (n %% 5) / 100.0, '
           '\'staleness_recognition_rate\', CASE WHEN n %% 50 = 0 THEN 0.8 ELSE 1 END, \'diagnosis_accuracy_mean\', '
           '0.5 + (n %% 6) / 10.0, \'lever_mapping_correctness\', CASE WHEN n %% 2 = 0 THEN 1 END, '
@@ -258,6 +269,15 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
                        l.reviewer_user_id, l.created_at
                   FROM evalledger.brain_eval_log l JOIN bench_runs r USING (eval_run_id)
                  ORDER BY l.created_at, l.eval_run_id""")
+            # And its trend row (brain_eval_trend_complete_v1; migration 0164 for the runs before it), which
+            # the trend panel reads: the run and its error bars in one row.
+            admin.execute("""
+                INSERT INTO evalledger.brain_eval_trend
+                SELECT t.*
+                  FROM evalledger.brain_eval_log l JOIN bench_runs r USING (eval_run_id)
+                  LEFT JOIN evalledger.brain_eval_run_uncertainty u ON u.eval_run_id = l.eval_run_id
+                 CROSS JOIN LATERAL evalledger.brain_eval_trend_of_v1(l, u.uncertainty) t
+                 ORDER BY l.created_at, l.eval_run_id""")
             # And each takes-quality run's and work-quality snapshot's (migration 0153), which their intervals read.
             admin.execute("""
                 INSERT INTO evalledger.eval_takes_quality_run_uncertainty (run_id, uncertainty, run_created_at)
@@ -277,7 +297,7 @@ def load(admin: psycopg.Connection, first: int, last: int, setup: dict, complete
     # VACUUM as well: a ledger's history has long been vacuumed (its cold rows frozen) by the time
     # it is read, and an index-only scan counts on that; a bulk load leaves every page unvisited.
     for t in TABLES + ["brain_eval_runs_by_month", "brain_eval_questions_by_month", "brain_eval_agreement_by_month",
-                       "brain_eval_run_uncertainty", "eval_takes_quality_run_uncertainty",
+                       "brain_eval_run_uncertainty", "brain_eval_trend", "eval_takes_quality_run_uncertainty",
                        "eval_work_quality_snapshot_uncertainty"]:
         admin.execute(sql.SQL("VACUUM (ANALYZE) evalledger.{}").format(sql.Identifier(t)))
     return backfill
@@ -336,27 +356,28 @@ def paired(small: psycopg.Connection, large: psycopg.Connection, role: str, quer
     return a, b
 
 
-def trend_with_bars(conn: psycopg.Connection, role: str, params: dict, bars: bool) -> float:
-    """Milliseconds of reading the trend panel as role, with its error bars (the intervals of the runs
-    it shows, read with them) or without."""
+def trend_read(conn: psycopg.Connection, role: str, params: dict, query: str) -> float:
+    """Milliseconds of reading one form of the trend panel as role."""
     act_as(conn, role)
     try:
         start = time.perf_counter()
-        conn.execute(QUERIES["panel_trend"] if bars else TREND_WITHOUT_BARS, params, prepare=False).fetchall()
+        conn.execute(query, params, prepare=False).fetchall()
         return (time.perf_counter() - start) * 1000
     finally:
         conn.execute("RESET ROLE")
 
 
-def error_bars(conn: psycopg.Connection, role: str, params: dict, repeat: int) -> tuple[list[float], list[float]]:
-    """The trend panel without and with its error bars, timed in turn repeat times after a warm-up."""
-    trend_with_bars(conn, role, params, False)
-    trend_with_bars(conn, role, params, True)
-    without, with_ = [], []
+def error_bars(conn: psycopg.Connection, role: str, params: dict, repeat: int) -> dict[str, list[float]]:
+    """The trend panel as it was before its error bars, without them and with them, each timed in turn
+    repeat times after a warm-up of each."""
+    forms = {"before": TREND_BEFORE_BARS, "without": TREND_WITHOUT_BARS, "with": QUERIES["panel_trend"]}
+    for query in forms.values():
+        trend_read(conn, role, params, query)
+    times = {form: [] for form in forms}
     for _ in range(repeat):
-        without.append(trend_with_bars(conn, role, params, False))
-        with_.append(trend_with_bars(conn, role, params, True))
-    return without, with_
+        for form, query in forms.items():
+            times[form].append(trend_read(conn, role, params, query))
+    return times
 
 
 _CALL = re.compile(r"evalledger\.(\w+)\(([^()]*)\)")
@@ -464,19 +485,27 @@ def main() -> None:
                       f"{statistics.median(a):>10.2f}{statistics.median(b):>9.2f}{middle:>7.2f}  {used}")
         print(f"\nworst panel ratio (fastest of {args.repeat}) for {large_n / small_n:.0f}x the data: {worst:.2f} "
               f"(aim: at most 1.5)")
-    print(f"\nthe trend panel with its error bars (each run's stored uncertainty, read with its row) against the same "
-          f"panel without them "
-          f"(PostgreSQL {version}), {args.repeat} times each in turn; ms: median without, with, and the ratio (aim: at most 1.25), "
-          f"then the fastest of each and their ratio (what the machine's other load adds least to); load average "
-          f"{loads[0]} at the start of the timing, {os.getloadavg()[0]:.1f} at its end")
-    worst_bars = worst_fastest = 0.0
-    for (role, n), (without, with_) in bars.items():
-        ratio = statistics.median(with_) / statistics.median(without)
-        fastest = min(with_) / min(without)
-        worst_bars, worst_fastest = max(worst_bars, ratio), max(worst_fastest, fastest)
-        print(f"  as {role:<9}{n:>7} runs{statistics.median(without):>10.2f}{statistics.median(with_):>10.2f}{ratio:>7.2f}"
-              f"{min(without):>10.2f}{min(with_):>10.2f}{fastest:>7.2f}")
-    print(f"worst error-bar ratio: {worst_bars:.2f} of the medians, {worst_fastest:.2f} of the fastest (aim: at most 1.25)")
+    print(f"\nthe trend panel with its error bars against the same panel without them, and against the panel as it "
+          f"was before it had any (brain_trend_rows_v1, the runs' own rows) (PostgreSQL {version}), {args.repeat} times "
+          f"each in turn; ms: the median of each form, then the ratios with/without and with/before of the medians and "
+          f"of the fastest (what the machine's other load adds least to); aim: at most 1.25; load average {loads[0]} "
+          f"at the start of the timing, {os.getloadavg()[0]:.1f} at its end")
+    print(f"  {'':<20}{'before':>10}{'without':>10}{'with':>10}{'with/without':>14}{'with/before':>13}"
+          f"{'fastest w/wo':>14}{'fastest w/b':>13}")
+    worst = {"without": 0.0, "before": 0.0, "fastest without": 0.0, "fastest before": 0.0}
+    for (role, n), times in bars.items():
+        middle = {form: statistics.median(t) for form, t in times.items()}
+        fastest = {form: min(t) for form, t in times.items()}
+        ratios = {"without": middle["with"] / middle["without"], "before": middle["with"] / middle["before"],
+                  "fastest without": fastest["with"] / fastest["without"],
+                  "fastest before": fastest["with"] / fastest["before"]}
+        worst = {k: max(worst[k], ratios[k]) for k in worst}
+        print(f"  as {role:<9}{n:>6} runs{middle['before']:>10.2f}{middle['without']:>10.2f}{middle['with']:>10.2f}"
+              f"{ratios['without']:>14.2f}{ratios['before']:>13.2f}{ratios['fastest without']:>14.2f}"
+              f"{ratios['fastest before']:>13.2f}")
+    print(f"worst error-bar ratio: with/without {worst['without']:.2f} of the medians, {worst['fastest without']:.2f} of "
+          f"the fastest; with/before {worst['before']:.2f} of the medians, {worst['fastest before']:.2f} of the fastest "
+          f"(aim: at most 1.25)")
     print("by-month backfill of every loaded run at once: " +
           ", ".join(f"{n} runs {backfills[n]:.1f} s" for n in (small_n, large_n)))
     if costs:

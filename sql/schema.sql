@@ -359,6 +359,13 @@ SET LOCAL check_function_bodies = off;
 \ir brain_eval/brain_eval_run_uncertainty.sql
 \ir ../triggers/brain_eval/brain_eval_uncertainty_complete_v1.sql
 \ir brain_eval/brain_eval_intervals_v1.sql
+-- Each completed run's trend row, its error bars beside its columns, copied by the database at completion
+-- from the run's row and its stored uncertainty (issue 36; migration 0164): the trend panel reads one row
+-- per run through one index.
+\ir brain_eval/brain_eval_trend.sql
+\ir brain_eval/brain_eval_trend_of_v1.sql
+\ir ../triggers/brain_eval/brain_eval_trend_complete_v1.sql
+\ir brain_eval/brain_trend_rows_v2.sql
 -- The same for each takes-quality run (issue 36, item 3; migration 0153): stored at its completion,
 -- read by the intervals view, `takes-quality show` and the receipt's stderr and ci95.
 \ir takes_quality/eval_takes_quality_run_uncertainty.sql

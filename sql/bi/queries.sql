@@ -13,7 +13,7 @@ SELECT obj_description(to_regclass('evalledger.' || %(panel)s), 'pg_class');
 
 -- name: readable
 -- Which panels this login may read (the functions and views it may use), whether it reads reviewers' names, and where the hot tier's whole months begin.
-SELECT has_function_privilege('evalledger.brain_trend_rows_v1(text, date, date, text, integer)', 'EXECUTE') AS trend,
+SELECT has_function_privilege('evalledger.brain_trend_rows_v2(text, date, date, text, integer)', 'EXECUTE') AS trend,
        has_function_privilege('evalledger.most_failing_questions_rows_v2(text, date, date, text)', 'EXECUTE') AS most_failing,
        has_function_privilege('evalledger.stale_fixture_pass_rate_rows_v2(text, date, date, text, integer)', 'EXECUTE') AS stale_fixture,
        has_function_privilege('evalledger.reviewer_calibration_rows_v2(text, date, date, text, boolean)', 'EXECUTE') AS calibration,
@@ -40,19 +40,9 @@ SELECT count(*) AS runs, count(*) FILTER (WHERE completed_at IS NOT NULL) AS com
 SELECT target_id FROM evalledger.target WHERE kind = 'brain' ORDER BY target_id;
 
 -- name: panel_trend
--- Per brain, its last 8 completed runs of the trigger (quarterly unless one is chosen), newest first, each with its aggregates' 95 per cent intervals for the error bars: ci95_lo and ci95_hi, in seed 002's order (citation, hallucination, staleness, diagnosis, levers, confidence, coherence), as the run's completion stored them (brain_eval_run_uncertainty, which brain_eval_intervals_v1 reads; under the reader's own row-level security).
-SELECT t.*,
-       ARRAY[(u.uncertainty #>> '{citation_rate,ci95,0}')::float8, (u.uncertainty #>> '{hallucination_rate,ci95,0}')::float8,
-             (u.uncertainty #>> '{staleness_recognition_rate,ci95,0}')::float8, (u.uncertainty #>> '{diagnosis_accuracy_mean,ci95,0}')::float8,
-             (u.uncertainty #>> '{lever_mapping_correctness,ci95,0}')::float8, (u.uncertainty #>> '{confidence_calibration_in_band,ci95,0}')::float8,
-             (u.uncertainty #>> '{narrative_coherence_mean,ci95,0}')::float8] AS ci95_lo,
-       ARRAY[(u.uncertainty #>> '{citation_rate,ci95,1}')::float8, (u.uncertainty #>> '{hallucination_rate,ci95,1}')::float8,
-             (u.uncertainty #>> '{staleness_recognition_rate,ci95,1}')::float8, (u.uncertainty #>> '{diagnosis_accuracy_mean,ci95,1}')::float8,
-             (u.uncertainty #>> '{lever_mapping_correctness,ci95,1}')::float8, (u.uncertainty #>> '{confidence_calibration_in_band,ci95,1}')::float8,
-             (u.uncertainty #>> '{narrative_coherence_mean,ci95,1}')::float8] AS ci95_hi
-  FROM evalledger.brain_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text, 8) t
-  LEFT JOIN evalledger.brain_eval_run_uncertainty u ON u.eval_run_id = t.eval_run_id
- ORDER BY t.brain_under_test, t.recency_rank;
+-- Per brain, its last 8 completed runs of the trigger (quarterly unless one is chosen), newest first, each with its aggregates' 95 per cent intervals for the error bars: ci95_lo and ci95_hi, in seed 002's order (citation, hallucination, staleness, diagnosis, levers, confidence, coherence), read with the run in one row (brain_trend_rows_v2: the trend row its completion stored; under the reader's own row-level security).
+SELECT * FROM evalledger.brain_trend_rows_v2(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, %(trigger)s::text, 8)
+ ORDER BY brain_under_test, recency_rank;
 
 -- name: rubric_criteria
 -- The hard and soft criteria of a rubric, in order: key, label, comparison, threshold, unit, the brains it applies to (NULL: all).
@@ -161,10 +151,10 @@ SELECT snapshot_id, ci95_lo, ci95_hi
  WHERE dimension = 'overall' AND snapshot_id = ANY(%(snapshot_ids)s::bigint[]);
 
 -- name: panel_takes_quality
--- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch and state (an open run past its deadline among them, abandoned, verdict fail).
+-- The latest 40 completed takes-quality runs (of the brain as target, when one is chosen), newest first, with their rubric epoch and state (an open run past its deadline among them, abandoned, verdict fail). Each run's state is looked up by its key: joined as a table, the state of every run was computed to be hashed (the trend's function is planned at a thousand rows), 3x the time at 10x the runs; a run has one state, so LIMIT 1 only keeps the lookup per run.
 SELECT t.*, s.state
   FROM evalledger.takes_quality_trend_rows_v1(%(brain)s::text, %(from_month)s::date, %(to_month)s::date, 40) t
-  JOIN evalledger.takes_quality_run_state_v1 s USING (run_id)
+ CROSS JOIN LATERAL (SELECT r.state FROM evalledger.takes_quality_run_state_v1 r WHERE r.run_id = t.run_id LIMIT 1) s
  ORDER BY t.started_at DESC, t.run_id DESC;
 
 -- name: takes_quality_rubrics

@@ -6,7 +6,8 @@
 -- what its suite's decision computes from the run's inputs (one row per column): brain-eval runs
 -- (aggregates, criteria, decision, rationale, cost, hours and notes) and their question rows
 -- (question_passed) and the uncertainty their completion stored (brain_eval_run_uncertainty, by
--- brain_eval_uncertainty_v1), takes-quality runs (cycles, verdict, overall score, cost, receipt) and
+-- brain_eval_uncertainty_v1) and the trend rows derived from the two (brain_eval_trend, by
+-- brain_eval_trend_of_v1; a completed run without either is named), takes-quality runs (cycles, verdict, overall score, cost, receipt) and
 -- the uncertainty their completion stored (eval_takes_quality_run_uncertainty, by
 -- takes_quality_uncertainty_v1), and work-quality runs (means, spreads, note, comparison, judges' cost, document) and
 -- the uncertainty their completion stored (eval_work_quality_snapshot_uncertainty, by
@@ -25,11 +26,17 @@
 CREATE FUNCTION evalledger.ledger_recompute_v3()
 RETURNS TABLE (table_name text, row_key text, column_name text, stored text, recomputed text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $$
-    WITH decided (table_name, row_key, was, now_is, columns) AS (
-        SELECT 'brain_eval_log', evalledger.journal_key_v1(l), to_jsonb(l), evalledger.ledger_recompute_brain_eval_v2(l),
+    -- Each completed brain-eval run and its uncertainty, derived once: the run is compared with its row, and
+    -- its stored uncertainty and trend row with what the two derive.
+    WITH brain_run AS MATERIALIZED (
+        SELECT l AS stored, evalledger.ledger_recompute_brain_eval_v2(l) AS now_is,
+               coalesce(evalledger.brain_eval_uncertainty_v1(l.eval_run_id), '{}'::jsonb) AS uncertainty
+          FROM evalledger.brain_eval_log l WHERE l.completed_at IS NOT NULL
+    ), decided (table_name, row_key, was, now_is, columns) AS (
+        SELECT 'brain_eval_log', evalledger.journal_key_v1(r.stored), to_jsonb(r.stored), r.now_is,
                ARRAY['aggregated_scores', 'hard_criteria_passed', 'soft_criteria_passed_count', 'decision',
                      'decision_rationale', 'token_cost_usd', 'reviewer_hours_spent', 'calibration_notes']
-          FROM evalledger.brain_eval_log l WHERE l.completed_at IS NOT NULL
+          FROM brain_run r
         UNION ALL
         SELECT 'brain_eval_question_score', evalledger.journal_key_v1(q), to_jsonb(q),
                jsonb_build_object('question_passed', evalledger.brain_eval_question_verdict_v1(
@@ -38,10 +45,29 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET e
           FROM evalledger.brain_eval_log l JOIN evalledger.brain_eval_question_score q USING (eval_run_id)
          WHERE l.completed_at IS NOT NULL
         UNION ALL
-        SELECT 'brain_eval_run_uncertainty', evalledger.journal_key_v1(u), to_jsonb(u),
-               jsonb_build_object('uncertainty', coalesce(evalledger.brain_eval_uncertainty_v1(u.eval_run_id), '{}'::jsonb)),
-               ARRAY['uncertainty']
-          FROM evalledger.brain_eval_run_uncertainty u
+        -- Every completed run's stored uncertainty and trend row (its key: the run's). A run completed
+        -- without one is named by its key column, stored null. A trend row is compared in what its
+        -- completion derived (the decision, the aggregates and their bounds) with brain_eval_trend_of_v1 of
+        -- the run and its uncertainty as recomputed, so a rewritten run or interval is named there and not in
+        -- the copy; what it copies as it is (the run's trigger, times, prompt, reviewer) the journal holds.
+        SELECT 'brain_eval_run_uncertainty', evalledger.journal_key_v1(r.stored), to_jsonb(u),
+               jsonb_build_object('eval_run_id', (r.stored).eval_run_id, 'uncertainty', r.uncertainty),
+               CASE WHEN u.eval_run_id IS NULL THEN ARRAY['eval_run_id'] ELSE ARRAY['uncertainty'] END
+          FROM brain_run r LEFT JOIN evalledger.brain_eval_run_uncertainty u ON u.eval_run_id = (r.stored).eval_run_id
+        UNION ALL
+        SELECT 'brain_eval_trend', evalledger.journal_key_v1(r.stored), to_jsonb(t),
+               to_jsonb(evalledger.brain_eval_trend_of_v1(jsonb_populate_record(r.stored, r.now_is), r.uncertainty)),
+               CASE WHEN t.eval_run_id IS NULL THEN ARRAY['eval_run_id']
+                    ELSE ARRAY['decision', 'citation_rate', 'hallucination_rate', 'staleness_recognition_rate',
+                               'diagnosis_accuracy_mean', 'lever_mapping_correctness', 'confidence_calibration_in_band',
+                               'narrative_coherence_mean', 'citation_rate_ci95_lo', 'citation_rate_ci95_hi',
+                               'hallucination_rate_ci95_lo', 'hallucination_rate_ci95_hi',
+                               'staleness_recognition_rate_ci95_lo', 'staleness_recognition_rate_ci95_hi',
+                               'diagnosis_accuracy_mean_ci95_lo', 'diagnosis_accuracy_mean_ci95_hi',
+                               'lever_mapping_correctness_ci95_lo', 'lever_mapping_correctness_ci95_hi',
+                               'confidence_calibration_in_band_ci95_lo', 'confidence_calibration_in_band_ci95_hi',
+                               'narrative_coherence_mean_ci95_lo', 'narrative_coherence_mean_ci95_hi'] END
+          FROM brain_run r LEFT JOIN evalledger.brain_eval_trend t ON t.eval_run_id = (r.stored).eval_run_id
         UNION ALL
         SELECT 'eval_takes_quality_runs', evalledger.journal_key_v1(r), to_jsonb(r),
                (SELECT jsonb_build_object('cycles_run', x -> 'cycles_run', 'verdict', x -> 'verdict',

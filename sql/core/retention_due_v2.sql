@@ -21,7 +21,8 @@ BEGIN
         run := r ->> 'eval_run_id';
     WHEN 'brain_eval_question_score', 'brain_eval_harness_run', 'brain_eval_harness_answer',
          'brain_eval_judge_suggestion', 'brain_eval_review_entry', 'brain_eval_run_review',
-         'brain_eval_suggestion_shown', 'brain_eval_run_closure', 'brain_eval_run_uncertainty' THEN
+         'brain_eval_suggestion_shown', 'brain_eval_run_closure', 'brain_eval_run_uncertainty',
+         'brain_eval_trend' THEN
         clock := r ->> 'run_created_at';
         run := r ->> 'eval_run_id';
         SELECT l.brain_under_test, l.system_prompt_hash INTO brain, prompt

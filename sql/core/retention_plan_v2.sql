@@ -62,7 +62,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
           FROM unnest(ARRAY['brain_eval_log', 'brain_eval_question_score', 'brain_eval_harness_run',
                             'brain_eval_harness_answer', 'brain_eval_judge_suggestion', 'brain_eval_review_entry',
                             'brain_eval_run_review', 'brain_eval_suggestion_shown', 'brain_eval_run_closure',
-                            'brain_eval_run_uncertainty',
+                            'brain_eval_run_uncertainty', 'brain_eval_trend',
                             'brain_analysis_log', 'brain_eval_import',
                             'eval_takes_quality_runs', 'eval_takes_quality_judge_verdicts',
                             'eval_takes_quality_run_uncertainty',

@@ -62,7 +62,7 @@ BEGIN
     -- CASCADE). Each table's rows, counted per run, into the log.
     FOREACH purged IN ARRAY ARRAY['brain_eval_judge_suggestion', 'brain_eval_harness_answer', 'brain_eval_review_entry',
                                   'brain_eval_suggestion_shown', 'brain_eval_run_review', 'brain_eval_run_closure',
-                                  'brain_eval_run_uncertainty', 'brain_eval_question_score',
+                                  'brain_eval_run_uncertainty', 'brain_eval_trend', 'brain_eval_question_score',
                                   'brain_eval_harness_run', 'legal_hold', 'brain_eval_log'] LOOP
         EXECUTE format('WITH gone AS (DELETE FROM evalledger.%I t WHERE t.eval_run_id = ANY ($1) RETURNING t.eval_run_id) '
                        'INSERT INTO evalledger.retention_purge_log (table_name, row_count, eval_run_id) '

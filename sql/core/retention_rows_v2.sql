@@ -44,6 +44,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'brain_eval_run_uncertainty', t.run_created_at, r.brains, t.eval_run_id, false
       FROM evalledger.brain_eval_run_uncertainty t JOIN runs r USING (eval_run_id)
     UNION ALL
+    SELECT 'brain_eval_trend', t.run_created_at, r.brains, t.eval_run_id, false
+      FROM evalledger.brain_eval_trend t JOIN runs r USING (eval_run_id)
+    UNION ALL
     SELECT 'brain_analysis_log', a.created_at, evalledger.run_brains_v1(a.brain, a.system_prompt_hash), NULL::uuid,
            EXISTS (SELECT 1 FROM evalledger.brain_eval_question_score q JOIN runs r USING (eval_run_id)
                     WHERE q.brain_analysis_id = a.analysis_id AND NOT r.goes)

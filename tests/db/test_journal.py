@@ -82,9 +82,11 @@ def test_a_runs_proof_holds_every_table_that_holds_rows_of_runs(admin):
     holding = {r[0] for r in admin.execute(
         "SELECT j.table_name FROM evalledger.journal_tables_v1() j JOIN pg_attribute a ON a.attrelid = j.rel "
         "WHERE a.attname = 'eval_run_id' AND NOT a.attisdropped")}
-    # The purge log: of runs gone. A run's stored uncertainty: derived at its completion from the rows the proof
-    # holds (and written after the manifest for a run completed before migration 0152); --recompute re-derives it.
-    assert holding - {"retention_purge_log", "brain_eval_run_uncertainty"} == {table for table, _ in RUN_TABLES}
+    # The purge log: of runs gone. A run's stored uncertainty and its trend row: derived at its completion from
+    # the rows the proof holds (and written after the manifest for a run completed before migrations 0152 and
+    # 0164); --recompute re-derives them.
+    assert holding - {"retention_purge_log", "brain_eval_run_uncertainty", "brain_eval_trend"} == {
+        table for table, _ in RUN_TABLES}
 
 
 def make_table(admin, ddl: str) -> None:

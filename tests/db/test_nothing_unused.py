@@ -23,6 +23,9 @@ ENTRY_POINTS = {
     "brain_eval_by_month_recount_v1": "docs/bi.md",  # an auditor's check of the panel tables
     # 0.1.0's view function, which SQL clients may call by name; the view reads v3 since 0101.
     "prompt_drift_rows_v2": "docs/bi.md",
+    # 0.1.0's trend function, which SQL clients may call by name; the dashboards read v2 (with each run's
+    # error bars) since 0164.
+    "brain_trend_rows_v1": "docs/bi.md",
     # The statistics a person or a BI tool calls by name (issue 36), each formula on the page.
     "paired_difference_v1": "docs/statistics.md",
     "min_detectable_effect_v1": "docs/statistics.md",

@@ -487,7 +487,7 @@ def test_an_abandoned_brain_eval_run_is_a_fail_in_the_trends_and_every_unfinishe
         trend = conn.execute("SELECT decision FROM evalledger.brain_quarterly_trend_v1 WHERE eval_run_id = %s",
                              (brain_run,)).fetchall()
         assert trend == [("fail",)], role
-        rows = conn.execute("SELECT decision FROM evalledger.brain_trend_rows_v1(NULL, NULL, NULL, NULL, 8) "
+        rows = conn.execute("SELECT decision FROM evalledger.brain_trend_rows_v2(NULL, NULL, NULL, NULL, 8) "
                             "WHERE eval_run_id = %s", (brain_run,)).fetchall()
         assert rows == [("fail",)], role
         with conn.transaction():

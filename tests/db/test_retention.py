@@ -41,6 +41,7 @@ RUN_TABLES = {
     "brain_eval_reference_shown": "run_created_at",
     "brain_eval_run_closure": "run_created_at",
     "brain_eval_run_uncertainty": "run_created_at",
+    "brain_eval_trend": "run_created_at",
 }
 HOT = "now() - interval '24 months'"
 HORIZON = "now() - interval '7 years'"

@@ -124,8 +124,8 @@ MADE_SINCE = {"brain_eval_run_closure", "eval_run_closure", "replay_run", "repla
 # Tables a post-release migration made and filled with one row per run completed before it, and the runs'
 # table: 0148 made each brain-eval run's stored uncertainty and 0152 filled it once its functions summed
 # in a fixed order; 0153 made and filled each takes-quality run's and work-quality snapshot's (one
-# INSERT entry each in the journal).
-ONE_PER_COMPLETED_RUN = {"brain_eval_run_uncertainty": "brain_eval_log",
+# INSERT entry each in the journal); 0164 made and filled each brain-eval run's trend row.
+ONE_PER_COMPLETED_RUN = {"brain_eval_run_uncertainty": "brain_eval_log", "brain_eval_trend": "brain_eval_log",
                          "eval_takes_quality_run_uncertainty": "eval_takes_quality_runs",
                          "eval_work_quality_snapshot_uncertainty": "eval_work_quality_snapshots"}
 # Tables a post-release migration reshaped (0128 gave the call tables their token classes and
@@ -277,6 +277,7 @@ MADE_BY = {
                                          "'evalledger.takes_quality_receipt_built_v3(bigint)'::regprocedure",
     "0163.gate-scores-out-of-range": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                      "'evalledger.gate_scores_in_range_v1(text, jsonb, text, jsonb, text)'::regprocedure",
+    "0164.trend-bars-in-their-rows": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_trend'::regclass",
 }
 
 

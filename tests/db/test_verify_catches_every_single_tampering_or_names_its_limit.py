@@ -263,7 +263,9 @@ def tamper_journal(conn, kind: str, pick: int) -> Outcome | None:
               "recorded_at = recorded_at + interval '1 microsecond'", "operation": "operation = %s",
               "table_name": "table_name = %s", "row_count": "row_count = row_count + 1", "txid": "txid = txid - 1"}[field]
     value = {"rows_root": (flip(b"\x00" * 32, pick),), "row_key": (key.replace('"', '"x', 1) if key else key,),
-             "operation": ("DELETE" if op != "DELETE" else "INSERT",), "table_name": ("rubric",)}.get(field, ())
+             "operation": ("DELETE" if op != "DELETE" else "INSERT",),
+             # another table's name (an entry of the rubric's own renamed to the rubric would be no edit)
+             "table_name": ("rubric" if table != "rubric" else "target",)}.get(field, ())
     if field == "rows_root":
         root = conn.execute("SELECT rows_root FROM evalledger.ledger_journal WHERE entry_id = %s", (entry_id,)).fetchone()[0]
         value = (flip(root, pick),)

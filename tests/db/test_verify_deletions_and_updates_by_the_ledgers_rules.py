@@ -23,7 +23,7 @@ from tests.ledger_forge import age_unsealed, kinds, seal, set_triggers, take_dig
 # The run's tables, children first (as retention_purge_v2 deletes them), and the by-month panel.
 RUN_TABLES = ["brain_eval_judge_suggestion", "brain_eval_harness_answer", "brain_eval_review_entry",
               "brain_eval_suggestion_shown", "brain_eval_run_review", "brain_eval_run_closure",
-              "brain_eval_run_uncertainty", "brain_eval_reference_shown", "brain_eval_question_score", "brain_eval_harness_run", "legal_hold",
+              "brain_eval_run_uncertainty", "brain_eval_trend", "brain_eval_reference_shown", "brain_eval_question_score", "brain_eval_harness_run", "legal_hold",
               "brain_eval_log"]
 BY_MONTH = sorted(policy.BY_MONTH)
 

@@ -121,7 +121,8 @@ def trend(conn: psycopg.Connection, filters: Filters) -> Panel:
     trigger = filters.trigger or "quarterly"
     panel = Panel("trend", "Per-brain trend", f"How has each brain scored on each dimension over its last 8 {trigger} "
                   "runs, against the rubric's thresholds?",
-                  "brain_quarterly_trend_v1 (brain_trend_rows_v1); its error bars brain_eval_intervals_v1")
+                  "brain_quarterly_trend_v1's runs with their error bars (brain_trend_rows_v2); the intervals "
+                  "brain_eval_intervals_v1")
     criteria = dicts(conn, QUERIES["rubric_criteria"], {"eval_run_id": rows[0]["eval_run_id"]}) if rows else []
     # Each run's ci95_lo and ci95_hi are in DIMENSIONS' order (seed 002's), NULL where nothing was measured.
     intervals = {(r["eval_run_id"], key): (lo, hi) for r in rows if r["ci95_lo"] is not None

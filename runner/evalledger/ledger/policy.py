@@ -47,7 +47,7 @@ RUN_CLOCK = {
     **{t: ("brain_eval_log",) for t in (
         "brain_eval_question_score", "brain_eval_harness_run", "brain_eval_harness_answer", "brain_eval_judge_suggestion",
         "brain_eval_review_entry", "brain_eval_run_review", "brain_eval_suggestion_shown", "brain_eval_reference_shown",
-        "brain_eval_run_closure", "brain_eval_run_uncertainty")},
+        "brain_eval_run_closure", "brain_eval_run_uncertainty", "brain_eval_trend")},
     "eval_takes_quality_judge_verdicts": ("eval_takes_quality_runs",),
     "eval_takes_quality_run_uncertainty": ("eval_takes_quality_runs",),
     "eval_work_quality_snapshot_uncertainty": ("eval_work_quality_snapshots",),

@@ -19,6 +19,7 @@ All of it in one snapshot (REPEATABLE READ, READ ONLY), so writers at work never
 from __future__ import annotations
 
 import collections
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -182,7 +183,9 @@ def verify(conn: psycopg.Connection, digests: list[tuple[str, dict]], recompute:
                                 entry=s.entry) for key, s in left.items())
     if recompute:
         for table, key, column, stored, recomputed in conn.execute(QUERIES["recompute_package"]):
-            findings.append(Finding("recomputed", f"{column} is {stored}, but its inputs decide {recomputed}",
+            missing = stored is None and column in json.loads(key)  # its key column: the row is not there
+            findings.append(Finding("recomputed", "no row, where its completed run's inputs derive one" if missing
+                                    else f"{column} is {stored}, but its inputs decide {recomputed}",
                                     table, key, (column,)))
         report.recomputed = True
     if own_snapshot:
