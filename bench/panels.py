@@ -27,12 +27,14 @@ read whole (stale_fixture_pass_rate_v2, cost_per_run_v1), which list every run a
 them by nature.
 
 Error bars (issue 36): the trend panel with its error bars (panel_trend, as the dashboards read it:
-each run's intervals as its completion stored them, read with its row) against the same panel without them
-(TREND_WITHOUT_BARS: the same query without the intervals), as each role, at both sizes, the two
+brain_trend_rows_v2, each run and its bounds in its trend row) against the same panel without them
+(TREND_WITHOUT_BARS: v2's columns but the bounds) and against the panel as it was before it had any
+(TREND_BEFORE_BARS: brain_trend_rows_v1, the runs' own rows), as each role, at both sizes, the three
 timed in turn; the aim is at most 1.25x. Both the ratio of the medians and that of the fastest are
 printed, with the load average: on a shared machine the other load stretches the longer query more
-than its own cost does, and the fastest is what it adds least to. What completion stores (brain_eval_run_uncertainty,
-migration 0148; brain_eval_intervals_v1 reads it too) the load fills for its runs as completion would.
+than its own cost does, and the fastest is what it adds least to. What completion stores (each run's
+uncertainty, brain_eval_run_uncertainty, migration 0148, and its trend row, brain_eval_trend, 0164)
+the load fills for its runs as completion would.
 
 EXPLAIN: each panel query's plan as the role; a panel function with its own search_path is not
 inlined by PostgreSQL, so its body is explained with the filters substituted (what its plan runs).

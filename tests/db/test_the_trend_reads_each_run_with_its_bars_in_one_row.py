@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 from evalledger.suites.brain_eval import store as brain_eval
 from tests.builders import BRAIN_PROMPTS, load_catalog, record_run, register_prompt
 from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE
-from tests.db.insider_logins import LOGINS, logins, refused  # noqa: F401 (fixture)
+from tests.db.insider_logins import LOGINS, in_thread, logins, refused, wait_until_waiting  # noqa: F401 (fixture)
 from tests.db.test_one_open_run_and_no_abandoned_run import recorded_ago, start
 from tests.db.test_trend_error_bars_are_each_runs_uncertainty import varied
 from tests.ledger_forge import kinds, triggers_lifted, verified
@@ -248,3 +248,57 @@ def test_the_recompute_names_a_missing_trend_row_or_uncertainty_and_leaves_what_
     assert recomputed(admin) == [("brain_eval_run_uncertainty", key, "eval_run_id"),
                                  ("brain_eval_trend", bare_key, "eval_run_id")]
     assert ("row_changed", "brain_eval_log", key, ("model_id", "started_at")) in kinds(verified(dsn))
+
+
+class _Undo(Exception):
+    pass
+
+
+@pytest.mark.parametrize("isolation", ["read committed", "repeatable read", "serializable"])
+def test_a_completion_as_the_runner_stores_its_trend_row_whatever_its_session_says(admin, logins, reviewer_id,
+                                                                                  isolation):
+    """The runner, in a zone 14 hours ahead: a completion time it supplies is refused; under REPEATABLE READ
+    or SERIALIZABLE its completion is refused (no trend row); a completion rolled back leaves no row; the
+    committed one leaves exactly the row the database derives, its times the database's."""
+    runner = logins("runner")
+    runner.autocommit = True
+    runner.execute("SELECT set_config('TimeZone', 'Pacific/Kiritimati', false)")
+    run = record_run(runner, reviewer_id, bend=varied(3), complete=False, registry=admin, review_conn=admin)
+    runner.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {isolation}")
+    with pytest.raises(errors.InsufficientPrivilege):
+        runner.execute("UPDATE evalledger.brain_eval_log SET completed_at = '2020-01-01' WHERE eval_run_id = %s", (run,))
+    if isolation != "read committed":  # an older snapshot completes nothing, and writes no trend row
+        with pytest.raises(errors.InvalidTransactionState, match="a run is completed under READ COMMITTED"):
+            with runner.transaction():
+                brain_eval.complete_run(runner, run)
+        assert trend_row(admin, run) is None
+        runner.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    with pytest.raises(_Undo):
+        with runner.transaction():
+            brain_eval.complete_run(runner, run)
+            assert runner.execute("SELECT count(*) FROM evalledger.brain_eval_trend WHERE eval_run_id = %s",
+                                  (run,)).fetchone()[0] == 1
+            raise _Undo  # the completion undone: its trend row with it
+    assert trend_row(admin, run) is None
+    with runner.transaction():
+        brain_eval.complete_run(runner, run)
+    row = trend_row(admin, run)
+    assert row == admin.execute(DERIVED, (run,)).fetchone()[0]
+    stored = admin.execute("SELECT to_jsonb(l) FROM evalledger.brain_eval_log l WHERE eval_run_id = %s",
+                           (run,)).fetchone()[0]
+    assert (row["completed_at"], row["run_created_at"]) == (stored["completed_at"], stored["created_at"])
+
+
+def test_two_sessions_racing_a_completion_leave_one_trend_row(admin, logins, reviewer_id):
+    first, second = logins("runner"), logins("runner")
+    first.autocommit = second.autocommit = True
+    run = record_run(first, reviewer_id, bend=varied(5), complete=False, registry=admin, review_conn=admin)
+    with first.transaction():
+        brain_eval.complete_run(first, run)  # open: holds the run's row
+        thread, outcome = in_thread(lambda: brain_eval.complete_run(second, run))
+        wait_until_waiting(admin, LOGINS["runner"][0])
+    thread.join(30)
+    assert "error" in outcome, outcome  # the second finds it complete, and completes nothing
+    assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_trend WHERE eval_run_id = %s",
+                         (run,)).fetchone()[0] == 1
+    assert trend_row(admin, run) == admin.execute(DERIVED, (run,)).fetchone()[0]
