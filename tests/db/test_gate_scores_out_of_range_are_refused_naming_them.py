@@ -172,10 +172,30 @@ def test_the_bounds_are_the_casts_own_and_a_score_in_range_is_its_very_value(adm
     assert (read is None) == (number in REFUSED)  # each edge on the side it is meant to test
 
 
-@pytest.mark.parametrize("number", ["1e400", "-1e400"])
+NEAR_ZERO = [number for number in EDGES if abs(float(number)) < 1]
+
+
+@pytest.mark.parametrize("number", NEAR_ZERO, ids=range(len(NEAR_ZERO)))
+def test_the_door_refuses_near_zero_exactly_what_the_cast_refuses(number):
+    """A file's number too near zero for a float is refused by the door, not read as 0 (which the
+    database would then take): on each side of float8's last edge, the door and the cast agree."""
+    from evalledger.core import reader
+
+    try:
+        read = reader.decode_json(f'{{"score": {number}}}', "receipt.json")["score"]
+    except reader.InputError as exc:
+        assert str(exc).startswith("receipt.json:1: $.score: ") and "nearer to zero than a float holds" in str(exc)
+        read = None
+    assert (read is None) == (number in REFUSED), number[:40]
+    if read is not None:
+        assert read == float(number)
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "1e-400"])
 def test_the_command_line_refuses_a_file_past_the_range_at_the_door(dsn, admin, tmp_path, number):
     """`snapshot compare` and `regress` read their files through the door, which refuses a number
-    past a float's range naming the file, line and field: exit 3, one line, no gate stored."""
+    past a float's range, or too near zero for one, naming the file, line and field: exit 3, one
+    line, no gate stored."""
     env = {"DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
     before = gates(admin)
     marked = snapshot("b", BASE)

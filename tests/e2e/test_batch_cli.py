@@ -445,6 +445,7 @@ def test_a_harness_run_killed_while_its_drafts_are_batched_resumes_the_batches(s
               lambda: count(admin, "SELECT count(*) FROM judge_batch_event WHERE status = 'submitted'") >= 1 + 3,
               "recorded the brain's submission and the judges' three")
     assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion") == 0
+    standin.batch_delay_s = 0
     done = run_cli(*args, env=env)
     assert done.code == 0, done.err
     assert "(resumed)" in done.out and "suggestions: 6 drafted by 3 judges" in done.out, done.out

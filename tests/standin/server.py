@@ -161,6 +161,8 @@ class StandIn:
         self._prefixes_cached: dict[str, set[str]] = collections.defaultdict(set)
         # OpenAI's Batch API (see _batch_post): a batch is answered batch_delay_s after it is created,
         # each of its lines served as one Chat Completions request (recorded, scripted, cached alike).
+        # The delay is read when the batch is polled: a test that kept a batch pending while it killed
+        # the command sets it to 0 and the resumed command finds the batch ended, not 30 s later.
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
         self.batch_creates: list[str] = []  # each batch created, in order
@@ -595,7 +597,7 @@ class StandIn:
                                       "completion_window": body.get("completion_window", "24h"),
                                       "status": "validating", "created_at": int(time.time()),
                                       "metadata": body.get("metadata"), "_lines": lines,
-                                      "_due": time.monotonic() + self.batch_delay_s}
+                                      "_born": time.monotonic()}
             self.batch_creates.append(batch_id)
             answer = json.dumps(self._batch_json(self.batches[batch_id])).encode()
         self._hold(self.batch_hold_create, "openai")
@@ -625,7 +627,7 @@ class StandIn:
             batch = self.batches.get(batch_id)
             if batch is None:
                 return 404, {}, _error_body("openai", 404, f"no batch {batch_id}")
-            due = batch["status"] in ("validating", "in_progress") and time.monotonic() >= batch["_due"]
+            due = batch["status"] in ("validating", "in_progress") and self._batch_due(batch)
             if not due:
                 self._advance(batch)
                 return 200, {}, json.dumps(self._batch_json(batch)).encode()
@@ -653,7 +655,7 @@ class StandIn:
             batch_id = f"msgbatch_standin{next(self._ids)}"
             lines = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body.get("requests") or []]
             self.batches[batch_id] = {"id": batch_id, "status": "in_progress", "_api": "anthropic", "_lines": lines,
-                                      "_created": _rfc3339(), "_due": time.monotonic() + self.batch_delay_s}
+                                      "_created": _rfc3339(), "_born": time.monotonic()}
             self.batch_creates.append(batch_id)
             answer = json.dumps(self._message_batch_json(self.batches[batch_id])).encode()
         self._hold(self.batch_hold_create, "anthropic")
@@ -690,7 +692,7 @@ class StandIn:
             batch = self.batches.get(batch_id)
             if batch is None:
                 return 404, {}, _error_body("anthropic", 404, f"no batch {batch_id}")
-            due = batch["status"] == "in_progress" and time.monotonic() >= batch["_due"]
+            due = batch["status"] == "in_progress" and self._batch_due(batch)
             if not due:
                 return 200, {}, json.dumps(self._message_batch_json(batch)).encode()
             batch["status"] = "finalizing"
@@ -764,7 +766,7 @@ class StandIn:
                      for r in inline]
             self.batches[name] = {"id": name, "status": "pending", "_api": "gemini", "_lines": lines,
                                   "_model": model, "_display_name": spec.get("displayName"), "_created": _rfc3339(),
-                                  "_due": time.monotonic() + self.batch_delay_s}
+                                  "_born": time.monotonic()}
             self.batch_creates.append(name)
             answer = json.dumps(self._gemini_batch_json(self.batches[name])).encode()
         self._hold(self.batch_hold_create, "gemini")
@@ -797,7 +799,7 @@ class StandIn:
             batch = self.batches.get(name)
             if batch is None or batch.get("_api") != "gemini":
                 return 404, {}, _error_body("gemini", 404, f"no batch {name}")
-            due = batch["status"] in ("pending", "running") and time.monotonic() >= batch["_due"]
+            due = batch["status"] in ("pending", "running") and self._batch_due(batch)
             if not due:
                 self._advance(batch)
                 ended = batch["status"] not in ("pending", "running")
@@ -962,6 +964,10 @@ class StandIn:
         with self._lock:
             batch["_results"] = results
             batch["status"] = "expired" if expired else "completed"
+
+    def _batch_due(self, batch: dict) -> bool:
+        """Whether batch_delay_s, as it is now, has passed since the batch was created."""
+        return time.monotonic() >= batch["_born"] + self.batch_delay_s
 
     def _batch_json(self, batch: dict) -> dict:
         shown = {k: v for k, v in batch.items() if not k.startswith("_")}

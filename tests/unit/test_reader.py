@@ -26,6 +26,9 @@ def refused(path, data: bytes) -> str:
     (b'{\n"a":\n NaN}', "3: $.a: NaN is not a number (JSON has no NaN or Infinity)"),
     (b'{"a": -Infinity}', "1: $.a: -Infinity is not a number (JSON has no NaN or Infinity)"),
     (b'{"a": 1e400}', "1: $.a: a number past the range of a float"),
+    (b'{"a": [0.5,\n 1e-400]}', "2: $.a[1]: 1e-400 is nearer to zero than a float holds (it would be read as 0)"),
+    (b'{"a": -2.5E-0400}', "1: $.a: -2.5E-0400 is nearer to zero than a float holds (it would be read as 0)"),
+    (b'{"a": 0.' + b"0" * 400 + b'1}', "1: $.a: 0.0000000000000000000000... is nearer to zero than a float holds"),
     (b'{"a": 9223372036854775808}', "1: $.a: the integer 9223372036854775808 is past the range a ledger field holds"),
     (b'{"a":\n 99999999999999999999}', "2: $.a: the integer 99999999999999999999 is past the range a ledger field holds"),
     (b'{"a": "x\\u0000y"}', "1: $.a: a NUL character, which no text field can hold"),
@@ -41,6 +44,15 @@ def refused(path, data: bytes) -> str:
 def test_a_json_document_is_refused_by_line_and_path(tmp_path, data, says):
     said = refused(tmp_path / "doc.json", data)
     assert said.startswith(says), said
+
+
+def test_a_number_near_zero_that_a_float_holds_is_read_as_it_is(tmp_path):
+    """Zero spelled any way, and the smallest numbers a float still holds, are not refused as too
+    near zero: only a nonzero number a float would read as 0 is."""
+    path = tmp_path / "doc.json"
+    path.write_bytes(b'{"z": 0e-400, "y": -0.0E-999, "x": 0.' + b"0" * 30 + b', "w": 1e-320, "v": 2.5e-300}')
+    value = reader.read_json(path).value
+    assert value == {"z": 0.0, "y": 0.0, "x": 0.0, "w": 1e-320, "v": 2.5e-300} and value["w"] > 0
 
 
 def test_what_json_allows_is_read_as_it_is(tmp_path):

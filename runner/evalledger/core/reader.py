@@ -309,12 +309,24 @@ def _deep_line(text: str) -> int:
     return 1
 
 
-_SLOW_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
+def _float(text: str) -> float:
+    # Only for a text that may spell a number too near zero for a float (a negative exponent of
+    # three digits, or a run of 20 digits): read as 0.0 it would enter the ledger as another number.
+    value = float(text)
+    if value == 0.0 and any(digit in "123456789" for digit in text.lower().partition("e")[0]):
+        shown = text if len(text) <= 24 else text[:24] + "..."
+        raise _Refused(f"{shown} is nearer to zero than a float holds (it would be read as 0)", text)
+    return value
+
+
+_SLOW_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int,
+                                 parse_float=_float)
 
 
 def _decode_slowly(text: str, name: str, line: int | None) -> Any:
-    """decode_json for a text holding a run of 20 digits or more (maybe in a string): integers
-    are read by a hook that refuses one too long before Python reads it."""
+    """decode_json for a text holding a run of 20 digits or more, or a negative exponent of three
+    digits (maybe in a string): integers are read by a hook that refuses one too long before Python
+    reads it, and numbers by one that refuses one a float would read as 0."""
     try:
         value = _SLOW_DECODER.decode(text)
     except _Refused as exc:
@@ -343,7 +355,8 @@ def _refused(exc: _Refused, text: str, name: str, line: int | None) -> InputErro
     spot = _Spot()
     try:
         marked = json.JSONDecoder(parse_constant=lambda _name: spot,
-                                  parse_int=lambda t: spot if t == exc.token else int(t)).decode(text)
+                                  parse_int=lambda t: spot if t == exc.token else int(t),
+                                  parse_float=lambda t: spot if t == exc.token else float(t)).decode(text)
         path = _spot_of(marked, spot) or ()
     except (ValueError, RecursionError):
         path = ()
@@ -363,7 +376,8 @@ def decode_json(text: str, name: str, line: int | None = None) -> Any:
     _decoding.twice = False
     folded = text.translate(_DIGITS)
     try:
-        if "0" * 20 in folded:  # maybe a huge integer: refused by its own spelling before Python reads it
+        if "0" * 20 in folded or "e-000" in folded or "E-000" in folded:
+            # maybe a huge integer, or a number too near zero: refused by its own spelling
             return _decode_slowly(text, name, line)
         value, end = _DECODER.raw_decode(text, _WS.match(text, 0).end())
         extra = _WS.match(text, end).end()
