@@ -91,3 +91,26 @@ def test_an_export_file_is_read_whole_and_its_first_bad_line_named(tmp_path):
     path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "id": 6, "latency_ms": "fast"}) + "\n")
     with pytest.raises(EvalledgerError, match=rf"^{path}:2: \$\.latency_ms: \"fast\" is not a finite number"):
         captured.read_export(path)
+
+
+@pytest.mark.parametrize("spelled, says", [
+    ('"latency_ms": 12.5, "latency_ms": 3', '$.latency_ms: key "latency_ms" given twice in one object'),
+    ('"latency_ms": 1e-400', "$.latency_ms: 1e-400 is nearer to zero than a float holds (it would be read as 0)"),
+    ('"latency_ms": 1e400', "$.latency_ms: a number past the range of a float"),
+    ('"latency_ms": NaN', "$.latency_ms: NaN is not a number (JSON has no NaN or Infinity)"),
+    ('"latency_ms": 12.5, "created_at": "2026-02-30T09:30:00Z"',
+     '$.created_at: "2026-02-30T09:30:00Z" is not a timestamp (ISO 8601)'),
+])
+def test_an_export_file_passes_the_door_every_file_passes(tmp_path, spelled, says):
+    """replay --from reads its file through the door: what the door refuses in any file (a key
+    twice, which json would read as its last value; a number a float reads as 0 or as infinity) is
+    refused here, naming the file, the line and the field, not read as another row."""
+    row = {"schema_version": 1, "id": 4, "tool_name": "search", "query": "q", "retrieved_slugs": ["a"],
+           "retrieved_chunk_ids": [1], "source_ids": ["s"], "expand_enabled": None, "detail": None,
+           "vector_enabled": False, "latency_ms": "HERE"}
+    path = tmp_path / "week.ndjson"
+    path.write_text(json.dumps({**row, "latency_ms": 1}) + "\n" + json.dumps(row).replace('"latency_ms": "HERE"', spelled)
+                    + "\n")
+    with pytest.raises(EvalledgerError) as refused:
+        captured.read_export(path)
+    assert str(refused.value) == f"{path}:2: {says}"

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from evalledger.core.errors import EvalledgerError
+from evalledger.core.reader import decode_json
 from evalledger.core.windows import parse_timestamp
 
 DETAILS = ("low", "medium", "high")
@@ -80,11 +81,9 @@ _FIELDS = {
 }
 
 
-def _row(where: str, text: str) -> dict:
-    try:
-        data = json.loads(text, parse_constant=lambda name: float("nan"))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise EvalledgerError(f"{where}: not JSON ({getattr(exc, 'msg', exc)})") from None
+def _row(file: str, number: int, text: str) -> dict:
+    where = f"{file}:{number}"
+    data = decode_json(text, file, number)  # the door: what every file a command reads passes
     if not isinstance(data, dict):
         raise EvalledgerError(f"{where}: not a JSON object")
     if data.get("schema_version", 1) != 1:
@@ -126,7 +125,7 @@ def read_export(path: Path) -> ExportFile:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             raise EvalledgerError(f"{where}: not UTF-8 text") from None
-        data = _row(where, text)
+        data = _row(str(path), number, text)
         if data["id"] in seen:
             raise EvalledgerError(f"{where}: $.id: {data['id']} is line {seen[data['id']]}'s id too: a row is "
                                   "replayed once")
