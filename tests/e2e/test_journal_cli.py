@@ -87,6 +87,24 @@ def test_a_bad_digest_file_is_one_line_and_exit_3(env, run_id, tmp_path, content
     assert result.err.startswith("evalledger: error: ") and says in result.err and result.err.count("\n") == 1
 
 
+def test_a_digest_with_a_key_twice_is_refused_not_read_as_its_last_value(env, run_id, tmp_path):
+    """A digest whose ledger_root is given twice, a forged root first and the true one last (what
+    json reads), shows a reader of the file one root and verifies another: verify refuses it, as
+    the offline check does, in one line, exit 3. So does publish, reading the newest one there."""
+    digest_to(env, tmp_path / "true.json")
+    text = (tmp_path / "true.json").read_text()
+    twice = tmp_path / "published" / f"digest-{10**8:08d}-20261206T000000000000Z.json"
+    twice.parent.mkdir()
+    twice.write_text(text.replace("{", '{\n  "ledger_root": "' + "0" * 64 + '",', 1))
+    result = run_cli("ledger", "verify", "--digest", str(twice), env=env)
+    assert result.code == 3 and result.out == "", result.out
+    assert result.err == f"evalledger: error: {twice}: key 'ledger_root' appears twice\n"
+    assert run_cli("ledger", "verify", "--digest", str(tmp_path / "true.json"), env=env).code == 0
+    published = run_cli("ledger", "publish", str(twice.parent), "--wait", "0", env=env)
+    assert published.code == 3 and "the newest digest published cannot be read: key 'ledger_root' appears twice" \
+        in published.err, published.err
+
+
 def standalone_check(tmp_path: Path, *files: Path) -> subprocess.CompletedProcess:
     """check.py copied into a folder of its own and run by Python isolated from everything (-I: no
     environment, no user site, no script folder; -S: no site-packages), in an empty environment: it

@@ -66,10 +66,12 @@ def _stamp(value) -> str:
 
 def load(path: Path) -> dict:
     """A digest file the user named, checked for its shape; a problem names the file."""
-    try:
-        digest = json.loads(reader.read_text(path, "digest file"), parse_float=Decimal)
+    try:  # as the offline check reads it: a key given twice is refused, not read as its last value
+        digest = check.parse_json(reader.read_text(path, "digest file"))
     except json.JSONDecodeError as exc:
         raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    except check.NotCanonical as exc:
+        raise EvalledgerError(f"{path}: {exc}") from None
     problems = check.check_digest(digest) if isinstance(digest, dict) else ["not a JSON object"]
     if problems:
         raise EvalledgerError(f"{path}: {problems[0]}")

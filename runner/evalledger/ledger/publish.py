@@ -3,11 +3,9 @@ auditor's (`ledger digest --sign`, `ledger publish`, `ledger watch`; docs/ledger
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
-from decimal import Decimal
 from pathlib import Path
 
 from evalledger.core.errors import EvalledgerError
@@ -55,7 +53,7 @@ def newest(folder: Path) -> tuple[Path, dict] | None:
         return None
     path = best[1]
     try:
-        digest = json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+        digest = check.parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise EvalledgerError(f"{path}: the newest digest published cannot be read: {exc}") from None
     problems = check.check_digest(digest) if isinstance(digest, dict) else ["not a JSON object"]
