@@ -384,7 +384,11 @@ def _claim(folder: Path, system: str) -> None:
     """An archive holds one cluster's WAL: refuse another's (its segment names would collide)."""
     info = folder / ARCHIVE_INFO
     if info.is_file():
-        found = json.loads(info.read_text()).get("system_identifier")
+        try:
+            found = json.loads(info.read_text())["system_identifier"]
+        except (OSError, ValueError, TypeError, KeyError):
+            raise EvalledgerError(f"{info}: not the archive's record `db backup --archive` writes (damaged?): "
+                                  "it names which cluster the archive holds; name a new folder") from None
         if found != system:
             raise EvalledgerError(f"{folder} archives another cluster (system {found}, this one is {system}): "
                                   "give each cluster an archive folder of its own")
