@@ -1,4 +1,4 @@
-"""An archive folder holds one cluster's WAL (`db backup --archive`): its record names the cluster,
+"""An archive folder holds one cluster's WAL (`db archive`): its record names the cluster,
 a folder holding another's, or a record damaged, is refused in one line before anything is written,
 and a new folder is claimed for this one."""
 
@@ -39,8 +39,9 @@ def test_a_damaged_record_is_refused_in_one_line_and_left_as_it_was(tmp_path, da
     (folder / backup.ARCHIVE_INFO).write_text(damaged)
     with pytest.raises(EvalledgerError) as refused:
         backup._claim(folder, THIS)
-    assert str(refused.value) == (f"{folder / backup.ARCHIVE_INFO}: not the archive's record `db backup --archive` "
-                                  "writes (damaged?): it names which cluster the archive holds; name a new folder")
+    assert str(refused.value) == (f"{folder / backup.ARCHIVE_INFO}: not the record `db archive` writes "
+                                  "(damaged?): it names which cluster the archive holds: put back a copy of it, or "
+                                  "name a new folder")
     assert (folder / backup.ARCHIVE_INFO).read_text() == damaged and not (folder / "wal").exists()
 
 
