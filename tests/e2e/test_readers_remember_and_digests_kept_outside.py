@@ -88,6 +88,19 @@ def test_a_reader_follows_a_ledger_that_grows(env, admin, reader, tmp_path):  # 
     assert json.loads(path.read_text())["ledger_size"] == block_count(admin)
 
 
+def test_a_remembered_digest_with_a_key_twice_is_refused_as_any_digest_is(env, admin, reader, tmp_path):  # noqa: F811
+    """The digest a reader remembers is read as a digest file is: a key given twice (which json
+    would read as its last value) is refused in one line naming the file, exit 3."""
+    grow(env, 1)
+    assert run_cli("ledger", "verify", env=reader).code == 0
+    path, = (tmp_path / "home" / "ledger").glob("*.json")
+    path.write_text(path.read_text().replace("{", '{\n  "ledger_size": 0,', 1))
+    refused = run_cli("ledger", "verify", env=reader)
+    assert (refused.code, refused.out) == (3, ""), refused.err
+    assert refused.err == (f"evalledger: error: {path}: the digest this reader remembers cannot be read (key "
+                           "'ledger_size' appears twice): move it away to start remembering afresh\n")
+
+
 @pytest.fixture
 def key(tmp_path) -> tuple[Path, Path]:
     """An SSH key pair of the auditor's and an allowed_signers file naming it for digests."""

@@ -47,7 +47,7 @@ def seen_path(ledger_id: str, conn: psycopg.Connection | None = None) -> Path:
 
 def _load(path: Path) -> dict | None:
     try:
-        seen = json.loads(path.read_text(encoding="utf-8"))
+        seen = check.parse_json(path.read_text(encoding="utf-8"))  # as every digest is read: a key twice refused
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
