@@ -148,8 +148,10 @@ SELECT a.analysis_id FROM evalledger.brain_eval_harness_answer a WHERE a.eval_ru
 SELECT rubric_id FROM evalledger.brain_eval_log WHERE eval_run_id = %(run)s;
 
 -- name: code_session
--- Names in the code's definitions written in full (schema-qualified), whatever the session's search_path, until the transaction ends.
-SELECT set_config('search_path', 'pg_catalog', true);
+-- Names in the code's definitions written in full (schema-qualified), and their constants as one session writes them (a timestamptz literal of a CHECK follows TimeZone and DateStyle, an interval IntervalStyle, a float extra_float_digits), whatever the session's own settings, until the transaction ends.
+SELECT set_config('search_path', 'pg_catalog', true), set_config('TimeZone', 'UTC', true),
+       set_config('DateStyle', 'ISO, MDY', true), set_config('IntervalStyle', 'postgres', true),
+       set_config('extra_float_digits', '1', true), set_config('bytea_output', 'hex', true);
 
 -- name: code_definitions
 -- Every definition of the ledger's code in the ledger's schemas (evalledger, evalledger_guard): kind, name, its text as the server writes it.

@@ -44,3 +44,19 @@ def test_an_untouched_ledgers_code_is_the_digests_and_the_cli_prints_its_fingerp
     forged = dict(taken, code={**taken["code"], "function evalledger.ledger_recompute_v3()": "0" * 64})
     assert [f.line() for f in verified(admin.info.dsn, [("forged.json", forged)]).findings] == [
         "digest_unreadable: forged.json: the digest's code is not the code its code_fingerprint pins"]
+
+
+def test_the_code_is_written_the_same_whatever_the_readers_session_settings(admin):
+    """A CHECK's timestamptz constant is written in the session's TimeZone and DateStyle, an interval
+    in its IntervalStyle, a float by its extra_float_digits: a digest taken in one zone and verified
+    from another named unchanged constraints as changed. The code is read in settings of its own."""
+    plain = code.definitions(admin)
+    assert any(name.endswith("_capture_time_readable") for name in plain)  # a timestamptz constant
+    for setting in ("TimeZone = 'Pacific/Kiritimati'", "DateStyle = 'SQL, DMY'", "IntervalStyle = 'sql_standard'",
+                    "extra_float_digits = -3", "bytea_output = 'escape'"):
+        admin.execute(f"SET {setting}")
+    assert code.definitions(admin) == plain
+    assert admin.execute("SHOW TimeZone").fetchone() == ("Pacific/Kiritimati",)  # the session's own, kept
+    admin.execute("RESET DateStyle")  # psycopg reads timestamps in ISO only
+    held = take_digest(admin)  # taken 14 hours ahead, verified from the server's own zone
+    assert [f.line() for f in verified(admin.info.dsn, [("held.json", held)]).findings] == []
