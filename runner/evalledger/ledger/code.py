@@ -24,7 +24,8 @@ from .journal import QUERIES
 
 def definitions(conn: psycopg.Connection) -> dict[str, str]:
     """Each definition's name and the SHA-256 (hex) of its text, read in conn's transaction (its search_path
-    set to pg_catalog until the transaction ends)."""
+    set to pg_catalog, and TimeZone, DateStyle, IntervalStyle, extra_float_digits and bytea_output to
+    code_session's, until the transaction ends: a caller's own transaction keeps them after this)."""
     with conn.transaction():  # a transaction of its own under autocommit, else a savepoint in conn's
         conn.execute(QUERIES["code_session"])
         return {f"{kind} {name}": hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -387,8 +387,8 @@ def _claim(folder: Path, system: str) -> None:
         try:
             found = json.loads(info.read_text())["system_identifier"]
         except (OSError, ValueError, TypeError, KeyError):
-            raise EvalledgerError(f"{info}: not the record `db archive` writes (damaged?): "
-                                  "it names which cluster the archive holds: put back a copy of it, or name a new folder") from None
+            raise EvalledgerError(f"{info}: not the record `db archive` writes (damaged?): it names which "
+                                  "cluster the archive holds: put back a copy of it, or name a new folder") from None
         if found != system:
             raise EvalledgerError(f"{folder} archives another cluster (system {found}, this one is {system}): "
                                   "give each cluster an archive folder of its own")
