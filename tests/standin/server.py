@@ -1053,6 +1053,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if len(raw) < length:
+            # The client died mid-send (a SIGKILLed runner): a provider never sees such a request,
+            # so it is neither recorded nor answered.
+            self.close_connection = True
+            return
         path = self.path.split("?", 1)[0]
         if path.startswith("/google/"):
             self._send(*self.server.standin.gemini_batch_post(path, self.headers, raw))

@@ -7,8 +7,10 @@ import email.utils
 import logging
 import math
 import pathlib
+import socket
 import sys
 import time
+import urllib.parse
 
 import pytest
 
@@ -298,6 +300,20 @@ def test_a_request_left_hanging_by_a_client_that_gave_up_never_counts_against_th
     assert standin.in_flight == 0
     [call] = run(standin, [req()])
     assert call.ok and standin.max_in_flight_by_model == {"gpt-4o": 1} and standin.in_flight == 0
+
+
+def test_a_request_whose_client_died_mid_body_is_neither_recorded_nor_answered(standin):
+    # A SIGKILLed runner can leave half a body on the wire; a provider never sees that request, and
+    # a log that recorded it as an empty one would name no model and no question.
+    where = urllib.parse.urlsplit(standin.openai_base_url)
+    with socket.create_connection((where.hostname, where.port)) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 300\r\n\r\n" + b'{"model": "gpt-4o", "mess')
+        sock.shutdown(socket.SHUT_WR)
+        assert sock.recv(100) == b""  # closed without an answer
+    assert standin.requests == []
+    [call] = run(standin, [req()])
+    assert call.ok and [r.model for r in standin.requests] == ["gpt-4o"]
 
 
 def test_a_timed_out_attempt_is_retried(standin):
