@@ -93,6 +93,20 @@ def parse_json(text: str):
     return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
 
 
+class MisshapenDigest(ValueError):
+    """A digest file's text that is JSON but not a digest; the message is its first problem."""
+
+
+def parse_digest(text: str) -> dict:
+    """A digest file's text as every reader reads one: parsed as parse_json does (a key given twice is
+    refused, not read as its last value), then checked for its shape (MisshapenDigest)."""
+    digest = parse_json(text)
+    problems = check_digest(digest) if isinstance(digest, dict) else ["not a JSON object"]
+    if problems:
+        raise MisshapenDigest(problems[0])
+    return digest
+
+
 def check_canonical(text: str):
     """The value of text, which must be canon-v1's JSON exactly (else NotCanonical)."""
     try:

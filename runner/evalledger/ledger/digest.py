@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import psycopg
 
 from evalledger.core import db, reader
 from evalledger.core.errors import EvalledgerError
+from evalledger.core.windows import iso
 
 from . import check, code
 from .journal import QUERIES
@@ -55,27 +55,19 @@ def take(conn: psycopg.Connection, database: str, wait_seconds: float = WAIT_SEC
     definitions = code.definitions(conn)
     return {"schema_version": 1, "kind": "ledger_digest", "canon": check.CANON, "ledger_id": str(ledger_id),
             "database": database, "block": block, "block_hash": block_hash.hex(), "ledger_size": block,
-            "ledger_root": ledger_root.hex(), "entries": int(entries), "sealed_at": _stamp(sealed_at),
-            "taken_at": _stamp(taken_at), "code_fingerprint": code.fingerprint(definitions),
+            "ledger_root": ledger_root.hex(), "entries": int(entries), "sealed_at": iso(sealed_at),
+            "taken_at": iso(taken_at), "code_fingerprint": code.fingerprint(definitions),
             "code": definitions}, {"unsealed": unsealed, "held_by": int(held_by) if held_by else None}
-
-
-def _stamp(value) -> str:
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def load(path: Path) -> dict:
     """A digest file the user named, checked for its shape; a problem names the file."""
-    try:  # as the offline check reads it: a key given twice is refused, not read as its last value
-        digest = check.parse_json(reader.read_text(path, "digest file"))
+    try:
+        return check.parse_digest(reader.read_text(path, "digest file"))
     except json.JSONDecodeError as exc:
         raise EvalledgerError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
-    except check.NotCanonical as exc:
+    except ValueError as exc:  # a key given twice, or the digest's first problem
         raise EvalledgerError(f"{path}: {exc}") from None
-    problems = check.check_digest(digest) if isinstance(digest, dict) else ["not a JSON object"]
-    if problems:
-        raise EvalledgerError(f"{path}: {problems[0]}")
-    return digest
 
 
 def dump(document: dict) -> str:

@@ -15,13 +15,13 @@ import hashlib
 import json
 import os
 import tempfile
-from datetime import timezone
 from pathlib import Path
 
 import psycopg
 
 from evalledger.core.embedded import evalledger_home
 from evalledger.core.errors import EXIT_FAIL, EvalledgerError
+from evalledger.core.windows import iso
 
 from . import check
 from .journal import QUERIES
@@ -47,20 +47,14 @@ def seen_path(ledger_id: str, conn: psycopg.Connection | None = None) -> Path:
 
 def _load(path: Path) -> dict | None:
     try:
-        seen = check.parse_json(path.read_text(encoding="utf-8"))  # as every digest is read: a key twice refused
+        return check.parse_digest(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+    except check.MisshapenDigest as exc:
+        raise EvalledgerError(f"{path}: {exc}: move it away to start remembering afresh") from None
     except (OSError, ValueError) as exc:
         raise EvalledgerError(f"{path}: the digest this reader remembers cannot be read ({exc}): move it away to "
                               "start remembering afresh") from None
-    problems = check.check_digest(seen) if isinstance(seen, dict) else ["not a JSON object"]
-    if problems:
-        raise EvalledgerError(f"{path}: {problems[0]}: move it away to start remembering afresh")
-    return seen
-
-
-def _stamp(value) -> str:
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def heads(conn: psycopg.Connection) -> tuple[str, bytes, int, str | None] | None:
@@ -72,7 +66,7 @@ def heads(conn: psycopg.Connection) -> tuple[str, bytes, int, str | None] | None
     if len(joined) != 32 * count:
         raise LedgerRewound(f"the ledger's {count} blocks do not each have a 32-byte hash: run `evalledger ledger "
                             "verify`")
-    return str(ledger_id), bytes(joined), int(entries), _stamp(sealed_at) if sealed_at else None
+    return str(ledger_id), bytes(joined), int(entries), iso(sealed_at) if sealed_at else None
 
 
 def split(joined: bytes) -> list[bytes]:
