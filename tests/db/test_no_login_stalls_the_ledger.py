@@ -326,7 +326,7 @@ def test_the_purge_leaves_a_partition_a_reader_holds_to_the_next_purge(admin, lo
     auditor's open read it would queue every capture behind it. The purge leaves it for next time."""
     from tests.conftest import make_capture_partition
 
-    start = admin.execute("SELECT (date_trunc('month', now() - interval '8 years'))::date").fetchone()[0]
+    start = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
     make_capture_partition(admin, start)
     part = f"eval_candidates_p{start:%Y%m}"
     reader = logins("auditor", autocommit=False)

@@ -26,7 +26,7 @@ REPLAYED = ("INSERT INTO replay_query (replay_run_id, capture_id, capture_create
 def replayed(admin):
     """A completed replay run (by the superuser, who reads every tier) of four captured rows: three
     of a month past the purge horizon, one of now; (run id, old partition, the recent row)."""
-    old = admin.execute("SELECT (date_trunc('month', now() - interval '8 years'))::date").fetchone()[0]
+    old = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
     make_capture_partition(admin, old)
     since = capture_times_since(admin, 2)
     rows = [admin.execute(CAPTURE, (["a", "b"], [1, 2], ["wiki"], True, True, old + timedelta(days=1, minutes=n))

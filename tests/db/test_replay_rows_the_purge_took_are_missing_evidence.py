@@ -36,7 +36,7 @@ def planned(admin):
     """An open replay run (the superuser's, which plans every tier) of seven captured rows: three
     of a month past the purge horizon, four of now; the four recent ones and the oldest old one
     replayed. (run id, partition, old rows, recent rows)."""
-    old = admin.execute("SELECT (date_trunc('month', now() - interval '8 years'))::date").fetchone()[0]
+    old = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
     make_capture_partition(admin, old)
     since = capture_times_since(admin, 2)
     olds = [admin.execute(CAPTURE, (["a"], [1], ["wiki"], True, True, old + timedelta(days=1, minutes=n))).fetchone()

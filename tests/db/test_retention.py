@@ -271,7 +271,7 @@ def test_a_hold_needs_exactly_one_scope(admin, connect_as):
 
 
 def test_a_range_hold_keeps_a_capture_partition(admin):
-    start = admin.execute("SELECT (date_trunc('month', now() - interval '8 years'))::date").fetchone()[0]
+    start = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
     make_capture_partition(admin, start)
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key, created_at) VALUES ('query', 'old', true, false, 1, false, "
