@@ -190,6 +190,16 @@ def make_capture_partition(admin, month: date) -> None:
     admin.execute("SELECT evalledger.capture_make_partition_v2(%s)", (month,))
 
 
+def capture_partition_ago(admin, ago: str) -> date:
+    """The first day of the month, in UTC as the database partitions captures, of the database's
+    now() - ago (an interval), with its eval_candidates partition made if missing. Read in the
+    session's zone, that month is another one near a month's edge, far from UTC."""
+    month = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - %s::interval)::date",
+                          (ago,)).fetchone()[0]
+    make_capture_partition(admin, month)
+    return month
+
+
 def capture_times_since(admin, hours: int) -> datetime:
     """The start of the hour `hours` hours ago (UTC), with a capture partition for every month
     from then to now: tests write rows at times relative to now, never at a date that must fall

@@ -395,7 +395,7 @@ def aged_before_sealing(admin, run_id, years: int = 8) -> None:
 
 
 def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
-    from tests.conftest import make_capture_partition
+    from tests.conftest import capture_partition_ago
     from tests.db.test_retention import purge_committed
 
     old = record_run(runner, reviewer_id, count=3).eval_run_id
@@ -403,8 +403,7 @@ def test_a_retention_purge_verifies_clean(admin, runner, reviewer_id):
     hold = admin.execute("INSERT INTO evalledger.legal_hold (eval_run_id, reason) VALUES (%s, 'closed matter') "
                          "RETURNING hold_id", (old,)).fetchone()[0]
     admin.execute("INSERT INTO evalledger.legal_hold_release (hold_id, reason) VALUES (%s, 'matter closed')", (hold,))
-    month = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
-    make_capture_partition(admin, month)
+    month = capture_partition_ago(admin, "8 years")
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key, created_at) SELECT 'query', 'old ' || g, true, false, 1.5, false, "
                   "gen_random_uuid(), %s::date + interval '1 day' FROM generate_series(1, 3) g", (month,))
@@ -581,10 +580,9 @@ def capture_batch(conn, n: int, month_back: int = 0) -> None:
 
 
 def test_a_capture_batch_is_one_entry_and_each_of_its_rows_still_checks_alone(admin):
-    from tests.conftest import make_capture_partition
+    from tests.conftest import capture_partition_ago
 
-    month = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '31 days')::date").fetchone()[0]
-    make_capture_partition(admin, month)
+    month = capture_partition_ago(admin, "31 days")
     with admin.transaction():
         capture_batch(admin, 500)
         capture_batch(admin, 3, month_back=1)

@@ -324,10 +324,9 @@ def test_the_owner_holding_the_holds_open_stops_the_purge_naming_it(admin, login
 def test_the_purge_leaves_a_partition_a_reader_holds_to_the_next_purge(admin, logins):
     """Dropping an expired capture partition takes ACCESS EXCLUSIVE on eval_candidates: behind an
     auditor's open read it would queue every capture behind it. The purge leaves it for next time."""
-    from tests.conftest import make_capture_partition
+    from tests.conftest import capture_partition_ago
 
-    start = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
-    make_capture_partition(admin, start)
+    start = capture_partition_ago(admin, "8 years")
     part = f"eval_candidates_p{start:%Y%m}"
     reader = logins("auditor", autocommit=False)
     reader.execute("SELECT count(*) FROM evalledger.eval_candidates")

@@ -12,7 +12,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 
-from tests.conftest import REVIEWER_ROLE, capture_times_since, make_capture_partition
+from tests.conftest import REVIEWER_ROLE, capture_partition_ago, capture_times_since
 from tests.db.test_replay_drift_computed_by_the_database import CAPTURE, ledger_run
 from tests.db.test_retention import purge_as_retention
 from tests.unguarded import clocks_unguarded
@@ -26,8 +26,7 @@ REPLAYED = ("INSERT INTO replay_query (replay_run_id, capture_id, capture_create
 def replayed(admin):
     """A completed replay run (by the superuser, who reads every tier) of four captured rows: three
     of a month past the purge horizon, one of now; (run id, old partition, the recent row)."""
-    old = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
-    make_capture_partition(admin, old)
+    old = capture_partition_ago(admin, "8 years")
     since = capture_times_since(admin, 2)
     rows = [admin.execute(CAPTURE, (["a", "b"], [1, 2], ["wiki"], True, True, old + timedelta(days=1, minutes=n))
                           ).fetchone() for n in range(3)]

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from tests.conftest import capture_times_since, make_capture_partition
+from tests.conftest import capture_partition_ago, capture_times_since
 from tests.db.insider_logins import in_thread, logins, wait_until_waiting  # noqa: F401 (fixture)
 from tests.db.test_replay_drift_computed_by_the_database import CAPTURE, ledger_run
 from tests.db.test_retention import purge_as_retention
@@ -36,8 +36,7 @@ def planned(admin):
     """An open replay run (the superuser's, which plans every tier) of seven captured rows: three
     of a month past the purge horizon, four of now; the four recent ones and the oldest old one
     replayed. (run id, partition, old rows, recent rows)."""
-    old = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
-    make_capture_partition(admin, old)
+    old = capture_partition_ago(admin, "8 years")
     since = capture_times_since(admin, 2)
     olds = [admin.execute(CAPTURE, (["a"], [1], ["wiki"], True, True, old + timedelta(days=1, minutes=n))).fetchone()
             for n in range(3)]

@@ -21,7 +21,7 @@ from psycopg import errors, sql
 
 from tests.builders import BRAIN_PROMPTS, record_run, register_prompt
 from tests.unguarded import clocks_unguarded
-from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, make_capture_partition
+from tests.conftest import OTHER_REVIEWER_ROLE, REVIEWER_ROLE, capture_partition_ago
 
 RUNNER, OWNER, REVOPS, AUDITOR, RETENTION = ("evalledger_runner", "evalledger_owner", "evalledger_revops",
                                              "evalledger_auditor", "evalledger_retention")
@@ -271,8 +271,7 @@ def test_a_hold_needs_exactly_one_scope(admin, connect_as):
 
 
 def test_a_range_hold_keeps_a_capture_partition(admin):
-    start = admin.execute("SELECT date_trunc('month', (now() AT TIME ZONE 'UTC') - interval '8 years')::date").fetchone()[0]
-    make_capture_partition(admin, start)
+    start = capture_partition_ago(admin, "8 years")
     admin.execute("INSERT INTO evalledger.eval_candidates (tool_name, query, vector_enabled, expansion_applied, "
                   "latency_ms, remote, capture_key, created_at) VALUES ('query', 'old', true, false, 1, false, "
                   "gen_random_uuid(), %s::date + interval '1 day')", (start,))

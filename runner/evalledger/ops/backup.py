@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import psycopg
 
-from evalledger.core import db, queries
+from evalledger.core import db, queries, reader
 from evalledger.core.embedded import DATABASE, EmbeddedServer, _ensure_service_user, _traversable_by_others, wheel_bin
 from evalledger.core.errors import EvalledgerError
 from evalledger.core.queries import Queries
@@ -141,12 +141,26 @@ def verify(folder: Path, info: bool = True) -> int:
         raise EvalledgerError(f"{folder}: the backup does not verify: {exc}") from None
 
 
-def read_info(folder: Path) -> dict:
-    """A base backup's BACKUP_INFO."""
+def _recorded(record: Path, field: str) -> str | None:
+    """A text field of a record `db backup` or `db archive` wrote, read as the door reads every file (a
+    key given twice refused, not read as its last value); None where the record is unreadable or lacks it."""
     try:
-        return json.loads((folder / BACKUP_INFO).read_text())
-    except (OSError, ValueError):
-        raise EvalledgerError(f"{folder}: no readable {BACKUP_INFO}: not a backup made by `evalledger db backup`") from None
+        value = reader.decode_json(record.read_text(encoding="utf-8"), str(record))
+    except (OSError, ValueError, EvalledgerError):
+        return None
+    found = value.get(field) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def made_at(folder: Path) -> datetime:
+    """When the base backup in folder was made, as its BACKUP_INFO says."""
+    try:
+        made = datetime.fromisoformat(_recorded(folder / BACKUP_INFO, "made_at"))
+        if made.tzinfo is not None:  # as `db backup` writes it; a naive time could not be ordered with one
+            return made
+    except (TypeError, ValueError):
+        pass
+    raise EvalledgerError(f"{folder}: no readable {BACKUP_INFO}: not a backup made by `evalledger db backup`")
 
 
 # -- restore -------------------------------------------------------------------------------------
@@ -251,7 +265,7 @@ def _put_back(server: EmbeddedServer, replaced: Path | None, was_running: bool, 
 def _bases(archive: Path) -> list[tuple[datetime, Path]]:
     """The archive's base backups, oldest first, ordered by when each was made (not by its name)."""
     bases = [p for p in (archive / "base").glob("*") if (p / BACKUP_INFO).is_file()]
-    return sorted((datetime.fromisoformat(read_info(p)["made_at"]), p) for p in bases)
+    return sorted((made_at(p), p) for p in bases)
 
 
 def _base_for(archive: Path, until: datetime | None) -> Path:
@@ -384,11 +398,10 @@ def _claim(folder: Path, system: str) -> None:
     """An archive holds one cluster's WAL: refuse another's (its segment names would collide)."""
     info = folder / ARCHIVE_INFO
     if info.is_file():
-        try:
-            found = json.loads(info.read_text())["system_identifier"]
-        except (OSError, ValueError, TypeError, KeyError):
+        found = _recorded(info, "system_identifier")
+        if found is None:
             raise EvalledgerError(f"{info}: not the record `db archive` writes (damaged?): it names which "
-                                  "cluster the archive holds: put back a copy of it, or name a new folder") from None
+                                  "cluster the archive holds: put back a copy of it, or name a new folder")
         if found != system:
             raise EvalledgerError(f"{folder} archives another cluster (system {found}, this one is {system}): "
                                   "give each cluster an archive folder of its own")
