@@ -31,7 +31,8 @@ SELECT r.rolname, r.rolname = current_user OR r.rolsuper
 LOCK TABLE {lock_table} IN EXCLUSIVE MODE;
 
 -- name: pin_migration_session
--- For the migration's transaction: float8 turned into text or jsonb in the shortest digits that read back the same value, whatever the session said.
+-- For the migration's transaction, whatever the installer's session said (PGOPTIONS, the role's or the database's defaults): READ COMMITTED, so that a backfill's statement after its LOCK sees every row committed before the lock was granted, which a snapshot taken earlier in the transaction (REPEATABLE READ, SERIALIZABLE) would not; and float8 turned into text or jsonb in the shortest digits that read back the same value.
+SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 SET LOCAL extra_float_digits = 1;
 
 -- name: reset_session

@@ -20,8 +20,6 @@ from tests.cli import run_cli
 from tests.db.test_gate_decided_by_the_database import BASE, snapshot
 from tests.db.test_takes_quality_db import DIMS, PANEL, start_run, verdict
 
-pytestmark = pytest.mark.db
-
 PAST = "is past the range of a double precision number (float8)"
 
 

@@ -158,3 +158,18 @@ def test_a_lock_table_someone_else_owns_is_refused(empty_dsn, admin):
         with psycopg.connect(empty_dsn, autocommit=True) as conn:
             conn.execute("DROP TABLE IF EXISTS yoyo_lock")
         admin.execute(f"DROP ROLE {role}")
+
+
+@pytest.mark.parametrize("level", ["repeatable read", "serializable"])
+def test_a_migration_runs_read_committed_whatever_the_installers_session_says(empty_dsn, tmp_path, level):
+    """A backfill locks what it reads, then reads: under READ COMMITTED its reading statement sees
+    every row committed before the lock was granted; a snapshot the installer's default isolation
+    took earlier in the transaction would miss them. The migration's own transaction is pinned."""
+    (tmp_path / "0001.seen.sql").write_text(
+        "CREATE TABLE seen AS SELECT current_setting('transaction_isolation') AS level;\n")
+    options = "-c default_transaction_isolation=" + level.replace(" ", "\\ ")
+    with psycopg.connect(make_conninfo(empty_dsn, options=options)) as conn:
+        assert conn.execute("SHOW transaction_isolation").fetchone()[0] == level
+    assert migrate(make_conninfo(empty_dsn, options=options), tmp_path) == ["0001.seen"]
+    with psycopg.connect(empty_dsn) as conn:
+        assert conn.execute("SELECT level FROM seen").fetchone()[0] == "read committed"

@@ -274,3 +274,51 @@ def test_a_quota_outage_ends_only_when_a_write_as_large_as_the_largest_refused_i
     [again] = [r.getMessage() for r in caplog.records if "kept again" in r.getMessage()]
     assert "(the spool takes them); 1 were dropped while the spool" in again
     writer.close(0)
+
+
+def test_a_quota_outage_whose_refused_row_no_write_could_match_ends_after_a_quiet_minute(tmp_path, monkeypatch,
+                                                                                         caplog):
+    """A row longer than anything the quota takes was refused; every row after it is small and taken.
+    No taken write is ever as large as the refused one, so only the quiet ends the outage: nothing
+    refused for OUTAGE_QUIET_S, measured from the latest refusal. A refusal after that is a new
+    outage, logged once."""
+    import errno
+    import logging
+    import os
+    import types
+
+    from evalledger.suites.capture import writer as writer_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(writer_module, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    writer = CaptureWriter(f"postgresql://nobody@/nodb?host={tmp_path}", home=tmp_path, background=False)
+    caplog.set_level(logging.INFO, logger="evalledger.capture")
+    taken = writer.spool.append_lines
+
+    def append_lines(lines):
+        if sum(map(len, lines)) > 1000:
+            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+        return taken(lines)
+
+    def logged(part: str) -> int:
+        return sum(part in r.getMessage() for r in caplog.records)
+
+    monkeypatch.setattr(writer.spool, "append_lines", append_lines)
+    writer.write([dict(ROW, query="first")])
+    writer.write([dict(ROW, query="y" * 2000)])
+    clock[0] += writer_module.OUTAGE_QUIET_S - 1
+    writer.write([dict(ROW, query="y" * 3000)])  # refused again: the quiet starts over
+    clock[0] += writer_module.OUTAGE_QUIET_S - 1
+    writer.write([dict(ROW, query="small, within the quiet")])
+    assert (writer.stats.dropped, writer.stats.spooled) == (2, 2)
+    assert (logged("refuses writes"), logged("kept again")) == (1, 0)
+    clock[0] += 1
+    writer.write([dict(ROW, query="small, after a quiet minute")])
+    assert (logged("refuses writes"), logged("kept again")) == (1, 1)
+    [again] = [r.getMessage() for r in caplog.records if "kept again" in r.getMessage()]
+    assert "(the spool takes them); 2 were dropped while the spool" in again
+    writer.write([dict(ROW, query="z" * 2000)])
+    writer.write([dict(ROW, query="small again")])
+    assert (writer.stats.dropped, writer.stats.spooled) == (3, 4)
+    assert (logged("refuses writes"), logged("kept again")) == (2, 1)
+    writer.close(0)

@@ -120,8 +120,8 @@ class LedgerBackend(PostgresqlPsycopgBackend):
     def apply_one(self, migration, force=False, mark=True):
         self.ensure_internal_schema_updated()
         with self.transaction():
-            # What a migration's backfill stores does not follow the installer's session (PGOPTIONS,
-            # the role's or the database's defaults): float8 in the shortest exact digits.
+            # What a migration's backfill reads and stores does not follow the installer's session:
+            # READ COMMITTED, float8 in the shortest exact digits.
             self.execute(queries.get("pin_migration_session"))
             migration.process_steps(self, "apply", force=force)
             # A migration may SET LOCAL its role and search_path; yoyo's tables are in the default.

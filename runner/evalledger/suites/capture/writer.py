@@ -42,6 +42,9 @@ from .spool import Spool, encoded, has_content, refusal
 
 log = logging.getLogger("evalledger.capture")
 QUERIES = Queries(__package__)
+# A spool that refused for want of space and has refused nothing for this long is out of its
+# outage, whatever the size of the writes it took meanwhile (_outage_ends_with).
+OUTAGE_QUIET_S = 60.0
 
 
 @dataclass
@@ -149,6 +152,7 @@ class CaptureWriter:
         self._dropped_in_outage = 0
         self._refused_bytes = 0  # the largest write a full spool refused in this outage
         self._refused_by_quota = False  # some refusal of this outage was a quota's (EDQUOT)
+        self._refused_at = 0.0  # time.monotonic() of this outage's latest refusal
         self._dropped_unrecorded = 0  # dropped by a refusing spool, not yet recorded in the ledger
         self.last_spool_refusal = ""  # why the spool last refused rows (a line of refusal())
         self._dropped_count_ready = False
@@ -487,13 +491,15 @@ class CaptureWriter:
 
         An outage for want of space (ENOSPC, EDQUOT) ends when the write taken is at least as large
         as the largest one refused, or the filesystem has room for that one, or is at least half
-        free: a nearly full disk that takes a small batch between refusals of larger ones is still
-        the same outage, not an end and a new start to log each time. Where the room is not seen
-        (a quota: statvfs does not show it), only the first holds. Any other refusal (read-only,
+        free, or nothing was refused for OUTAGE_QUIET_S: a nearly full disk that takes a small batch
+        between refusals of larger ones is still the same outage, not an end and a new start to log
+        each time. Where the room is not seen (a quota: statvfs does not show it), the room is not
+        asked; the quiet then ends an outage whose refused write was larger than any the quota would
+        ever take (a single long row), which no later write could end. Any other refusal (read-only,
         EIO, ...) ends at the first write taken.
         """
         largest = self._refused_bytes
-        if appended >= largest:
+        if appended >= largest or time.monotonic() - self._refused_at >= OUTAGE_QUIET_S:
             return True
         room = None if self._refused_by_quota else self.spool.room()
         return room is not None and (room.free >= largest or 2 * room.free >= room.size)
@@ -514,6 +520,7 @@ class CaptureWriter:
                       "are dropped until it takes them again; `evalledger doctor` counts them",
                       self.spool.path, self._spool_refusal)
         self._dropped_in_outage += rows
+        self._refused_at = time.monotonic()
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             self._refused_bytes = max(self._refused_bytes, size)
             self._refused_by_quota |= exc.errno == errno.EDQUOT
