@@ -252,7 +252,7 @@ INSERT INTO evalledger.run_claim (suite, run_id) VALUES ('brain-eval', %(run_id)
 SELECT question_id FROM evalledger.brain_eval_harness_answer WHERE eval_run_id = %(eval_run_id)s;
 
 -- name: harness_calls
--- How a harness run's live calls went, the brain's answers and the judges' drafts: made one by one (sync), sent through a provider's batch API (batch, every request of the run's batches the provider has, a retry its own; a batch written but never submitted sent nothing), and the prompt tokens the providers' caches served. A batch's result is a stored row when it succeeded; a judge's failed draft is one when it is not retried (a retry's, or a cancelled one's); a brain's failed answer never is.
+-- How a harness run's live calls went, the brain's answers and the judges' drafts: made one by one (sync), sent through a provider's batch API (batch, every request of the run's batches the provider has, a retry its own; a batch written but never submitted sent nothing), and the prompt tokens the providers' caches served. A batch's result is a stored row when it succeeded; a judge's failed draft is one when it is not retried (a retry's, or a cancelled one's); a brain's failed answer never is. A brain's answer is the item 'answer <question>' (harness.answer_item), a draft '<question> <model>': a question_id is upper case (brain_eval_catalog_question_id_format), so no draft's item starts with 'answer '.
 WITH batched AS (
     SELECT q.item, b.attempt, r.outcome
       FROM evalledger.judge_batch b JOIN evalledger.judge_batch_request q USING (batch_id)

@@ -804,9 +804,9 @@ def test_a_batched_run_submits_nothing_its_budget_cannot_hold(env, corpus, stand
 def test_a_harness_run_resumed_past_its_budget_reads_the_brain_batch_and_asks_no_judge(standin, dsn, reviewers,
                                                                                       tmp_path, admin):
     """The brain's batch, submitted by a killed command, is billed whether read or not: the command
-    that resumes it with a budget it already passes reads and stores its answers, and asks no judge
-    (each draft stored as budget_exhausted, unsent, as the harness stores a judge call its budget
-    refuses one by one)."""
+    that resumes it with a budget it already passes reads and stores its answers, and asks no judge,
+    neither in a batch nor one by one: no draft is stored (a stored one would be final), the command
+    says how many were not sent, and the same command with room in its budget batches them."""
     env = {**standin.env(), "DATABASE_URL": dsn, "EVALLEDGER_HOME": str(tmp_path / "home")}
     standin.batch_delay_s = 30
     args = _brain_killed(env, tmp_path, admin, standin,
@@ -819,11 +819,16 @@ def test_a_harness_run_resumed_past_its_budget_reads_the_brain_batch_and_asks_no
     assert [r for r in standin.requests if r.headers and r.model] == []  # nothing asked one by one
     assert count(admin, "SELECT count(*) FROM brain_analysis_log") == 2  # the answers read and stored
     assert "answers: 2 of 2 stored (0 before this resumption); 2 asked now" in capped.out
-    assert "suggestions: 0 drafted by 3 judges, 6 failed; 6 asked now, cost $0.0000" in capped.out
-    for question in ("EVAL-Q01", "EVAL-Q02"):
-        for judge in PANEL.split(","):
-            assert (f"  {question} {judge}: budget_exhausted: skipped: projected cost of {judge} would pass the "
-                    "budget cap") in capped.out, capped.out
+    assert "suggestions: 0 drafted by 3 judges; 6 asked now, cost $0.0000" in capped.out
+    assert count(admin, "SELECT count(*) FROM brain_eval_judge_suggestion") == 0
+    assert "6 drafts not sent: the budget cap would have been passed; run the same command again with room in " \
+           "--budget-usd to ask only those" in capped.err
+    again = run_cli(*args, "--budget-usd", "5", env=env)
+    assert again.code == 0, again.err
+    assert "suggestions: 6 drafted by 3 judges; 6 asked now" in again.out, again.out
+    assert [r for r in standin.requests if r.headers and r.model] == []  # the drafts batched, none asked one by one
+    assert len(standin.batch_creates) == 1 + 3
+    assert "drafts not sent" not in again.err
 
 
 @pytest.mark.parametrize("batch", [(), ("--batch",)])

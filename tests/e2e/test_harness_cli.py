@@ -460,6 +460,39 @@ def test_the_budget_cap_makes_no_call(env, admin, harness, standin, monkeypatch)
     assert admin.execute("SELECT count(*) FROM brain_analysis_log").fetchone()[0] == 0
 
 
+def test_a_draft_the_budget_holds_back_is_not_stored_and_the_same_command_asks_it(env, admin, harness, standin,
+                                                                                  monkeypatch):
+    """The brain's answer fits the cap and costs nearly all of it; the judges' drafts then do not fit.
+    A draft never sent says nothing of its judge: it is not stored (a stored draft, a failure too,
+    is final), the command says how many were held back, and the same command with room in its
+    budget asks exactly those."""
+    judges = {"anthropic:claude-opus-4-7", "google:gemini-1.5-pro", "openai:gpt-4o"}
+    standin.install_env(monkeypatch)
+    standin.script("claude-sonnet-4-6", steps.ok(usage=(1000, 2040)))  # $0.0336 of the $0.036
+    capped = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--budget-usd", "0.036"), env=env)
+    assert capped.code == 0, capped.err
+    assert "answers: 1 of 1 stored" in capped.out
+    drafted = {m for (m,) in admin.execute("SELECT model FROM brain_eval_judge_suggestion")}
+    unsent = judges - drafted
+    assert unsent, capped.out
+    assert admin.execute("SELECT count(*) FROM brain_eval_judge_suggestion WHERE error_kind IS NOT NULL").fetchone() \
+        == (0,)
+    assert f"{len(unsent)} drafts not sent: the budget cap would have been passed; run the same command again " \
+           "with room in --budget-usd to ask only those" in capped.err
+    assert all(standin.requests_for(model.split(":")[1]) == [] for model in unsent)
+    asked_before = {model: len(standin.requests_for(model.split(":")[1])) for model in judges}
+
+    again = run_cli(*live_args(harness, "--questions", "EVAL-Q01", "--budget-usd", "5"), env=env)
+    assert again.code == 0, again.err
+    assert f"{len(unsent)} asked now" in again.out.split("suggestions: ")[1]
+    assert "drafts not sent" not in again.err
+    assert {model: len(standin.requests_for(model.split(":")[1])) - asked_before[model] for model in judges} == \
+        {model: int(model in unsent) for model in judges}
+    assert admin.execute("SELECT model, error_kind FROM brain_eval_judge_suggestion ORDER BY model").fetchall() == \
+        [(model, None) for model in sorted(judges)]
+    assert len(standin.requests_for("claude-sonnet-4-6")) == 1  # the stored answer is not asked again
+
+
 @pytest.mark.parametrize("extra, message", [
     (("--answers", "auto", "--judges", "recorded"),
      "no API key for anthropic:claude-sonnet-4-6: set ANTHROPIC_API_KEY for live answers, or pass --answers recorded"),

@@ -25,7 +25,7 @@ from evalledger.core.paths import read_package_text
 from evalledger.core.queries import Queries
 from evalledger.judges import LIVE, RECORDED
 from evalledger.judges.pricing import Budget
-from evalledger.judges.providers import JudgeCall, JudgeRequest, run_calls
+from evalledger.judges.providers import BUDGET_EXHAUSTED, JudgeCall, JudgeRequest, run_calls
 from evalledger.judges.repair import repair_json
 from evalledger.judges.specs import _PROVIDERS, ModelSpec, has_live_credentials, parse_model_spec
 
@@ -394,19 +394,9 @@ async def execute(p: Plan, run_id: UUID, answered: set[str], *, url: str | None,
     if progress is not None:
         progress.start("brain", len(requests))
 
-    def on_judge_result(call: JudgeCall) -> None:
-        question_id, model, repeat = draft_of(call.key)
-        judged.cost_usd += call.cost_usd or 0.0
-        try:
-            store_suggestion(conn, run_id, question_id, model, False, call, repeat=repeat)
-        except psycopg.Error as exc:
-            raise db.explain(exc, next_step=RESUMES) from None
-        judged.stored += 1
-        judged.failed += 0 if call.ok else 1
-
     def on_result(call: JudgeCall) -> list[JudgeRequest] | None:
         if isinstance(call.key, tuple):
-            return on_judge_result(call)
+            return judged.take(conn, run_id, call, recorded=False)
         qid = call.key
         if progress is not None:
             progress.advance(call.cost_usd)
@@ -468,11 +458,31 @@ class Judged:
     stored: int = 0
     failed: int = 0
     cost_usd: float = 0.0
+    unsent: set = field(default_factory=set)  # keys of the drafts the budget cap held back: not stored
 
-    def plus(self, other: "Judged") -> "Judged":
-        """Both counts together (the judges streamed with the answers, then the rest)."""
-        return Judged(self.asked + other.asked, self.stored + other.stored, self.failed + other.failed,
-                      self.cost_usd + other.cost_usd)
+    def plus(self, earlier: "Judged") -> "Judged":
+        """This phase's counts after an earlier one's (the judges streamed with the answers, then the
+        rest): the calls add up; the drafts still unsent are this phase's, which asked again every
+        draft the earlier one did not store."""
+        return Judged(self.asked + earlier.asked, self.stored + earlier.stored, self.failed + earlier.failed,
+                      self.cost_usd + earlier.cost_usd, set(self.unsent))
+
+    def take(self, conn: psycopg.Connection, run_id: UUID, call: JudgeCall, recorded: bool) -> None:
+        """Store one judge's draft, a failure too (the reviewer sees which judge errored, and a stored
+        draft is final: the run never asks it again), and count it. A call the budget cap held back
+        was never sent and says nothing of the judge: it is not stored, so the same command again,
+        with room in its budget, asks it."""
+        question_id, model, repeat = draft_of(call.key)
+        self.cost_usd += call.cost_usd or 0.0
+        if call.error_kind == BUDGET_EXHAUSTED:
+            self.unsent.add(call.key)
+            return
+        try:
+            store_suggestion(conn, run_id, question_id, model, recorded, call, repeat=repeat)
+        except psycopg.Error as exc:
+            raise db.explain(exc, next_step=RESUMES) from None
+        self.stored += 1
+        self.failed += 0 if call.ok else 1
 
 
 def draft_key(question_id: str, model: str, repeat: int) -> tuple:
@@ -492,29 +502,23 @@ def draft_label(key: tuple) -> str:
 
 
 async def judge(run_id: UUID, panel: Panel, *, url: str | None, progress: Any = None,
-                conn: psycopg.Connection | None = None, repeats: int = 1) -> Judged:
+                conn: psycopg.Connection | None = None, repeats: int = 1, leave: frozenset = frozenset()) -> Judged:
     """Each judge of the panel drafts its suggestions on every contract-keeping answer it has not judged yet;
     each draft is stored as it arrives (a failure too, so the reviewer sees which judge errored),
     with the others that arrived while the last were being stored (on conn, or a connection of
-    its own to url)."""
-    done = Judged()
+    its own to url). leave: the keys of drafts not to ask now (the budget held them out of a batch:
+    asked one by one they would cost more), counted unsent."""
+    done = Judged(unsent=set(leave))
     with db.connected(url, "runner", conn) as conn:
-        requests = _judge_requests(conn, run_id, panel, repeats)
+        requests = [r for r in _judge_requests(conn, run_id, panel, repeats) if r.key not in leave]
         done.asked = len(requests)
         if progress is not None:
             progress.start("judges", len(requests))
 
         def on_result(call: JudgeCall) -> None:
-            question_id, model, repeat = draft_of(call.key)
             if progress is not None:
                 progress.advance(call.cost_usd)
-            done.cost_usd += call.cost_usd or 0.0
-            try:
-                store_suggestion(conn, run_id, question_id, model, panel.recorded(model), call, repeat=repeat)
-            except psycopg.Error as exc:
-                raise db.explain(exc, next_step=RESUMES) from None
-            done.stored += 1
-            done.failed += 0 if call.ok else 1
+            done.take(conn, run_id, call, recorded=panel.recorded(draft_of(call.key)[1]))
 
         await panel.calls(requests, on_result=on_result, on_results=stored_together(conn, on_result))
     if progress is not None:
@@ -561,15 +565,9 @@ def judge_batched(run_id: UUID, panel: Panel, options: Any, *, conn: psycopg.Con
         return done
     done.asked = len(batchable)
 
-    def on_result(call: JudgeCall) -> None:
-        question_id, model, repeat = draft_of(call.key)
-        done.cost_usd += call.cost_usd or 0.0
-        store_suggestion(conn, run_id, question_id, model, False, call, repeat=repeat)
-        done.stored += 1
-        done.failed += 0 if call.ok else 1
-
     panel.batch(batchable, conn=conn, suite="brain-eval", run_key=str(run_id),
-                item=lambda r: draft_label(r.key), on_submit=lambda r, projected: None, on_result=on_result,
+                item=lambda r: draft_label(r.key), on_submit=lambda r, projected: None,
+                on_result=lambda call: done.take(conn, run_id, call, recorded=False),
                 options=options, say=say, store_failures=False)
     return done
 

@@ -211,7 +211,7 @@ def list_command(brain, since, decision, only_open, state, limit, quiet, fmt):
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
-@click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the brain calls.")
+@click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the run's calls, the brain's and the judges'.")
 @call_options
 @batch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
@@ -227,6 +227,9 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
     answer (and only the judges without a draft). One process runs a run at a time: a second
     process of the same run stops at once, asking nothing, and says since when the first runs it.
     Exit 0 when every question has an answer, 3 otherwise.
+
+    A call --budget-usd holds back is not sent and not stored: a question without an answer, or a
+    draft the run says was not sent, is asked by the same command again with room in the budget.
 
     With --repeats K each judge drafts K times on each answer, each repeat a numbered draft; the
     questions whose repeats straddle a pass criterion's threshold are listed as flaky.
@@ -301,9 +304,12 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
                     outcome = first.plus(outcome)
                 if batched:  # the drafts wait for the answers' batch, not streamed beside the answers
                     streamed = harness.judge_batched(run_id, panel, batching, conn=conn, say=say, repeats=repeats)
+                # A draft the budget held out of a batch is not asked one by one now (dearer, and not
+                # what --batch asked for); a streamed one is asked again, under the same cap.
+                held_out = frozenset(streamed.unsent) if batched else frozenset()
                 judged = run_sync(harness.judge(run_id, panel, url=None,
                                                 progress=None if as_json else panel.progress,
-                                                conn=conn, repeats=repeats)).plus(streamed)
+                                                conn=conn, repeats=repeats, leave=held_out)).plus(streamed)
                 with db.within(conn, harness.RESUMES):
                     stored = harness.answers(conn, run_id)
                     drafts = harness.suggestions(conn, run_id, repeats)
@@ -349,6 +355,9 @@ def run_brain_eval(target_id, brain_version, catalog_version, run_trigger, revie
             click.echo(f"  flaky: {f['question_id']} {f['judge_model']}: "
                        f"{f['repeats']} repeats from {f['lowest']:g} to {f['highest']:g} straddle "
                        f"{f['criterion']} {f['threshold']:g}")
+    if judged.unsent:
+        click.echo(output.warning(f"{len(judged.unsent)} drafts not sent: the budget cap would have been passed; "
+                                  "run the same command again with room in --budget-usd to ask only those"), err=True)
     if len(stored) < len(planned.questions):
         raise EvalledgerError(f"{len(planned.questions) - len(stored)} questions have no answer: run the same "
                               "command again to ask only those")
