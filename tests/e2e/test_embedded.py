@@ -81,3 +81,58 @@ def test_root_runs_a_copy_when_the_binaries_are_out_of_reach(private_home, monke
         assert conn.execute("SELECT 1").fetchone() == (1,)
     assert server.bin_dir().is_relative_to(embedded.ROOT_PARENT)
     assert modes(_wheel_install()) == above_binaries
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's cluster lives outside its home, and outlives it")
+def test_a_home_made_again_is_not_served_the_ledger_its_deleted_namesake_left(private_home):
+    """As root the cluster lives in /var/lib/evalledger/<id of the home's path>: a home deleted and
+    made again at the same path found the old cluster and served its ledger as if it were the new
+    home's. Now the cluster and the home share an id: a command in the new home is refused (exit 3,
+    nothing deleted), `db up --adopt` serves it the old ledger, and `db reset --yes` deletes it."""
+    from evalledger.core.embedded import IDENTITY
+
+    env = {"EVALLEDGER_HOME": str(private_home), "DATABASE_URL": ""}
+    server = EmbeddedServer(private_home)
+    assert run_cli("db", "migrate", env=env).code == 0
+    identity = (server.base / IDENTITY).read_text()
+    assert (private_home / IDENTITY).read_text() == identity and len(identity.strip()) == 32
+    assert run_script("db", "down", env=env).out == "stopped\n"
+    shutil.rmtree(private_home)
+
+    refused = run_cli("db", "status", env=env)
+    assert (refused.code, refused.out) == (3, "")
+    assert refused.err == (f"evalledger: error: {server.base} holds the embedded cluster, and ledger, of an earlier "
+                           f"EVALLEDGER_HOME at {private_home}, not of this one (made again since, or copied): "
+                           "`evalledger db up --adopt` serves it to this home, `evalledger db reset --yes` deletes it\n")
+    assert not server.is_running() and (server.pgdata / "PG_VERSION").exists()
+    assert not (private_home / IDENTITY).exists()
+
+    adopted = run_script("db", "up", "--adopt", env=env)
+    assert adopted.code == 0, adopted.err
+    assert (private_home / IDENTITY).read_text() == identity
+    status = run_cli("db", "status", env=env)  # the old ledger, migrated, served without --adopt now
+    assert status.code == 0, status.err
+    assert "pending" not in status.out and "0001.baseline" in status.out
+
+    assert run_script("db", "down", env=env).code == 0
+    shutil.rmtree(private_home)
+    assert run_cli("db", "reset", "--yes", env=env).code == 0
+    fresh = run_cli("db", "status", env=env)  # a cluster of its own, nothing applied
+    assert fresh.code == 0, fresh.err
+    assert (private_home / IDENTITY).read_text() == (server.base / IDENTITY).read_text() != identity
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's cluster lives outside its home")
+def test_a_cluster_from_before_ids_is_its_homes(private_home):
+    """A cluster made before clusters had ids (or restored, or replicated) has none: it is the home's,
+    as before, and gets the home's id."""
+    from evalledger.core.embedded import IDENTITY
+
+    server = EmbeddedServer(private_home)
+    server.start()
+    server.stop()
+    (server.base / IDENTITY).unlink()
+    (private_home / IDENTITY).unlink()
+    with psycopg.connect(server.start()) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+    assert (server.base / IDENTITY).read_text() == (private_home / IDENTITY).read_text()

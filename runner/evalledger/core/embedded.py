@@ -49,6 +49,10 @@ local   all           all        scram-sha-256
 """
 # The file in a cluster's folder naming the EVALLEDGER_HOME it serves.
 HOME_MARKER = "home"
+# The same random id in a cluster's folder and in the home it serves, written when they first meet:
+# as root the cluster lives outside the home and outlives it, and a home made again at the path of a
+# deleted one has no id, so the cluster the deleted home left is not served to it unasked.
+IDENTITY = "cluster-id"
 
 
 def evalledger_home() -> Path:
@@ -193,12 +197,15 @@ class EmbeddedServer:
             return False
         return self._run("pg_ctl", "status", "-D", str(self.pgdata), check=False).returncode == 0
 
-    def start(self, wait: int = 60) -> str:
-        """Initialise (once) and start the server, waiting up to wait seconds for it; return its DSN."""
+    def start(self, wait: int = 60, adopt: bool = False) -> str:
+        """Initialise (once) and start the server, waiting up to wait seconds for it; return its DSN.
+        As root, a cluster that another home left at this home's path is refused unless adopt."""
         with self._locked():
             if self.as_root:
                 ROOT_PARENT.mkdir(mode=0o755, parents=True, exist_ok=True)
             self._make_private_dir(self.base)
+            if self.as_root:
+                self._tie_to_home(adopt)
             # Which home the cluster serves, so that one outliving its home can be found.
             (self.base / HOME_MARKER).write_text(str(self.home) + "\n")
             if not (self.pgdata / "PG_VERSION").exists():
@@ -220,6 +227,22 @@ class EmbeddedServer:
                     raise EvalledgerError(f"the embedded PostgreSQL did not start: {tail}")
             self._ensure_database()
         return self.dsn()
+
+    def _tie_to_home(self, adopt: bool) -> None:
+        """The cluster's id in its folder and in the home (IDENTITY), refusing a cluster whose id the
+        home lacks or contradicts unless adopt. A cluster without an id (made before ids, restored,
+        replicated) is this home's."""
+        theirs, ours = _read_identity(self.base / IDENTITY), _read_identity(self.home / IDENTITY)
+        exists = (self.pgdata / "PG_VERSION").exists()
+        if exists and theirs is not None and theirs != ours and not adopt:
+            raise EvalledgerError(
+                f"{self.base} holds the embedded cluster, and ledger, of an earlier EVALLEDGER_HOME at {self.home}, "
+                "not of this one (made again since, or copied): `evalledger db up --adopt` serves it to this home, "
+                "`evalledger db reset --yes` deletes it")
+        identity = (theirs if exists else None) or ours or os.urandom(16).hex()
+        for path in (self.base / IDENTITY, self.home / IDENTITY):
+            if _read_identity(path) != identity:
+                path.write_text(identity + "\n")
 
     def stop(self) -> bool:
         """Stop the server; False when it was not running."""
@@ -270,6 +293,13 @@ class EmbeddedServer:
                 if attempt == 49:
                     raise
                 time.sleep(0.1)
+
+
+def _read_identity(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except FileNotFoundError:
+        return None
 
 
 def orphaned_clusters(parent: Path | None = None) -> list[tuple[Path, str]]:

@@ -46,13 +46,16 @@ def _embedded_only(command):
 
 
 @db_group.command("up")
+@click.option("--adopt", is_flag=True,
+              help="As root: serve this EVALLEDGER_HOME the cluster, and ledger, that a deleted home at the same "
+                   "path left (refused without it).")
 @_embedded_only
-def db_up():
+def db_up(adopt):
     """Start the embedded PostgreSQL and print its DSN."""
     from evalledger.core.embedded import EmbeddedServer
 
     server = EmbeddedServer()
-    click.echo(server.start())
+    click.echo(server.start(adopt=adopt))
 
 
 @db_group.command("down")
