@@ -57,6 +57,29 @@ def test_a_backup_restores_elsewhere_and_every_role_sees_what_it_saw(primary, tm
         assert every_role_sees(restored.url()) == before
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's cluster lives outside its home, and outlives it")
+def test_a_restore_into_a_home_made_again_makes_the_restored_cluster_the_homes(primary, tmp_path):
+    """A home made again at the path of a deleted one is refused the cluster the deleted one left
+    (tests/e2e/test_embedded.py); `db restore --yes` replaces that cluster, keeping it aside as ever,
+    and the restored one is the new home's."""
+    from evalledger.core.embedded import IDENTITY
+
+    backup = tmp_path / "backup"
+    ok(run_cli("db", "backup", str(backup), env=primary.env))
+    with cluster(primary.parent, "made-again") as again:
+        left = (again.server.base / IDENTITY).read_text()
+        again.server.stop()
+        shutil.rmtree(again.home)
+        refused = run_cli("db", "status", env=again.env)
+        assert refused.code == 3 and "`evalledger db up --adopt` serves it to this home" in refused.err
+        without_yes = run_cli("db", "restore", str(backup), env=again.env)
+        assert without_yes.code == 3 and "holds a cluster (stopped): add --yes to replace it" in without_yes.err
+        done = ok(run_cli("db", "restore", str(backup), "--yes", env=again.env))
+        assert done.out.splitlines()[1].startswith(f"the cluster it replaced is kept at {again.server.base}/")
+        assert (again.home / IDENTITY).read_text() == (again.server.base / IDENTITY).read_text() == left
+        ok(run_cli("db", "status", env=again.env))
+
+
 def test_a_backup_makes_the_folders_it_goes_into_and_a_failed_one_leaves_none(primary, tmp_path):
     # docs/backup.md's dated folder, in a folder of backups not made yet.
     dated = tmp_path / "backups" / "2026-06-30"

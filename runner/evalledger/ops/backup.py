@@ -208,7 +208,8 @@ def restore(source: Path, *, until: datetime | None = None, yes: bool = False) -
             server.pgdata.rename(replaced)
         staging.rename(server.pgdata)
     try:
-        server.start(wait=3600)
+        # The cluster restored is this home's, whichever home the one it replaced served.
+        server.start(wait=3600, adopt=True)
         if archive:
             _await_promotion(server, until)
     except (EvalledgerError, psycopg.Error) as exc:
