@@ -211,7 +211,8 @@ def list_command(brain, since, decision, only_open, state, limit, quiet, fmt):
 @click.option("--views-schema", metavar="NAME", help="The schema of the brain-ready views the brain reads.")
 @click.option("--views-url", metavar="URL", help="The database holding them (default: the ledger's database).")
 @click.option("--views-dir", type=click.Path(file_okay=False, path_type=Path), help="Or a folder of CREATE VIEW files.")
-@click.option("--budget-usd", type=Number(0), default=None, metavar="USD", help="Spend cap in USD for the run's calls, the brain's and the judges'.")
+@click.option("--budget-usd", type=Number(0), default=None, metavar="USD",
+              help="Spend cap in USD for the run's calls, the brain's and the judges'.")
 @call_options
 @batch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run and its answers as JSON (schema: run_brain_eval.v1).")
