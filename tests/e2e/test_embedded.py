@@ -136,3 +136,22 @@ def test_a_cluster_from_before_ids_is_its_homes(private_home):
     with psycopg.connect(server.start()) as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)
     assert (server.base / IDENTITY).read_text() == (private_home / IDENTITY).read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's cluster lives outside its home")
+def test_two_commands_racing_in_a_new_home_tie_one_cluster_to_it(private_home):
+    """Two commands starting the server of a new home at once: each compares and writes the ids under
+    the home's lock, so one makes the cluster and its id and the other is served that cluster."""
+    import subprocess
+
+    from evalledger.core.embedded import IDENTITY
+    from tests.cli import SCRIPT
+
+    env = {**os.environ, "EVALLEDGER_HOME": str(private_home), "DATABASE_URL": ""}
+    racing = [subprocess.Popen([str(SCRIPT), "db", "up"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True) for _ in range(2)]
+    done = [(p.wait(timeout=120), *p.communicate()) for p in racing]
+    assert [code for code, _, _ in done] == [0, 0], done
+    assert done[0][1] == done[1][1]  # the same DSN
+    server = EmbeddedServer(private_home)
+    assert (private_home / IDENTITY).read_text() == (server.base / IDENTITY).read_text()

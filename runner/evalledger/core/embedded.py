@@ -232,7 +232,7 @@ class EmbeddedServer:
         """The cluster's id in its folder and in the home (IDENTITY), refusing a cluster whose id the
         home lacks or contradicts unless adopt. A cluster without an id (made before ids, restored,
         replicated) is this home's."""
-        theirs, ours = _read_identity(self.base / IDENTITY), _read_identity(self.home / IDENTITY)
+        theirs, ours = _first_line(self.base / IDENTITY), _first_line(self.home / IDENTITY)
         exists = (self.pgdata / "PG_VERSION").exists()
         if exists and theirs is not None and theirs != ours and not adopt:
             raise EvalledgerError(
@@ -241,7 +241,7 @@ class EmbeddedServer:
                 "`evalledger db reset --yes` deletes it")
         identity = (theirs if exists else None) or ours or os.urandom(16).hex()
         for path in (self.base / IDENTITY, self.home / IDENTITY):
-            if _read_identity(path) != identity:
+            if _first_line(path) != identity:
                 path.write_text(identity + "\n")
 
     def stop(self) -> bool:
@@ -295,7 +295,8 @@ class EmbeddedServer:
                 time.sleep(0.1)
 
 
-def _read_identity(path: Path) -> str | None:
+def _first_line(path: Path) -> str | None:
+    """What a one-line file of a cluster's folder or home says (a marker, an id); None without it."""
     try:
         return path.read_text().strip() or None
     except FileNotFoundError:
@@ -312,8 +313,7 @@ def orphaned_clusters(parent: Path | None = None) -> list[tuple[Path, str]]:
     for base in sorted(parent.glob("*")) if parent.is_dir() else []:
         if not (base / "data").is_dir():
             continue
-        marker = base / HOME_MARKER
-        home = marker.read_text().strip() if marker.is_file() else ""
+        home = _first_line(base / HOME_MARKER)
         if not home or not Path(home).is_dir():
             found.append((base, home or "unknown"))
     return found
