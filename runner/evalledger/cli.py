@@ -40,9 +40,9 @@ class LedgerGroup(click.Group):
             exc.show()
             sys.exit(exc.exit_code)
         except EvalledgerError as exc:
-            _fail(str(_on_standby(exc) or exc), exc.exit_code)
+            _fail(str(_read_only(exc) or exc), exc.exit_code)
         except psycopg.Error as exc:
-            _fail(str(_on_standby(exc) or db.explain(exc)))
+            _fail(str(_read_only(exc) or db.explain(exc)))
         except BrokenPipeError:
             sys.exit(0)
 
@@ -54,11 +54,12 @@ class LedgerGroup(click.Group):
         return ctx
 
 
-def _on_standby(exc: Exception) -> EvalledgerError | None:
-    """A write refused as read-only (SQLSTATE 25006): on a standby, the error that names its primary."""
+def _read_only(exc: Exception) -> EvalledgerError | None:
+    """A write refused as read-only (SQLSTATE 25006): the error that says why (a standby, or sessions
+    that start read-only) and what to do."""
     if getattr(exc, "sqlstate", None) != "25006":
         return None
-    return db.standby_refusal(db.database_url(start=False))
+    return db.read_only_refusal(db.database_url(start=False))
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> None:

@@ -51,6 +51,14 @@ SELECT pg_is_in_recovery();
 -- Whether this server is a standby, and the primary it streams from (NULL to users who may not see it).
 SELECT pg_is_in_recovery(), (SELECT sender_host FROM pg_stat_wal_receiver), (SELECT sender_port FROM pg_stat_wal_receiver);
 
+-- name: read_only_default
+-- Whether a new session here starts read-only (default_transaction_read_only), who said so (pg_settings' source: client, user, database, database user, configuration file, ...), and the role and database it was said for.
+SELECT setting = 'on', source, session_user, current_database() FROM pg_settings WHERE name = 'default_transaction_read_only';
+
+-- name: session_read_only
+-- Whether this session's transactions are read-only (a standby's, or default_transaction_read_only).
+SELECT current_setting('transaction_read_only') = 'on';
+
 -- name: wal_insert_lsn
 -- On a primary: where its WAL ends now, past the commit of every transaction committed so far.
 SELECT pg_current_wal_insert_lsn();

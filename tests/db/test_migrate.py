@@ -173,3 +173,73 @@ def test_a_migration_runs_read_committed_whatever_the_installers_session_says(em
     assert migrate(make_conninfo(empty_dsn, options=options), tmp_path) == ["0001.seen"]
     with psycopg.connect(empty_dsn) as conn:
         assert conn.execute("SELECT level FROM seen").fetchone()[0] == "read committed"
+
+
+READ_ONLY_INSTALLER = "evalledger_migrate_read_only"
+
+
+@pytest.fixture
+def read_only_installer(admin, empty_dsn):
+    """A login that owns the empty database (and so may migrate it), for its sessions to be made read-only."""
+    from tests.conftest import TEST_PASSWORD
+
+    admin.execute(f"DROP ROLE IF EXISTS {READ_ONLY_INSTALLER}")
+    admin.execute(f"CREATE ROLE {READ_ONLY_INSTALLER} LOGIN PASSWORD '{TEST_PASSWORD}'")
+    database = psycopg.conninfo.conninfo_to_dict(empty_dsn)["dbname"]
+    admin.execute(f"ALTER DATABASE {database} OWNER TO {READ_ONLY_INSTALLER}")
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(f"ALTER SCHEMA public OWNER TO {READ_ONLY_INSTALLER}")
+    yield make_conninfo(empty_dsn, user=READ_ONLY_INSTALLER, password=TEST_PASSWORD)
+    writable = make_conninfo(empty_dsn, options="-c default_transaction_read_only=off")
+    with psycopg.connect(writable, autocommit=True) as conn:  # its database and schema, back to the installer
+        conn.execute(f"REASSIGN OWNED BY {READ_ONLY_INSTALLER} TO CURRENT_USER")
+    admin.execute(f"DROP ROLE {READ_ONLY_INSTALLER}")
+
+
+@pytest.mark.parametrize("said", ["client", "user", "database", "database user"])
+def test_a_read_only_session_is_refused_before_anything_naming_who_made_it_read_only(admin, read_only_installer,
+                                                                                     tmp_path, said):
+    """yoyo made its lock table in a read-only session, failed, and then reported the table missing:
+    `the database is not migrated ... run evalledger db migrate`, to someone running just that. Now
+    migrate refuses at once, saying who set default_transaction_read_only and what to do, and writes
+    nothing."""
+    (tmp_path / "0001.t.sql").write_text("CREATE TABLE t ();\n")
+    database = psycopg.conninfo.conninfo_to_dict(read_only_installer)["dbname"]
+    url = read_only_installer
+    if said == "client":
+        url = make_conninfo(url, options="-c default_transaction_read_only=on")
+    elif said == "user":
+        admin.execute(f"ALTER ROLE {READ_ONLY_INSTALLER} SET default_transaction_read_only = on")
+    elif said == "database":
+        admin.execute(f"ALTER DATABASE {database} SET default_transaction_read_only = on")
+    else:
+        admin.execute(f"ALTER ROLE {READ_ONLY_INSTALLER} IN DATABASE {database} SET default_transaction_read_only = on")
+    where, fix = {
+        "client": ("by this connection's options (PGOPTIONS, or options in the URL)", "leave it out of them"),
+        "user": (f"for role {READ_ONLY_INSTALLER} (ALTER ROLE ... SET)", "reset it for the role, or connect as another"),
+        "database": (f"for database {database} (ALTER DATABASE ... SET)", "reset it for the database"),
+        "database user": (f"for role {READ_ONLY_INSTALLER} in database {database} (ALTER ROLE ... IN DATABASE ... SET)",
+                          "reset it for the role there, or connect as another"),
+    }[said]
+    with pytest.raises(EvalledgerError) as refused:
+        migrate(url, tmp_path)
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    assert str(refused.value) == (
+        f"the database at {READ_ONLY_INSTALLER}@{info['host']}:{info['port']}/{database} refused a write: its sessions "
+        f"start read-only, default_transaction_read_only = on {where}; commands that write need a session that may "
+        f"write: {fix}")
+    with psycopg.connect(make_conninfo(read_only_installer, options="-c default_transaction_read_only=off")) as conn:
+        assert conn.execute("SELECT to_regclass('t'), to_regclass('_yoyo_migration'), "
+                            "to_regclass('yoyo_lock')").fetchone() == (None, None, None)
+
+
+def test_a_read_only_session_on_a_migrated_database_is_up_to_date(read_only_installer, tmp_path):
+    """Nothing to write, nothing refused: a read-only installer may ask whether anything is pending."""
+    (tmp_path / "0001.t.sql").write_text("CREATE TABLE t ();\n")
+    assert migrate(read_only_installer, tmp_path) == ["0001.t"]
+    read_only = make_conninfo(read_only_installer, options="-c default_transaction_read_only=on")
+    assert migrate(read_only, tmp_path) == []
+    (tmp_path / "0002.u.sql").write_text("CREATE TABLE u ();\n")
+    with pytest.raises(EvalledgerError, match="refused a write: its sessions start read-only"):
+        migrate(read_only, tmp_path)
+    assert status(read_only_installer, tmp_path).pending == ["0002.u"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from evalledger.cli import LedgerGroup
 from evalledger.core.migrate import read_migrations
@@ -89,6 +90,23 @@ def test_an_error_carries_the_prefix_once():
 
     result = CliRunner().invoke(group, ["boom"])
     assert (result.exit_code, result.stderr) == (3, "evalledger: error: the thing broke\n")
+
+
+def test_a_write_refused_as_read_only_says_who_made_the_session_read_only_and_writes_nothing(dsn, admin):
+    """PostgreSQL's own words (`cannot execute INSERT in a read-only transaction`) name neither the
+    setting nor who set it; a standby gets its own line (tests/e2e/test_backup.py)."""
+    from evalledger.suites.brain_eval.catalog import demo_catalog_path
+
+    url = make_conninfo(dsn, options="-c default_transaction_read_only=on")
+    refused = run_cli("catalog", "load", str(demo_catalog_path()), env={"DATABASE_URL": url})
+    info = conninfo_to_dict(dsn)
+    assert (refused.code, refused.out) == (3, "")
+    assert refused.err == (
+        f"evalledger: error: the database at {info.get('user', '')}@{info['host']}:{info['port']}/{info['dbname']} "
+        "refused a write: its sessions start read-only, default_transaction_read_only = on by this connection's "
+        "options (PGOPTIONS, or options in the URL); commands that write need a session that may write: leave it "
+        "out of them\n")
+    assert admin.execute("SELECT count(*) FROM brain_eval_catalog").fetchone()[0] == 0
 
 
 # -- bad bytes and a bad home ----------------------------------------------------------------------

@@ -61,21 +61,34 @@ def read_url(start: bool = True) -> str:
     return _explicit_read_url or _explicit_url or os.environ.get("DATABASE_READ_URL") or database_url(start)
 
 
-def standby_refusal(url: str) -> EvalledgerError | None:
-    """When the server at url is a standby, the error for a write sent to it, naming its primary."""
+def read_only_refusal(url: str) -> EvalledgerError | None:
+    """Why the server at url refused a write as read-only (SQLSTATE 25006), as an error that says what
+    to do: it is a standby (naming its primary), or its sessions start read-only (naming who set
+    default_transaction_read_only). None when neither holds, and the refusal speaks for itself."""
     from . import queries
 
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             standby, host, port = conn.execute(queries.get("standby_primary")).fetchone()
+            read_only, source, role, database = conn.execute(queries.get("read_only_default")).fetchone()
     except psycopg.Error:
         return None
-    if not standby:
+    if standby:
+        primary = f"the primary at {host}:{port}" if host else "its primary (which this user may not see)"
+        return EvalledgerError(f"the database at {describe(url)} is a read-only standby replicating from {primary}: "
+                               "commands that write go to the primary (DATABASE_URL or --database-url); point "
+                               "only readers at a standby (DATABASE_READ_URL or --read-url)")
+    if not read_only:
         return None
-    primary = f"the primary at {host}:{port}" if host else "its primary (which this user may not see)"
-    return EvalledgerError(f"the database at {describe(url)} is a read-only standby replicating from {primary}: "
-                           "commands that write go to the primary (DATABASE_URL or --database-url); point only "
-                           "readers at a standby (DATABASE_READ_URL or --read-url)")
+    said = {"client": ("by this connection's options (PGOPTIONS, or options in the URL)", "leave it out of them"),
+            "user": (f"for role {role} (ALTER ROLE ... SET)", "reset it for the role, or connect as another"),
+            "database": (f"for database {database} (ALTER DATABASE ... SET)", "reset it for the database"),
+            "database user": (f"for role {role} in database {database} (ALTER ROLE ... IN DATABASE ... SET)",
+                              "reset it for the role there, or connect as another")}
+    where, fix = said.get(source, (f"by the server ({source})", "set it off in the server's configuration"))
+    return EvalledgerError(f"the database at {describe(url)} refused a write: its sessions start read-only, "
+                           f"default_transaction_read_only = on {where}; commands that write need a session that "
+                           f"may write: {fix}")
 
 
 def replayed(standby: psycopg.Connection, primary: psycopg.Connection, what: str, timeout: float = 120) -> None:

@@ -25,12 +25,13 @@ from pathlib import Path
 import psycopg
 from psycopg.sql import SQL, Identifier
 from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+from yoyo import internalmigrations
 from yoyo.connections import parse_uri
 from yoyo.migrations import Migration, MigrationList, StepCollector
 from yoyo.utils import change_param_style
 
 from . import queries
-from .db import unreachable
+from .db import read_only_refusal, unreachable
 from .errors import EvalledgerError
 from .paths import migrations_dir
 from .versions import refuse_pre_release_ledger
@@ -165,10 +166,24 @@ def status(dsn: str, directory: Path | None = None) -> Status:
     return Status([i for i in ids if i not in pending], [i for i in ids if i in pending])
 
 
+def pending_without_writing(backend: LedgerBackend, migrations: MigrationList) -> list:
+    """The migrations the database lacks, read without a lock or a write: all of them where yoyo's
+    own tables are missing or older than it (it would take the lock to make them first)."""
+    if internalmigrations.needs_upgrading(backend):
+        return list(migrations)
+    return backend.to_apply(migrations)
+
+
 def migrate(dsn: str, directory: Path | None = None) -> list[str]:
     """Apply every pending migration under the lock; return the ids applied."""
     migrations = read_migrations(directory)
     with backend_for(dsn) as backend:
+        if backend.connection.execute(queries.get("session_read_only")).fetchone()[0]:
+            # yoyo would fail making its lock table, naming the table and not why.
+            if not pending_without_writing(backend, migrations):
+                return []
+            raise read_only_refusal(dsn) or EvalledgerError("migrate: the database refused to write: this "
+                                                            "session's transactions are read-only")
         with backend.lock():
             # A pre-release's ledger would otherwise be "up to date", or take a migration written for
             # the release's schema on top of another.
