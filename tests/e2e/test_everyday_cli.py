@@ -864,6 +864,28 @@ def test_doctor_names_the_roles_the_connecting_user_cannot_act_as(dsn, admin, ne
     admin.execute(pgsql.SQL("DROP OWNED BY {}").format(pgsql.Identifier(new_role)))
 
 
+def test_doctor_warns_when_its_logins_sessions_start_read_only(dsn, admin, new_role):
+    """Every command that writes would be refused: doctor says so before one is, naming who set it.
+    A warning, not a failure: a reader's login may be read-only on purpose."""
+    from tests.conftest import TEST_PASSWORD
+
+    admin.execute(pgsql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE evalledger_owner, evalledger_runner, "
+                            "evalledger_auditor, evalledger_revops, evalledger_retention").format(
+        pgsql.Identifier(new_role), pgsql.Literal(TEST_PASSWORD)))
+    admin.execute(pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(pgsql.Identifier(new_role)))
+    as_user = make_conninfo(dsn, user=new_role, password=TEST_PASSWORD)
+    writable = run_cli("doctor", env={"DATABASE_URL": as_user})
+    assert writable.code == 0 and "ok    memberships: " in writable.out, writable.out + writable.err
+    assert "writes:" not in writable.out
+    admin.execute(pgsql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(pgsql.Identifier(new_role)))
+    told = run_cli("doctor", env={"DATABASE_URL": as_user})
+    assert (f"warn  writes: its sessions start read-only, default_transaction_read_only = on for role {new_role} "
+            "(ALTER ROLE ... SET); commands that write need a session that may write: reset it for the role, or "
+            "connect as another\n") in told.out
+    assert told.code == 0, told.out + told.err
+    admin.execute(pgsql.SQL("DROP OWNED BY {}").format(pgsql.Identifier(new_role)))
+
+
 def test_doctor_lists_clusters_that_outlived_their_home(tmp_path, monkeypatch):
     import evalledger.core.embedded as embedded
     from evalledger.ops.doctor import clusters_left_behind

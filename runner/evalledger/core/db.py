@@ -70,7 +70,7 @@ def read_only_refusal(url: str) -> EvalledgerError | None:
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             standby, host, port = conn.execute(queries.get("standby_primary")).fetchone()
-            read_only, source, role, database = conn.execute(queries.get("read_only_default")).fetchone()
+            starts_read_only = read_only_sessions(conn)
     except psycopg.Error:
         return None
     if standby:
@@ -78,6 +78,17 @@ def read_only_refusal(url: str) -> EvalledgerError | None:
         return EvalledgerError(f"the database at {describe(url)} is a read-only standby replicating from {primary}: "
                                "commands that write go to the primary (DATABASE_URL or --database-url); point "
                                "only readers at a standby (DATABASE_READ_URL or --read-url)")
+    if starts_read_only is None:
+        return None
+    return EvalledgerError(f"the database at {describe(url)} refused a write: {starts_read_only}")
+
+
+def read_only_sessions(conn: psycopg.Connection) -> str | None:
+    """When a new session like conn's starts read-only (default_transaction_read_only), who set it
+    and what to do, in words; None when it starts read-write."""
+    from . import queries
+
+    read_only, source, role, database = conn.execute(queries.get("read_only_default")).fetchone()
     if not read_only:
         return None
     said = {"client": ("by this connection's options (PGOPTIONS, or options in the URL)", "leave it out of them"),
@@ -86,9 +97,8 @@ def read_only_refusal(url: str) -> EvalledgerError | None:
             "database user": (f"for role {role} in database {database} (ALTER ROLE ... IN DATABASE ... SET)",
                               "reset it for the role there, or connect as another")}
     where, fix = said.get(source, (f"by the server ({source})", "set it off in the server's configuration"))
-    return EvalledgerError(f"the database at {describe(url)} refused a write: its sessions start read-only, "
-                           f"default_transaction_read_only = on {where}; commands that write need a session that "
-                           f"may write: {fix}")
+    return (f"its sessions start read-only, default_transaction_read_only = on {where}; commands that write need a "
+            f"session that may write: {fix}")
 
 
 def replayed(standby: psycopg.Connection, primary: psycopg.Connection, what: str, timeout: float = 120) -> None:

@@ -273,8 +273,8 @@ def db_replica(primary, folder):
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema: core/schemas/doctor.v1).")
 @database_option
 def doctor_command(as_json):
-    """Check the database: reachable, migrated, this evalledger against the ledger's last migration, roles and your
-    memberships in them, guards, event triggers.
+    """Check the database: reachable, migrated, this evalledger against the ledger's last migration, whether your
+    sessions may write, roles and your memberships in them, guards, event triggers.
 
     On the embedded server it also lists clusters that outlived their EVALLEDGER_HOME.
 

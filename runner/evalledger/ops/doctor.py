@@ -382,6 +382,15 @@ def _plans(conn: psycopg.Connection) -> list[Finding]:
             for (suite, subject), measures in subjects.items()]
 
 
+def _writes(conn: psycopg.Connection) -> list[Finding]:
+    """A primary whose sessions for this login start read-only refuses every command that writes
+    (a standby's replica line says so already). A warning: a reader's login may be read-only on purpose."""
+    if conn.execute(queries.get("in_recovery")).fetchone()[0]:
+        return []
+    starts_read_only = db.read_only_sessions(conn)
+    return [Finding("warn", "writes", starts_read_only)] if starts_read_only else []
+
+
 def _duration(seconds: float) -> str:
     """seconds as people read an age: s, min, h or days."""
     for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
@@ -401,6 +410,7 @@ def diagnose(url: str) -> list[Finding]:
         findings.append(Finding("ok", "migrations", f"current ({len(state.applied)} applied)"))
     with db.connect(url, autocommit=True, writes=False) as conn:
         findings += _version(conn)
+        findings += _writes(conn)
         findings += _roles(conn)
         findings += _memberships(conn)
         if not conn.execute(QUERIES["doctor_schema_exists"]).fetchone()[0]:
