@@ -24,8 +24,8 @@ from pathlib import Path
 
 import psycopg
 from psycopg.sql import SQL, Identifier
-from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo import internalmigrations
+from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo.connections import parse_uri
 from yoyo.migrations import Migration, MigrationList, StepCollector
 from yoyo.utils import change_param_style
