@@ -195,6 +195,7 @@ SET LOCAL check_function_bodies = off;
 \ir core/run_claim.sql
 \ir replay/replay_run.sql
 \ir replay/replay_query.sql
+\ir replay/replay_query_measured_v1.sql
 \ir core/eval_gate_decision.sql
 \ir brain_eval/brain_eval_runs_by_month.sql
 \ir brain_eval/brain_eval_questions_by_month.sql

@@ -13,7 +13,8 @@
 -- the uncertainty their completion stored (eval_work_quality_snapshot_uncertainty, by
 -- work_quality_uncertainty_v2 cut to its snapshot's own rubric's scale, whatever was activated
 -- since), and replay runs
--- (decision, rationale, summary) and their replayed queries (recall, jaccard, rbo), and regression
+-- (decision, rationale, summary) and their replayed queries (status and every measure, by
+-- replay_query_measured_v1, the function their admission calls: migration 0165), and regression
 -- gate decisions (decision, reasons, comparison: gate_decide_v2, as eval_gate_decision_admit_v1
 -- decides them, a work-quality gate under the rubric it was decided under, whatever was activated
 -- since, a takes-quality gate when its run had completed as it was decided). Values compare
@@ -101,16 +102,14 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET e
                ARRAY['decision', 'rationale', 'summary']
           FROM evalledger.replay_run r WHERE r.completed_at IS NOT NULL
         UNION ALL
+        -- Every query of a completed run, whatever its status says: a status rewritten away from
+        -- replayed (its measures nulled with it) is named as surely as a rewritten measure.
         SELECT 'replay_query', evalledger.journal_key_v1(q), to_jsonb(q),
-               jsonb_build_object(
-                   'recall', evalledger.replay_recall_v1(q.captured_slugs, q.retrieved_slugs),
-                   'jaccard', evalledger.replay_jaccard_v1(q.captured_slugs, q.retrieved_slugs),
-                   'rbo', evalledger.replay_rbo_v1(q.captured_chunk_ids, q.retrieved_chunk_ids,
-                                                   (b.definition ->> 'rbo_p')::numeric)),
-               ARRAY['recall', 'jaccard', 'rbo']
+               to_jsonb(evalledger.replay_query_measured_v1(q, (b.definition ->> 'rbo_p')::numeric)),
+               ARRAY['status', 'recall', 'jaccard', 'rbo', 'sources_gained', 'sources_lost', 'latency_ratio']
           FROM evalledger.replay_run r JOIN evalledger.replay_query q USING (replay_run_id)
           JOIN evalledger.rubric b ON b.rubric_id = r.rubric_id
-         WHERE r.completed_at IS NOT NULL AND q.status = 'replayed'
+         WHERE r.completed_at IS NOT NULL
         UNION ALL
         -- A gate decision, re-decided from what it was decided on by the function its admission trigger
         -- calls: a takes-quality gate whose run had completed as its decision read it (run_completed; an

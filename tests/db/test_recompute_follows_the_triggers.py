@@ -14,7 +14,7 @@ DECIDED_TABLES = ("brain_eval_log", "brain_eval_question_score", "eval_takes_qua
                   "eval_work_quality_snapshots", "replay_run", "replay_query", "eval_gate_decision")
 DECIDING = re.compile(r"^(brain_eval_decide|brain_eval_question_verdict|question_passes|question_needs|"
                       r"takes_quality_receipt|takes_quality_cycle|work_quality_compare|work_quality_document|"
-                      r"replay_decision|replay_recall|replay_jaccard|replay_rbo|gate_decide)_v\d+$")
+                      r"replay_decision|replay_query_measured|replay_recall|replay_jaccard|replay_rbo|gate_decide)_v\d+$")
 TRIGGERS = """
     SELECT p.proname::text FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
      WHERE t.tgrelid = ANY (%s::regclass[]) AND NOT t.tgisinternal AND t.tgenabled <> 'D'"""

@@ -259,6 +259,48 @@ def test_a_ledger_window_is_planned_and_its_captured_fields_copied_by_the_databa
                        "VALUES (%s, %s, %s, 'declined', 'no')", (run_id, *later))
 
 
+REPLAYED = ("INSERT INTO replay_query (replay_run_id, capture_id, capture_created_at, outcome, retrieved_slugs, "
+            "retrieved_chunk_ids, source_ids, vector_enabled, expansion_applied, latency_ms) "
+            "VALUES (%s, %s, %s, 'answered', %s, '{1}', '{wiki}', true, false, 50)")
+
+
+def test_a_ledger_window_is_decided_on_the_rows_its_plan_counted_and_no_others(runner, admin):
+    """The plan (the newest `planned` rows of the window) is the database's count, and so are the rows
+    the run is decided on: once any captured row of the window was admitted, so a run planned on the
+    newest three (which the brain now fails) passed on three older ones the runner chose instead, and
+    a run planned on one was decided on five."""
+    since = capture_times_since(admin, 8)
+    rows = [admin.execute(CAPTURE, (["a"], [1], ["wiki"], True, True, since + timedelta(hours=n))).fetchone()
+            for n in range(1, 7)]
+    older, newest = rows[:3], rows[3:]
+    run_id, planned = ledger_run(runner, since, since + timedelta(hours=7), max_rows=3)
+    assert planned == 3
+    for capture_id, created_at in older:
+        with pytest.raises(errors.CheckViolation) as refused:
+            runner.execute(REPLAYED, (run_id, capture_id, created_at, ["a"]))
+        assert refused.value.diag.message_primary == (
+            f"evalledger: captured row {capture_id} (at {runner.execute('SELECT %s::timestamptz::text', (created_at,)).fetchone()[0]}) "
+            f"is not one replay run {run_id} planned: it replays the newest 3 of its window")
+        assert refused.value.diag.constraint_name == "replay_query_planned"
+    for capture_id, created_at in newest:  # the brain lost every slug of these
+        runner.execute(REPLAYED, (run_id, capture_id, created_at, ["zzz"]))
+    summary = runner.execute("SELECT replay_complete_v1(%s)", (run_id,)).fetchone()[0]
+    assert summary["decision"] == "fail"
+    assert runner.execute("SELECT array_agg(capture_id ORDER BY capture_id) FROM replay_query "
+                          "WHERE replay_run_id = %s", (run_id,)).fetchone()[0] == [r[0] for r in newest]
+    # A plan of one row takes the newest alone, whichever row the runner names first.
+    one, planned = ledger_run(runner, since, since + timedelta(hours=7), max_rows=1, brain_version="v2")
+    assert planned == 1
+    with pytest.raises(errors.CheckViolation, match=f"is not one replay run {one} planned: it replays the newest 1 "):
+        runner.execute(REPLAYED, (one, *rows[-2], ["a"]))
+    runner.execute(REPLAYED, (one, *rows[-1], ["a"]))
+    # Without max_rows the plan is every row of the window the runner reads.
+    whole, planned = ledger_run(runner, since, since + timedelta(hours=7), brain_version="v3")
+    assert planned == 6
+    for row in rows:
+        runner.execute(REPLAYED, (whole, *row, ["a"]))
+
+
 def test_a_window_ending_after_now_or_a_supplied_plan_is_refused(runner, admin, window):
     since, _ = window
     with pytest.raises(errors.CheckViolation, match="a replay window ends no later than now"):
@@ -412,6 +454,53 @@ def test_the_ledger_s_recompute_re_derives_a_replay_and_names_a_rewrite(runner, 
     # and summary differ too, and the rewritten recall is named above.
     assert set(named) == {("replay_query", "recall"), ("replay_run", "decision"), ("replay_run", "rationale"),
                           ("replay_run", "summary")}
+
+
+def test_a_query_whose_status_was_rewritten_away_from_replayed_is_named_by_both_recomputes(runner, admin, connect_as):
+    """The recompute compared a query's recall, Jaccard and rbo where its stored status said replayed,
+    and nothing else: a failing query rewritten to not_replayable (its measures nulled, its inputs
+    left saying an answer in the captured mode) and its run rewritten to the pass the rest decide,
+    journal and blocks remade to match, verified clean, with and without --recompute. The status and
+    every measure are now recomputed for every query of a completed run, by the database's recompute
+    and by the package's own in pg_temp (`ledger verify --recompute`)."""
+    import json
+
+    from tests.ledger_forge import rejournal, reseal, rewrite, seal, verified
+
+    run_id = file_run(runner, planned=4)
+    for n in range(3):
+        file_query(runner, run_id, n + 1, captured=(["a"], [1], ["wiki"]), replayed=(["a"], [1], ["wiki"]))
+    file_query(runner, run_id, 4, captured=(["a"], [1], ["wiki"]), replayed=(["z"], [9], []))  # recall 0
+    assert runner.execute("SELECT replay_complete_v1(%s)", (run_id,)).fetchone()[0]["decision"] == "fail"
+    assert verified(admin.info.dsn, recompute=True).findings == []
+    seal(admin)
+    query_id = admin.execute("SELECT replay_query_id FROM evalledger.replay_query WHERE capture_id = 4").fetchone()[0]
+    rewrite(admin, "replay_query", "status = 'not_replayable', recall = NULL, jaccard = NULL, rbo = NULL, "
+            "sources_gained = NULL, sources_lost = NULL, latency_ratio = NULL", "replay_query_id = %s", (query_id,))
+    decided = admin.execute("SELECT evalledger.replay_decision_v1(r) FROM evalledger.replay_run r "
+                            "WHERE replay_run_id = %s", (run_id,)).fetchone()[0]
+    assert decided["decision"] == "pass"
+    rewrite(admin, "replay_run", "decision = %s, rationale = %s, summary = %s::jsonb", "replay_run_id = %s",
+            (decided["decision"], decided["rationale"], json.dumps(decided), run_id))
+    rejournal(admin, admin.info.dsn, "replay_query", f'{{"replay_query_id":{query_id}}}')
+    rejournal(admin, admin.info.dsn, "replay_run", f'{{"replay_run_id":{run_id}}}')
+    reseal(admin, admin.info.dsn, 1)
+
+    assert verified(admin.info.dsn).findings == []  # the journal was remade to match: only the recompute can tell
+    in_database = connect_as("evalledger_auditor").execute(
+        "SELECT table_name, column_name, stored, recomputed FROM evalledger.ledger_recompute_v3() "
+        "WHERE table_name = 'replay_query'").fetchall()
+    zero, one = "0.00000000000000000000", "1.00000000000000000000"
+    assert sorted(in_database) == [
+        ("replay_query", "jaccard", "null", zero), ("replay_query", "latency_ratio", "null", one),
+        ("replay_query", "rbo", "null", zero), ("replay_query", "recall", "null", zero),
+        ("replay_query", "sources_gained", "null", "[]"), ("replay_query", "sources_lost", "null", '["wiki"]'),
+        ("replay_query", "status", '"not_replayable"', '"replayed"')]
+    report = verified(admin.info.dsn, recompute=True)
+    assert [f.line() for f in report.findings if f.kind == "recomputed" and "status" in f.columns] == [
+        f'recomputed: replay_query {{"replay_query_id":{query_id}}}: status is "not_replayable", but its inputs '
+        'decide "replayed"']
+    assert {f.table for f in report.findings} == {"replay_query"}
 
 
 def test_the_drift_views_show_each_run_and_its_worst_queries_to_their_readers(runner, connect_as):

@@ -1,18 +1,18 @@
 -- replay_query_admit_v1: one replayed query of an open replay run the caller may read. For a ledger
 -- window the captured fields are the database's: copied from the captured row (capture_id at
--- capture_created_at), which must be one of the run's window, tool and callers; supplied, they are
--- refused. For a file the runner supplies them as the file has them. The runner says what the
--- adapter did (outcome); the database decides the status: an answer in the captured mode is
--- replayed (vector_enabled as captured: a row captured keyword-only is replayed keyword-only), an
--- answer in another mode or a decline is not replayable, and a failure is an adapter failure; a
--- replayed query's recall, jaccard, rbo (with the rubric's rbo_p), sources gained and lost and
--- latency ratio (NULL when the captured latency was 0) are computed here, unrounded, and refused
--- when supplied. The tier clock is the run's recording time. Outcome capture_purged is the
--- retention purge's alone (its marker, capture_purging_v1): a captured row of an open run's window
--- the run has not replayed, recorded with its captured fields just before the purge drops its
--- month, so the run can still be completed and decided, never passing on it (replay_decision_v1);
--- a run completed meanwhile needs no such row (skipped). A runner's row whose captured row the
--- purge took while the runner waited for it is skipped when the purge recorded that row already.
+-- capture_created_at), which must be one the run planned: of its window, tool and callers, and
+-- among the newest `planned` of them (newest first, as the runner asks them: created_at, then id),
+-- so a run is decided on the rows the database counted, never on more or on older ones the runner
+-- chose instead (migration 0165); supplied, the captured fields are refused. For a file the runner
+-- supplies them as the file has them. The runner says what the adapter did (outcome); the database
+-- decides the status and, of a replayed query, every measure (replay_query_measured_v1, with the
+-- rubric's rbo_p), refused when supplied. The tier clock is the run's recording time. Outcome
+-- capture_purged is the retention purge's alone (its marker, capture_purging_v1): a captured row of
+-- an open run's plan the run has not replayed, recorded with its captured fields just before the
+-- purge drops its month, so the run can still be completed and decided, never passing on it
+-- (replay_decision_v1); a run completed meanwhile needs no such row (skipped). A runner's row whose
+-- captured row the purge took while the runner waited for it is skipped when the purge recorded
+-- that row already.
 CREATE FUNCTION evalledger.replay_query_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -74,6 +74,19 @@ BEGIN
                     NEW.capture_id, NEW.capture_created_at, NEW.replay_run_id
                 USING ERRCODE = 'foreign_key_violation', COLUMN = 'capture_id';
         END IF;
+        -- One the run planned: fewer than `planned` rows of its window are newer. Every newer row is
+        -- one the caller reads too (a tier is a lower bound), and no row is added to a window once it
+        -- started (it ends at the export bound) nor taken from its newer end (the purge takes the
+        -- oldest months), so this is the plan the run's start counted, whichever role asks.
+        IF (SELECT count(*) FROM (
+                SELECT 1 FROM evalledger.eval_candidates c
+                 WHERE (c.created_at, c.id) > (cap.created_at, cap.id) AND c.created_at < run.until_at
+                   AND (run.tool IS NULL OR c.tool_name = run.tool) AND (run.remote IS NULL OR c.remote = run.remote)
+                 LIMIT run.planned) newer) >= run.planned THEN
+            RAISE EXCEPTION 'evalledger: captured row % (at %) is not one replay run % planned: it replays the newest % '
+                            'of its window', NEW.capture_id, NEW.capture_created_at, NEW.replay_run_id, run.planned
+                USING ERRCODE = 'check_violation', COLUMN = 'capture_id', CONSTRAINT = 'replay_query_planned';
+        END IF;
         NEW.tool_name := cap.tool_name;
         NEW.captured_slugs := cap.retrieved_slugs;
         NEW.captured_chunk_ids := cap.retrieved_chunk_ids;
@@ -84,26 +97,14 @@ BEGIN
         NEW.captured_latency_ms := cap.latency_ms;
     END IF;
 
-    NEW.status := CASE WHEN purged THEN 'capture_purged'
-                       WHEN NEW.outcome = 'adapter_failed' THEN 'adapter_failed'
-                       WHEN NEW.outcome = 'answered' AND NEW.vector_enabled = NEW.captured_vector_enabled THEN 'replayed'
-                       ELSE 'not_replayable' END;
+    SELECT m.status, m.recall, m.jaccard, m.rbo, m.sources_gained, m.sources_lost, m.latency_ratio
+      INTO NEW.status, NEW.recall, NEW.jaccard, NEW.rbo, NEW.sources_gained, NEW.sources_lost, NEW.latency_ratio
+      FROM evalledger.replay_query_measured_v1(
+               NEW, (SELECT (r.definition ->> 'rbo_p')::numeric FROM evalledger.rubric r
+                      WHERE r.rubric_id = run.rubric_id)) m;
     IF NEW.outcome = 'answered' AND NEW.status = 'not_replayable' THEN
         NEW.error := coalesce(NEW.error, format('answered with vector_enabled %s, captured %s: another mode, not counted',
                                                 NEW.vector_enabled::text, NEW.captured_vector_enabled::text));
-    END IF;
-    IF NEW.status = 'replayed' THEN
-        NEW.recall := evalledger.replay_recall_v1(NEW.captured_slugs, NEW.retrieved_slugs);
-        NEW.jaccard := evalledger.replay_jaccard_v1(NEW.captured_slugs, NEW.retrieved_slugs);
-        NEW.rbo := evalledger.replay_rbo_v1(NEW.captured_chunk_ids, NEW.retrieved_chunk_ids,
-                                            (SELECT (r.definition ->> 'rbo_p')::numeric FROM evalledger.rubric r
-                                              WHERE r.rubric_id = run.rubric_id));
-        NEW.sources_gained := ARRAY(SELECT DISTINCT s COLLATE "C" FROM unnest(NEW.source_ids) s
-                                     WHERE s <> ALL (NEW.captured_source_ids) ORDER BY 1);
-        NEW.sources_lost := ARRAY(SELECT DISTINCT s COLLATE "C" FROM unnest(NEW.captured_source_ids) s
-                                   WHERE s <> ALL (NEW.source_ids) ORDER BY 1);
-        NEW.latency_ratio := CASE WHEN NEW.captured_latency_ms > 0
-                                  THEN NEW.latency_ms::numeric / NEW.captured_latency_ms::numeric END;
     END IF;
     NEW.created_at := now();
     NEW.run_created_at := run.created_at;
