@@ -1,6 +1,6 @@
 -- eval_run_close_v1: close an open takes-quality run or work-quality snapshot without completing it
 -- whole, as brain_eval_close_v1 closes a brain-eval run: a cancellation records its closure (with
--- the reason and the login that closed it) first; then the run completes at the database's clock,
+-- the reason and the login that closed it, session_user) first; then the run completes at the database's clock,
 -- and its decision trigger (takes_quality_run_decide_v2, work_quality_snapshot_decide_v3) decides it
 -- as closed, recording an abandonment itself for a run past its deadline. Whether it closed the run:
 -- false when it was complete or closed already. The row is locked first, so a completion or a
@@ -28,7 +28,7 @@ BEGIN
                (suite, takes_quality_run_id, snapshot_id, closure, reason, closed_by, run_created_at)
         VALUES (run_suite, CASE WHEN run_suite = 'takes-quality' THEN run_key END,
                 CASE WHEN run_suite = 'work-quality' THEN run_key END,
-                'cancelled', cancel_reason, evalledger.caller_v1(), recorded);
+                'cancelled', cancel_reason, session_user, recorded);
     END IF;
     IF run_suite = 'takes-quality' THEN
         UPDATE evalledger.eval_takes_quality_runs r SET completed_at = now() WHERE r.id = run_key;

@@ -154,6 +154,18 @@ def test_a_cancelled_run_frees_its_place_and_reads_abandoned(admin, logins, suit
 
 
 @pytest.mark.parametrize("suite", SUITES)
+def test_a_cancellation_names_the_login_that_acted_through_set_role(admin, logins, suite):
+    """Every command of the CLI acts through SET ROLE: a cancellation made so named the role
+    ("cancelled by evalledger_runner"), and who cancelled was lost. It names the login."""
+    runner = logins("runner")
+    runner.execute("SET ROLE evalledger_runner")
+    first = start(runner, suite, 1)
+    assert cancel(runner, suite, first, "wrong sample loaded")
+    assert closure(admin, suite, first) == ("cancelled", "wrong sample loaded", LOGINS["runner"][0])
+    assert stored(admin, suite, first)[2] == f"Abandoned: cancelled by {LOGINS['runner'][0]}: wrong sample loaded"
+
+
+@pytest.mark.parametrize("suite", SUITES)
 def test_a_run_cancelled_after_some_answers_keeps_what_they_cost(admin, logins, suite):
     runner = logins("runner")
     run = start(runner, suite, 1)

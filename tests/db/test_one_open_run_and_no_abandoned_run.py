@@ -82,6 +82,17 @@ def test_a_cancelled_run_frees_its_place_and_reads_abandoned(admin, logins, revi
     assert not runner.execute("SELECT evalledger.brain_eval_cancel_v1(%s, 'again')", (first,)).fetchone()[0]
 
 
+def test_a_cancellation_names_the_login_that_acted_through_set_role(admin, logins, reviewer_id):
+    """Every command of the CLI acts through SET ROLE: a cancellation made so named the role
+    ("cancelled by evalledger_runner"), and who cancelled was lost. It names the login."""
+    runner = logins("runner")
+    runner.execute("SET ROLE evalledger_runner")
+    first = start(runner, reviewer_id)
+    assert runner.execute("SELECT evalledger.brain_eval_cancel_v1(%s, 'wrong catalog loaded')", (first,)).fetchone()[0]
+    assert closure(admin, first) == ("cancelled", "wrong catalog loaded", LOGINS["runner"][0])
+    assert stored(admin, first)[2] == f"Abandoned: cancelled by {LOGINS['runner'][0]}: wrong catalog loaded"
+
+
 @pytest.mark.parametrize("reason", [None, "", "   "])
 def test_a_cancellation_needs_a_reason(admin, logins, reviewer_id, reason):
     runner = logins("runner")

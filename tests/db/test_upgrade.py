@@ -255,9 +255,9 @@ MADE_BY = {
     "0136.replay-outlives-capture": "SELECT xmin::text FROM pg_proc "
                                     "WHERE oid = 'evalledger.replay_capture_purged_rows_v1(bigint)'::regprocedure",
     # (0151 replaced the purge 0150 changed: the decision is 0150's still.)
-    # (0155 replaced the decision 0150 changed: the admission is 0150's still.)
-    "0150.replay-open-run-at-the-purge": "SELECT xmin::text FROM pg_proc WHERE oid = "
-                                         "'evalledger.replay_query_admit_v1()'::regprocedure",
+    # (0155 replaced the decision 0150 changed, 0165 the admission: its outcomes are 0150's still.)
+    "0150.replay-open-run-at-the-purge": "SELECT xmin::text FROM pg_constraint WHERE conname = "
+                                         "'replay_query_outcome_known'",
     # 0153 replaced the four retention functions 0151 replaced, all 0151 made: nothing of 0151's is left.
     "0151.replay-ages": "SELECT xmin::text FROM _yoyo_migration WHERE migration_id = '0151.replay-ages'",
     "0152.statistics-in-a-fixed-order": "SELECT xmin::text FROM pg_proc "
@@ -278,6 +278,10 @@ MADE_BY = {
     "0163.gate-scores-out-of-range": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                      "'evalledger.gate_scores_in_range_v1(text, jsonb, text, jsonb, text)'::regprocedure",
     "0164.trend-bars-in-their-rows": "SELECT xmin::text FROM pg_class WHERE oid = 'evalledger.brain_eval_trend'::regclass",
+    "0165.replay-plan-and-measures": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                     "'evalledger.replay_query_measured_v1(evalledger.replay_query, numeric)'::regprocedure",
+    "0166.cancelled-by-the-login": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                   "'evalledger.eval_run_close_v1(text, bigint, text)'::regprocedure",
 }
 
 
