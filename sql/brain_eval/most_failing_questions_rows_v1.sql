@@ -1,4 +1,6 @@
--- most_failing_questions_rows_v1: per catalog question, completed runs it appeared in, runs it failed in, and its rank by fail share.
+-- most_failing_questions_rows_v1: per catalog question, completed runs it appeared in, runs it failed in
+-- (did not pass: a cancelled or abandoned run's question closed before its verdict included, migration
+-- 0167), and its rank by fail share.
 CREATE FUNCTION evalledger.most_failing_questions_rows_v1()
 RETURNS TABLE (
     question_id varchar(16),
@@ -12,7 +14,7 @@ LANGUAGE sql STABLE AS $$
            rank() OVER (ORDER BY s.runs_failed::numeric / s.runs_seen DESC, s.runs_failed DESC)
       FROM (SELECT q.question_id,
                    count(*) AS runs_seen,  -- a question appears at most once per run
-                   count(*) FILTER (WHERE NOT q.question_passed) AS runs_failed
+                   count(*) FILTER (WHERE q.question_passed IS NOT TRUE) AS runs_failed
               FROM evalledger.brain_eval_question_score q
               JOIN evalledger.brain_eval_log l ON l.eval_run_id OPERATOR(pg_catalog.=) q.eval_run_id
              WHERE l.completed_at IS NOT NULL

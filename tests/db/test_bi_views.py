@@ -378,6 +378,23 @@ def test_most_failing_v2_ranks_per_brain_and_catalog_version(admin, connect_as, 
                 "NULL, NULL, NULL, 'on_demand')") == [(0,)]
 
 
+def test_a_cancelled_runs_unjudged_questions_count_as_not_passed(admin, connect_as, reviewer_id):
+    """A run cancelled before its review closes its questions without a verdict (question_passed
+    NULL): the panels counted it as having asked each and failed none, so every such run lowered
+    the fail shares like a pass. No pass rate leaves out a run started and never finished."""
+    runner = connect_as("evalledger_runner")
+    version = load_catalog(admin, catalog_document([question(n) for n in range(1, 3)], "v28-2026Q2"))
+    record_run(runner, reviewer_id, count=2, bend=fail(1), question_catalog_version=version)
+    cancelled = record_run(runner, reviewer_id, count=2, review=False, complete=False, question_catalog_version=version)
+    assert runner.execute("SELECT evalledger.brain_eval_cancel_v1(%s, 'wrong catalog')", (cancelled,)).fetchone()[0]
+    auditor = connect_as("evalledger_auditor")
+    assert rows(auditor, "SELECT question_id, runs_seen, runs_failed, fail_pct FROM most_failing_questions_v2 "
+                "ORDER BY question_id") == [("EVAL-Q01", 2, 2, Decimal("100.00")), ("EVAL-Q02", 2, 1, Decimal("50.00"))]
+    assert rows(auditor, "SELECT question_id, runs_seen, runs_failed FROM most_failing_questions_v1 "
+                "ORDER BY question_id") == [("EVAL-Q01", 2, 2), ("EVAL-Q02", 2, 1)]
+    assert recount(admin) == []
+
+
 def test_stale_fixture_v2_has_the_pass_rate_as_a_column(connect_as, reviewer_id):
     runner = connect_as("evalledger_runner")
 

@@ -282,6 +282,8 @@ MADE_BY = {
                                      "'evalledger.replay_query_measured_v1(evalledger.replay_query, numeric)'::regprocedure",
     "0166.cancelled-by-the-login": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                    "'evalledger.eval_run_close_v1(text, bigint, text)'::regprocedure",
+    "0167.unfinished-questions-not-passed": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                            "'evalledger.most_failing_questions_rows_v1()'::regprocedure",
 }
 
 
