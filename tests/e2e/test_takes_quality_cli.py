@@ -516,6 +516,21 @@ def test_replay_refuses_an_unknown_schema_version(tmp_path):
     assert missing.code == 3 and missing.err == f"evalledger: error: {tmp_path / 'gone.json'}: no such receipt file\n"
 
 
+def test_a_receipt_off_its_schema_is_refused_by_replay_and_by_regress_before_any_run(tmp_path):
+    """A baseline whose overall score is "high" was rendered as given by replay (exit 0) and made
+    regress say INCONCLUSIVE (exit 2, "a side has no mean"), which a CI gate reads as a verdict."""
+    from tests.unit.test_takes_quality_unit import sample_receipt
+
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(sample_receipt(overall_score="high"), indent=2))
+    line = path.read_text().splitlines().index('  "overall_score": "high",') + 1
+    says = f"evalledger: error: {path}:{line}: $.overall_score: 'high' is not of type 'number', 'null'\n"
+    replayed = run_cli("replay", str(path), env={"DATABASE_URL": NOWHERE})
+    assert (replayed.code, replayed.out, replayed.err) == (3, "", says)
+    regressed = run_cli("regress", "--against", str(path), "--judges", "recorded", env={"DATABASE_URL": NOWHERE})
+    assert (regressed.code, regressed.out, regressed.err) == (3, "", says)
+
+
 def test_replay_from_db_rebuilds_a_lost_file(env, corpus, tmp_path):
     _, receipt = tq(env)
     path = tmp_path / "home" / "eval-receipts" / receipts.file_name(receipt)

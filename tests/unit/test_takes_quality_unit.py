@@ -245,6 +245,27 @@ def test_check_refuses_unknown_versions_and_names_missing_fields_by_line_and_pat
         check([1])
 
 
+@pytest.mark.parametrize("bend, path, says", [
+    (lambda r: r.update(overall_score="high"), "overall_score", "'high' is not of type 'number', 'null'"),
+    (lambda r: r["scores"]["accuracy"].update(mean="9.5"), "scores.accuracy.mean", "'9.5' is not of type 'number', 'null'"),
+    (lambda r: r.update(cost_usd="free"), "cost_usd", "'free' is not of type 'number'"),
+    (lambda r: r.update(cycles_run=-4), "cycles_run", "-4 is less than the minimum of 0"),
+    (lambda r: r.update(models=[]), "models", "[] should be non-empty"),
+])
+def test_check_holds_the_receipt_to_its_shipped_schema(bend, path, says):
+    """A baseline with a score of "high" rendered as given and compared as "no mean": `regress`
+    said INCONCLUSIVE (exit 2) where the receipt should have been refused, exit 3."""
+    from evalledger.core import reader
+
+    broken = sample_receipt()
+    bend(broken)
+    text = json.dumps(broken, indent=2)
+    with pytest.raises(EvalledgerError) as refused:
+        receipts.check(reader.parse_json(text, "r.json"))
+    assert str(refused.value).split(": ", 1)[1] == f"${'.' + path}: {says}"
+    assert str(refused.value).startswith("r.json:") and str(refused.value).split(":")[1].isdigit()
+
+
 def test_atomic_write_leaves_no_temporary_file(tmp_path):
     target = tmp_path / "deep" / "r.json"
     receipts.write_atomic(target, "one")

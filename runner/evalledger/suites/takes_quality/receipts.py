@@ -7,13 +7,17 @@ needed) and renders it as text. It never recomputes a verdict.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from evalledger.core.embedded import evalledger_home
 from evalledger.core import files, reader
 from evalledger.core.errors import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, EvalledgerError
+from evalledger.core.paths import read_package_text
 
 SCHEMA_VERSION = 1
 SUITE = "takes-quality"
@@ -125,7 +129,18 @@ def check(document: reader.Document) -> dict:
             raise document.refuse((field,), "expected an array")
     if not isinstance(receipt["scores"], dict):
         raise document.refuse(("scores",), "expected an object")
+    # The rest of the shipped contract: a baseline whose score is "high" or whose mean is text would
+    # otherwise render as given and compare as "no mean" (an inconclusive regress), not be refused.
+    problems = sorted(_validator().iter_errors(receipt), key=lambda e: [str(p) for p in e.absolute_path])
+    if problems:
+        message = problems[0].message
+        raise document.refuse(tuple(problems[0].absolute_path), message if len(message) <= 160 else message[:157] + "...")
     return receipt
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(read_package_text(SCHEMA_FILE, package=__package__)))
 
 
 def load(path: Path) -> dict:
