@@ -528,10 +528,15 @@ SELECT f.question_id, f.judge_model, f.criterion, f.threshold, f.repeats, f.lowe
  ORDER BY array_position(h.question_ids, f.question_id::text), f.judge_model, f.criterion;
 
 -- name: review_answers
--- What a reviewer scores from, per question row of a run, in the run's order: the question, the brain's answer (from a harness answer, or an analysis recorded elsewhere) and the automatic scores.
+-- What a reviewer scores from, per question row of a run, in the run's order: the question, the brain's answer (from a harness answer, or an analysis recorded elsewhere), the automatic scores, and the numbers the reviewer has saved for it (never the question's verdict, which a reviewer may not read: docs/guards.md).
 SELECT q.question_id, q.question_type, q.uses_stale_fixture, coalesce(c.question_text, b.question) AS question_text,
        b.output AS narrative, b.claims, b.proposed_actions, a.contract_error, q.citation_rate,
-       q.confidence_distribution, q.lever_mapping_violations, coalesce(a.recorded, false) AS recorded
+       q.confidence_distribution, q.lever_mapping_violations, coalesce(a.recorded, false) AS recorded,
+       jsonb_build_object('hallucinations_detected', q.hallucinations_detected, 'total_claims', q.total_claims,
+                          'staleness_correctly_recognized', q.staleness_correctly_recognized,
+                          'diagnosis_accuracy_score', q.diagnosis_accuracy_score,
+                          'narrative_coherence_rating', q.narrative_coherence_rating,
+                          'reviewer_comments', q.reviewer_comments) AS entered
   FROM evalledger.brain_eval_question_score q
   JOIN evalledger.brain_analysis_log b ON b.analysis_id = q.brain_analysis_id
   LEFT JOIN evalledger.brain_eval_harness_answer a ON a.eval_run_id = q.eval_run_id AND a.question_id = q.question_id

@@ -683,6 +683,7 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
     assert ("  judges: suggestions hidden until you save your numbers for this question "
             "(or --show-suggestions, which is recorded)") in blind.out.splitlines()
     assert "  judge " not in blind.out
+    assert "  your numbers: none saved yet" in blind.out.splitlines()
     shown = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, "--show-suggestions", env=env)
     assert shown.code == 0, shown.err
     lines = shown.out.splitlines()
@@ -711,6 +712,19 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
     as_json = json.loads(run_cli("review", "show", run_id, "--as", REVIEWER_ROLE, "--json", env=env).out)
     assert [r["question_id"] for r in as_json] == ["EVAL-Q03", "EVAL-Q07", "EVAL-Q24"]
     assert [len(r["suggestions"]) for r in as_json] == [3, 3, 0]
+    assert {r["entered"]["total_claims"] for r in as_json} == {None}
+
+    # What the reviewer saved is what it checks before signing off (never the verdict: it may not read it).
+    scored = run_cli("review", "score", run_id, "EVAL-Q07", "--claims", "3", "--hallucinations", "1",
+                     "--coherence", "4", "--as", REVIEWER_ROLE, env=env)
+    assert scored.code == 0, scored.err
+    saved = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, env=env)
+    entered = [l for l in saved.out.splitlines() if l.startswith("  your numbers: ")]
+    assert entered == ["  your numbers: total claims 3, hallucinations 1, narrative coherence 4"], saved.out
+    as_json = json.loads(run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, "--json", env=env).out)
+    assert as_json[0]["entered"] == {"hallucinations_detected": 1, "total_claims": 3,
+                                     "staleness_correctly_recognized": None, "diagnosis_accuracy_score": None,
+                                     "narrative_coherence_rating": 4, "reviewer_comments": None}
 
     stranger = run_cli("review", "show", run_id, "--as", OTHER_REVIEWER_ROLE, env=env)
     assert (stranger.code, stranger.err) == (3, f"evalledger: error: no answered run {run_id} that you review\n")

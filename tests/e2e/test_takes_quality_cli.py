@@ -542,6 +542,8 @@ def test_replay_from_db_rebuilds_a_lost_file(env, corpus, tmp_path):
     assert json.loads(path.read_text()) == receipt
     unknown = run_cli("replay", "--from-db", "00000000-00000000-00000000-00000000", env=env)
     assert unknown.code == 3 and "no completed takes-quality run 00000000-00000000-00000000-00000000" in unknown.err
+    assert unknown.err.endswith("(live judges) in the database; for a run judged by recorded replies: add .recorded, "
+                                "as its file name has it\n")
 
 
 # --- trend and regress -------------------------------------------------------------------------

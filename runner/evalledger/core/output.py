@@ -148,6 +148,11 @@ def to_json(document) -> str:
     return json.dumps(plain(document), indent=2, ensure_ascii=False) + "\n"
 
 
+# How many decimal places a table cell shows of a decimal stored to more (rounding is for display:
+# --json and CSV keep every digit).
+CELL_DECIMALS = 6
+
+
 def cell(value) -> str:
     """One table cell: '-' for nothing, timestamps to the second, JSON for structures."""
     if value is None:
@@ -160,6 +165,12 @@ def cell(value) -> str:
         return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"))
     if isinstance(value, float):
         return f"{value:.4g}"
+    if isinstance(value, Decimal) and value.is_finite() and -value.as_tuple().exponent > CELL_DECIMALS:
+        # An unrounded quotient the database keeps exact (a recall of 1.00000000000000000000, a
+        # minimum of 0E-20): a table shows CELL_DECIMALS places at most, trailing zeros dropped; a
+        # figure given to fewer places (2.50 hours, 0.0125 USD) is shown as stored.
+        text = format(value.quantize(Decimal(1).scaleb(-CELL_DECIMALS)), "f").rstrip("0").rstrip(".")
+        return "0" if text in ("", "-0") else text
     return " ".join(str(value).split())
 
 

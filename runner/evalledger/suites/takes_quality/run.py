@@ -302,8 +302,10 @@ def rebuild_from_db(text: str) -> Outcome:
         else:
             receipt = store.receipt_from_db(conn, shas, judges)
             if receipt is None:
+                other = "live judges: leave .recorded out" if judges == "recorded" else \
+                    "recorded replies: add .recorded, as its file name has it"
                 raise EvalledgerError(f"--from-db: no completed takes-quality run {'-'.join(shas)} "
-                                      f"({judges} judges) in the database")
+                                      f"({judges} judges) in the database; for a run judged by {other}")
         dims = store.rubric_dims(conn, receipt["rubric_version"])
         if isinstance(receipt.get("run_id"), int):  # the disk copy as the run wrote it
             receipt = _disk_copy(conn, receipt["run_id"], receipt, dims)

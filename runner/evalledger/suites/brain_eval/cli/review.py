@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -23,6 +24,11 @@ class ReviewGroup(click.Group):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             return "RUN", review_walk, args
         return super().resolve_command(ctx, args)
+
+
+def _hours(hours) -> str:
+    """'1 hour', '2.5 hours': reviewer hours as a sign-off states them."""
+    return f"{hours:g} hour{'' if hours == 1 else 's'}"
 
 
 @click.group("review", cls=ReviewGroup, subcommand_metavar="RUN | COMMAND [ARGS]...")
@@ -129,7 +135,7 @@ def review_walk(run_id, as_role, show_first, from_file):
                    f"every question has your numbers (`evalledger review {run}{as_flag}`)")
         sys.exit(EXIT_INCONCLUSIVE)
     notes = f", notes on {len(signed.notes)} dimension{'s' if len(signed.notes) != 1 else ''}" if signed.notes else ""
-    click.echo(f"run {run}: signed off ({signed.hours:g} hours{notes})")
+    click.echo(f"run {run}: signed off ({_hours(signed.hours)}{notes})")
     click.echo(f"every question is scored: the runner completes it with `evalledger brain-eval complete {run}`")
 
 
@@ -258,24 +264,46 @@ def review_finish(run_id, reviewer_hours_spent, notes, as_role):
         if made is None:  # the one it repeats (read again: it may have committed while this one waited)
             same = dicts(conn, brain_eval.QUERIES["review_run"], {"eval_run_id": run})[0]
     noted = len(calibration)
-    what = f"{reviewer_hours_spent:g} hours" + (f", notes on {noted} dimension{'s' if noted != 1 else ''}" if noted else "")
+    what = _hours(reviewer_hours_spent) + (f", notes on {noted} dimension{'s' if noted != 1 else ''}" if noted else "")
     complete = f"complete it with `evalledger brain-eval complete {run_id}`"
     if made is None:
         at = same["signed_off_at"].astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         click.echo(f"run {run_id}: already signed off with these values ({what}) at {at}: nothing more "
                    f"recorded; {complete}")
     elif before is not None:
-        click.echo(f"run {run_id}: sign-off corrected ({what}; was {float(before['signed_off_hours']):g} hours"
+        click.echo(f"run {run_id}: sign-off corrected ({what}; was {_hours(float(before['signed_off_hours']))}"
                    f"{'' if before['signed_off_notes'] == (calibration or None) else ', other notes'}): completion "
                    f"copies the latest, and the earlier stays in the ledger; {complete}")
     else:
         click.echo(f"run {run_id}: signed off ({what}); {complete}")
 
 
+# What `review show` calls each field the reviewer saves, in the order `review score` asks them.
+ENTERED_LABELS = (("total_claims", "total claims"), ("hallucinations_detected", "hallucinations"),
+                  ("staleness_correctly_recognized", "staleness recognised"),
+                  ("diagnosis_accuracy_score", "diagnosis accuracy"),
+                  ("narrative_coherence_rating", "narrative coherence"), ("reviewer_comments", "comment"))
+
+
+def _entered_line(entered: dict) -> str:
+    """The numbers the reviewer has saved for a question (never its verdict, which a reviewer may not read)."""
+    saved = []
+    for field, label in ENTERED_LABELS:
+        value = entered[field]
+        if value is None:
+            continue
+        shown = ("yes" if value else "no") if isinstance(value, bool) else \
+            f"{value:g}" if isinstance(value, float) else json.dumps(value, ensure_ascii=False) \
+            if isinstance(value, str) else str(value)
+        saved.append(f"{label} {shown}")
+    return f"  your numbers: {', '.join(saved) or 'none saved yet'}"
+
+
 def _echo_review(row: dict) -> None:
     from ..guided import question_lines, suggestion_lines
 
     lines = question_lines(row, row)
+    lines.append(_entered_line(row["entered"]))
     if row["suggestions_hidden"]:
         lines.append("  judges: suggestions hidden until you save your numbers for this question "
                      "(or --show-suggestions, which is recorded)")
@@ -296,14 +324,13 @@ def _echo_review(row: dict) -> None:
 def review_show(run_id, question_id, as_role, show_suggestions, as_json):
     """Show what you score RUN_ID's questions (or only QUESTION_ID) from: answers, scores, suggestions.
 
-    Per answered question: the brain's answer, its automatic scores and the judges' suggestions.
-    Blind by default: a question's suggestions show once you have saved your numbers for it in
-    `review RUN`, or when you ask with --show-suggestions, which the ledger records (every value
-    you enter after says it was entered having seen them). The suggestions are drafts: your
-    numbers are the ones `review score` records.
+    Per answered question: the brain's answer, its automatic scores, the numbers you have saved
+    for it and the judges' suggestions. Blind by default: a
+    question's suggestions show once you have saved your numbers for it in `review RUN`, or when
+    you ask with --show-suggestions, which the ledger records (every value you enter after says it
+    was entered having seen them). The suggestions are drafts: your numbers are the ones `review
+    score` records.
     """
-    import json
-
     from .. import harness
 
     run = parse_uuid(run_id, "RUN_ID")
