@@ -67,9 +67,8 @@ def test_an_answer_whose_claims_cannot_be_scored_is_not_taken(admin, logins, rev
                                      system_prompt_hash=BRAIN_PROMPTS["AGT-901"], question_id="EVAL-Q06",
                                      question="q", output="o", token_cost_usd="0.01",
                                      claims=[{"text": "claim 1", "cited": True}])
-    with refused(admin, errors.CheckViolation, rf"evalledger: analysis {analysis} cannot be scored: claim 0 needs "
-                 r"numerical \(true or false\), source_ids \(a list of source ids\) and confidence \(high, multi_source, "
-                 r"inference or speculation\)", "brain_eval_question_score_answer_scorable"):
+    with refused(admin, errors.CheckViolation, rf"evalledger: analysis {analysis} cannot be scored: claims\[0\]"
+                 r"\.numerical is missing, not true or false", "brain_eval_question_score_answer_scorable"):
         store.add_question_score(runner, eval_run_id=run_id, brain_analysis_id=analysis, question_id="EVAL-Q06",
                                  question_type="plan_diagnosis", uses_stale_fixture=False, citation_rate=1,
                                  confidence_distribution=dict(IN_BAND))
@@ -149,7 +148,8 @@ def test_the_demo_recording_decides_what_its_answers_give(admin, logins, reviewe
     def old_claims(document):
         for item in document["questions"]:
             item["analysis"]["claims"] = [{"text": "claim 1", "cited": True}]
-    with pytest.raises(EvalledgerError, match=r"cannot be scored: claim 0 needs numerical"):
+    with pytest.raises(EvalledgerError, match=r"\$\.questions\[0\]\.analysis\.claims\[0\]\.numerical \(EVAL-Q01\): the "
+                       r"answer cannot be scored: claims\[0\]\.numerical is missing, not true or false$"):
         recording.record(runner, demo_recording(tmp_path, old_claims), reviewer_id)
     runner.rollback()
     assert admin.execute("SELECT count(*) FROM evalledger.brain_eval_log").fetchone()[0] == 0

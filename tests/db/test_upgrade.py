@@ -284,6 +284,8 @@ MADE_BY = {
                                    "'evalledger.eval_run_close_v1(text, bigint, text)'::regprocedure",
     "0167.unfinished-questions-not-passed": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                             "'evalledger.most_failing_questions_rows_v1()'::regprocedure",
+    "0168.unscorable-claims-named": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                    "'evalledger.brain_eval_claims_problem_v1(jsonb)'::regprocedure",
 }
 
 

@@ -703,6 +703,23 @@ def test_record_names_the_question_a_database_refusal_is_about(dsn, admin, revie
         assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
 
 
+def test_record_names_the_claim_and_field_of_an_answer_the_database_cannot_score(dsn, admin, reviewers, tmp_path):
+    """The refusal named the question's line and "claim 2 needs numerical, source_ids and confidence",
+    counted from 0 and naming none of the three: it names the field's line and path, and its value."""
+    from tests.builders import register_demo_brain
+    from tests.conftest import REVIEWER_ROLE
+
+    register_demo_brain(admin)
+    path, text = recorded_file(tmp_path, lambda d: d["questions"][16]["analysis"]["claims"][2].update(confidence="sure"))
+    result = run_cli("brain-eval", "record", str(path), "--reviewer", REVIEWER_ROLE, env={"DATABASE_URL": dsn})
+    line = next(n for n, text_line in enumerate(text.splitlines(), 1) if '"confidence": "sure"' in text_line)
+    assert (result.code, result.err) == (3, (
+        f"evalledger: error: {path}:{line}: $.questions[16].analysis.claims[2].confidence (EVAL-Q17): the answer cannot "
+        'be scored: claims[2].confidence is "sure", not one of high, multi_source, inference or speculation\n'))
+    for table in ("brain_eval_log", "brain_eval_question_score", "brain_analysis_log"):
+        assert admin.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
 def test_recording_a_file_twice_is_one_run(dsn, admin, reviewers, tmp_path):
     from tests.builders import register_demo_brain
     from tests.conftest import REVIEWER_ROLE

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -196,5 +197,21 @@ def record(conn: psycopg.Connection, recording: Recording, reviewer_user_id: uui
                     system_prompt_hash=run["system_prompt_hash"], **{"question_id": question, **item["analysis"]})
                 store.add_question_score(conn, eval_run_id=run_id, brain_analysis_id=analysis_id, **item["score"])
         except psycopg.Error as exc:
-            raise EvalledgerError(f"{recording.where('questions', index)} ({question}): {explain(exc)}") from None
+            raise EvalledgerError(_question_refusal(recording, index, question, exc)) from None
     return store.read_decision(conn, run_id), True
+
+
+# What the database says of an answer whose claims it cannot score (brain_eval_claims_problem_v1):
+# the claim by its JSON path in the answer, and the field that is wrong.
+_UNSCORABLE = re.compile(r"cannot be scored: (claims\[(\d+)\](?:\.(\w+))?.*)$")
+
+
+def _question_refusal(recording: Recording, index: int, question: str, exc: psycopg.Error) -> str:
+    """The database's refusal of a question, at the line of what it refused: the claim and field of
+    an answer it cannot score, else the question's."""
+    unscorable = _UNSCORABLE.search(exc.diag.message_primary or "")
+    if unscorable is None:
+        return f"{recording.where('questions', index)} ({question}): {explain(exc)}"
+    problem, claim, field = unscorable.groups()
+    path = ("questions", index, "analysis", "claims", int(claim), *([field] if field else []))
+    return f"{recording.where(*path)} ({question}): the answer cannot be scored: {problem}"
