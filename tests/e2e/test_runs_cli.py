@@ -105,7 +105,7 @@ def test_a_fs_run_has_a_fs_receipt_and_regress_rejudges_from_the_files(dsn, tmp_
     path.write_text(json.dumps(baseline))
     regress = run_cli("regress", "--against", str(path), "--judges", "recorded", env=env)
     assert regress.code == 0, regress.err
-    assert "source fs; slug prefix None; 12 takes; seed 7" in regress.out
+    assert "source fs; slug prefix none; 12 takes; seed 7" in regress.out
     assert f"run {baseline['run_id']} of this eval was recorded earlier" in regress.out
 
 

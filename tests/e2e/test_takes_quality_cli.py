@@ -617,7 +617,7 @@ def test_regress_reuses_the_baseline_and_exits_1_on_a_drop(env, corpus, standin,
     same = run_cli("regress", "--against", str(path), env=env)
     assert same.code == 0, same.err
     assert same.out.startswith(f"regress against {path} (threshold 0.5): panel openai:gpt-4o, "
-                               "google:gemini-1.5-pro, openai:gpt-4.1; source db; slug prefix 'a/'; 3 takes; seed 11\n")
+                               'google:gemini-1.5-pro, openai:gpt-4.1; source db; slug prefix "a/"; 3 takes; seed 11\n')
     assert "OK: no dimension mean dropped by more than 0.5\n" in same.out
     assert "warning:" not in same.out
 

@@ -213,7 +213,8 @@ def regress_command(against, threshold, mode, as_json, **options):
     with db.transaction("runner") as conn:
         shown = store.regress_threshold(conn, threshold)
     say(f"regress against {against} (threshold {shown:g}): panel {', '.join(opts.models)}; "
-        f"source {opts.source}; slug prefix {opts.slug_prefix!r}; {output.plural(opts.limit, 'take')}; seed {opts.seed}")
+        f"source {opts.source}; slug prefix {receipts.shown_prefix(opts.slug_prefix)}; "
+        f"{output.plural(opts.limit, 'take')}; seed {opts.seed}")
     if opts.seed is None:
         say(output.warning("the baseline receipt has no seed: the sample is drawn at random"))
     outcome = takes_quality.run(opts, say=say)

@@ -169,6 +169,11 @@ JUDGE_LABELS = {
 }
 
 
+def shown_prefix(prefix: str | None) -> str:
+    """A slug prefix as the receipt's text and regress show it: quoted, or none."""
+    return json.dumps(prefix, ensure_ascii=False) if prefix is not None else "none"
+
+
 def render(receipt: dict) -> str:
     """The receipt as text, the same for `run` and `replay`."""
     corpus = receipt["corpus"]
@@ -177,7 +182,7 @@ def render(receipt: dict) -> str:
         f"          {receipt['verdictMessage']}",
         f"rubric    {receipt['rubric_version']} ({receipt['rubric_sha8']})",
         f"corpus    {corpus['source']}{' ' + corpus['path'] if corpus.get('path') else ''}, "
-        f"{corpus['n_takes']} takes, slug prefix {json.dumps(corpus['slug_prefix']) if corpus['slug_prefix'] is not None else 'none'}"
+        f"{corpus['n_takes']} takes, slug prefix {shown_prefix(corpus['slug_prefix'])}"
         f"{', seed ' + str(receipt['seed']) if receipt.get('seed') is not None else ''} ({corpus['corpus_sha8']})",
         f"prompt    {receipt['prompt_sha8']}",
         f"models    {', '.join(receipt['models'])} ({receipt['models_sha8']})",
