@@ -10,6 +10,7 @@ and the items one side lacks are listed."""
 from __future__ import annotations
 
 import statistics
+from decimal import Decimal
 
 import pytest
 from psycopg import errors
@@ -140,6 +141,25 @@ def test_a_decision_is_never_the_runners(runner, connect_as, admin):
     # Journalled like every ledger row.
     assert admin.execute("SELECT count(*) FROM evalledger.ledger_journal WHERE table_name = 'eval_gate_decision'"
                          ).fetchone()[0] >= 1
+
+
+@pytest.mark.parametrize("threshold, shown, admitted", [
+    (Decimal("0.5"), None, True), (1, "1", False), (Decimal("1e100"), "1e+100", False)])
+def test_a_threshold_as_wide_as_the_scale_is_refused_a_gate_that_could_never_fail(runner, admin, threshold, shown,
+                                                                                  admitted):
+    """A threshold had only to be finite and not negative: a gate of 1e100 stored pass on any drop."""
+    a, b = snapshot("a", BASE), snapshot("b", {m: 0.0 for m in BASE})
+    before = admin.execute("SELECT count(*) FROM evalledger.eval_gate_decision").fetchone()[0]
+    if admitted:
+        assert gate(runner, a, b, "default", threshold)[1] == "fail"
+        return
+    with pytest.raises(errors.CheckViolation) as refused:
+        gate(runner, a, b, "default", threshold)
+    assert refused.value.diag.message_primary == (
+        f"evalledger: a gate threshold of {shown} spans the whole of rubric work-quality v1.0's scale (0 to 1): "
+        "no drop could exceed it, so the gate could never fail")
+    assert refused.value.diag.constraint_name == "eval_gate_decision_threshold_within_scale"
+    assert admin.execute("SELECT count(*) FROM evalledger.eval_gate_decision").fetchone()[0] == before
 
 
 def test_a_takes_quality_run_the_runner_cannot_name_is_no_gate(runner):

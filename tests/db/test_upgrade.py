@@ -286,6 +286,8 @@ MADE_BY = {
                                             "'evalledger.most_failing_questions_rows_v1()'::regprocedure",
     "0168.unscorable-claims-named": "SELECT xmin::text FROM pg_proc WHERE oid = "
                                     "'evalledger.brain_eval_claims_problem_v1(jsonb)'::regprocedure",
+    "0169.gate-threshold-within-scale": "SELECT xmin::text FROM pg_proc WHERE oid = "
+                                        "'evalledger.eval_gate_decision_admit_v1()'::regprocedure",
 }
 
 

@@ -7,11 +7,15 @@
 -- activation, so the rubric stored is the rubric decided under);
 -- for a takes-quality gate, whether its run had completed is read in the same statement, so in the one
 -- snapshot the decision reads the run in, and stored (run_completed: the receipt it compared was
--- final); the row is stamped with the caller and the database's clock.
+-- final); the row is stamped with the caller and the database's clock. A threshold as wide as the
+-- rubric's scale or wider (the takes-quality run's rubric, the work-quality rubric active now) is
+-- refused: no drop could exceed it, so the gate could never fail (migration 0169).
 CREATE FUNCTION evalledger.eval_gate_decision_admit_v1() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     decided jsonb;
+    scale jsonb;
+    rubric text;
 BEGIN
     PERFORM evalledger.refuse_supplied_v1(
         'eval_gate_decision',
@@ -27,6 +31,17 @@ BEGIN
     PERFORM evalledger.gate_scores_in_range_v1(NEW.suite, NEW.baseline, NEW.baseline_ref, NEW.current_doc,
                                                NEW.current_ref);
     NEW.work_quality_rubric_id := evalledger.active_rubric_v1('work-quality');
+    SELECT b.definition -> 'scale', format('%s %s', b.suite, b.version) INTO scale, rubric
+      FROM evalledger.rubric b
+     WHERE b.rubric_id = CASE WHEN NEW.suite = 'takes-quality'
+                              THEN (SELECT r.rubric_id FROM evalledger.eval_takes_quality_runs r WHERE r.id = NEW.run_id)
+                              ELSE NEW.work_quality_rubric_id END;
+    IF NEW.threshold >= (scale ->> 'max')::numeric - (scale ->> 'min')::numeric THEN
+        RAISE EXCEPTION 'evalledger: a gate threshold of % spans the whole of rubric %''s scale (% to %): no drop could '
+                        'exceed it, so the gate could never fail', NEW.threshold::float8, rubric, scale ->> 'min', scale ->> 'max'
+            USING ERRCODE = 'check_violation', COLUMN = 'threshold',
+                  CONSTRAINT = 'eval_gate_decision_threshold_within_scale';
+    END IF;
     SELECT evalledger.gate_decide_v2(NEW.suite, NEW.mode, NEW.threshold, NEW.baseline, NEW.current_doc, NEW.run_id,
                                      NEW.work_quality_rubric_id),
            CASE WHEN NEW.suite = 'takes-quality'
