@@ -12,9 +12,10 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 from evalledger.cli import LedgerGroup
+from evalledger.core.db import describe
 from evalledger.core.migrate import read_migrations
 from tests.cli import _environment, _reset_process_state, run_cli
 
@@ -99,11 +100,9 @@ def test_a_write_refused_as_read_only_says_who_made_the_session_read_only_and_wr
 
     url = make_conninfo(dsn, options="-c default_transaction_read_only=on")
     refused = run_cli("catalog", "load", str(demo_catalog_path()), env={"DATABASE_URL": url})
-    info = conninfo_to_dict(dsn)
     assert (refused.code, refused.out) == (3, "")
     assert refused.err == (
-        f"evalledger: error: the database at {info.get('user', '')}@{info['host']}:{info['port']}/{info['dbname']} "
-        "refused a write: its sessions start read-only, default_transaction_read_only = on by this connection's "
+        f"evalledger: error: the database at {describe(url)} refused a write: its sessions start read-only, default_transaction_read_only = on by this connection's "
         "options (PGOPTIONS, or options in the URL); commands that write need a session that may write: leave it "
         "out of them\n")
     assert admin.execute("SELECT count(*) FROM brain_eval_catalog").fetchone()[0] == 0
