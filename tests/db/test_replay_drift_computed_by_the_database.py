@@ -8,7 +8,7 @@ what it may."""
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
+from datetime import timedelta, timezone
 from decimal import Decimal
 from fractions import Fraction
 
@@ -282,6 +282,16 @@ def test_a_ledger_window_is_decided_on_the_rows_its_plan_counted_and_no_others(r
             f"evalledger: captured row {capture_id} (at {runner.execute('SELECT %s::timestamptz::text', (created_at,)).fetchone()[0]}) "
             f"is not one replay run {run_id} planned: it replays the newest 3 of its window")
         assert refused.value.diag.constraint_name == "replay_query_planned"
+    # Not around it from a session of its own zone and isolation, nor by naming the row's time otherwise.
+    runner.execute("SET TimeZone = 'Pacific/Kiritimati'")
+    runner.execute("SET default_transaction_isolation = 'serializable'")
+    capture_id, created_at = older[-1]
+    with pytest.raises(errors.CheckViolation, match=f"is not one replay run {run_id} planned"):
+        runner.execute(REPLAYED, (run_id, capture_id, created_at.astimezone(timezone(timedelta(hours=-11))), ["a"]))
+    with pytest.raises(errors.ForeignKeyViolation, match="is not one of replay run"):
+        runner.execute(REPLAYED, (run_id, capture_id, newest[-1][1], ["a"]))  # another row's time: no such row
+    runner.execute("RESET TimeZone")
+    runner.execute("RESET default_transaction_isolation")
     for capture_id, created_at in newest:  # the brain lost every slug of these
         runner.execute(REPLAYED, (run_id, capture_id, created_at, ["zzz"]))
     summary = runner.execute("SELECT replay_complete_v1(%s)", (run_id,)).fetchone()[0]

@@ -720,7 +720,7 @@ def test_the_reviewer_reads_answers_scores_and_every_judges_suggestion(env, harn
     assert scored.code == 0, scored.err
     saved = run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, env=env)
     entered = [l for l in saved.out.splitlines() if l.startswith("  your numbers: ")]
-    assert entered == ["  your numbers: total claims 3, hallucinations 1, narrative coherence 4"], saved.out
+    assert entered == ["  your numbers: hallucinations detected 1, total claims 3, narrative coherence 4"], saved.out
     as_json = json.loads(run_cli("review", "show", run_id, "EVAL-Q07", "--as", REVIEWER_ROLE, "--json", env=env).out)
     assert as_json[0]["entered"] == {"hallucinations_detected": 1, "total_claims": 3,
                                      "staleness_correctly_recognized": None, "diagnosis_accuracy_score": None,

@@ -278,24 +278,15 @@ def review_finish(run_id, reviewer_hours_spent, notes, as_role):
         click.echo(f"run {run_id}: signed off ({what}); {complete}")
 
 
-# What `review show` calls each field the reviewer saves, in the order `review score` asks them.
-ENTERED_LABELS = (("total_claims", "total claims"), ("hallucinations_detected", "hallucinations"),
-                  ("staleness_correctly_recognized", "staleness recognised"),
-                  ("diagnosis_accuracy_score", "diagnosis accuracy"),
-                  ("narrative_coherence_rating", "narrative coherence"), ("reviewer_comments", "comment"))
-
-
 def _entered_line(entered: dict) -> str:
-    """The numbers the reviewer has saved for a question (never its verdict, which a reviewer may not read)."""
-    saved = []
-    for field, label in ENTERED_LABELS:
-        value = entered[field]
-        if value is None:
-            continue
-        shown = ("yes" if value else "no") if isinstance(value, bool) else \
-            f"{value:g}" if isinstance(value, float) else json.dumps(value, ensure_ascii=False) \
-            if isinstance(value, str) else str(value)
-        saved.append(f"{label} {shown}")
+    """The numbers the reviewer has saved for a question (never its verdict, which a reviewer may not
+    read), named and written as the walk asks and shows them."""
+    from ..guided import LABELS
+    from ..reviewing import as_text
+
+    saved = [f"{LABELS[field].split(' (')[0]} "
+             f"{json.dumps(value, ensure_ascii=False) if field == 'reviewer_comments' else as_text(value)}"
+             for field, value in ((f, entered[f]) for f in LABELS) if value is not None]
     return f"  your numbers: {', '.join(saved) or 'none saved yet'}"
 
 
