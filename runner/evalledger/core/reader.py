@@ -466,6 +466,22 @@ def parse_json(text: str, name: str) -> Document:
     return Document(name, text, decode_json(text, name))
 
 
+
+def schema_problems(validator, document: Any) -> list[tuple[tuple, str]]:
+    """Where document breaks the JSON Schema validator holds, in the validator's order: (the path of
+    each value, one short line saying what is wrong with it), for Document.refuse."""
+    problems = []
+    for error in validator.iter_errors(document):
+        if error.validator == "additionalProperties":
+            message = error.message
+        elif error.validator == "enum":
+            message = f"{json.dumps(error.instance)[:60]} is not one of {', '.join(map(str, error.validator_value))}"
+        else:
+            message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+        problems.append((tuple(error.absolute_path), message))
+    return problems
+
+
 # -- streams: JSONL and CSV ----------------------------------------------------------------------
 
 

@@ -75,18 +75,7 @@ json_lines, json_path = reader.json_lines, reader.json_path
 # -- checking a file -------------------------------------------------------------------------------
 
 def _schema_problems(document: Any) -> list[tuple[tuple, str]]:
-    validator = jsonschema.Draft202012Validator(schema())
-    problems = []
-    for error in validator.iter_errors(document):
-        path = tuple(error.absolute_path)
-        if error.validator == "additionalProperties":
-            message = error.message
-        elif error.validator == "enum":
-            message = f"{json.dumps(error.instance)[:60]} is not one of {', '.join(map(str, error.validator_value))}"
-        else:
-            message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
-        problems.append((path, message))
-    return problems
+    return reader.schema_problems(jsonschema.Draft202012Validator(schema()), document)
 
 
 def _consistency_problems(document: dict) -> list[tuple[tuple, str]]:

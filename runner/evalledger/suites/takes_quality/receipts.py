@@ -131,10 +131,9 @@ def check(document: reader.Document) -> dict:
         raise document.refuse(("scores",), "expected an object")
     # The rest of the shipped contract: a baseline whose score is "high" or whose mean is text would
     # otherwise render as given and compare as "no mean" (an inconclusive regress), not be refused.
-    problems = sorted(_validator().iter_errors(receipt), key=lambda e: [str(p) for p in e.absolute_path])
+    problems = reader.schema_problems(_validator(), receipt)
     if problems:
-        message = problems[0].message
-        raise document.refuse(tuple(problems[0].absolute_path), message if len(message) <= 160 else message[:157] + "...")
+        raise document.refuse(*min(problems, key=lambda problem: [str(p) for p in problem[0]]))
     return receipt
 
 
